@@ -1,0 +1,157 @@
+//! Contract checks every implementation must pass, independent of its known answers:
+//! determinism, bit-granular keystream consistency, in-place XOR semantics, length errors,
+//! and AEAD rejection. Run by `lwcbench verify` for every registered entry.
+use lwcbench_core::{bits, Aead, BitOrder, CipherError, CipherInfo, StreamCipher};
+
+use crate::verify::Check;
+
+/// Bit `i` of a packed keystream in the given order.
+pub fn bit(buf: &[u8], i: usize, order: BitOrder) -> u8 {
+    let b = buf[i / 8];
+    match order {
+        BitOrder::MsbFirst => (b >> (7 - i % 8)) & 1,
+        BitOrder::LsbFirst => (b >> (i % 8)) & 1,
+    }
+}
+
+/// Deterministic test key/IV bytes (a simple counter pattern offset by `seed`).
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(29).wrapping_add(seed)).collect()
+}
+
+/// Check the stream-cipher contract of `lwcbench_core::StreamCipher`.
+pub fn check_stream(mk: fn() -> Box<dyn StreamCipher + Send>) -> Check {
+    let mut c = mk();
+    let info: CipherInfo = c.info();
+    let mut chk = Check::new(format!("{}/{}", info.name, info.implementation), "conformance: stream contract");
+    let (key, iv) = (pattern(info.key_bytes(), 1), pattern(info.iv_bytes(), 101));
+    let order = info.bit_order;
+
+    // Reference: 80 bytes from one call.
+    let mut long = vec![0u8; 80];
+    if let Err(e) = c.init(&key, &iv).and_then(|_| c.keystream(&mut long)) {
+        chk.fail(format!("init/keystream failed: {e}"));
+        return chk;
+    }
+    // Determinism across re-init on the same instance and on a fresh instance.
+    let mut again = vec![0u8; 80];
+    c.init(&key, &iv).and_then(|_| c.keystream(&mut again)).unwrap();
+    chk.expect("re-init gives the same keystream", again == long);
+    let mut fresh = mk();
+    let mut f = vec![0u8; 80];
+    fresh.init(&key, &iv).and_then(|_| fresh.keystream(&mut f)).unwrap();
+    chk.expect("fresh instance gives the same keystream", f == long);
+    // A different IV must change the keystream (catches IVs being ignored).
+    if info.iv_bytes() > 0 {
+        let mut iv2 = iv.clone();
+        iv2[0] ^= 1;
+        c.init(&key, &iv2).and_then(|_| c.keystream(&mut f)).unwrap();
+        chk.expect("IV changes the keystream", f != long);
+    }
+
+    // Prefix property: keystream_bits(n) is the first n bits, tail bits zero.
+    for n in [1usize, 7, 8, 9, 13, 64, 100, 255] {
+        let mut out = vec![0xAAu8; bits::bytes_for(n)];
+        c.init(&key, &iv).unwrap();
+        if let Err(e) = c.keystream_bits(&mut out, n) {
+            chk.fail(format!("keystream_bits({n}): {e}"));
+            continue;
+        }
+        let ok = (0..n).all(|i| bit(&out, i, order) == bit(&long, i, order))
+            && out.last().map_or(true, |l| l & !bits::tail_mask(n, order) == 0);
+        chk.expect(format!("keystream_bits({n}) is the {n}-bit prefix with zero tail"), ok);
+    }
+
+    // Continuation: chunks concatenate to the long stream.
+    let chunks: &[usize] = if info.bit_granular { &[1, 3, 8, 13, 64, 5, 200] } else { &[8, 24, 64, 8, 200] };
+    c.init(&key, &iv).unwrap();
+    let mut pos = 0usize;
+    let mut ok = true;
+    for &n in chunks {
+        let mut out = vec![0u8; bits::bytes_for(n)];
+        c.keystream_bits(&mut out, n).unwrap();
+        ok &= (0..n).all(|i| bit(&out, i, order) == bit(&long, pos + i, order));
+        pos += n;
+    }
+    chk.expect(format!("chunked keystream {chunks:?} continues the stream"), ok);
+
+    // apply_bits XORs exactly n bits and leaves the rest of the last byte alone.
+    let n = if info.bit_granular { 21 } else { 24 };
+    let mut data = vec![0x5Au8; 4];
+    c.init(&key, &iv).unwrap();
+    c.apply_bits(&mut data, n).unwrap();
+    let ok = (0..32).all(|i| {
+        let orig = bit(&[0x5A; 4], i, order);
+        let want = if i < n { orig ^ bit(&long, i, order) } else { orig };
+        bit(&data, i, order) == want
+    });
+    chk.expect(format!("apply_bits({n}) XORs exactly {n} bits"), ok);
+    // Decrypt = encrypt.
+    c.init(&key, &iv).unwrap();
+    c.apply_bits(&mut data, n).unwrap();
+    chk.expect("apply twice restores the plaintext", data == vec![0x5Au8; 4]);
+
+    // Errors.
+    let short_key = vec![0u8; info.key_bytes().saturating_sub(1)];
+    chk.expect(
+        "short key is rejected with KeyLength",
+        matches!(c.init(&short_key, &iv), Err(CipherError::KeyLength { .. })),
+    );
+    let long_iv = vec![0u8; info.iv_bytes() + 1];
+    chk.expect("long IV is rejected with IvLength", matches!(c.init(&key, &long_iv), Err(CipherError::IvLength { .. })));
+    c.init(&key, &iv).unwrap();
+    let mut tiny = [0u8; 1];
+    chk.expect(
+        "undersized buffer is rejected",
+        matches!(c.keystream_bits(&mut tiny, 9), Err(CipherError::BufferTooSmall { .. })),
+    );
+    chk
+}
+
+/// Check the AEAD contract: round trip, and rejection of a modified tag, ciphertext or AD
+/// with the buffer wiped.
+pub fn check_aead(mk: fn() -> Box<dyn Aead + Send>) -> Check {
+    let mut c = mk();
+    let info = c.info();
+    let mut chk = Check::new(format!("{}/{}", info.name, info.implementation), "conformance: AEAD contract");
+    let (key, nonce) = (pattern(info.key_bytes(), 3), pattern(info.iv_bytes(), 77));
+    if let Err(e) = c.set_key(&key) {
+        chk.fail(format!("set_key: {e}"));
+        return chk;
+    }
+    for len in [0usize, 1, 15, 16, 17, 64, 100] {
+        let pt = pattern(len, 9);
+        let ad = pattern(len % 7, 200);
+        let mut buf = pt.clone();
+        let mut tag = vec![0u8; info.tag_bytes()];
+        c.encrypt(&nonce, &ad, &mut buf, &mut tag).unwrap();
+        let ct = buf.clone();
+        let ok = c.decrypt(&nonce, &ad, &mut buf, &tag).is_ok() && buf == pt;
+        chk.expect(format!("round trip of {len} bytes"), ok);
+        let mut bad = tag.clone();
+        bad[0] ^= 1;
+        let mut b = ct.clone();
+        let r = c.decrypt(&nonce, &ad, &mut b, &bad);
+        chk.expect(
+            format!("flipped tag bit rejected and buffer wiped ({len} bytes)"),
+            r == Err(CipherError::AuthenticationFailed) && b.iter().all(|&x| x == 0),
+        );
+        if len > 0 {
+            let mut b = ct.clone();
+            b[len - 1] ^= 0x80;
+            chk.expect(format!("flipped ciphertext bit rejected ({len} bytes)"), c.decrypt(&nonce, &ad, &mut b, &tag).is_err());
+        }
+        let mut ad2 = ad.clone();
+        ad2.push(0);
+        let mut b = ct.clone();
+        chk.expect(format!("extended AD rejected ({len} bytes)"), c.decrypt(&nonce, &ad2, &mut b, &tag).is_err());
+    }
+    chk.expect("short key rejected", matches!(c.set_key(&key[1..]), Err(CipherError::KeyLength { .. })));
+    c.set_key(&key).unwrap();
+    let mut tag = vec![0u8; info.tag_bytes()];
+    chk.expect(
+        "wrong nonce length rejected",
+        matches!(c.encrypt(&nonce[1..], &[], &mut [], &mut tag), Err(CipherError::IvLength { .. })),
+    );
+    chk
+}

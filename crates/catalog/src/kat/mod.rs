@@ -1,0 +1,151 @@
+//! Known-answer test data: parsers for the shared vector formats and helpers.
+pub mod cryptopp;
+
+/// Decode hex that may contain spaces; error names the offending text.
+pub fn unhex(s: &str) -> Result<Vec<u8>, String> {
+    let clean: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    hex::decode(&clean).map_err(|e| format!("bad hex {:?}: {e}", truncate(&clean, 40)))
+}
+
+fn truncate(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+use std::path::Path;
+
+use lwcbench_core::{Aead, StreamCipher};
+
+use crate::verify::{Check, VerifyCtx};
+
+/// A transcribed vector file kept in the repository (`crates/catalog/kat-data/`).
+pub fn repo_file(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("kat-data").join(name)
+}
+
+/// Run stream-cipher tests from a Crypto++-format file: every test whose `Name` field is in
+/// `names` (a section's Name applies to its tests). Ciphertext = plaintext XOR keystream,
+/// after skipping `InitialBlock` × `block_bytes` (or `Seek`) keystream bytes.
+pub fn stream_cryptopp(
+    mk: fn() -> Box<dyn StreamCipher + Send>,
+    path: &Path,
+    names: &[&str],
+    block_bytes: usize,
+) -> Check {
+    let mut c = mk();
+    let info = c.info();
+    let mut chk = Check::new(format!("{}/{}", info.name, info.implementation), path_label(path));
+    let tests = match cryptopp::parse_file(path) {
+        Ok(t) => t,
+        Err(e) => {
+            chk.fail(e);
+            return chk;
+        }
+    };
+    for t in tests.iter().filter(|t| t.get("Name").is_some_and(|n| names.contains(&n))) {
+        if t.get("Test") != Some("Encrypt") {
+            continue;
+        }
+        let r = (|| -> Result<(), String> {
+            let key = t.bytes("Key")?;
+            let iv = t.bytes("IV")?;
+            let pt = t.bytes("Plaintext")?;
+            let want = t.bytes("Ciphertext")?;
+            let skip = match (t.get("InitialBlock"), t.get("Seek")) {
+                (Some(b), _) => b.trim().parse::<usize>().map_err(|e| format!("line {}: InitialBlock: {e}", t.line))? * block_bytes,
+                (None, Some(s)) => s.trim().parse::<usize>().map_err(|e| format!("line {}: Seek: {e}", t.line))?,
+                _ => 0,
+            };
+            c.init(&key, &iv).map_err(|e| format!("line {}: {e}", t.line))?;
+            let mut sink = vec![0u8; skip];
+            c.keystream(&mut sink).map_err(|e| e.to_string())?;
+            let mut buf = pt.clone();
+            c.apply(&mut buf).map_err(|e| e.to_string())?;
+            chk.expect_eq(format!("line {}", t.line), &buf, &want);
+            Ok(())
+        })();
+        if let Err(e) = r {
+            chk.fail(e);
+        }
+    }
+    if chk.passed == 0 && chk.failures.is_empty() {
+        chk.fail(format!("no test named {names:?} found"));
+    }
+    chk
+}
+
+/// Run AEAD tests from a Crypto++-format file (`Header` = AD, `MAC` = tag, Ciphertext
+/// without tag). Also checks that decryption of the expected ciphertext succeeds and that a
+/// modified tag is rejected.
+pub fn aead_cryptopp(mk: fn() -> Box<dyn Aead + Send>, path: &Path, names: &[&str]) -> Check {
+    let mut c = mk();
+    let info = c.info();
+    let mut chk = Check::new(format!("{}/{}", info.name, info.implementation), path_label(path));
+    let tests = match cryptopp::parse_file(path) {
+        Ok(t) => t,
+        Err(e) => {
+            chk.fail(e);
+            return chk;
+        }
+    };
+    for t in tests.iter().filter(|t| t.get("Name").is_some_and(|n| names.contains(&n))) {
+        let r = (|| -> Result<(), String> {
+            let key = t.bytes("Key")?;
+            let iv = t.bytes("IV")?;
+            let ad = t.bytes("Header").unwrap_or_default();
+            let pt = t.bytes("Plaintext")?;
+            let want_ct = t.bytes("Ciphertext")?;
+            let want_tag = t.bytes("MAC")?;
+            if key.len() != info.key_bytes() || iv.len() != info.iv_bytes() || want_tag.len() != info.tag_bytes() {
+                return Ok(()); // other parameter set in the same file
+            }
+            c.set_key(&key).map_err(|e| format!("line {}: {e}", t.line))?;
+            match t.get("Test") {
+                Some("Encrypt") => {
+                    let mut buf = pt.clone();
+                    let mut tag = vec![0u8; want_tag.len()];
+                    c.encrypt(&iv, &ad, &mut buf, &mut tag).map_err(|e| format!("line {}: {e}", t.line))?;
+                    chk.expect_eq(format!("line {} ciphertext", t.line), &buf, &want_ct);
+                    chk.expect_eq(format!("line {} tag", t.line), &tag, &want_tag);
+                    let mut back = want_ct.clone();
+                    let ok = c.decrypt(&iv, &ad, &mut back, &want_tag).is_ok() && back == pt;
+                    chk.expect(format!("line {} decrypts", t.line), ok);
+                }
+                Some("NotVerify") => {
+                    let mut back = want_ct.clone();
+                    chk.expect(format!("line {} rejected", t.line), c.decrypt(&iv, &ad, &mut back, &want_tag).is_err());
+                }
+                _ => {}
+            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            chk.fail(e);
+        }
+    }
+    if chk.passed == 0 && chk.failures.is_empty() {
+        chk.fail(format!("no usable test named {names:?} found"));
+    }
+    chk
+}
+
+/// Short label for a vector file: path relative to the shared folder or kat-data.
+pub fn path_label(p: &Path) -> String {
+    let s = p.display().to_string();
+    for marker in ["shared/vectors/", "kat-data/"] {
+        if let Some(i) = s.find(marker) {
+            return s[i..].to_string();
+        }
+    }
+    s
+}
+
+/// Run `f` on a shared vector file if the shared folder exists; a skip otherwise.
+pub fn shared(ctx: &VerifyCtx, id: &str, rel: &str, f: impl FnOnce(&Path) -> Check) -> Check {
+    match ctx.file(rel) {
+        Some(p) => f(&p),
+        None => Check::skipped(id, format!("shared/vectors/{rel} (folder absent)")),
+    }
+}

@@ -1,0 +1,19 @@
+//! The registry of every cipher implementation lwcbench knows.
+//!
+//! Where things live:
+//! * own `no_std` code: `crates/draco`, `crates/estream`, `crates/lightweight`;
+//! * C/C++ code: `cpp/` (wrapped by `crates/cpp-ffi`);
+//! * adapters to third-party crates and libraries: [`adapters`];
+//! * known-answer tests and vector-file parsers: [`kat`]; contract checks: [`conformance`].
+//!
+//! Each family module registers its entries in [`registry`], which is the one list the CLI,
+//! the engine and `lwcbench verify` read.
+
+pub mod adapters;
+pub mod conformance;
+pub mod kat;
+mod registry;
+pub mod verify;
+
+pub use registry::{registry, Entry, Make};
+pub use verify::{Check, VerifyCtx};

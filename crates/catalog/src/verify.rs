@@ -1,0 +1,83 @@
+//! What `lwcbench verify` runs and how results are reported.
+use std::path::{Path, PathBuf};
+
+/// Result of one group of known-answer tests (one vector file, one transcribed set, one
+/// cross-check).
+#[derive(Clone, Debug)]
+pub struct Check {
+    /// "cipher/implementation".
+    pub id: String,
+    /// What was checked: file name or "transcribed: RFC 8439 §2.4.2" etc.
+    pub what: String,
+    pub passed: usize,
+    /// One line per failed vector (or a file-format error).
+    pub failures: Vec<String>,
+    /// True if the check could not run because the shared vector folder is absent.
+    pub skipped: bool,
+}
+
+impl Check {
+    pub fn new(id: impl Into<String>, what: impl Into<String>) -> Self {
+        Check { id: id.into(), what: what.into(), passed: 0, failures: Vec::new(), skipped: false }
+    }
+    pub fn skipped(id: impl Into<String>, what: impl Into<String>) -> Self {
+        Check { skipped: true, ..Check::new(id, what) }
+    }
+    /// Record one comparison.
+    pub fn expect_eq(&mut self, label: impl std::fmt::Display, got: &[u8], want: &[u8]) {
+        if got == want {
+            self.passed += 1;
+        } else {
+            self.failures.push(format!("{label}: got {} want {}", hex::encode(got), hex::encode(want)));
+        }
+    }
+    /// Record one boolean outcome.
+    pub fn expect(&mut self, label: impl std::fmt::Display, ok: bool) {
+        if ok {
+            self.passed += 1
+        } else {
+            self.failures.push(label.to_string())
+        }
+    }
+    pub fn fail(&mut self, msg: impl Into<String>) {
+        self.failures.push(msg.into());
+    }
+    pub fn ok(&self) -> bool {
+        self.failures.is_empty() && (self.passed > 0 || self.skipped)
+    }
+}
+
+/// Where verification finds the shared official vectors.
+#[derive(Clone, Debug, Default)]
+pub struct VerifyCtx {
+    /// The `shared/vectors` folder, if present.
+    pub vectors: Option<PathBuf>,
+    /// Bigger cross-checks (more random keys) when true.
+    pub thorough: bool,
+}
+
+impl VerifyCtx {
+    /// Look for the vectors in `$LWCBENCH_VECTORS`, then `../shared/vectors` from the
+    /// current directory and from the repository root this was built in.
+    pub fn discover() -> Self {
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        if let Some(p) = std::env::var_os("LWCBENCH_VECTORS") {
+            candidates.push(PathBuf::from(p));
+        }
+        if let Ok(cwd) = std::env::current_dir() {
+            for anc in cwd.ancestors().take(4) {
+                candidates.push(anc.join("../shared/vectors"));
+                candidates.push(anc.join("shared/vectors"));
+            }
+        }
+        // crates/catalog -> repository root -> ../shared/vectors
+        candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"));
+        let vectors = candidates.into_iter().find(|p| p.join("README.md").is_file());
+        VerifyCtx { vectors: vectors.map(|p| p.canonicalize().unwrap_or(p)), thorough: false }
+    }
+    /// Path of a shared vector file, or None if the folder is absent. A missing *file*
+    /// inside a present folder is an error the caller must report, not a skip.
+    pub fn file(&self, rel: &str) -> Option<PathBuf> {
+        self.vectors.as_ref().map(|d| d.join(rel))
+    }
+}

@@ -1,0 +1,1 @@
+//! C/C++ implementations behind the lwcbench traits.

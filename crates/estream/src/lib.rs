@@ -1,0 +1,2 @@
+//! Own no_std implementations of eSTREAM-portfolio stream ciphers
+#![no_std]

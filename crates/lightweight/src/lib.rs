@@ -1,0 +1,2 @@
+//! Own no_std implementations of lightweight block ciphers and AEADs
+#![no_std]
