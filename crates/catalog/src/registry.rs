@@ -45,6 +45,7 @@ impl Entry {
 pub fn registry() -> Vec<Entry> {
     let mut r = Vec::new();
     crate::adapters::draco::register(&mut r);
+    crate::adapters::draco_cpp::register(&mut r);
     crate::adapters::estream::register(&mut r);
     crate::adapters::rustcrypto::register(&mut r);
     crate::adapters::lightweight::register(&mut r);
