@@ -17,3 +17,9 @@ pub mod verify;
 
 pub use registry::{registry, Entry, Make};
 pub use verify::{Check, VerifyCtx};
+
+/// Compilers other than rustc that built code in this binary, as (name, version and flags),
+/// for the result files' build record.
+pub fn build_info() -> Vec<(String, String)> {
+    Vec::new()
+}

@@ -28,7 +28,14 @@ impl Check {
         if got == want {
             self.passed += 1;
         } else {
-            self.failures.push(format!("{label}: got {} want {}", hex::encode(got), hex::encode(want)));
+            let first = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+            self.failures.push(format!(
+                "{label}: first difference at byte {first} of {} (want {}): got {}… want {}…",
+                got.len(),
+                want.len(),
+                hex::encode(&got[first.min(got.len())..(first + 16).min(got.len())]),
+                hex::encode(&want[first.min(want.len())..(first + 16).min(want.len())])
+            ));
         }
     }
     /// Record one boolean outcome.

@@ -1,1 +1,59 @@
-fn main() {}
+//! `lwcbench` — verify and benchmark ciphers for constrained devices.
+use std::process::ExitCode;
+
+mod cmd_list;
+mod cmd_run;
+mod cmd_verify;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "lwcbench",
+    version,
+    about = "Verify and benchmark ciphers for sensors, gateways and industrial controllers",
+    long_about = "Verify and benchmark ciphers for sensors, gateways and industrial controllers.\n\n\
+Start with `lwcbench list` to see every cipher and implementation, `lwcbench verify` to check \
+them all against official test vectors, and `lwcbench run` to benchmark (without arguments it \
+runs the default preset and writes samples.csv, summary.csv and run.json to a new directory \
+under ./lwcbench-results).",
+    after_help = "Examples:\n  lwcbench run\n  lwcbench run --preset quick\n  lwcbench run --cipher ChaCha20 --scenario keystream --sizes 8,1024,64KiB --kiv ss,rr\n  lwcbench verify --cipher DRACO"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// List every cipher implementation with its metadata.
+    List(cmd_list::ListArgs),
+    /// Run every known-answer test and cross-check; exit non-zero on any failure.
+    Verify(cmd_verify::VerifyArgs),
+    /// Benchmark: measure groups of cipher × implementation × scenario × key/IV variant × size.
+    Run(Box<cmd_run::RunArgs>),
+    /// List the built-in presets.
+    Presets,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::List(a) => cmd_list::run(&a),
+        Cmd::Verify(a) => cmd_verify::run(&a),
+        Cmd::Run(a) => cmd_run::run(&a),
+        Cmd::Presets => {
+            for p in lwcbench_engine::presets::PRESETS {
+                println!("{:<12} {}", p.name, p.about);
+            }
+            Ok(())
+        }
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

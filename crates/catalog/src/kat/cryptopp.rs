@@ -97,11 +97,29 @@ pub fn parse_str(text: &str) -> Result<Vec<Test>, String> {
     Ok(tests)
 }
 
+/// Fields that apply to the next `Test:` only.
+pub const PER_TEST_FIELDS: &[&str] = &["InitialBlock", "Seek"];
+
+/// Parse an unsigned number written in decimal or `0x` hex.
+pub fn parse_uint(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    match t.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse::<u64>(),
+    }
+    .map_err(|e| format!("{t:?}: {e}"))
+}
+
 fn finish(fields: &mut BTreeMap<String, String>, tests: &mut Vec<Test>, name: String, body: String, line: usize) {
     if name == "Test" {
         let mut f = fields.clone();
         f.insert("Test".into(), body.trim().to_string());
         tests.push(Test { line, fields: f });
+        // Stream positions describe one test only: the ChaChaTLS file sets InitialBlock for
+        // a test and expects the next one to start at block 0 again.
+        for k in PER_TEST_FIELDS {
+            fields.remove(*k);
+        }
     } else {
         fields.insert(name, body.trim().to_string());
     }
@@ -130,6 +148,11 @@ mod tests {
         assert_eq!(tests[1].bytes("IV").unwrap(), vec![3]);
         assert_eq!(tests[1].get("Name"), Some("X"));
         assert!(tests[2].get("Key").is_none(), "fields must not leak across sections");
+        let t = parse_str("Name: X\nInitialBlock: 2\nTest: Encrypt\nTest: Encrypt\n").unwrap();
+        assert_eq!(t[0].get("InitialBlock"), Some("2"));
+        assert_eq!(t[1].get("InitialBlock"), None, "InitialBlock applies to one test");
+        assert_eq!(parse_uint("0xfffffffe"), Ok(0xfffffffe));
+        assert_eq!(parse_uint("42"), Ok(42));
         assert!(parse_str("garbage line\n").unwrap_err().contains("line 1"));
     }
 }

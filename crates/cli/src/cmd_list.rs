@@ -1,0 +1,77 @@
+use clap::Args;
+use lwcbench_catalog::registry;
+
+#[derive(Args)]
+pub struct ListArgs {
+    /// Output format.
+    #[arg(long, value_parser = ["table", "csv", "json"], default_value = "table")]
+    format: String,
+}
+
+pub fn run(a: &ListArgs) -> Result<(), String> {
+    let reg = registry();
+    match a.format.as_str() {
+        "json" => {
+            let v: Vec<_> = reg
+                .iter()
+                .map(|e| {
+                    let i = &e.info;
+                    serde_json::json!({
+                        "id": e.id(), "cipher": i.name, "implementation": i.implementation,
+                        "family": i.family.as_str(), "key_bits": i.key_bits, "iv_bits": i.iv_bits,
+                        "block_bits": i.block_bits, "tag_bits": i.tag_bits, "state_bytes": i.state_bytes,
+                        "origin": i.origin.to_string(), "language": i.language.as_str(),
+                        "bit_granular": i.bit_granular, "note": i.note,
+                    })
+                })
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        }
+        "csv" => {
+            println!("cipher,implementation,family,key_bits,iv_bits,block_bits,tag_bits,state_bytes,origin,language,bit_granular,note");
+            for e in &reg {
+                let i = &e.info;
+                println!(
+                    "{},{},{},{},{},{},{},{},{},{},{},\"{}\"",
+                    i.name,
+                    i.implementation,
+                    i.family.as_str(),
+                    i.key_bits,
+                    i.iv_bits,
+                    i.block_bits,
+                    i.tag_bits,
+                    i.state_bytes,
+                    i.origin,
+                    i.language.as_str(),
+                    i.bit_granular,
+                    i.note
+                );
+            }
+        }
+        _ => {
+            println!(
+                "{:<20} {:<16} {:<6} {:>5} {:>5} {:>5} {:>4} {:>6}  {:<5} {:<28} note",
+                "cipher", "implementation", "family", "key", "iv", "block", "tag", "state", "lang", "origin"
+            );
+            for e in &reg {
+                let i = &e.info;
+                println!(
+                    "{:<20} {:<16} {:<6} {:>5} {:>5} {:>5} {:>4} {:>5}B  {:<5} {:<28} {}",
+                    i.name,
+                    i.implementation,
+                    i.family.as_str(),
+                    i.key_bits,
+                    i.iv_bits,
+                    i.block_bits,
+                    i.tag_bits,
+                    i.state_bytes,
+                    i.language.as_str(),
+                    i.origin.to_string(),
+                    i.note
+                );
+            }
+            println!("\n{} implementations. Sizes in bits; state in bytes. Use an id as `--cipher NAME` or `--cipher NAME/IMPL`.", reg.len());
+        }
+    }
+    Ok(())
+}

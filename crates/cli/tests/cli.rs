@@ -1,0 +1,155 @@
+//! End-to-end tests of the `lwcbench` binary: option combinations, result files, and every
+//! error path of `run` (each must print one `error:` line, exit non-zero and leave no results).
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lwcbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args).current_dir(cwd).output().expect("binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// Asserts a one-line error that mentions `needle`, a failure exit, and no results written.
+fn assert_clean_error(args: &[&str], needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let o = lwcbench(args, dir.path());
+    assert!(!o.status.success(), "{args:?} should fail");
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: expected one error line, got {err:?}");
+    assert!(lines[0].contains(needle), "{args:?}: {:?} does not mention {needle:?}", lines[0]);
+    let leftovers: Vec<_> = walk(dir.path()).into_iter().filter(|p| p.ends_with(".csv") || p.ends_with(".json")).collect();
+    assert!(leftovers.is_empty(), "{args:?} left {leftovers:?}");
+}
+
+fn walk(p: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                v.extend(walk(&path));
+            } else {
+                v.push(path.display().to_string());
+            }
+        }
+    }
+    v
+}
+
+fn read_rows(p: &Path) -> Vec<csv::StringRecord> {
+    csv::Reader::from_path(p).unwrap().records().map(|r| r.unwrap()).collect()
+}
+
+#[test]
+fn error_paths_are_one_line_and_leave_nothing() {
+    assert_clean_error(&["run", "--cipher", "NoSuchCipher", "-o", "out"], "unknown cipher 'NoSuchCipher'");
+    assert_clean_error(&["run", "--cipher", "ChaCha20", "--sizes", "8,0", "-o", "out"], "--sizes");
+    assert_clean_error(&["run", "--cipher", "ChaCha20", "--sizes", "eight", "-o", "out"], "--sizes");
+    assert_clean_error(&["run", "--cipher", "ChaCha20", "--key", "00112233", "-o", "out"], "--key: 4 bytes given");
+    assert_clean_error(&["run", "--cipher", "ChaCha20", "--iv", "zz", "-o", "out"], "--iv: not hex");
+    assert_clean_error(&["run", "--cipher", "ChaCha20", "--kiv", "sx", "-o", "out"], "--kiv");
+    assert_clean_error(&["run", "--cipher", "ChaCha20", "--scenario", "bogus", "-o", "out"], "--scenario");
+    assert_clean_error(&["run", "--cipher", "ChaCha20", "--scenario", "keysetup", "-o", "out"], "does not apply");
+    assert_clean_error(&["run", "--preset", "nope", "-o", "out"], "--preset");
+    assert_clean_error(&["run", "--cipher", "ChaCha20", "--reps", "0", "-o", "out"], "--reps");
+    assert_clean_error(&["verify", "--cipher", "NoSuchCipher"], "--cipher");
+}
+
+#[test]
+fn unwritable_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    // A regular file where the output directory should be.
+    std::fs::write(dir.path().join("blocker"), b"x").unwrap();
+    let o = lwcbench(&["run", "--cipher", "ChaCha20", "-o", "blocker/sub"], dir.path());
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--out: cannot create"), "{}", stderr(&o));
+    // A read-only directory (root ignores permissions, so only check when they bite).
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let mut perm = std::fs::metadata(&ro).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o500);
+    std::fs::set_permissions(&ro, perm).unwrap();
+    if std::fs::write(ro.join("probe"), b"").is_err() {
+        let o = lwcbench(&["run", "--cipher", "ChaCha20", "-o", "ro"], dir.path());
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains("not writable"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn run_writes_exact_rows_and_refuses_to_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run", "--cipher", "ChaCha20", "--scenario", "full,init", "--sizes", "8,1024", "--kiv", "ss,rr", "--reps", "7",
+        "--warmup", "3", "--seed", "42", "--min-sample-us", "2", "-o", "res", "--quiet",
+    ];
+    let o = lwcbench(&args, dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let res = dir.path().join("res");
+    // groups: full × 2 kiv × 2 sizes + init × 2 kiv = 6
+    let samples = read_rows(&res.join("samples.csv"));
+    assert_eq!(samples.len(), 7 * 6, "samples.csv must have reps × groups rows");
+    assert_eq!(read_rows(&res.join("warmup.csv")).len(), 3 * 6, "warm-up rows go to warmup.csv");
+    let summary = read_rows(&res.join("summary.csv"));
+    // 6 groups + pooled rows for full@8, full@1024, init = 9
+    assert_eq!(summary.len(), 9);
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(res.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["seed"], 42);
+    assert_eq!(run["reps"], 7);
+    assert!(run["machine"]["cpu_model"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(run["build"]["rustc"].as_str().unwrap().starts_with("rustc"));
+    // No temporary files left behind.
+    let names: Vec<String> = std::fs::read_dir(&res).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert!(names.iter().all(|n| !n.starts_with('.')), "temporary files left: {names:?}");
+    // A second run into the same directory is refused without --force …
+    let o = lwcbench(&args, dir.path());
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("already holds a finished run"));
+    // … and works with it.
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    assert!(lwcbench(&forced, dir.path()).status.success());
+}
+
+#[test]
+fn preset_and_seed_are_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = lwcbench(&["run", "--preset", "quick", "--seed", "7", "--reps", "2", "--warmup", "0", "--min-sample-us", "1", "-o", "q", "-q"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("q/run.json")).unwrap()).unwrap();
+    assert_eq!(run["preset"], "quick");
+    assert_eq!(run["seed"], 7);
+}
+
+#[test]
+fn timed_region_grows_with_payload() {
+    // If the keystream were optimised away, 64 KiB would cost about as much as 8 bits.
+    let dir = tempfile::tempdir().unwrap();
+    let o = lwcbench(
+        &["run", "--cipher", "ChaCha20", "--scenario", "keystream", "--sizes", "8,64KiB", "--kiv", "ss", "--reps", "15", "--warmup", "2", "-o", "g", "-q"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = read_rows(&dir.path().join("g/summary.csv"));
+    let hdr = csv::Reader::from_path(dir.path().join("g/summary.csv")).unwrap().headers().unwrap().clone();
+    let col = |name: &str| hdr.iter().position(|h| h == name).unwrap();
+    let median = |bits: &str| -> f64 {
+        rows.iter().find(|r| &r[col("size_bits")] == bits).map(|r| r[col("median_ns")].parse().unwrap()).unwrap()
+    };
+    let (small, big) = (median("8"), median("524288"));
+    assert!(big > 100.0 * small, "64 KiB keystream ({big} ns) should cost far more than 8 bits ({small} ns)");
+}
+
+#[test]
+fn list_and_verify_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = lwcbench(&["list", "--format", "csv"], dir.path());
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.lines().count() >= 3 && out.contains("ChaCha20,rustcrypto,stream,256,96"), "{out}");
+    let o = lwcbench(&["verify", "--cipher", "ChaCha20"], dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+}

@@ -1,0 +1,60 @@
+//! Markdown tables for a run (also printed to the terminal).
+use crate::results::{ComparisonRow, SummaryRow};
+
+/// Human-friendly duration: picks ns/µs/ms.
+pub fn fmt_ns(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.1} ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{:.2} ms", ns / 1e6)
+    }
+}
+
+pub fn summary_markdown(summary: &[SummaryRow], comparison: &[ComparisonRow]) -> String {
+    let mut s = String::new();
+    s.push_str("# lwcbench summary\n\nMedian time per operation with its 95 % confidence interval (distribution-free), per group; ");
+    s.push_str("`kiv = all` pools the four static/random key–IV variants (the study's aggregate table).\n\n");
+    s.push_str("| cipher | implementation | scenario | kiv | bits | median | 95 % CI of median | mean ± sd | min | max | Mbit/s | outliers |\n");
+    s.push_str("|---|---|---|---|---:|---:|---|---|---:|---:|---:|---:|\n");
+    for r in summary {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} – {} | {} ± {} | {} | {} | {} | {} |\n",
+            r.cipher,
+            r.implementation,
+            r.scenario,
+            r.kiv,
+            if r.size_bits > 0 { r.size_bits.to_string() } else { "–".into() },
+            fmt_ns(r.median_ns),
+            fmt_ns(r.median_ci95_lo_ns),
+            fmt_ns(r.median_ci95_hi_ns),
+            fmt_ns(r.mean_ns),
+            fmt_ns(r.sd_ns),
+            fmt_ns(r.min_ns),
+            fmt_ns(r.max_ns),
+            r.mbit_per_s.map(|x| format!("{x:.1}")).unwrap_or_else(|| "–".into()),
+            r.outliers
+        ));
+    }
+    if !comparison.is_empty() {
+        s.push_str("\n## C++ against Rust\n\nRatio of medians C++/Rust (> 1: C++ slower); Mann–Whitney U test, α = 0.05 Bonferroni-corrected over the table.\n\n");
+        s.push_str("| cipher | variant | scenario | kiv | bits | Rust median | C++ median | C++/Rust | p | verdict |\n|---|---|---|---|---:|---:|---:|---:|---:|---|\n");
+        for c in comparison {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2e} | {} |\n",
+                c.cipher,
+                c.variant,
+                c.scenario,
+                c.kiv,
+                if c.size_bits > 0 { c.size_bits.to_string() } else { "–".into() },
+                fmt_ns(c.rust_median_ns),
+                fmt_ns(c.cpp_median_ns),
+                c.ratio_cpp_rust,
+                c.mann_whitney_p,
+                c.verdict
+            ));
+        }
+    }
+    s
+}

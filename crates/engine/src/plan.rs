@@ -1,0 +1,256 @@
+//! What to measure: scenarios, key/IV variants, sizes, and the groups they expand to.
+use std::fmt;
+
+use lwcbench_catalog::{registry, Entry};
+use lwcbench_core::Family;
+
+/// A timed scenario. What each one's timed region contains is documented in
+/// `docs/measurement.md` and on [`Scenario::timed_region`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scenario {
+    /// Stream: keystream generation + XOR with the payload + store.
+    Full,
+    /// Stream: keystream generation only.
+    Keystream,
+    /// Stream: key/IV setup only.
+    Init,
+    /// Block/AEAD: key schedule only.
+    Keysetup,
+    /// Block/AEAD: encrypt the payload (AEAD: + tag).
+    Encrypt,
+    /// Block/AEAD: decrypt the payload (AEAD: + tag check).
+    Decrypt,
+}
+
+impl Scenario {
+    pub const ALL: [Scenario; 6] =
+        [Scenario::Full, Scenario::Keystream, Scenario::Init, Scenario::Keysetup, Scenario::Encrypt, Scenario::Decrypt];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scenario::Full => "full",
+            Scenario::Keystream => "keystream",
+            Scenario::Init => "init",
+            Scenario::Keysetup => "keysetup",
+            Scenario::Encrypt => "encrypt",
+            Scenario::Decrypt => "decrypt",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+    /// Does this scenario apply to this family?
+    pub fn applies_to(self, f: Family) -> bool {
+        match self {
+            Scenario::Full | Scenario::Keystream | Scenario::Init => f == Family::Stream,
+            Scenario::Keysetup | Scenario::Encrypt | Scenario::Decrypt => f != Family::Stream,
+        }
+    }
+    /// Does the payload size matter (init/keysetup ignore it)?
+    pub fn uses_size(self) -> bool {
+        !matches!(self, Scenario::Init | Scenario::Keysetup)
+    }
+    /// One-line statement of the timed region (also in docs/measurement.md).
+    pub fn timed_region(self) -> &'static str {
+        match self {
+            Scenario::Full => "apply_bits(buf, n): keystream generation + XOR into the payload buffer + store (init excluded)",
+            Scenario::Keystream => "keystream_bits(out, n): keystream generation into an output buffer (init excluded)",
+            Scenario::Init => "init(key, iv): key and IV loading plus the cipher's initialisation rounds",
+            Scenario::Keysetup => "set_key(key): the key schedule",
+            Scenario::Encrypt => "block: encrypt_block over ceil(n/block) blocks; AEAD: encrypt(nonce, empty AD, payload) + tag",
+            Scenario::Decrypt => "block: decrypt_block over the blocks; AEAD: copy ciphertext into the work buffer + decrypt with tag check",
+        }
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Static or random key × static or random IV: `<k,iv>` as in the reference study.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Kiv {
+    pub random_key: bool,
+    pub random_iv: bool,
+}
+
+impl Kiv {
+    pub const ALL: [Kiv; 4] = [
+        Kiv { random_key: false, random_iv: false },
+        Kiv { random_key: false, random_iv: true },
+        Kiv { random_key: true, random_iv: false },
+        Kiv { random_key: true, random_iv: true },
+    ];
+    /// "s,s", "s,r", "r,s", "r,r" — the study's labels.
+    pub fn label(self) -> &'static str {
+        match (self.random_key, self.random_iv) {
+            (false, false) => "s,s",
+            (false, true) => "s,r",
+            (true, false) => "r,s",
+            (true, true) => "r,r",
+        }
+    }
+    /// Accepts "ss", "s,s", "s/s" (and upper case).
+    pub fn parse(s: &str) -> Option<Self> {
+        let letters: Vec<char> = s.chars().filter(|c| !matches!(c, ',' | '/' | ' ' | '<' | '>')).collect();
+        match letters.as_slice() {
+            [k, i] => {
+                let b = |c: char| match c.to_ascii_lowercase() {
+                    's' => Some(false),
+                    'r' => Some(true),
+                    _ => None,
+                };
+                Some(Kiv { random_key: b(*k)?, random_iv: b(*i)? })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// One measured group: implementation × scenario × key/IV variant × size.
+#[derive(Clone)]
+pub struct Group {
+    pub entry: Entry,
+    pub scenario: Scenario,
+    pub kiv: Kiv,
+    /// Payload size in bits (0 for init/keysetup, where it does not apply).
+    pub size_bits: usize,
+}
+
+impl fmt::Debug for Group {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+impl Group {
+    pub fn label(&self) -> String {
+        if self.scenario.uses_size() {
+            format!("{} {} <{} | {}>", self.entry.id(), self.scenario, self.kiv.label(), self.size_bits)
+        } else {
+            format!("{} {} <{}>", self.entry.id(), self.scenario, self.kiv.label())
+        }
+    }
+}
+
+/// Selection filters as given on the command line; empty = everything.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    pub ciphers: Vec<String>,
+    pub implementations: Vec<String>,
+    pub scenarios: Vec<Scenario>,
+    pub kivs: Vec<Kiv>,
+    pub sizes_bits: Vec<usize>,
+}
+
+pub const DEFAULT_SIZES: [usize; 4] = [1, 8, 128, 1024];
+
+/// Errors in a selection; each names the parameter and the value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanError(pub String);
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for PlanError {}
+
+/// Entries matching the cipher/implementation filters. A cipher filter matches the name
+/// (case-insensitive) or the full id "name/impl". Unknown names are errors.
+pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
+    let all = registry();
+    for c in &sel.ciphers {
+        if !all.iter().any(|e| e.info.name.eq_ignore_ascii_case(c) || e.id().eq_ignore_ascii_case(c)) {
+            return Err(PlanError(format!("--cipher: unknown cipher '{c}' (see `lwcbench list`)")));
+        }
+    }
+    for i in &sel.implementations {
+        if !all.iter().any(|e| e.info.implementation.eq_ignore_ascii_case(i)) {
+            return Err(PlanError(format!("--impl: unknown implementation '{i}' (see `lwcbench list`)")));
+        }
+    }
+    let picked: Vec<Entry> = all
+        .into_iter()
+        .filter(|e| sel.ciphers.is_empty() || sel.ciphers.iter().any(|c| e.info.name.eq_ignore_ascii_case(c) || e.id().eq_ignore_ascii_case(c)))
+        .filter(|e| sel.implementations.is_empty() || sel.implementations.iter().any(|i| e.info.implementation.eq_ignore_ascii_case(i)))
+        .collect();
+    if picked.is_empty() {
+        return Err(PlanError(format!(
+            "no implementation matches --cipher {:?} with --impl {:?}",
+            sel.ciphers, sel.implementations
+        )));
+    }
+    Ok(picked)
+}
+
+/// Expand a selection into groups, in a stable order.
+pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
+    if sel.sizes_bits.contains(&0) {
+        return Err(PlanError("--sizes: a size of 0 bits measures nothing; sizes must be ≥ 1".into()));
+    }
+    const MAX_BITS: usize = 1 << 33; // 1 GiB payload
+    if let Some(s) = sel.sizes_bits.iter().find(|&&s| s > MAX_BITS) {
+        return Err(PlanError(format!("--sizes: {s} bits is larger than the 1 GiB limit")));
+    }
+    let entries = select_entries(sel)?;
+    let sizes: Vec<usize> = if sel.sizes_bits.is_empty() { DEFAULT_SIZES.to_vec() } else { sel.sizes_bits.clone() };
+    let kivs: Vec<Kiv> = if sel.kivs.is_empty() { Kiv::ALL.to_vec() } else { sel.kivs.clone() };
+    let mut groups = Vec::new();
+    for e in &entries {
+        for sc in Scenario::ALL.into_iter().filter(|s| s.applies_to(e.info.family)) {
+            if !sel.scenarios.is_empty() && !sel.scenarios.contains(&sc) {
+                continue;
+            }
+            for &kiv in &kivs {
+                if sc.uses_size() {
+                    for &size in &sizes {
+                        groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: size });
+                    }
+                } else {
+                    groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: 0 });
+                }
+            }
+        }
+    }
+    if groups.is_empty() {
+        return Err(PlanError(format!(
+            "--scenario {:?} does not apply to the selected implementations (stream: full, keystream, init; block/AEAD: keysetup, encrypt, decrypt)",
+            sel.scenarios.iter().map(|s| s.as_str()).collect::<Vec<_>>()
+        )));
+    }
+    Ok(groups)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kiv_labels_round_trip() {
+        for k in Kiv::ALL {
+            assert_eq!(Kiv::parse(k.label()), Some(k));
+        }
+        assert_eq!(Kiv::parse("rs"), Some(Kiv { random_key: true, random_iv: false }));
+        assert_eq!(Kiv::parse("<R,S>"), Some(Kiv { random_key: true, random_iv: false }));
+        assert_eq!(Kiv::parse("x,s"), None);
+        assert_eq!(Kiv::parse("sss"), None);
+    }
+
+    #[test]
+    fn expansion_counts_and_errors() {
+        let sel = Selection { ciphers: vec!["ChaCha20".into()], ..Default::default() };
+        let g = expand(&sel).unwrap();
+        // full + keystream: 4 kiv × 4 sizes each; init: 4 kiv
+        assert_eq!(g.len(), 4 * 4 * 2 + 4);
+        let bad = Selection { ciphers: vec!["NoSuch".into()], ..Default::default() };
+        assert!(expand(&bad).unwrap_err().0.contains("unknown cipher 'NoSuch'"));
+        let zero = Selection { sizes_bits: vec![8, 0], ..Default::default() };
+        assert!(expand(&zero).unwrap_err().0.contains("--sizes"));
+        let wrong = Selection { ciphers: vec!["ChaCha20".into()], scenarios: vec![Scenario::Keysetup], ..Default::default() };
+        assert!(expand(&wrong).unwrap_err().0.contains("does not apply"));
+    }
+}

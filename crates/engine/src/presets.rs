@@ -1,0 +1,43 @@
+//! Presets: named selections that reproduce a study's experiment. Each one fills a
+//! [`Selection`] and measurement settings; command-line options given explicitly override it.
+use crate::plan::{Scenario, Selection, DEFAULT_SIZES};
+
+pub struct Preset {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub selection: fn() -> Selection,
+    pub reps: usize,
+    pub warmup: usize,
+}
+
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "quick",
+        about: "ChaCha20 and ChaCha20-Poly1305, every scenario, 20 repetitions: a smoke test of the whole tool in about a second",
+        selection: || Selection { ciphers: vec!["ChaCha20".into(), "ChaCha20-Poly1305".into()], ..Default::default() },
+        reps: 20,
+        warmup: 3,
+    },
+    Preset {
+        name: "draco-study",
+        about: "The DRACO study's suite: C++ and Rust × {full, keystream, init} × four <k,iv> variants × {1, 8, 128, 1024} bits × 100 repetitions after 10 excluded warm-ups",
+        selection: || Selection {
+            ciphers: vec!["DRACO".into()],
+            scenarios: vec![Scenario::Full, Scenario::Keystream, Scenario::Init],
+            sizes_bits: DEFAULT_SIZES.to_vec(),
+            ..Default::default()
+        },
+        reps: 100,
+        warmup: 10,
+    },
+];
+
+/// The preset `lwcbench run` uses without arguments.
+pub fn default_preset() -> &'static Preset {
+    let has_draco = lwcbench_catalog::registry().iter().any(|e| e.info.name == "DRACO");
+    find(if has_draco { "draco-study" } else { "quick" }).expect("built-in preset")
+}
+
+pub fn find(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+}
