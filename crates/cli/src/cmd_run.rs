@@ -1,15 +1,14 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lwcbench_engine::clock::ClockInfo;
-use lwcbench_engine::machine::{Build, Machine};
 use lwcbench_engine::markdown::fmt_ns;
-use lwcbench_engine::plan::{expand, Kiv, Scenario};
-use lwcbench_engine::results::{self, RunRecord};
-use lwcbench_engine::{measure_group, presets, Config};
+use lwcbench_engine::plan::{Kiv, Scenario};
+use lwcbench_engine::results;
+use lwcbench_engine::session::{self, Request};
+use lwcbench_engine::presets;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -93,7 +92,11 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         None if !has_selection(a) => Some(presets::default_preset()),
         None => None,
     };
-    let mut sel = preset.map(|p| (p.selection)()).unwrap_or_default();
+    let mut req = match preset {
+        Some(p) => Request::from_preset(p),
+        None => Request::new(Default::default()),
+    };
+    let sel = &mut req.selection;
     if !a.cipher.is_empty() {
         sel.ciphers = a.cipher.clone();
     }
@@ -113,124 +116,54 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
     if !a.kiv.is_empty() {
         sel.kivs = a.kiv.iter().map(|s| Kiv::parse(s).ok_or_else(|| format!("--kiv: '{s}' is not one of ss, sr, rs, rr"))).collect::<Result<_, _>>()?;
     }
-    let reps = a.reps.or(preset.map(|p| p.reps)).unwrap_or(100);
-    let warmup = a.warmup.or(preset.map(|p| p.warmup)).unwrap_or(10);
-    if reps == 0 {
-        return Err("--reps: at least one repetition is needed".into());
-    }
-    if !(a.min_sample_us.is_finite() && a.min_sample_us > 0.0) {
-        return Err(format!("--min-sample-us: {} is not a positive duration", a.min_sample_us));
-    }
-    let groups = expand(&sel).map_err(|e| e.to_string())?;
-
     let decode = |name: &str, v: &Option<String>| -> Result<Option<Vec<u8>>, String> {
         v.as_ref().map(|h| hex::decode(h.trim()).map_err(|e| format!("--{name}: not hex ({e})"))).transpose()
     };
-    let static_key = decode("key", &a.key)?;
-    let static_iv = decode("iv", &a.iv)?;
-    for g in &groups {
-        let i = &g.entry.info;
-        if let Some(k) = &static_key {
-            if k.len() != i.key_bytes() {
-                return Err(format!("--key: {} bytes given, but {} needs {} bytes ({} bits)", k.len(), g.entry.id(), i.key_bytes(), i.key_bits));
-            }
-        }
-        if let Some(v) = &static_iv {
-            if v.len() != i.iv_bytes() {
-                return Err(format!("--iv: {} bytes given, but {} needs {} bytes ({} bits)", v.len(), g.entry.id(), i.iv_bytes(), i.iv_bits));
-            }
-        }
+    let cfg = &mut req.config;
+    if let Some(r) = a.reps {
+        cfg.reps = r;
     }
+    if let Some(w) = a.warmup {
+        cfg.warmup = w;
+    }
+    cfg.seed = a.seed.unwrap_or_else(rand::random);
+    cfg.min_sample_ns = a.min_sample_us * 1000.0;
+    cfg.static_key = decode("key", &a.key)?;
+    cfg.static_iv = decode("iv", &a.iv)?;
+    req.out = a.out.clone();
+    req.force = a.force;
 
-    let started = SystemTime::now();
-    let preset_name = preset.map(|p| p.name.to_string());
-    let out = a.out.clone().unwrap_or_else(|| {
-        let stamp = results::rfc3339(started).replace(':', "-");
-        PathBuf::from("lwcbench-results").join(format!("{stamp}-{}", preset_name.as_deref().unwrap_or("custom")))
-    });
-    results::prepare_dir(&out, a.force)?;
-
-    let seed = a.seed.unwrap_or_else(rand::random);
-    let cfg = Config {
-        reps,
-        warmup,
-        seed,
-        min_sample_ns: a.min_sample_us * 1000.0,
-        static_key: static_key.clone(),
-        static_iv: static_iv.clone(),
-        payload: None,
-    };
-    let clock = ClockInfo::measure();
-    let machine = Machine::detect();
-
-    let total = (groups.len() * (reps + warmup)) as u64;
-    let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+    let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} samples  {msg}").expect("template"));
-    let show_after = Duration::from_secs(2);
+    let interactive = !a.quiet && std::io::stderr().is_terminal();
     let t0 = Instant::now();
     let mut shown = false;
-    let interactive = !a.quiet && std::io::stderr().is_terminal();
-    if !a.quiet {
-        eprintln!(
-            "lwcbench: {} groups × ({reps} + {warmup} warm-up) samples, seed {seed}, output {}",
-            groups.len(),
-            out.display()
-        );
-    }
-    let mut results_v = Vec::with_capacity(groups.len());
-    for g in &groups {
-        pb.set_message(g.label());
-        let r = measure_group(g, &cfg, || {
-            pb.inc(1);
-            // Only runs longer than a couple of seconds get a bar.
-            if interactive && !shown && t0.elapsed() > show_after {
-                pb.set_draw_target(ProgressDrawTarget::stderr());
-                shown = true;
-            }
-        })
-        .map_err(|e| e.to_string())?;
-        results_v.push(r);
-    }
+    let mut announced = false;
+    let outcome = session::run(&req, |done, total, label| {
+        if !announced && !a.quiet {
+            eprintln!("lwcbench: {total} samples (warm-up included), seed {}", req.config.seed);
+            announced = true;
+        }
+        pb.set_length(total);
+        pb.set_position(done);
+        pb.set_message(label.to_string());
+        // Only runs longer than a couple of seconds get a bar.
+        if interactive && !shown && t0.elapsed() > Duration::from_secs(2) {
+            pb.set_draw_target(ProgressDrawTarget::stderr());
+            shown = true;
+        }
+    });
     pb.finish_and_clear();
-    let finished = SystemTime::now();
-
-    let mut notes = vec![
-        "cycles_per_op are TSC ticks (fixed-rate reference cycles), not core cycles; this machine has no hardware performance counters".to_string(),
-        "each timed operation includes one indirect call through the cipher trait object".to_string(),
-    ];
-    if machine.governor.starts_with("unavailable") {
-        notes.push("CPU frequency governor not readable: frequency scaling state unknown".into());
-    } else if machine.governor != "performance" {
-        notes.push(format!("CPU frequency governor is '{}', not 'performance': results may vary with frequency scaling", machine.governor));
-    }
-    let mut record = RunRecord {
-        tool: "lwcbench".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        args: std::env::args().collect(),
-        preset: preset_name,
-        seed,
-        reps,
-        warmup,
-        warmup_policy: "warm-up samples are measured with the same batch and key/IV policy, written to warmup.csv and excluded from samples.csv and all statistics".into(),
-        min_sample_ns: cfg.min_sample_ns,
-        static_key_hex: static_key.as_ref().map(hex::encode),
-        static_iv_hex: static_iv.as_ref().map(hex::encode),
-        payload: "random bytes from the seeded RNG (per group)".into(),
-        groups: groups.len(),
-        machine,
-        build: Build::current(lwcbench_catalog::build_info()),
-        clock,
-        started_utc: results::rfc3339(started),
-        finished_utc: results::rfc3339(finished),
-        duration_s: finished.duration_since(started).unwrap_or_default().as_secs_f64(),
-        files: vec![],
-        notes,
-    };
-    results::write_run(&out, &results_v, &mut record, &[]).map_err(|e| format!("writing results to {}: {e}", out.display()))?;
-
+    let outcome = outcome?;
     if !a.quiet {
-        print_overview(&results_v);
-        println!("\nwrote {} ({} groups, {} samples) in {:.1} s", out.display(), groups.len(), groups.len() * reps, record.duration_s);
+        print_overview(&outcome.results);
+        println!(
+            "\nwrote {} ({} groups, {} samples) in {:.1} s",
+            outcome.dir.display(),
+            outcome.record.groups,
+            outcome.record.groups * outcome.record.reps,
+            outcome.record.duration_s
+        );
     }
     Ok(())
 }

@@ -1,0 +1,135 @@
+//! One benchmark run from request to result directory. The CLI and the Python bindings both
+//! call [`run`]; they differ only in how they parse options and show progress.
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use crate::clock::ClockInfo;
+use crate::machine::{Build, Machine};
+use crate::plan::{expand, Selection};
+use crate::presets::Preset;
+use crate::results::{self, RunRecord};
+use crate::runner::{measure_group, Config, GroupResult};
+
+/// Everything a run needs. Build it with [`Request::new`] and adjust fields.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub selection: Selection,
+    pub preset: Option<&'static str>,
+    pub config: Config,
+    /// None = `lwcbench-results/<UTC time>-<preset or custom>`.
+    pub out: Option<PathBuf>,
+    pub force: bool,
+    /// Recorded in run.json (the command line, or the Python call).
+    pub args: Vec<String>,
+}
+
+impl Request {
+    pub fn new(selection: Selection) -> Self {
+        Request { selection, preset: None, config: Config::default(), out: None, force: false, args: std::env::args().collect() }
+    }
+    pub fn from_preset(p: &'static Preset) -> Self {
+        let mut r = Request::new((p.selection)());
+        r.preset = Some(p.name);
+        r.config.reps = p.reps;
+        r.config.warmup = p.warmup;
+        r
+    }
+}
+
+/// What a finished run hands back.
+pub struct Outcome {
+    pub dir: PathBuf,
+    pub record: RunRecord,
+    pub results: Vec<GroupResult>,
+}
+
+/// Validate, measure and write. Every input error is reported before anything is measured
+/// or written; progress is `(done_samples, total_samples, current group label)`.
+pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Outcome, String> {
+    let cfg = &req.config;
+    if cfg.reps == 0 {
+        return Err("--reps: at least one repetition is needed".into());
+    }
+    if !(cfg.min_sample_ns.is_finite() && cfg.min_sample_ns > 0.0) {
+        return Err(format!("--min-sample-us: {} is not a positive duration", cfg.min_sample_ns / 1000.0));
+    }
+    let groups = expand(&req.selection).map_err(|e| e.to_string())?;
+    for g in &groups {
+        let i = &g.entry.info;
+        if let Some(k) = &cfg.static_key {
+            if k.len() != i.key_bytes() {
+                return Err(format!("--key: {} bytes given, but {} needs {} bytes ({} bits)", k.len(), g.entry.id(), i.key_bytes(), i.key_bits));
+            }
+        }
+        if let Some(v) = &cfg.static_iv {
+            if v.len() != i.iv_bytes() {
+                return Err(format!("--iv: {} bytes given, but {} needs {} bytes ({} bits)", v.len(), g.entry.id(), i.iv_bytes(), i.iv_bits));
+            }
+        }
+    }
+    let started = SystemTime::now();
+    let out = req.out.clone().unwrap_or_else(|| {
+        let stamp = results::rfc3339(started).replace(':', "-");
+        PathBuf::from("lwcbench-results").join(format!("{stamp}-{}", req.preset.unwrap_or("custom")))
+    });
+    results::prepare_dir(&out, req.force)?;
+
+    let clock = ClockInfo::measure();
+    let machine = Machine::detect();
+    let total = (groups.len() * (cfg.reps + cfg.warmup)) as u64;
+    let mut done = 0u64;
+    let mut results_v = Vec::with_capacity(groups.len());
+    for g in &groups {
+        let label = g.label();
+        progress(done, total, &label);
+        let r = measure_group(g, cfg, || {
+            done += 1;
+            progress(done, total, &label);
+        })
+        .map_err(|e| e.to_string())?;
+        results_v.push(r);
+    }
+    let finished = SystemTime::now();
+
+    let mut notes = vec![
+        "cycles_per_op are TSC ticks (fixed-rate reference cycles), not core cycles; this machine has no hardware performance counters".to_string(),
+        "each timed operation includes one indirect call through the cipher trait object".to_string(),
+    ];
+    if machine.governor.starts_with("unavailable") {
+        notes.push("CPU frequency governor not readable: frequency scaling state unknown".into());
+    } else if machine.governor != "performance" {
+        notes.push(format!("CPU frequency governor is '{}', not 'performance': results may vary with frequency scaling", machine.governor));
+    }
+    if groups.iter().any(|g| g.entry.info.note.contains("provisional")) {
+        notes.push("DRACO is a provisional reconstruction, not interoperable with the published cipher (see docs/draco.md)".into());
+    }
+    let mut record = RunRecord {
+        tool: "lwcbench".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        args: req.args.clone(),
+        preset: req.preset.map(str::to_string),
+        seed: cfg.seed,
+        reps: cfg.reps,
+        warmup: cfg.warmup,
+        warmup_policy: "warm-up samples are measured with the same batch and key/IV policy, written to warmup.csv and excluded from samples.csv and all statistics".into(),
+        min_sample_ns: cfg.min_sample_ns,
+        static_key_hex: cfg.static_key.as_ref().map(hex_encode),
+        static_iv_hex: cfg.static_iv.as_ref().map(hex_encode),
+        payload: if cfg.payload.is_some() { "user-supplied payload (cycled to each size)".into() } else { "random bytes from the seeded RNG (per group)".into() },
+        groups: groups.len(),
+        machine,
+        build: Build::current(lwcbench_catalog::build_info()),
+        clock,
+        started_utc: results::rfc3339(started),
+        finished_utc: results::rfc3339(finished),
+        duration_s: finished.duration_since(started).unwrap_or_default().as_secs_f64(),
+        files: vec![],
+        notes,
+    };
+    results::write_run(&out, &results_v, &mut record, &[]).map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    Ok(Outcome { dir: out, record, results: results_v })
+}
+
+fn hex_encode(b: &Vec<u8>) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
