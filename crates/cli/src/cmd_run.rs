@@ -155,6 +155,7 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
     });
     pb.finish_and_clear();
     let outcome = outcome?;
+    let report = lwcbench_report::write_report(&outcome.dir)?;
     if !a.quiet {
         print_overview(&outcome.results);
         println!(
@@ -164,6 +165,7 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
             outcome.record.groups * outcome.record.reps,
             outcome.record.duration_s
         );
+        println!("report: {}", report.display());
     }
     Ok(())
 }

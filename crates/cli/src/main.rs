@@ -1,6 +1,7 @@
 //! `lwcbench` — verify and benchmark ciphers for constrained devices.
 use std::process::ExitCode;
 
+mod cmd_compare;
 mod cmd_list;
 mod cmd_run;
 mod cmd_verify;
@@ -34,6 +35,13 @@ enum Cmd {
     Run(Box<cmd_run::RunArgs>),
     /// List the built-in presets.
     Presets,
+    /// Write report.html (self-contained, inline SVG) and summary.md for a result directory.
+    Report {
+        /// A result directory written by `lwcbench run`.
+        dir: std::path::PathBuf,
+    },
+    /// Compare two result directories group by group (ratio of medians, significance).
+    Compare(cmd_compare::CompareArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +50,8 @@ fn main() -> ExitCode {
         Cmd::List(a) => cmd_list::run(&a),
         Cmd::Verify(a) => cmd_verify::run(&a),
         Cmd::Run(a) => cmd_run::run(&a),
+        Cmd::Report { dir } => lwcbench_report::write_report(&dir).map(|p| println!("wrote {}", p.display())),
+        Cmd::Compare(a) => cmd_compare::run(&a),
         Cmd::Presets => {
             for p in lwcbench_engine::presets::PRESETS {
                 println!("{:<12} {}", p.name, p.about);

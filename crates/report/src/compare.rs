@@ -1,0 +1,159 @@
+//! Comparison of two runs (two machines, versions or compiler settings), group by group.
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use lwcbench_engine::markdown::fmt_ns;
+use lwcbench_stats::{compare, summarize};
+
+use crate::html::STYLE;
+use crate::svg::esc;
+use crate::Run;
+
+/// One group present in A, B or both.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub cipher: String,
+    pub implementation: String,
+    pub scenario: String,
+    pub kiv: String,
+    pub size_bits: u64,
+    pub a_median_ns: Option<f64>,
+    pub b_median_ns: Option<f64>,
+    /// median(B) / median(A): > 1 means B is slower.
+    pub ratio: Option<f64>,
+    pub p: Option<f64>,
+    pub verdict: String,
+}
+
+type Key = (String, String, String, String, u64);
+
+/// Group-by-group comparison. The verdict uses a two-sided Mann–Whitney U test at α = 0.05,
+/// Bonferroni-corrected over the groups present in both runs.
+pub fn compare_runs(a: &Run, b: &Run) -> Vec<Row> {
+    let collect = |r: &Run| {
+        let mut m: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+        for s in &r.samples {
+            m.entry((s.cipher.clone(), s.implementation.clone(), s.scenario.clone(), s.kiv.clone(), s.size_bits)).or_default().push(s.ns_per_op);
+        }
+        m
+    };
+    let (ma, mb) = (collect(a), collect(b));
+    let both = ma.keys().filter(|k| mb.contains_key(*k)).count().max(1);
+    let alpha = 0.05 / both as f64;
+    let mut keys: Vec<&Key> = ma.keys().chain(mb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| {
+            let (xa, xb) = (ma.get(k), mb.get(k));
+            let (ratio, p, verdict) = match (xa, xb) {
+                (Some(x), Some(y)) => {
+                    let c = compare(x, y);
+                    let v = if c.mann_whitney_p >= alpha {
+                        "no significant difference"
+                    } else if c.ratio_median > 1.0 {
+                        "B slower"
+                    } else {
+                        "B faster"
+                    };
+                    (Some(c.ratio_median), Some(c.mann_whitney_p), v.to_string())
+                }
+                (Some(_), None) => (None, None, "only in A".into()),
+                _ => (None, None, "only in B".into()),
+            };
+            Row {
+                cipher: k.0.clone(),
+                implementation: k.1.clone(),
+                scenario: k.2.clone(),
+                kiv: k.3.clone(),
+                size_bits: k.4,
+                a_median_ns: xa.map(|x| summarize(x).median),
+                b_median_ns: xb.map(|x| summarize(x).median),
+                ratio,
+                p,
+                verdict,
+            }
+        })
+        .collect()
+}
+
+fn cell(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "–".into())
+}
+
+/// Terminal table.
+pub fn text_table(rows: &[Row]) -> String {
+    let mut s = format!(
+        "{:<18} {:<14} {:<9} {:>4} {:>6} {:>11} {:>11} {:>7} {:>8}  verdict\n",
+        "cipher", "impl", "scenario", "kiv", "bits", "A median", "B median", "B/A", "p"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<18} {:<14} {:<9} {:>4} {:>6} {:>11} {:>11} {:>7} {:>8}  {}",
+            r.cipher,
+            r.implementation,
+            r.scenario,
+            r.kiv,
+            if r.size_bits > 0 { r.size_bits.to_string() } else { "-".into() },
+            cell(r.a_median_ns, fmt_ns),
+            cell(r.b_median_ns, fmt_ns),
+            cell(r.ratio, |x| format!("{x:.3}")),
+            cell(r.p, |x| format!("{x:.1e}")),
+            r.verdict
+        );
+    }
+    let count = |v: &str| rows.iter().filter(|r| r.verdict == v).count();
+    let _ = writeln!(
+        s,
+        "\n{} groups: {} B faster, {} B slower, {} no significant difference, {} only in A, {} only in B",
+        rows.len(),
+        count("B faster"),
+        count("B slower"),
+        count("no significant difference"),
+        count("only in A"),
+        count("only in B")
+    );
+    s
+}
+
+/// Self-contained HTML page of the comparison.
+pub fn html(a: &Run, b: &Run, a_name: &str, b_name: &str, rows: &[Row]) -> String {
+    let mut h = format!("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lwcbench compare</title><style>{STYLE}</style></head><body>");
+    h += "<h1>lwcbench: comparison of two runs</h1><table><tr><th></th><th class=\"l\">directory</th><th class=\"l\">CPU</th><th class=\"l\">commit</th><th class=\"l\">rustc</th><th class=\"l\">started</th></tr>";
+    for (tag, name, r) in [("A", a_name, a), ("B", b_name, b)] {
+        let _ = write!(
+            h,
+            "<tr><th>{tag}</th><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            esc(name),
+            esc(&r.record.machine.cpu_model),
+            esc(&r.record.build.git_commit),
+            esc(&r.record.build.rustc),
+            esc(&r.record.started_utc)
+        );
+    }
+    h += "</table><p>Ratio = median(B) / median(A); &gt; 1 means B is slower. Verdict: two-sided Mann–Whitney U test, α = 0.05, Bonferroni-corrected over the groups present in both runs.</p>";
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>kiv</th><th>bits</th><th>A median</th><th>B median</th><th>B/A</th><th>p</th><th class=\"l\">verdict</th></tr>";
+    for r in rows {
+        let colour = match r.verdict.as_str() {
+            "B faster" => "#d8f0e4",
+            "B slower" => "#fbe0d0",
+            _ => "#ffffff",
+        };
+        let _ = write!(
+            h,
+            "<tr style=\"background:{colour}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            esc(&r.cipher),
+            esc(&r.implementation),
+            esc(&r.scenario),
+            esc(&r.kiv),
+            if r.size_bits > 0 { r.size_bits.to_string() } else { "–".into() },
+            cell(r.a_median_ns, fmt_ns),
+            cell(r.b_median_ns, fmt_ns),
+            cell(r.ratio, |x| format!("{x:.3}")),
+            cell(r.p, |x| format!("{x:.1e}")),
+            esc(&r.verdict)
+        );
+    }
+    h + "</table></body></html>"
+}

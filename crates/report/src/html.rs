@@ -1,0 +1,261 @@
+//! The HTML report of one run. Figures follow the studies lwcbench reproduces: box plots per
+//! `<k,iv | bits>` with implementations side by side, initialisation box plots, bars with 95 %
+//! confidence intervals, and the C++/Rust ratios. Every figure has its numbers in a table.
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use lwcbench_engine::markdown::fmt_ns;
+use lwcbench_engine::results::{SampleRow, SummaryRow};
+
+use crate::svg::{bars_ci, boxplot, esc, BoxStats};
+use crate::Run;
+
+const KIV_ORDER: [&str; 4] = ["s,s", "s,r", "r,s", "r,r"];
+const SCENARIO_ORDER: [&str; 6] = ["full", "keystream", "init", "keysetup", "encrypt", "decrypt"];
+
+pub const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#222}\
+h1{margin-bottom:.2rem}h2{border-bottom:2px solid #0072B2;padding-bottom:.2rem;margin-top:2.5rem}\
+table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}\
+th{background:#f0f4f8}td.l,th.l{text-align:left}.fig{overflow-x:auto;margin:1rem 0}.note{background:#fff7e0;border-left:4px solid #E69F00;padding:.5rem 1rem}\
+figcaption{font-size:.9rem;color:#444;margin:.3rem 0}details{margin:.5rem 0 1.5rem}summary{cursor:pointer;color:#0072B2}";
+
+fn order<'a>(items: impl Iterator<Item = &'a str>, pref: &[&str]) -> Vec<String> {
+    let set: BTreeSet<&str> = items.collect();
+    let mut v: Vec<String> = pref.iter().filter(|p| set.contains(**p)).map(|s| s.to_string()).collect();
+    v.extend(set.iter().filter(|s| !pref.contains(s)).map(|s| s.to_string()));
+    v
+}
+
+fn kv_table(rows: &[(&str, String)]) -> String {
+    let mut s = String::from("<table>");
+    for (k, v) in rows {
+        let _ = write!(s, "<tr><th class=\"l\">{}</th><td class=\"l\">{}</td></tr>", esc(k), esc(v));
+    }
+    s + "</table>"
+}
+
+fn summary_table(rows: &[&SummaryRow]) -> String {
+    let mut s = String::from(
+        "<table><tr><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>kiv</th><th>bits</th><th>n</th><th>median</th>\
+<th>95 % CI median</th><th>mean</th><th>95 % CI mean</th><th>sd</th><th>min</th><th>max</th><th>p95</th><th>p99</th><th>outliers</th><th>batch</th><th>Mbit/s</th><th>cycles/bit</th></tr>",
+    );
+    for r in rows {
+        let _ = write!(
+            s,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} – {}</td><td>{}</td><td>{} – {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.implementation),
+            r.scenario,
+            esc(&r.kiv),
+            if r.size_bits > 0 { r.size_bits.to_string() } else { "–".into() },
+            r.n,
+            fmt_ns(r.median_ns),
+            fmt_ns(r.median_ci95_lo_ns),
+            fmt_ns(r.median_ci95_hi_ns),
+            fmt_ns(r.mean_ns),
+            fmt_ns(r.ci95_lo_ns),
+            fmt_ns(r.ci95_hi_ns),
+            fmt_ns(r.sd_ns),
+            fmt_ns(r.min_ns),
+            fmt_ns(r.max_ns),
+            fmt_ns(r.p95_ns),
+            fmt_ns(r.p99_ns),
+            r.outliers,
+            r.batch,
+            r.mbit_per_s.map(|x| format!("{x:.1}")).unwrap_or_else(|| "–".into()),
+            r.cycles_per_bit.map(|x| format!("{x:.1}")).unwrap_or_else(|| "–".into()),
+        );
+    }
+    s + "</table>"
+}
+
+/// Box-plot figure for one cipher and scenario.
+fn scenario_boxplot(samples: &[&SampleRow], impls: &[String], scenario: &str) -> Option<String> {
+    let rows: Vec<&&SampleRow> = samples.iter().filter(|r| r.scenario == scenario).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let kivs = order(rows.iter().map(|r| r.kiv.as_str()), &KIV_ORDER);
+    let sizes: BTreeSet<u64> = rows.iter().map(|r| r.size_bits).collect();
+    let uses_size = sizes.iter().any(|s| *s > 0);
+    let mut cats = Vec::new();
+    let mut data = Vec::new();
+    for k in &kivs {
+        for sz in &sizes {
+            cats.push(if uses_size { format!("<{k} | {sz}>") } else { format!("<{k}>") });
+            data.push(
+                impls
+                    .iter()
+                    .map(|im| {
+                        let xs: Vec<f64> =
+                            rows.iter().filter(|r| &r.implementation == im && &r.kiv == k && r.size_bits == *sz).map(|r| r.ns_per_op).collect();
+                        BoxStats::from_samples(&xs)
+                    })
+                    .collect(),
+            );
+        }
+    }
+    let x_label = if uses_size { "<key, IV | payload bits>   (s = static, r = random)" } else { "<key, IV>   (s = static, r = random)" };
+    Some(boxplot(&cats, impls, &data, "time per operation", x_label))
+}
+
+/// Bars of mean throughput with 95 % CI (from the CI of the mean time) at the largest size.
+fn throughput_bars(summary: &[&SummaryRow], scenario: &str) -> Option<(String, u64)> {
+    let rows: Vec<&&SummaryRow> = summary.iter().filter(|r| r.scenario == scenario && r.kiv == "all" && r.size_bits > 0).collect();
+    let size = rows.iter().map(|r| r.size_bits).max()?;
+    let bars: Vec<(String, f64, f64, f64)> = rows
+        .iter()
+        .filter(|r| r.size_bits == size)
+        .map(|r| {
+            let mbps = |ns: f64| size as f64 / ns * 1000.0;
+            (format!("{}/{}", r.cipher, r.implementation), mbps(r.mean_ns), mbps(r.ci95_hi_ns.max(1e-9)), mbps(r.ci95_lo_ns.max(1e-9)))
+        })
+        .collect();
+    if bars.is_empty() {
+        return None;
+    }
+    let colors: Vec<usize> = (0..bars.len()).collect();
+    Some((bars_ci(&bars, &colors, "throughput, Mbit/s (mean, 95 % CI)", "implementation", &[]), size))
+}
+
+pub fn render(run: &Run) -> String {
+    let rec = &run.record;
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+<title>lwcbench report{}</title><style>{STYLE}</style></head><body>",
+        rec.preset.as_deref().map(|p| format!(" — {p}")).unwrap_or_default()
+    );
+    let _ = write!(
+        h,
+        "<h1>lwcbench report</h1><p>{} · {} groups × {} repetitions (+{} excluded warm-up) · seed {} · {} · {:.1} s</p>",
+        esc(rec.preset.as_deref().unwrap_or("custom selection")),
+        rec.groups,
+        rec.reps,
+        rec.warmup,
+        rec.seed,
+        esc(&rec.started_utc),
+        rec.duration_s
+    );
+    for n in &rec.notes {
+        let _ = write!(h, "<p class=\"note\">{}</p>", esc(n));
+    }
+
+    // Environment.
+    let m = &rec.machine;
+    let b = &rec.build;
+    let mut env = vec![
+        ("CPU", format!("{} ({} logical cores)", m.cpu_model, m.logical_cores)),
+        ("CPU flags", m.cpu_flags.join(" ")),
+        ("frequency governor", m.governor.clone()),
+        ("OS / kernel", format!("{} / {}", m.os, m.kernel)),
+        ("lwcbench", format!("{} (commit {})", b.tool_version, b.git_commit)),
+        ("Rust", format!("{} — profile {}, opt-level {}, target {}, RUSTFLAGS '{}'", b.rustc, b.profile, b.opt_level, b.target, b.rustflags)),
+    ];
+    for (n, v) in &b.other_compilers {
+        env.push(("other compiler", format!("{n}: {v}")));
+    }
+    env.push(("time source", rec.clock.time_source.clone()));
+    env.push(("cycle source", rec.clock.cycle_source.clone()));
+    env.push((
+        "clock",
+        format!(
+            "overhead {:.1} ns per start/stop, resolution {:.0} ns{}",
+            rec.clock.overhead_ns,
+            rec.clock.resolution_ns,
+            rec.clock.cycles_per_ns.map(|c| format!(", TSC {c:.3} GHz")).unwrap_or_default()
+        ),
+    ));
+    env.push(("command", rec.args.join(" ")));
+    env.push(("minimum sample", format!("{} (shorter operations are batched)", fmt_ns(rec.min_sample_ns))));
+    h += "<h2>Environment and settings</h2>";
+    h += &kv_table(&env);
+
+    // One section per cipher.
+    let ciphers = order(run.samples.iter().map(|r| r.cipher.as_str()), &["DRACO"]);
+    h += "<h2>Contents</h2><ul>";
+    for c in &ciphers {
+        let _ = write!(h, "<li><a href=\"#c-{}\">{}</a></li>", esc(&slug(c)), esc(c));
+    }
+    if !run.comparison.is_empty() {
+        h += "<li><a href=\"#cpp-rust\">C++ against Rust</a></li>";
+    }
+    h += "</ul>";
+    let mut fig = 0;
+    for c in &ciphers {
+        let samples: Vec<&SampleRow> = run.samples.iter().filter(|r| &r.cipher == c).collect();
+        let summary: Vec<&SummaryRow> = run.summary.iter().filter(|r| &r.cipher == c).collect();
+        let impls = order(samples.iter().map(|r| r.implementation.as_str()), &["rust-ref", "cpp-ref", "rust-fast", "cpp-fast"]);
+        let _ = write!(h, "<h2 id=\"c-{}\">{}</h2>", esc(&slug(c)), esc(c));
+        if c == "DRACO" {
+            h += "<p class=\"note\">DRACO (provisional reconstruction, not interoperable with the published cipher): the selection of the non-volatile bit, the initialisation and the bit order are this project's provisional choices (docs/draco.md). Costs per clock are faithful; outputs are not the published cipher's.</p>";
+        }
+        for sc in order(samples.iter().map(|r| r.scenario.as_str()), &SCENARIO_ORDER) {
+            if let Some(svg) = scenario_boxplot(&samples, &impls, &sc) {
+                fig += 1;
+                let _ = write!(
+                    h,
+                    "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc}</b>: time per operation, box = quartiles, line = median, whiskers = 1.5 × IQR, circles = outliers; {} samples per box.</figcaption></figure>",
+                    esc(c),
+                    rec.reps
+                );
+                let rows: Vec<&SummaryRow> = summary.iter().filter(|r| r.scenario == sc && r.kiv != "all").copied().collect();
+                let _ = write!(h, "<details><summary>Figure {fig} as a table</summary>{}</details>", summary_table(&rows));
+            }
+            if let Some((svg, size)) = throughput_bars(&summary, &sc) {
+                fig += 1;
+                let _ = write!(
+                    h,
+                    "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc}</b> at {size} bits, all key/IV variants pooled: mean throughput with 95 % confidence interval.</figcaption></figure>",
+                    esc(c)
+                );
+                let rows: Vec<&SummaryRow> = summary.iter().filter(|r| r.scenario == sc && r.kiv == "all").copied().collect();
+                let _ = write!(h, "<details><summary>Figure {fig} as a table (the study's aggregate table: all four key/IV variants pooled)</summary>{}</details>", summary_table(&rows));
+            }
+        }
+    }
+
+    if !run.comparison.is_empty() {
+        h += "<h2 id=\"cpp-rust\">C++ against Rust</h2><p>Ratio of medians C++/Rust per group (&gt; 1: C++ slower). Verdict: two-sided Mann–Whitney U test, α = 0.05 with a Bonferroni correction over the table.</p>";
+        let bars: Vec<(String, f64, f64, f64)> = run
+            .comparison
+            .iter()
+            .map(|c| {
+                let lbl = if c.size_bits > 0 { format!("{} {} <{} | {}>", c.variant, c.scenario, c.kiv, c.size_bits) } else { format!("{} {} <{}>", c.variant, c.scenario, c.kiv) };
+                (lbl, c.ratio_cpp_rust, c.ratio_cpp_rust, c.ratio_cpp_rust)
+            })
+            .collect();
+        let variants = order(run.comparison.iter().map(|c| c.variant.as_str()), &[]);
+        let colors: Vec<usize> = run.comparison.iter().map(|c| variants.iter().position(|v| v == &c.variant).unwrap_or(0)).collect();
+        fig += 1;
+        let _ = write!(
+            h,
+            "<figure class=\"fig\">{}<figcaption>Figure {fig}. C++/Rust ratio of median times per group; colour = variant.</figcaption></figure>",
+            bars_ci(&bars, &colors, "C++ / Rust (median time ratio)", "group", &variants)
+        );
+        h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">variant</th><th class=\"l\">scenario</th><th>kiv</th><th>bits</th><th>Rust median</th><th>C++ median</th><th>C++/Rust</th><th>p</th><th class=\"l\">verdict</th></tr>";
+        for c in &run.comparison {
+            let _ = write!(
+                h,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.1e}</td><td class=\"l\">{}</td></tr>",
+                esc(&c.cipher),
+                esc(&c.variant),
+                c.scenario,
+                esc(&c.kiv),
+                if c.size_bits > 0 { c.size_bits.to_string() } else { "–".into() },
+                fmt_ns(c.rust_median_ns),
+                fmt_ns(c.cpp_median_ns),
+                c.ratio_cpp_rust,
+                c.mann_whitney_p,
+                esc(&c.verdict)
+            );
+        }
+        h += "</table>";
+    }
+    let _ = write!(h, "<hr><p>Generated by lwcbench {} from the files in this directory (samples.csv, summary.csv, comparison.csv, run.json).</p></body></html>", esc(&rec.version));
+    h
+}
+
+fn slug(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect()
+}
