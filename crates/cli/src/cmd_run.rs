@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lwcbench_engine::markdown::fmt_ns;
-use lwcbench_engine::plan::{Kiv, Scenario};
+use lwcbench_engine::dataset::{ByteOrder, Dataset, Encode, Encoding, Layout};
+use lwcbench_engine::plan::{Kiv, Payload, Scenario};
 use lwcbench_engine::results;
 use lwcbench_engine::session::{self, Request};
 use lwcbench_engine::presets;
@@ -58,6 +59,31 @@ pub struct RunArgs {
     /// No progress bar and no summary table.
     #[arg(short, long)]
     quiet: bool,
+    /// Every stream cipher and AEAD in the catalogue (instead of --cipher).
+    #[arg(long)]
+    all: bool,
+    /// Payload kinds: random, dataset or both (default: random; sensor-study: both).
+    #[arg(long, value_parser = ["random", "dataset", "both"])]
+    payload: Option<String>,
+    /// Sensor CSV (header row; optional time column; numeric channels, units in [..] or (..)).
+    /// Default: the built-in office-building data (data/sensors/office-occupancy.csv).
+    #[arg(long)]
+    dataset: Option<PathBuf>,
+    /// Channels (column names) to use from the dataset; default all numeric columns.
+    #[arg(long, value_delimiter = ',')]
+    channels: Vec<String>,
+    /// Reading encoding: float32 (IEEE-754) or int32:SCALE (round(value × SCALE)).
+    #[arg(long, default_value = "float32")]
+    encoding: String,
+    /// Byte order of each 32-bit reading.
+    #[arg(long, value_parser = ["be", "le"], default_value = "be")]
+    byte_order: String,
+    /// Channel layout: interleaved (row by row) or per-channel (one series after another).
+    #[arg(long, value_parser = ["interleaved", "per-channel"], default_value = "interleaved")]
+    layout: String,
+    /// Number of 32-bit readings in the dataset payload (default 702 = 22,464 bits).
+    #[arg(long)]
+    readings: Option<usize>,
 }
 
 /// "1024" bits, "16B" / "64KiB" / "1MiB" bytes.
@@ -80,7 +106,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 fn has_selection(a: &RunArgs) -> bool {
-    !a.cipher.is_empty() || !a.implementation.is_empty() || !a.scenario.is_empty()
+    !a.cipher.is_empty() || !a.implementation.is_empty() || !a.scenario.is_empty() || a.all
 }
 
 pub fn run(a: &RunArgs) -> Result<(), String> {
@@ -115,6 +141,34 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
     }
     if !a.kiv.is_empty() {
         sel.kivs = a.kiv.iter().map(|s| Kiv::parse(s).ok_or_else(|| format!("--kiv: '{s}' is not one of ss, sr, rs, rr"))).collect::<Result<_, _>>()?;
+    }
+    if a.all {
+        sel.all_stream_and_aead = true;
+    }
+    let wants_dataset = a.dataset.is_some() || a.readings.is_some() || !a.channels.is_empty();
+    let kinds = a.payload.as_deref().unwrap_or(if wants_dataset && sel.payloads.is_empty() { "both" } else { "" });
+    if !kinds.is_empty() || wants_dataset {
+        let enc = Encode {
+            encoding: Encoding::parse(&a.encoding)?,
+            order: if a.byte_order == "le" { ByteOrder::Little } else { ByteOrder::Big },
+            layout: if a.layout == "per-channel" { Layout::PerChannel } else { Layout::Interleaved },
+            readings: a.readings.unwrap_or(lwcbench_engine::dataset::DEFAULT_READINGS),
+        };
+        let ds = match &a.dataset {
+            Some(p) => Dataset::load(p, &a.channels)?,
+            None if !a.channels.is_empty() => Dataset::parse(lwcbench_engine::dataset::DEFAULT_CSV, "built-in dataset", lwcbench_engine::dataset::DEFAULT_NAME, &a.channels)?,
+            None => Dataset::builtin(),
+        };
+        let bytes = ds.payload(&enc)?;
+        let data = Payload::dataset(&ds.name, bytes.clone());
+        sel.payloads = match kinds {
+            "random" => vec![Payload::random()],
+            "dataset" => vec![data],
+            _ => vec![data, Payload::random()],
+        };
+        if a.sizes.is_empty() && !sel.payloads.iter().all(|p| p.is_random()) {
+            sel.sizes_bits = vec![bytes.len() * 8];
+        }
     }
     let decode = |name: &str, v: &Option<String>| -> Result<Option<Vec<u8>>, String> {
         v.as_ref().map(|h| hex::decode(h.trim()).map_err(|e| format!("--{name}: not hex ({e})"))).transpose()
@@ -175,25 +229,30 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
 fn print_overview(res: &[lwcbench_engine::GroupResult]) {
     let rows = results::sample_rows(res);
     let summary = results::summary_rows(&rows);
-    let pooled: Vec<_> = summary.iter().filter(|r| r.kiv == "all").collect();
+    let pooled: Vec<_> = summary.iter().filter(|r| r.kiv == "all" || r.scenario == "reading").collect();
     let show: Vec<_> = if pooled.is_empty() { summary.iter().collect() } else { pooled };
     println!(
-        "\n{:<20} {:<14} {:<9} {:>4} {:>7} {:>12} {:>12} {:>12} {:>10}",
-        "cipher", "impl", "scenario", "kiv", "bits", "median", "mean", "sd", "Mbit/s"
+        "\n{:<20} {:<14} {:<9} {:>4} {:>7} {:<16} {:>12} {:>12} {:>12} {:>10}",
+        "cipher", "impl", "scenario", "kiv", "bits", "payload", "median", "mean", "sd", "Mbit/s"
     );
     for r in show {
         println!(
-            "{:<20} {:<14} {:<9} {:>4} {:>7} {:>12} {:>12} {:>12} {:>10}",
+            "{:<20} {:<14} {:<9} {:>4} {:>7} {:<16} {:>12} {:>12} {:>12} {:>10}",
             r.cipher,
             r.implementation,
             r.scenario,
             r.kiv,
             if r.size_bits > 0 { r.size_bits.to_string() } else { "-".into() },
+            r.payload,
             fmt_ns(r.median_ns),
             fmt_ns(r.mean_ns),
             fmt_ns(r.sd_ns),
             r.mbit_per_s.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into())
         );
+    }
+    let (t1, t2) = lwcbench_engine::tables::dataset_vs_random(&rows);
+    if !t1.is_empty() {
+        print!("{}", lwcbench_engine::tables::markdown(&t1, &t2));
     }
     let cmp = results::comparison_rows(&rows);
     if !cmp.is_empty() {

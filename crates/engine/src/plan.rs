@@ -21,11 +21,21 @@ pub enum Scenario {
     Encrypt,
     /// Block/AEAD: decrypt the payload (AEAD: + tag check).
     Decrypt,
+    /// Stream/AEAD: one 32-bit sensor reading sent on its own — fresh IV/nonce from a
+    /// per-device counter, init (stream) or key-loaded encrypt (AEAD), encrypt 4 bytes.
+    Reading,
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 6] =
-        [Scenario::Full, Scenario::Keystream, Scenario::Init, Scenario::Keysetup, Scenario::Encrypt, Scenario::Decrypt];
+    pub const ALL: [Scenario; 7] = [
+        Scenario::Full,
+        Scenario::Keystream,
+        Scenario::Init,
+        Scenario::Keysetup,
+        Scenario::Encrypt,
+        Scenario::Decrypt,
+        Scenario::Reading,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -35,6 +45,7 @@ impl Scenario {
             Scenario::Keysetup => "keysetup",
             Scenario::Encrypt => "encrypt",
             Scenario::Decrypt => "decrypt",
+            Scenario::Reading => "reading",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -45,6 +56,7 @@ impl Scenario {
         match self {
             Scenario::Full | Scenario::Keystream | Scenario::Init => f == Family::Stream,
             Scenario::Keysetup | Scenario::Encrypt | Scenario::Decrypt => f != Family::Stream,
+            Scenario::Reading => f != Family::Block,
         }
     }
     /// Does the payload size matter (init/keysetup ignore it)?
@@ -60,6 +72,7 @@ impl Scenario {
             Scenario::Keysetup => "set_key(key): the key schedule",
             Scenario::Encrypt => "block: encrypt_block over ceil(n/block) blocks; AEAD: encrypt(nonce, empty AD, payload) + tag",
             Scenario::Decrypt => "block: decrypt_block over the blocks; AEAD: copy ciphertext into the work buffer + decrypt with tag check",
+            Scenario::Reading => "next counter value as IV/nonce, init(key, iv) + apply 32 bits (stream) or encrypt 4 bytes + tag (AEAD)",
         }
     }
 }
@@ -110,7 +123,28 @@ impl Kiv {
     }
 }
 
-/// One measured group: implementation × scenario × key/IV variant × size.
+/// What the payload bytes are: random from the seeded RNG, or a named dataset's encoding
+/// (cycled or truncated to each size).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Payload {
+    /// "random" or "dataset:<name>".
+    pub label: String,
+    pub bytes: Option<std::sync::Arc<Vec<u8>>>,
+}
+
+impl Payload {
+    pub fn random() -> Self {
+        Payload { label: "random".into(), bytes: None }
+    }
+    pub fn dataset(name: &str, bytes: Vec<u8>) -> Self {
+        Payload { label: format!("dataset:{name}"), bytes: Some(std::sync::Arc::new(bytes)) }
+    }
+    pub fn is_random(&self) -> bool {
+        self.bytes.is_none()
+    }
+}
+
+/// One measured group: implementation × scenario × key/IV variant × size × payload.
 #[derive(Clone)]
 pub struct Group {
     pub entry: Entry,
@@ -118,6 +152,7 @@ pub struct Group {
     pub kiv: Kiv,
     /// Payload size in bits (0 for init/keysetup, where it does not apply).
     pub size_bits: usize,
+    pub payload: Payload,
 }
 
 impl fmt::Debug for Group {
@@ -128,8 +163,9 @@ impl fmt::Debug for Group {
 
 impl Group {
     pub fn label(&self) -> String {
+        let p = if self.payload.is_random() { String::new() } else { format!(" {}", self.payload.label) };
         if self.scenario.uses_size() {
-            format!("{} {} <{} | {}>", self.entry.id(), self.scenario, self.kiv.label(), self.size_bits)
+            format!("{} {} <{} | {}>{p}", self.entry.id(), self.scenario, self.kiv.label(), self.size_bits)
         } else {
             format!("{} {} <{}>", self.entry.id(), self.scenario, self.kiv.label())
         }
@@ -144,6 +180,10 @@ pub struct Selection {
     pub scenarios: Vec<Scenario>,
     pub kivs: Vec<Kiv>,
     pub sizes_bits: Vec<usize>,
+    /// Payload kinds; empty = random only.
+    pub payloads: Vec<Payload>,
+    /// Select every stream cipher and AEAD (ignores `ciphers`).
+    pub all_stream_and_aead: bool,
 }
 
 pub const DEFAULT_SIZES: [usize; 4] = [1, 8, 128, 1024];
@@ -163,7 +203,7 @@ impl std::error::Error for PlanError {}
 /// (case-insensitive) or the full id "name/impl". Unknown names are errors.
 pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
     let all = registry();
-    for c in &sel.ciphers {
+    for c in sel.ciphers.iter().filter(|_| !sel.all_stream_and_aead) {
         if !all.iter().any(|e| e.info.name.eq_ignore_ascii_case(c) || e.id().eq_ignore_ascii_case(c)) {
             return Err(PlanError(format!("--cipher: unknown cipher '{c}' (see `lwcbench list`)")));
         }
@@ -175,7 +215,8 @@ pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
     }
     let picked: Vec<Entry> = all
         .into_iter()
-        .filter(|e| sel.ciphers.is_empty() || sel.ciphers.iter().any(|c| e.info.name.eq_ignore_ascii_case(c) || e.id().eq_ignore_ascii_case(c)))
+        .filter(|e| !sel.all_stream_and_aead || e.info.family != Family::Block)
+        .filter(|e| sel.all_stream_and_aead || sel.ciphers.is_empty() || sel.ciphers.iter().any(|c| e.info.name.eq_ignore_ascii_case(c) || e.id().eq_ignore_ascii_case(c)))
         .filter(|e| sel.implementations.is_empty() || sel.implementations.iter().any(|i| e.info.implementation.eq_ignore_ascii_case(i)))
         .collect();
     if picked.is_empty() {
@@ -199,6 +240,7 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
     let entries = select_entries(sel)?;
     let sizes: Vec<usize> = if sel.sizes_bits.is_empty() { DEFAULT_SIZES.to_vec() } else { sel.sizes_bits.clone() };
     let kivs: Vec<Kiv> = if sel.kivs.is_empty() { Kiv::ALL.to_vec() } else { sel.kivs.clone() };
+    let payloads: Vec<Payload> = if sel.payloads.is_empty() { vec![Payload::random()] } else { sel.payloads.clone() };
     let mut groups = Vec::new();
     for e in &entries {
         for sc in Scenario::ALL.into_iter().filter(|s| s.applies_to(e.info.family)) {
@@ -206,19 +248,31 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
                 continue;
             }
             for &kiv in &kivs {
-                if sc.uses_size() {
+                if sc == Scenario::Reading {
+                    // One 32-bit reading; the IV is the device counter, so IV variants collapse.
+                    if kiv.random_iv {
+                        continue;
+                    }
+                    for p in &payloads {
+                        groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: 32, payload: p.clone() });
+                    }
+                } else if sc.uses_size() {
                     for &size in &sizes {
-                        groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: size });
+                        // Payload kinds innermost, so dataset and random of one group are
+                        // measured back to back and share the machine's state.
+                        for p in &payloads {
+                            groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: size, payload: p.clone() });
+                        }
                     }
                 } else {
-                    groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: 0 });
+                    groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: 0, payload: Payload::random() });
                 }
             }
         }
     }
     if groups.is_empty() {
         return Err(PlanError(format!(
-            "--scenario {:?} does not apply to the selected implementations (stream: full, keystream, init; block/AEAD: keysetup, encrypt, decrypt)",
+            "--scenario {:?} does not apply to the selected implementations (stream: full, keystream, init, reading; block/AEAD: keysetup, encrypt, decrypt; AEAD: reading)",
             sel.scenarios.iter().map(|s| s.as_str()).collect::<Vec<_>>()
         )));
     }
@@ -244,8 +298,21 @@ mod tests {
     fn expansion_counts_and_errors() {
         let sel = Selection { ciphers: vec!["ChaCha20".into()], ..Default::default() };
         let g = expand(&sel).unwrap();
-        // full + keystream: 4 kiv × 4 sizes each; init: 4 kiv
-        assert_eq!(g.len(), 4 * 4 * 2 + 4);
+        // full + keystream: 4 kiv × 4 sizes each; init: 4 kiv; reading: the 2 static-IV kivs
+        // (its IV is the device counter), one 32-bit size
+        assert_eq!(g.len(), 4 * 4 * 2 + 4 + 2);
+        assert!(g.iter().filter(|g| g.scenario == Scenario::Reading).all(|g| g.size_bits == 32 && !g.kiv.random_iv));
+        let two = Selection {
+            ciphers: vec!["ChaCha20".into()],
+            scenarios: vec![Scenario::Full],
+            sizes_bits: vec![64],
+            payloads: vec![Payload::dataset("d", vec![1, 2, 3]), Payload::random()],
+            ..Default::default()
+        };
+        let g = expand(&two).unwrap();
+        assert_eq!(g.len(), 4 * 2);
+        assert_eq!(g[0].payload.label, "dataset:d");
+        assert_eq!(g[1].payload.label, "random", "payload kinds are adjacent");
         let bad = Selection { ciphers: vec!["NoSuch".into()], ..Default::default() };
         assert!(expand(&bad).unwrap_err().0.contains("unknown cipher 'NoSuch'"));
         let zero = Selection { sizes_bits: vec![8, 0], ..Default::default() };

@@ -1,6 +1,7 @@
 //! Presets: named selections that reproduce a study's experiment. Each one fills a
 //! [`Selection`] and measurement settings; command-line options given explicitly override it.
-use crate::plan::{Scenario, Selection, DEFAULT_SIZES};
+use crate::dataset::{Dataset, Encode};
+use crate::plan::{Payload, Scenario, Selection, DEFAULT_SIZES};
 
 pub struct Preset {
     pub name: &'static str,
@@ -30,7 +31,27 @@ pub const PRESETS: &[Preset] = &[
         reps: 100,
         warmup: 10,
     },
+    Preset {
+        name: "sensor-study",
+        about: "The DRACO study's headline experiment: `full` over 702 real 32-bit sensor readings (22,464 bits; built-in office-building data or --dataset FILE) against a random payload of the same length, 100 runs per <k,iv> after warm-up; Table 1, Table 2 and a Mann-Whitney test; plus per-reading encryption with a counter IV. DRACO by default, --all for every stream cipher and AEAD",
+        selection: sensor_selection,
+        reps: 100,
+        warmup: 10,
+    },
 ];
+
+fn sensor_selection() -> Selection {
+    let d = Dataset::builtin();
+    let bytes = d.payload(&Encode::default()).expect("built-in dataset has 702 readings");
+    Selection {
+        ciphers: vec!["DRACO".into()],
+        // full for stream ciphers, encrypt for AEADs (with --all), reading for both
+        scenarios: vec![Scenario::Full, Scenario::Encrypt, Scenario::Reading],
+        sizes_bits: vec![bytes.len() * 8],
+        payloads: vec![Payload::dataset(&d.name, bytes), Payload::random()],
+        ..Default::default()
+    }
+}
 
 /// The preset `lwcbench run` uses without arguments.
 pub fn default_preset() -> &'static Preset {

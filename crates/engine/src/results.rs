@@ -25,6 +25,8 @@ pub struct SampleRow {
     pub scenario: String,
     pub kiv: String,
     pub size_bits: u64,
+    /// "random" or "dataset:<name>".
+    pub payload: String,
     pub rep: u32,
     pub batch: u64,
     pub ns_per_op: f64,
@@ -41,6 +43,7 @@ pub struct SummaryRow {
     pub scenario: String,
     pub kiv: String,
     pub size_bits: u64,
+    pub payload: String,
     pub batch: u64,
     pub n: u64,
     pub mean_ns: f64,
@@ -73,6 +76,7 @@ pub struct ComparisonRow {
     pub scenario: String,
     pub kiv: String,
     pub size_bits: u64,
+    pub payload: String,
     pub rust_median_ns: f64,
     pub cpp_median_ns: f64,
     /// cpp / rust medians: > 1 means C++ is slower.
@@ -124,6 +128,7 @@ fn rows_of(r: &GroupResult, warm: bool) -> Vec<SampleRow> {
             scenario: g.scenario.as_str().into(),
             kiv: g.kiv.label().into(),
             size_bits: g.size_bits as u64,
+            payload: g.payload.label.clone(),
             rep: i as u32,
             batch: r.batch,
             ns_per_op: s.ns,
@@ -152,6 +157,7 @@ fn summary_row(proto: &SampleRow, kiv: &str, batch: u64, ns: &[f64], cycles: &[f
         scenario: proto.scenario.clone(),
         kiv: kiv.into(),
         size_bits: size,
+        payload: proto.payload.clone(),
         batch,
         n: s.n as u64,
         mean_ns: s.mean,
@@ -176,11 +182,11 @@ fn summary_row(proto: &SampleRow, kiv: &str, batch: u64, ns: &[f64], cycles: &[f
 /// Per-group rows followed by pooled rows (kiv = "all") for every
 /// implementation × scenario × size that has more than one key/IV variant.
 pub fn summary_rows(rows: &[SampleRow]) -> Vec<SummaryRow> {
-    type Key = (String, String, String, u64);
+    type Key = (String, String, String, u64, String);
     let mut groups: BTreeMap<(Key, String), Vec<&SampleRow>> = BTreeMap::new();
     let mut order: Vec<(Key, String)> = Vec::new();
     for r in rows {
-        let k = ((r.cipher.clone(), r.implementation.clone(), r.scenario.clone(), r.size_bits), r.kiv.clone());
+        let k = ((r.cipher.clone(), r.implementation.clone(), r.scenario.clone(), r.size_bits, r.payload.clone()), r.kiv.clone());
         if !groups.contains_key(&k) {
             order.push(k.clone());
         }
@@ -214,7 +220,7 @@ pub fn summary_rows(rows: &[SampleRow]) -> Vec<SummaryRow> {
 /// C++ against Rust for implementations named `rust-X` / `cpp-X` of the same cipher.
 /// Verdict at α = 0.05 with a Bonferroni correction over all rows of the table.
 pub fn comparison_rows(rows: &[SampleRow]) -> Vec<ComparisonRow> {
-    type Key = (String, String, String, String, u64); // cipher, variant, scenario, kiv, size
+    type Key = (String, String, String, String, u64, String); // cipher, variant, scenario, kiv, size, payload
     let mut rust: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
     let mut cpp: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
     for r in rows {
@@ -225,7 +231,7 @@ pub fn comparison_rows(rows: &[SampleRow]) -> Vec<ComparisonRow> {
         } else {
             continue;
         };
-        map.entry((r.cipher.clone(), variant.into(), r.scenario.clone(), r.kiv.clone(), r.size_bits))
+        map.entry((r.cipher.clone(), variant.into(), r.scenario.clone(), r.kiv.clone(), r.size_bits, r.payload.clone()))
             .or_default()
             .push(r.ns_per_op);
     }
@@ -249,6 +255,7 @@ pub fn comparison_rows(rows: &[SampleRow]) -> Vec<ComparisonRow> {
                 scenario: k.2.clone(),
                 kiv: k.3.clone(),
                 size_bits: k.4,
+                payload: k.5.clone(),
                 rust_median_ns: summarize(a).median,
                 cpp_median_ns: summarize(b).median,
                 ratio_cpp_rust: c.ratio_median,
@@ -292,9 +299,9 @@ pub fn csv_or_header<T: Serialize>(rows: &[T], header: &str) -> Vec<u8> {
     }
 }
 
-pub const SAMPLE_HEADER: &str = "cipher,implementation,language,family,scenario,kiv,size_bits,rep,batch,ns_per_op,cycles_per_op";
+pub const SAMPLE_HEADER: &str = "cipher,implementation,language,family,scenario,kiv,size_bits,payload,rep,batch,ns_per_op,cycles_per_op";
 pub const COMPARISON_HEADER: &str =
-    "cipher,variant,scenario,kiv,size_bits,rust_median_ns,cpp_median_ns,ratio_cpp_rust,mann_whitney_p,verdict";
+    "cipher,variant,scenario,kiv,size_bits,payload,rust_median_ns,cpp_median_ns,ratio_cpp_rust,mann_whitney_p,verdict";
 
 /// Check up front that `dir` can receive results: create it, refuse to overwrite a finished
 /// run unless `force`, and prove it is writable.
@@ -318,13 +325,20 @@ pub fn write_run(dir: &Path, results: &[GroupResult], record: &mut RunRecord, ex
     let warm = warmup_rows(results);
     let summary = summary_rows(&samples);
     let comparison = comparison_rows(&samples);
+    let (t1, t2) = crate::tables::dataset_vs_random(&samples);
+    let mut md = crate::markdown::summary_markdown(&summary, &comparison);
+    md += &crate::tables::markdown(&t1, &t2);
     let mut files = vec![
         ("samples.csv", csv_or_header(&samples, SAMPLE_HEADER)),
         ("warmup.csv", csv_or_header(&warm, SAMPLE_HEADER)),
         ("summary.csv", to_csv(&summary)),
         ("comparison.csv", csv_or_header(&comparison, COMPARISON_HEADER)),
-        ("summary.md", crate::markdown::summary_markdown(&summary, &comparison).into_bytes()),
+        ("summary.md", md.into_bytes()),
     ];
+    if !t1.is_empty() {
+        files.push(("table1_dataset_vs_random.csv", to_csv(&t1)));
+        files.push(("table2_dataset_vs_random.csv", to_csv(&t2)));
+    }
     files.extend(extra.iter().map(|(n, b)| (*n, b.clone())));
     // A previous run.json goes first so the directory never looks complete with mixed files.
     let _ = fs::remove_file(dir.join("run.json"));
@@ -376,6 +390,7 @@ mod tests {
             scenario: "full".into(),
             kiv: kiv.into(),
             size_bits: 8,
+            payload: "random".into(),
             rep: 0,
             batch: 1,
             ns_per_op: ns,

@@ -25,13 +25,11 @@ pub struct Config {
     /// Static key/IV used by the `s` variants; None = the documented default pattern.
     pub static_key: Option<Vec<u8>>,
     pub static_iv: Option<Vec<u8>>,
-    /// Payload for every size (truncated/cycled to the size); None = random bytes.
-    pub payload: Option<Vec<u8>>,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { reps: 100, warmup: 10, seed: 1, min_sample_ns: 20_000.0, static_key: None, static_iv: None, payload: None }
+        Config { reps: 100, warmup: 10, seed: 1, min_sample_ns: 20_000.0, static_key: None, static_iv: None }
     }
 }
 
@@ -164,14 +162,78 @@ impl Op for AeadOp {
     }
 }
 
+/// Per-reading encryption: what a sensor node does for each 32-bit reading. The IV/nonce is
+/// the big-endian value of a device counter that only ever increases within a group, so no
+/// key/IV pair is used twice — not across samples, not across batches.
+struct ReadingOp {
+    stream: Option<Box<dyn StreamCipher + Send>>,
+    aead: Option<Box<dyn Aead + Send>>,
+    key: Vec<u8>,
+    iv: Vec<u8>,
+    counter: u64,
+    pool: Vec<u8>,
+    pos: usize,
+    buf: [u8; 4],
+    tag: Vec<u8>,
+}
+
+impl ReadingOp {
+    fn new(g: &Group, pool: Vec<u8>) -> Self {
+        let (stream, aead) = match g.entry.make {
+            Make::Stream(mk) => (Some(mk()), None),
+            Make::Aead(mk) => (None, Some(mk())),
+            Make::Block(_) => unreachable!("reading applies to stream ciphers and AEADs"),
+        };
+        ReadingOp {
+            stream,
+            aead,
+            key: Vec::new(),
+            iv: vec![0u8; g.entry.info.iv_bytes()],
+            counter: 0,
+            pool,
+            pos: 0,
+            buf: [0; 4],
+            tag: vec![0u8; g.entry.info.tag_bytes()],
+        }
+    }
+}
+
+impl Op for ReadingOp {
+    fn prepare(&mut self, key: &[u8], _iv: &[u8]) -> Result<(), CipherError> {
+        self.key.clear();
+        self.key.extend_from_slice(key);
+        match &mut self.aead {
+            Some(a) => a.set_key(key),
+            None => Ok(()),
+        }
+    }
+    #[inline(never)]
+    fn run(&mut self) -> Result<(), CipherError> {
+        self.counter += 1;
+        let c = self.counter.to_be_bytes();
+        let n = self.iv.len().min(8);
+        let ivlen = self.iv.len();
+        self.iv[ivlen - n..].copy_from_slice(&c[8 - n..]);
+        self.buf.copy_from_slice(&self.pool[self.pos..self.pos + 4]);
+        self.pos = (self.pos + 4) % self.pool.len();
+        let r = match (&mut self.stream, &mut self.aead) {
+            (Some(s), _) => s.init(&self.key, &self.iv).and_then(|_| s.apply_bits(&mut self.buf, 32)),
+            (_, Some(a)) => a.encrypt(&self.iv, &[], &mut self.buf, &mut self.tag),
+            _ => unreachable!("one of the two is set in new()"),
+        };
+        black_box(&mut self.buf);
+        r
+    }
+}
+
 /// 64-bit FNV-1a, to derive a per-group RNG stream from the run seed and the group label, so
 /// a group's keys do not depend on which other groups were selected.
 fn fnv1a(s: &str) -> u64 {
     s.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3))
 }
 
-fn payload_bytes(cfg: &Config, nbytes: usize, rng: &mut ChaCha20Rng) -> Vec<u8> {
-    match &cfg.payload {
+fn payload_bytes(g: &Group, nbytes: usize, rng: &mut ChaCha20Rng) -> Vec<u8> {
+    match &g.payload.bytes {
         Some(p) if !p.is_empty() => p.iter().copied().cycle().take(nbytes).collect(),
         _ => {
             let mut v = vec![0u8; nbytes];
@@ -181,11 +243,16 @@ fn payload_bytes(cfg: &Config, nbytes: usize, rng: &mut ChaCha20Rng) -> Vec<u8> 
     }
 }
 
-fn build_op(g: &Group, cfg: &Config, rng: &mut ChaCha20Rng) -> Box<dyn Op> {
+fn build_op(g: &Group, rng: &mut ChaCha20Rng) -> Box<dyn Op> {
     let nbytes = g.size_bits.div_ceil(8);
+    if g.scenario == Scenario::Reading {
+        // A pool of readings to send one after another (the dataset's, or random words).
+        let pool = payload_bytes(g, 4 * 1024, rng);
+        return Box::new(ReadingOp::new(g, pool));
+    }
     match g.entry.make {
         Make::Stream(mk) => {
-            let payload = payload_bytes(cfg, nbytes, rng);
+            let payload = payload_bytes(g, nbytes, rng);
             Box::new(StreamOp {
                 c: mk(),
                 scenario: g.scenario,
@@ -199,10 +266,10 @@ fn build_op(g: &Group, cfg: &Config, rng: &mut ChaCha20Rng) -> Box<dyn Op> {
         Make::Block(mk) => {
             let block = g.entry.info.block_bytes().max(1);
             let n = nbytes.div_ceil(block) * block;
-            Box::new(BlockOp { c: mk(), scenario: g.scenario, block, buf: payload_bytes(cfg, n, rng), key: Vec::new() })
+            Box::new(BlockOp { c: mk(), scenario: g.scenario, block, buf: payload_bytes(g, n, rng), key: Vec::new() })
         }
         Make::Aead(mk) => {
-            let payload = payload_bytes(cfg, nbytes, rng);
+            let payload = payload_bytes(g, nbytes, rng);
             Box::new(AeadOp {
                 c: mk(),
                 scenario: g.scenario,
@@ -257,7 +324,7 @@ pub fn measure_group(g: &Group, cfg: &Config, mut on_sample: impl FnMut()) -> Re
     if static_iv.len() != info.iv_bytes() {
         return Err(err(CipherError::IvLength { expected: info.iv_bytes(), got: static_iv.len() }));
     }
-    let mut op = build_op(g, cfg, &mut rng);
+    let mut op = build_op(g, &mut rng);
     let mut key = static_key.clone();
     let mut iv = static_iv.clone();
     let draw = |rng: &mut ChaCha20Rng, key: &mut Vec<u8>, iv: &mut Vec<u8>| {

@@ -115,7 +115,13 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         min_sample_ns: cfg.min_sample_ns,
         static_key_hex: cfg.static_key.as_ref().map(hex_encode),
         static_iv_hex: cfg.static_iv.as_ref().map(hex_encode),
-        payload: if cfg.payload.is_some() { "user-supplied payload (cycled to each size)".into() } else { "random bytes from the seeded RNG (per group)".into() },
+        payload: {
+            let mut kinds: Vec<String> = groups.iter().map(|g| g.payload.label.clone()).collect();
+            kinds.dedup();
+            kinds.sort();
+            kinds.dedup();
+            format!("{} (random = bytes from the seeded RNG per group; dataset = encoded readings cycled/truncated to each size)", kinds.join(", "))
+        },
         groups: groups.len(),
         machine,
         build: Build::current(lwcbench_catalog::build_info()),

@@ -68,11 +68,22 @@ fn summary_table(rows: &[&SummaryRow]) -> String {
     s + "</table>"
 }
 
-/// Box-plot figure for one cipher and scenario.
+/// Box-plot figure for one cipher and scenario; one series per implementation (and payload,
+/// when dataset and random payloads were both measured).
 fn scenario_boxplot(samples: &[&SampleRow], impls: &[String], scenario: &str) -> Option<String> {
     let rows: Vec<&&SampleRow> = samples.iter().filter(|r| r.scenario == scenario).collect();
     if rows.is_empty() {
         return None;
+    }
+    let payloads = order(rows.iter().map(|r| r.payload.as_str()), &[]);
+    let mut series: Vec<(String, String, String)> = Vec::new();
+    for im in impls {
+        for p in &payloads {
+            if rows.iter().any(|r| &r.implementation == im && &r.payload == p) {
+                let label = if payloads.len() > 1 { format!("{im} · {p}") } else { im.clone() };
+                series.push((im.clone(), p.clone(), label));
+            }
+        }
     }
     let kivs = order(rows.iter().map(|r| r.kiv.as_str()), &KIV_ORDER);
     let sizes: BTreeSet<u64> = rows.iter().map(|r| r.size_bits).collect();
@@ -83,11 +94,14 @@ fn scenario_boxplot(samples: &[&SampleRow], impls: &[String], scenario: &str) ->
         for sz in &sizes {
             cats.push(if uses_size { format!("<{k} | {sz}>") } else { format!("<{k}>") });
             data.push(
-                impls
+                series
                     .iter()
-                    .map(|im| {
-                        let xs: Vec<f64> =
-                            rows.iter().filter(|r| &r.implementation == im && &r.kiv == k && r.size_bits == *sz).map(|r| r.ns_per_op).collect();
+                    .map(|(im, p, _)| {
+                        let xs: Vec<f64> = rows
+                            .iter()
+                            .filter(|r| &r.implementation == im && &r.payload == p && &r.kiv == k && r.size_bits == *sz)
+                            .map(|r| r.ns_per_op)
+                            .collect();
                         BoxStats::from_samples(&xs)
                     })
                     .collect(),
@@ -95,7 +109,8 @@ fn scenario_boxplot(samples: &[&SampleRow], impls: &[String], scenario: &str) ->
         }
     }
     let x_label = if uses_size { "<key, IV | payload bits>   (s = static, r = random)" } else { "<key, IV>   (s = static, r = random)" };
-    Some(boxplot(&cats, impls, &data, "time per operation", x_label))
+    let names: Vec<String> = series.into_iter().map(|s| s.2).collect();
+    Some(boxplot(&cats, &names, &data, "time per operation", x_label))
 }
 
 /// Bars of mean throughput with 95 % CI (from the CI of the mean time) at the largest size.
@@ -106,8 +121,9 @@ fn throughput_bars(summary: &[&SummaryRow], scenario: &str) -> Option<(String, u
         .iter()
         .filter(|r| r.size_bits == size)
         .map(|r| {
+            let name = if r.payload == "random" { format!("{}/{}", r.cipher, r.implementation) } else { format!("{}/{} · {}", r.cipher, r.implementation, r.payload) };
             let mbps = |ns: f64| size as f64 / ns * 1000.0;
-            (format!("{}/{}", r.cipher, r.implementation), mbps(r.mean_ns), mbps(r.ci95_hi_ns.max(1e-9)), mbps(r.ci95_lo_ns.max(1e-9)))
+            (name, mbps(r.mean_ns), mbps(r.ci95_hi_ns.max(1e-9)), mbps(r.ci95_lo_ns.max(1e-9)))
         })
         .collect();
     if bars.is_empty() {
@@ -213,6 +229,30 @@ pub fn render(run: &Run) -> String {
                 let _ = write!(h, "<details><summary>Figure {fig} as a table (the study's aggregate table: all four key/IV variants pooled)</summary>{}</details>", summary_table(&rows));
             }
         }
+    }
+
+    let (t1, t2) = lwcbench_engine::tables::dataset_vs_random(&run.samples);
+    if !t1.is_empty() {
+        h += "<h2 id=\"dataset\">Dataset against random payload</h2><p>The study's Table 1 (all four key/IV variants pooled) and Table 2 (mean per key/IV variant). Test: two-sided Mann–Whitney U (timing data is skewed; no normality assumed), α = 0.05 Bonferroni-corrected; read p together with the ratio of medians, since large samples make tiny differences significant.</p>";
+        h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>bits</th><th class=\"l\">payload</th><th>n</th><th>mean</th><th>median</th><th>sd</th><th>min</th><th>max</th><th>dataset/random</th><th>p</th><th class=\"l\">verdict</th></tr>";
+        for r in &t1 {
+            let _ = write!(
+                h,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.1e}</td><td class=\"l\">{}</td></tr>",
+                esc(&r.cipher), esc(&r.implementation), r.scenario, r.size_bits, esc(&r.payload), r.n,
+                fmt_ns(r.mean_ns), fmt_ns(r.median_ns), fmt_ns(r.sd_ns), fmt_ns(r.min_ns), fmt_ns(r.max_ns),
+                r.ratio_dataset_random, r.mann_whitney_p, esc(&r.verdict)
+            );
+        }
+        h += "</table><table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>&lt;k,iv&gt;</th><th>dataset mean</th><th>random mean</th><th>difference</th><th>p</th></tr>";
+        for r in &t2 {
+            let _ = write!(
+                h,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>&lt;{}&gt;</td><td>{}</td><td>{}</td><td>{:+.2} %</td><td>{:.1e}</td></tr>",
+                esc(&r.cipher), esc(&r.implementation), r.scenario, esc(&r.kiv), fmt_ns(r.dataset_mean_ns), fmt_ns(r.random_mean_ns), r.diff_pct, r.mann_whitney_p
+            );
+        }
+        h += "</table>";
     }
 
     if !run.comparison.is_empty() {

@@ -15,6 +15,7 @@ fn row(imp: &str, ns: f64, rep: u32) -> SampleRow {
         scenario: "full".into(),
         kiv: "s,s".into(),
         size_bits: 8,
+        payload: "random".into(),
         rep,
         batch: 1,
         ns_per_op: ns,

@@ -1,0 +1,257 @@
+//! Sensor datasets: time series from CSV turned into the byte payload a sensor would send.
+//!
+//! CSV layout: a header row; an optional timestamp column (named time, timestamp, date or
+//! datetime, case-insensitive); one or more numeric channels. A unit may follow a channel name
+//! in brackets or parentheses: `temperature [°C]`, `flow (l/s)`.
+//!
+//! Encoding of each reading as 32 bits (default: IEEE-754 float32, big-endian = network byte
+//! order, channels interleaved row by row: r0c0 r0c1 … r1c0 …). `int32:SCALE` stores
+//! round(value × SCALE) as a two's-complement int32. Errors name the file, line and column.
+use std::path::Path;
+
+/// The built-in default (see data/sensors/README.md for source and licence).
+pub const DEFAULT_NAME: &str = "office-occupancy";
+pub const DEFAULT_CSV: &str = include_str!("../../../data/sensors/office-occupancy.csv");
+/// The DRACO study's 702 readings × 32 bits = 22,464 bits.
+pub const DEFAULT_READINGS: usize = 702;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Channel {
+    pub name: String,
+    pub unit: Option<String>,
+    /// 1-based CSV column.
+    pub column: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dataset {
+    pub name: String,
+    pub channels: Vec<Channel>,
+    /// rows[r][c] = reading of channel c in data row r.
+    pub rows: Vec<Vec<f64>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Encoding {
+    Float32,
+    Int32 { scale: f64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ByteOrder {
+    Big,
+    Little,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Layout {
+    /// r0c0 r0c1 … r1c0 … (what a node sending all its sensors per tick produces).
+    Interleaved,
+    /// c0r0 c0r1 … c1r0 … (one channel's series after another).
+    PerChannel,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Encode {
+    pub encoding: Encoding,
+    pub order: ByteOrder,
+    pub layout: Layout,
+    /// Number of 32-bit readings in the payload.
+    pub readings: usize,
+}
+
+impl Default for Encode {
+    fn default() -> Self {
+        Encode { encoding: Encoding::Float32, order: ByteOrder::Big, layout: Layout::Interleaved, readings: DEFAULT_READINGS }
+    }
+}
+
+impl Encoding {
+    /// "float32" or "int32:SCALE".
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "float32" | "f32" => Ok(Encoding::Float32),
+            t => match t.strip_prefix("int32:").map(|x| x.parse::<f64>()) {
+                Some(Ok(scale)) if scale.is_finite() && scale != 0.0 => Ok(Encoding::Int32 { scale }),
+                _ => Err(format!("--encoding: '{s}' is not float32 or int32:SCALE (e.g. int32:100)")),
+            },
+        }
+    }
+}
+
+fn split_unit(h: &str) -> (String, Option<String>) {
+    let h = h.trim();
+    for (open, close) in [('[', ']'), ('(', ')')] {
+        if let (Some(i), true) = (h.rfind(open), h.ends_with(close)) {
+            let unit = h[i + 1..h.len() - 1].trim();
+            return (h[..i].trim().to_string(), (!unit.is_empty()).then(|| unit.to_string()));
+        }
+    }
+    (h.to_string(), None)
+}
+
+fn is_time_column(name: &str) -> bool {
+    matches!(name.to_ascii_lowercase().as_str(), "time" | "timestamp" | "date" | "datetime")
+}
+
+impl Dataset {
+    pub fn load(path: &Path, channels: &[String]) -> Result<Dataset, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let name = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "dataset".into());
+        Self::parse(&text, &path.display().to_string(), &name, channels)
+    }
+
+    pub fn builtin() -> Dataset {
+        Self::parse(DEFAULT_CSV, "data/sensors/office-occupancy.csv", DEFAULT_NAME, &[]).expect("built-in dataset parses")
+    }
+
+    /// Parse CSV text; `file` names it in errors. `channels` selects columns by name
+    /// (without unit); empty = every non-timestamp column.
+    pub fn parse(text: &str, file: &str, name: &str, channels: &[String]) -> Result<Dataset, String> {
+        if text.trim().is_empty() {
+            return Err(format!("{file}: empty file (expected a header row and readings)"));
+        }
+        let mut rdr = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(text.as_bytes());
+        let headers = rdr.headers().map_err(|e| format!("{file}:1: {e}"))?.clone();
+        let cols: Vec<(String, Option<String>)> = headers.iter().map(split_unit).collect();
+        let picked: Vec<Channel> = if channels.is_empty() {
+            cols.iter()
+                .enumerate()
+                .filter(|(_, (n, _))| !is_time_column(n))
+                .map(|(i, (n, u))| Channel { name: n.clone(), unit: u.clone(), column: i + 1 })
+                .collect()
+        } else {
+            channels
+                .iter()
+                .map(|want| {
+                    cols.iter()
+                        .position(|(n, _)| n.eq_ignore_ascii_case(want.trim()))
+                        .map(|i| Channel { name: cols[i].0.clone(), unit: cols[i].1.clone(), column: i + 1 })
+                        .ok_or_else(|| {
+                            format!("{file}:1: column '{want}' not found (columns: {})", cols.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", "))
+                        })
+                })
+                .collect::<Result<_, _>>()?
+        };
+        if picked.is_empty() {
+            return Err(format!("{file}:1: no numeric channel columns (only a timestamp column)"));
+        }
+        let mut rows = Vec::new();
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| format!("{file}: {e}"))?;
+            let line = rec.position().map(|p| p.line()).unwrap_or(0);
+            if rec.iter().all(|c| c.is_empty()) {
+                continue;
+            }
+            let mut row = Vec::with_capacity(picked.len());
+            for ch in &picked {
+                let cell = rec.get(ch.column - 1).ok_or_else(|| {
+                    format!("{file}:{line}:{}: missing cell for '{}' (row has {} cells, header {})", ch.column, ch.name, rec.len(), headers.len())
+                })?;
+                let v: f64 = cell
+                    .parse()
+                    .ok()
+                    .filter(|v: &f64| v.is_finite())
+                    .ok_or_else(|| format!("{file}:{line}:{}: '{cell}' in column '{}' is not a number", ch.column, ch.name))?;
+                row.push(v);
+            }
+            rows.push(row);
+        }
+        if rows.is_empty() {
+            return Err(format!("{file}: header only, no readings"));
+        }
+        Ok(Dataset { name: name.to_string(), channels: picked, rows })
+    }
+
+    pub fn readings_available(&self) -> usize {
+        self.rows.len() * self.channels.len()
+    }
+
+    /// The readings in payload order.
+    pub fn ordered(&self, layout: Layout) -> Vec<f64> {
+        match layout {
+            Layout::Interleaved => self.rows.iter().flatten().copied().collect(),
+            Layout::PerChannel => (0..self.channels.len()).flat_map(|c| self.rows.iter().map(move |r| r[c])).collect(),
+        }
+    }
+
+    /// Encode the first `enc.readings` readings as 4 bytes each.
+    pub fn payload(&self, enc: &Encode) -> Result<Vec<u8>, String> {
+        if enc.readings == 0 {
+            return Err("--readings: at least one reading is needed".into());
+        }
+        let vals = self.ordered(enc.layout);
+        if vals.len() < enc.readings {
+            return Err(format!("dataset '{}' has {} readings, {} requested (--readings)", self.name, vals.len(), enc.readings));
+        }
+        let mut out = Vec::with_capacity(enc.readings * 4);
+        for (i, v) in vals.iter().take(enc.readings).enumerate() {
+            let word: [u8; 4] = match enc.encoding {
+                Encoding::Float32 => {
+                    let f = *v as f32;
+                    if enc.order == ByteOrder::Big { f.to_be_bytes() } else { f.to_le_bytes() }
+                }
+                Encoding::Int32 { scale } => {
+                    let s = (v * scale).round();
+                    if s < i32::MIN as f64 || s > i32::MAX as f64 {
+                        return Err(format!("reading {i} ({v}) × {scale} does not fit in int32"));
+                    }
+                    let n = s as i32;
+                    if enc.order == ByteOrder::Big { n.to_be_bytes() } else { n.to_le_bytes() }
+                }
+            };
+            out.extend_from_slice(&word);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str, ch: &[&str]) -> String {
+        Dataset::parse(text, "s.csv", "s", &ch.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap_err()
+    }
+
+    #[test]
+    fn bad_files_name_file_line_column() {
+        assert_eq!(err("", &[]), "s.csv: empty file (expected a header row and readings)");
+        assert_eq!(err("time,t [C]\n", &[]), "s.csv: header only, no readings");
+        assert_eq!(err("time,t [C],h\n1,2.5,3\n2,x,4\n", &[]), "s.csv:3:2: 'x' in column 't' is not a number");
+        assert!(err("time,t\n1,2\n", &["flow"]).starts_with("s.csv:1: column 'flow' not found (columns: time, t)"));
+        assert_eq!(err("time,a,b\n1,2\n", &[]), "s.csv:2:3: missing cell for 'b' (row has 2 cells, header 3)");
+        assert_eq!(err("time\n2020\n", &[]), "s.csv:1: no numeric channel columns (only a timestamp column)");
+    }
+
+    #[test]
+    fn units_channels_and_encodings_by_hand() {
+        let d = Dataset::parse("Time,temp [°C],flow (l/s)\nx,1.5,-2\ny,2,3\n", "f", "f", &[]).unwrap();
+        assert_eq!(d.channels[0], Channel { name: "temp".into(), unit: Some("°C".into()), column: 2 });
+        assert_eq!(d.channels[1].unit.as_deref(), Some("l/s"));
+        assert_eq!(d.ordered(Layout::Interleaved), vec![1.5, -2.0, 2.0, 3.0]);
+        assert_eq!(d.ordered(Layout::PerChannel), vec![1.5, 2.0, -2.0, 3.0]);
+        // 1.5f32 = 0x3FC00000, -2.0f32 = 0xC0000000 (IEEE-754 by hand)
+        let p = d.payload(&Encode { readings: 2, ..Default::default() }).unwrap();
+        assert_eq!(p, vec![0x3F, 0xC0, 0, 0, 0xC0, 0, 0, 0]);
+        let p = d.payload(&Encode { readings: 1, order: ByteOrder::Little, ..Default::default() }).unwrap();
+        assert_eq!(p, vec![0, 0, 0xC0, 0x3F]);
+        // int32 × 100: 150 = 0x00000096, -200 = 0xFFFFFF38
+        let p = d.payload(&Encode { readings: 2, encoding: Encoding::Int32 { scale: 100.0 }, ..Default::default() }).unwrap();
+        assert_eq!(p, vec![0, 0, 0, 0x96, 0xFF, 0xFF, 0xFF, 0x38]);
+        assert!(d.payload(&Encode { readings: 5, ..Default::default() }).unwrap_err().contains("has 4 readings, 5 requested"));
+        assert_eq!(Encoding::parse("int32:10"), Ok(Encoding::Int32 { scale: 10.0 }));
+        assert!(Encoding::parse("int16").is_err());
+    }
+
+    #[test]
+    fn builtin_gives_the_studys_payload_length() {
+        let d = Dataset::builtin();
+        assert_eq!(d.channels.len(), 4);
+        assert_eq!(d.channels[3].unit.as_deref(), Some("ppm"));
+        let p = d.payload(&Encode::default()).unwrap();
+        assert_eq!(p.len() * 8, 22_464);
+        // First reading 23.18 °C as float32 big-endian: 23.18f32 = 0x41B970A4
+        assert_eq!(&p[..4], &[0x41, 0xB9, 0x70, 0xA4]);
+    }
+}

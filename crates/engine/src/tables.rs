@@ -1,0 +1,222 @@
+//! The DRACO study's dataset-versus-random tables, for every cipher and implementation run
+//! with both a dataset payload and a random payload of the same length.
+//!
+//! * Table 1: per payload, all four key/IV variants pooled — n, mean, median, sd, min, max.
+//! * Table 2: mean per key/IV variant, dataset against random.
+//!
+//! The study only eyeballed whether the data changes the cost. Here each pair is tested with a
+//! two-sided Mann–Whitney U test: timing samples are skewed with outliers, so a rank test that
+//! assumes no normality is the right one; it asks whether one payload's times tend to be larger.
+//! With 400 samples per side it detects very small shifts, so read the p-value together with
+//! the effect size (ratio of medians): a significant 0.3 % difference is not a practical one.
+use std::collections::BTreeMap;
+
+use lwcbench_stats::{compare, summarize};
+use serde::{Deserialize, Serialize};
+
+use crate::results::SampleRow;
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Table1Row {
+    pub cipher: String,
+    pub implementation: String,
+    pub scenario: String,
+    pub size_bits: u64,
+    pub payload: String,
+    pub n: u64,
+    pub mean_ns: f64,
+    pub median_ns: f64,
+    pub sd_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    /// median(dataset) / median(random), on both rows of a pair.
+    pub ratio_dataset_random: f64,
+    /// Mann–Whitney U two-sided p-value, dataset vs random (pooled), on both rows of a pair.
+    pub mann_whitney_p: f64,
+    pub verdict: String,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Table2Row {
+    pub cipher: String,
+    pub implementation: String,
+    pub scenario: String,
+    pub size_bits: u64,
+    pub kiv: String,
+    pub dataset: String,
+    pub dataset_mean_ns: f64,
+    pub random_mean_ns: f64,
+    /// (dataset − random) / random × 100.
+    pub diff_pct: f64,
+    pub mann_whitney_p: f64,
+}
+
+type Key = (String, String, String, u64);
+
+/// Build both tables. α = 0.05, Bonferroni-corrected over the Table 1 pairs.
+pub fn dataset_vs_random(rows: &[SampleRow]) -> (Vec<Table1Row>, Vec<Table2Row>) {
+    // key → payload → kiv → samples
+    let mut m: BTreeMap<Key, BTreeMap<String, BTreeMap<String, Vec<f64>>>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.scenario != "reading") {
+        m.entry((r.cipher.clone(), r.implementation.clone(), r.scenario.clone(), r.size_bits))
+            .or_default()
+            .entry(r.payload.clone())
+            .or_default()
+            .entry(r.kiv.clone())
+            .or_default()
+            .push(r.ns_per_op);
+    }
+    let pairs: Vec<(&Key, &BTreeMap<String, Vec<f64>>, &str, &BTreeMap<String, Vec<f64>>)> = m
+        .iter()
+        .filter_map(|(k, by_payload)| {
+            let random = by_payload.get("random")?;
+            let (dname, data) = by_payload.iter().find(|(p, _)| p.starts_with("dataset:"))?;
+            Some((k, data, dname.as_str(), random))
+        })
+        .collect();
+    let alpha = 0.05 / pairs.len().max(1) as f64;
+    let mut t1 = Vec::new();
+    let mut t2 = Vec::new();
+    let kiv_order = ["s,s", "s,r", "r,s", "r,r"];
+    for (k, data, dname, random) in pairs {
+        let pool = |m: &BTreeMap<String, Vec<f64>>| m.values().flatten().copied().collect::<Vec<f64>>();
+        let (d, r) = (pool(data), pool(random));
+        let c = compare(&r, &d);
+        let verdict = if c.mann_whitney_p >= alpha {
+            "no significant difference".to_string()
+        } else if c.ratio_median > 1.0 {
+            "dataset slower".to_string()
+        } else {
+            "dataset faster".to_string()
+        };
+        for (label, xs) in [(dname.to_string(), &d), ("random".to_string(), &r)] {
+            let s = summarize(xs);
+            t1.push(Table1Row {
+                cipher: k.0.clone(),
+                implementation: k.1.clone(),
+                scenario: k.2.clone(),
+                size_bits: k.3,
+                payload: label,
+                n: s.n as u64,
+                mean_ns: s.mean,
+                median_ns: s.median,
+                sd_ns: s.sd,
+                min_ns: s.min,
+                max_ns: s.max,
+                ratio_dataset_random: c.ratio_median,
+                mann_whitney_p: c.mann_whitney_p,
+                verdict: verdict.clone(),
+            });
+        }
+        for kiv in kiv_order {
+            let (Some(dk), Some(rk)) = (data.get(kiv), random.get(kiv)) else { continue };
+            let (md, mr) = (summarize(dk).mean, summarize(rk).mean);
+            t2.push(Table2Row {
+                cipher: k.0.clone(),
+                implementation: k.1.clone(),
+                scenario: k.2.clone(),
+                size_bits: k.3,
+                kiv: kiv.into(),
+                dataset: dname.to_string(),
+                dataset_mean_ns: md,
+                random_mean_ns: mr,
+                diff_pct: (md - mr) / mr * 100.0,
+                mann_whitney_p: lwcbench_stats::mann_whitney_p(rk, dk),
+            });
+        }
+    }
+    (t1, t2)
+}
+
+/// Markdown of both tables in the study's layout.
+pub fn markdown(t1: &[Table1Row], t2: &[Table2Row]) -> String {
+    use crate::markdown::fmt_ns;
+    let mut s = String::new();
+    if t1.is_empty() {
+        return s;
+    }
+    s.push_str("\n## Dataset against random payload\n\nTable 1 — all four key/IV variants pooled. Test: two-sided Mann–Whitney U, dataset vs random, α = 0.05 Bonferroni-corrected; ratio = median(dataset)/median(random).\n\n");
+    s.push_str("| cipher | implementation | scenario | bits | payload | n | mean | median | sd | min | max | ratio | p | verdict |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for r in t1 {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.2e} | {} |\n",
+            r.cipher,
+            r.implementation,
+            r.scenario,
+            r.size_bits,
+            r.payload,
+            r.n,
+            fmt_ns(r.mean_ns),
+            fmt_ns(r.median_ns),
+            fmt_ns(r.sd_ns),
+            fmt_ns(r.min_ns),
+            fmt_ns(r.max_ns),
+            r.ratio_dataset_random,
+            r.mann_whitney_p,
+            r.verdict
+        ));
+    }
+    s.push_str("\nTable 2 — mean per key/IV variant.\n\n| cipher | implementation | scenario | bits | <k,iv> | dataset mean | random mean | difference | p |\n|---|---|---|---:|---|---:|---:|---:|---:|\n");
+    for r in t2 {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | <{}> | {} | {} | {:+.2} % | {:.2e} |\n",
+            r.cipher,
+            r.implementation,
+            r.scenario,
+            r.size_bits,
+            r.kiv,
+            fmt_ns(r.dataset_mean_ns),
+            fmt_ns(r.random_mean_ns),
+            r.diff_pct,
+            r.mann_whitney_p
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(payload: &str, kiv: &str, ns: f64) -> SampleRow {
+        SampleRow {
+            cipher: "X".into(),
+            implementation: "i".into(),
+            language: "Rust".into(),
+            family: "stream".into(),
+            scenario: "full".into(),
+            kiv: kiv.into(),
+            size_bits: 64,
+            payload: payload.into(),
+            rep: 0,
+            batch: 1,
+            ns_per_op: ns,
+            cycles_per_op: None,
+        }
+    }
+
+    #[test]
+    fn tables_by_hand() {
+        let mut rows = Vec::new();
+        for kiv in ["s,s", "r,r"] {
+            for i in 0..10 {
+                rows.push(row("dataset:d", kiv, 100.0 + i as f64));
+                rows.push(row("random", kiv, 100.0 + i as f64 + if kiv == "r,r" { 50.0 } else { 0.0 }));
+            }
+        }
+        let (t1, t2) = dataset_vs_random(&rows);
+        assert_eq!(t1.len(), 2);
+        let d = &t1[0];
+        assert_eq!((d.payload.as_str(), d.n), ("dataset:d", 20));
+        assert!((d.mean_ns - 104.5).abs() < 1e-12); // 100..109 twice
+        assert_eq!((d.min_ns, d.max_ns), (100.0, 109.0));
+        let r = &t1[1];
+        assert!((r.mean_ns - 129.5).abs() < 1e-12); // 100..109 and 150..159
+        assert_eq!(t2.len(), 2);
+        assert_eq!(t2[0].kiv, "s,s");
+        assert_eq!(t2[0].diff_pct, 0.0);
+        // r,r: dataset 104.5 vs random 154.5 → −32.36 %
+        assert!((t2[1].diff_pct - (104.5 - 154.5) / 154.5 * 100.0).abs() < 1e-9);
+        assert!(t2[1].mann_whitney_p < 0.01 && t2[0].mann_whitney_p > 0.9);
+    }
+}
