@@ -2,6 +2,7 @@
 use std::process::ExitCode;
 
 mod cmd_compare;
+mod cmd_crypt;
 mod cmd_list;
 mod cmd_run;
 mod cmd_verify;
@@ -18,7 +19,7 @@ Start with `lwcbench list` to see every cipher and implementation, `lwcbench ver
 them all against official test vectors, and `lwcbench run` to benchmark (without arguments it \
 runs the default preset and writes samples.csv, summary.csv and run.json to a new directory \
 under ./lwcbench-results).",
-    after_help = "Examples:\n  lwcbench run\n  lwcbench run --preset quick\n  lwcbench run --cipher ChaCha20 --scenario keystream --sizes 8,1024,64KiB --kiv ss,rr\n  lwcbench verify --cipher DRACO"
+    after_help = "Examples:\n  lwcbench run\n  lwcbench run --preset quick\n  lwcbench run --cipher ChaCha20 --scenario keystream --sizes 8,1024,64KiB --kiv ss,rr\n  lwcbench verify --cipher DRACO\n  lwcbench encrypt --cipher ChaCha20-Poly1305 --key 00..1f --hex 48656c6c6f"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -33,6 +34,12 @@ enum Cmd {
     Verify(cmd_verify::VerifyArgs),
     /// Benchmark: measure groups of cipher × implementation × scenario × key/IV variant × size.
     Run(Box<cmd_run::RunArgs>),
+    /// Encrypt hex or a file with any cipher (random IV/nonce unless --iv is given).
+    Encrypt(cmd_crypt::CryptArgs),
+    /// Decrypt hex or a file (AEAD input = ciphertext ‖ tag; a bad tag is an error).
+    Decrypt(cmd_crypt::CryptArgs),
+    /// Print keystream bits of a stream cipher.
+    Keystream(cmd_crypt::CryptArgs),
     /// List the built-in presets.
     Presets,
     /// Write report.html (self-contained, inline SVG) and summary.md for a result directory.
@@ -52,6 +59,9 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cmd_run::run(&a),
         Cmd::Report { dir } => lwcbench_report::write_report(&dir).map(|p| println!("wrote {}", p.display())),
         Cmd::Compare(a) => cmd_compare::run(&a),
+        Cmd::Encrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Encrypt),
+        Cmd::Decrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Decrypt),
+        Cmd::Keystream(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Keystream),
         Cmd::Presets => {
             for p in lwcbench_engine::presets::PRESETS {
                 println!("{:<12} {}", p.name, p.about);

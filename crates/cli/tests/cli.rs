@@ -153,3 +153,40 @@ fn list_and_verify_work() {
     let o = lwcbench(&["verify", "--cipher", "ChaCha20"], dir.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
 }
+
+#[test]
+fn encrypt_decrypt_and_expect() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+    // RFC 8439 §2.4.2 with counter 1: skip block 0 by encrypting 64 zero bytes first.
+    let sunscreen = hex_of(b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.");
+    let input = format!("{}{}", "00".repeat(64), sunscreen);
+    let o = lwcbench(&["encrypt", "-c", "ChaCha20", "-k", key, "--iv", "000000000000004a00000000", "--hex", &input], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(out[128..].starts_with("6e2e359a2568f98041ba0728dd0d6981"), "RFC 8439 ciphertext: {out}");
+    // AEAD round trip with a random nonce, and rejection of a modified tag.
+    let o = lwcbench(&["encrypt", "-c", "ChaCha20-Poly1305", "-k", key, "--hex", "68656c6c6f"], dir.path());
+    assert!(o.status.success());
+    let ct = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let iv = stderr(&o).lines().find_map(|l| l.strip_prefix("iv: ")).unwrap().split(' ').next().unwrap().to_string();
+    assert_eq!(iv.len(), 24);
+    let o = lwcbench(&["decrypt", "-c", "ChaCha20-Poly1305", "-k", key, "--iv", &iv, "--hex", &ct, "--expect", "68656c6c6f"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut bad = ct.clone().into_bytes();
+    let last = bad.len() - 1;
+    bad[last] = if bad[last] == b'0' { b'1' } else { b'0' };
+    let o = lwcbench(&["decrypt", "-c", "ChaCha20-Poly1305", "-k", key, "--iv", &iv, "--hex", std::str::from_utf8(&bad).unwrap()], dir.path());
+    assert!(!o.status.success() && stderr(&o).contains("authentication failed"), "{}", stderr(&o));
+    // Two encryptions without --iv use different nonces.
+    let o2 = lwcbench(&["encrypt", "-c", "ChaCha20-Poly1305", "-k", key, "--hex", "68656c6c6f"], dir.path());
+    assert_ne!(String::from_utf8_lossy(&o2.stdout).trim(), ct);
+    assert_clean_error(&["encrypt", "-c", "ChaCha20", "-k", "0011", "--hex", "00"], "--key: key must be 32 bytes");
+    assert_clean_error(&["keystream", "-c", "ChaCha20", "-k", key, "--iv", "00", "--bits", "8"], "--iv");
+    assert_clean_error(&["decrypt", "-c", "ChaCha20", "-k", key, "--hex", "00"], "--iv: required");
+    assert_clean_error(&["encrypt", "-c", "ChaCha20", "-k", key, "--iv", "000000000000004a00000000", "--hex", "00", "--expect", "01"], "differs from --expect");
+}
+
+fn hex_of(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
