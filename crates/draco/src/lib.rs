@@ -1,2 +1,23 @@
-//! DRACO stream cipher (provisional reconstruction): bit-serial reference, fast single-stream, bit-sliced multi-stream
+//! DRACO stream cipher (provisional reconstruction, not interoperable with the published
+//! cipher), as defined in `shared/specs/draco.md`.
+//!
+//! * [`provisional`] — every provisional choice (P1 selection, P2 initialization, P3 bit order);
+//! * [`reference::DracoRef`] — bit-serial reference, the oracle ("rust-ref");
+//! * [`DracoFast`] — word-parallel single stream, 64 clocks per step ("rust-fast");
+//! * [`bitsliced::MultiDraco`] — bit-sliced multi-stream (portable u64, AVX2, AVX-512);
+//! * [`checksum`] — SHA-256 over many (key, IV, length) keystreams, stored as [`checksum::CHECKSUM_HEX`].
 #![no_std]
+#![deny(unsafe_code)] // allowed only in `bitsliced` (SIMD)
+
+#[cfg(test)]
+extern crate std;
+
+pub mod bitsliced;
+pub mod boolfn;
+pub mod checksum;
+pub mod fast;
+pub mod provisional;
+pub mod reference;
+
+pub use fast::DracoFast;
+pub use reference::DracoRef;

@@ -1,5 +1,6 @@
 //! Known-answer test data: parsers for the shared vector formats and helpers.
 pub mod cryptopp;
+pub mod estream;
 
 /// Decode hex that may contain spaces; error names the offending text.
 pub fn unhex(s: &str) -> Result<Vec<u8>, String> {

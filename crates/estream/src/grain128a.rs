@@ -1,0 +1,276 @@
+//! Grain-128a (M. Ågren, M. Hell, T. Johansson, W. Meier, "Grain-128a: a new version of
+//! Grain-128 with optional authentication", IJWMC 5(1), 2011), 128-bit key, 96-bit IV.
+//!
+//! Only the keystream is implemented (no MAC). IV bit 0 selects the mode:
+//! * IV_0 = 0 (no authentication): keystream z_i = y_{256+i}, the pre-output.
+//! * IV_0 = 1 (authentication mode): the first 64 pre-output bits after initialisation are
+//!   reserved for the MAC registers and the keystream is every second bit,
+//!   z_i = y_{256+64+2i}; the MAC bits are discarded here.
+//!
+//! Word-parallel: the highest tap is position 96 of a 128-bit register, so 32 clocks are
+//! computed at once (32-bit windows of each register).
+//!
+//! Byte convention (the paper's test vectors and the designers' reference code): bits are
+//! numbered MSB-first, i.e. k_0 is the most significant bit of key byte 0, IV_0 the most
+//! significant bit of IV byte 0, and z_0 the most significant bit of output byte 0.
+//! Constant-time: no secret-dependent branches or indices (the mode bit is public).
+use lwcbench_core::{check_len, iv_err, key_err, BitOrder, CipherError, CipherInfo, Family, Language, Origin};
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use crate::{BitBuf, Words};
+
+pub const INFO: CipherInfo = CipherInfo {
+    name: "Grain-128a",
+    implementation: "rust",
+    family: Family::Stream,
+    key_bits: 128,
+    iv_bits: 96,
+    block_bits: 0,
+    tag_bits: 0,
+    state_bytes: 32, // 128-bit LFSR + 128-bit NFSR (MAC registers not used)
+    origin: Origin::Own,
+    language: Language::Rust,
+    bit_order: BitOrder::MsbFirst,
+    bit_granular: true,
+    note: "keystream only; IV_0=1 gives the authentication-mode keystream without the MAC",
+};
+
+/// Registers as four 32-bit quarters, bit `j` of `q[0] | q[1] << 32 | …` = register bit
+/// `i + j`. Windows are single shifts of a pair of quarters (a `u128` would make LLVM emit
+/// `shld`/`shrd`, which are slow on AMD Zen).
+#[derive(Clone, Default, Zeroize)]
+pub(crate) struct Core {
+    s: [u32; 4], // LFSR
+    b: [u32; 4], // NFSR
+    auth: bool,
+}
+
+/// 32 register bits starting at position `off` (0 ≤ off ≤ 96).
+#[inline(always)]
+fn at(q: &[u32; 4], off: u32) -> u32 {
+    let (i, r) = ((off / 32) as usize, off % 32);
+    if r == 0 {
+        q[i]
+    } else {
+        ((q[i] as u64 | (q[i + 1] as u64) << 32) >> r) as u32
+    }
+}
+
+impl Core {
+    /// 32 clocks: returns y_i..y_{i+31} (bit k = y_{i+k}); `feedback` adds y into both
+    /// registers (initialisation).
+    #[inline(always)]
+    fn step32(&mut self, feedback: bool) -> u32 {
+        let (s, b) = (&self.s, &self.b);
+        let sw = |o: u32| at(s, o);
+        let bw = |o: u32| at(b, o);
+        let (b12, b95) = (bw(12), bw(95));
+        let h = (b12 & sw(8)) ^ (sw(13) & sw(20)) ^ (b95 & sw(42)) ^ (sw(60) & sw(79)) ^ (b12 & b95 & sw(94));
+        let y = h ^ sw(93) ^ bw(2) ^ bw(15) ^ bw(36) ^ bw(45) ^ bw(64) ^ bw(73) ^ bw(89);
+        let s0 = sw(0);
+        let mut ns = s0 ^ sw(7) ^ sw(38) ^ sw(70) ^ sw(81) ^ sw(96);
+        let mut nb = s0 ^ bw(0) ^ bw(26) ^ bw(56) ^ bw(91) ^ bw(96)
+            ^ (bw(3) & bw(67)) ^ (bw(11) & bw(13)) ^ (bw(17) & bw(18)) ^ (bw(27) & bw(59))
+            ^ (bw(40) & bw(48)) ^ (bw(61) & bw(65)) ^ (bw(68) & bw(84))
+            ^ (bw(88) & bw(92) & bw(93) & b95) ^ (bw(22) & bw(24) & bw(25)) ^ (bw(70) & bw(78) & bw(82));
+        if feedback {
+            ns ^= y;
+            nb ^= y;
+        }
+        self.s = [self.s[1], self.s[2], self.s[3], ns];
+        self.b = [self.b[1], self.b[2], self.b[3], nb];
+        y
+    }
+
+    #[inline(always)]
+    fn pre64(&mut self) -> u64 {
+        let lo = self.step32(false) as u64;
+        let hi = self.step32(false) as u64;
+        lo | (hi << 32)
+    }
+
+    fn load(&mut self, key: &[u8], iv: &[u8]) {
+        // MSB-first bit numbering: reversing each byte makes bit i land at u128 bit i.
+        let mut k = [0u8; 16];
+        for (d, s) in k.iter_mut().zip(key) {
+            *d = s.reverse_bits();
+        }
+        let quarters = |v: u128| [v as u32, (v >> 32) as u32, (v >> 64) as u32, (v >> 96) as u32];
+        self.b = quarters(u128::from_le_bytes(k));
+        let mut v = [0u8; 16];
+        for (d, s) in v.iter_mut().zip(iv) {
+            *d = s.reverse_bits();
+        }
+        // s_96..s_126 = 1, s_127 = 0
+        self.s = quarters(u128::from_le_bytes(v) | (0x7fff_ffffu128 << 96));
+        self.auth = iv[0] & 0x80 != 0;
+        k.zeroize();
+        v.zeroize();
+        for _ in 0..8 {
+            self.step32(true); // 256 clocks
+        }
+        if self.auth {
+            self.pre64(); // accumulator and shift-register initial values (MAC not kept)
+        }
+    }
+}
+
+/// Even-indexed bits of `x` (bits 0, 2, 4, …) packed into the low 32 bits.
+#[inline(always)]
+fn even_bits(x: u64) -> u64 {
+    let mut x = x & 0x5555_5555_5555_5555;
+    x = (x | (x >> 1)) & 0x3333_3333_3333_3333;
+    x = (x | (x >> 2)) & 0x0f0f_0f0f_0f0f_0f0f;
+    x = (x | (x >> 4)) & 0x00ff_00ff_00ff_00ff;
+    x = (x | (x >> 8)) & 0x0000_ffff_0000_ffff;
+    (x | (x >> 16)) & 0x0000_0000_ffff_ffff
+}
+
+impl Words for Core {
+    #[inline(always)]
+    fn next_word(&mut self) -> u64 {
+        if self.auth {
+            let lo = even_bits(self.pre64());
+            let hi = even_bits(self.pre64());
+            lo | (hi << 32)
+        } else {
+            self.pre64()
+        }
+    }
+}
+
+/// Grain-128a keystream generator, bit-granular. Zeroized on drop.
+#[derive(Clone, Default, Zeroize, ZeroizeOnDrop)]
+pub struct Grain128a {
+    core: Core,
+    bb: BitBuf,
+    ready: bool,
+}
+
+impl Grain128a {
+    fn setup(&mut self, key: &[u8], iv: &[u8]) -> Result<(), CipherError> {
+        check_len(key.len(), 16, key_err)?;
+        check_len(iv.len(), 12, iv_err)?;
+        self.core.load(key, iv);
+        Ok(())
+    }
+}
+
+stream_impl!(Grain128a, INFO, false);
+
+#[cfg(test)]
+#[allow(clippy::needless_range_loop, clippy::too_many_arguments)]
+mod tests {
+    use super::*;
+    use crate::bit_msb;
+    use lwcbench_core::StreamCipher;
+    use std::vec::Vec;
+
+    /// Bit-serial model from the paper's equations (arrays of bits, one clock at a time),
+    /// independent of the 32-way code above. Returns the pre-output y_256.. (`nbits` bits)
+    /// as a bit vector.
+    fn pre_output(key: &[u8], iv: &[u8], nbits: usize) -> Vec<u8> {
+        let mut b: Vec<u8> = (0..128).map(|i| bit_msb(key, i)).collect();
+        let mut s: Vec<u8> = (0..128).map(|i| if i < 96 { bit_msb(iv, i) } else { (i < 127) as u8 }).collect();
+        let mut y_out = Vec::new();
+        for t in 0..256 + nbits {
+            let h = b[12] & s[8] ^ s[13] & s[20] ^ b[95] & s[42] ^ s[60] & s[79] ^ b[12] & b[95] & s[94];
+            let y = [2, 15, 36, 45, 64, 73, 89].iter().fold(h ^ s[93], |a, &j| a ^ b[j]);
+            let mut f = s[0] ^ s[7] ^ s[38] ^ s[70] ^ s[81] ^ s[96];
+            let mut g = s[0] ^ b[0] ^ b[26] ^ b[56] ^ b[91] ^ b[96]
+                ^ b[3] & b[67] ^ b[11] & b[13] ^ b[17] & b[18] ^ b[27] & b[59]
+                ^ b[40] & b[48] ^ b[61] & b[65] ^ b[68] & b[84]
+                ^ b[88] & b[92] & b[93] & b[95] ^ b[22] & b[24] & b[25] ^ b[70] & b[78] & b[82];
+            if t < 256 {
+                f ^= y;
+                g ^= y;
+            } else {
+                y_out.push(y);
+            }
+            s.remove(0);
+            s.push(f);
+            b.remove(0);
+            b.push(g);
+        }
+        y_out
+    }
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+
+    fn pack_msb(bits: &[u8]) -> Vec<u8> {
+        bits.chunks(8).map(|c| c.iter().enumerate().fold(0u8, |a, (i, &b)| a | (b << (7 - i)))).collect()
+    }
+
+    // Appendix A of the Grain-128a paper (IJWMC 2011, authors' copy at Lund University):
+    // key, IV, 320-bit pre-output stream; for IV_0 = 1 also the first 128 keystream bits.
+    const PAPER: [(&str, &str, &str, &str); 4] = [
+        (
+            "00000000000000000000000000000000",
+            "000000000000000000000000",
+            "c0207f221660650b6a952ae26586136fa0904140c8621cfe8660c0dec0969e9436f4ace92cf1ebb7",
+            "",
+        ),
+        (
+            "0123456789abcdef123456789abcdef0",
+            "0123456789abcdef12345678",
+            "f88720c13f46e6a43c07eeed89161a4dd73bd6b8be8b6b116879714ebb630e0a4c12f0399412982c",
+            "",
+        ),
+        (
+            "00000000000000000000000000000000",
+            "800000000000000000000000",
+            "564b362219bd90e301f259cf52bf5da9deb1845be6993abd2d3c77c4acb90e422640fbd6e8ae642a",
+            "0d2b1f2ebc83da7e6658ee3150f9ef47",
+        ),
+        (
+            "0123456789abcdef123456789abcdef0",
+            "8123456789abcdef12345678",
+            "7f2acdb7adfb701f8d2083b3c32b43f1962b3dcabf679378db3536bfc25bed483008e6bcb395a156",
+            "a49d971c976bf596b45f93e242ded8c1",
+        ),
+    ];
+
+    #[test]
+    fn bit_serial_model_reproduces_paper_pre_output() {
+        for (k, iv, pre, _) in PAPER {
+            assert_eq!(pack_msb(&pre_output(&hex(k), &hex(iv), 320)), hex(pre), "key {k} iv {iv}");
+        }
+    }
+
+    #[test]
+    fn fast_code_matches_paper_keystream() {
+        let mut c = Grain128a::default();
+        for (k, iv, pre, ks) in PAPER {
+            let want = if ks.is_empty() { hex(pre) } else { hex(ks) };
+            let mut got = std::vec![0u8; want.len()];
+            c.init(&hex(k), &hex(iv)).unwrap();
+            c.keystream(&mut got).unwrap();
+            assert_eq!(got, want, "key {k} iv {iv}");
+        }
+    }
+
+    #[test]
+    fn fast_code_matches_model_on_other_keys() {
+        let mut c = Grain128a::default();
+        for seed in 0..6u8 {
+            let key: Vec<u8> = (0..16).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed * 91)).collect();
+            let mut iv: Vec<u8> = (0..12).map(|i| (i as u8).wrapping_mul(53).wrapping_add(seed * 17)).collect();
+            iv[0] &= 0x7f; // keystream mode
+            let y = pre_output(&key, &iv, 1000);
+            let mut got = std::vec![0u8; 125];
+            c.init(&key, &iv).unwrap();
+            c.keystream(&mut got).unwrap();
+            assert_eq!(got, pack_msb(&y), "seed {seed}");
+            // authentication mode: z_i = y_{64+2i}
+            iv[0] |= 0x80;
+            let y = pre_output(&key, &iv, 64 + 2 * 400);
+            let z: Vec<u8> = (0..400).map(|i| y[64 + 2 * i]).collect();
+            let mut got = std::vec![0u8; 50];
+            c.init(&key, &iv).unwrap();
+            c.keystream(&mut got).unwrap();
+            assert_eq!(got, pack_msb(&z), "auth seed {seed}");
+        }
+    }
+}
