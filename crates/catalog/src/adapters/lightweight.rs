@@ -1,4 +1,912 @@
-//! Registration of the `lwcbench-lightweight` implementations.
-use crate::registry::Entry;
+//! Lightweight block ciphers and NIST-LWC AEADs: adapters to crates.io implementations and
+//! registration of the own `lwcbench-lightweight` code, with their known-answer tests.
+//!
+//! Crate-backed (the crate does the work, the adapter only maps bytes and errors):
+//! * **AES-128** — RustCrypto `aes` 0.9 (FIPS 197), the RR% baseline. The crate picks its
+//!   backend at run time (`cpufeatures`): with AVX-512F + VAES (as on this VM) block calls go
+//!   to its VAES-512 backend, else VAES-256, else AES-NI; key expansion uses AES-NI. All are
+//!   constant time in hardware. Without AES-NI it falls back to a constant-time fixsliced
+//!   software implementation (forced with `--cfg aes_backend="soft"`).
+//! * **Ascon-AEAD128** (NIST SP 800-232) — RustCrypto `ascon-aead128` 0.1; **Ascon-128 v1.2**
+//!   (CAESAR / NIST-LWC final submission) — RustCrypto `ascon-aead` 0.4 (the last release with
+//!   the v1.2 variants; 0.5+ implement only SP 800-232). The permutation is a bitsliced
+//!   5-bit S-box plus xor/rotate linear layer on 64-bit words, no tables: constant time;
+//!   both crates compare tags in constant time (`subtle` / `ctutils`).
+//! * **SPECK** (all ten sizes of ePrint 2013/404) — RustCrypto `speck-cipher` 0.1. ARX:
+//!   constant time. The crate reads words big-endian, most significant word first (the
+//!   paper's printed order); this adapter exposes the common byte convention (little-endian
+//!   words, k[0] first, y before x — Crypto++, Linux, Wycheproof) by reversing key and block.
+//! * **XTEA** — RustCrypto `xtea` 0.1. ARX, key-word index depends only on the public round
+//!   sum: constant time. The crate reads little-endian words; XTEA's de-facto standard
+//!   (Needham–Wheeler reference code, Botan, Crypto++) is big-endian, so the adapter
+//!   byte-swaps each 32-bit word of key and block.
+//!
+//! Own code (`lwcbench-lightweight`, see its module docs): LEA-128, HIGHT, SIMON (ten sizes),
+//! TinyJAMBU-128 (v2), Xoodyak, SCHWAEMM256-128, Grain-128AEADv2.
+//!
+//! Ids: names avoid '/' (it separates cipher and implementation), so SPECK64/128 is
+//! `SPECK-64-128/rustcrypto` and SIMON64/128 `SIMON-64-128/rust-ref`. For AEADs `block_bits`
+//! is the rate (bytes absorbed per permutation call).
+use std::path::Path;
 
-pub fn register(_r: &mut Vec<Entry>) {}
+use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
+use lwcbench_core::{check_len, iv_err, key_err, Aead, BitOrder, BlockCipher, CipherError, CipherInfo, Family, Language, Origin};
+use lwcbench_lightweight as lw;
+
+use crate::conformance;
+use crate::kat::{self, cryptopp, lwc, repo_file, shared, wycheproof};
+use crate::registry::Entry;
+use crate::verify::{Check, VerifyCtx};
+
+pub fn register(r: &mut Vec<Entry>) {
+    r.push(Entry::block(mk_aes128, verify_aes128));
+    r.push(Entry::aead(mk_ascon_aead128, verify_ascon_aead128));
+    r.push(Entry::aead(mk_ascon128, verify_ascon128));
+    for s in SPECKS {
+        r.push(Entry::block(s.mk, s.verify));
+    }
+    r.push(Entry::block(mk_xtea, verify_xtea));
+    r.push(Entry::block(mk_lea128, verify_lea128));
+    r.push(Entry::block(mk_hight, verify_hight));
+    for s in SIMONS {
+        r.push(Entry::block(s.mk, s.verify));
+    }
+    r.push(Entry::aead(mk_tinyjambu, verify_tinyjambu));
+    r.push(Entry::aead(mk_xoodyak, verify_xoodyak));
+    r.push(Entry::aead(mk_schwaemm, verify_schwaemm));
+    r.push(Entry::aead(mk_grain128aead, verify_grain128aead));
+}
+
+// ---------------------------------------------------------------------------------------
+// Generic adapter for RustCrypto `cipher` 0.5 block ciphers.
+
+/// A RustCrypto block cipher behind [`BlockCipher`]. `xf` maps the lwcbench byte convention
+/// to the crate's (an involution applied to key and block on the way in and out).
+pub struct RcBlock<C> {
+    inner: Option<C>, // the crates zeroize their round keys on drop (feature "zeroize")
+    info: CipherInfo,
+    xf: fn(&mut [u8]),
+}
+
+impl<C> RcBlock<C> {
+    pub fn new(info: CipherInfo, xf: fn(&mut [u8])) -> Self {
+        RcBlock { inner: None, info, xf }
+    }
+}
+
+fn identity(_: &mut [u8]) {}
+fn reverse(b: &mut [u8]) {
+    b.reverse()
+}
+fn swap_words32(b: &mut [u8]) {
+    for w in b.chunks_exact_mut(4) {
+        w.reverse();
+    }
+}
+
+impl<C: BlockCipherEncrypt + BlockCipherDecrypt + KeyInit + BlockSizeUser + Send> BlockCipher for RcBlock<C> {
+    fn info(&self) -> CipherInfo {
+        self.info
+    }
+    fn set_key(&mut self, key: &[u8]) -> Result<(), CipherError> {
+        check_len(key.len(), self.info.key_bytes(), key_err)?;
+        let mut k = [0u8; 32];
+        let k = &mut k[..key.len()];
+        k.copy_from_slice(key);
+        (self.xf)(k);
+        self.inner = Some(C::new_from_slice(k).expect("length checked"));
+        // `cipher` re-exports zeroize because the xtea/speck-cipher "zeroize" features enable it
+        xtea::cipher::zeroize::Zeroize::zeroize(k);
+        Ok(())
+    }
+    fn encrypt_block(&self, block: &mut [u8]) {
+        let c = self.inner.as_ref().expect("encrypt_block before set_key");
+        (self.xf)(block);
+        c.encrypt_block(block.try_into().expect("one whole block"));
+        (self.xf)(block);
+    }
+    fn decrypt_block(&self, block: &mut [u8]) {
+        let c = self.inner.as_ref().expect("decrypt_block before set_key");
+        (self.xf)(block);
+        c.decrypt_block(block.try_into().expect("one whole block"));
+        (self.xf)(block);
+    }
+}
+
+const fn block_info(
+    name: &'static str,
+    key_bits: u16,
+    block_bits: u16,
+    state_bytes: u32,
+    crate_name: &'static str,
+    version: &'static str,
+) -> CipherInfo {
+    CipherInfo {
+        name,
+        implementation: "rustcrypto",
+        family: Family::Block,
+        key_bits,
+        iv_bits: 0,
+        block_bits,
+        tag_bits: 0,
+        state_bytes,
+        origin: Origin::Crate { name: crate_name, version },
+        language: Language::Rust,
+        bit_order: BitOrder::MsbFirst,
+        bit_granular: false,
+        note: "",
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Block-cipher contract and vector runners.
+
+/// SplitMix64, a deterministic source of test blocks (not for keys of real use).
+struct Mix(u64);
+impl Mix {
+    fn fill(&mut self, b: &mut [u8]) {
+        for c in b.chunks_mut(8) {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            c.copy_from_slice(&z.to_le_bytes()[..c.len()]);
+        }
+    }
+}
+
+/// The [`BlockCipher`] contract: decrypt ∘ encrypt = identity on random blocks, encryption
+/// is deterministic and not the identity, the key matters, wrong key lengths are refused.
+pub fn check_block(mk: fn() -> Box<dyn BlockCipher + Send>) -> Check {
+    let mut c = mk();
+    let info = c.info();
+    let mut chk = Check::new(format!("{}/{}", info.name, info.implementation), "conformance: block-cipher contract");
+    let (kb, bb) = (info.key_bytes(), info.block_bytes());
+    if info.family != Family::Block || bb == 0 || bb * 8 != usize::from(info.block_bits) {
+        chk.fail(format!("bad metadata: family {:?}, block_bits {}", info.family, info.block_bits));
+        return chk;
+    }
+    let mut rng = Mix(u64::from(info.block_bits) << 16 | u64::from(info.key_bits));
+    let mut fresh = mk();
+    let (mut rt_ok, mut moved, mut same) = (true, 0usize, true);
+    const N: usize = 64;
+    for _ in 0..N {
+        let mut key = vec![0u8; kb];
+        rng.fill(&mut key);
+        if let Err(e) = c.set_key(&key).and_then(|_| fresh.set_key(&key)) {
+            chk.fail(format!("set_key: {e}"));
+            return chk;
+        }
+        let mut p = vec![0u8; bb];
+        rng.fill(&mut p);
+        let mut b = p.clone();
+        c.encrypt_block(&mut b);
+        moved += usize::from(b != p);
+        let mut b2 = p.clone();
+        fresh.encrypt_block(&mut b2);
+        same &= b2 == b;
+        c.decrypt_block(&mut b);
+        rt_ok &= b == p;
+    }
+    chk.expect(format!("decrypt(encrypt(p)) = p for {N} random keys/blocks"), rt_ok);
+    chk.expect("encryption is not the identity", moved >= N - 1);
+    chk.expect("two instances with the same key agree", same);
+    // one key bit changes the ciphertext
+    let mut key = vec![0u8; kb];
+    rng.fill(&mut key);
+    let p = vec![0u8; bb];
+    let (mut a, mut b) = (p.clone(), p.clone());
+    c.set_key(&key).unwrap();
+    c.encrypt_block(&mut a);
+    key[kb - 1] ^= 1;
+    c.set_key(&key).unwrap();
+    c.encrypt_block(&mut b);
+    chk.expect("last key bit changes the ciphertext", a != b);
+    chk.expect("short key rejected", matches!(c.set_key(&key[1..]), Err(CipherError::KeyLength { .. })));
+    key.push(0);
+    chk.expect("long key rejected", matches!(c.set_key(&key), Err(CipherError::KeyLength { .. })));
+    chk
+}
+
+fn id_of(info: &CipherInfo) -> String {
+    format!("{}/{}", info.name, info.implementation)
+}
+
+/// Modes the Crypto++ block-cipher files use, run over [`BlockCipher`] to reach their vectors.
+fn mode_apply(c: &dyn BlockCipher, mode: &str, iv: &[u8], data: &mut [u8], encrypt: bool) -> Result<(), String> {
+    let bb = c.info().block_bytes();
+    match mode {
+        "ECB" | "CBC" => {
+            if !data.chunks_exact(bb).remainder().is_empty() {
+                return Err(format!("{mode}: data length {} not a multiple of {bb}", data.len()));
+            }
+            let mut chain = iv.to_vec();
+            for blk in data.chunks_exact_mut(bb) {
+                if mode == "ECB" {
+                    if encrypt { c.encrypt_block(blk) } else { c.decrypt_block(blk) }
+                } else if encrypt {
+                    blk.iter_mut().zip(&chain).for_each(|(b, v)| *b ^= v);
+                    c.encrypt_block(blk);
+                    chain.copy_from_slice(blk);
+                } else {
+                    let saved = blk.to_vec();
+                    c.decrypt_block(blk);
+                    blk.iter_mut().zip(&chain).for_each(|(b, v)| *b ^= v);
+                    chain = saved;
+                }
+            }
+            Ok(())
+        }
+        "CTR" => {
+            // Crypto++ CTR: the whole block is a big-endian counter starting at IV.
+            let mut ctr = iv.to_vec();
+            for blk in data.chunks_mut(bb) {
+                let mut ks = ctr.clone();
+                c.encrypt_block(&mut ks);
+                blk.iter_mut().zip(&ks).for_each(|(b, k)| *b ^= k);
+                for byte in ctr.iter_mut().rev() {
+                    *byte = byte.wrapping_add(1);
+                    if *byte != 0 {
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        }
+        m => Err(format!("unsupported mode {m}")),
+    }
+}
+
+/// Run block-cipher tests from a Crypto++-format file: every `Encrypt` test whose `Name` is
+/// in `names` (`ALG/ECB`, `ALG/CBC` or `ALG/CTR`) and whose key length fits the cipher;
+/// checks encryption and decryption. Tests with a `Rounds` field run only if it equals
+/// `rounds` (Crypto++'s XTEA tests vary the cycle count).
+pub fn block_cryptopp(mk: fn() -> Box<dyn BlockCipher + Send>, path: &Path, names: &[&str], rounds: Option<&str>) -> Check {
+    let mut c = mk();
+    let info = c.info();
+    let mut chk = Check::new(id_of(&info), kat::path_label(path));
+    let tests = match cryptopp::parse_file(path) {
+        Ok(t) => t,
+        Err(e) => {
+            chk.fail(e);
+            return chk;
+        }
+    };
+    for t in tests.iter().filter(|t| t.get("Name").is_some_and(|n| names.contains(&n))) {
+        if t.get("Test") != Some("Encrypt") || t.get("Rounds").is_some_and(|r| Some(r.trim()) != rounds) {
+            continue;
+        }
+        let mode = t.get("Name").and_then(|n| n.rsplit('/').next()).unwrap_or("");
+        // lea.txt writes some values as C arrays ("0x7A, 0xD3, …", two end with a stray "}}");
+        // Crypto++'s decoder skips those characters, the shared parser does not.
+        let bytes = |k: &str| -> Result<Vec<u8>, String> {
+            let v = t.get(k).ok_or_else(|| format!("line {}: field {k} missing", t.line))?;
+            let v = v.replace(',', " ").replace(['{', '}'], "");
+            cryptopp::decode_value(&v).map_err(|e| format!("line {}: field {k}: {e}", t.line))
+        };
+        let r = (|| -> Result<(), String> {
+            let key = bytes("Key")?;
+            if key.len() != info.key_bytes() {
+                return Ok(()); // another key size in the same section
+            }
+            let iv = if mode == "ECB" { vec![0u8; info.block_bytes()] } else { bytes("IV")? };
+            let pt = bytes("Plaintext")?;
+            let want = bytes("Ciphertext")?;
+            c.set_key(&key).map_err(|e| format!("line {}: {e}", t.line))?;
+            let mut buf = pt.clone();
+            mode_apply(&*c, mode, &iv, &mut buf, true).map_err(|e| format!("line {}: {e}", t.line))?;
+            chk.expect_eq(format!("line {} {mode} encrypt", t.line), &buf, &want);
+            let mut back = want.clone();
+            mode_apply(&*c, mode, &iv, &mut back, mode == "CTR").map_err(|e| format!("line {}: {e}", t.line))?;
+            chk.expect_eq(format!("line {} {mode} decrypt", t.line), &back, &pt);
+            Ok(())
+        })();
+        if let Err(e) = r {
+            chk.fail(e);
+        }
+    }
+    if chk.passed == 0 && chk.failures.is_empty() {
+        chk.fail(format!("no usable test named {names:?} found"));
+    }
+    chk
+}
+
+/// A record of `Field = value` lines (CAVP `.rsp`, Botan `.vec`, the SIMON/SPECK paper
+/// transcription), with the `[section]` it sits in.
+struct Record {
+    line: usize,
+    section: String,
+    fields: Vec<(String, String)>,
+}
+
+impl Record {
+    fn get(&self, k: &str) -> Result<&str, String> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
+            .ok_or_else(|| format!("line {}: field {k} missing", self.line))
+    }
+    fn hex(&self, k: &str) -> Result<Vec<u8>, String> {
+        kat::unhex(self.get(k)?).map_err(|e| format!("line {}: {k}: {e}", self.line))
+    }
+}
+
+/// Parse `Field = value` records separated by blank lines; `#` starts a comment, `[X]`
+/// opens a section. Any other line is an error.
+fn parse_records(path: &Path) -> Result<Vec<Record>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    let mut section = String::new();
+    let mut cur: Option<Record> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            if raw.trim().is_empty() {
+                out.extend(cur.take());
+            }
+            continue;
+        }
+        if let Some(s) = line.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+            out.extend(cur.take());
+            section = s.trim().to_string();
+            continue;
+        }
+        let (k, v) = line
+            .split_once('=')
+            .ok_or_else(|| format!("{}: line {}: expected 'Field = value', found {line:?}", path.display(), i + 1))?;
+        cur.get_or_insert_with(|| Record { line: i + 1, section: section.clone(), fields: Vec::new() })
+            .fields
+            .push((k.trim().to_string(), v.trim().to_string()));
+    }
+    out.extend(cur.take());
+    Ok(out)
+}
+
+/// Which `Field = value` dialect a file uses.
+#[derive(Clone, Copy)]
+pub enum KvFormat {
+    /// NIST CAVP AESAVS ECB `.rsp`: `KEY`, `PLAINTEXT`, `CIPHERTEXT` (both directions checked
+    /// in `[ENCRYPT]` and `[DECRYPT]` sections alike).
+    CavpEcb,
+    /// Botan `.vec` block-cipher tests: `Key`, `In`, `Out` (ECB, possibly several blocks).
+    Botan,
+    /// The SIMON/SPECK paper transcription: records whose `Name` equals the given name, words
+    /// most significant first — converted to bytes by reversing the hex string.
+    Paper(&'static str),
+}
+
+/// Run a `Field = value` vector file (see [`KvFormat`]) against a block cipher.
+pub fn block_kv(mk: fn() -> Box<dyn BlockCipher + Send>, path: &Path, fmt: KvFormat) -> Check {
+    let mut c = mk();
+    let info = c.info();
+    let mut chk = Check::new(id_of(&info), kat::path_label(path));
+    let recs = match parse_records(path) {
+        Ok(r) => r,
+        Err(e) => {
+            chk.fail(e);
+            return chk;
+        }
+    };
+    let rev = |r: &Record, k: &str| -> Result<Vec<u8>, String> {
+        let mut b = kat::unhex(r.get(k)?).map_err(|e| format!("line {}: {k}: {e}", r.line))?;
+        b.reverse();
+        Ok(b)
+    };
+    for r in &recs {
+        let res = (|| -> Result<(), String> {
+            let (key, pt, ct) = match fmt {
+                KvFormat::CavpEcb => {
+                    if r.get("COUNT").is_err() {
+                        return Ok(()); // header-only record
+                    }
+                    (r.hex("KEY")?, r.hex("PLAINTEXT")?, r.hex("CIPHERTEXT")?)
+                }
+                KvFormat::Botan => (r.hex("Key")?, r.hex("In")?, r.hex("Out")?),
+                KvFormat::Paper(name) => {
+                    if r.get("Name")? != name {
+                        return Ok(());
+                    }
+                    (rev(r, "Key")?, rev(r, "Plaintext")?, rev(r, "Ciphertext")?)
+                }
+            };
+            c.set_key(&key).map_err(|e| format!("line {}: {e}", r.line))?;
+            let zero = vec![0u8; info.block_bytes()];
+            let mut buf = pt.clone();
+            mode_apply(&*c, "ECB", &zero, &mut buf, true).map_err(|e| format!("line {}: {e}", r.line))?;
+            chk.expect_eq(format!("line {} [{}] encrypt", r.line, r.section), &buf, &ct);
+            let mut back = ct.clone();
+            mode_apply(&*c, "ECB", &zero, &mut back, false).map_err(|e| format!("line {}: {e}", r.line))?;
+            chk.expect_eq(format!("line {} [{}] decrypt", r.line, r.section), &back, &pt);
+            Ok(())
+        })();
+        if let Err(e) = res {
+            chk.fail(e);
+        }
+    }
+    if chk.passed == 0 && chk.failures.is_empty() {
+        chk.fail("no usable vector in file");
+    }
+    chk
+}
+
+// ---------------------------------------------------------------------------------------
+// AES-128
+
+fn mk_aes128() -> Box<dyn BlockCipher + Send> {
+    // 11 round keys × 16 bytes
+    Box::new(RcBlock::<aes::Aes128>::new(block_info("AES-128", 128, 128, 176, "aes", "0.9"), identity))
+}
+
+fn verify_aes128(ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = mk_aes128;
+    let id = "AES-128/rustcrypto";
+    let mut v = vec![
+        check_block(mk),
+        block_cryptopp(mk, &repo_file("lw-aes.txt"), &["AES/ECB"], None),
+        shared(ctx, id, "cryptopp-testvectors/aes.txt", |p| block_cryptopp(mk, p, &["AES/ECB", "AES/CBC", "AES/CTR"], None)),
+    ];
+    for f in ["KAT_AES/ECBGFSbox128.rsp", "KAT_AES/ECBKeySbox128.rsp", "KAT_AES/ECBVarKey128.rsp", "KAT_AES/ECBVarTxt128.rsp", "aesmmt/ECBMMT128.rsp"] {
+        v.push(shared(ctx, id, &format!("nist/cavp/{f}"), |p| block_kv(mk, p, KvFormat::CavpEcb)));
+    }
+    v
+}
+
+// ---------------------------------------------------------------------------------------
+// Ascon
+
+const ASCON_AEAD128_INFO: CipherInfo = CipherInfo {
+    name: "Ascon-AEAD128",
+    implementation: "rustcrypto",
+    family: Family::Aead,
+    key_bits: 128,
+    iv_bits: 128,
+    block_bits: 128, // rate
+    tag_bits: 128,
+    state_bytes: 40,
+    origin: Origin::Crate { name: "ascon-aead128", version: "0.1" },
+    language: Language::Rust,
+    bit_order: BitOrder::MsbFirst,
+    bit_granular: false,
+    note: "NIST SP 800-232",
+};
+
+fn tag_err(expected: usize, got: usize) -> CipherError {
+    CipherError::TagLength { expected, got }
+}
+
+/// Ascon-AEAD128 (NIST SP 800-232) from `ascon-aead128`.
+#[derive(Default)]
+pub struct AsconAead128 {
+    inner: Option<ascon_aead128::AsconAead128>, // zeroized on drop by the crate
+}
+
+impl Aead for AsconAead128 {
+    fn info(&self) -> CipherInfo {
+        ASCON_AEAD128_INFO
+    }
+    fn set_key(&mut self, key: &[u8]) -> Result<(), CipherError> {
+        check_len(key.len(), 16, key_err)?;
+        self.inner = Some(ascon_aead128::AsconAead128::new_from_slice(key).expect("length checked"));
+        Ok(())
+    }
+    fn encrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &mut [u8]) -> Result<(), CipherError> {
+        use ascon_aead128::aead::AeadInOut;
+        let c = self.inner.as_ref().ok_or(CipherError::NotInitialized)?;
+        check_len(nonce.len(), 16, iv_err)?;
+        check_len(tag.len(), 16, tag_err)?;
+        let n = ascon_aead128::AsconAead128Nonce::try_from(nonce).expect("length checked");
+        let t = c.encrypt_inout_detached(&n, ad, buf.into()).map_err(|_| CipherError::DataLength { got: buf.len() })?;
+        tag.copy_from_slice(&t);
+        Ok(())
+    }
+    fn decrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), CipherError> {
+        use ascon_aead128::aead::AeadInOut;
+        let c = self.inner.as_ref().ok_or(CipherError::NotInitialized)?;
+        check_len(nonce.len(), 16, iv_err)?;
+        check_len(tag.len(), 16, tag_err)?;
+        let n = ascon_aead128::AsconAead128Nonce::try_from(nonce).expect("length checked");
+        let t = ascon_aead128::AsconAead128Tag::try_from(tag).expect("length checked");
+        c.decrypt_inout_detached(&n, ad, (&mut *buf).into(), &t).map_err(|_| {
+            buf.fill(0);
+            CipherError::AuthenticationFailed
+        })
+    }
+}
+
+fn mk_ascon_aead128() -> Box<dyn Aead + Send> {
+    Box::new(AsconAead128::default())
+}
+
+fn verify_ascon_aead128(ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = mk_ascon_aead128;
+    vec![
+        conformance::check_aead(mk),
+        lwc::aead_lwc(mk, &repo_file("lw-ascon-aead128.txt")),
+        shared(ctx, "Ascon-AEAD128/rustcrypto", "ascon-c/asconaead128_SP800-232/LWC_AEAD_KAT_128_128.txt", |p| lwc::aead_lwc(mk, p)),
+    ]
+}
+
+/// Ascon-128 v1.2 from `ascon-aead` 0.4.
+#[derive(Default)]
+pub struct Ascon128 {
+    inner: Option<ascon_aead::Ascon128>, // zeroized on drop by the crate
+}
+
+impl Aead for Ascon128 {
+    fn info(&self) -> CipherInfo {
+        CipherInfo {
+            name: "Ascon-128",
+            block_bits: 64,
+            origin: Origin::Crate { name: "ascon-aead", version: "0.4" },
+            note: "v1.2 (CAESAR portfolio / NIST-LWC submission); superseded by Ascon-AEAD128",
+            ..ASCON_AEAD128_INFO
+        }
+    }
+    fn set_key(&mut self, key: &[u8]) -> Result<(), CipherError> {
+        use ascon_aead::aead::KeyInit as _;
+        check_len(key.len(), 16, key_err)?;
+        self.inner = Some(ascon_aead::Ascon128::new_from_slice(key).expect("length checked"));
+        Ok(())
+    }
+    fn encrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &mut [u8]) -> Result<(), CipherError> {
+        use ascon_aead::aead::AeadInPlace;
+        let c = self.inner.as_ref().ok_or(CipherError::NotInitialized)?;
+        check_len(nonce.len(), 16, iv_err)?;
+        check_len(tag.len(), 16, tag_err)?;
+        let t = c
+            .encrypt_in_place_detached(ascon_aead::Nonce::<ascon_aead::Ascon128>::from_slice(nonce), ad, buf)
+            .map_err(|_| CipherError::DataLength { got: buf.len() })?;
+        tag.copy_from_slice(&t);
+        Ok(())
+    }
+    fn decrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), CipherError> {
+        use ascon_aead::aead::AeadInPlace;
+        let c = self.inner.as_ref().ok_or(CipherError::NotInitialized)?;
+        check_len(nonce.len(), 16, iv_err)?;
+        check_len(tag.len(), 16, tag_err)?;
+        let n = ascon_aead::Nonce::<ascon_aead::Ascon128>::from_slice(nonce);
+        let t = ascon_aead::Tag::<ascon_aead::Ascon128>::from_slice(tag);
+        c.decrypt_in_place_detached(n, ad, buf, t).map_err(|_| {
+            buf.fill(0);
+            CipherError::AuthenticationFailed
+        })
+    }
+}
+
+fn mk_ascon128() -> Box<dyn Aead + Send> {
+    Box::new(Ascon128::default())
+}
+
+fn verify_ascon128(ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = mk_ascon128;
+    vec![
+        conformance::check_aead(mk),
+        lwc::aead_lwc(mk, &repo_file("lw-ascon128v12.txt")),
+        shared(ctx, "Ascon-128/rustcrypto", "ascon-c/ascon128v12_v1.2/LWC_AEAD_KAT_128_128.txt", |p| lwc::aead_lwc(mk, p)),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// SPECK (all ten sizes) and XTEA
+
+/// One registered SPECK or SIMON size.
+struct SpeckEntry {
+    mk: fn() -> Box<dyn BlockCipher + Send>,
+    verify: fn(&VerifyCtx) -> Vec<Check>,
+}
+
+macro_rules! speck {
+    ($($ty:ident, $name:literal, $paper:literal, $cpp:expr, $block:literal, $key:literal, $rounds:literal;)*) => {
+        const SPECKS: &[SpeckEntry] = &[$(
+            SpeckEntry {
+                mk: || -> Box<dyn BlockCipher + Send> {
+                    // round keys: rounds × one n-bit word
+                    let info = block_info($name, $key, $block, $rounds * $block / 16, "speck-cipher", "0.1");
+                    Box::new(RcBlock::<speck_cipher::$ty>::new(info, reverse))
+                },
+                verify: |ctx: &VerifyCtx| -> Vec<Check> {
+                    let mk = SPECKS.iter().find(|s| (s.mk)().info().name == $name).expect("registered").mk;
+                    let id = concat!($name, "/rustcrypto");
+                    let mut v = vec![
+                        check_block(mk),
+                        block_kv(mk, &repo_file("lw-simon-speck.txt"), KvFormat::Paper($paper)),
+                        shared(ctx, id, "simon-speck-paper/simon_speck_eprint2013-404_appendixB_C.txt", |p| block_kv(mk, p, KvFormat::Paper($paper))),
+                    ];
+                    let cpp: Option<&str> = $cpp;
+                    if let Some(n) = cpp {
+                        let names = [format!("{n}/ECB"), format!("{n}/CBC"), format!("{n}/CTR")];
+                        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+                        v.push(shared(ctx, id, "cryptopp-testvectors/speck.txt", |p| block_cryptopp(mk, p, &names, None)));
+                    }
+                    v
+                },
+            },
+        )*];
+    };
+}
+
+// Names avoid '/' (it separates cipher and implementation in ids): SPECK-<block>-<key>.
+speck! {
+    Speck32_64, "SPECK-32-64", "SPECK32/64", None, 32, 64, 22;
+    Speck48_72, "SPECK-48-72", "SPECK48/72", None, 48, 72, 22;
+    Speck48_96, "SPECK-48-96", "SPECK48/96", None, 48, 96, 23;
+    Speck64_96, "SPECK-64-96", "SPECK64/96", Some("SPECK-64"), 64, 96, 26;
+    Speck64_128, "SPECK-64-128", "SPECK64/128", Some("SPECK-64"), 64, 128, 27;
+    Speck96_96, "SPECK-96-96", "SPECK96/96", None, 96, 96, 28;
+    Speck96_144, "SPECK-96-144", "SPECK96/144", None, 96, 144, 29;
+    Speck128_128, "SPECK-128-128", "SPECK128/128", Some("SPECK-128"), 128, 128, 32;
+    Speck128_192, "SPECK-128-192", "SPECK128/192", Some("SPECK-128"), 128, 192, 33;
+    Speck128_256, "SPECK-128-256", "SPECK128/256", Some("SPECK-128"), 128, 256, 34;
+}
+
+fn mk_xtea() -> Box<dyn BlockCipher + Send> {
+    // XTEA has no expanded schedule: the 16-byte key is used directly
+    Box::new(RcBlock::<xtea::Xtea>::new(block_info("XTEA", 128, 64, 16, "xtea", "0.1"), swap_words32))
+}
+
+fn verify_xtea(ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = mk_xtea;
+    let id = "XTEA/rustcrypto";
+    vec![
+        check_block(mk),
+        block_kv(mk, &repo_file("lw-xtea.txt"), KvFormat::Botan),
+        shared(ctx, id, "botan/xtea.vec", |p| block_kv(mk, p, KvFormat::Botan)),
+        shared(ctx, id, "cryptopp-testvectors/tea.txt", |p| block_cryptopp(mk, p, &["XTEA/ECB"], Some("32"))),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// Own block ciphers
+
+macro_rules! simon {
+    ($($ty:ident, $name:literal, $paper:literal, $cpp:expr;)*) => {
+        const SIMONS: &[SpeckEntry] = &[$(
+            SpeckEntry {
+                mk: || -> Box<dyn BlockCipher + Send> { Box::new(lw::simon::Simon::<lw::simon::$ty>::default()) },
+                verify: |ctx: &VerifyCtx| -> Vec<Check> {
+                    let mk: fn() -> Box<dyn BlockCipher + Send> = || Box::new(lw::simon::Simon::<lw::simon::$ty>::default());
+                    let id = concat!($name, "/rust-ref");
+                    let mut v = vec![
+                        check_block(mk),
+                        block_kv(mk, &repo_file("lw-simon-speck.txt"), KvFormat::Paper($paper)),
+                        shared(ctx, id, "simon-speck-paper/simon_speck_eprint2013-404_appendixB_C.txt", |p| block_kv(mk, p, KvFormat::Paper($paper))),
+                    ];
+                    let cpp: Option<&str> = $cpp;
+                    if let Some(n) = cpp {
+                        let names = [format!("{n}/ECB"), format!("{n}/CBC"), format!("{n}/CTR")];
+                        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+                        v.push(shared(ctx, id, "cryptopp-testvectors/simon.txt", |p| block_cryptopp(mk, p, &names, None)));
+                    }
+                    v
+                },
+            },
+        )*];
+    };
+}
+
+simon! {
+    Simon32_64, "SIMON-32-64", "SIMON32/64", None;
+    Simon48_72, "SIMON-48-72", "SIMON48/72", None;
+    Simon48_96, "SIMON-48-96", "SIMON48/96", None;
+    Simon64_96, "SIMON-64-96", "SIMON64/96", Some("SIMON-64");
+    Simon64_128, "SIMON-64-128", "SIMON64/128", Some("SIMON-64");
+    Simon96_96, "SIMON-96-96", "SIMON96/96", None;
+    Simon96_144, "SIMON-96-144", "SIMON96/144", None;
+    Simon128_128, "SIMON-128-128", "SIMON128/128", Some("SIMON-128");
+    Simon128_192, "SIMON-128-192", "SIMON128/192", Some("SIMON-128");
+    Simon128_256, "SIMON-128-256", "SIMON128/256", Some("SIMON-128");
+}
+
+fn mk_lea128() -> Box<dyn BlockCipher + Send> {
+    Box::new(lw::lea::Lea128::default())
+}
+
+fn verify_lea128(ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = mk_lea128;
+    vec![
+        check_block(mk),
+        block_cryptopp(mk, &repo_file("lw-lea.txt"), &["LEA-128/ECB"], None),
+        shared(ctx, "LEA-128/rust-ref", "cryptopp-testvectors/lea.txt", |p| {
+            block_cryptopp(mk, p, &["LEA-128/ECB", "LEA-128/CBC", "LEA-128/CTR"], None)
+        }),
+    ]
+}
+
+fn mk_hight() -> Box<dyn BlockCipher + Send> {
+    Box::new(lw::hight::Hight::default())
+}
+
+fn verify_hight(ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = mk_hight;
+    vec![
+        check_block(mk),
+        block_cryptopp(mk, &repo_file("lw-hight.txt"), &["HIGHT/ECB"], None),
+        shared(ctx, "HIGHT/rust-ref", "cryptopp-testvectors/hight.txt", |p| {
+            block_cryptopp(mk, p, &["HIGHT/ECB", "HIGHT/CBC", "HIGHT/CTR"], None)
+        }),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// Own AEADs (NIST LWC finalists)
+
+fn mk_tinyjambu() -> Box<dyn Aead + Send> {
+    Box::new(lw::tinyjambu::TinyJambu128::default())
+}
+
+fn verify_tinyjambu(ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = mk_tinyjambu;
+    vec![
+        conformance::check_aead(mk),
+        lwc::aead_lwc(mk, &repo_file("lw-tinyjambu128.txt")),
+        shared(ctx, "TinyJAMBU-128/rust-ref", "lwc-finalists-rweather/TinyJAMBU-128.txt", |p| lwc::aead_lwc(mk, p)),
+    ]
+}
+
+fn mk_xoodyak() -> Box<dyn Aead + Send> {
+    Box::new(lw::xoodyak::Xoodyak::default())
+}
+
+fn verify_xoodyak(ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = mk_xoodyak;
+    vec![
+        conformance::check_aead(mk),
+        lwc::aead_lwc(mk, &repo_file("lw-xoodyak.txt")),
+        shared(ctx, "Xoodyak/rust-ref", "lwc-finalists-rweather/Xoodyak.txt", |p| lwc::aead_lwc(mk, p)),
+    ]
+}
+
+fn mk_schwaemm() -> Box<dyn Aead + Send> {
+    Box::new(lw::schwaemm::Schwaemm256_128::default())
+}
+
+fn verify_schwaemm(ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = mk_schwaemm;
+    vec![
+        conformance::check_aead(mk),
+        lwc::aead_lwc(mk, &repo_file("lw-schwaemm256-128.txt")),
+        shared(ctx, "SCHWAEMM256-128/rust-ref", "lwc-finalists-rweather/Schwaemm256-128.txt", |p| lwc::aead_lwc(mk, p)),
+    ]
+}
+
+fn mk_grain128aead() -> Box<dyn Aead + Send> {
+    Box::new(lw::grain128aead::Grain128AeadV2::default())
+}
+
+fn verify_grain128aead(ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = mk_grain128aead;
+    let id = "Grain-128AEADv2/rust-ref";
+    vec![
+        conformance::check_aead(mk),
+        lwc::aead_lwc(mk, &repo_file("lw-grain128aeadv2.txt")),
+        shared(ctx, id, "grain128aead-designers/v2_final_Noxet-Grain-128AEAD/LWC_AEAD_KAT_128_96.txt", |p| lwc::aead_lwc(mk, p)),
+        shared(ctx, id, "lwc-finalists-rweather/Grain-128AEAD.txt", |p| lwc::aead_lwc(mk, p)),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// Wycheproof for the RustCrypto ChaCha20-Poly1305 entry (wired in by `adapters/rustcrypto.rs`).
+
+/// Every case of Wycheproof `chacha20_poly1305_test.json` against `ChaCha20-Poly1305/rustcrypto`.
+pub fn chacha20poly1305_wycheproof(ctx: &VerifyCtx) -> Check {
+    let mk = || Box::new(crate::adapters::rustcrypto::ChaCha20Poly1305::default()) as Box<dyn Aead + Send>;
+    shared(ctx, "ChaCha20-Poly1305/rustcrypto", "wycheproof/chacha20_poly1305_test.json", |p| wycheproof::aead_wycheproof(mk, p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_all(checks: Vec<Check>) {
+        for c in checks {
+            assert!(c.ok(), "{}: {} {:?}", c.id, c.what, c.failures);
+            eprintln!("{}: {}: {} passed{}", c.id, c.what, c.passed, if c.skipped { " (skipped)" } else { "" });
+        }
+    }
+
+    #[test]
+    fn aes128() {
+        assert_all(verify_aes128(&VerifyCtx::discover()));
+    }
+    #[test]
+    fn ascon() {
+        let ctx = VerifyCtx::discover();
+        assert_all(verify_ascon_aead128(&ctx));
+        assert_all(verify_ascon128(&ctx));
+    }
+    #[test]
+    fn speck() {
+        let ctx = VerifyCtx::discover();
+        for s in SPECKS {
+            assert_all((s.verify)(&ctx));
+        }
+    }
+    #[test]
+    fn simon() {
+        let ctx = VerifyCtx::discover();
+        for s in SIMONS {
+            let v = (s.verify)(&ctx);
+            assert!(v.len() >= 3);
+            assert_all(v);
+        }
+    }
+    #[test]
+    fn xtea() {
+        assert_all(verify_xtea(&VerifyCtx::discover()));
+    }
+    #[test]
+    fn lea_and_hight() {
+        let ctx = VerifyCtx::discover();
+        assert_all(verify_lea128(&ctx));
+        assert_all(verify_hight(&ctx));
+    }
+    #[test]
+    fn lwc_finalists() {
+        let ctx = VerifyCtx::discover();
+        for f in [verify_tinyjambu, verify_xoodyak, verify_schwaemm, verify_grain128aead] {
+            let v = f(&ctx);
+            if ctx.vectors.is_some() {
+                assert_eq!(v[2].passed, 1089 * 3, "{}", v[2].what);
+            }
+            assert_all(v);
+        }
+    }
+    #[test]
+    fn wycheproof_chacha20poly1305() {
+        assert_all(vec![chacha20poly1305_wycheproof(&VerifyCtx::discover())]);
+    }
+
+    #[test]
+    fn repo_vectors_alone_suffice() {
+        // Without the shared folder every entry still verifies from kat-data (shared checks skip).
+        let ctx = VerifyCtx::default();
+        let mut r = Vec::new();
+        register(&mut r);
+        for e in &r {
+            let checks = (e.verify)(&ctx);
+            assert!(checks.iter().any(|c| !c.skipped && c.what.starts_with("kat-data/")), "{}", e.id());
+            assert_all(checks);
+        }
+        assert!(chacha20poly1305_wycheproof(&ctx).skipped);
+    }
+
+    #[test]
+    fn shared_vector_counts() {
+        // The whole files must be used, not a prefix: 1089 vectors × 3 comparisons each.
+        let ctx = VerifyCtx::discover();
+        if ctx.vectors.is_none() {
+            return;
+        }
+        let v = verify_ascon_aead128(&ctx);
+        assert_eq!(v[2].passed, 1089 * 3);
+        let v = verify_ascon128(&ctx);
+        assert_eq!(v[2].passed, 1089 * 3);
+    }
+
+    #[test]
+    fn runners_can_fail() {
+        // A cipher that is not AES must fail the AES vectors; a damaged file must fail loudly.
+        let chk = block_cryptopp(mk_hight, &repo_file("lw-lea.txt"), &["LEA-128/ECB"], None);
+        assert!(!chk.ok(), "HIGHT cannot pass LEA vectors (sizes differ → no usable test)");
+        let chk = block_cryptopp(mk_lea128, &repo_file("lw-aes.txt"), &["AES/ECB"], None);
+        assert!(!chk.ok() && !chk.failures.is_empty());
+        let chk = lwc::aead_lwc(mk_ascon128, &repo_file("lw-ascon-aead128.txt"));
+        assert!(!chk.ok(), "Ascon-128 v1.2 must not pass Ascon-AEAD128 vectors");
+        let ctx = VerifyCtx::discover();
+        if let Some(p) = ctx.file("grain128aead-designers/v1_round2_Grain-128AEAD-sw-ref/LWC_AEAD_KAT_128_96.txt") {
+            // the obsolete v1 KAT must fail for every vector (encryption differs)
+            let chk = lwc::aead_lwc(mk_grain128aead, &p);
+            assert!(chk.failures.iter().filter(|f| f.contains("encrypt")).count() == 1089, "{}", chk.failures.len());
+        }
+        let dir = std::env::temp_dir().join(format!("lwcbench-lw-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("bad.txt");
+        std::fs::write(&bad, "Count = 1\nKey = 00\nNonce = zz\n").unwrap();
+        assert!(!lwc::aead_lwc(mk_ascon128, &bad).ok());
+        std::fs::write(&bad, "[XTEA]\nKey 00\n").unwrap();
+        assert!(!block_kv(mk_xtea, &bad, KvFormat::Botan).ok());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

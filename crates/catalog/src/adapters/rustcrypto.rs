@@ -131,5 +131,6 @@ fn verify_chacha20poly1305(ctx: &VerifyCtx) -> Vec<Check> {
         conformance::check_aead(mk),
         kat::aead_cryptopp(mk, &kat::repo_file("rfc8439.txt"), &["ChaCha20/Poly1305"]),
         shared(ctx, id, "cryptopp-testvectors/chacha20poly1305.txt", |p| kat::aead_cryptopp(mk, p, &["ChaCha20/Poly1305"])),
+        crate::adapters::lightweight::chacha20poly1305_wycheproof(ctx),
     ]
 }

@@ -1,6 +1,8 @@
 //! Known-answer test data: parsers for the shared vector formats and helpers.
 pub mod cryptopp;
 pub mod estream;
+pub mod lwc;
+pub mod wycheproof;
 
 /// Decode hex that may contain spaces; error names the offending text.
 pub fn unhex(s: &str) -> Result<Vec<u8>, String> {

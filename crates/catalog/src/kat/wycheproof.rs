@@ -1,0 +1,152 @@
+//! Reader and runner for Wycheproof AEAD test files (C2SP/wycheproof `testvectors_v1`,
+//! schema `aead_test_schema_v1.json`; shared README §1.1): `testGroups[]` with
+//! `keySize`/`ivSize`/`tagSize` in bits and `tests[]` of `tcId`, `comment`, `flags`,
+//! `result` (valid / invalid / acceptable) and hex `key`, `iv`, `aad`, `msg`, `ct` (ciphertext
+//! **without** tag), `tag`.
+use std::path::Path;
+
+use lwcbench_core::Aead;
+use serde::Deserialize;
+
+use crate::verify::Check;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct File {
+    pub algorithm: String,
+    pub schema: String,
+    pub number_of_tests: usize,
+    pub test_groups: Vec<Group>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Group {
+    pub key_size: u32,
+    pub iv_size: u32,
+    pub tag_size: u32,
+    pub tests: Vec<AeadTest>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AeadTest {
+    pub tc_id: u32,
+    #[serde(default)]
+    pub comment: String,
+    #[serde(default)]
+    pub flags: Vec<String>,
+    pub key: String,
+    pub iv: String,
+    pub aad: String,
+    pub msg: String,
+    pub ct: String,
+    pub tag: String,
+    pub result: Verdict,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Valid,
+    Invalid,
+    Acceptable,
+}
+
+/// Read and parse a file; an unreadable file, bad JSON, a schema other than the AEAD one or
+/// a test count that disagrees with `numberOfTests` is an error.
+pub fn parse_file(path: &Path) -> Result<File, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+pub fn parse_str(text: &str) -> Result<File, String> {
+    let f: File = serde_json::from_str(text).map_err(|e| format!("JSON: {e}"))?;
+    if !f.schema.starts_with("aead_test_schema") {
+        return Err(format!("schema {:?} is not an AEAD test schema", f.schema));
+    }
+    let n: usize = f.test_groups.iter().map(|g| g.tests.len()).sum();
+    if n != f.number_of_tests {
+        return Err(format!("numberOfTests = {} but {n} tests present", f.number_of_tests));
+    }
+    Ok(f)
+}
+
+/// Run every test of a Wycheproof AEAD file and check its verdict.
+///
+/// * `valid`: encryption gives `ct` and `tag`, decryption returns `msg`.
+/// * `invalid`: decryption must fail. A nonce/tag/key size the [`Aead`] API refuses counts as
+///   a correct rejection.
+/// * `acceptable`: either outcome passes, but a successful decryption must return `msg`.
+pub fn aead_wycheproof(mk: fn() -> Box<dyn Aead + Send>, path: &Path) -> Check {
+    let mut c = mk();
+    let info = c.info();
+    let mut chk = Check::new(format!("{}/{}", info.name, info.implementation), super::path_label(path));
+    let file = match parse_file(path) {
+        Ok(f) => f,
+        Err(e) => {
+            chk.fail(e);
+            return chk;
+        }
+    };
+    for g in &file.test_groups {
+        for t in &g.tests {
+            let label = format!("tcId {} ({}; {:?}; {:?})", t.tc_id, t.comment, t.flags, t.result);
+            let dec = |s: &str| super::unhex(s).map_err(|e| format!("tcId {}: {e}", t.tc_id));
+            let (key, iv, aad, msg, ct, tag) =
+                match (dec(&t.key), dec(&t.iv), dec(&t.aad), dec(&t.msg), dec(&t.ct), dec(&t.tag)) {
+                    (Ok(a), Ok(b), Ok(c), Ok(d), Ok(e), Ok(f)) => (a, b, c, d, e, f),
+                    (a, b, c, d, e, f) => {
+                        for r in [a, b, c, d, e, f] {
+                            if let Err(e) = r {
+                                chk.fail(e);
+                            }
+                        }
+                        continue;
+                    }
+                };
+            let keyed = c.set_key(&key);
+            let mut back = ct.clone();
+            let opened = keyed.and_then(|_| c.decrypt(&iv, &aad, &mut back, &tag));
+            match t.result {
+                Verdict::Valid => {
+                    let mut buf = msg.clone();
+                    let mut got_tag = vec![0u8; tag.len()];
+                    match keyed.and_then(|_| c.encrypt(&iv, &aad, &mut buf, &mut got_tag)) {
+                        Ok(()) => {
+                            chk.expect_eq(format!("{label} ciphertext"), &buf, &ct);
+                            chk.expect_eq(format!("{label} tag"), &got_tag, &tag);
+                        }
+                        Err(e) => chk.fail(format!("{label}: encrypt failed: {e}")),
+                    }
+                    chk.expect(format!("{label}: decrypts to msg"), opened.is_ok() && back == msg);
+                }
+                Verdict::Invalid => chk.expect(format!("{label}: must be rejected"), opened.is_err()),
+                Verdict::Acceptable => chk.expect(format!("{label}: accepted but wrong plaintext"), opened.is_err() || back == msg),
+            }
+        }
+    }
+    if chk.passed == 0 && chk.failures.is_empty() {
+        chk.fail("no tests in file");
+    }
+    chk
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_checks_counts() {
+        let ok = r#"{"algorithm":"X","schema":"aead_test_schema_v1.json","numberOfTests":1,"notes":{},
+            "testGroups":[{"ivSize":96,"keySize":256,"tagSize":128,"type":"AeadTest","tests":[
+            {"tcId":1,"comment":"","flags":[],"key":"00","iv":"01","aad":"","msg":"","ct":"","tag":"ff","result":"invalid"}]}]}"#;
+        let f = parse_str(ok).unwrap();
+        assert_eq!(f.test_groups[0].tests[0].result, Verdict::Invalid);
+        assert_eq!(f.test_groups[0].iv_size, 96);
+        assert!(parse_str(&ok.replace("\"numberOfTests\":1", "\"numberOfTests\":2")).unwrap_err().contains("numberOfTests"));
+        assert!(parse_str(&ok.replace("aead_test_schema", "mac_test_schema")).is_err());
+        assert!(parse_str(&ok.replace("invalid", "bogus")).is_err());
+        assert!(parse_str("{").is_err());
+    }
+}
