@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
-# Installs everything lwcbench needs on a Debian/Ubuntu machine, then builds the release binary.
+# Installs what lwcbench needs on a Debian/Ubuntu machine and builds the release binary.
+#   ./scripts/setup.sh          the tool itself (C/C++ toolchain, release build)
+#   ./scripts/setup.sh --test   also everything the test suite needs: Chromium (report test),
+#                               cross compilers and rustup targets (microcontroller builds),
+#                               and the Python virtual environment .venv with the lwcbench
+#                               package, pytest, Playwright (driving Debian's Chromium), Unicorn
 # Safe to run repeatedly: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
 
-# Debian packages: C/C++ toolchain for the C++ implementations (cc crate), pkg-config.
 pkgs=(build-essential pkg-config)
+if ((want_test)); then
+  pkgs+=(chromium python3-venv)
+  [ -f mcu/setup.sh ] && pkgs+=(gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gcc-xtensa-lx106)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
+  # python3-venv is only needed where the interpreter lacks the venv module
+  [ "$p" = python3-venv ] && python3 -c 'import venv, ensurepip' 2>/dev/null && continue
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if ((${#missing[@]})); then
@@ -15,10 +27,9 @@ if ((${#missing[@]})); then
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Rust toolchain: rustup if cargo is missing.
 if ! command -v cargo >/dev/null 2>&1; then
   if [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
@@ -30,3 +41,14 @@ fi
 
 cargo build --release -p lwcbench
 echo "setup: built target/release/lwcbench"
+
+if ((want_test)); then
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/pip install --quiet --upgrade pip
+  # The Python package is built from the Rust crates with maturin (PyO3).
+  .venv/bin/pip install --quiet './python[test]' playwright pillow
+  if [ -f mcu/setup.sh ]; then
+    bash mcu/setup.sh
+  fi
+  echo "setup: test environment ready (.venv)"
+fi

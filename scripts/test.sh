@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Runs every test: unit and integration tests of all crates (release build: the cipher tests
-# push megabytes of keystream), then the CLI's own verification and a smoke benchmark.
+# Runs every test. Expects ./scripts/setup.sh --test to have run.
+#  1. unit and integration tests of all Rust crates (release: the cipher tests push megabytes)
+#  2. lwcbench verify: every known-answer test and cross-check, official vectors included
+#  3. a smoke benchmark through the CLI, checking the result files exist
+#  4. the Python package (bindings, loader, figures) and the HTML report in headless Chromium
+#  5. microcontroller cross-builds, size tables and emulated counts (mcu/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo test --workspace --release
 ./target/release/lwcbench verify
 ./target/release/lwcbench run --preset quick --out target/smoke-run --force --quiet
-test -s target/smoke-run/samples.csv && test -s target/smoke-run/summary.csv && test -s target/smoke-run/run.json
+for f in samples.csv summary.csv run.json report.html; do
+  test -s "target/smoke-run/$f" || { echo "test.sh: smoke run did not write $f" >&2; exit 1; }
+done
+
+LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q python/tests tests/browser
+if [ -f mcu/test.sh ]; then
+  bash mcu/test.sh
+fi
 echo "test.sh: all tests passed"

@@ -1,0 +1,399 @@
+//! `lwcbench._native`: thin PyO3 bindings over the catalog and the engine. All cipher logic,
+//! measurement and result writing stay in the Rust crates; this file only converts arguments
+//! and errors. The public Python API (with docstrings) is `lwcbench/__init__.py`.
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use lwcbench_catalog::{registry, Entry, Make, VerifyCtx};
+use lwcbench_core::{BitOrder, CipherError};
+use lwcbench_engine::dataset::{self, ByteOrder, Dataset, Encode, Encoding, Layout};
+use lwcbench_engine::plan::{Kiv, Payload, Scenario};
+use lwcbench_engine::presets;
+use lwcbench_engine::session::{self, Request};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+/// One measurement at a time per process: two Python threads measuring at once would
+/// disturb each other's timings.
+static RUN_LOCK: Mutex<()> = Mutex::new(());
+
+fn value_err(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// "Name/impl" (case-insensitive) or a bare name, which picks the first registered
+/// implementation of that algorithm.
+fn find_entry(cipher_id: &str) -> PyResult<Entry> {
+    let all = registry();
+    let want = cipher_id.trim();
+    let hit = all
+        .iter()
+        .find(|e| e.id().eq_ignore_ascii_case(want))
+        .or_else(|| all.iter().find(|e| e.info.name.eq_ignore_ascii_case(want)));
+    match hit {
+        Some(e) => Ok(e.clone()),
+        None => Err(value_err(format!(
+            "unknown cipher '{cipher_id}' (use a name or name/implementation from lwcbench.ciphers())"
+        ))),
+    }
+}
+
+fn cipher_err(id: &str, e: CipherError) -> PyErr {
+    value_err(format!("{id}: {e}"))
+}
+
+#[pyfunction]
+fn ciphers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for e in registry() {
+        let i = &e.info;
+        let d = PyDict::new(py);
+        d.set_item("id", e.id())?;
+        d.set_item("cipher", i.name)?;
+        d.set_item("implementation", i.implementation)?;
+        d.set_item("family", i.family.as_str())?;
+        d.set_item("key_bits", i.key_bits)?;
+        d.set_item("iv_bits", i.iv_bits)?;
+        d.set_item("block_bits", i.block_bits)?;
+        d.set_item("tag_bits", i.tag_bits)?;
+        d.set_item("state_bytes", i.state_bytes)?;
+        d.set_item("origin", i.origin.to_string())?;
+        d.set_item("language", i.language.as_str())?;
+        d.set_item("bit_order", match i.bit_order {
+            BitOrder::MsbFirst => "msb-first",
+            BitOrder::LsbFirst => "lsb-first",
+        })?;
+        d.set_item("bit_granular", i.bit_granular)?;
+        d.set_item("note", i.note)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+#[pyfunction]
+fn presets_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for p in presets::PRESETS {
+        let d = PyDict::new(py);
+        d.set_item("name", p.name)?;
+        d.set_item("about", p.about)?;
+        d.set_item("reps", p.reps)?;
+        d.set_item("warmup", p.warmup)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+#[pyfunction]
+fn keystream<'py>(py: Python<'py>, cipher_id: &str, key: &[u8], iv: &[u8], nbits: usize) -> PyResult<Bound<'py, PyBytes>> {
+    let e = find_entry(cipher_id)?;
+    let Make::Stream(make) = e.make else {
+        return Err(value_err(format!("{}: keystream needs a stream cipher, this is a {} cipher", e.id(), e.info.family.as_str())));
+    };
+    let mut c = make();
+    c.init(key, iv).map_err(|x| cipher_err(&e.id(), x))?;
+    let mut out = vec![0u8; nbits.div_ceil(8)];
+    c.keystream_bits(&mut out, nbits).map_err(|x| cipher_err(&e.id(), x))?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// Shared by encrypt and decrypt: stream XOR is its own inverse, block is raw ECB.
+fn crypt(cipher_id: &str, key: &[u8], iv: &[u8], data: &[u8], ad: &[u8], decrypt: bool) -> PyResult<Vec<u8>> {
+    let e = find_entry(cipher_id)?;
+    let id = e.id();
+    match e.make {
+        Make::Stream(make) => {
+            if !ad.is_empty() {
+                return Err(value_err(format!("{id}: associated data needs an AEAD; this is a stream cipher")));
+            }
+            let mut c = make();
+            c.init(key, iv).map_err(|x| cipher_err(&id, x))?;
+            let mut buf = data.to_vec();
+            c.apply(&mut buf).map_err(|x| cipher_err(&id, x))?;
+            Ok(buf)
+        }
+        Make::Block(make) => {
+            if !iv.is_empty() || !ad.is_empty() {
+                return Err(value_err(format!("{id}: block ciphers take no IV or associated data here (raw ECB); pass iv=b''")));
+            }
+            let mut c = make();
+            c.set_key(key).map_err(|x| cipher_err(&id, x))?;
+            let bs = e.info.block_bytes();
+            if bs == 0 || !data.len().is_multiple_of(bs) {
+                let err = CipherError::DataLength { got: data.len() };
+                return Err(value_err(format!("{id}: {err} (ECB needs a whole number of {bs}-byte blocks)")));
+            }
+            let mut buf = data.to_vec();
+            for b in buf.chunks_exact_mut(bs) {
+                if decrypt { c.decrypt_block(b) } else { c.encrypt_block(b) }
+            }
+            Ok(buf)
+        }
+        Make::Aead(make) => {
+            let mut c = make();
+            c.set_key(key).map_err(|x| cipher_err(&id, x))?;
+            let tl = e.info.tag_bytes();
+            if decrypt {
+                if data.len() < tl {
+                    let err = CipherError::TagLength { expected: tl, got: data.len() };
+                    return Err(value_err(format!("{id}: {err} (input must be the ciphertext followed by the tag)")));
+                }
+                let (ct, tag) = data.split_at(data.len() - tl);
+                let mut buf = ct.to_vec();
+                c.decrypt(iv, ad, &mut buf, tag).map_err(|x| cipher_err(&id, x))?;
+                Ok(buf)
+            } else {
+                let mut buf = data.to_vec();
+                let mut tag = vec![0u8; tl];
+                c.encrypt(iv, ad, &mut buf, &mut tag).map_err(|x| cipher_err(&id, x))?;
+                buf.extend_from_slice(&tag);
+                Ok(buf)
+            }
+        }
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (cipher_id, key, iv, data, ad=b"".as_slice()))]
+fn encrypt<'py>(py: Python<'py>, cipher_id: &str, key: &[u8], iv: &[u8], data: &[u8], ad: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    Ok(PyBytes::new(py, &crypt(cipher_id, key, iv, data, ad, false)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (cipher_id, key, iv, data, ad=b"".as_slice()))]
+fn decrypt<'py>(py: Python<'py>, cipher_id: &str, key: &[u8], iv: &[u8], data: &[u8], ad: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    Ok(PyBytes::new(py, &crypt(cipher_id, key, iv, data, ad, true)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (preset=None, cipher=Vec::new(), implementation=Vec::new(), scenario=Vec::new(), sizes=Vec::new(),
+    kiv=Vec::new(), reps=None, warmup=None, seed=None, out=None, force=false, key=None, iv=None, min_sample_us=None, call=Vec::new(),
+    progress=None, all=false, payload=None, dataset=None, channels=Vec::new(), encoding="float32".to_string(),
+    byte_order="be".to_string(), layout="interleaved".to_string(), readings=None, report=true))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    preset: Option<&str>,
+    cipher: Vec<String>,
+    implementation: Vec<String>,
+    scenario: Vec<String>,
+    sizes: Vec<usize>,
+    kiv: Vec<String>,
+    reps: Option<usize>,
+    warmup: Option<usize>,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    force: bool,
+    key: Option<Vec<u8>>,
+    iv: Option<Vec<u8>>,
+    min_sample_us: Option<f64>,
+    call: Vec<String>,
+    progress: Option<Py<PyAny>>,
+    all: bool,
+    payload: Option<String>,
+    dataset: Option<PathBuf>,
+    channels: Vec<String>,
+    encoding: String,
+    byte_order: String,
+    layout: String,
+    readings: Option<usize>,
+    report: bool,
+) -> PyResult<String> {
+    // Same resolution as the CLI: an explicit preset, else the default preset when nothing
+    // is selected, and explicit options override the preset's values.
+    let has_selection = !cipher.is_empty() || !implementation.is_empty() || !scenario.is_empty() || all;
+    let p = match preset {
+        Some(name) => Some(presets::find(name).ok_or_else(|| {
+            value_err(format!(
+                "preset: unknown preset '{name}' (known: {})",
+                presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            ))
+        })?),
+        None if !has_selection => Some(presets::default_preset()),
+        None => None,
+    };
+    let mut req = match p {
+        Some(p) => Request::from_preset(p),
+        None => Request::new(Default::default()),
+    };
+    let sel = &mut req.selection;
+    if !cipher.is_empty() {
+        sel.ciphers = cipher;
+    }
+    if !implementation.is_empty() {
+        sel.implementations = implementation;
+    }
+    if !scenario.is_empty() {
+        sel.scenarios = scenario
+            .iter()
+            .map(|s| {
+                Scenario::parse(s).ok_or_else(|| {
+                    value_err(format!("scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading)"))
+                })
+            })
+            .collect::<PyResult<_>>()?;
+    }
+    let sizes_given = !sizes.is_empty();
+    if sizes_given {
+        sel.sizes_bits = sizes;
+    }
+    if !kiv.is_empty() {
+        sel.kivs = kiv
+            .iter()
+            .map(|s| Kiv::parse(s).ok_or_else(|| value_err(format!("kiv: '{s}' is not one of ss, sr, rs, rr"))))
+            .collect::<PyResult<_>>()?;
+    }
+    if all {
+        sel.all_stream_and_aead = true;
+    }
+    // Payload kinds exactly as `lwcbench run --payload/--dataset/...` resolves them.
+    if let Some(k) = &payload {
+        if !["random", "dataset", "both"].contains(&k.as_str()) {
+            return Err(value_err(format!("payload: '{k}' is not one of random, dataset, both")));
+        }
+    }
+    if !["be", "le"].contains(&byte_order.as_str()) {
+        return Err(value_err(format!("byte_order: '{byte_order}' is not be or le")));
+    }
+    if !["interleaved", "per-channel"].contains(&layout.as_str()) {
+        return Err(value_err(format!("layout: '{layout}' is not interleaved or per-channel")));
+    }
+    let wants_dataset = dataset.is_some() || readings.is_some() || !channels.is_empty();
+    let kinds = payload.as_deref().unwrap_or(if wants_dataset && sel.payloads.is_empty() { "both" } else { "" });
+    if !kinds.is_empty() || wants_dataset {
+        let enc = Encode {
+            encoding: Encoding::parse(&encoding).map_err(value_err)?,
+            order: if byte_order == "le" { ByteOrder::Little } else { ByteOrder::Big },
+            layout: if layout == "per-channel" { Layout::PerChannel } else { Layout::Interleaved },
+            readings: readings.unwrap_or(dataset::DEFAULT_READINGS),
+        };
+        let ds = match &dataset {
+            Some(p) => Dataset::load(p, &channels).map_err(value_err)?,
+            None if !channels.is_empty() => {
+                Dataset::parse(dataset::DEFAULT_CSV, "built-in dataset", dataset::DEFAULT_NAME, &channels).map_err(value_err)?
+            }
+            None => Dataset::builtin(),
+        };
+        let bytes = ds.payload(&enc).map_err(value_err)?;
+        let data = Payload::dataset(&ds.name, bytes.clone());
+        sel.payloads = match kinds {
+            "random" => vec![Payload::random()],
+            "dataset" => vec![data],
+            _ => vec![data, Payload::random()],
+        };
+        if !sizes_given && !sel.payloads.iter().all(|p| p.is_random()) {
+            sel.sizes_bits = vec![bytes.len() * 8];
+        }
+    }
+    let cfg = &mut req.config;
+    if let Some(r) = reps {
+        cfg.reps = r;
+    }
+    if let Some(w) = warmup {
+        cfg.warmup = w;
+    }
+    cfg.seed = seed.unwrap_or_else(rand::random);
+    if let Some(us) = min_sample_us {
+        cfg.min_sample_ns = us * 1000.0;
+    }
+    cfg.static_key = key;
+    cfg.static_iv = iv;
+    req.out = out;
+    req.force = force;
+    // run.json records how the run was asked for: the Python call, not the interpreter's argv.
+    req.args = if call.is_empty() { vec!["lwcbench.run()".into()] } else { call };
+
+    // Measuring takes seconds to hours: let other Python threads run meanwhile. The progress
+    // callback re-attaches briefly, at most every 200 ms (and for the last sample), so it
+    // does not disturb the timing loop.
+    let mut cb_err: Option<PyErr> = None;
+    let outcome = py.detach(|| {
+        let _one_at_a_time = RUN_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut last: Option<std::time::Instant> = None;
+        session::run(&req, |done, total, label| {
+            let Some(cb) = &progress else { return };
+            if cb_err.is_some() {
+                return;
+            }
+            let due = last.is_none_or(|t| t.elapsed() >= std::time::Duration::from_millis(200)) || done == total;
+            if !due {
+                return;
+            }
+            last = Some(std::time::Instant::now());
+            Python::attach(|py| {
+                if let Err(e) = cb.call1(py, (done, total, label)) {
+                    cb_err = Some(e);
+                }
+            });
+        })
+    });
+    if let Some(e) = cb_err {
+        return Err(e);
+    }
+    let outcome = outcome.map_err(value_err)?;
+    if report {
+        // as `lwcbench run`: report.html (and summary.md) next to the result files
+        py.detach(|| lwcbench_report::write_report(&outcome.dir)).map_err(value_err)?;
+    }
+    let dir = outcome.dir.canonicalize().unwrap_or(outcome.dir);
+    dir.into_os_string().into_string().map_err(|d| PyRuntimeError::new_err(format!("result directory {d:?} is not UTF-8")))
+}
+
+#[pyfunction]
+#[pyo3(signature = (cipher=Vec::new(), vectors=None))]
+fn verify(py: Python<'_>, cipher: Vec<String>, vectors: Option<PathBuf>) -> PyResult<Bound<'_, PyList>> {
+    let mut ctx = VerifyCtx::discover();
+    if let Some(v) = vectors {
+        if !v.join("README.md").is_file() {
+            return Err(value_err(format!("vectors: {} is not a vector folder (no README.md)", v.display())));
+        }
+        ctx.vectors = Some(v);
+    }
+    let entries: Vec<Entry> = registry()
+        .into_iter()
+        .filter(|e| cipher.is_empty() || cipher.iter().any(|c| e.info.name.eq_ignore_ascii_case(c) || e.id().eq_ignore_ascii_case(c)))
+        .collect();
+    if entries.is_empty() {
+        return Err(value_err(format!("cipher: no implementation matches {cipher:?}")));
+    }
+    let checks = py.detach(|| entries.iter().flat_map(|e| (e.verify)(&ctx)).collect::<Vec<_>>());
+    let out = PyList::empty(py);
+    for c in checks {
+        let d = PyDict::new(py);
+        d.set_item("ok", c.ok())?;
+        d.set_item("id", c.id)?;
+        d.set_item("what", c.what)?;
+        d.set_item("passed", c.passed)?;
+        d.set_item("failures", c.failures)?;
+        d.set_item("skipped", c.skipped)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+#[pyfunction]
+fn report(py: Python<'_>, dir: PathBuf) -> PyResult<String> {
+    let p = py.detach(|| lwcbench_report::write_report(&dir)).map_err(value_err)?;
+    Ok(p.display().to_string())
+}
+
+#[pyfunction]
+fn vectors_dir() -> Option<String> {
+    VerifyCtx::discover().vectors.map(|p| p.display().to_string())
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(ciphers, m)?)?;
+    m.add_function(wrap_pyfunction!(presets_list, m)?)?;
+    m.add_function(wrap_pyfunction!(keystream, m)?)?;
+    m.add_function(wrap_pyfunction!(encrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(decrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(vectors_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(report, m)?)?;
+    Ok(())
+}

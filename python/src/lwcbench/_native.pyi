@@ -1,0 +1,41 @@
+# Type stub of the PyO3 extension module (rust/lib.rs). Use the documented wrappers in
+# lwcbench/__init__.py; these are their native counterparts.
+from typing import Any, Callable, Dict, List, Optional
+
+__version__: str
+
+def ciphers() -> List[Dict[str, Any]]: ...
+def presets_list() -> List[Dict[str, Any]]: ...
+def keystream(cipher_id: str, key: bytes, iv: bytes, nbits: int) -> bytes: ...
+def encrypt(cipher_id: str, key: bytes, iv: bytes, data: bytes, ad: bytes = ...) -> bytes: ...
+def decrypt(cipher_id: str, key: bytes, iv: bytes, data: bytes, ad: bytes = ...) -> bytes: ...
+def run(
+    preset: Optional[str] = ...,
+    cipher: List[str] = ...,
+    implementation: List[str] = ...,
+    scenario: List[str] = ...,
+    sizes: List[int] = ...,
+    kiv: List[str] = ...,
+    reps: Optional[int] = ...,
+    warmup: Optional[int] = ...,
+    seed: Optional[int] = ...,
+    out: Optional[str] = ...,
+    force: bool = ...,
+    key: Optional[bytes] = ...,
+    iv: Optional[bytes] = ...,
+    min_sample_us: Optional[float] = ...,
+    call: List[str] = ...,
+    progress: Optional[Callable[[int, int, str], Any]] = ...,
+    all: bool = ...,
+    payload: Optional[str] = ...,
+    dataset: Optional[str] = ...,
+    channels: List[str] = ...,
+    encoding: str = ...,
+    byte_order: str = ...,
+    layout: str = ...,
+    readings: Optional[int] = ...,
+    report: bool = ...,
+) -> str: ...
+def verify(cipher: List[str] = ..., vectors: Optional[str] = ...) -> List[Dict[str, Any]]: ...
+def report(dir: str) -> str: ...
+def vectors_dir() -> Optional[str]: ...

@@ -1,0 +1,197 @@
+"""Load a run directory written by ``lwcbench run`` / :func:`lwcbench.run` into pandas.
+
+Column meanings: ``docs/result-files.md`` in the repository. This module only reads the
+files and gives the columns proper dtypes; every statistic comes from the Rust engine.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Union
+
+import pandas as pd
+
+__all__ = ["Results", "ResultsError", "load", "KIV_ORDER", "SCENARIO_ORDER"]
+
+#: Key/IV variants in the study's order, then the pooled rows of ``summary.csv``.
+KIV_ORDER = ["s,s", "s,r", "r,s", "r,r", "all"]
+#: Scenarios in the engine's order (stream, then block/AEAD).
+SCENARIO_ORDER = ["full", "keystream", "init", "keysetup", "encrypt", "decrypt", "reading"]
+
+# dtype kinds: "cat" = categorical (categories in order of appearance), "kiv"/"scenario" =
+# categorical with the fixed orders above ("payload": "random" first), "int" = nullable
+# Int64, "float" = float64.
+# Columns a newer engine writes ("random" or "dataset:<name>"); runs without them load too.
+_OPTIONAL = {"payload"}
+_GROUP = {
+    "cipher": "cat",
+    "implementation": "cat",
+    "language": "cat",
+    "family": "cat",
+    "scenario": "scenario",
+    "kiv": "kiv",
+    "size_bits": "int",
+    "payload": "payload",
+}
+_SAMPLE_COLS = {**_GROUP, "rep": "int", "batch": "int", "ns_per_op": "float", "cycles_per_op": "float"}
+_SUMMARY_COLS = {
+    **_GROUP,
+    "batch": "int",
+    "n": "int",
+    **{c: "float" for c in (
+        "mean_ns", "sd_ns", "median_ns", "min_ns", "max_ns", "p95_ns", "p99_ns",
+        "ci95_lo_ns", "ci95_hi_ns", "median_ci95_lo_ns", "median_ci95_hi_ns",
+    )},
+    "outliers": "int",
+    **{c: "float" for c in ("median_cycles", "ns_per_bit", "mbit_per_s", "cycles_per_bit")},
+}
+_COMPARISON_COLS = {
+    "cipher": "cat",
+    "variant": "cat",
+    "scenario": "scenario",
+    "kiv": "kiv",
+    "size_bits": "int",
+    "payload": "payload",
+    "rust_median_ns": "float",
+    "cpp_median_ns": "float",
+    "ratio_cpp_rust": "float",
+    "mann_whitney_p": "float",
+    "verdict": "cat",
+}
+
+
+_CORE_FILES = {"samples.csv", "warmup.csv", "summary.csv", "comparison.csv"}
+
+
+class ResultsError(ValueError):
+    """A result file exists but is not what ``docs/result-files.md`` describes."""
+
+
+@dataclass(frozen=True, eq=False)  # DataFrames have no boolean equality
+class Results:
+    """One run: four DataFrames and the run record.
+
+    * ``samples`` — one row per measured sample (``samples.csv``);
+    * ``warmup`` — the excluded warm-up samples (``warmup.csv``);
+    * ``summary`` — per group, then pooled rows with ``kiv == "all"`` (``summary.csv``);
+    * ``comparison`` — C++ against Rust twins (``comparison.csv``, may be empty);
+    * ``run`` — ``run.json`` as a dict (machine, build, clock, seed, …).
+    """
+
+    path: Path
+    samples: pd.DataFrame = field(repr=False)
+    warmup: pd.DataFrame = field(repr=False)
+    summary: pd.DataFrame = field(repr=False)
+    comparison: pd.DataFrame = field(repr=False)
+    run: Dict[str, Any] = field(repr=False)
+    #: Any further CSV tables of the run (e.g. ``table1_dataset_vs_random``), by file stem,
+    #: as plain ``pandas.read_csv`` reads them.
+    tables: Dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        return (
+            f"Results({str(self.path)!r}: {len(self.samples)} samples in "
+            f"{self.run.get('groups', '?')} groups, preset {self.run.get('preset')!r}, "
+            f"{len(self.comparison)} C++/Rust comparisons)"
+        )
+
+
+def _typed(df: pd.DataFrame, spec: Dict[str, str], path: Path) -> pd.DataFrame:
+    missing = [c for c in spec if c not in df.columns and c not in _OPTIONAL]
+    if missing:
+        raise ResultsError(
+            f"{path}: required column(s) {', '.join(missing)} missing "
+            f"(found: {', '.join(map(str, df.columns)) or 'none'}); see docs/result-files.md"
+        )
+    out = {}
+    for col, kind in spec.items():
+        if col not in df.columns:
+            continue
+        s = df[col]
+        try:
+            if kind == "float":
+                out[col] = pd.to_numeric(s, errors="raise").astype("float64")
+            elif kind == "int":
+                num = pd.to_numeric(s, errors="raise")
+                out[col] = num.astype("Int64")  # raises on fractional values
+            else:
+                text = s.map(lambda v: v if pd.isna(v) else str(v)).astype(object)
+                if kind == "kiv":
+                    bad = sorted(set(text.dropna()) - set(KIV_ORDER))
+                    if bad:
+                        raise ResultsError(f"unknown value(s) {bad} (expected one of {KIV_ORDER})")
+                    out[col] = pd.Categorical(text, categories=KIV_ORDER, ordered=True)
+                elif kind == "scenario":
+                    # known scenarios in the engine's order; a newer engine's additions after them
+                    new = [v for v in pd.unique(text.dropna()) if v not in SCENARIO_ORDER]
+                    out[col] = pd.Categorical(text, categories=SCENARIO_ORDER + new)
+                elif kind == "payload":
+                    seen = list(pd.unique(text.dropna()))
+                    cats = (["random"] if "random" in seen else []) + [v for v in seen if v != "random"]
+                    out[col] = pd.Categorical(text, categories=cats)
+                else:
+                    out[col] = pd.Categorical(text, categories=list(pd.unique(text.dropna())))
+        except ResultsError as e:
+            raise ResultsError(f"{path}: column {col}: {e}") from None
+        except (ValueError, TypeError) as e:
+            raise ResultsError(f"{path}: column {col} is not {kind}: {e}") from None
+    # Columns beyond the documented ones (a newer engine) are kept as pandas read them.
+    extra = {c: df[c] for c in df.columns if c not in spec}
+    return pd.DataFrame({**out, **extra}, index=df.index)
+
+
+def _read_csv(path: Path, spec: Dict[str, str]) -> pd.DataFrame:
+    if not path.is_file():
+        raise FileNotFoundError(2, f"result file missing: {path} (is this an lwcbench run directory?)", str(path))
+    try:
+        # Text columns stay text (kiv labels such as "s,s" are quoted in the file).
+        df = pd.read_csv(path, keep_default_na=True)
+    except pd.errors.EmptyDataError:
+        raise ResultsError(f"{path}: empty file (no header row)") from None
+    except pd.errors.ParserError as e:
+        raise ResultsError(f"{path}: not valid CSV: {e}") from None
+    return _typed(df, spec, path)
+
+
+def _read_extra(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as e:
+        raise ResultsError(f"{path}: not a readable CSV table: {e}") from None
+
+
+def load(path: Union[str, "os.PathLike[str]"]) -> Results:
+    """Load a run directory (or any file inside it) into a :class:`Results`.
+
+    Raises ``FileNotFoundError`` naming the file if one is missing — a directory without
+    ``run.json`` is an incomplete run — and :class:`ResultsError` (a ``ValueError``) naming
+    the file and column if a required column is absent or holds values of the wrong type.
+    """
+    d = Path(path)
+    if d.is_file():
+        d = d.parent
+    if not d.is_dir():
+        raise FileNotFoundError(2, f"no such run directory: {d}", str(d))
+    run_json = d / "run.json"
+    if not run_json.is_file():
+        raise FileNotFoundError(
+            2, f"result file missing: {run_json} (run.json is written last: the run is incomplete or this is not a run directory)",
+            str(run_json),
+        )
+    try:
+        run = json.loads(run_json.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{run_json}: not valid JSON: {e}") from None
+    if not isinstance(run, dict):
+        raise ResultsError(f"{run_json}: expected a JSON object, got {type(run).__name__}")
+    return Results(
+        path=d,
+        samples=_read_csv(d / "samples.csv", _SAMPLE_COLS),
+        warmup=_read_csv(d / "warmup.csv", _SAMPLE_COLS),
+        summary=_read_csv(d / "summary.csv", _SUMMARY_COLS),
+        comparison=_read_csv(d / "comparison.csv", _COMPARISON_COLS),
+        run=run,
+        tables={p.stem: _read_extra(p) for p in sorted(d.glob("*.csv")) if p.name not in _CORE_FILES},
+    )
