@@ -114,8 +114,12 @@ fn scenario_boxplot(samples: &[&SampleRow], impls: &[String], scenario: &str) ->
 }
 
 /// Bars of mean throughput with 95 % CI (from the CI of the mean time) at the largest size.
-fn throughput_bars(summary: &[&SummaryRow], scenario: &str) -> Option<(String, u64)> {
-    let rows: Vec<&&SummaryRow> = summary.iter().filter(|r| r.scenario == scenario && r.kiv == "all" && r.size_bits > 0).collect();
+/// Bars are ordered and coloured like the box plots' series (`impls`), so one implementation
+/// keeps one colour across figures.
+fn throughput_bars(summary: &[&SummaryRow], scenario: &str, impls: &[String]) -> Option<(String, u64)> {
+    let mut rows: Vec<&&SummaryRow> = summary.iter().filter(|r| r.scenario == scenario && r.kiv == "all" && r.size_bits > 0).collect();
+    let rank = |r: &SummaryRow| impls.iter().position(|i| i == &r.implementation).unwrap_or(usize::MAX);
+    rows.sort_by_key(|r| (rank(r), r.payload.clone()));
     let size = rows.iter().map(|r| r.size_bits).max()?;
     let bars: Vec<(String, f64, f64, f64)> = rows
         .iter()
@@ -129,7 +133,7 @@ fn throughput_bars(summary: &[&SummaryRow], scenario: &str) -> Option<(String, u
     if bars.is_empty() {
         return None;
     }
-    let colors: Vec<usize> = (0..bars.len()).collect();
+    let colors: Vec<usize> = rows.iter().filter(|r| r.size_bits == size).map(|r| rank(r).min(impls.len())).collect();
     Some((bars_ci(&bars, &colors, "throughput, Mbit/s (mean, 95 % CI)", "implementation", &[]), size))
 }
 
@@ -218,7 +222,7 @@ pub fn render(run: &Run) -> String {
                 let rows: Vec<&SummaryRow> = summary.iter().filter(|r| r.scenario == sc && r.kiv != "all").copied().collect();
                 let _ = write!(h, "<details><summary>Figure {fig} as a table</summary>{}</details>", summary_table(&rows));
             }
-            if let Some((svg, size)) = throughput_bars(&summary, &sc) {
+            if let Some((svg, size)) = throughput_bars(&summary, &sc, &impls) {
                 fig += 1;
                 let _ = write!(
                     h,

@@ -62,7 +62,10 @@ impl Axis {
         let max = if max.is_finite() && max > min { max } else { min * 1.1 + 1e-9 };
         let log = force_log.unwrap_or(min > 0.0 && max / min > 30.0) && min > 0.0;
         if log {
-            Axis { lo: min.log10().floor(), hi: max.log10().ceil().max(min.log10().floor() + 1.0), log, px_lo, px_hi }
+            // A little headroom below the minimum (not a whole decade), so boxes just above a
+            // decade do not sit on the axis line; decade ticks are drawn inside the range.
+            let lo = min.log10() - 0.08;
+            Axis { lo, hi: max.log10().ceil().max(lo.ceil() + 1.0), log, px_lo, px_hi }
         } else {
             let span = max - 0.0f64.min(min);
             let step = nice_step(span / 5.0);
@@ -77,7 +80,7 @@ impl Axis {
         if self.log {
             let mut t = Vec::new();
             let decades = (self.hi - self.lo) as i32;
-            for d in (self.lo as i32)..=(self.hi as i32) {
+            for d in (self.lo.ceil() as i32)..=(self.hi.floor() as i32) {
                 t.push(10f64.powi(d));
                 if decades <= 2 && d < self.hi as i32 {
                     t.push(2.0 * 10f64.powi(d));
@@ -273,7 +276,8 @@ mod tests {
         let a = Axis::new(1.0, 1000.0, None, 100.0, 0.0);
         assert!(a.log);
         assert_eq!(a.ticks(), vec![1.0, 10.0, 100.0, 1000.0]);
-        assert!((a.px(10.0) - 100.0 * 2.0 / 3.0).abs() < 1e-9);
+        // lo = log10(1) − 0.08, hi = 3: 10 sits at (1 + 0.08) / 3.08 of the way up (from 100 to 0)
+        assert!((a.px(10.0) - (100.0 - 100.0 * 1.08 / 3.08)).abs() < 1e-9);
         assert!(!Axis::new(1.0, 5.0, None, 100.0, 0.0).log);
         assert_eq!(tick_label(2500.0, "ns"), "2.5 µs");
     }
