@@ -136,13 +136,6 @@ def test_all_figures(twin, tmp_path):
         assert p.read_bytes().startswith(MAGIC[p.suffix[1:]])
 
 
-def test_later_figures_have_a_place():
-    with pytest.raises(NotImplementedError):
-        plots.radar(None)
-    with pytest.raises(NotImplementedError):
-        plots.ranking_table(None)
-
-
 def test_payload_kinds_get_their_own_boxes_and_bars(payload_run, tmp_path):
     fig = plots.boxplot_time(payload_run, scenario="full", cipher="ChaCha20")
     ax = fig.axes[0]

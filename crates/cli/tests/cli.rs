@@ -14,13 +14,21 @@ fn stderr(o: &Output) -> String {
 /// Asserts a one-line error that mentions `needle`, a failure exit, and no results written.
 fn assert_clean_error(args: &[&str], needle: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let o = lwcbench(args, dir.path());
+    assert_clean_error_in(dir.path(), args, needle);
+}
+
+/// The same in a directory that may already hold input files (only result files count).
+fn assert_clean_error_in(dir: &Path, args: &[&str], needle: &str) {
+    let o = lwcbench(args, dir);
     assert!(!o.status.success(), "{args:?} should fail");
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(lines.len(), 1, "{args:?}: expected one error line, got {err:?}");
     assert!(lines[0].contains(needle), "{args:?}: {:?} does not mention {needle:?}", lines[0]);
-    let leftovers: Vec<_> = walk(dir.path()).into_iter().filter(|p| p.ends_with(".csv") || p.ends_with(".json")).collect();
+    let leftovers: Vec<_> = walk(dir)
+        .into_iter()
+        .filter(|p| ["samples.csv", "summary.csv", "run.json", "report.html"].iter().any(|f| p.ends_with(f)))
+        .collect();
     assert!(leftovers.is_empty(), "{args:?} left {leftovers:?}");
 }
 
@@ -189,4 +197,40 @@ fn encrypt_decrypt_and_expect() {
 
 fn hex_of(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[test]
+fn sensor_study_on_a_users_csv() {
+    let dir_ok = tempfile::tempdir().unwrap();
+    let dir = &dir_ok;
+    let mut csv_text = String::from("time,flow [l/s],temp (C)\n");
+    for i in 0..30 {
+        csv_text += &format!("2024-01-01T{:02}:00:00,{}.5,{}\n", i % 24, 100 + i, 20 - i % 5);
+    }
+    std::fs::write(dir.path().join("site.csv"), csv_text).unwrap();
+    let o = lwcbench(
+        &["run", "--preset", "sensor-study", "--cipher", "ChaCha20", "--dataset", "site.csv", "--readings", "40", "--reps", "4", "--warmup", "1", "-o", "s", "-q"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t1 = read_rows(&dir.path().join("s/table1_dataset_vs_random.csv"));
+    // full over dataset and over random: two Table 1 rows; 40 readings × 32 bits
+    assert_eq!(t1.len(), 2);
+    assert!(t1.iter().any(|r| r.iter().any(|c| c == "dataset:site")));
+    assert!(t1.iter().all(|r| r.iter().any(|c| c == "1280")));
+    let t2 = read_rows(&dir.path().join("s/table2_dataset_vs_random.csv"));
+    assert_eq!(t2.len(), 4, "one row per <k,iv>");
+    let samples = read_rows(&dir.path().join("s/samples.csv"));
+    // full: 4 kiv × 2 payloads; reading: 2 kiv (static IV) × 2 payloads → 12 groups × 4 reps
+    assert_eq!(samples.len(), 12 * 4);
+
+    // Error cases in a directory holding only input files.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("site.csv"), std::fs::read(dir_ok.path().join("site.csv")).unwrap()).unwrap();
+    std::fs::write(dir.path().join("bad.csv"), "time,flow\n1,2\n2,n/a\n").unwrap();
+    assert_clean_error_in(dir.path(), &["run", "--preset", "sensor-study", "--cipher", "ChaCha20", "--dataset", "bad.csv", "-o", "b"], "bad.csv:3:2: 'n/a' in column 'flow' is not a number");
+    std::fs::write(dir.path().join("empty.csv"), "").unwrap();
+    assert_clean_error_in(dir.path(), &["run", "--cipher", "ChaCha20", "--dataset", "empty.csv", "-o", "e"], "empty.csv: empty file");
+    assert_clean_error_in(dir.path(), &["run", "--cipher", "ChaCha20", "--dataset", "site.csv", "--channels", "pressure", "-o", "e"], "column 'pressure' not found");
+    assert_clean_error_in(dir.path(), &["run", "--cipher", "ChaCha20", "--dataset", "site.csv", "--readings", "100", "-o", "e"], "has 60 readings, 100 requested");
 }

@@ -30,7 +30,7 @@ from .results import KIV_ORDER, Results
 
 __all__ = [
     "OKABE_ITO", "boxplot_time", "boxplot_init", "bars_ci", "ratio_cpp_rust", "all_figures",
-    "radar", "ranking_table",
+
 ]
 
 #: Okabe & Ito (2008) colour-blind-safe palette, in their order; black last.
@@ -464,22 +464,6 @@ def ratio_cpp_rust(res: Results, scenario=None, cipher=None, path: Optional[Path
     fig.axes[ncols - 1].legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.text(0.0, 0.0, _subtitle(res), fontsize=7, color="0.35", ha="left", va="bottom")
     return _finish(fig, path)
-
-
-# --------------------------------------------------------------------------------------------
-# later: figures of presets that do not exist yet
-
-
-def radar(res: Results, *args, **kwargs) -> Figure:
-    """Planned: radar chart over several metrics (throughput, init time, state size, code
-    size) per cipher, for the multi-cipher presets. Not implemented yet."""
-    raise NotImplementedError("radar charts come with the multi-cipher presets")
-
-
-def ranking_table(res: Results, *args, **kwargs) -> pd.DataFrame:
-    """Planned: ranking table (cipher × metric, rank per column) for the multi-cipher
-    presets. Not implemented yet."""
-    raise NotImplementedError("ranking tables come with the multi-cipher presets")
 
 
 # --------------------------------------------------------------------------------------------
