@@ -218,12 +218,7 @@ impl Aead for Grain128AeadV2 {
     fn decrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), CipherError> {
         let mut st = self.start(nonce, ad, tag.len())?;
         st.process(buf, Op::Decrypt);
-        if crate::ct_eq(&st.tag(), tag) {
-            Ok(())
-        } else {
-            buf.fill(0);
-            Err(CipherError::AuthenticationFailed)
-        }
+        crate::check_tag(&st.tag(), tag, buf)
     }
 }
 

@@ -22,6 +22,17 @@ pub mod simon;
 pub mod tinyjambu;
 pub mod xoodyak;
 
+/// Accept a decryption if the computed tag equals the received one (constant time); otherwise
+/// wipe the already-decrypted buffer so no unauthenticated plaintext escapes.
+pub(crate) fn check_tag(computed: &[u8], received: &[u8], buf: &mut [u8]) -> Result<(), lwcbench_core::CipherError> {
+    if ct_eq(computed, received) {
+        Ok(())
+    } else {
+        buf.fill(0);
+        Err(lwcbench_core::CipherError::AuthenticationFailed)
+    }
+}
+
 /// Constant-time equality of two tags (no early exit on the first differing byte).
 pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {

@@ -215,12 +215,7 @@ impl Aead for Schwaemm256_128 {
     fn decrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), CipherError> {
         let mut s = self.start(nonce, ad, tag.len())?;
         self.crypt(&mut s, buf, true);
-        if crate::ct_eq(&self.tag(&mut s), tag) {
-            Ok(())
-        } else {
-            buf.fill(0);
-            Err(CipherError::AuthenticationFailed)
-        }
+        crate::check_tag(&self.tag(&mut s), tag, buf)
     }
 }
 

@@ -156,12 +156,7 @@ impl Aead for TinyJambu128 {
             }
         }
         let want = self.finish(&mut s);
-        if crate::ct_eq(&want, tag) {
-            Ok(())
-        } else {
-            buf.fill(0);
-            Err(CipherError::AuthenticationFailed)
-        }
+        crate::check_tag(&want, tag, buf)
     }
 }
 

@@ -182,12 +182,7 @@ impl Aead for Xoodyak {
     fn decrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), CipherError> {
         let mut c = self.start(nonce, ad, tag.len())?;
         c.crypt(buf, true);
-        if crate::ct_eq(&c.squeeze16(), tag) {
-            Ok(())
-        } else {
-            buf.fill(0);
-            Err(CipherError::AuthenticationFailed)
-        }
+        crate::check_tag(&c.squeeze16(), tag, buf)
     }
 }
 
