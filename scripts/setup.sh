@@ -14,7 +14,6 @@ want_test=0
 pkgs=(build-essential pkg-config)
 if ((want_test)); then
   pkgs+=(chromium python3-venv)
-  [ -f mcu/setup.sh ] && pkgs+=(gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gcc-xtensa-lx106)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -47,8 +46,7 @@ if ((want_test)); then
   .venv/bin/pip install --quiet --upgrade pip
   # The Python package is built from the Rust crates with maturin (PyO3).
   .venv/bin/pip install --quiet './python[test]' playwright pillow
-  if [ -f mcu/setup.sh ]; then
-    bash mcu/setup.sh
-  fi
+  # Rust targets, cross compilers (ARM, RISC-V, Xtensa) and Unicorn/capstone for mcu/.
+  MCU_VENV="$PWD/.venv" bash mcu/setup.sh
   echo "setup: test environment ready (.venv)"
 fi

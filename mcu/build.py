@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Build every MCU image: the Rust images (mcu/images) for the three Rust targets and two
+profiles, and the C++ DRACO (cpp/draco) for Cortex-M0+, RV32IMC and the ESP8266 (LX106).
+
+Artifacts go to $CARGO_TARGET_DIR (default: <repo>/target/mcu):
+  <dir>/<triple>/<profile>/<image>           Rust images (cargo)
+  <dir>/cpp/<target>/<image>.elf             C++ images linked with mcu/cpp/harness.c
+  <dir>/cpp/<target>/draco.o, draco_<v>.o    C++ object, and per variant the object after
+                                             section garbage collection (`ld -r --gc-sections`)
+
+`build.py` (no argument) builds everything; one cargo invocation per profile builds all
+three targets (cargo serializes, so never two builds at once). Re-running is cheap.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import subprocess
+import sys
+
+MCU = pathlib.Path(__file__).resolve().parent
+REPO = MCU.parent
+IMAGES = MCU / "images"
+
+RUST_TARGETS = ["thumbv6m-none-eabi", "riscv32imc-unknown-none-elf", "thumbv7em-none-eabihf"]
+PROFILES = {"Os": "release", "O3": "release-o3"}  # report name -> cargo profile
+
+
+@dataclasses.dataclass(frozen=True)
+class RustImage:
+    name: str  # binary in mcu/images/src/bin
+    cipher: str
+    implementation: str
+
+
+# Every own stream-cipher implementation that builds for no_std targets.
+RUST_IMAGES = [
+    RustImage("draco_ref", "DRACO", "rust-ref"),
+    RustImage("draco_fast", "DRACO", "rust-fast"),
+    RustImage("trivium", "Trivium", "rust"),
+    RustImage("grain_v1", "Grain-v1", "rust"),
+    RustImage("grain128a", "Grain-128a", "rust"),
+    RustImage("mickey_v2", "MICKEY-2.0", "rust"),
+    RustImage("mickey128", "MICKEY-128-2.0", "rust"),
+    RustImage("hc128", "HC-128", "rust"),
+    RustImage("sosemanuk", "Sosemanuk", "rust"),
+]
+BASELINE = "baseline"
+
+
+@dataclasses.dataclass(frozen=True)
+class CppTarget:
+    name: str  # also the emulator target key where emulable
+    core: str
+    cxx: str
+    cc: str
+    arch_flags: tuple
+    libc_flags: tuple  # headers / C library (for compiler-emitted memcpy/memset)
+    libs: tuple
+    emulable: bool
+
+
+CPP_TARGETS = [
+    CppTarget("thumbv6m-none-eabi", "Cortex-M0+", "arm-none-eabi-g++", "arm-none-eabi-gcc",
+              ("-mcpu=cortex-m0plus", "-mthumb"), (), ("-lc", "-lgcc"), True),
+    CppTarget("riscv32imc-unknown-none-elf", "RV32IMC", "riscv64-unknown-elf-g++", "riscv64-unknown-elf-gcc",
+              ("-march=rv32imc", "-mabi=ilp32"), ("--specs=picolibc.specs",), ("-lc", "-lgcc"), True),
+    # ESP8266 (the study's chip). Debian ships no C library for lx106: freestanding headers.
+    CppTarget("xtensa-lx106-elf", "Xtensa LX106 (ESP8266)", "xtensa-lx106-elf-g++", "xtensa-lx106-elf-gcc",
+              (), ("-ffreestanding",), ("-lgcc",), False),
+]
+CPP_FLAGS = ("-Os", "-ffunction-sections", "-fdata-sections", "-fno-exceptions", "-fno-rtti")
+CPP_VARIANTS = {"draco_ref": ("DRACO", "cpp-ref", "LWC_REF", "draco_ref"),
+                "draco_fast": ("DRACO", "cpp-fast", "LWC_FAST", "draco_fast")}
+
+
+def target_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target" / "mcu")
+
+
+def rust_elf(triple: str, profile: str, image: str) -> pathlib.Path:
+    return target_dir() / triple / PROFILES[profile] / image
+
+
+def cpp_dir(target: str) -> pathlib.Path:
+    return target_dir() / "cpp" / target
+
+
+def _run(cmd, **kw):
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.stderr.write(r.stdout + r.stderr)
+        raise SystemExit(f"command failed ({r.returncode}): {' '.join(map(str, cmd))}")
+    return r
+
+
+def build_rust(profiles=("Os", "O3"), quiet=True) -> None:
+    for p in profiles:
+        cmd = ["cargo", "build", "--profile", PROFILES[p], "--bins"]
+        for t in RUST_TARGETS:
+            cmd += ["--target", t]
+        if quiet:
+            cmd.append("--quiet")
+        env = dict(os.environ, CARGO_TARGET_DIR=str(target_dir()))
+        _run(cmd, cwd=IMAGES, env=env)
+
+
+def build_cpp() -> None:
+    src = REPO / "cpp" / "draco" / "draco.cpp"
+    harness = MCU / "cpp" / "harness.c"
+    ld = IMAGES / "lwc.ld"
+    for t in CPP_TARGETS:
+        d = cpp_dir(t.name)
+        d.mkdir(parents=True, exist_ok=True)
+        obj = d / "draco.o"
+        _run([t.cxx, *t.arch_flags, *t.libc_flags, *CPP_FLAGS, "-std=c++17", "-c", src, "-o", obj])
+        for v, (_, _, define, sym) in CPP_VARIANTS.items():
+            # object-level size of the variant: keep only what init + keystream reach
+            _run([t.cxx, *t.arch_flags, "-nostdlib", "-r", "-Wl,--gc-sections", f"-Wl,-u,{sym}_init",
+                  f"-Wl,-u,{sym}_keystream_bits", "-o", d / f"{v}.o", obj])
+        for v, define in [(k, x[2]) for k, x in CPP_VARIANTS.items()] + [(BASELINE, "LWC_NONE")]:
+            h = d / f"harness_{v}.o"
+            _run([t.cc, *t.arch_flags, *t.libc_flags, *[f for f in CPP_FLAGS if f != "-fno-rtti"],
+                  "-I", REPO / "cpp" / "draco", "-D", define, "-c", harness, "-o", h])
+            objs = [h] if v == BASELINE else [h, obj]
+            _run([t.cxx, *t.arch_flags, *t.libc_flags, *CPP_FLAGS, "-nostdlib", "-nostartfiles",
+                  "-Wl,--gc-sections", f"-T{ld}", *objs, *t.libs, "-o", d / f"{v}.elf"])
+
+
+def build_all(profiles=("Os", "O3")) -> None:
+    build_rust(profiles)
+    build_cpp()
+
+
+if __name__ == "__main__":
+    build_all()
+    print(f"built into {target_dir()}")

@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""Run an MCU image's `lwc_init` / `lwc_keystream` under Unicorn and count what executes.
+
+For one image (ELF built by mcu/build.py) and one keystream length this
+
+* maps the image's flash (0x10000000) and RAM (0x20000000) regions (mcu/images/lwc.ld) and
+  loads every PT_LOAD segment at its virtual address (so `.data` is initialized and `.bss`
+  is zero, as after a board's start-up code);
+* paints the stack area (from the end of `.bss` to `__stack_top`) with a 32-bit pattern;
+* calls `lwc_init(key, iv)`, then `lwc_keystream(out, nbits)`, each returning to a sentinel
+  address outside flash/RAM (LR on Arm, ra on RISC-V), with key/IV/output in a separate
+  "host" region so the cipher's RAM is untouched;
+* counts executed instructions exactly and estimates cycles with the timing model of the
+  target (MODELS below), per phase;
+* reads the stack area back: the deepest word that no longer holds the pattern gives the
+  worst-case stack depth of init + keystream.
+
+Counting: the default ("block") mode hooks Unicorn translation blocks and adds a cached
+per-block instruction count and cycle cost (capstone disassembly, cached per block address);
+the cost of a conditional branch ending a block is resolved by where the next block starts.
+The "insn" mode hooks every instruction (slower); tests check that both agree. Everything is
+deterministic: no time, no randomness, same inputs -> same counts.
+
+CLI:  emulate.py ELF TARGET NBITS [--key HEX --iv HEX] [--mode insn|block]
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import struct
+import sys
+
+import capstone
+from capstone import arm_const as csarm
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+import unicorn
+from unicorn import arm_const as ua
+from unicorn import riscv_const as ur
+
+FLASH = (0x1000_0000, 2048 * 1024)
+RAM = (0x2000_0000, 264 * 1024)
+HOST = (0x3000_0000, 64 * 1024)  # key, IV, output buffer (not the cipher's memory)
+KEY_AT, IV_AT, OUT_AT = HOST[0], HOST[0] + 0x100, HOST[0] + 0x1000
+SENTINEL = 0x0F00_0000  # return address; mapped, never executed
+PAINT = 0xC0FFEE5A  # stack paint word
+
+# Timing models --------------------------------------------------------------------------
+# Cortex-M0+ ("m0plus"), from the Arm Cortex-M0+ Technical Reference Manual (DDI 0484),
+# "Cortex-M0+ instruction summary" table; single-cycle multiplier as on the RP2040:
+#   data processing / ADR / MOV / compare / MULS: 1;  load or store (any width, incl.
+#   literal loads): 2;  PUSH/POP/LDM/STM: 1+N (N registers), +2 if POP/LDM writes PC;
+#   B<cc>: 1 not taken, 2 taken;  B: 2;  BL: 3;  BX/BLX: 2;  data processing that writes
+#   PC (MOV/ADD pc): 2;  DMB/DSB/ISB: 3.
+# ESP32-C3 RV32IMC ("rv32"): Espressif publishes no per-instruction timing for the C3, so
+#   these are ASSUMPTIONS typical of a short in-order 32-bit core:
+#   ALU / LUI / AUIPC (incl. compressed forms): 1;  loads: 2;  stores: 1;
+#   conditional branch: 1 not taken, 3 taken;  JAL: 2;  JALR (incl. ret): 3;
+#   MUL/MULH*: 1;  DIV/DIVU/REM/REMU: 33.
+# Cortex-M4 (thumbv7em) is emulated for instruction counts and stack only: no cycle model.
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    triple: str
+    core: str
+    model: str | None  # timing model name, None = instruction counts only
+    mhz: float | None  # clock used to convert cycles to microseconds
+    board: str
+
+
+TARGETS = {
+    "thumbv6m-none-eabi": Target("thumbv6m-none-eabi", "Cortex-M0+", "m0plus", 125.0, "RP2040 @125 MHz"),
+    "riscv32imc-unknown-none-elf": Target("riscv32imc-unknown-none-elf", "RV32IMC", "rv32", 160.0, "ESP32-C3 @160 MHz"),
+    "thumbv7em-none-eabihf": Target("thumbv7em-none-eabihf", "Cortex-M4F", None, None, "no cycle model"),
+}
+
+
+def _is_arm(triple: str) -> bool:
+    return triple.startswith("thumb")
+
+
+class CostModel:
+    """Per-instruction cost: (base cycles, extra cycles if a conditional branch is taken)."""
+
+    def __init__(self, triple: str):
+        self.triple = triple
+        self.model = TARGETS[triple].model
+        if _is_arm(triple):
+            self.md = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
+        else:
+            self.md = capstone.Cs(capstone.CS_ARCH_RISCV, capstone.CS_MODE_RISCV32 | capstone.CS_MODE_RISCVC)
+        self.md.detail = True
+
+    def insns(self, code: bytes, addr: int):
+        return list(self.md.disasm(code, addr))
+
+    def cost(self, insn) -> tuple[int, int]:
+        if self.model == "m0plus":
+            return _m0plus(insn)
+        if self.model == "rv32":
+            return _rv32(insn)
+        return (0, 0)
+
+
+_M0_LOADSTORE = {getattr(csarm, "ARM_INS_" + n) for n in
+                 ("LDR", "LDRB", "LDRH", "LDRSB", "LDRSH", "STR", "STRB", "STRH")}
+_M0_BARRIER = {csarm.ARM_INS_DMB, csarm.ARM_INS_DSB, csarm.ARM_INS_ISB}
+
+
+def _writes_pc(insn) -> bool:
+    ops = insn.operands
+    return bool(ops) and ops[0].type == csarm.ARM_OP_REG and ops[0].reg == csarm.ARM_REG_PC
+
+
+def _m0plus(insn) -> tuple[int, int]:
+    i = insn.id
+    if i == csarm.ARM_INS_B:
+        if insn.cc not in (csarm.ARM_CC_AL, csarm.ARM_CC_INVALID):
+            return (1, 1)
+        return (2, 0)
+    if i == csarm.ARM_INS_BL:
+        return (3, 0)
+    if i in (csarm.ARM_INS_BX, csarm.ARM_INS_BLX):
+        return (2, 0)
+    if i in (csarm.ARM_INS_PUSH, csarm.ARM_INS_POP, csarm.ARM_INS_LDM, csarm.ARM_INS_STM):
+        regs = [o for o in insn.operands if o.type == csarm.ARM_OP_REG]
+        if i in (csarm.ARM_INS_LDM, csarm.ARM_INS_STM):
+            regs = regs[1:]  # first operand is the base register
+        n = len(regs)
+        pc = any(o.reg == csarm.ARM_REG_PC for o in regs) and i in (csarm.ARM_INS_POP, csarm.ARM_INS_LDM)
+        return (1 + n + (2 if pc else 0), 0)
+    if i in _M0_LOADSTORE:
+        return (2, 0)
+    if i in _M0_BARRIER:
+        return (3, 0)
+    if i in (csarm.ARM_INS_MOV, csarm.ARM_INS_ADD) and _writes_pc(insn):
+        return (2, 0)
+    return (1, 0)
+
+
+_RV_BRANCH = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "beqz", "bnez", "blez", "bgez",
+              "bltz", "bgtz", "bgt", "ble", "bgtu", "bleu"}
+_RV_LOAD = {"lb", "lh", "lw", "lbu", "lhu", "lwsp"}
+_RV_STORE = {"sb", "sh", "sw", "swsp"}
+_RV_JAL = {"jal", "j"}
+_RV_JALR = {"jalr", "jr", "ret"}
+_RV_MUL = {"mul", "mulh", "mulhsu", "mulhu"}
+_RV_DIV = {"div", "divu", "rem", "remu"}
+
+
+def _rv32(insn) -> tuple[int, int]:
+    m = insn.mnemonic
+    if m.startswith("c."):
+        m = m[2:]
+    if m in _RV_BRANCH:
+        return (1, 2)
+    if m in _RV_LOAD:
+        return (2, 0)
+    if m in _RV_STORE:
+        return (1, 0)
+    if m in _RV_JAL:
+        return (2, 0)
+    if m in _RV_JALR:
+        return (3, 0)
+    if m in _RV_MUL:
+        return (1, 0)
+    if m in _RV_DIV:
+        return (33, 0)
+    return (1, 0)
+
+
+@dataclasses.dataclass
+class Image:
+    path: str
+    segments: list  # (vaddr, bytes)
+    symbols: dict
+    bss_end: int
+    stack_top: int
+    key_bytes: int
+    iv_bytes: int
+
+
+def load_image(path: str) -> Image:
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        segs = [(s["p_vaddr"], s.data()) for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
+        syms = {}
+        for sec in elf.iter_sections():
+            if isinstance(sec, SymbolTableSection):
+                for s in sec.iter_symbols():
+                    if s.name:
+                        syms[s.name] = s["st_value"]
+        mem = {}
+        for name in ("LWC_KEY_BYTES", "LWC_IV_BYTES"):
+            addr = syms[name]
+            for vaddr, data in segs:
+                if vaddr <= addr < vaddr + len(data):
+                    mem[name] = struct.unpack_from("<I", data, addr - vaddr)[0]
+    return Image(path, segs, syms, syms["__bss_end"], syms["__stack_top"],
+                 mem["LWC_KEY_BYTES"], mem["LWC_IV_BYTES"])
+
+
+@dataclasses.dataclass
+class Phase:
+    insns: int
+    cycles: int | None
+
+
+@dataclasses.dataclass
+class Result:
+    init: Phase
+    keystream: Phase
+    stack_bytes: int
+    out: bytes
+    rc: tuple
+
+
+class Emulator:
+    def __init__(self, image: Image, triple: str, mode: str = "block"):
+        self.img, self.triple, self.mode = image, triple, mode
+        self.arm = _is_arm(triple)
+        self.costs = CostModel(triple)
+        self.block_cache: dict = {}
+        self.insn_cache: dict = {}
+
+    def _new_uc(self):
+        if self.arm:
+            uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
+            uc.ctl_set_cpu_model(ua.UC_CPU_ARM_CORTEX_M0 if self.triple.startswith("thumbv6m")
+                                 else ua.UC_CPU_ARM_CORTEX_M4)
+        else:
+            uc = unicorn.Uc(unicorn.UC_ARCH_RISCV, unicorn.UC_MODE_RISCV32)
+        for base, size in (FLASH, RAM, HOST):
+            uc.mem_map(base, size)
+        uc.mem_map(SENTINEL, 0x1000)
+        for vaddr, data in self.img.segments:
+            if data:
+                uc.mem_write(vaddr, data)
+        lo = (self.img.bss_end + 3) & ~3
+        uc.mem_write(lo, struct.pack("<I", PAINT) * ((self.img.stack_top - lo) // 4))
+        return uc
+
+    # counting hooks ------------------------------------------------------------------
+    def _block_info(self, uc, addr, size):
+        key = (addr, size)
+        info = self.block_cache.get(key)
+        if info is None:
+            code = bytes(uc.mem_read(addr, size))
+            ins = self.costs.insns(code, addr)
+            if sum(i.size for i in ins) != size:
+                raise RuntimeError(f"capstone could not decode block {addr:#x}+{size}")
+            base = sum(self.costs.cost(i)[0] for i in ins)
+            extra = self.costs.cost(ins[-1])[1]
+            info = (len(ins), base, extra, addr + size)
+            self.block_cache[key] = info
+        return info
+
+    def _on_block(self, uc, addr, size, st):
+        if addr == SENTINEL:
+            return
+        if st[3] and addr != st[4]:
+            st[1] += st[3]
+        n, base, extra, fall = self._block_info(uc, addr, size)
+        st[0] += n
+        st[1] += base
+        st[3], st[4] = extra, fall
+
+    def _on_insn(self, uc, addr, size, st):
+        if addr == SENTINEL:
+            return
+        if st[3] and addr != st[4]:
+            st[1] += st[3]
+        c = self.insn_cache.get(addr)
+        if c is None:
+            ins = self.costs.insns(bytes(uc.mem_read(addr, size)), addr)
+            c = self.costs.cost(ins[0])
+            self.insn_cache[addr] = c
+        st[0] += 1
+        st[1] += c[0]
+        st[3], st[4] = c[1], addr + size
+
+    def _call(self, uc, fn: str, a0: int, a1: int) -> Phase:
+        st = [0, 0, 0, 0, 0]  # insns, cycles, pending taken-extra, its fall-through
+        hook = uc.hook_add(unicorn.UC_HOOK_BLOCK if self.mode == "block" else unicorn.UC_HOOK_CODE,
+                           self._on_block if self.mode == "block" else self._on_insn, st)
+        addr = self.img.symbols[fn]
+        if self.arm:
+            uc.reg_write(ua.UC_ARM_REG_SP, self.img.stack_top)
+            uc.reg_write(ua.UC_ARM_REG_R0, a0)
+            uc.reg_write(ua.UC_ARM_REG_R1, a1)
+            uc.reg_write(ua.UC_ARM_REG_LR, SENTINEL | 1)
+            uc.emu_start(addr | 1, SENTINEL, count=2_000_000_000)
+            pc, rc = uc.reg_read(ua.UC_ARM_REG_PC), uc.reg_read(ua.UC_ARM_REG_R0)
+        else:
+            uc.reg_write(ur.UC_RISCV_REG_SP, self.img.stack_top)
+            uc.reg_write(ur.UC_RISCV_REG_A0, a0)
+            uc.reg_write(ur.UC_RISCV_REG_A1, a1)
+            uc.reg_write(ur.UC_RISCV_REG_RA, SENTINEL)
+            uc.emu_start(addr, SENTINEL, count=2_000_000_000)
+            pc, rc = uc.reg_read(ur.UC_RISCV_REG_PC), uc.reg_read(ur.UC_RISCV_REG_A0)
+        uc.hook_del(hook)
+        if (pc & ~1) != SENTINEL:
+            raise RuntimeError(f"{fn} did not return (pc={pc:#x})")
+        if st[3] and SENTINEL != st[4]:  # last block ended in a taken conditional branch (never: it returns)
+            st[1] += st[3]
+        cyc = st[1] if self.costs.model else None
+        self._rc.append(rc & 0xFFFF_FFFF)
+        return Phase(st[0], cyc)
+
+    def run(self, nbits: int, key: bytes | None = None, iv: bytes | None = None) -> Result:
+        key = key if key is not None else default_key(self.img.key_bytes)
+        iv = iv if iv is not None else default_iv(self.img.iv_bytes)
+        uc = self._new_uc()
+        self._rc = []
+        uc.mem_write(KEY_AT, key)
+        uc.mem_write(IV_AT, iv)
+        init = self._call(uc, "lwc_init", KEY_AT, IV_AT)
+        ks = self._call(uc, "lwc_keystream", OUT_AT, nbits)
+        out = bytes(uc.mem_read(OUT_AT, (nbits + 7) // 8))
+        lo = (self.img.bss_end + 3) & ~3
+        stack = bytes(uc.mem_read(lo, self.img.stack_top - lo))
+        deepest = self.img.stack_top
+        pw = struct.pack("<I", PAINT)
+        for off in range(0, len(stack), 4):
+            if stack[off:off + 4] != pw:
+                deepest = lo + off
+                break
+        return Result(init, ks, self.img.stack_top - deepest, out, tuple(self._rc))
+
+
+def default_key(n: int) -> bytes:
+    """The fixed key of all counts: bytes 0x00, 0x11, 0x22, ... (n bytes)."""
+    return bytes((0x11 * i) & 0xFF for i in range(n))
+
+
+def default_iv(n: int) -> bytes:
+    """The fixed IV of all counts: bytes 0xF0, 0xE1, 0xD2, ... (n bytes)."""
+    return bytes((0xF0 - 0x0F * i) & 0xFF for i in range(n))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("elf")
+    ap.add_argument("target", choices=sorted(TARGETS))
+    ap.add_argument("nbits", type=int)
+    ap.add_argument("--key")
+    ap.add_argument("--iv")
+    ap.add_argument("--mode", choices=("block", "insn"), default="block")
+    a = ap.parse_args(argv)
+    img = load_image(a.elf)
+    r = Emulator(img, a.target, a.mode).run(
+        a.nbits, bytes.fromhex(a.key) if a.key else None, bytes.fromhex(a.iv) if a.iv else None)
+    print(f"init: {r.init.insns} insns, {r.init.cycles} cycles; keystream({a.nbits}): "
+          f"{r.keystream.insns} insns, {r.keystream.cycles} cycles; stack {r.stack_bytes} B; rc {r.rc}")
+    print("keystream:", r.out.hex())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

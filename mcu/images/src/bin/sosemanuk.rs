@@ -1,0 +1,5 @@
+//! Sosemanuk (`crates/estream`).
+#![no_std]
+#![no_main]
+use lwc_mcu_images as _;
+lwc_mcu_images::stream_image!(lwcbench_estream::Sosemanuk, lwcbench_estream::sosemanuk::INFO);

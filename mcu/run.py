@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Microcontroller cost without a board: build the images, measure flash/RAM/stack, emulate
+init + keystream, and write DIR/mcu_sizes.csv, DIR/mcu_counts.csv, DIR/mcu.md (each written
+to a temporary file in DIR and renamed into place). Columns: mcu/README.md.
+
+    python mcu/run.py --out DIR [--no-build] [--profiles Os,O3] [--nbits 1,8,128,1024,22464]
+
+Runs offline once the toolchains are installed (mcu/setup.sh). Deterministic: the same
+sources give the same files.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import io
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import build  # noqa: E402
+import emulate  # noqa: E402
+from elftools.elf.constants import SH_FLAGS  # noqa: E402
+from elftools.elf.elffile import ELFFile  # noqa: E402
+
+STUDY_NBITS = 22_464
+NBITS = (1, 8, 128, 1024, STUDY_NBITS)
+# The study: DRACO `full` (keystream + XOR, init excluded) of 22,464 bits on an 80 MHz
+# ESP8266 (Xtensa LX106) took 282,891 us.
+STUDY_US, STUDY_MHZ = 282_891.0, 80.0
+STUDY_CPB = STUDY_US * STUDY_MHZ / STUDY_NBITS  # ~1007 cycles per keystream bit
+TARGET_CPB_M0 = 100.0  # project target for DRACO's fast variant on the Cortex-M0+ model
+
+CORE = {"thumbv6m-none-eabi": "Cortex-M0+", "riscv32imc-unknown-none-elf": "RV32IMC",
+        "thumbv7em-none-eabihf": "Cortex-M4F", "xtensa-lx106-elf": "Xtensa LX106"}
+
+
+@dataclasses.dataclass
+class Img:
+    cipher: str
+    implementation: str
+    language: str
+    image: str
+    target: str
+    profile: str
+    elf: pathlib.Path
+    baseline: pathlib.Path
+    emulable: bool
+
+
+def images(profiles) -> list[Img]:
+    out = []
+    for t in build.RUST_TARGETS:
+        for p in profiles:
+            base = build.rust_elf(t, p, build.BASELINE)
+            for im in build.RUST_IMAGES:
+                out.append(Img(im.cipher, im.implementation, "Rust", im.name, t, p,
+                               build.rust_elf(t, p, im.name), base, True))
+    for t in build.CPP_TARGETS:
+        d = build.cpp_dir(t.name)
+        for v, (cipher, impl, _, _) in build.CPP_VARIANTS.items():
+            out.append(Img(cipher, impl, "C++", v, t.name, "Os", d / f"{v}.elf", d / "baseline.elf", t.emulable))
+    return out
+
+
+def section_sizes(path: pathlib.Path) -> dict:
+    """Allocated bytes by kind: text (executable), rodata (other read-only), data, bss."""
+    s = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    with open(path, "rb") as f:
+        for sec in ELFFile(f).iter_sections():
+            fl = sec["sh_flags"]
+            if not fl & SH_FLAGS.SHF_ALLOC or sec["sh_size"] == 0:
+                continue
+            if sec["sh_type"] == "SHT_NOBITS":
+                s["bss"] += sec["sh_size"]
+            elif fl & SH_FLAGS.SHF_WRITE:
+                s["data"] += sec["sh_size"]
+            elif fl & SH_FLAGS.SHF_EXECINSTR:
+                s["text"] += sec["sh_size"]
+            else:
+                s["rodata"] += sec["sh_size"]
+    return s
+
+
+SIZE_COLS = ["cipher", "implementation", "language", "image", "target", "core", "profile", "method",
+             "text", "rodata", "data", "bss", "flash_bytes", "ram_static_bytes", "stack_bytes",
+             "emulated"]
+COUNT_COLS = ["cipher", "implementation", "language", "image", "target", "core", "profile",
+              "phase", "nbits", "metric", "value", "unit", "timing_model"]
+
+
+def measure(imgs, nbits, log) -> tuple[list, list]:
+    size_rows, count_rows = [], []
+    base_stack: dict = {}
+    outputs: dict = {}
+    for im in imgs:
+        s, b = section_sizes(im.elf), section_sizes(im.baseline)
+        d = {k: s[k] - b[k] for k in s}
+        stack = ""
+        if im.emulable:
+            t0 = time.time()
+            img = emulate.load_image(str(im.elf))
+            em = emulate.Emulator(img, im.target)
+            tgt = emulate.TARGETS[im.target]
+            key = (im.target, im.profile, im.language, str(im.baseline))
+            if key not in base_stack:
+                base_stack[key] = emulate.Emulator(emulate.load_image(str(im.baseline)), im.target).run(0).stack_bytes
+            stacks = []
+            common = [im.cipher, im.implementation, im.language, im.image, im.target, CORE[im.target], im.profile]
+            for i, n in enumerate(nbits):
+                r = em.run(n)
+                if r.rc != (0, 0):
+                    raise SystemExit(f"{im.elf}: lwc_init/lwc_keystream returned {r.rc}")
+                prev = outputs.setdefault((im.cipher, im.implementation if im.language == "Rust" else im.language, n), r.out)
+                if im.language == "Rust" and prev != r.out:
+                    raise SystemExit(f"{im.elf}: keystream differs between targets/profiles for {n} bits")
+                stacks.append(r.stack_bytes)
+                model = tgt.model or ""
+                phases = [("init", 0, r.init)] if i == 0 else []
+                phases.append(("keystream", n, r.keystream))
+                for phase, nb, ph in phases:
+                    count_rows.append(common + [phase, nb, "instructions", ph.insns, "instructions", model])
+                    if phase == "keystream" and nb:
+                        count_rows.append(common + [phase, nb, "instructions_per_bit", f"{ph.insns / nb:.2f}", "instructions/bit", model])
+                    if ph.cycles is not None:
+                        count_rows.append(common + [phase, nb, "cycles_est", ph.cycles, "cycles", model])
+                        count_rows.append(common + [phase, nb, "time_us_est", f"{ph.cycles / tgt.mhz:.2f}",
+                                                    f"us @ {tgt.mhz:g} MHz", model])
+                        if phase == "keystream" and nb:
+                            count_rows.append(common + [phase, nb, "cycles_per_bit_est", f"{ph.cycles / nb:.2f}",
+                                                        "cycles/bit", model])
+                count_rows.append(common + ["init+keystream", n, "stack_bytes", r.stack_bytes, "bytes", ""])
+            stack = max(stacks)
+            log(f"  {im.target:28} {im.profile} {im.image:11} {im.language:4} {time.time() - t0:6.1f} s")
+        size_rows.append([im.cipher, im.implementation, im.language, im.image, im.target, CORE[im.target],
+                          im.profile, "image-minus-baseline", d["text"], d["rodata"], d["data"], d["bss"],
+                          d["text"] + d["rodata"] + d["data"], d["data"] + d["bss"], stack,
+                          "yes" if im.emulable else "no"])
+    # C++ object-file sizes (per variant after section GC), as the compilers emit them
+    for t in build.CPP_TARGETS:
+        for v, (cipher, impl, _, _) in build.CPP_VARIANTS.items():
+            o = section_sizes(build.cpp_dir(t.name) / f"{v}.o")
+            size_rows.append([cipher, impl, "C++", v, t.name, CORE[t.name], "Os", "object-gc",
+                              o["text"], o["rodata"], o["data"], o["bss"], o["text"] + o["rodata"] + o["data"],
+                              o["data"] + o["bss"], "", "no"])
+    return size_rows, count_rows
+
+
+def _csv(cols, rows) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _get(count_rows, **kw):
+    out = {}
+    for r in count_rows:
+        d = dict(zip(COUNT_COLS, r))
+        if all(str(d[k]) == str(v) for k, v in kw.items()):
+            out[(d["cipher"], d["implementation"], d["language"], d["target"], d["profile"], int(d["nbits"]))] = d["value"]
+    return out
+
+
+def markdown(size_rows, count_rows, nbits) -> str:
+    L = ["# Microcontroller cost (emulated; no board)", "",
+         "Generated by `mcu/run.py`; method, timing models and columns in `mcu/README.md`. "
+         "Instruction counts are exact (Unicorn); cycles are **estimates** from a per-instruction "
+         "timing model (Cortex-M0+: Arm TRM table, single-cycle multiplier as on the RP2040; "
+         "RV32IMC: stated assumptions for the ESP32-C3). Cortex-M4F: instruction counts only. "
+         "Xtensa LX106 (ESP8266): sizes only (no emulator).", ""]
+    # --- headline: DRACO vs the study
+    cpb = _get(count_rows, metric="cycles_per_bit_est", phase="keystream", nbits=STUDY_NBITS)
+    us = _get(count_rows, metric="time_us_est", phase="keystream", nbits=STUDY_NBITS)
+    ipb = _get(count_rows, metric="instructions_per_bit", phase="keystream", nbits=STUDY_NBITS)
+    L += ["## DRACO, 22,464-bit keystream (the study's `full` payload) vs the study", "",
+          f"Study: 282,891 us on an 80 MHz ESP8266 = **{STUDY_CPB:,.0f} cycles/bit** (measured, `full` = keystream + XOR, init excluded). "
+          f"Project target: DRACO fast <= {TARGET_CPB_M0:.0f} est. cycles/bit on the Cortex-M0+ model.", "",
+          "| implementation | language | target | profile | instr/bit | est. cycles/bit | est. time | study cycles/bit ÷ this |",
+          "|---|---|---|---|---:|---:|---:|---:|"]
+    for k in sorted(ipb):
+        c, impl, lang, tgt, prof, _ = k
+        if c != "DRACO":
+            continue
+        cyc = cpb.get(k)
+        board = emulate.TARGETS[tgt].board
+        L.append(f"| {impl} | {lang} | {CORE[tgt]} | {prof} | {float(ipb[k]):.1f} | "
+                 + (f"{float(cyc):.1f} | {float(us[k]):,.0f} us ({board}) | {STUDY_CPB / float(cyc):.2f}× |" if cyc
+                    else "— | — | — |"))
+    fast_m0 = [float(v) for (c, impl, lang, tgt, prof, _), v in cpb.items()
+               if c == "DRACO" and impl == "rust-fast" and tgt == "thumbv6m-none-eabi"]
+    if fast_m0:
+        best = min(fast_m0)
+        L += ["", f"DRACO rust-fast on the Cortex-M0+ model: best {best:.1f} est. cycles/bit -> target "
+              f"<= {TARGET_CPB_M0:.0f}: **{'met' if best <= TARGET_CPB_M0 else 'NOT met'}**."]
+    # --- flash / RAM
+    L += ["", "## Flash and RAM (bytes; image minus baseline, FELICS-style)", "",
+          "flash = .text + .rodata (+ .data initial values) of the cipher image minus the baseline image; "
+          "RAM = .data + .bss minus baseline; stack = deepest stack use of init + keystream measured by "
+          "stack painting in emulation (whole call, entry point included; — = not emulated).", ""]
+    targets = [t for t in CORE if any(r[4] == t for r in size_rows)]
+    for prof in ("Os", "O3"):
+        rows = [r for r in size_rows if r[6] == prof and r[7] == "image-minus-baseline"]
+        if not rows:
+            continue
+        L += [f"### profile {prof}" + (" (opt-level \"s\" / g++ -Os)" if prof == "Os" else " (opt-level 3, Rust only)"), "",
+              "| cipher | implementation | language | " + " | ".join(f"{CORE[t]} flash / RAM / stack" for t in targets) + " |",
+              "|---|---|---|" + "---:|" * len(targets)]
+        keys = []
+        for r in rows:
+            if (r[0], r[1], r[2]) not in keys:
+                keys.append((r[0], r[1], r[2]))
+        for k in keys:
+            cells = []
+            for t in targets:
+                m = [r for r in rows if (r[0], r[1], r[2]) == k and r[4] == t]
+                cells.append(f"{m[0][12]:,} / {m[0][13]:,} / {m[0][14] if m[0][14] != '' else '—'}" if m else "")
+            L.append(f"| {k[0]} | {k[1]} | {k[2]} | " + " | ".join(cells) + " |")
+        L.append("")
+    obj = [r for r in size_rows if r[7] == "object-gc"]
+    if obj:
+        L += ["### C++ DRACO from the object files (g++ -Os, after section GC; no libgcc / memcpy)", "",
+              "| implementation | target | .text | .rodata | flash |", "|---|---|---:|---:|---:|"]
+        for r in obj:
+            L.append(f"| {r[1]} | {CORE[r[4]]} | {r[8]:,} | {r[9]:,} | {r[12]:,} |")
+        L.append("")
+    # --- counts
+    L += ["## Emulated init and keystream (profile Os)", "",
+          "init: instructions / est. cycles (est. µs). Keystream: est. cycles per keystream bit "
+          "(Cortex-M4F: instructions per bit) for each request length, fresh init before each.", ""]
+    ins = _get(count_rows, metric="instructions", phase="init")
+    icyc = _get(count_rows, metric="cycles_est", phase="init")
+    ius = _get(count_rows, metric="time_us_est", phase="init")
+    kcpb = _get(count_rows, metric="cycles_per_bit_est", phase="keystream")
+    kipb = _get(count_rows, metric="instructions_per_bit", phase="keystream")
+    for t in [t for t in emulate.TARGETS if any(k[3] == t for k in ins)]:
+        unit = "cycles/bit" if emulate.TARGETS[t].model else "instr/bit"
+        L += [f"### {CORE[t]} ({emulate.TARGETS[t].board})", "",
+              "| cipher | implementation | language | init instr | init est. cycles (µs) | "
+              + " | ".join(f"{n:,} bit{'s' if n != 1 else ''} {unit}" for n in nbits) + " |",
+              "|---|---|---|---:|---:|" + "---:|" * len(nbits)]
+        for k in sorted(k for k in ins if k[3] == t and k[4] == "Os"):
+            c, impl, lang = k[:3]
+            cyc = f"{int(icyc[k]):,} ({float(ius[k]):,.0f})" if k in icyc else "—"
+            src = kcpb if emulate.TARGETS[t].model else kipb
+            cells = [f"{float(src[(c, impl, lang, t, 'Os', n)]):,.1f}" if (c, impl, lang, t, "Os", n) in src else ""
+                     for n in nbits]
+            L.append(f"| {c} | {impl} | {lang} | {int(ins[k]):,} | {cyc} | " + " | ".join(cells) + " |")
+        L.append("")
+    return "\n".join(L) + "\n"
+
+
+def write_atomic(path: pathlib.Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual file mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True, type=pathlib.Path)
+    ap.add_argument("--no-build", action="store_true", help="use the images already built")
+    ap.add_argument("--profiles", default="Os,O3")
+    ap.add_argument("--nbits", default=",".join(map(str, NBITS)))
+    a = ap.parse_args(argv)
+    profiles = [p for p in a.profiles.split(",") if p]
+    nbits = [int(x) for x in a.nbits.split(",") if x]
+    log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    if not a.no_build:
+        log("building images ...")
+        build.build_all(profiles)
+    log("measuring ...")
+    sizes, counts = measure(images(profiles), nbits, log)
+    a.out.mkdir(parents=True, exist_ok=True)
+    write_atomic(a.out / "mcu_sizes.csv", _csv(SIZE_COLS, sizes))
+    write_atomic(a.out / "mcu_counts.csv", _csv(COUNT_COLS, counts))
+    write_atomic(a.out / "mcu.md", markdown(sizes, counts, nbits))
+    log(f"wrote {a.out}/mcu_sizes.csv, mcu_counts.csv, mcu.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install what mcu/ needs, idempotently (CI and fresh machines): Rust targets, Debian
+# cross toolchains, and the Python venv with Unicorn/capstone. Re-running is a quick no-op.
+#   MCU_VENV   venv path (default: the project's .venv beside mcu/)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="${MCU_VENV:-$here/../.venv}"
+
+targets=(thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf)
+installed="$(rustup target list --installed)"
+missing=()
+for t in "${targets[@]}"; do grep -qx "$t" <<<"$installed" || missing+=("$t"); done
+if ((${#missing[@]})); then rustup target add "${missing[@]}"; fi
+
+pkgs=(gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi gcc-riscv64-unknown-elf
+      picolibc-riscv64-unknown-elf gcc-xtensa-lx106)
+need=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if ((${#need[@]})); then
+  sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_="sudo"
+  $sudo_ apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+
+if [ ! -x "$venv/bin/python" ]; then python3 -m venv "$venv"; fi
+if ! "$venv/bin/python" -c 'import unicorn, capstone, elftools, pytest' 2>/dev/null; then
+  "$venv/bin/pip" install -q -r "$here/requirements.txt"
+fi
+echo "mcu setup ok (venv $venv)"
