@@ -23,7 +23,8 @@ pub struct RunArgs {
     /// Implementations (e.g. rust-fast,cpp-fast) across the selected ciphers.
     #[arg(short, long = "impl", value_delimiter = ',')]
     implementation: Vec<String>,
-    /// Scenarios: full, keystream, init (stream); keysetup, encrypt, decrypt (block/AEAD).
+    /// Scenarios: full, keystream, init (stream); keysetup, encrypt, decrypt (block/AEAD);
+    /// reading (stream/AEAD: one 32-bit reading with a fresh counter IV, init included).
     #[arg(short, long, value_delimiter = ',')]
     scenario: Vec<String>,
     /// Payload sizes in bits (default 1,8,128,1024). A suffix B, KiB or MiB means bytes.
@@ -133,7 +134,7 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         sel.scenarios = a
             .scenario
             .iter()
-            .map(|s| Scenario::parse(s).ok_or_else(|| format!("--scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt)")))
+            .map(|s| Scenario::parse(s).ok_or_else(|| format!("--scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading)")))
             .collect::<Result<_, _>>()?;
     }
     if !a.sizes.is_empty() {
