@@ -25,14 +25,9 @@ fn value_err(e: impl std::fmt::Display) -> PyErr {
 /// "Name/impl" (case-insensitive) or a bare name, which picks the first registered
 /// implementation of that algorithm.
 fn find_entry(cipher_id: &str) -> PyResult<Entry> {
-    let all = registry();
     let want = cipher_id.trim();
-    let hit = all
-        .iter()
-        .find(|e| e.id().eq_ignore_ascii_case(want))
-        .or_else(|| all.iter().find(|e| e.info.name.eq_ignore_ascii_case(want)));
-    match hit {
-        Some(e) => Ok(e.clone()),
+    match lwcbench_catalog::find(want) {
+        Some(e) => Ok(e),
         None => Err(value_err(format!(
             "unknown cipher '{cipher_id}' (use a name or name/implementation from lwcbench.ciphers())"
         ))),
@@ -352,7 +347,7 @@ fn verify(py: Python<'_>, cipher: Vec<String>, vectors: Option<PathBuf>) -> PyRe
     }
     let entries: Vec<Entry> = registry()
         .into_iter()
-        .filter(|e| cipher.is_empty() || cipher.iter().any(|c| e.info.name.eq_ignore_ascii_case(c) || e.id().eq_ignore_ascii_case(c)))
+        .filter(|e| cipher.is_empty() || cipher.iter().any(|c| e.matches(c)))
         .collect();
     if entries.is_empty() {
         return Err(value_err(format!("cipher: no implementation matches {cipher:?}")));

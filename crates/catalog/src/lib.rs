@@ -15,7 +15,7 @@ pub mod kat;
 mod registry;
 pub mod verify;
 
-pub use registry::{registry, Entry, Make};
+pub use registry::{find, registry, Entry, Make};
 pub use verify::{Check, VerifyCtx};
 
 /// Compilers other than rustc that built code in this binary, as (name, version and flags),

@@ -35,10 +35,24 @@ impl Entry {
         assert_eq!(info.family, Family::Aead, "{} registered as aead", info.name);
         Entry { info, make: Make::Aead(make), verify }
     }
+    /// Does a user's selector name this entry? A bare algorithm name selects every
+    /// implementation of it; "name/impl" selects one (both case-insensitive).
+    pub fn matches(&self, selector: &str) -> bool {
+        self.info.name.eq_ignore_ascii_case(selector) || self.id().eq_ignore_ascii_case(selector)
+    }
     /// "cipher/implementation", the id used on the command line.
     pub fn id(&self) -> String {
         format!("{}/{}", self.info.name, self.info.implementation)
     }
+}
+
+/// The one entry a selector names: an exact "name/impl" id first, else the first
+/// implementation of a bare algorithm name (case-insensitive).
+pub fn find(selector: &str) -> Option<Entry> {
+    let all = registry();
+    let s = selector.trim();
+    let hit = all.iter().position(|e| e.id().eq_ignore_ascii_case(s)).or_else(|| all.iter().position(|e| e.info.name.eq_ignore_ascii_case(s)));
+    hit.map(|i| all[i].clone())
 }
 
 /// Every implementation, in listing order. Each family module appends its own entries.

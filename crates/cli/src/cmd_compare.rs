@@ -20,10 +20,7 @@ pub fn run(a: &CompareArgs) -> Result<(), String> {
     let rows = compare::compare_runs(&ra, &rb);
     print!("{}", compare::text_table(&rows));
     let page = compare::html(&ra, &rb, &a.a.display().to_string(), &a.b.display().to_string(), &rows);
-    let dir = a.html.parent().filter(|p| !p.as_os_str().is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    let name = a.html.file_name().ok_or_else(|| format!("--html: {} is not a file name", a.html.display()))?;
-    lwcbench_engine::results::write_atomic(&dir, &name.to_string_lossy(), page.as_bytes())
-        .map_err(|e| format!("--html: {}: {e}", a.html.display()))?;
+    lwcbench_engine::results::write_atomic_to(&a.html, page.as_bytes(), "--html")?;
     println!("wrote {}", a.html.display());
     Ok(())
 }

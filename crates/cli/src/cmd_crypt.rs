@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use lwcbench_catalog::{registry, Entry, Make};
+use lwcbench_catalog::{Entry, Make};
 use lwcbench_core::CipherError;
 
 #[derive(Args)]
@@ -50,13 +50,8 @@ fn unhex(name: &str, s: &str) -> Result<Vec<u8>, String> {
     hex::decode(&clean).map_err(|e| format!("--{name}: not hex ({e})"))
 }
 
-pub fn find(cipher: &str) -> Result<Entry, String> {
-    let reg = registry();
-    reg.iter()
-        .find(|e| e.id().eq_ignore_ascii_case(cipher))
-        .or_else(|| reg.iter().find(|e| e.info.name.eq_ignore_ascii_case(cipher)))
-        .cloned()
-        .ok_or_else(|| format!("--cipher: unknown cipher '{cipher}' (see `lwcbench list`)"))
+fn find(cipher: &str) -> Result<Entry, String> {
+    lwcbench_catalog::find(cipher).ok_or_else(|| format!("--cipher: unknown cipher '{cipher}' (see `lwcbench list`)"))
 }
 
 fn cerr(e: CipherError) -> String {
@@ -142,11 +137,7 @@ pub fn run(a: &CryptArgs, mode: Mode) -> Result<(), String> {
         eprintln!("iv: {} (random; needed to decrypt)", hex::encode(&iv));
     }
     match &a.out {
-        Some(p) => {
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).map(PathBuf::from).unwrap_or_else(|| ".".into());
-            let name = p.file_name().ok_or_else(|| format!("--out: {} is not a file name", p.display()))?;
-            lwcbench_engine::results::write_atomic(&dir, &name.to_string_lossy(), &output).map_err(|err| format!("--out: {}: {err}", p.display()))?;
-        }
+        Some(p) => lwcbench_engine::results::write_atomic_to(p, &output, "--out")?,
         None => println!("{}", hex::encode(&output)),
     }
     if let Some(x) = &a.expect {

@@ -30,7 +30,7 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
     }
     let entries: Vec<_> = registry()
         .into_iter()
-        .filter(|e| a.cipher.is_empty() || a.cipher.iter().any(|c| e.info.name.eq_ignore_ascii_case(c) || e.id().eq_ignore_ascii_case(c)))
+        .filter(|e| a.cipher.is_empty() || a.cipher.iter().any(|c| e.matches(c)))
         .collect();
     if entries.is_empty() {
         return Err(format!("--cipher: no implementation matches {:?} (see `lwcbench list`)", a.cipher));

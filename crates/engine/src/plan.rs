@@ -204,7 +204,7 @@ impl std::error::Error for PlanError {}
 pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
     let all = registry();
     for c in sel.ciphers.iter().filter(|_| !sel.all_stream_and_aead) {
-        if !all.iter().any(|e| e.info.name.eq_ignore_ascii_case(c) || e.id().eq_ignore_ascii_case(c)) {
+        if !all.iter().any(|e| e.matches(c)) {
             return Err(PlanError(format!("--cipher: unknown cipher '{c}' (see `lwcbench list`)")));
         }
     }
@@ -216,7 +216,7 @@ pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
     let picked: Vec<Entry> = all
         .into_iter()
         .filter(|e| !sel.all_stream_and_aead || e.info.family != Family::Block)
-        .filter(|e| sel.all_stream_and_aead || sel.ciphers.is_empty() || sel.ciphers.iter().any(|c| e.info.name.eq_ignore_ascii_case(c) || e.id().eq_ignore_ascii_case(c)))
+        .filter(|e| sel.all_stream_and_aead || sel.ciphers.is_empty() || sel.ciphers.iter().any(|c| e.matches(c)))
         .filter(|e| sel.implementations.is_empty() || sel.implementations.iter().any(|i| e.info.implementation.eq_ignore_ascii_case(i)))
         .collect();
     if picked.is_empty() {

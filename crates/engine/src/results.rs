@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use lwcbench_core::Language;
-use lwcbench_stats::{compare, summarize, Summary};
+use lwcbench_stats::{compare, summarize, Shift, Summary};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::ClockInfo;
@@ -237,18 +237,17 @@ pub fn comparison_rows(rows: &[SampleRow]) -> Vec<ComparisonRow> {
     }
     let pairs: Vec<(&Key, &Vec<f64>, &Vec<f64>)> =
         rust.iter().filter_map(|(k, a)| cpp.get(k).map(|b| (k, a, b))).collect();
-    let alpha = 0.05 / pairs.len().max(1) as f64;
+    let alpha = lwcbench_stats::bonferroni(0.05, pairs.len());
     pairs
         .into_iter()
         .map(|(k, a, b)| {
             let c = compare(a, b);
-            let verdict = if c.mann_whitney_p >= alpha {
-                "no significant difference".to_string()
-            } else if c.ratio_median > 1.0 {
-                "Rust faster".to_string()
-            } else {
-                "C++ faster".to_string()
-            };
+            let verdict = match c.shift(alpha) {
+                Shift::None => "no significant difference",
+                Shift::Slower => "Rust faster",
+                Shift::Faster => "C++ faster",
+            }
+            .to_string();
             ComparisonRow {
                 cipher: k.0.clone(),
                 variant: k.1.clone(),
@@ -280,6 +279,13 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<Pat
         let _ = fs::remove_file(&tmp);
     }
     res.map(|_| fin)
+}
+
+/// [`write_atomic`] to a user-given file path; `what` names the option in errors.
+pub fn write_atomic_to(path: &Path, bytes: &[u8], what: &str) -> Result<(), String> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().ok_or_else(|| format!("{what}: {} is not a file name", path.display()))?;
+    write_atomic(dir, &name.to_string_lossy(), bytes).map(|_| ()).map_err(|e| format!("{what}: {}: {e}", path.display()))
 }
 
 pub fn to_csv<T: Serialize>(rows: &[T]) -> Vec<u8> {

@@ -11,7 +11,7 @@
 //! the effect size (ratio of medians): a significant 0.3 % difference is not a practical one.
 use std::collections::BTreeMap;
 
-use lwcbench_stats::{compare, summarize};
+use lwcbench_stats::{compare, summarize, Shift};
 use serde::{Deserialize, Serialize};
 
 use crate::results::SampleRow;
@@ -74,7 +74,7 @@ pub fn dataset_vs_random(rows: &[SampleRow]) -> (Vec<Table1Row>, Vec<Table2Row>)
             Some((k, data, dname.as_str(), random))
         })
         .collect();
-    let alpha = 0.05 / pairs.len().max(1) as f64;
+    let alpha = lwcbench_stats::bonferroni(0.05, pairs.len());
     let mut t1 = Vec::new();
     let mut t2 = Vec::new();
     let kiv_order = ["s,s", "s,r", "r,s", "r,r"];
@@ -82,13 +82,12 @@ pub fn dataset_vs_random(rows: &[SampleRow]) -> (Vec<Table1Row>, Vec<Table2Row>)
         let pool = |m: &BTreeMap<String, Vec<f64>>| m.values().flatten().copied().collect::<Vec<f64>>();
         let (d, r) = (pool(data), pool(random));
         let c = compare(&r, &d);
-        let verdict = if c.mann_whitney_p >= alpha {
-            "no significant difference".to_string()
-        } else if c.ratio_median > 1.0 {
-            "dataset slower".to_string()
-        } else {
-            "dataset faster".to_string()
-        };
+        let verdict = match c.shift(alpha) {
+            Shift::None => "no significant difference",
+            Shift::Slower => "dataset slower",
+            Shift::Faster => "dataset faster",
+        }
+        .to_string();
         for (label, xs) in [(dname.to_string(), &d), ("random".to_string(), &r)] {
             let s = summarize(xs);
             t1.push(Table1Row {

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use lwcbench_engine::markdown::fmt_ns;
-use lwcbench_stats::{compare, summarize};
+use lwcbench_stats::{bonferroni, compare, summarize, Shift};
 
 use crate::html::STYLE;
 use crate::svg::esc;
@@ -39,8 +39,7 @@ pub fn compare_runs(a: &Run, b: &Run) -> Vec<Row> {
         m
     };
     let (ma, mb) = (collect(a), collect(b));
-    let both = ma.keys().filter(|k| mb.contains_key(*k)).count().max(1);
-    let alpha = 0.05 / both as f64;
+    let alpha = bonferroni(0.05, ma.keys().filter(|k| mb.contains_key(*k)).count());
     let mut keys: Vec<&Key> = ma.keys().chain(mb.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -50,12 +49,10 @@ pub fn compare_runs(a: &Run, b: &Run) -> Vec<Row> {
             let (ratio, p, verdict) = match (xa, xb) {
                 (Some(x), Some(y)) => {
                     let c = compare(x, y);
-                    let v = if c.mann_whitney_p >= alpha {
-                        "no significant difference"
-                    } else if c.ratio_median > 1.0 {
-                        "B slower"
-                    } else {
-                        "B faster"
+                    let v = match c.shift(alpha) {
+                        Shift::None => "no significant difference",
+                        Shift::Slower => "B slower",
+                        Shift::Faster => "B faster",
                     };
                     (Some(c.ratio_median), Some(c.mann_whitney_p), v.to_string())
                 }
