@@ -85,6 +85,14 @@ pub struct RunArgs {
     /// Number of 32-bit readings in the dataset payload (default 702 = 22,464 bits).
     #[arg(long)]
     readings: Option<usize>,
+    /// Device power profile for modelled energy columns: a built-in device (see
+    /// data/power-profiles.csv: Raspberry Pi Zero W, Raspberry Pi 4, ESP32, ESP8266, RP2040)
+    /// or a CSV file `device,active_w,source`. Energy is always labelled modelled.
+    #[arg(long)]
+    power_profile: Option<String>,
+    /// Your own measured or assumed active power in watts (overrides the profile's figure).
+    #[arg(long)]
+    watts: Option<f64>,
 }
 
 /// "1024" bits, "16B" / "64KiB" / "1MiB" bytes.
@@ -123,6 +131,12 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         Some(p) => Request::from_preset(p),
         None => Request::new(Default::default()),
     };
+    if a.power_profile.is_some() || a.watts.is_some() {
+        // Validate now, so a bad profile fails before anything is measured.
+        lwcbench_engine::power::resolve(a.power_profile.as_deref(), a.watts)?;
+        req.study_options.power_profile = a.power_profile.clone();
+        req.study_options.watts = a.watts;
+    }
     let sel = &mut req.selection;
     if !a.cipher.is_empty() {
         sel.ciphers = a.cipher.clone();

@@ -2,6 +2,7 @@
 //! [`Selection`] and measurement settings; command-line options given explicitly override it.
 use crate::dataset::{Dataset, Encode};
 use crate::plan::{Payload, Scenario, Selection, DEFAULT_SIZES};
+use crate::studies::StudyFn;
 
 pub struct Preset {
     pub name: &'static str,
@@ -9,6 +10,8 @@ pub struct Preset {
     pub selection: fn() -> Selection,
     pub reps: usize,
     pub warmup: usize,
+    /// Extra tables derived after measurement (see [`crate::studies`]).
+    pub study: Option<StudyFn>,
 }
 
 pub const PRESETS: &[Preset] = &[
@@ -18,6 +21,7 @@ pub const PRESETS: &[Preset] = &[
         selection: || Selection { ciphers: vec!["ChaCha20".into(), "ChaCha20-Poly1305".into()], ..Default::default() },
         reps: 20,
         warmup: 3,
+        study: None,
     },
     Preset {
         name: "draco-study",
@@ -30,6 +34,7 @@ pub const PRESETS: &[Preset] = &[
         },
         reps: 100,
         warmup: 10,
+        study: None,
     },
     Preset {
         name: "sensor-study",
@@ -37,6 +42,7 @@ pub const PRESETS: &[Preset] = &[
         selection: sensor_selection,
         reps: 100,
         warmup: 10,
+        study: None,
     },
 ];
 

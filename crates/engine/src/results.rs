@@ -326,7 +326,7 @@ pub fn prepare_dir(dir: &Path, force: bool) -> Result<(), String> {
 }
 
 /// Write all files of a run; `run.json` last. Returns the file names written.
-pub fn write_run(dir: &Path, results: &[GroupResult], record: &mut RunRecord, extra: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
+pub fn write_run(dir: &Path, results: &[GroupResult], record: &mut RunRecord, extra: &[(&str, Vec<u8>)], extra_md: &str) -> std::io::Result<()> {
     let samples = sample_rows(results);
     let warm = warmup_rows(results);
     let summary = summary_rows(&samples);
@@ -334,6 +334,7 @@ pub fn write_run(dir: &Path, results: &[GroupResult], record: &mut RunRecord, ex
     let (t1, t2) = crate::tables::dataset_vs_random(&samples);
     let mut md = crate::markdown::summary_markdown(&summary, &comparison);
     md += &crate::tables::markdown(&t1, &t2);
+    md += extra_md;
     let mut files = vec![
         ("samples.csv", csv_or_header(&samples, SAMPLE_HEADER)),
         ("warmup.csv", csv_or_header(&warm, SAMPLE_HEADER)),

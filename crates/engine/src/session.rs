@@ -8,6 +8,7 @@ use crate::machine::{Build, Machine};
 use crate::plan::{expand, Selection};
 use crate::presets::Preset;
 use crate::results::{self, RunRecord};
+use crate::studies::{StudyFn, StudyInput, StudyOptions, StudyOutput};
 use crate::runner::{measure_group, Config, GroupResult};
 
 /// Everything a run needs. Build it with [`Request::new`] and adjust fields.
@@ -21,17 +22,21 @@ pub struct Request {
     pub force: bool,
     /// Recorded in run.json (the command line, or the Python call).
     pub args: Vec<String>,
+    /// Extra tables computed after measurement (from the preset).
+    pub study: Option<StudyFn>,
+    pub study_options: StudyOptions,
 }
 
 impl Request {
     pub fn new(selection: Selection) -> Self {
-        Request { selection, preset: None, config: Config::default(), out: None, force: false, args: std::env::args().collect() }
+        Request { selection, preset: None, config: Config::default(), out: None, force: false, args: std::env::args().collect(), study: None, study_options: StudyOptions::default() }
     }
     pub fn from_preset(p: &'static Preset) -> Self {
         let mut r = Request::new((p.selection)());
         r.preset = Some(p.name);
         r.config.reps = p.reps;
         r.config.warmup = p.warmup;
+        r.study = p.study;
         r
     }
 }
@@ -132,7 +137,18 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         files: vec![],
         notes,
     };
-    results::write_run(&out, &results_v, &mut record, &[]).map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    let study = match req.study {
+        Some(f) => {
+            let samples = results::sample_rows(&results_v);
+            let summary = results::summary_rows(&samples);
+            let input = StudyInput { request: req, results: &results_v, samples: &samples, summary: &summary, record: &record };
+            f(&input)?
+        }
+        None => StudyOutput::default(),
+    };
+    record.notes.extend(study.notes.iter().cloned());
+    let extra: Vec<(&str, Vec<u8>)> = study.files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    results::write_run(&out, &results_v, &mut record, &extra, &study.markdown).map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(Outcome { dir: out, record, results: results_v })
 }
 
