@@ -313,55 +313,145 @@ fn time_batch(op: &mut dyn Op, batch: u64) -> Result<Sample, CipherError> {
 /// Measure one group: calibrate the batch, then `warmup` + `reps` samples, each with its
 /// own key/IV draw (for the random variants) prepared outside the timed region.
 pub fn measure_group(g: &Group, cfg: &Config, mut on_sample: impl FnMut()) -> Result<GroupResult, RunError> {
-    let err = |e| RunError { group: g.label(), error: e };
-    let mut rng = ChaCha20Rng::seed_from_u64(cfg.seed ^ fnv1a(&g.label()));
-    let info = g.entry.info;
-    let static_key = cfg.static_key.clone().unwrap_or_else(|| default_static(info.key_bytes()));
-    let static_iv = cfg.static_iv.clone().unwrap_or_else(|| default_static(info.iv_bytes()));
-    if static_key.len() != info.key_bytes() {
-        return Err(err(CipherError::KeyLength { expected: info.key_bytes(), got: static_key.len() }));
-    }
-    if static_iv.len() != info.iv_bytes() {
-        return Err(err(CipherError::IvLength { expected: info.iv_bytes(), got: static_iv.len() }));
-    }
-    let mut op = build_op(g, &mut rng);
-    let mut key = static_key.clone();
-    let mut iv = static_iv.clone();
-    let draw = |rng: &mut ChaCha20Rng, key: &mut Vec<u8>, iv: &mut Vec<u8>| {
-        if g.kiv.random_key {
-            rng.fill_bytes(key);
-        }
-        if g.kiv.random_iv {
-            rng.fill_bytes(iv);
-        }
-    };
-
-    // Calibrate: double the batch until one sample lasts ≥ min_sample_ns.
-    op.prepare(&key, &iv).map_err(err)?;
-    let mut batch = 1u64;
-    loop {
-        let s = time_batch(op.as_mut(), batch).map_err(err)?;
-        if s.ns * batch as f64 >= cfg.min_sample_ns || batch >= 1 << 26 {
-            let per_op = s.ns.max(0.1);
-            batch = ((cfg.min_sample_ns / per_op).ceil() as u64).clamp(1, 1 << 26);
-            break;
-        }
-        batch *= 2;
-        op.prepare(&key, &iv).map_err(err)?;
-    }
-
-    let mut samples = Vec::with_capacity(cfg.reps);
-    let mut warmup = Vec::with_capacity(cfg.warmup);
-    for i in 0..cfg.warmup + cfg.reps {
-        draw(&mut rng, &mut key, &mut iv);
-        op.prepare(&key, &iv).map_err(err)?;
-        let s = time_batch(op.as_mut(), batch).map_err(err)?;
-        if i < cfg.warmup {
-            warmup.push(s);
-        } else {
-            samples.push(s);
-        }
+    let mut run = GroupRun::start(g, cfg)?;
+    while run.remaining() > 0 {
+        run.step()?;
         on_sample();
     }
-    Ok(GroupResult { group: g.clone(), batch, samples, warmup })
+    Ok(run.finish())
+}
+
+/// Measure groups that differ only in their payload (e.g. dataset vs random) sample by
+/// sample in turn, so slow drift of the machine (frequency, co-tenants) hits all of them
+/// alike instead of whichever group happened to run during it.
+pub fn measure_interleaved(groups: &[&Group], cfg: &Config, mut on_sample: impl FnMut(&Group)) -> Result<Vec<GroupResult>, RunError> {
+    let mut runs = groups.iter().map(|g| GroupRun::start(g, cfg)).collect::<Result<Vec<_>, _>>()?;
+    while runs.iter().any(|r| r.remaining() > 0) {
+        for r in runs.iter_mut().filter(|r| r.remaining() > 0) {
+            r.step()?;
+            on_sample(r.g);
+        }
+    }
+    Ok(runs.into_iter().map(GroupRun::finish).collect())
+}
+
+/// One group in progress: validated and calibrated by [`GroupRun::start`], one sample per
+/// [`GroupRun::step`].
+pub struct GroupRun<'g> {
+    g: &'g Group,
+    warmup_n: usize,
+    total: usize,
+    rng: ChaCha20Rng,
+    op: Box<dyn Op>,
+    key: Vec<u8>,
+    iv: Vec<u8>,
+    batch: u64,
+    samples: Vec<Sample>,
+    warmup: Vec<Sample>,
+}
+
+impl<'g> GroupRun<'g> {
+    pub fn start(g: &'g Group, cfg: &Config) -> Result<Self, RunError> {
+        let err = |e| RunError { group: g.label(), error: e };
+        let mut rng = ChaCha20Rng::seed_from_u64(cfg.seed ^ fnv1a(&g.label()));
+        let info = g.entry.info;
+        let key = cfg.static_key.clone().unwrap_or_else(|| default_static(info.key_bytes()));
+        let iv = cfg.static_iv.clone().unwrap_or_else(|| default_static(info.iv_bytes()));
+        if key.len() != info.key_bytes() {
+            return Err(err(CipherError::KeyLength { expected: info.key_bytes(), got: key.len() }));
+        }
+        if iv.len() != info.iv_bytes() {
+            return Err(err(CipherError::IvLength { expected: info.iv_bytes(), got: iv.len() }));
+        }
+        let mut op = build_op(g, &mut rng);
+
+        // Calibrate: double the batch until one sample lasts ≥ min_sample_ns.
+        op.prepare(&key, &iv).map_err(err)?;
+        let mut batch = 1u64;
+        loop {
+            let s = time_batch(op.as_mut(), batch).map_err(err)?;
+            if s.ns * batch as f64 >= cfg.min_sample_ns || batch >= 1 << 26 {
+                let per_op = s.ns.max(0.1);
+                batch = ((cfg.min_sample_ns / per_op).ceil() as u64).clamp(1, 1 << 26);
+                break;
+            }
+            batch *= 2;
+            op.prepare(&key, &iv).map_err(err)?;
+        }
+        Ok(GroupRun {
+            g,
+            warmup_n: cfg.warmup,
+            total: cfg.warmup + cfg.reps,
+            rng,
+            op,
+            key,
+            iv,
+            batch,
+            samples: Vec::with_capacity(cfg.reps),
+            warmup: Vec::with_capacity(cfg.warmup),
+        })
+    }
+
+    /// Samples still to take (warm-up included).
+    pub fn remaining(&self) -> usize {
+        self.total - self.samples.len() - self.warmup.len()
+    }
+
+    /// Take the next sample: draw the random key/IV parts, prepare, time one batch.
+    pub fn step(&mut self) -> Result<(), RunError> {
+        let g = self.g;
+        let err = |e| RunError { group: g.label(), error: e };
+        if g.kiv.random_key {
+            self.rng.fill_bytes(&mut self.key);
+        }
+        if g.kiv.random_iv {
+            self.rng.fill_bytes(&mut self.iv);
+        }
+        self.op.prepare(&self.key, &self.iv).map_err(err)?;
+        let s = time_batch(self.op.as_mut(), self.batch).map_err(err)?;
+        if self.warmup.len() < self.warmup_n {
+            self.warmup.push(s);
+        } else {
+            self.samples.push(s);
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> GroupResult {
+        GroupResult { group: self.g.clone(), batch: self.batch, samples: self.samples, warmup: self.warmup }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{expand, Payload, Scenario, Selection};
+
+    #[test]
+    fn interleaved_groups_alternate_and_keep_their_counts() {
+        let sel = Selection {
+            ciphers: vec!["ChaCha20".into()],
+            scenarios: vec![Scenario::Full],
+            sizes_bits: vec![64],
+            kivs: vec![crate::plan::Kiv::parse("ss").unwrap()],
+            payloads: vec![Payload::dataset("t", vec![0xAB; 8]), Payload::random()],
+            ..Default::default()
+        };
+        let groups = expand(&sel).unwrap();
+        assert_eq!(groups.len(), 2);
+        let cfg = Config { reps: 3, warmup: 2, min_sample_ns: 1.0, ..Default::default() };
+        let refs: Vec<&Group> = groups.iter().collect();
+        let mut order = Vec::new();
+        let rs = measure_interleaved(&refs, &cfg, |g| order.push(g.payload.label.clone())).unwrap();
+        // 5 samples each, taken in turn: A B A B …
+        assert_eq!(order.len(), 10);
+        for (i, l) in order.iter().enumerate() {
+            assert_eq!(l, &groups[i % 2].payload.label, "sample {i}");
+        }
+        for (r, g) in rs.iter().zip(&groups) {
+            assert_eq!(r.group.payload.label, g.payload.label);
+            assert_eq!((r.samples.len(), r.warmup.len()), (3, 2));
+            assert!(r.samples.iter().all(|s| s.ns > 0.0));
+        }
+    }
 }

@@ -9,7 +9,8 @@ use crate::plan::{expand, Selection};
 use crate::presets::Preset;
 use crate::results::{self, RunRecord};
 use crate::studies::{StudyFn, StudyInput, StudyOptions, StudyOutput};
-use crate::runner::{measure_group, Config, GroupResult};
+use crate::plan::Group;
+use crate::runner::{measure_group, measure_interleaved, Config, GroupResult};
 
 /// Everything a run needs. Build it with [`Request::new`] and adjust fields.
 #[derive(Clone, Debug)]
@@ -83,17 +84,39 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let machine = Machine::detect();
     let total = (groups.len() * (cfg.reps + cfg.warmup)) as u64;
     let mut done = 0u64;
-    let mut results_v = Vec::with_capacity(groups.len());
-    for g in &groups {
-        let label = g.label();
-        progress(done, total, &label);
-        let r = measure_group(g, cfg, || {
-            done += 1;
-            progress(done, total, &label);
-        })
-        .map_err(|e| e.to_string())?;
-        results_v.push(r);
+    // Groups that differ only in payload are measured in turn, sample by sample (see
+    // runner::measure_interleaved); results keep the plan's order.
+    let mut results_v: Vec<Option<GroupResult>> = (0..groups.len()).map(|_| None).collect();
+    let mut clusters: Vec<Vec<usize>> = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        let key = payload_free_label(g);
+        match clusters.iter_mut().find(|c| payload_free_label(&groups[c[0]]) == key) {
+            Some(c) => c.push(i),
+            None => clusters.push(vec![i]),
+        }
     }
+    for c in &clusters {
+        let members: Vec<&Group> = c.iter().map(|&i| &groups[i]).collect();
+        let rs = if members.len() == 1 {
+            let label = members[0].label();
+            progress(done, total, &label);
+            vec![measure_group(members[0], cfg, || {
+                done += 1;
+                progress(done, total, &label);
+            })
+            .map_err(|e| e.to_string())?]
+        } else {
+            measure_interleaved(&members, cfg, |g| {
+                done += 1;
+                progress(done, total, &g.label());
+            })
+            .map_err(|e| e.to_string())?
+        };
+        for (&i, r) in c.iter().zip(rs) {
+            results_v[i] = Some(r);
+        }
+    }
+    let results_v: Vec<GroupResult> = results_v.into_iter().map(|r| r.expect("every group measured")).collect();
     let finished = SystemTime::now();
 
     let mut notes = vec![
@@ -154,4 +177,9 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
 
 fn hex_encode(b: &Vec<u8>) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A group's identity without its payload: cipher, implementation, scenario, key/IV variant, size.
+fn payload_free_label(g: &Group) -> (String, String, crate::plan::Kiv, usize) {
+    (g.entry.id(), g.scenario.to_string(), g.kiv, g.size_bits)
 }
