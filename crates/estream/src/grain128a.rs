@@ -137,6 +137,116 @@ impl Words for Core {
             self.pre64()
         }
     }
+
+    #[cfg(target_pointer_width = "64")]
+    #[inline(always)]
+    fn fill<const XOR: bool, const MSB: bool>(&mut self, body: &mut [u8]) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::cpu::has(crate::cpu::BMI2) {
+            return wide::fill_bmi2::<XOR, MSB>(self, body);
+        }
+        wide::fill::<XOR, MSB>(self, body)
+    }
+}
+
+/// Bulk keystream on 64-bit machines. Each register is held as three overlapping 64-bit
+/// views (bits 0–63, 32–95, 64–127), so every 32-bit tap window is a single shift of one
+/// view instead of a shift of a joined pair of quarters (about half the instructions per
+/// 32 clocks). 32-bit targets (the microcontrollers) keep the quarter code above.
+#[cfg(target_pointer_width = "64")]
+mod wide {
+    use super::{even_bits, Core};
+    use crate::{msb_pack, put};
+
+    #[derive(Clone, Copy)]
+    struct Views([u64; 3]);
+
+    impl Views {
+        #[inline(always)]
+        fn of(q: &[u32; 4]) -> Self {
+            let p = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
+            Views([p(q[0], q[1]), p(q[1], q[2]), p(q[2], q[3])])
+        }
+        #[inline(always)]
+        fn quarters(&self) -> [u32; 4] {
+            [self.0[0] as u32, self.0[1] as u32, self.0[2] as u32, (self.0[2] >> 32) as u32]
+        }
+        /// Register bits o..o+31 (0 ≤ o ≤ 96; `o` is a constant after inlining).
+        #[inline(always)]
+        fn at(&self, o: u32) -> u32 {
+            if o <= 32 {
+                (self.0[0] >> o) as u32
+            } else if o <= 64 {
+                (self.0[1] >> (o - 32)) as u32
+            } else {
+                (self.0[2] >> (o - 64)) as u32
+            }
+        }
+        /// 32 clocks: drop bits 0..31, append `n` as bits 96..127.
+        #[inline(always)]
+        fn push(&mut self, n: u32) {
+            self.0 = [self.0[1], self.0[2], (self.0[2] >> 32) | (n as u64) << 32];
+        }
+    }
+
+    /// 32 clocks without feedback of y (keystream generation); returns y_i..y_{i+31}.
+    /// Same equations as `Core::step32`.
+    #[inline(always)]
+    fn step(s: &mut Views, b: &mut Views) -> u32 {
+        let sw = |o: u32| s.at(o);
+        let bw = |o: u32| b.at(o);
+        let (b12, b95) = (bw(12), bw(95));
+        let h = (b12 & sw(8)) ^ (sw(13) & sw(20)) ^ (b95 & sw(42)) ^ (sw(60) & sw(79)) ^ (b12 & b95 & sw(94));
+        let y = h ^ sw(93) ^ bw(2) ^ bw(15) ^ bw(36) ^ bw(45) ^ bw(64) ^ bw(73) ^ bw(89);
+        let s0 = sw(0);
+        let ns = s0 ^ sw(7) ^ sw(38) ^ sw(70) ^ sw(81) ^ sw(96);
+        let nb = s0 ^ bw(0) ^ bw(26) ^ bw(56) ^ bw(91) ^ bw(96)
+            ^ (bw(3) & bw(67)) ^ (bw(11) & bw(13)) ^ (bw(17) & bw(18)) ^ (bw(27) & bw(59))
+            ^ (bw(40) & bw(48)) ^ (bw(61) & bw(65)) ^ (bw(68) & bw(84))
+            ^ (bw(88) & bw(92) & bw(93) & b95) ^ (bw(22) & bw(24) & bw(25)) ^ (bw(70) & bw(78) & bw(82));
+        s.push(ns);
+        b.push(nb);
+        y
+    }
+
+    #[inline(always)]
+    fn pre64(s: &mut Views, b: &mut Views) -> u64 {
+        let lo = step(s, b) as u64;
+        lo | (step(s, b) as u64) << 32
+    }
+
+    #[inline(always)]
+    pub(super) fn fill<const XOR: bool, const MSB: bool>(core: &mut Core, body: &mut [u8]) {
+        let (mut s, mut b) = (Views::of(&core.s), Views::of(&core.b));
+        let pack = |w: u64| if MSB { msb_pack(w) } else { w };
+        if core.auth {
+            for chunk in body.chunks_exact_mut(8) {
+                let lo = even_bits(pre64(&mut s, &mut b));
+                let hi = even_bits(pre64(&mut s, &mut b));
+                put::<XOR>(chunk, pack(lo | hi << 32));
+            }
+        } else {
+            for chunk in body.chunks_exact_mut(8) {
+                put::<XOR>(chunk, pack(pre64(&mut s, &mut b)));
+            }
+        }
+        core.s = s.quarters();
+        core.b = b.quarters();
+    }
+
+    /// The same loop compiled with BMI1/BMI2 (non-destructive `shrx`, `andn`).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi1,bmi2")]
+    fn fill_bmi2_tf<const XOR: bool, const MSB: bool>(core: &mut Core, body: &mut [u8]) {
+        fill::<XOR, MSB>(core, body)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unsafe_code)]
+    pub(super) fn fill_bmi2<const XOR: bool, const MSB: bool>(core: &mut Core, body: &mut [u8]) {
+        // SAFETY: called only after the runtime check for BMI1 and BMI2.
+        unsafe { fill_bmi2_tf::<XOR, MSB>(core, body) }
+    }
 }
 
 /// Grain-128a keystream generator, bit-granular. Zeroized on drop.
@@ -253,6 +363,18 @@ mod tests {
 
     #[test]
     fn fast_code_matches_model_on_other_keys() {
+        // every bulk path: BMI2-compiled views, portable views (64-bit hosts)
+        #[cfg(target_arch = "x86_64")]
+        for mask in [0xffu8, 0] {
+            crate::cpu::allow(mask);
+            model_check();
+        }
+        #[cfg(target_arch = "x86_64")]
+        crate::cpu::allow(0xff);
+        model_check();
+    }
+
+    fn model_check() {
         let mut c = Grain128a::default();
         for seed in 0..6u8 {
             let key: Vec<u8> = (0..16).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed * 91)).collect();
