@@ -1,5 +1,6 @@
 //! Keystream rate of one own cipher through the `StreamCipher` trait (the path the tool
-//! measures): `ksrate <cipher> <bytes> <reps>` prints best and median MB/s. Used with
+//! measures): `ksrate <cipher> <bytes> <reps> [xor]` prints best and median MB/s (`xor`: through
+//! `apply_bits`). Used with
 //! `valgrind --tool=callgrind` (reps = 1) for deterministic instruction counts per byte.
 use std::hint::black_box;
 use std::time::Instant;
@@ -11,6 +12,7 @@ fn main() {
     let name = a.get(1).map(String::as_str).unwrap_or("Trivium");
     let bytes: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(65536);
     let reps: usize = a.get(3).and_then(|s| s.parse().ok()).unwrap_or(200);
+    let xor = a.get(4).is_some_and(|s| s == "xor");
     let mut c: Box<dyn StreamCipher> = match name {
         "Trivium" => Box::new(lwcbench_estream::Trivium::default()),
         "Grain-128a" => Box::new(lwcbench_estream::Grain128a::default()),
@@ -27,7 +29,11 @@ fn main() {
     for _ in 0..reps {
         c.init(&key, &iv).unwrap();
         let s = Instant::now();
-        c.keystream_bits(black_box(&mut buf), bytes * 8).unwrap();
+        if xor {
+            c.apply_bits(black_box(&mut buf), bytes * 8).unwrap();
+        } else {
+            c.keystream_bits(black_box(&mut buf), bytes * 8).unwrap();
+        }
         t.push(s.elapsed().as_secs_f64());
         black_box(&buf);
     }
