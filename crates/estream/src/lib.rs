@@ -11,7 +11,9 @@
 //! Hell–Johansson–Meier; MICKEY 2.0: Babbage–Dodd; HC-128: Wu; Sosemanuk: Berbain et al.),
 //! and Grain-128a: Ågren–Hell–Johansson–Meier, IJWMC 2011.
 #![no_std]
-#![forbid(unsafe_code)]
+// `unsafe` is allowed only in the x86-64 SIMD paths (`cpu`, `trivium::simd`): calling a
+// `#[target_feature]` function after the runtime check, and `cpuid`/`xgetbv`.
+#![deny(unsafe_code)]
 
 #[cfg(test)]
 extern crate std;
@@ -67,6 +69,81 @@ use zeroize::Zeroize;
 /// A keystream generator that yields 64 bits per call, keystream bit `k` in bit `k`.
 pub(crate) trait Words {
     fn next_word(&mut self) -> u64;
+
+    /// Whole words into `body` (a multiple of 8 bytes), written or XORed, each word
+    /// little-endian after `msb_pack` if `MSB`. A generator with a faster bulk path (SIMD)
+    /// overrides this; the result must equal this loop.
+    #[inline(always)]
+    fn fill<const XOR: bool, const MSB: bool>(&mut self, body: &mut [u8]) {
+        for chunk in body.chunks_exact_mut(8) {
+            let w = self.next_word();
+            put::<XOR>(chunk, if MSB { msb_pack(w) } else { w });
+        }
+    }
+}
+
+/// Runtime CPU feature detection for the SIMD paths, without `std` (cpuid + xgetbv, the
+/// OS must have enabled the register state). Cached after the first call.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+pub(crate) mod cpu {
+    use core::sync::atomic::{AtomicU8, Ordering};
+
+    pub(crate) const AVX2: u8 = 1;
+    /// AVX-512F + VL + VBMI2 (variable funnel shifts `vpshrdvq`).
+    pub(crate) const AVX512_VBMI2: u8 = 2;
+    /// BMI1 + BMI2 (`andn`, `shrx`); no OS support needed.
+    pub(crate) const BMI2: u8 = 4;
+    const DETECTED: u8 = 0x80;
+
+    static FLAGS: AtomicU8 = AtomicU8::new(0);
+    /// Features the dispatchers may use (tests clear bits to reach the portable code).
+    static ALLOWED: AtomicU8 = AtomicU8::new(0xff);
+
+    #[inline]
+    pub(crate) fn has(f: u8) -> bool {
+        let mut v = FLAGS.load(Ordering::Relaxed);
+        if v == 0 {
+            v = detect() | DETECTED;
+            FLAGS.store(v, Ordering::Relaxed);
+        }
+        v & ALLOWED.load(Ordering::Relaxed) & f == f
+    }
+
+    /// Restrict the SIMD paths to the features in `mask` (all paths give equal output, so
+    /// this only changes speed; used by tests to check every path).
+    #[cfg(test)]
+    pub(crate) fn allow(mask: u8) {
+        ALLOWED.store(mask, Ordering::Relaxed);
+    }
+
+    #[allow(unused_unsafe)]
+    fn detect() -> u8 {
+        use core::arch::x86_64::{__cpuid, __cpuid_count, __get_cpuid_max, _xgetbv};
+        // SAFETY: cpuid exists on every x86-64 CPU; xgetbv only after OSXSAVE is reported.
+        if unsafe { __get_cpuid_max(0) }.0 < 7 {
+            return 0; // too old to report AVX2/BMI2 (leaf 7)
+        }
+        let l1 = unsafe { __cpuid(1) };
+        let l7 = unsafe { __cpuid_count(7, 0) };
+        let bmi = if (l7.ebx >> 3) & 1 == 1 && (l7.ebx >> 8) & 1 == 1 { BMI2 } else { 0 };
+        if (l1.ecx >> 27) & 1 == 0 || (l1.ecx >> 28) & 1 == 0 {
+            return bmi; // no OSXSAVE or no AVX
+        }
+        let xcr0 = unsafe { _xgetbv(0) };
+        if xcr0 & 0x6 != 0x6 {
+            return bmi; // OS does not save YMM state
+        }
+        let mut f = bmi;
+        if (l7.ebx >> 5) & 1 == 1 {
+            f |= AVX2;
+        }
+        let avx512 = xcr0 & 0xe0 == 0xe0 && (l7.ebx >> 16) & 1 == 1 && (l7.ebx >> 31) & 1 == 1;
+        if avx512 && (l7.ecx >> 6) & 1 == 1 {
+            f |= AVX512_VBMI2;
+        }
+        f
+    }
 }
 
 /// Reverse the bit order inside each byte of `w` (stream order -> MSB-first packing).
@@ -158,10 +235,8 @@ impl BitBuf {
     fn words<W: Words, const XOR: bool, const MSB: bool>(&mut self, g: &mut W, body: &mut [u8]) {
         let pack = |w: u64| if MSB { msb_pack(w) } else { w };
         if self.avail == 0 {
-            // Aligned: whole generator words go straight out.
-            for chunk in body.chunks_exact_mut(8) {
-                put::<XOR>(chunk, pack(g.next_word()));
-            }
+            // Aligned: whole generator words go straight out (bulk path of the generator).
+            g.fill::<XOR, MSB>(body);
         } else {
             for chunk in body.chunks_exact_mut(8) {
                 let k = pack(self.take(g, 64));

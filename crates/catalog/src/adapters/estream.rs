@@ -52,7 +52,51 @@ fn verify_grain_v1(ctx: &VerifyCtx) -> Vec<Check> {
 fn verify_grain128a(ctx: &VerifyCtx) -> Vec<Check> {
     // No official file exists (README §4): the paper's Appendix A vectors are transcribed.
     let mk: Mk = || Box::new(lwcbench_estream::Grain128a::default());
-    standard(ctx, mk, "estream-grain128a.txt", &[])
+    let mut v = standard(ctx, mk, "estream-grain128a.txt", &[]);
+    v.push(grain128a_mac(&kat::repo_file("estream-grain128a-mac.txt")));
+    v
+}
+
+/// Authentication-mode tags of Grain-128a (`lwcbench_estream::grain128a::auth_apply_bits`)
+/// against a file of lines `key iv message-hex message-bits tag`; each message is also
+/// decrypted back and must give the same tag.
+fn grain128a_mac(path: &std::path::Path) -> Check {
+    let mut chk = Check::new("Grain-128a/rust", format!("{} (authentication mode, 32-bit tags)", kat::path_label(path)));
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            chk.fail(format!("{}: {e}", path.display()));
+            return chk;
+        }
+    };
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let r = (|| -> Result<(), String> {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let [key, iv, msg, nbits, tag] = f[..] else {
+                return Err(format!("expected 5 fields, found {}", f.len()));
+            };
+            let nbits: usize = nbits.parse().map_err(|e| format!("message bits {nbits:?}: {e}"))?;
+            let mut buf = if msg == "-" { Vec::new() } else { kat::unhex(msg).map_err(|e| format!("message: {e}"))? };
+            let (key, iv, want) = (kat::unhex(key)?, kat::unhex(iv)?, kat::unhex(tag)?);
+            let orig = buf.clone();
+            let got = lwcbench_estream::grain128a::auth_apply_bits(&key, &iv, &mut buf, nbits, false).map_err(|e| e.to_string())?;
+            chk.expect_eq(format!("line {}", i + 1), &got, &want);
+            let back = lwcbench_estream::grain128a::auth_apply_bits(&key, &iv, &mut buf, nbits, true).map_err(|e| e.to_string())?;
+            chk.expect(format!("line {}: decryption gives the message and the same tag", i + 1), back == got && buf == orig);
+            Ok(())
+        })();
+        if let Err(e) = r {
+            chk.fail(format!("{}: line {}: {e}", path.display(), i + 1));
+        }
+    }
+    if chk.passed == 0 && chk.failures.is_empty() {
+        chk.fail(format!("{}: no vectors", path.display()));
+    }
+    chk
 }
 
 fn verify_hc128(ctx: &VerifyCtx) -> Vec<Check> {
@@ -306,6 +350,21 @@ mod tests {
     #[test]
     fn grain128a() {
         run(verify_grain128a(&VerifyCtx::discover()));
+    }
+    #[test]
+    fn grain128a_mac_file_is_checked_and_a_wrong_tag_fails() {
+        let ok = grain128a_mac(&kat::repo_file("estream-grain128a-mac.txt"));
+        assert!(ok.ok() && ok.passed == 10, "{ok:?}");
+        let dir = std::env::temp_dir().join(format!("lwcbench-g128a-mac-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("bad.txt");
+        let good = std::fs::read_to_string(kat::repo_file("estream-grain128a-mac.txt")).unwrap();
+        std::fs::write(&p, good.replace("4b7821c9", "4b7821c8")).unwrap();
+        assert!(!grain128a_mac(&p).ok());
+        std::fs::write(&p, "00 11 22\n").unwrap();
+        let bad = grain128a_mac(&p);
+        assert!(!bad.ok() && bad.failures[0].contains("line 1"), "{bad:?}");
+        std::fs::remove_dir_all(&dir).ok();
     }
     #[test]
     fn hc128() {
