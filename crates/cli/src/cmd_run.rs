@@ -10,6 +10,7 @@ use lwcbench_engine::plan::{Kiv, Payload, Scenario};
 use lwcbench_engine::results;
 use lwcbench_engine::session::{self, Request};
 use lwcbench_engine::presets;
+use lwcbench_engine::video;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -24,7 +25,9 @@ pub struct RunArgs {
     #[arg(short, long = "impl", value_delimiter = ',')]
     implementation: Vec<String>,
     /// Scenarios: full, keystream, init (stream); keysetup, encrypt, decrypt (block/AEAD);
-    /// reading (stream/AEAD: one 32-bit reading with a fresh counter IV, init included).
+    /// reading (stream/AEAD: one 32-bit reading with a fresh counter IV, init included);
+    /// frame (stream/AEAD: one whole video frame with a fresh counter IV, init included; only
+    /// when named; see --video).
     #[arg(short, long, value_delimiter = ',')]
     scenario: Vec<String>,
     /// Payload sizes in bits (default 1,8,128,1024). A suffix B, KiB or MiB means bytes.
@@ -93,6 +96,15 @@ pub struct RunArgs {
     /// Your own measured or assumed active power in watts (overrides the profile's figure).
     #[arg(long)]
     watts: Option<f64>,
+    /// Video for the frame scenario: a YUV4MPEG2 file (.y4m; C420jpeg/420/422/444/mono, 8-bit).
+    /// Default: data/video/bigbuckbunny.y4m made by ./scripts/setup.sh (or $LWCBENCH_VIDEO).
+    /// Make one from any video or a camera with `python -m lwcbench.video extract`. Selects the
+    /// frame scenario when no --scenario is given.
+    #[arg(long)]
+    video: Option<PathBuf>,
+    /// Use only the first N frames of the clip (default: every frame in the file).
+    #[arg(long)]
+    frames: Option<usize>,
 }
 
 /// "1024" bits, "16B" / "64KiB" / "1MiB" bytes.
@@ -115,7 +127,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 fn has_selection(a: &RunArgs) -> bool {
-    !a.cipher.is_empty() || !a.implementation.is_empty() || !a.scenario.is_empty() || a.all
+    !a.cipher.is_empty() || !a.implementation.is_empty() || !a.scenario.is_empty() || a.all || a.video.is_some()
 }
 
 pub fn run(a: &RunArgs) -> Result<(), String> {
@@ -148,8 +160,25 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         sel.scenarios = a
             .scenario
             .iter()
-            .map(|s| Scenario::parse(s).ok_or_else(|| format!("--scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading)")))
+            .map(|s| Scenario::parse(s).ok_or_else(|| format!("--scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading, frame)")))
             .collect::<Result<_, _>>()?;
+    }
+    if a.video.is_some() || a.frames.is_some() {
+        if sel.scenarios.is_empty() {
+            sel.scenarios = vec![Scenario::Frame];
+        } else if !sel.scenarios.contains(&Scenario::Frame) {
+            return Err("--video/--frames: the frame scenario is not selected (add frame to --scenario)".into());
+        }
+    }
+    if sel.scenarios.contains(&Scenario::Frame) {
+        let clip = match &a.video {
+            Some(p) => video::Clip::load(p, a.frames)?,
+            None => video::default_clip(a.frames)?,
+        };
+        if !a.quiet {
+            eprintln!("lwcbench: video {}", clip.describe());
+        }
+        sel.video = Some(std::sync::Arc::new(clip));
     }
     if !a.sizes.is_empty() {
         sel.sizes_bits = a.sizes.iter().map(|s| parse_size(s)).collect::<Result<_, _>>()?;
@@ -269,6 +298,7 @@ fn print_overview(res: &[lwcbench_engine::GroupResult]) {
     if !t1.is_empty() {
         print!("{}", lwcbench_engine::tables::markdown(&t1, &t2));
     }
+    print!("{}", video::frames_markdown(&summary));
     let cmp = results::comparison_rows(&rows);
     if !cmp.is_empty() {
         println!("\nC++/Rust median ratio per group (> 1: C++ slower): see comparison.csv; range {:.2}–{:.2}",

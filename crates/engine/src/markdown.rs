@@ -56,5 +56,6 @@ pub fn summary_markdown(summary: &[SummaryRow], comparison: &[ComparisonRow]) ->
             ));
         }
     }
+    s += &crate::video::frames_markdown(summary);
     s
 }

@@ -24,6 +24,10 @@ pub enum Scenario {
     /// Stream/AEAD: one 32-bit sensor reading sent on its own — fresh IV/nonce from a
     /// per-device counter, init (stream) or key-loaded encrypt (AEAD), encrypt 4 bytes.
     Reading,
+    /// Stream/AEAD: one whole video frame — fresh counter IV/nonce, init (stream) or
+    /// key-loaded encrypt (AEAD), copy the frame into the output buffer and encrypt it.
+    /// Opt-in: runs only when named (it needs a clip, see [`crate::video`]).
+    Frame,
 }
 
 impl Scenario {
@@ -36,6 +40,8 @@ impl Scenario {
         Scenario::Decrypt,
         Scenario::Reading,
     ];
+    /// Scenarios that run only when selected by name (never part of "every scenario").
+    pub const OPT_IN: [Scenario; 1] = [Scenario::Frame];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -46,10 +52,11 @@ impl Scenario {
             Scenario::Encrypt => "encrypt",
             Scenario::Decrypt => "decrypt",
             Scenario::Reading => "reading",
+            Scenario::Frame => "frame",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|x| x.as_str().eq_ignore_ascii_case(s.trim()))
+        Self::ALL.into_iter().chain(Self::OPT_IN).find(|x| x.as_str().eq_ignore_ascii_case(s.trim()))
     }
     /// Does this scenario apply to this family?
     pub fn applies_to(self, f: Family) -> bool {
@@ -57,6 +64,7 @@ impl Scenario {
             Scenario::Full | Scenario::Keystream | Scenario::Init => f == Family::Stream,
             Scenario::Keysetup | Scenario::Encrypt | Scenario::Decrypt => f != Family::Stream,
             Scenario::Reading => f != Family::Block,
+            Scenario::Frame => f != Family::Block,
         }
     }
     /// Does the payload size matter (init/keysetup ignore it)?
@@ -73,6 +81,7 @@ impl Scenario {
             Scenario::Encrypt => "block: encrypt_block over ceil(n/block) blocks; AEAD: encrypt(nonce, empty AD, payload) + tag",
             Scenario::Decrypt => "block: decrypt_block over the blocks; AEAD: copy ciphertext into the work buffer + decrypt with tag check",
             Scenario::Reading => "next counter value as IV/nonce, init(key, iv) + apply 32 bits (stream) or encrypt 4 bytes + tag (AEAD)",
+            Scenario::Frame => "next counter value as IV/nonce, copy the next video frame into the output buffer, init(key, iv) + apply_bits over the frame (stream) or encrypt + tag (AEAD)",
         }
     }
 }
@@ -139,6 +148,10 @@ impl Payload {
     pub fn dataset(name: &str, bytes: Vec<u8>) -> Self {
         Payload { label: format!("dataset:{name}"), bytes: Some(std::sync::Arc::new(bytes)) }
     }
+    /// The frames of a clip, concatenated (the group's size_bits is one frame).
+    pub fn video(clip: &crate::video::Clip) -> Self {
+        Payload { label: format!("video:{}", clip.name), bytes: Some(clip.data.clone()) }
+    }
     pub fn is_random(&self) -> bool {
         self.bytes.is_none()
     }
@@ -184,6 +197,8 @@ pub struct Selection {
     pub payloads: Vec<Payload>,
     /// Select every stream cipher and AEAD (ignores `ciphers`).
     pub all_stream_and_aead: bool,
+    /// Clip for the `frame` scenario; None = the default clip (loaded when `frame` is selected).
+    pub video: Option<std::sync::Arc<crate::video::Clip>>,
 }
 
 pub const DEFAULT_SIZES: [usize; 4] = [1, 8, 128, 1024];
@@ -241,14 +256,25 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
     let sizes: Vec<usize> = if sel.sizes_bits.is_empty() { DEFAULT_SIZES.to_vec() } else { sel.sizes_bits.clone() };
     let kivs: Vec<Kiv> = if sel.kivs.is_empty() { Kiv::ALL.to_vec() } else { sel.kivs.clone() };
     let payloads: Vec<Payload> = if sel.payloads.is_empty() { vec![Payload::random()] } else { sel.payloads.clone() };
+    let wants_frame = sel.scenarios.contains(&Scenario::Frame);
+    let clip = match (&sel.video, wants_frame) {
+        (Some(c), true) => Some(c.clone()),
+        (None, true) => Some(std::sync::Arc::new(crate::video::default_clip(None).map_err(PlanError)?)),
+        (_, false) => None,
+    };
     let mut groups = Vec::new();
     for e in &entries {
-        for sc in Scenario::ALL.into_iter().filter(|s| s.applies_to(e.info.family)) {
+        for sc in Scenario::ALL.into_iter().chain(Scenario::OPT_IN.into_iter().filter(|s| sel.scenarios.contains(s))).filter(|s| s.applies_to(e.info.family)) {
             if !sel.scenarios.is_empty() && !sel.scenarios.contains(&sc) {
                 continue;
             }
             for &kiv in &kivs {
-                if sc == Scenario::Reading {
+                if sc == Scenario::Frame {
+                    // One op = one whole frame; the IV is a counter, so IV variants collapse.
+                    if let Some(c) = clip.as_ref().filter(|_| !kiv.random_iv) {
+                        groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: c.frame_bytes * 8, payload: Payload::video(c) });
+                    }
+                } else if sc == Scenario::Reading {
                     // One 32-bit reading; the IV is the device counter, so IV variants collapse.
                     if kiv.random_iv {
                         continue;
@@ -272,7 +298,7 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
     }
     if groups.is_empty() {
         return Err(PlanError(format!(
-            "--scenario {:?} does not apply to the selected implementations (stream: full, keystream, init, reading; block/AEAD: keysetup, encrypt, decrypt; AEAD: reading)",
+            "--scenario {:?} does not apply to the selected implementations (stream: full, keystream, init, reading; block/AEAD: keysetup, encrypt, decrypt; AEAD: reading; stream/AEAD: frame)",
             sel.scenarios.iter().map(|s| s.as_str()).collect::<Vec<_>>()
         )));
     }

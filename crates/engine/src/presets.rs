@@ -44,6 +44,14 @@ pub const PRESETS: &[Preset] = &[
         warmup: 10,
         study: None,
     },
+    Preset {
+        name: "video-study",
+        about: "The stream-cipher study's video workload: every stream cipher and AEAD encrypts whole frames of a real clip (default data/video/bigbuckbunny.y4m from ./scripts/setup.sh, or --video FILE.y4m), one frame per operation with a fresh counter IV, init included; every frame round-trips bit-exactly before timing; frames/s and MB/s with 95 % CIs over 30 repetitions per <k,iv>",
+        selection: || Selection { all_stream_and_aead: true, scenarios: vec![Scenario::Frame], ..Default::default() },
+        reps: 30,
+        warmup: 3,
+        study: None,
+    },
 ];
 
 fn sensor_selection() -> Selection {

@@ -60,6 +60,10 @@ trait Op {
     fn prepare(&mut self, key: &[u8], iv: &[u8]) -> Result<(), CipherError>;
     /// Timed.
     fn run(&mut self) -> Result<(), CipherError>;
+    /// Untimed check before measuring (the frame scenario's round trip); Err = message.
+    fn verify(&mut self, _key: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 struct StreamOp {
@@ -226,6 +230,137 @@ impl Op for ReadingOp {
     }
 }
 
+/// Per-frame encryption: what a camera node does for each frame of a live video (the
+/// stream-cipher study's workload). Like [`ReadingOp`], the IV/nonce is the big-endian value of
+/// a counter that only increases within a group (the round-trip check, calibration, warm-up
+/// and samples all draw from it), so no key/IV pair is used twice. Frames are taken in turn
+/// from the clip, cycling; each one is copied into the output buffer and encrypted there.
+struct FrameOp {
+    make: Make,
+    stream: Option<Box<dyn StreamCipher + Send>>,
+    aead: Option<Box<dyn Aead + Send>>,
+    id: String,
+    label: String,
+    key: Vec<u8>,
+    iv: Vec<u8>,
+    counter: u64,
+    frames: std::sync::Arc<Vec<u8>>,
+    frame_bytes: usize,
+    next: usize,
+    /// Index of the frame the last `run` encrypted.
+    last: usize,
+    buf: Vec<u8>,
+    tag: Vec<u8>,
+}
+
+impl FrameOp {
+    fn new(g: &Group) -> Self {
+        let (stream, aead) = match g.entry.make {
+            Make::Stream(mk) => (Some(mk()), None),
+            Make::Aead(mk) => (None, Some(mk())),
+            Make::Block(_) => unreachable!("frame applies to stream ciphers and AEADs"),
+        };
+        let frame_bytes = g.size_bits / 8;
+        let frames = g.payload.bytes.clone().filter(|b| frame_bytes > 0 && b.len() >= frame_bytes).expect("frame groups carry a video payload");
+        FrameOp {
+            make: g.entry.make,
+            stream,
+            aead,
+            id: g.entry.id(),
+            label: g.payload.label.clone(),
+            key: Vec::new(),
+            iv: vec![0u8; g.entry.info.iv_bytes()],
+            counter: 0,
+            frames,
+            frame_bytes,
+            next: 0,
+            last: 0,
+            buf: vec![0u8; frame_bytes],
+            tag: vec![0u8; g.entry.info.tag_bytes()],
+        }
+    }
+    fn n_frames(&self) -> usize {
+        self.frames.len() / self.frame_bytes
+    }
+    fn frame(&self, i: usize) -> &[u8] {
+        &self.frames[i * self.frame_bytes..(i + 1) * self.frame_bytes]
+    }
+    /// Decrypt `ct` (encrypted under `iv`, with `tag` for an AEAD) with a fresh instance.
+    fn decrypt(&self, key: &[u8], iv: &[u8], ct: &mut [u8], tag: &[u8]) -> Result<(), CipherError> {
+        match self.make {
+            Make::Stream(mk) => {
+                let mut d = mk();
+                d.init(key, iv)?;
+                d.apply_bits(ct, ct.len() * 8)
+            }
+            Make::Aead(mk) => {
+                let mut d = mk();
+                d.set_key(key)?;
+                d.decrypt(iv, &[], ct, tag)
+            }
+            Make::Block(_) => unreachable!("frame applies to stream ciphers and AEADs"),
+        }
+    }
+    /// Round trip of one frame just encrypted by `run`: the ciphertext must differ from the
+    /// frame, and decrypting it must restore the frame bit for bit.
+    fn check_last(&self, key: &[u8]) -> Result<(), String> {
+        let i = self.last;
+        let plain = self.frame(i);
+        let at = |what: &str| format!("round trip failed: {} frame {i} of {}: {what}", self.id, self.label);
+        if self.buf == plain {
+            return Err(at("the ciphertext equals the frame (nothing was encrypted)"));
+        }
+        let mut dec = self.buf.clone();
+        self.decrypt(key, &self.iv, &mut dec, &self.tag).map_err(|e| at(&format!("decryption failed: {e}")))?;
+        match crate::video::first_difference(plain, &dec) {
+            Some(b) => Err(at(&format!("the decrypted frame differs from the original at byte {b} of {}", self.frame_bytes))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Op for FrameOp {
+    fn prepare(&mut self, key: &[u8], _iv: &[u8]) -> Result<(), CipherError> {
+        self.key.clear();
+        self.key.extend_from_slice(key);
+        match &mut self.aead {
+            Some(a) => a.set_key(key),
+            None => Ok(()),
+        }
+    }
+    #[inline(never)]
+    fn run(&mut self) -> Result<(), CipherError> {
+        self.counter += 1;
+        let c = self.counter.to_be_bytes();
+        let n = self.iv.len().min(8);
+        let ivlen = self.iv.len();
+        self.iv[ivlen - n..].copy_from_slice(&c[8 - n..]);
+        let (i, fb) = (self.next, self.frame_bytes);
+        self.last = i;
+        self.next = if (i + 1) * fb >= self.frames.len() { 0 } else { i + 1 };
+        self.buf.copy_from_slice(&self.frames[i * fb..(i + 1) * fb]);
+        let r = match (&mut self.stream, &mut self.aead) {
+            (Some(s), _) => s.init(&self.key, &self.iv).and_then(|_| s.apply_bits(&mut self.buf, fb * 8)),
+            (_, Some(a)) => a.encrypt(&self.iv, &[], &mut self.buf, &mut self.tag),
+            _ => unreachable!("one of the two is set in new()"),
+        };
+        black_box(&mut self.buf);
+        r
+    }
+    /// Every frame of the clip once, through the same `run` that is timed (so the counter
+    /// advances past these IVs), each checked by [`FrameOp::check_last`].
+    fn verify(&mut self, key: &[u8]) -> Result<(), String> {
+        let start = self.next;
+        self.next = 0;
+        for _ in 0..self.n_frames() {
+            self.run().map_err(|e| format!("round trip failed: {} frame {} of {}: encryption failed: {e}", self.id, self.last, self.label))?;
+            self.check_last(key)?;
+        }
+        self.next = start;
+        Ok(())
+    }
+}
+
 /// 64-bit FNV-1a, to derive a per-group RNG stream from the run seed and the group label, so
 /// a group's keys do not depend on which other groups were selected.
 fn fnv1a(s: &str) -> u64 {
@@ -245,6 +380,9 @@ fn payload_bytes(g: &Group, nbytes: usize, rng: &mut ChaCha20Rng) -> Vec<u8> {
 
 fn build_op(g: &Group, rng: &mut ChaCha20Rng) -> Box<dyn Op> {
     let nbytes = g.size_bits.div_ceil(8);
+    if g.scenario == Scenario::Frame {
+        return Box::new(FrameOp::new(g));
+    }
     if g.scenario == Scenario::Reading {
         // A pool of readings to send one after another (the dataset's, or random words).
         let pool = payload_bytes(g, 4 * 1024, rng);
@@ -289,11 +427,16 @@ fn build_op(g: &Group, rng: &mut ChaCha20Rng) -> Box<dyn Op> {
 pub struct RunError {
     pub group: String,
     pub error: CipherError,
+    /// A failed check that is not a cipher error (the frame round trip); shown instead of `error`.
+    pub detail: Option<String>,
 }
 
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.group, self.error)
+        match &self.detail {
+            Some(d) => write!(f, "{}: {d}", self.group),
+            None => write!(f, "{}: {}", self.group, self.error),
+        }
     }
 }
 impl std::error::Error for RunError {}
@@ -352,7 +495,7 @@ pub struct GroupRun<'g> {
 
 impl<'g> GroupRun<'g> {
     pub fn start(g: &'g Group, cfg: &Config) -> Result<Self, RunError> {
-        let err = |e| RunError { group: g.label(), error: e };
+        let err = |e| RunError { group: g.label(), error: e, detail: None };
         let mut rng = ChaCha20Rng::seed_from_u64(cfg.seed ^ fnv1a(&g.label()));
         let info = g.entry.info;
         let key = cfg.static_key.clone().unwrap_or_else(|| default_static(info.key_bytes()));
@@ -367,6 +510,7 @@ impl<'g> GroupRun<'g> {
 
         // Calibrate: double the batch until one sample lasts ≥ min_sample_ns.
         op.prepare(&key, &iv).map_err(err)?;
+        op.verify(&key).map_err(|d| RunError { group: g.label(), error: CipherError::AuthenticationFailed, detail: Some(d) })?;
         let mut batch = 1u64;
         loop {
             let s = time_batch(op.as_mut(), batch).map_err(err)?;
@@ -400,7 +544,7 @@ impl<'g> GroupRun<'g> {
     /// Take the next sample: draw the random key/IV parts, prepare, time one batch.
     pub fn step(&mut self) -> Result<(), RunError> {
         let g = self.g;
-        let err = |e| RunError { group: g.label(), error: e };
+        let err = |e| RunError { group: g.label(), error: e, detail: None };
         if g.kiv.random_key {
             self.rng.fill_bytes(&mut self.key);
         }
@@ -453,5 +597,210 @@ mod tests {
             assert_eq!((r.samples.len(), r.warmup.len()), (3, 2));
             assert!(r.samples.iter().all(|s| s.ns > 0.0));
         }
+    }
+}
+
+#[cfg(test)]
+mod frame_tests {
+    use super::*;
+    use crate::plan::{expand, Kiv, Selection};
+    use crate::video::Clip;
+    use lwcbench_catalog::Entry;
+    use lwcbench_core::{BitOrder, CipherInfo, Family, Language, Origin};
+    use std::sync::Arc;
+
+    /// Three 16×8 mono frames with distinct contents (hand-built y4m).
+    fn clip() -> Arc<Clip> {
+        let mut y = b"YUV4MPEG2 W16 H8 F25:1 Cmono\n".to_vec();
+        for f in 0..3u8 {
+            y.extend(b"FRAME\n");
+            y.extend((0..128u8).map(|i| i.wrapping_mul(3).wrapping_add(f * 50)));
+        }
+        Arc::new(Clip::parse(&y, "t.y4m", "t", None).unwrap())
+    }
+
+    fn frame_groups(cipher: &str) -> Vec<Group> {
+        let sel = Selection { ciphers: vec![cipher.into()], scenarios: vec![Scenario::Frame], video: Some(clip()), ..Default::default() };
+        expand(&sel).unwrap()
+    }
+
+    #[test]
+    fn plan_gives_one_frame_per_op_and_counter_ivs() {
+        let g = frame_groups("ChaCha20");
+        // static IV variants only (s,s and r,s): the IV is the frame counter
+        assert_eq!(g.iter().map(|g| g.kiv.label()).collect::<Vec<_>>(), vec!["s,s", "r,s"]);
+        assert!(g.iter().all(|g| g.size_bits == 128 * 8 && g.payload.label == "video:t"));
+        assert_eq!(g[0].label(), "ChaCha20/rustcrypto frame <s,s | 1024> video:t");
+        // AEADs too, block ciphers not; frame never runs unless named
+        assert_eq!(frame_groups("ChaCha20-Poly1305").len(), 2);
+        let every = expand(&Selection { ciphers: vec!["ChaCha20".into()], ..Default::default() }).unwrap();
+        assert!(every.iter().all(|g| g.scenario != Scenario::Frame));
+        assert_eq!(Scenario::parse("FRAME"), Some(Scenario::Frame));
+    }
+
+    /// The measured ciphertext, decrypted with a fresh instance of the catalogue's (KAT-verified)
+    /// implementation under the op's counter IV, is the frame; the keystream it was XORed with
+    /// is that instance's keystream.
+    #[test]
+    fn measured_ciphertext_decrypts_to_the_frame() {
+        for cipher in ["ChaCha20", "Trivium", "Grain-128a", "ChaCha20-Poly1305"] {
+            let g = &frame_groups(cipher)[0];
+            let c = clip();
+            let key: Vec<u8> = (0..g.entry.info.key_bytes() as u8).map(|i| i ^ 0x5a).collect();
+            let mut op = FrameOp::new(g);
+            op.prepare(&key, &[]).unwrap();
+            for round in 0..5 {
+                op.run().unwrap();
+                let i = op.last;
+                assert_eq!(i, round % 3, "{cipher}: frames are taken in turn, cycling");
+                assert_ne!(op.buf, c.frame(i));
+                let mut dec = op.buf.clone();
+                match g.entry.make {
+                    Make::Stream(mk) => {
+                        let mut d = mk();
+                        d.init(&key, &op.iv).unwrap();
+                        let mut ks = vec![0u8; dec.len()];
+                        d.keystream(&mut ks).unwrap();
+                        dec.iter_mut().zip(&ks).for_each(|(b, k)| *b ^= k);
+                    }
+                    Make::Aead(mk) => {
+                        let mut d = mk();
+                        d.set_key(&key).unwrap();
+                        d.decrypt(&op.iv, &[], &mut dec, &op.tag).unwrap();
+                    }
+                    Make::Block(_) => unreachable!(),
+                }
+                assert_eq!(dec, c.frame(i), "{cipher} frame {i}");
+            }
+            op.verify(&key).unwrap();
+        }
+    }
+
+    #[test]
+    fn counter_ivs_never_repeat_within_a_group() {
+        let g = &frame_groups("Trivium")[0];
+        let mut op = FrameOp::new(g);
+        let mut seen = std::collections::HashSet::new();
+        let key = vec![7u8; 10];
+        // the order measure_group uses: prepare, verify, calibration batches, samples (each
+        // sample re-prepares with a possibly new key; prepare must not reset the counter)
+        op.prepare(&key, &[]).unwrap();
+        op.verify(&key).unwrap();
+        let mut count = 3; // verify encrypted the three frames
+        for batch in [1, 2, 4, 8, 3, 3, 3] {
+            op.prepare(&key, &[]).unwrap();
+            for _ in 0..batch {
+                op.run().unwrap();
+                count += 1;
+                assert!(seen.insert(op.iv.clone()), "IV {:02x?} used twice", op.iv);
+            }
+        }
+        assert_eq!(op.counter, count);
+        // Trivium's 80-bit IV: the counter sits big-endian in the last 8 bytes
+        assert_eq!(op.iv, [0, 0, 0, 0, 0, 0, 0, 0, 0, count as u8]);
+    }
+
+    // A deliberately broken stream cipher: `init` forgets to reset the keystream position,
+    // so the second frame's keystream differs from a fresh instance's.
+    struct NoReset {
+        pos: u8,
+    }
+    const BROKEN: CipherInfo = CipherInfo {
+        name: "NoReset",
+        implementation: "test",
+        family: Family::Stream,
+        key_bits: 8,
+        iv_bits: 64,
+        block_bits: 0,
+        tag_bits: 0,
+        state_bytes: 1,
+        origin: Origin::Own,
+        language: Language::Rust,
+        bit_order: BitOrder::MsbFirst,
+        bit_granular: false,
+        note: "",
+    };
+    impl StreamCipher for NoReset {
+        fn info(&self) -> CipherInfo {
+            BROKEN
+        }
+        fn init(&mut self, _key: &[u8], _iv: &[u8]) -> Result<(), CipherError> {
+            Ok(())
+        }
+        fn keystream_bits(&mut self, out: &mut [u8], _n: usize) -> Result<(), CipherError> {
+            out.iter_mut().for_each(|b| {
+                self.pos = self.pos.wrapping_add(1);
+                *b = self.pos | 1;
+            });
+            Ok(())
+        }
+        fn apply_bits(&mut self, data: &mut [u8], _n: usize) -> Result<(), CipherError> {
+            data.iter_mut().for_each(|b| {
+                self.pos = self.pos.wrapping_add(1);
+                *b ^= self.pos | 1;
+            });
+            Ok(())
+        }
+    }
+    // A cipher that encrypts nothing.
+    struct Identity;
+    impl StreamCipher for Identity {
+        fn info(&self) -> CipherInfo {
+            CipherInfo { name: "Identity", ..BROKEN }
+        }
+        fn init(&mut self, _key: &[u8], _iv: &[u8]) -> Result<(), CipherError> {
+            Ok(())
+        }
+        fn keystream_bits(&mut self, out: &mut [u8], _n: usize) -> Result<(), CipherError> {
+            out.fill(0);
+            Ok(())
+        }
+        fn apply_bits(&mut self, _data: &mut [u8], _n: usize) -> Result<(), CipherError> {
+            Ok(())
+        }
+    }
+
+    fn fake_group(make: fn() -> Box<dyn StreamCipher + Send>) -> Group {
+        let c = clip();
+        Group {
+            entry: Entry { info: make().info(), make: Make::Stream(make), verify: |_| Vec::new() },
+            scenario: Scenario::Frame,
+            kiv: Kiv { random_key: false, random_iv: false },
+            size_bits: c.frame_bytes * 8,
+            payload: crate::plan::Payload::video(&c),
+        }
+    }
+
+    #[test]
+    fn broken_ciphers_are_caught_before_timing() {
+        let g = fake_group(|| Box::new(NoReset { pos: 0 }));
+        let mut op = FrameOp::new(&g);
+        op.prepare(&[0], &[]).unwrap();
+        assert_eq!(
+            op.verify(&[0]).unwrap_err(),
+            "round trip failed: NoReset/test frame 1 of video:t: the decrypted frame differs from the original at byte 0 of 128"
+        );
+        let g = fake_group(|| Box::new(Identity));
+        let e = measure_group(&g, &Config { reps: 2, warmup: 0, min_sample_ns: 1.0, ..Default::default() }, || {}).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "Identity/test frame <s,s | 1024> video:t: round trip failed: Identity/test frame 0 of video:t: the ciphertext equals the frame (nothing was encrypted)"
+        );
+        // A tampered ciphertext is caught by the same comparison.
+        let g = &frame_groups("ChaCha20")[0];
+        let key = vec![1u8; 32];
+        let mut op = FrameOp::new(g);
+        op.prepare(&key, &[]).unwrap();
+        op.run().unwrap();
+        op.buf[77] ^= 0x10;
+        assert!(op.check_last(&key).unwrap_err().ends_with("differs from the original at byte 77 of 128"));
+    }
+
+    #[test]
+    fn measure_group_runs_frames() {
+        let g = &frame_groups("ChaCha20")[1];
+        let r = measure_group(g, &Config { reps: 3, warmup: 1, min_sample_ns: 1000.0, ..Default::default() }, || {}).unwrap();
+        assert_eq!(r.samples.len(), 3);
+        assert!(r.samples.iter().all(|s| s.ns > 0.0));
     }
 }
