@@ -184,6 +184,8 @@ pub struct Selection {
     pub payloads: Vec<Payload>,
     /// Select every stream cipher and AEAD (ignores `ciphers`).
     pub all_stream_and_aead: bool,
+    /// Ciphers of external engines (`--engine`), selectable like catalogue entries.
+    pub external: crate::external::Offered,
 }
 
 pub const DEFAULT_SIZES: [usize; 4] = [1, 8, 128, 1024];
@@ -202,7 +204,8 @@ impl std::error::Error for PlanError {}
 /// Entries matching the cipher/implementation filters. A cipher filter matches the name
 /// (case-insensitive) or the full id "name/impl". Unknown names are errors.
 pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
-    let all = registry();
+    let mut all = registry();
+    all.extend(sel.external.entries().iter().cloned());
     for c in sel.ciphers.iter().filter(|_| !sel.all_stream_and_aead) {
         if !all.iter().any(|e| e.matches(c)) {
             return Err(PlanError(format!("--cipher: unknown cipher '{c}' (see `lwcbench list`)")));

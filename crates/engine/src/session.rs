@@ -84,9 +84,27 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let total = (groups.len() * (cfg.reps + cfg.warmup)) as u64;
     let mut done = 0u64;
     let mut results_v = Vec::with_capacity(groups.len());
+    let mut engine_skips: Vec<String> = Vec::new();
     for g in &groups {
         let label = g.label();
         progress(done, total, &label);
+        // An external engine's group: the engine times it; a failing engine skips the group
+        // (one line on stderr and in run.json) instead of ending the run.
+        if let Some(eng) = req.selection.external.engine_for(&g.entry) {
+            let before = done;
+            match crate::external::measure_group(&eng, g, cfg, || {
+                done += 1;
+                progress(done, total, &label);
+            }) {
+                Ok(r) => results_v.push(r),
+                Err(e) => {
+                    eprintln!("lwcbench: skipped {e}");
+                    engine_skips.push(e);
+                    done = before + (cfg.reps + cfg.warmup) as u64;
+                }
+            }
+            continue;
+        }
         let r = measure_group(g, cfg, || {
             done += 1;
             progress(done, total, &label);
@@ -105,6 +123,8 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     } else if machine.governor != "performance" {
         notes.push(format!("CPU frequency governor is '{}', not 'performance': results may vary with frequency scaling", machine.governor));
     }
+    notes.extend(req.selection.external.notes(&groups));
+    notes.extend(engine_skips.iter().map(|e| format!("skipped (engine failed): {e}")));
     if groups.iter().any(|g| g.entry.info.note.contains("provisional")) {
         notes.push("DRACO is a provisional reconstruction, not interoperable with the published cipher (see docs/draco.md)".into());
     }
@@ -127,7 +147,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
             kinds.dedup();
             format!("{} (random = bytes from the seeded RNG per group; dataset = encoded readings cycled/truncated to each size)", kinds.join(", "))
         },
-        groups: groups.len(),
+        groups: results_v.len(),
         machine,
         build: Build::current(lwcbench_catalog::build_info()),
         clock,
