@@ -16,7 +16,7 @@ import time
 ENGINE = "pycryptodome"
 ENGINE_VERSION = "1.0"
 PROTOCOL = 1
-MAX_LINE = 16384  # bytes per line including the newline, both directions
+MAX_LINE = 65536  # bytes per line including the newline, both directions
 MAX_BATCH = 1 << 26
 MAX_BENCH_BYTES = 1 << 30
 
@@ -93,6 +93,15 @@ def make(mode, key, iv, tag_len):
     return m.new(key, const, nonce=iv, mac_len=tag_len)
 
 
+def construct(cname, mode, key, iv, tag_len):
+    """A cipher object for one operation; a nonce or tag size the library refuses is
+    `unsupported` (part of the support matrix), not a malformed request."""
+    try:
+        return make(mode, key, iv, tag_len)
+    except (ValueError, TypeError) as e:
+        raise ProtocolError("unsupported", f"{cname}: {e}")
+
+
 def check_key(name, key_bits, key):
     if len(key) * 8 != key_bits:
         raise ProtocolError("bad-argument", f"key: {name} needs {key_bits // 8} bytes, got {len(key)}")
@@ -102,8 +111,8 @@ def encrypt(name, key, iv, aad, pt, tag_len):
     cname, family, key_bits, _, _, _ = lookup(name)
     check_key(cname, key_bits, key)
     mode = mode_of(cname)
+    c = construct(cname, mode, key, iv, tag_len)
     try:
-        c = make(mode, key, iv, tag_len)
         if family == "aead":
             c.update(aad)  # always one AD component (SIV: even an empty one, as Wycheproof)
             return c.encrypt_and_digest(pt)
@@ -118,10 +127,7 @@ def decrypt(name, key, iv, aad, ct, tag):
     cname, family, key_bits, _, _, _ = lookup(name)
     check_key(cname, key_bits, key)
     mode = mode_of(cname)
-    try:
-        c = make(mode, key, iv, len(tag) if family == "aead" else 0)
-    except (ValueError, TypeError) as e:
-        raise ProtocolError("bad-argument", f"{cname}: {e}")
+    c = construct(cname, mode, key, iv, len(tag) if family == "aead" else 0)
     if family != "aead":
         if aad or tag:
             raise ProtocolError("bad-argument", f"aad/tag: {cname} is not an AEAD")

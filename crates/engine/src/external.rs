@@ -24,7 +24,7 @@ pub mod vectors;
 /// Protocol version this host speaks.
 pub const PROTOCOL: u32 = 1;
 /// Longest line in either direction, newline included.
-pub const MAX_LINE: usize = 16384;
+pub const MAX_LINE: usize = 65536;
 /// Built-in engines, by name.
 pub const BUILTIN: [&str; 1] = ["pycryptodome"];
 
@@ -436,6 +436,7 @@ impl Engine {
             Ok(Line::Ok(f)) => f,
             Ok(_) => return Err("'hello' must be answered with 'ok …'".into()),
             Err(Failure::Refused { code, message }) if code == "unavailable" => return Err(message),
+            Err(Failure::Broken(m)) => return Err(m),
             Err(e) => return Err(format!("hello: {e}")),
         };
         self.hello = Hello::parse(&f).map_err(|e| format!("hello: {e}"))?;
@@ -451,6 +452,7 @@ impl Engine {
         match list {
             Ok(Line::End(_)) => {}
             Ok(_) => return Err("'list' must end with 'end count=N'".into()),
+            Err(Failure::Broken(m)) => return Err(m),
             Err(e) => return Err(format!("list: {e}")),
         }
         let mut names: Vec<_> = offers.iter().map(|o| o.name.to_lowercase()).collect();
@@ -768,6 +770,13 @@ impl Offered {
     /// Implementation names of the engines.
     pub fn implementations(&self) -> Vec<String> {
         self.engines.iter().map(|e| lock(e).hello.implementation.clone()).collect()
+    }
+    /// False only for an engine's entry whose engine does not list this scenario.
+    pub fn offers_scenario(&self, e: &Entry, sc: Scenario) -> bool {
+        match self.engine_for(e) {
+            Some(eng) => lock(&eng).offers.iter().any(|o| o.name == e.info.name && o.scenarios.contains(&sc)),
+            None => true,
+        }
     }
     /// The engine that offers this entry, if an engine does.
     pub fn engine_for(&self, e: &Entry) -> Option<Arc<Mutex<Engine>>> {

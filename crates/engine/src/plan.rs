@@ -250,6 +250,9 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
             if !sel.scenarios.is_empty() && !sel.scenarios.contains(&sc) {
                 continue;
             }
+            if !sel.external.offers_scenario(e, sc) {
+                continue; // an engine's cipher: only the scenarios its engine lists
+            }
             for &kiv in &kivs {
                 if sc == Scenario::Reading {
                     // One 32-bit reading; the IV is the device counter, so IV variants collapse.
