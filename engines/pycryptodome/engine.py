@@ -26,10 +26,18 @@ try:
 
     LIBRARY_VERSION = Crypto.__version__
     IMPORT_ERROR = None
-except ImportError as e:  # the host reports this and turns the rows off
-    AES = None
-    LIBRARY_VERSION = "absent"
-    IMPORT_ERROR = f"pycryptodome is not installed for {sys.executable} ({e}); install it with `pip install pycryptodome`"
+except ImportError as e:
+    try:  # Debian's python3-pycryptodome installs the same library as `Cryptodome`
+        import Cryptodome as Crypto
+        from Cryptodome.Cipher import AES
+
+        LIBRARY_VERSION = Crypto.__version__
+        IMPORT_ERROR = None
+    except ImportError:  # the host reports this and turns the rows off
+        AES = None
+        LIBRARY_VERSION = "absent"
+        IMPORT_ERROR = (f"pycryptodome is not installed for {sys.executable} ({e}); install it with "
+                        "`pip install pycryptodome` or `apt-get install python3-pycryptodome`")
 
 # mode -> (family, iv/nonce bytes, tag bytes). Key sizes 128/192/256; SIV takes two keys.
 MODES = {

@@ -136,7 +136,7 @@ def test_bench_answers_samples_then_end():
 
 def test_missing_pycryptodome_is_reported_not_a_crash():
     # Block the import, as on a machine without pycryptodome.
-    code = "import sys, runpy; sys.modules['Crypto'] = None; sys.argv = ['engine.py']; runpy.run_path(%r, run_name='__main__')" % os.path.join(HERE, "engine.py")
+    code = "import sys, runpy; sys.modules['Crypto'] = sys.modules['Cryptodome'] = None; sys.argv = ['engine.py']; runpy.run_path(%r, run_name='__main__')" % os.path.join(HERE, "engine.py")
     p = subprocess.run([sys.executable, "-c", code], input=b"hello protocol=1\nquit\n", capture_output=True, timeout=60)
     out = p.stdout.decode().splitlines()
     assert p.returncode == 0, p.stderr

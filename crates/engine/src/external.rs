@@ -343,13 +343,19 @@ impl std::fmt::Debug for Engine {
 
 /// The command line of an engine spec: a built-in name, or a shell command.
 pub fn command_for(spec: &str) -> Result<Vec<String>, String> {
+    command_candidates(spec).map(|mut c| c.remove(0))
+}
+
+/// Command lines to try in turn: a built-in engine may run under several interpreters, and
+/// the first whose library is present wins.
+fn command_candidates(spec: &str) -> Result<Vec<Vec<String>>, String> {
     let s = spec.trim();
     if s.contains(' ') || s.contains('/') {
-        return Ok(vec!["sh".into(), "-c".into(), s.to_string()]);
+        return Ok(vec![vec!["sh".into(), "-c".into(), s.to_string()]]);
     }
     if s.eq_ignore_ascii_case("pycryptodome") {
-        let script = find_script("pycryptodome")?;
-        return Ok(vec![python(), script.display().to_string()]);
+        let script = find_script("pycryptodome")?.display().to_string();
+        return Ok(pythons().into_iter().map(|p| vec![p, script.clone()]).collect());
     }
     Err(format!("--engine: unknown engine '{s}' (built-in: {}; or give a command line, e.g. 'python3 my_engine.py')", BUILTIN.join(", ")))
 }
@@ -358,14 +364,23 @@ fn source_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// `$LWCBENCH_PYTHON`, the project venv (here or in the source tree), else `python3`.
-fn python() -> String {
+/// `$LWCBENCH_PYTHON` alone if set; else the project venv (here, then in the source tree),
+/// `python3` on PATH and the system's /usr/bin/python3 (where Debian's python3-pycryptodome
+/// lives), those that exist, in that order.
+fn pythons() -> Vec<String> {
     if let Some(p) = std::env::var_os("LWCBENCH_PYTHON") {
-        return p.to_string_lossy().into_owned();
+        return vec![p.to_string_lossy().into_owned()];
     }
-    let mut cands = vec![PathBuf::from(".venv/bin/python")];
-    cands.push(source_root().join(".venv/bin/python"));
-    cands.into_iter().find(|p| p.is_file()).map(|p| p.display().to_string()).unwrap_or_else(|| "python3".into())
+    let mut out: Vec<String> = [PathBuf::from(".venv/bin/python"), source_root().join(".venv/bin/python")]
+        .into_iter()
+        .filter(|p| p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    out.push("python3".into());
+    if Path::new("/usr/bin/python3").is_file() {
+        out.push("/usr/bin/python3".into());
+    }
+    out
 }
 
 fn find_script(name: &str) -> Result<PathBuf, String> {
@@ -384,7 +399,19 @@ impl Engine {
     /// Start an engine, say hello and read its cipher list. The error is one line naming
     /// the engine and the reason.
     pub fn start(spec: &str) -> Result<Engine, String> {
-        let argv = command_for(spec)?;
+        let mut first_err = None;
+        for argv in command_candidates(spec)? {
+            match Engine::start_argv(spec, &argv) {
+                Ok(e) => return Ok(e),
+                Err(m) => {
+                    first_err.get_or_insert(m);
+                }
+            }
+        }
+        Err(first_err.unwrap_or_else(|| format!("engine {spec}: nothing to start")))
+    }
+
+    fn start_argv(spec: &str, argv: &[String]) -> Result<Engine, String> {
         let mut child = Command::new(&argv[0])
             .args(&argv[1..])
             .stdin(Stdio::piped())
