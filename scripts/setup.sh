@@ -12,6 +12,8 @@ want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
 pkgs=(build-essential pkg-config)
+# PyCryptodome for the external engine (`--engine pycryptodome`) without a virtual environment
+pkgs+=(python3-pycryptodome)
 if ((want_test)); then
   pkgs+=(chromium python3-venv)
 fi
@@ -59,6 +61,8 @@ if ((want_test)); then
   # The Python package is built from the Rust crates with maturin (PyO3).
   .venv/bin/pip install --quiet './python[test]' playwright pillow
   .venv/bin/pip install --quiet opencv-python-headless scikit-video  # lwcbench.video and its tests
+  # PyCryptodome for the engine process of engines/pycryptodome (its tests and `--engine`)
+  .venv/bin/pip install --quiet pycryptodome
   # Rust targets, cross compilers (ARM, RISC-V, Xtensa) and Unicorn/capstone for mcu/.
   MCU_VENV="$PWD/.venv" bash mcu/setup.sh
   echo "setup: test environment ready (.venv)"

@@ -11,12 +11,14 @@ cd "$(dirname "$0")/.."
 
 cargo test --workspace --release
 ./target/release/lwcbench verify
+./target/release/lwcbench verify --engine pycryptodome
 ./target/release/lwcbench run --preset quick --out target/smoke-run --force --quiet
 for f in samples.csv summary.csv run.json report.html; do
   test -s "target/smoke-run/$f" || { echo "test.sh: smoke run did not write $f" >&2; exit 1; }
 done
 
 LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q python/tests tests/browser
+.venv/bin/python -m pytest -q engines/pycryptodome
 # Cross-built images: emulated keystream equals the host's, pinned instruction counts, tables.
 CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q mcu/tests
 CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python mcu/run.py --out target/mcu-run --profiles Os

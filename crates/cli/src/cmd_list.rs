@@ -6,10 +6,14 @@ pub struct ListArgs {
     /// Output format.
     #[arg(long, value_parser = ["table", "csv", "json"], default_value = "table")]
     format: String,
+    /// Show what an external engine offers instead (built-in name such as pycryptodome, or a
+    /// command line; see docs/engine-protocol.md).
+    #[arg(long)]
+    engine: Vec<String>,
 }
 
 pub fn run(a: &ListArgs) -> Result<(), String> {
-    let reg = registry();
+    let reg = if a.engine.is_empty() { registry() } else { engine_entries(&a.engine, a.format == "table")? };
     match a.format.as_str() {
         "json" => {
             let v: Vec<_> = reg
@@ -74,4 +78,18 @@ pub fn run(a: &ListArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Start each engine and return its entries; one engine that cannot start is an error here,
+/// since listing it was the whole request.
+fn engine_entries(specs: &[String], tell: bool) -> Result<Vec<lwcbench_catalog::Entry>, String> {
+    let mut out = Vec::new();
+    for s in specs {
+        let e = lwcbench_engine::external::Engine::start(s)?;
+        if tell {
+            println!("{} — protocol {}, {} ciphers\n", e.hello.describe(), lwcbench_engine::external::PROTOCOL, e.offers.len());
+        }
+        out.extend(e.entries());
+    }
+    Ok(out)
 }

@@ -105,6 +105,11 @@ pub struct RunArgs {
     /// Use only the first N frames of the clip (default: every frame in the file).
     #[arg(long)]
     frames: Option<usize>,
+    /// Add an external engine's ciphers (docs/engine-protocol.md): a built-in engine
+    /// (pycryptodome) or a command line. Alone, measures all of the engine's ciphers. The
+    /// engine times inside its own process (PyCryptodome: Python's perf_counter_ns).
+    #[arg(long)]
+    engine: Vec<String>,
 }
 
 /// "1024" bits, "16B" / "64KiB" / "1MiB" bytes.
@@ -136,7 +141,7 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         Some(p) => Some(presets::find(p).ok_or_else(|| {
             format!("--preset: unknown preset '{p}' (known: {})", presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))
         })?),
-        None if !has_selection(a) => Some(presets::default_preset()),
+        None if !has_selection(a) && a.engine.is_empty() => Some(presets::default_preset()),
         None => None,
     };
     let mut req = match preset {
@@ -150,6 +155,20 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         req.study_options.watts = a.watts;
     }
     let sel = &mut req.selection;
+    if !a.engine.is_empty() {
+        // An engine that cannot start turns its rows off with one line; the rest runs.
+        let (offered, failed) = lwcbench_engine::external::Offered::start(&a.engine);
+        for f in &failed {
+            eprintln!("lwcbench: {f}");
+        }
+        if offered.is_empty() && preset.is_none() && !has_selection(a) {
+            return Err(format!("--engine: no engine could start ({})", failed.join("; ")));
+        }
+        if preset.is_none() && !has_selection(a) {
+            sel.implementations = offered.implementations();
+        }
+        sel.external = offered;
+    }
     if !a.cipher.is_empty() {
         sel.ciphers = a.cipher.clone();
     }

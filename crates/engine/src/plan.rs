@@ -199,6 +199,8 @@ pub struct Selection {
     pub all_stream_and_aead: bool,
     /// Clip for the `frame` scenario; None = the default clip (loaded when `frame` is selected).
     pub video: Option<std::sync::Arc<crate::video::Clip>>,
+    /// Ciphers of external engines (`--engine`), selectable like catalogue entries.
+    pub external: crate::external::Offered,
 }
 
 pub const DEFAULT_SIZES: [usize; 4] = [1, 8, 128, 1024];
@@ -217,7 +219,8 @@ impl std::error::Error for PlanError {}
 /// Entries matching the cipher/implementation filters. A cipher filter matches the name
 /// (case-insensitive) or the full id "name/impl". Unknown names are errors.
 pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
-    let all = registry();
+    let mut all = registry();
+    all.extend(sel.external.entries().iter().cloned());
     for c in sel.ciphers.iter().filter(|_| !sel.all_stream_and_aead) {
         if !all.iter().any(|e| e.matches(c)) {
             return Err(PlanError(format!("--cipher: unknown cipher '{c}' (see `lwcbench list`)")));
@@ -267,6 +270,9 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
         for sc in Scenario::ALL.into_iter().chain(Scenario::OPT_IN.into_iter().filter(|s| sel.scenarios.contains(s))).filter(|s| s.applies_to(e.info.family)) {
             if !sel.scenarios.is_empty() && !sel.scenarios.contains(&sc) {
                 continue;
+            }
+            if !sel.external.offers_scenario(e, sc) {
+                continue; // an engine's cipher: only the scenarios its engine lists
             }
             for &kiv in &kivs {
                 if sc == Scenario::Frame {

@@ -363,7 +363,7 @@ impl Op for FrameOp {
 
 /// 64-bit FNV-1a, to derive a per-group RNG stream from the run seed and the group label, so
 /// a group's keys do not depend on which other groups were selected.
-fn fnv1a(s: &str) -> u64 {
+pub(crate) fn fnv1a(s: &str) -> u64 {
     s.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3))
 }
 

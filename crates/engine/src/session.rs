@@ -85,18 +85,40 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let total = (groups.len() * (cfg.reps + cfg.warmup)) as u64;
     let mut done = 0u64;
     // Groups that differ only in payload are measured in turn, sample by sample (see
-    // runner::measure_interleaved); results keep the plan's order.
+    // runner::measure_interleaved); results keep the plan's order. An external engine's
+    // group is timed by the engine; a failing engine skips the group (one line on stderr
+    // and in run.json) instead of ending the run.
     let mut results_v: Vec<Option<GroupResult>> = (0..groups.len()).map(|_| None).collect();
+    let mut engine_skips: Vec<String> = Vec::new();
     let mut clusters: Vec<Vec<usize>> = Vec::new();
     for (i, g) in groups.iter().enumerate() {
         let key = payload_free_label(g);
-        match clusters.iter_mut().find(|c| payload_free_label(&groups[c[0]]) == key) {
+        let external = req.selection.external.engine_for(&g.entry).is_some();
+        match clusters.iter_mut().find(|c| !external && payload_free_label(&groups[c[0]]) == key) {
             Some(c) => c.push(i),
             None => clusters.push(vec![i]),
         }
     }
     for c in &clusters {
         let members: Vec<&Group> = c.iter().map(|&i| &groups[i]).collect();
+        if let Some(eng) = req.selection.external.engine_for(&members[0].entry) {
+            let g = members[0];
+            let label = g.label();
+            progress(done, total, &label);
+            let before = done;
+            match crate::external::measure_group(&eng, g, cfg, || {
+                done += 1;
+                progress(done, total, &label);
+            }) {
+                Ok(r) => results_v[c[0]] = Some(r),
+                Err(e) => {
+                    eprintln!("lwcbench: skipped {e}");
+                    engine_skips.push(e);
+                    done = before + (cfg.reps + cfg.warmup) as u64;
+                }
+            }
+            continue;
+        }
         let rs = if members.len() == 1 {
             let label = members[0].label();
             progress(done, total, &label);
@@ -116,7 +138,8 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
             results_v[i] = Some(r);
         }
     }
-    let results_v: Vec<GroupResult> = results_v.into_iter().map(|r| r.expect("every group measured")).collect();
+    // Skipped engine groups leave no result.
+    let results_v: Vec<GroupResult> = results_v.into_iter().flatten().collect();
     let finished = SystemTime::now();
 
     let mut notes = vec![
@@ -128,6 +151,8 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     } else if machine.governor != "performance" {
         notes.push(format!("CPU frequency governor is '{}', not 'performance': results may vary with frequency scaling", machine.governor));
     }
+    notes.extend(req.selection.external.notes(&groups));
+    notes.extend(engine_skips.iter().map(|e| format!("skipped (engine failed): {e}")));
     if groups.iter().any(|g| g.entry.info.note.contains("provisional")) {
         notes.push("DRACO is a provisional reconstruction, not interoperable with the published cipher (see docs/draco.md)".into());
     }
@@ -150,7 +175,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
             kinds.dedup();
             format!("{} (random = bytes from the seeded RNG per group; dataset = encoded readings cycled/truncated to each size)", kinds.join(", "))
         },
-        groups: groups.len(),
+        groups: results_v.len(),
         machine,
         build: Build::current(lwcbench_catalog::build_info()),
         clock,
