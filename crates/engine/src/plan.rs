@@ -24,10 +24,13 @@ pub enum Scenario {
     /// Stream/AEAD: one 32-bit sensor reading sent on its own — fresh IV/nonce from a
     /// per-device counter, init (stream) or key-loaded encrypt (AEAD), encrypt 4 bytes.
     Reading,
+    /// AEAD: one protocol message sealed then opened (encrypt + tag, then tag check +
+    /// decrypt) with a fresh counter nonce; never batched, so each sample is one message.
+    Roundtrip,
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 7] = [
+    pub const ALL: [Scenario; 8] = [
         Scenario::Full,
         Scenario::Keystream,
         Scenario::Init,
@@ -35,6 +38,7 @@ impl Scenario {
         Scenario::Encrypt,
         Scenario::Decrypt,
         Scenario::Reading,
+        Scenario::Roundtrip,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,6 +50,7 @@ impl Scenario {
             Scenario::Encrypt => "encrypt",
             Scenario::Decrypt => "decrypt",
             Scenario::Reading => "reading",
+            Scenario::Roundtrip => "roundtrip",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -57,6 +62,7 @@ impl Scenario {
             Scenario::Full | Scenario::Keystream | Scenario::Init => f == Family::Stream,
             Scenario::Keysetup | Scenario::Encrypt | Scenario::Decrypt => f != Family::Stream,
             Scenario::Reading => f != Family::Block,
+            Scenario::Roundtrip => f == Family::Aead,
         }
     }
     /// Does the payload size matter (init/keysetup ignore it)?
@@ -73,6 +79,7 @@ impl Scenario {
             Scenario::Encrypt => "block: encrypt_block over ceil(n/block) blocks; AEAD: encrypt(nonce, empty AD, payload) + tag",
             Scenario::Decrypt => "block: decrypt_block over the blocks; AEAD: copy ciphertext into the work buffer + decrypt with tag check",
             Scenario::Reading => "next counter value as IV/nonce, init(key, iv) + apply 32 bits (stream) or encrypt 4 bytes + tag (AEAD)",
+            Scenario::Roundtrip => "next counter value as nonce, copy the message into the work buffer, encrypt(nonce, empty AD) + tag, then decrypt with tag check; one message per sample (batch 1)",
         }
     }
 }
@@ -256,6 +263,9 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
                     for p in &payloads {
                         groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: 32, payload: p.clone() });
                     }
+                } else if sc == Scenario::Roundtrip && kiv.random_iv {
+                    // The nonce is a per-group counter, so IV variants collapse as for reading.
+                    continue;
                 } else if sc.uses_size() {
                     for &size in &sizes {
                         // Payload kinds innermost, so dataset and random of one group are
