@@ -24,7 +24,8 @@ pub struct RunArgs {
     #[arg(short, long = "impl", value_delimiter = ',')]
     implementation: Vec<String>,
     /// Scenarios: full, keystream, init (stream); keysetup, encrypt, decrypt (block/AEAD);
-    /// reading (stream/AEAD: one 32-bit reading with a fresh counter IV, init included).
+    /// reading (stream/AEAD: one 32-bit reading with a fresh counter IV, init included);
+    /// roundtrip (AEAD: seal + open of one message, fresh counter nonce, never batched).
     #[arg(short, long, value_delimiter = ',')]
     scenario: Vec<String>,
     /// Payload sizes in bits (default 1,8,128,1024). A suffix B, KiB or MiB means bytes.
@@ -93,6 +94,14 @@ pub struct RunArgs {
     /// Your own measured or assumed active power in watts (overrides the profile's figure).
     #[arg(long)]
     watts: Option<f64>,
+    /// lightweight-study: WSM weighting — battery, speed, or a CSV file
+    /// `weighting,energy_per_byte,throughput,key_schedule,memory` (default: battery and speed).
+    #[arg(long)]
+    weights: Option<String>,
+    /// ics-latency: an extra latency budget NAME=MS (repeatable), next to the defaults
+    /// GOOSE type 1A trip 3 ms and IEC 60834-1 teleprotection 10 ms.
+    #[arg(long)]
+    budget: Vec<String>,
 }
 
 /// "1024" bits, "16B" / "64KiB" / "1MiB" bytes.
@@ -137,6 +146,13 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         req.study_options.power_profile = a.power_profile.clone();
         req.study_options.watts = a.watts;
     }
+    if let Some(w) = &a.weights {
+        lwcbench_engine::studies::lightweight_rank::resolve_weights(Some(w))?;
+        req.study_options.weights = Some(w.clone());
+    }
+    for b in &a.budget {
+        req.study_options.budgets.push(lwcbench_engine::studies::ics::parse_budget(b)?);
+    }
     let sel = &mut req.selection;
     if !a.cipher.is_empty() {
         sel.ciphers = a.cipher.clone();
@@ -148,7 +164,7 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         sel.scenarios = a
             .scenario
             .iter()
-            .map(|s| Scenario::parse(s).ok_or_else(|| format!("--scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading)")))
+            .map(|s| Scenario::parse(s).ok_or_else(|| format!("--scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading, roundtrip)")))
             .collect::<Result<_, _>>()?;
     }
     if !a.sizes.is_empty() {

@@ -357,6 +357,8 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
 
     Ok(StudyOutput {
         files: vec![
+            // Also on its own: `lwcbench report` rewrites summary.md from summary.csv alone.
+            ("lightweight-rank.md".into(), md.clone().into_bytes()),
             ("lightweight-metrics.csv".into(), m.into_bytes()),
             ("lightweight-scores.csv".into(), sc.into_bytes()),
             ("lightweight-weights.csv".into(), wc.into_bytes()),
@@ -417,5 +419,59 @@ mod tests {
         assert!(parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nx,-1,0,0,1\n", "w.csv").unwrap_err().contains("≥ 0"));
         assert_eq!(resolve_weights(Some("Speed")).unwrap()[0].name, "speed");
         assert!(resolve_weights(Some("/no/such/file")).unwrap_err().starts_with("--weights"));
+    }
+
+    #[test]
+    fn preset_end_to_end_writes_every_column() {
+        let p = crate::presets::find("lightweight-study").expect("preset");
+        let mut req = crate::session::Request::from_preset(p);
+        req.config.reps = 3;
+        req.config.warmup = 1;
+        req.config.min_sample_ns = 2_000.0;
+        let dir = std::env::temp_dir().join(format!("lwcbench-lw-e2e-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        req.out = Some(dir.clone());
+        let out = crate::session::run(&req, |_, _, _| {}).expect("run");
+        assert!(out.record.notes.iter().any(|n| n.contains("MODELLED")));
+        // Every study cipher is in the scores, every cell filled.
+        let scores = std::fs::read_to_string(dir.join("lightweight-scores.csv")).unwrap();
+        let mut lines = scores.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(header.len(), 10 + 2 * 2, "4 raw + 4 scores + 2 per weighting");
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), 8);
+        for c in CIPHERS {
+            let name = c.split('/').next().unwrap();
+            assert!(rows.iter().any(|r| r[0] == name), "{name} missing");
+        }
+        for r in &rows {
+            assert_eq!(r.len(), header.len());
+            assert!(r.iter().all(|v| !v.is_empty()), "empty cell in {r:?}");
+        }
+        // Both weightings rank 1..=8.
+        for w in ["rank_battery", "rank_speed"] {
+            let c = header.iter().position(|h| *h == w).unwrap();
+            let mut rk: Vec<usize> = rows.iter().map(|r| r[c].parse().unwrap()).collect();
+            rk.sort();
+            assert_eq!(rk, (1..=8).collect::<Vec<_>>());
+        }
+        // Metrics: 8 ciphers × (keysetup + 4 sizes × {encrypt, decrypt}) rows; AES-128's RR% is 100.
+        let metrics = std::fs::read_to_string(dir.join("lightweight-metrics.csv")).unwrap();
+        let mh: Vec<&str> = metrics.lines().next().unwrap().split(',').collect();
+        let rr = mh.iter().position(|h| *h == "rr_pct_vs_aes128").unwrap();
+        let body: Vec<Vec<&str>> = metrics.lines().skip(1).map(|l| l.split(',').collect()).collect();
+        assert_eq!(body.len(), 8 * 9);
+        for r in &body {
+            assert_eq!(r.len(), mh.len());
+            assert!(!r[rr].is_empty(), "RR% for {r:?}");
+            if r[0] == "AES-128" {
+                assert_eq!(r[rr].parse::<f64>().unwrap(), 100.0);
+            }
+            if r[3] != "keysetup" {
+                assert!(r.iter().all(|v| !v.is_empty()), "empty cell in {r:?}");
+            }
+        }
+        assert!(std::fs::read_to_string(dir.join("lightweight-rank.md")).unwrap().contains("WSM battery"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
