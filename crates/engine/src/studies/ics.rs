@@ -186,8 +186,11 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     for b in &budgets {
         let _ = write!(md, " max % of {} ({} ms) |", b.name, b.ms);
     }
+    for b in &budgets {
+        let _ = write!(md, " p99.9 % of {} |", b.name);
+    }
     md += "\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|";
-    md += &"---:|".repeat(budgets.len());
+    md += &"---:|".repeat(2 * budgets.len());
     md.push('\n');
     for ((cipher, imp, bits), times) in &groups {
         let l = latency(times);
@@ -214,7 +217,9 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
             let _ = write!(md, " {pct:.3} % |");
         }
         for b in &budgets {
-            let _ = write!(csv, ",{}", pct_of_budget(l.p999, b.ms));
+            let pct = pct_of_budget(l.p999, b.ms);
+            let _ = write!(csv, ",{pct}");
+            let _ = write!(md, " {pct:.3} % |");
         }
         csv.push('\n');
         md.push('\n');
