@@ -18,7 +18,7 @@ fn read(dir: &Path, name: &str) -> Option<(Vec<String>, Vec<Vec<String>>)> {
 /// A radar (spider) chart: one axis per entry of `axes`, values in [0, 1] from the centre out,
 /// one closed polygon per series. Rings at 0.25, 0.5, 0.75 and 1.
 pub fn radar(axes: &[String], series: &[(String, Vec<f64>)], title: &str) -> String {
-    let (w, h, cx, cy, r) = (640.0, 520.0, 260.0, 270.0, 190.0);
+    let (w, h, cx, cy, r) = (720.0, 520.0, 300.0, 270.0, 190.0);
     let n = axes.len().max(3) as f64;
     let pt = |i: usize, v: f64| {
         let a = -std::f64::consts::FRAC_PI_2 + 2.0 * std::f64::consts::PI * i as f64 / n;
@@ -48,7 +48,7 @@ pub fn radar(axes: &[String], series: &[(String, Vec<f64>)], title: &str) -> Str
             esc(name)
         );
         let ly = 50.0 + 18.0 * k as f64;
-        let _ = write!(s, r##"<rect x="500" y="{:.1}" width="12" height="12" fill="{col}"/><text x="518" y="{ly:.1}">{}</text>"##, ly - 10.0, esc(name));
+        let _ = write!(s, r##"<rect x="560" y="{:.1}" width="12" height="12" fill="{col}"/><text x="578" y="{ly:.1}">{}</text>"##, ly - 10.0, esc(name));
     }
     s + "</svg>"
 }
@@ -167,9 +167,10 @@ mod tests {
         assert!(svg.contains("x&lt;y"), "names escaped");
         // 4 rings + 1 series polygon
         assert_eq!(svg.matches("<polygon").count(), 5);
-        // axis 0 points straight up: value 1 at (260, 270 − 190) = (260, 80); value 0.5 on
-        // axis 1 (pointing right) at (260 + 95, 270).
-        assert!(svg.contains("260.0,80.0 355.0,270.0 260.0,270.0"), "{svg}");
+        // axis 0 points straight up: value 1 at (300, 270 − 190) = (300, 80); value 0.5 on
+        // axis 1 (pointing right) at (300 + 95, 270); 0 at the centre; 0.25 on axis 3 (left)
+        // at (300 − 47.5, 270).
+        assert!(svg.contains("300.0,80.0 395.0,270.0 300.0,270.0 252.5,270.0"), "{svg}");
     }
 
     #[test]
