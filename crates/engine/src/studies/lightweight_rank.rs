@@ -175,13 +175,12 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     }
     let mut rows: Vec<CipherRow> = Vec::new();
     for ((cipher, imp), fam) in &family {
-        let info = lwcbench_catalog::registry().into_iter().find(|e| &e.info.name == cipher && &e.info.implementation == imp).map(|e| e.info);
+        let info = lwcbench_catalog::registry().into_iter().find(|e| e.info.name == cipher.as_str() && e.info.implementation == imp.as_str()).map(|e| e.info);
         let Some(info) = info else { continue };
         let (object_bytes, extra_bytes) = object_bytes(cipher, imp).unwrap_or((0, 0));
         let mut times = BTreeMap::new();
         let mut keysetup_ns = f64::NAN;
-        for ((c, i, sc, bits), v) in raw.iter_mut().filter(|((c, i, ..), _)| c == cipher && i == imp) {
-            let _ = (c, i);
+        for ((_, _, sc, bits), v) in raw.iter_mut().filter(|((c, i, ..), _)| c == cipher && i == imp) {
             let m = median(v);
             if sc == "keysetup" {
                 keysetup_ns = m;
