@@ -27,7 +27,8 @@ pub struct RunArgs {
     /// Scenarios: full, keystream, init (stream); keysetup, encrypt, decrypt (block/AEAD);
     /// reading (stream/AEAD: one 32-bit reading with a fresh counter IV, init included);
     /// frame (stream/AEAD: one whole video frame with a fresh counter IV, init included; only
-    /// when named; see --video).
+    /// when named; see --video); roundtrip (AEAD: seal + open of one message, fresh counter
+    /// nonce, never batched).
     #[arg(short, long, value_delimiter = ',')]
     scenario: Vec<String>,
     /// Payload sizes in bits (default 1,8,128,1024). A suffix B, KiB or MiB means bytes.
@@ -110,6 +111,14 @@ pub struct RunArgs {
     /// engine times inside its own process (PyCryptodome: Python's perf_counter_ns).
     #[arg(long)]
     engine: Vec<String>,
+    /// lightweight-study: WSM weighting — battery, speed, or a CSV file
+    /// `weighting,energy_per_byte,throughput,key_schedule,memory` (default: battery and speed).
+    #[arg(long)]
+    weights: Option<String>,
+    /// ics-latency: an extra latency budget NAME=MS (repeatable), next to the defaults
+    /// GOOSE type 1A trip 3 ms and IEC 60834-1 teleprotection 10 ms.
+    #[arg(long)]
+    budget: Vec<String>,
 }
 
 /// "1024" bits, "16B" / "64KiB" / "1MiB" bytes.
@@ -154,6 +163,13 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         req.study_options.power_profile = a.power_profile.clone();
         req.study_options.watts = a.watts;
     }
+    if let Some(w) = &a.weights {
+        lwcbench_engine::studies::lightweight_rank::resolve_weights(Some(w))?;
+        req.study_options.weights = Some(w.clone());
+    }
+    for b in &a.budget {
+        req.study_options.budgets.push(lwcbench_engine::studies::ics::parse_budget(b)?);
+    }
     let sel = &mut req.selection;
     if !a.engine.is_empty() {
         // An engine that cannot start turns its rows off with one line; the rest runs.
@@ -179,7 +195,7 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         sel.scenarios = a
             .scenario
             .iter()
-            .map(|s| Scenario::parse(s).ok_or_else(|| format!("--scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading, frame)")))
+            .map(|s| Scenario::parse(s).ok_or_else(|| format!("--scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading, frame, roundtrip)")))
             .collect::<Result<_, _>>()?;
     }
     if a.video.is_some() || a.frames.is_some() {

@@ -28,10 +28,13 @@ pub enum Scenario {
     /// key-loaded encrypt (AEAD), copy the frame into the output buffer and encrypt it.
     /// Opt-in: runs only when named (it needs a clip, see [`crate::video`]).
     Frame,
+    /// AEAD: one protocol message sealed then opened (encrypt + tag, then tag check +
+    /// decrypt) with a fresh counter nonce; never batched, so each sample is one message.
+    Roundtrip,
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 7] = [
+    pub const ALL: [Scenario; 8] = [
         Scenario::Full,
         Scenario::Keystream,
         Scenario::Init,
@@ -39,6 +42,7 @@ impl Scenario {
         Scenario::Encrypt,
         Scenario::Decrypt,
         Scenario::Reading,
+        Scenario::Roundtrip,
     ];
     /// Scenarios that run only when selected by name (never part of "every scenario").
     pub const OPT_IN: [Scenario; 1] = [Scenario::Frame];
@@ -53,6 +57,7 @@ impl Scenario {
             Scenario::Decrypt => "decrypt",
             Scenario::Reading => "reading",
             Scenario::Frame => "frame",
+            Scenario::Roundtrip => "roundtrip",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -65,6 +70,7 @@ impl Scenario {
             Scenario::Keysetup | Scenario::Encrypt | Scenario::Decrypt => f != Family::Stream,
             Scenario::Reading => f != Family::Block,
             Scenario::Frame => f != Family::Block,
+            Scenario::Roundtrip => f == Family::Aead,
         }
     }
     /// Does the payload size matter (init/keysetup ignore it)?
@@ -82,6 +88,7 @@ impl Scenario {
             Scenario::Decrypt => "block: decrypt_block over the blocks; AEAD: copy ciphertext into the work buffer + decrypt with tag check",
             Scenario::Reading => "next counter value as IV/nonce, init(key, iv) + apply 32 bits (stream) or encrypt 4 bytes + tag (AEAD)",
             Scenario::Frame => "next counter value as IV/nonce, copy the next video frame into the output buffer, init(key, iv) + apply_bits over the frame (stream) or encrypt + tag (AEAD)",
+            Scenario::Roundtrip => "next counter value as nonce, copy the message into the work buffer, encrypt(nonce, empty AD) + tag, then decrypt with tag check; one message per sample (batch 1)",
         }
     }
 }
@@ -288,6 +295,9 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
                     for p in &payloads {
                         groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: 32, payload: p.clone() });
                     }
+                } else if sc == Scenario::Roundtrip && kiv.random_iv {
+                    // The nonce is a per-group counter, so IV variants collapse as for reading.
+                    continue;
                 } else if sc.uses_size() {
                     for &size in &sizes {
                         // Payload kinds innermost, so dataset and random of one group are

@@ -52,7 +52,45 @@ pub const PRESETS: &[Preset] = &[
         warmup: 3,
         study: None,
     },
+    Preset {
+        name: "lightweight-study",
+        about: "The ESP32 lightweight-cipher study: AES-128, LEA-128, SPECK-64/128, XTEA, HIGHT, SCHWAEMM256-128, TinyJAMBU-128, Xoodyak × {keysetup, encrypt, decrypt} × {16, 64, 256, 1024} B, static and random key; per-block/per-byte time, throughput, modelled energy (ESP32 profile unless --power-profile/--watts), RR% against AES-128, memory per operation, WSM rankings (battery/speed, --weights) and a radar chart",
+        selection: lightweight_selection,
+        reps: 100,
+        warmup: 10,
+        study: Some(crate::studies::lightweight_rank::study),
+    },
+    Preset {
+        name: "ics-latency",
+        about: "ICS latency budget: every AEAD seals and opens Modbus/TCP ADUs (12, 29, 260 B) and IEC 61850 GOOSE frames (160, 1522 B), 10,000 messages each, each message timed on its own; max, p99.9, p99, median, jitter and the worst case as % of the GOOSE 3 ms and IEC 60834-1 10 ms budgets (and --budget NAME=MS); warns when the CPU governor is not `performance`",
+        selection: ics_selection,
+        reps: 10_000,
+        warmup: 100,
+        study: Some(crate::studies::ics::study),
+    },
 ];
+
+fn lightweight_selection() -> Selection {
+    use crate::plan::Kiv;
+    Selection {
+        ciphers: crate::studies::lightweight_rank::CIPHERS.iter().map(|s| s.to_string()).collect(),
+        scenarios: vec![Scenario::Keysetup, Scenario::Encrypt, Scenario::Decrypt],
+        sizes_bits: crate::studies::lightweight_rank::SIZES_BYTES.iter().map(|b| b * 8).collect(),
+        kivs: vec![Kiv { random_key: false, random_iv: false }, Kiv { random_key: true, random_iv: false }],
+        ..Default::default()
+    }
+}
+
+fn ics_selection() -> Selection {
+    use crate::plan::Kiv;
+    Selection {
+        all_stream_and_aead: true,
+        scenarios: vec![Scenario::Roundtrip],
+        sizes_bits: crate::studies::ics::message_sizes_bits(),
+        kivs: vec![Kiv { random_key: false, random_iv: false }],
+        ..Default::default()
+    }
+}
 
 fn sensor_selection() -> Selection {
     let d = Dataset::builtin();

@@ -361,6 +361,38 @@ impl Op for FrameOp {
     }
 }
 
+/// One protocol message sealed and opened again, as an ICS device pair would per message:
+/// the nonce is the big-endian value of a per-group counter (never reused within a group),
+/// and the open checks the tag, so a failure aborts the run.
+struct RoundtripOp {
+    c: Box<dyn Aead + Send>,
+    payload: Vec<u8>,
+    buf: Vec<u8>,
+    tag: Vec<u8>,
+    nonce: Vec<u8>,
+    counter: u64,
+}
+
+impl Op for RoundtripOp {
+    fn prepare(&mut self, key: &[u8], _iv: &[u8]) -> Result<(), CipherError> {
+        self.c.set_key(key)
+    }
+    #[inline(never)]
+    fn run(&mut self) -> Result<(), CipherError> {
+        self.counter += 1;
+        let c = self.counter.to_be_bytes();
+        let n = self.nonce.len().min(8);
+        let len = self.nonce.len();
+        self.nonce[len - n..].copy_from_slice(&c[8 - n..]);
+        self.buf.copy_from_slice(&self.payload);
+        self.c.encrypt(&self.nonce, &[], &mut self.buf, &mut self.tag)?;
+        black_box(&mut self.buf);
+        let r = self.c.decrypt(&self.nonce, &[], &mut self.buf, &self.tag);
+        black_box(&mut self.buf);
+        r
+    }
+}
+
 /// 64-bit FNV-1a, to derive a per-group RNG stream from the run seed and the group label, so
 /// a group's keys do not depend on which other groups were selected.
 pub(crate) fn fnv1a(s: &str) -> u64 {
@@ -387,6 +419,17 @@ fn build_op(g: &Group, rng: &mut ChaCha20Rng) -> Box<dyn Op> {
         // A pool of readings to send one after another (the dataset's, or random words).
         let pool = payload_bytes(g, 4 * 1024, rng);
         return Box::new(ReadingOp::new(g, pool));
+    }
+    if let (Scenario::Roundtrip, Make::Aead(mk)) = (g.scenario, g.entry.make) {
+        let payload = payload_bytes(g, nbytes, rng);
+        return Box::new(RoundtripOp {
+            c: mk(),
+            buf: payload.clone(),
+            payload,
+            tag: vec![0u8; g.entry.info.tag_bytes()],
+            nonce: vec![0u8; g.entry.info.iv_bytes()],
+            counter: 0,
+        });
     }
     match g.entry.make {
         Make::Stream(mk) => {
@@ -521,6 +564,10 @@ impl<'g> GroupRun<'g> {
             }
             batch *= 2;
             op.prepare(&key, &iv).map_err(err)?;
+        }
+        if g.scenario == Scenario::Roundtrip {
+            // Worst case per message is the point: every message is its own sample.
+            batch = 1;
         }
         Ok(GroupRun {
             g,

@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod html;
 mod load;
+pub mod rank;
 pub mod svg;
 
 pub use load::Run;

@@ -5,6 +5,9 @@
 //! its Markdown to `summary.md`. One module per study lives beside this file.
 use std::path::PathBuf;
 
+pub mod ics;
+pub mod lightweight_rank;
+
 use crate::results::{RunRecord, SampleRow, SummaryRow};
 use crate::runner::GroupResult;
 use crate::session::Request;
@@ -18,6 +21,11 @@ pub struct StudyOptions {
     pub watts: Option<f64>,
     /// Extra inputs by name (e.g. a video file); each study documents what it reads.
     pub inputs: Vec<(String, PathBuf)>,
+    /// Extra latency budgets `(name, milliseconds)` for the ICS study (`--budget NAME=MS`).
+    pub budgets: Vec<(String, f64)>,
+    /// WSM weightings for the lightweight ranking: "battery", "speed" or a CSV file
+    /// (`--weights`); None = both built-in weightings.
+    pub weights: Option<String>,
 }
 
 /// What a study sees.

@@ -1,0 +1,358 @@
+//! The ICS latency budget: how much of a protocol's latency budget one AEAD seal + open of one
+//! protocol message takes in the worst case. Every message is its own sample (`roundtrip`
+//! scenario, batch 1), so the maximum is a real message's time, not a batch mean.
+//! Definitions (also in docs/ics.md):
+//! - percentiles are nearest-rank: the value at 1-based rank ⌈p·n⌉ of the sorted times, so each
+//!   one is an observed message (with n < 1000, p99.9 is the maximum);
+//! - jitter = p99 − p1 (the spread of the central 98 % of messages); range = max − min is
+//!   reported next to it because the worst case is what a budget has to absorb;
+//! - % of budget = max / budget × 100.
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::{StudyInput, StudyOutput};
+use crate::markdown::fmt_ns;
+
+/// A latency budget with its source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Budget {
+    pub name: String,
+    pub ms: f64,
+    pub source: String,
+}
+
+/// The default budgets.
+pub fn default_budgets() -> Vec<Budget> {
+    vec![
+        Budget {
+            name: "GOOSE-1A-trip".into(),
+            ms: 3.0,
+            source: "IEC 61850-5, message type 1A (fast messages, trip), transfer time class TT6: 3 ms".into(),
+        },
+        Budget {
+            name: "IEC60834-1-teleprotection".into(),
+            ms: 10.0,
+            source: "IEC 60834-1 command teleprotection, commonly cited maximum actual transmission time of 10 ms for permissive/blocking commands (the ChaCha20-Poly1305 ICS study, arXiv:2603.19150, reports < 3 % of it)".into(),
+        },
+    ]
+}
+
+/// A protocol message of the preset, by size in bytes.
+pub struct Message {
+    pub protocol: &'static str,
+    pub name: &'static str,
+    pub bytes: usize,
+    pub source: &'static str,
+}
+
+/// The preset's messages (sizes are whole frames/ADUs as sent on the wire).
+pub const MESSAGES: &[Message] = &[
+    Message {
+        protocol: "Modbus/TCP",
+        name: "read-holding-registers request",
+        bytes: 12,
+        source: "MBAP header 7 B (Modbus Messaging on TCP/IP Implementation Guide v1.0b §3.1.3) + PDU 5 B (function 0x03, start address, quantity; Modbus Application Protocol v1.1b3 §6.3)",
+    },
+    Message {
+        protocol: "Modbus/TCP",
+        name: "read-holding-registers response, 10 registers",
+        bytes: 29,
+        source: "MBAP 7 B + function 1 B + byte count 1 B + 10 × 2 B register values",
+    },
+    Message {
+        protocol: "Modbus/TCP",
+        name: "maximum ADU",
+        bytes: 260,
+        source: "MBAP 7 B + maximum PDU 253 B (Modbus Application Protocol v1.1b3 §4.1; TCP ADU = 260 B)",
+    },
+    Message {
+        protocol: "IEC 61850 GOOSE",
+        name: "typical trip frame (estimate)",
+        bytes: 160,
+        source: "estimate from the IEC 61850-8-1 frame layout: Ethernet 14 B + 802.1Q tag 4 B + APPID/length/reserved 8 B + ~134 B BER-encoded goosePdu (gocbRef, datSet, goID of ~20–30 characters, timestamp, stNum/sqNum, a few boolean/quality entries)",
+    },
+    Message {
+        protocol: "IEC 61850 GOOSE",
+        name: "maximum frame",
+        bytes: 1522,
+        source: "largest 802.1Q-tagged Ethernet frame (IEEE 802.3: 1518 B + 4 B tag); a GOOSE message is not fragmented (IEC 61850-8-1)",
+    },
+];
+
+/// Message sizes of the preset in bits.
+pub fn message_sizes_bits() -> Vec<usize> {
+    MESSAGES.iter().map(|m| m.bytes * 8).collect()
+}
+
+/// Parse `NAME=MS` (milliseconds, > 0).
+pub fn parse_budget(s: &str) -> Result<(String, f64), String> {
+    let (name, ms) = s.split_once('=').ok_or_else(|| format!("--budget: '{s}' is not NAME=MS (e.g. --budget modbus-poll=100)"))?;
+    let name = name.trim();
+    if name.is_empty() || name.contains(',') || name.contains('"') {
+        return Err(format!("--budget: '{s}': the name must be non-empty and contain no comma or quote"));
+    }
+    let v: f64 = ms.trim().parse().map_err(|_| format!("--budget: '{s}': '{}' is not a number of milliseconds", ms.trim()))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("--budget: '{s}': the budget must be a positive number of milliseconds"));
+    }
+    Ok((name.to_string(), v))
+}
+
+/// Nearest-rank percentile of sorted data: the value at 1-based rank ⌈p/100 · n⌉ (rank ≥ 1).
+pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    assert!(!sorted.is_empty(), "percentile of no data");
+    let n = sorted.len();
+    // The small epsilon keeps p·n that are whole numbers from rounding up (0.99 × 100 = 99.000…01).
+    let rank = ((p / 100.0 * n as f64) - 1e-9).ceil().max(1.0) as usize;
+    sorted[rank.min(n) - 1]
+}
+
+/// The latency figures of one set of per-message times (ns).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Latency {
+    pub n: usize,
+    pub min: f64,
+    pub p1: f64,
+    pub median: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    /// p99 − p1.
+    pub jitter: f64,
+    /// max − min.
+    pub range: f64,
+}
+
+pub fn latency(times_ns: &[f64]) -> Latency {
+    let mut v = times_ns.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let (p1, p99) = (nearest_rank(&v, 1.0), nearest_rank(&v, 99.0));
+    let (min, max) = (v[0], v[v.len() - 1]);
+    Latency { n: v.len(), min, p1, median: nearest_rank(&v, 50.0), p99, p999: nearest_rank(&v, 99.9), max, jitter: p99 - p1, range: max - min }
+}
+
+/// Worst case as a percentage of a budget in milliseconds.
+pub fn pct_of_budget(worst_ns: f64, budget_ms: f64) -> f64 {
+    worst_ns / (budget_ms * 1e6) * 100.0
+}
+
+fn governor_warning(governor: &str) -> Option<String> {
+    if governor == "performance" {
+        None
+    } else if governor.starts_with("unavailable") || governor.is_empty() {
+        Some("CPU frequency governor unknown (no cpufreq interface, typical of VMs): frequency scaling may inflate the worst case; on a real device set the `performance` governor before measuring, as the ICS study warns".into())
+    } else {
+        Some(format!("CPU frequency governor is '{governor}', not 'performance': frequency scaling can inflate the worst case (the ICS study warns about this); set `performance` and re-run"))
+    }
+}
+
+pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
+    let mut budgets = default_budgets();
+    for (name, ms) in &input.request.study_options.budgets {
+        budgets.push(Budget { name: name.clone(), ms: *ms, source: "user-supplied (--budget)".into() });
+    }
+    // One row per AEAD implementation × message size, from the roundtrip samples.
+    let mut groups: BTreeMap<(String, String, u64), Vec<f64>> = BTreeMap::new();
+    for r in input.samples.iter().filter(|r| r.scenario == "roundtrip") {
+        groups.entry((r.cipher.clone(), r.implementation.clone(), r.size_bits)).or_default().push(r.ns_per_op);
+    }
+    if groups.is_empty() {
+        return Err("ics-latency: no roundtrip samples (select AEADs and --scenario roundtrip)".into());
+    }
+    let overhead = input.record.clock.overhead_ns;
+    let governor = &input.record.machine.governor;
+    let warning = governor_warning(governor);
+
+    let mut csv = String::from("cipher,implementation,protocol,message,bytes,n,min_ns,p1_ns,median_ns,p99_ns,p99_9_ns,max_ns,jitter_p99_p1_ns,range_ns,clock_overhead_ns,governor");
+    for b in &budgets {
+        let _ = write!(csv, ",pct_of_{}", b.name);
+    }
+    for b in &budgets {
+        let _ = write!(csv, ",p99_9_pct_of_{}", b.name);
+    }
+    csv.push('\n');
+    let mut md = String::from("\n## ICS latency budget (seal + open per message)\n\n");
+    if let Some(w) = &warning {
+        let _ = writeln!(md, "> **Warning:** {w}\n");
+    }
+    let _ = writeln!(
+        md,
+        "Each message timed on its own (batch 1): fresh counter nonce, copy, encrypt + tag, tag check + decrypt. Percentiles nearest-rank; jitter = p99 − p1. Clock overhead (start + stop, included in every time): {}. Machine: {} ({} logical cores), governor: {governor}.\n",
+        fmt_ns(overhead),
+        input.record.machine.cpu_model,
+        input.record.machine.logical_cores
+    );
+    md += "| cipher | protocol | message | bytes | n | median | p99 | p99.9 | max | jitter (p99−p1) |";
+    for b in &budgets {
+        let _ = write!(md, " max % of {} ({} ms) |", b.name, b.ms);
+    }
+    for b in &budgets {
+        let _ = write!(md, " p99.9 % of {} |", b.name);
+    }
+    md += "\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|";
+    md += &"---:|".repeat(2 * budgets.len());
+    md.push('\n');
+    for ((cipher, imp, bits), times) in &groups {
+        let l = latency(times);
+        let bytes = (bits / 8) as usize;
+        let (proto, name) = MESSAGES.iter().find(|m| m.bytes == bytes).map(|m| (m.protocol, m.name)).unwrap_or(("custom", "custom size"));
+        let _ = write!(
+            csv,
+            "{cipher},{imp},\"{proto}\",\"{name}\",{bytes},{},{},{},{},{},{},{},{},{},{overhead},\"{}\"",
+            l.n, l.min, l.p1, l.median, l.p99, l.p999, l.max, l.jitter, l.range, governor.replace('"', "'")
+        );
+        let _ = write!(
+            md,
+            "| {cipher}/{imp} | {proto} | {name} | {bytes} | {} | {} | {} | {} | {} | {} |",
+            l.n,
+            fmt_ns(l.median),
+            fmt_ns(l.p99),
+            fmt_ns(l.p999),
+            fmt_ns(l.max),
+            fmt_ns(l.jitter)
+        );
+        for b in &budgets {
+            let pct = pct_of_budget(l.max, b.ms);
+            let _ = write!(csv, ",{pct}");
+            let _ = write!(md, " {pct:.3} % |");
+        }
+        for b in &budgets {
+            let pct = pct_of_budget(l.p999, b.ms);
+            let _ = write!(csv, ",{pct}");
+            let _ = write!(md, " {pct:.3} % |");
+        }
+        csv.push('\n');
+        md.push('\n');
+    }
+    md += "\nA maximum far above p99.9 is one message interrupted by the operating system (preemption, interrupts, another process on the core), not the cipher: on a shared machine it dominates the worst case. For a device-realistic worst case pin the process to an isolated core with a real-time priority (e.g. `taskset`, `chrt -f`), set the `performance` governor, and compare p99.9 (also in ics-latency.csv as p99_9_pct_of_*).\n";
+    md += "\nBudgets:\n\n";
+    let mut bcsv = String::from("budget,ms,source\n");
+    for b in &budgets {
+        let _ = writeln!(md, "- {} = {} ms — {}", b.name, b.ms, b.source);
+        let _ = writeln!(bcsv, "{},{},\"{}\"", b.name, b.ms, b.source.replace('"', "'"));
+    }
+    md += "\nThe ICS study (ChaCha20-Poly1305, arXiv:2603.19150) reports worst cases under 7.1 % of the GOOSE budget and under 3 % of the IEC 60834-1 budget on a Raspberry Pi 4 and an Intel N95.\n";
+    let mut mcsv = String::from("protocol,message,bytes,source\n");
+    for m in MESSAGES {
+        let _ = writeln!(mcsv, "\"{}\",\"{}\",{},\"{}\"", m.protocol, m.name, m.bytes, m.source);
+    }
+    let mut notes = vec![format!(
+        "ics-latency: every roundtrip sample is one message (batch 1) and includes the clock overhead of {:.1} ns (one start + stop of both clocks); percentiles nearest-rank, jitter = p99 − p1",
+        overhead
+    )];
+    if let Some(w) = warning {
+        notes.push(format!("WARNING (ics-latency): {w}"));
+    }
+    Ok(StudyOutput {
+        files: vec![
+            // Also on its own: `lwcbench report` rewrites summary.md from summary.csv alone.
+            ("ics-latency.md".into(), md.clone().into_bytes()),
+            ("ics-latency.csv".into(), csv.into_bytes()),
+            ("ics-budgets.csv".into(), bcsv.into_bytes()),
+            ("ics-messages.csv".into(), mcsv.into_bytes()),
+        ],
+        markdown: md,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles_by_hand() {
+        // 1..=10: p50 → rank 5 → 5; p99 → rank ⌈9.9⌉ = 10; p1 → rank ⌈0.1⌉ = 1; p90 → rank 9.
+        let v: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(nearest_rank(&v, 50.0), 5.0);
+        assert_eq!(nearest_rank(&v, 99.0), 10.0);
+        assert_eq!(nearest_rank(&v, 1.0), 1.0);
+        assert_eq!(nearest_rank(&v, 90.0), 9.0);
+        // 1..=1000: p99.9 → rank 999; p99 → rank 990; p1 → rank 10.
+        let w: Vec<f64> = (1..=1000).map(f64::from).collect();
+        assert_eq!(nearest_rank(&w, 99.9), 999.0);
+        assert_eq!(nearest_rank(&w, 99.0), 990.0);
+        assert_eq!(nearest_rank(&w, 1.0), 10.0);
+    }
+
+    #[test]
+    fn latency_jitter_and_budget_by_hand() {
+        // Unsorted 100 values 1..=100 plus one outlier of 1000 (n = 101).
+        let mut t: Vec<f64> = (1..=100).rev().map(f64::from).collect();
+        t.push(1000.0);
+        let l = latency(&t);
+        assert_eq!(l.n, 101);
+        assert_eq!(l.min, 1.0);
+        assert_eq!(l.max, 1000.0);
+        // p1: rank ⌈1.01⌉ = 2 → 2; p99: rank ⌈99.99⌉ = 100 → 100; median rank ⌈50.5⌉ = 51 → 51.
+        assert_eq!(l.p1, 2.0);
+        assert_eq!(l.p99, 100.0);
+        assert_eq!(l.median, 51.0);
+        assert_eq!(l.p999, 1000.0); // rank ⌈100.899⌉ = 101
+        assert_eq!(l.jitter, 98.0);
+        assert_eq!(l.range, 999.0);
+        // 213 µs of a 3 ms budget = 7.1 %; of 10 ms = 2.13 %.
+        assert!((pct_of_budget(213_000.0, 3.0) - 7.1).abs() < 1e-9);
+        assert!((pct_of_budget(213_000.0, 10.0) - 2.13).abs() < 1e-9);
+    }
+
+    #[test]
+    fn budgets_parse_or_name_the_problem() {
+        assert_eq!(parse_budget("modbus=100"), Ok(("modbus".into(), 100.0)));
+        assert_eq!(parse_budget(" sv = 0.25 "), Ok(("sv".into(), 0.25)));
+        assert!(parse_budget("modbus").unwrap_err().contains("NAME=MS"));
+        assert!(parse_budget("x=abc").unwrap_err().contains("'abc' is not a number"));
+        assert!(parse_budget("x=-1").unwrap_err().contains("positive"));
+        assert!(parse_budget("=3").unwrap_err().contains("name"));
+    }
+
+    #[test]
+    fn message_sizes_add_up() {
+        // Modbus: 7 + 5; 7 + 1 + 1 + 20; 7 + 253.
+        assert_eq!(MESSAGES[0].bytes, 7 + 5);
+        assert_eq!(MESSAGES[1].bytes, 7 + 1 + 1 + 2 * 10);
+        assert_eq!(MESSAGES[2].bytes, 7 + 253);
+        assert_eq!(MESSAGES[4].bytes, 1518 + 4);
+        assert!(governor_warning("performance").is_none());
+        assert!(governor_warning("powersave").unwrap().contains("'powersave'"));
+        assert!(governor_warning("unavailable (no cpufreq)").unwrap().contains("unknown"));
+    }
+
+    #[test]
+    fn preset_end_to_end_with_few_messages() {
+        let p = crate::presets::find("ics-latency").expect("preset");
+        let mut req = crate::session::Request::from_preset(p);
+        req.config.reps = 50;
+        req.config.warmup = 2;
+        req.selection.all_stream_and_aead = false;
+        req.selection.ciphers = vec!["ChaCha20-Poly1305".into(), "Ascon-AEAD128".into()];
+        req.study_options.budgets = vec![("poll".into(), 100.0)];
+        let dir = std::env::temp_dir().join(format!("lwcbench-ics-e2e-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        req.out = Some(dir.clone());
+        let out = crate::session::run(&req, |_, _, _| {}).expect("run");
+        assert!(out.results.iter().all(|r| r.batch == 1), "roundtrip is never batched");
+        let mut rd = csv::Reader::from_path(dir.join("ics-latency.csv")).unwrap();
+        let header: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        for c in ["max_ns", "p99_9_ns", "p99_ns", "median_ns", "jitter_p99_p1_ns", "clock_overhead_ns", "governor", "pct_of_GOOSE-1A-trip", "pct_of_IEC60834-1-teleprotection", "pct_of_poll"] {
+            assert!(header.contains(&c), "column {c} missing");
+        }
+        let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 2 * MESSAGES.len());
+        let n = header.iter().position(|h| *h == "n").unwrap();
+        for r in &rows {
+            assert_eq!(r.len(), header.len());
+            assert_eq!(&r[n], "50");
+            assert!(r.iter().all(|v| !v.is_empty()), "empty cell in {r:?}");
+        }
+        let msgs = std::fs::read_to_string(dir.join("ics-messages.csv")).unwrap();
+        assert!(csv::Reader::from_reader(msgs.as_bytes()).records().all(|r| r.unwrap().len() == 4));
+        let gov = &out.record.machine.governor;
+        if gov != "performance" {
+            assert!(out.record.notes.iter().any(|n| n.starts_with("WARNING (ics-latency)")));
+            assert!(std::fs::read_to_string(dir.join("ics-latency.md")).unwrap().contains("**Warning:**"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,476 @@
+//! The eight-cipher lightweight study (ESP32 study: AES-128, LEA-128, SPECK-64/128, XTEA, HIGHT,
+//! SCHWAEMM, TinyJAMBU, Xoodyak): time per block and per byte, throughput, modelled energy,
+//! RR% against AES-128, memory per operation and a weighted-scoring-model (WSM) ranking under
+//! a battery-priority and a speed-priority weighting. Definitions are in docs/rankings.md:
+//! - RR% = median time of the cipher / median time of AES-128 (same scenario, message size,
+//!   machine and run) × 100; below 100 the cipher is faster than AES-128.
+//! - memory per operation = bytes of the live cipher object after the key schedule (measured
+//!   with `size_of_val` on the boxed implementation: state + round keys it keeps) + the
+//!   message buffer (operations are in place) + tag + nonce. Stack is not included.
+//! - WSM: each criterion normalised to (0, 1] by its best value — benefit x / max x, cost
+//!   min x / x — and the score is Σ wⱼ·sⱼ / Σ wⱼ; rank 1 = highest score.
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use lwcbench_catalog::Make;
+
+use super::{StudyInput, StudyOutput};
+use crate::markdown::fmt_ns;
+use crate::power::{self, PowerProfile};
+
+/// The study's eight ciphers, as catalogue selectors.
+pub const CIPHERS: [&str; 8] = ["AES-128/rustcrypto", "LEA-128", "SPECK-64-128", "XTEA", "HIGHT", "SCHWAEMM256-128", "TinyJAMBU-128", "Xoodyak"];
+/// Message sizes in bytes: 16 B (one AES block, a sensor-sized message) up to 1 KiB.
+pub const SIZES_BYTES: [usize; 4] = [16, 64, 256, 1024];
+/// The reference of RR%.
+pub const REFERENCE: &str = "AES-128";
+/// Message size for the energy and memory criteria (small messages are the battery case).
+pub const SMALL: usize = 16;
+
+/// The four WSM criteria, in column order.
+pub const CRITERIA: [&str; 4] = ["energy_per_byte", "throughput", "key_schedule", "memory"];
+/// Whether larger is better, per criterion.
+pub const BENEFIT: [bool; 4] = [false, true, false, false];
+
+/// A named weighting over [`CRITERIA`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Weighting {
+    pub name: String,
+    pub w: [f64; 4],
+}
+
+/// Built-in weightings (this project's choice; the study's exact weights are not published
+/// in a form we could find — see docs/rankings.md).
+pub fn builtin_weightings() -> Vec<Weighting> {
+    vec![
+        Weighting { name: "battery".into(), w: [0.5, 0.1, 0.2, 0.2] },
+        Weighting { name: "speed".into(), w: [0.1, 0.5, 0.3, 0.1] },
+    ]
+}
+
+/// Parse a weights CSV: header `weighting,energy_per_byte,throughput,key_schedule,memory`,
+/// one weighting per line, non-negative weights with a positive sum.
+pub fn parse_weights(text: &str, origin: &str) -> Result<Vec<Weighting>, String> {
+    let mut rd = csv::ReaderBuilder::new().comment(Some(b'#')).trim(csv::Trim::All).from_reader(text.as_bytes());
+    let headers = rd.headers().map_err(|e| format!("{origin}: {e}"))?.clone();
+    let col = |name: &str| {
+        headers.iter().position(|h| h == name).ok_or_else(|| format!("{origin}: line 1: missing column '{name}' (need weighting,{})", CRITERIA.join(",")))
+    };
+    let name_col = col("weighting")?;
+    let cols: Vec<usize> = CRITERIA.iter().map(|c| col(c)).collect::<Result<_, _>>()?;
+    let mut out = Vec::new();
+    for rec in rd.records() {
+        let rec = rec.map_err(|e| format!("{origin}: {e}"))?;
+        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        let mut w = [0.0; 4];
+        for (i, &c) in cols.iter().enumerate() {
+            let raw = rec.get(c).unwrap_or("");
+            let v: f64 = raw.parse().map_err(|_| format!("{origin}: line {line}, column '{}': '{raw}' is not a number", CRITERIA[i]))?;
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{origin}: line {line}, column '{}': weights must be ≥ 0, got {v}", CRITERIA[i]));
+            }
+            w[i] = v;
+        }
+        if w.iter().sum::<f64>() <= 0.0 {
+            return Err(format!("{origin}: line {line}: the weights sum to 0"));
+        }
+        out.push(Weighting { name: rec.get(name_col).unwrap_or("").to_string(), w });
+    }
+    if out.is_empty() {
+        return Err(format!("{origin}: no weightings"));
+    }
+    Ok(out)
+}
+
+/// `--weights`: None = both built-ins; "battery"/"speed" = that one; otherwise a CSV file.
+pub fn resolve_weights(opt: Option<&str>) -> Result<Vec<Weighting>, String> {
+    match opt {
+        None => Ok(builtin_weightings()),
+        Some(name) => {
+            if let Some(w) = builtin_weightings().into_iter().find(|w| w.name.eq_ignore_ascii_case(name)) {
+                return Ok(vec![w]);
+            }
+            let text = std::fs::read_to_string(name).map_err(|e| format!("--weights: '{name}' is neither battery, speed nor a readable file ({e})"))?;
+            parse_weights(&text, name)
+        }
+    }
+}
+
+/// Normalise one criterion over the alternatives: benefit x / max, cost min / x.
+pub fn normalise(values: &[f64], benefit: bool) -> Vec<f64> {
+    let max = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let min = values.iter().cloned().fold(f64::INFINITY, f64::min);
+    values.iter().map(|&x| if benefit { x / max } else { min / x }).collect()
+}
+
+/// WSM score of one alternative from its normalised scores.
+pub fn wsm(scores: &[f64; 4], w: &[f64; 4]) -> f64 {
+    scores.iter().zip(w).map(|(s, w)| s * w).sum::<f64>() / w.iter().sum::<f64>()
+}
+
+/// RR% = t / t_ref × 100.
+pub fn rr_pct(t: f64, t_ref: f64) -> f64 {
+    t / t_ref * 100.0
+}
+
+/// Ranks (1 = best) of scores, ties broken by input order.
+pub fn ranks(scores: &[f64]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..scores.len()).collect();
+    idx.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    let mut r = vec![0; scores.len()];
+    for (pos, &i) in idx.iter().enumerate() {
+        r[i] = pos + 1;
+    }
+    r
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    lwcbench_stats::quantile_sorted(v, 0.5)
+}
+
+/// Live bytes of the implementation's object after its key schedule, and its tag + nonce bytes.
+fn object_bytes(cipher: &str, implementation: &str) -> Option<(usize, usize)> {
+    let e = lwcbench_catalog::registry().into_iter().find(|e| e.info.name == cipher && e.info.implementation == implementation)?;
+    let key = vec![0x5au8; e.info.key_bytes()];
+    match e.make {
+        Make::Block(mk) => {
+            let mut c = mk();
+            c.set_key(&key).ok()?;
+            Some((std::mem::size_of_val(&*c), 0))
+        }
+        Make::Aead(mk) => {
+            let mut c = mk();
+            c.set_key(&key).ok()?;
+            Some((std::mem::size_of_val(&*c), e.info.tag_bytes() + e.info.iv_bytes()))
+        }
+        Make::Stream(_) => None,
+    }
+}
+
+struct CipherRow {
+    cipher: String,
+    implementation: String,
+    family: String,
+    block_bytes: usize,
+    object_bytes: usize,
+    extra_bytes: usize,
+    keysetup_ns: f64,
+    /// (scenario, bytes) → median ns
+    times: BTreeMap<(String, usize), f64>,
+}
+
+pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
+    let opts = &input.request.study_options;
+    // Default ESP32: the study ran on one. Modelled, never measured.
+    let profile: PowerProfile = power::resolve(Some(opts.power_profile.as_deref().unwrap_or("ESP32")), opts.watts)?;
+    let weightings = resolve_weights(opts.weights.as_deref())?;
+
+    // Medians per implementation × scenario × size, all key/IV variants together.
+    let mut raw: BTreeMap<(String, String, String, u64), Vec<f64>> = BTreeMap::new();
+    let mut family: BTreeMap<(String, String), String> = BTreeMap::new();
+    for r in input.samples.iter().filter(|r| matches!(r.scenario.as_str(), "keysetup" | "encrypt" | "decrypt")) {
+        raw.entry((r.cipher.clone(), r.implementation.clone(), r.scenario.clone(), r.size_bits)).or_default().push(r.ns_per_op);
+        family.insert((r.cipher.clone(), r.implementation.clone()), r.family.clone());
+    }
+    let mut rows: Vec<CipherRow> = Vec::new();
+    for ((cipher, imp), fam) in &family {
+        let info = lwcbench_catalog::registry().into_iter().find(|e| e.info.name == cipher.as_str() && e.info.implementation == imp.as_str()).map(|e| e.info);
+        let Some(info) = info else { continue };
+        let (object_bytes, extra_bytes) = object_bytes(cipher, imp).unwrap_or((0, 0));
+        let mut times = BTreeMap::new();
+        let mut keysetup_ns = f64::NAN;
+        for ((_, _, sc, bits), v) in raw.iter_mut().filter(|((c, i, ..), _)| c == cipher && i == imp) {
+            let m = median(v);
+            if sc == "keysetup" {
+                keysetup_ns = m;
+            } else {
+                times.insert((sc.clone(), (*bits / 8) as usize), m);
+            }
+        }
+        rows.push(CipherRow {
+            cipher: cipher.clone(),
+            implementation: imp.clone(),
+            family: fam.clone(),
+            block_bytes: info.block_bytes().max(1),
+            object_bytes,
+            extra_bytes,
+            keysetup_ns,
+            times,
+        });
+    }
+    if rows.is_empty() {
+        return Err("lightweight-study: no keysetup/encrypt/decrypt samples of block ciphers or AEADs".into());
+    }
+    // Order as in the study, others after.
+    let pos = |r: &CipherRow| CIPHERS.iter().position(|c| c.split('/').next() == Some(r.cipher.as_str())).unwrap_or(usize::MAX);
+    rows.sort_by_key(|r| (pos(r), r.cipher.clone(), r.implementation.clone()));
+    let reference = rows.iter().find(|r| r.cipher == REFERENCE);
+    let ref_time = |sc: &str, bytes: usize| -> Option<f64> {
+        let r = reference?;
+        if sc == "keysetup" {
+            Some(r.keysetup_ns)
+        } else {
+            r.times.get(&(sc.to_string(), bytes)).copied()
+        }
+    };
+    let mut notes = vec![format!(
+        "lightweight-study: energy columns are MODELLED (time × {} W, profile '{}': {}), not measured",
+        profile.active_w, profile.device, profile.source
+    )];
+    if reference.is_none() {
+        notes.push("lightweight-study: AES-128 was not measured, so RR% columns are empty".into());
+    }
+
+    // Per-operation metrics table.
+    let mut m = String::from("cipher,implementation,family,scenario,message_bytes,blocks,block_bytes,median_ns,ns_per_block,ns_per_byte,throughput_mb_s,energy_per_op_j_modelled,energy_per_block_j_modelled,energy_per_byte_j_modelled,rr_pct_vs_aes128,memory_bytes,object_bytes,power_profile,watts\n");
+    let fmt_opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    for r in &rows {
+        let rr = ref_time("keysetup", 0).map(|t| rr_pct(r.keysetup_ns, t));
+        let _ = writeln!(
+            m,
+            "{},{},{},keysetup,0,,{},{},,,,{},,,{},{},{},\"{}\",{}",
+            r.cipher,
+            r.implementation,
+            r.family,
+            r.block_bytes,
+            r.keysetup_ns,
+            power::energy_j(&profile, r.keysetup_ns),
+            fmt_opt(rr),
+            r.object_bytes,
+            r.object_bytes,
+            profile.device,
+            profile.active_w
+        );
+        for ((sc, bytes), &t) in &r.times {
+            let blocks = bytes.div_ceil(r.block_bytes);
+            let rr = ref_time(sc, *bytes).map(|tr| rr_pct(t, tr));
+            let _ = writeln!(
+                m,
+                "{},{},{},{sc},{bytes},{blocks},{},{t},{},{},{},{},{},{},{},{},{},\"{}\",{}",
+                r.cipher,
+                r.implementation,
+                r.family,
+                r.block_bytes,
+                t / blocks as f64,
+                t / *bytes as f64,
+                *bytes as f64 / t * 1000.0,
+                power::energy_j(&profile, t),
+                power::energy_j(&profile, t / blocks as f64),
+                power::energy_j(&profile, t / *bytes as f64),
+                fmt_opt(rr),
+                r.object_bytes + bytes + r.extra_bytes,
+                r.object_bytes,
+                profile.device,
+                profile.active_w
+            );
+        }
+    }
+
+    // Criteria per cipher, then the WSM.
+    let large = |r: &CipherRow| r.times.keys().filter(|(s, _)| s == "encrypt").map(|(_, b)| *b).max();
+    let small = |r: &CipherRow| r.times.keys().filter(|(s, _)| s == "encrypt").map(|(_, b)| *b).min();
+    let mut crit: Vec<[f64; 4]> = Vec::new();
+    let mut used: Vec<&CipherRow> = Vec::new();
+    for r in &rows {
+        let (Some(sm), Some(lg)) = (small(r), large(r)) else { continue };
+        let e = power::energy_j(&profile, r.times[&("encrypt".to_string(), sm)] / sm as f64);
+        let thr = lg as f64 / r.times[&("encrypt".to_string(), lg)] * 1000.0;
+        if !r.keysetup_ns.is_finite() {
+            continue;
+        }
+        crit.push([e, thr, r.keysetup_ns, (r.object_bytes + sm + r.extra_bytes) as f64]);
+        used.push(r);
+    }
+    if used.is_empty() {
+        return Err("lightweight-study: the ranking needs keysetup and encrypt samples".into());
+    }
+    let norm_cols: Vec<Vec<f64>> = (0..4).map(|j| normalise(&crit.iter().map(|c| c[j]).collect::<Vec<_>>(), BENEFIT[j])).collect();
+    let norm: Vec<[f64; 4]> = (0..used.len()).map(|i| [norm_cols[0][i], norm_cols[1][i], norm_cols[2][i], norm_cols[3][i]]).collect();
+    let scores: Vec<Vec<f64>> = weightings.iter().map(|w| norm.iter().map(|s| wsm(s, &w.w)).collect()).collect();
+    let rank_v: Vec<Vec<usize>> = scores.iter().map(|s| ranks(s)).collect();
+
+    let mut sc = String::from("cipher,implementation,energy_per_byte_j_modelled,throughput_mb_s,key_schedule_ns,memory_bytes,score_energy_per_byte,score_throughput,score_key_schedule,score_memory");
+    for w in &weightings {
+        let _ = write!(sc, ",wsm_{0},rank_{0}", w.name);
+    }
+    sc.push('\n');
+    for (i, r) in used.iter().enumerate() {
+        let c = crit[i];
+        let n = norm[i];
+        let _ = write!(sc, "{},{},{},{},{},{},{},{},{},{}", r.cipher, r.implementation, c[0], c[1], c[2], c[3], n[0], n[1], n[2], n[3]);
+        for k in 0..weightings.len() {
+            let _ = write!(sc, ",{},{}", scores[k][i], rank_v[k][i]);
+        }
+        sc.push('\n');
+    }
+    let mut wc = String::from("weighting,energy_per_byte,throughput,key_schedule,memory\n");
+    for w in &weightings {
+        let _ = writeln!(wc, "{},{},{},{},{}", w.name, w.w[0], w.w[1], w.w[2], w.w[3]);
+    }
+
+    // Markdown: the eight-cipher table and the rankings.
+    let mut md = String::from("\n## Lightweight ciphers: metrics, RR% and WSM ranking\n\n");
+    let _ = writeln!(
+        md,
+        "Medians over all samples; encrypt/decrypt per block at {SMALL} B; throughput = encrypt at the largest size; RR% = time / AES-128 time × 100 (same scenario and size); energy **modelled** as time × {} W ({}); memory = cipher object after key schedule + message + tag + nonce (bytes). Machine: {}.\n",
+        profile.active_w, profile.device, input.record.machine.cpu_model
+    );
+    md += "| cipher | key schedule | enc/block | dec/block | enc RR% | dec RR% | key RR% | throughput MB/s | energy/block (modelled) | energy/byte (modelled) | memory B |";
+    for w in &weightings {
+        let _ = write!(md, " WSM {0} (rank) |", w.name);
+    }
+    md += "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+    md += &"---:|".repeat(weightings.len());
+    md.push('\n');
+    for (i, r) in used.iter().enumerate() {
+        let sm = small(r).unwrap_or(SMALL);
+        let blocks = sm.div_ceil(r.block_bytes) as f64;
+        let enc = r.times.get(&("encrypt".into(), sm)).copied().unwrap_or(f64::NAN);
+        let dec = r.times.get(&("decrypt".into(), sm)).copied().unwrap_or(f64::NAN);
+        let rr = |s: &str, t: f64| ref_time(s, if s == "keysetup" { 0 } else { sm }).map(|x| format!("{:.1}", rr_pct(t, x))).unwrap_or_else(|| "–".into());
+        let _ = write!(
+            md,
+            "| {}/{} | {} | {} | {} | {} | {} | {} | {:.1} | {:.3e} J | {:.3e} J | {} |",
+            r.cipher,
+            r.implementation,
+            fmt_ns(r.keysetup_ns),
+            fmt_ns(enc / blocks),
+            fmt_ns(dec / blocks),
+            rr("encrypt", enc),
+            rr("decrypt", dec),
+            rr("keysetup", r.keysetup_ns),
+            crit[i][1],
+            power::energy_j(&profile, enc / blocks),
+            crit[i][0],
+            crit[i][3]
+        );
+        for k in 0..weightings.len() {
+            let _ = write!(md, " {:.3} ({}) |", scores[k][i], rank_v[k][i]);
+        }
+        md.push('\n');
+    }
+    md += "\nWeights (energy/byte, throughput, key schedule, memory): ";
+    md += &weightings.iter().map(|w| format!("{} = {:?}", w.name, w.w)).collect::<Vec<_>>().join("; ");
+    md += ". Normalisation: benefit x / max, cost min / x; score = Σ w·s / Σ w.\n";
+
+    Ok(StudyOutput {
+        files: vec![
+            // Also on its own: `lwcbench report` rewrites summary.md from summary.csv alone.
+            ("lightweight-rank.md".into(), md.clone().into_bytes()),
+            ("lightweight-metrics.csv".into(), m.into_bytes()),
+            ("lightweight-scores.csv".into(), sc.into_bytes()),
+            ("lightweight-weights.csv".into(), wc.into_bytes()),
+        ],
+        markdown: md,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_by_hand() {
+        // cost: min / x → 2/2, 2/4, 2/8; benefit: x / max → 2/8, 4/8, 8/8
+        assert_eq!(normalise(&[2.0, 4.0, 8.0], false), vec![1.0, 0.5, 0.25]);
+        assert_eq!(normalise(&[2.0, 4.0, 8.0], true), vec![0.25, 0.5, 1.0]);
+    }
+
+    #[test]
+    fn wsm_and_ranks_by_hand() {
+        // Two alternatives, criteria already normalised.
+        // A = [1, 0.5, 1, 0.25], B = [0.5, 1, 0.5, 1]
+        // battery [0.5,0.1,0.2,0.2]: A = 0.5+0.05+0.2+0.05 = 0.80; B = 0.25+0.1+0.1+0.2 = 0.65
+        // speed [0.1,0.5,0.3,0.1]:   A = 0.1+0.25+0.3+0.025 = 0.675; B = 0.05+0.5+0.15+0.1 = 0.80
+        let a = [1.0, 0.5, 1.0, 0.25];
+        let b = [0.5, 1.0, 0.5, 1.0];
+        let bw = builtin_weightings();
+        assert!((wsm(&a, &bw[0].w) - 0.80).abs() < 1e-12);
+        assert!((wsm(&b, &bw[0].w) - 0.65).abs() < 1e-12);
+        assert!((wsm(&a, &bw[1].w) - 0.675).abs() < 1e-12);
+        assert!((wsm(&b, &bw[1].w) - 0.80).abs() < 1e-12);
+        // Unnormalised weights are divided by their sum: [1,1,0,0] on A = (1 + 0.5) / 2.
+        assert!((wsm(&a, &[1.0, 1.0, 0.0, 0.0]) - 0.75).abs() < 1e-12);
+        assert_eq!(ranks(&[0.80, 0.65]), vec![1, 2]);
+        assert_eq!(ranks(&[0.675, 0.80, 0.7]), vec![3, 1, 2]);
+        assert_eq!(ranks(&[0.5, 0.5]), vec![1, 2], "ties keep input order");
+    }
+
+    #[test]
+    fn rr_pct_by_hand() {
+        // 150 ns against AES's 100 ns = 150 %; 50 ns = 50 %.
+        assert_eq!(rr_pct(150.0, 100.0), 150.0);
+        assert_eq!(rr_pct(50.0, 100.0), 50.0);
+    }
+
+    #[test]
+    fn weights_files_parse_or_name_the_problem() {
+        let w = parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nmine,1,2,3,4\n", "w.csv").unwrap();
+        assert_eq!(w, vec![Weighting { name: "mine".into(), w: [1.0, 2.0, 3.0, 4.0] }]);
+        let e = parse_weights("weighting,energy_per_byte,throughput,key_schedule\nx,1,2,3\n", "w.csv").unwrap_err();
+        assert!(e.contains("missing column 'memory'"), "{e}");
+        let e = parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nx,1,a,3,4\n", "w.csv").unwrap_err();
+        assert_eq!(e, "w.csv: line 2, column 'throughput': 'a' is not a number");
+        let e = parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nx,0,0,0,0\n", "w.csv").unwrap_err();
+        assert!(e.contains("sum to 0"), "{e}");
+        assert!(parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nx,-1,0,0,1\n", "w.csv").unwrap_err().contains("≥ 0"));
+        assert_eq!(resolve_weights(Some("Speed")).unwrap()[0].name, "speed");
+        assert!(resolve_weights(Some("/no/such/file")).unwrap_err().starts_with("--weights"));
+    }
+
+    #[test]
+    fn preset_end_to_end_writes_every_column() {
+        let p = crate::presets::find("lightweight-study").expect("preset");
+        let mut req = crate::session::Request::from_preset(p);
+        req.config.reps = 3;
+        req.config.warmup = 1;
+        req.config.min_sample_ns = 2_000.0;
+        let dir = std::env::temp_dir().join(format!("lwcbench-lw-e2e-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        req.out = Some(dir.clone());
+        let out = crate::session::run(&req, |_, _, _| {}).expect("run");
+        assert!(out.record.notes.iter().any(|n| n.contains("MODELLED")));
+        // Every study cipher is in the scores, every cell filled.
+        let scores = std::fs::read_to_string(dir.join("lightweight-scores.csv")).unwrap();
+        let mut lines = scores.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(header.len(), 10 + 2 * 2, "4 raw + 4 scores + 2 per weighting");
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), 8);
+        for c in CIPHERS {
+            let name = c.split('/').next().unwrap();
+            assert!(rows.iter().any(|r| r[0] == name), "{name} missing");
+        }
+        for r in &rows {
+            assert_eq!(r.len(), header.len());
+            assert!(r.iter().all(|v| !v.is_empty()), "empty cell in {r:?}");
+        }
+        // Both weightings rank 1..=8.
+        for w in ["rank_battery", "rank_speed"] {
+            let c = header.iter().position(|h| *h == w).unwrap();
+            let mut rk: Vec<usize> = rows.iter().map(|r| r[c].parse().unwrap()).collect();
+            rk.sort();
+            assert_eq!(rk, (1..=8).collect::<Vec<_>>());
+        }
+        // Metrics: 8 ciphers × (keysetup + 4 sizes × {encrypt, decrypt}) rows; AES-128's RR% is 100.
+        let metrics = std::fs::read_to_string(dir.join("lightweight-metrics.csv")).unwrap();
+        let mh: Vec<&str> = metrics.lines().next().unwrap().split(',').collect();
+        let rr = mh.iter().position(|h| *h == "rr_pct_vs_aes128").unwrap();
+        let body: Vec<Vec<&str>> = metrics.lines().skip(1).map(|l| l.split(',').collect()).collect();
+        assert_eq!(body.len(), 8 * 9);
+        for r in &body {
+            assert_eq!(r.len(), mh.len());
+            assert!(!r[rr].is_empty(), "RR% for {r:?}");
+            if r[0] == "AES-128" {
+                assert_eq!(r[rr].parse::<f64>().unwrap(), 100.0);
+            }
+            if r[3] != "keysetup" {
+                assert!(r.iter().all(|v| !v.is_empty()), "empty cell in {r:?}");
+            }
+        }
+        assert!(std::fs::read_to_string(dir.join("lightweight-rank.md")).unwrap().contains("WSM battery"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
