@@ -10,6 +10,8 @@ pub struct Run {
     pub samples: Vec<SampleRow>,
     pub summary: Vec<SummaryRow>,
     pub comparison: Vec<ComparisonRow>,
+    /// stream_study.csv (empty unless the run had the stream study).
+    pub stream_study: Vec<lwcbench_engine::studies::stream_study::StreamStudyRow>,
 }
 
 fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
@@ -39,6 +41,7 @@ impl Run {
             samples: read_csv(&dir.join("samples.csv"))?,
             summary: read_csv(&dir.join("summary.csv"))?,
             comparison: if comparison_path.exists() { read_csv(&comparison_path)? } else { Vec::new() },
+            stream_study: crate::stream_study::load(dir)?,
         })
     }
 }

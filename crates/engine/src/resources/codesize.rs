@@ -368,3 +368,20 @@ mod tests {
         assert!(cpp.names.iter().any(|(n, _)| n.contains("draco_fast_init")), "{:?}", cpp.names);
     }
 }
+
+/// Prints what is counted for every known implementation:
+/// `cargo test --release -p lwcbench-engine -- --ignored --nocapture code_size_listing`.
+#[cfg(test)]
+#[test]
+#[ignore]
+fn code_size_listing() {
+    let bin = Binary::current().unwrap();
+    for e in lwcbench_catalog::registry().into_iter().filter(|e| e.info.family == lwcbench_core::Family::Stream) {
+        let id = e.id();
+        let cs = measure(&bin, markers_for(&id), &other_markers(&id));
+        println!("{id}: {} bytes in {} functions", cs.bytes, cs.functions);
+        for (n, s) in &cs.names {
+            println!("    {s:>7}  {n}");
+        }
+    }
+}
