@@ -63,27 +63,39 @@ pub fn growth_during<R>(n: usize, f: impl FnOnce(&mut [u8]) -> R) -> Result<u64,
     Ok(after.saturating_sub(before))
 }
 
+/// Serialises this crate's tests that read the process-wide resident set.
+#[cfg(test)]
+pub(crate) static TEST_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn writing_fresh_pages_grows_the_resident_set_by_their_size() {
-        // 32 MiB written once: the resident set grows by about 32 MiB (hand computation); the
-        // bounds leave room for other test threads allocating at the same time.
+        // 32 MiB written once: the resident set grows by 32 MiB (hand computation). Other test
+        // threads allocate and free at the same time, so: best of five within 5 %, all
+        // within a factor of two.
+        let _g = TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let n = 32 << 20;
-        let g = growth_during(n, |out| {
-            for b in out.iter_mut().step_by(4096) {
-                *b = 1;
-            }
-        })
-        .unwrap();
-        let per_byte = g as f64 / n as f64;
-        assert!((0.95..1.5).contains(&per_byte), "growth {g} bytes for {n} written bytes");
+        let per_byte: Vec<f64> = (0..5)
+            .map(|_| {
+                let g = growth_during(n, |out| {
+                    for b in out.iter_mut().step_by(4096) {
+                        *b = 1;
+                    }
+                })
+                .unwrap();
+                g as f64 / n as f64
+            })
+            .collect();
+        assert!(per_byte.iter().any(|x| (0.95..1.05).contains(x)), "{per_byte:?}");
+        assert!(per_byte.iter().all(|x| (0.5..2.0).contains(x)), "{per_byte:?}");
     }
 
     #[test]
     fn untouched_pages_do_not_count() {
+        let _g = TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let n = 32 << 20;
         let g = growth_during(n, |_| ()).unwrap();
         assert!((g as f64) < 0.25 * n as f64, "growth {g} bytes without writing");
