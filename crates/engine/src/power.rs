@@ -87,6 +87,18 @@ mod tests {
     }
 
     #[test]
+    fn builtin_figures_match_their_sources() {
+        // current × voltage as stated in each source string (hand computation)
+        let w = |n: &str| builtin().into_iter().find(|p| p.device == n).unwrap().active_w;
+        assert!((w("Raspberry Pi Zero W") - 0.150 * 5.0).abs() < 1e-12);
+        assert!((w("Raspberry Pi 4") - 0.600 * 5.0).abs() < 1e-12);
+        assert!((w("ESP32") - 0.068 * 3.3).abs() < 1e-12);
+        assert!((w("ESP8266") - 0.015 * 3.3).abs() < 1e-12);
+        assert!((w("RP2040") - 0.025 * 5.0).abs() < 1e-12);
+        assert_eq!(builtin()[0].device, "Raspberry Pi Zero W", "the default profile");
+    }
+
+    #[test]
     fn energy_is_time_times_power() {
         // 1 ms at 0.75 W = 0.75 mJ (hand computation)
         let p = PowerProfile { device: "x".into(), active_w: 0.75, source: String::new() };

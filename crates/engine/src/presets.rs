@@ -68,6 +68,14 @@ pub const PRESETS: &[Preset] = &[
         warmup: 100,
         study: Some(crate::studies::ics::study),
     },
+    Preset {
+        name: "stream-study",
+        about: "The stream-cipher study's table for this machine: every stream cipher × {full, keystream, init} on 64 KiB with a fresh random key/IV per repetition, 30 repetitions; writes stream_study.csv with throughput, cycles/byte, init time, frames/s, code size, state + peak stack, RSS growth per byte, MODELLED energy (--power-profile, default Raspberry Pi Zero W; --watts), Rank and E-Rank, each with its 95 % CI (docs/metrics.md)",
+        selection: crate::studies::stream_study::selection,
+        reps: 30,
+        warmup: 3,
+        study: Some(crate::studies::stream_study::study),
+    },
 ];
 
 fn lightweight_selection() -> Selection {

@@ -12,6 +12,8 @@ pub struct Run {
     pub comparison: Vec<ComparisonRow>,
     /// Where the run was loaded from (study sections read their own files there).
     pub dir: std::path::PathBuf,
+    /// stream_study.csv (empty unless the run had the stream study).
+    pub stream_study: Vec<lwcbench_engine::studies::stream_study::StreamStudyRow>,
 }
 
 fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
@@ -42,6 +44,7 @@ impl Run {
             summary: read_csv(&dir.join("summary.csv"))?,
             comparison: if comparison_path.exists() { read_csv(&comparison_path)? } else { Vec::new() },
             dir: dir.to_path_buf(),
+            stream_study: crate::stream_study::load(dir)?,
         })
     }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 pub mod ics;
 pub mod lightweight_rank;
+pub mod stream_study;
 
 use crate::results::{RunRecord, SampleRow, SummaryRow};
 use crate::runner::GroupResult;

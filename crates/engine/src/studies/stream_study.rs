@@ -1,0 +1,515 @@
+//! The stream-cipher study's table (issue #4): for every stream-cipher implementation,
+//! throughput and cycles/byte on long messages, init time, frames per second, code size, RAM
+//! (state + peak stack), memory footprint per byte, MODELLED energy per frame and per byte, and
+//! the study's combined scores Rank = throughput / (ROM + 2·RAM) and
+//! E-Rank = throughput / ((ROM + 2·RAM) · energy). Every column is documented in
+//! docs/metrics.md; timing columns come from the run's own summary rows (median with its
+//! distribution-free 95 % CI over independent repetitions, each with a fresh random key/IV).
+use std::fmt::Write;
+
+use lwcbench_catalog::{registry, Entry, Make};
+use lwcbench_core::Family;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{Kiv, Scenario, Selection};
+use crate::power::{self, PowerProfile};
+use crate::resources::{codesize, rss, stack};
+use crate::results::SummaryRow;
+use crate::runner::default_static;
+use crate::studies::{StudyInput, StudyOutput};
+
+/// Long-message size for throughput and cycles/byte (64 KiB).
+pub const LONG_BYTES: usize = 64 * 1024;
+/// Frame size when no measured `frame` scenario is present: one uncompressed 640×480 RGB
+/// frame (8 bits per channel). The study's own frame size was not found; see docs/metrics.md.
+pub const FRAME_BYTES: usize = 640 * 480 * 3;
+/// Device whose power the study's energy is modelled with unless `--power-profile` says otherwise.
+pub const DEFAULT_DEVICE: &str = "Raspberry Pi Zero W";
+/// Keystream length run for the stack measurement (init + this much keystream).
+pub const STACK_KEYSTREAM_BYTES: usize = 4096;
+/// Painted stack depth.
+pub const STACK_DEPTH: usize = 256 * 1024;
+/// Memory-footprint measurements per implementation (median reported).
+pub const RSS_REPS: usize = 5;
+
+pub const FILE: &str = "stream_study.csv";
+
+/// The preset's selection: every stream cipher × {full, keystream, init} at 64 KiB, fresh
+/// random key and IV for every repetition.
+pub fn selection() -> Selection {
+    let mut names: Vec<String> = Vec::new();
+    for e in registry().iter().filter(|e| e.info.family == Family::Stream) {
+        if !names.iter().any(|n| n == e.info.name) {
+            names.push(e.info.name.to_string());
+        }
+    }
+    let mut sel = Selection {
+        ciphers: names,
+        scenarios: vec![Scenario::Full, Scenario::Keystream, Scenario::Init],
+        sizes_bits: vec![LONG_BYTES * 8],
+        kivs: vec![Kiv { random_key: true, random_iv: true }],
+        ..Default::default()
+    };
+    // The study's own workload when the default clip exists (made by scripts/setup.sh):
+    // whole frames with a counter IV, so random key + static-start IV (the r,s variant; the
+    // pooled kiv=all rows then mix r,r and r,s, both with fresh keys). The first
+    // VIDEO_FRAMES frames keep the bit-exact round trip of the slow reference ciphers short.
+    // Without the clip, frames/s is derived from throughput (frames_source says which).
+    if crate::video::default_clip_path().is_file() {
+        if let Ok(clip) = crate::video::default_clip(Some(VIDEO_FRAMES)) {
+            sel.scenarios.push(Scenario::Frame);
+            sel.kivs.push(Kiv { random_key: true, random_iv: false });
+            sel.video = Some(std::sync::Arc::new(clip));
+        }
+    }
+    sel
+}
+
+/// Frames of the default clip used by the preset's frame scenario.
+pub const VIDEO_FRAMES: usize = 8;
+
+/// One row of `stream_study.csv`; units are in the column names.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StreamStudyRow {
+    pub cipher: String,
+    pub implementation: String,
+    pub language: String,
+    pub origin: String,
+    /// Message size of the throughput rows (bytes).
+    pub long_message_bytes: u64,
+    /// Repetitions behind the throughput figure.
+    pub n: u64,
+    pub throughput_mb_s: f64,
+    pub throughput_ci95_lo_mb_s: f64,
+    pub throughput_ci95_hi_mb_s: f64,
+    pub keystream_mb_s: f64,
+    pub keystream_ci95_lo_mb_s: f64,
+    pub keystream_ci95_hi_mb_s: f64,
+    pub cycles_per_byte: f64,
+    pub cycles_per_byte_ci95_lo: f64,
+    pub cycles_per_byte_ci95_hi: f64,
+    pub cycle_source: String,
+    pub init_us: f64,
+    pub init_ci95_lo_us: f64,
+    pub init_ci95_hi_us: f64,
+    pub frame_bytes: u64,
+    pub frames_per_s: f64,
+    pub frames_per_s_ci95_lo: f64,
+    pub frames_per_s_ci95_hi: f64,
+    pub frames_source: String,
+    pub code_bytes: u64,
+    pub code_functions: u64,
+    pub state_bytes: u64,
+    pub peak_stack_bytes: u64,
+    /// state_bytes + peak_stack_bytes: the RAM of Rank and E-Rank.
+    pub ram_bytes: u64,
+    pub rss_growth_bytes: u64,
+    pub rss_growth_per_byte: f64,
+    pub power_device: String,
+    pub power_w: f64,
+    pub energy_per_frame_uj_modelled: f64,
+    pub energy_per_frame_ci95_lo_uj_modelled: f64,
+    pub energy_per_frame_ci95_hi_uj_modelled: f64,
+    pub energy_per_byte_nj_modelled: f64,
+    pub rank_mb_s_per_byte: f64,
+    pub rank_ci95_lo: f64,
+    pub rank_ci95_hi: f64,
+    pub erank_mb_s_per_byte_uj_modelled: f64,
+    pub erank_ci95_lo_modelled: f64,
+    pub erank_ci95_hi_modelled: f64,
+}
+
+/// A point estimate with its 95 % interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Est {
+    pub v: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Est {
+    /// Median time per operation and its CI from a summary row (ns).
+    pub fn time_ns(r: &SummaryRow) -> Est {
+        Est { v: r.median_ns, lo: r.median_ci95_lo_ns, hi: r.median_ci95_hi_ns }
+    }
+    /// MB/s (1 MB = 10^6 bytes) for `bytes` processed in this many ns; a decreasing map, so
+    /// the interval's ends swap.
+    pub fn mb_per_s(self, bytes: f64) -> Est {
+        let f = |ns: f64| bytes / ns * 1e3;
+        Est { v: f(self.v), lo: f(self.hi), hi: f(self.lo) }
+    }
+    pub fn scale(self, k: f64) -> Est {
+        Est { v: self.v * k, lo: self.lo * k, hi: self.hi * k }
+    }
+}
+
+/// Rank = throughput / (ROM + 2·RAM), in (MB/s) per byte; the interval from the throughput's.
+pub fn rank(throughput_mb_s: Est, rom: u64, ram: u64) -> Est {
+    let d = (rom + 2 * ram) as f64;
+    Est { v: throughput_mb_s.v / d, lo: throughput_mb_s.lo / d, hi: throughput_mb_s.hi / d }
+}
+
+/// E-Rank = Rank / energy, in (MB/s) per byte per µJ. Energy grows with time and throughput
+/// falls with it, so the low end pairs the low rank with the high energy.
+pub fn erank(rank: Est, energy_uj: Est) -> Est {
+    Est { v: rank.v / energy_uj.v, lo: rank.lo / energy_uj.hi, hi: rank.hi / energy_uj.lo }
+}
+
+/// Modelled energy in µJ for a time in ns at `p`'s power (time × power).
+pub fn energy_uj(p: &PowerProfile, ns: Est) -> Est {
+    let f = |t: f64| power::energy_j(p, t) * 1e6;
+    Est { v: f(ns.v), lo: f(ns.lo), hi: f(ns.hi) }
+}
+
+/// The summary row for an implementation and scenario: the pooled `all` row if there is one,
+/// else the first; among sizes the largest (the long message). `frame` rows may carry any
+/// payload label (the frames of a video); the others must be the random payload.
+fn pick<'a>(summary: &'a [SummaryRow], e: &Entry, scenario: &str) -> Option<&'a SummaryRow> {
+    let mut rows: Vec<&SummaryRow> = summary
+        .iter()
+        // Frames come from a video, not the random payload; the other scenarios use random.
+        .filter(|r| r.cipher == e.info.name && r.implementation == e.info.implementation && r.scenario == scenario && (scenario == "frame" || r.payload == "random"))
+        .collect();
+    let max = rows.iter().map(|r| r.size_bits).max()?;
+    rows.retain(|r| r.size_bits == max);
+    rows.iter().find(|r| r.kiv == "all").or(rows.first()).copied()
+}
+
+/// Cycles per byte (median, CI scaled from the time CI) and the source of the cycles.
+fn cycles_per_byte(r: &SummaryRow, bytes: f64, clock_ghz: Option<f64>) -> (Est, String) {
+    let t = Est::time_ns(r);
+    if let Some(c) = r.median_cycles.filter(|c| *c > 0.0) {
+        let k = c / t.v / bytes;
+        return (t.scale(k), "TSC reference cycles (fixed-rate ticks, not core cycles)".into());
+    }
+    if let Some(ghz) = clock_ghz {
+        return (t.scale(ghz / bytes), format!("estimated: time × {ghz:.3} GHz (cpuinfo_max_freq; no cycle counter)"));
+    }
+    (Est { v: f64::NAN, lo: f64::NAN, hi: f64::NAN }, "unavailable (no cycle counter, no cpufreq)".into())
+}
+
+fn max_freq_ghz() -> Option<f64> {
+    let khz: f64 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq").ok()?.trim().parse().ok()?;
+    Some(khz / 1e6)
+}
+
+/// Peak stack of init + keystream for a fresh instance (state on the heap, outside the count).
+pub fn stack_of(e: &Entry) -> Result<u64, String> {
+    let Make::Stream(mk) = e.make else { return Err(format!("{}: not a stream cipher", e.id())) };
+    let (key, iv) = (default_static(e.info.key_bytes()), default_static(e.info.iv_bytes()));
+    let mut c = mk();
+    let mut buf = vec![0u8; STACK_KEYSTREAM_BYTES];
+    let mut res = Ok(());
+    let used = stack::peak_stack(STACK_DEPTH, || {
+        res = c.init(&key, &iv).and_then(|_| c.keystream_bits(&mut buf, STACK_KEYSTREAM_BYTES * 8));
+    })
+    .map_err(|m| format!("{}: {m}", e.id()))?;
+    res.map_err(|err| format!("{}: {err}", e.id()))?;
+    Ok(used as u64)
+}
+
+/// Median resident-set growth while a fresh instance encrypts `n` bytes out of place.
+pub fn rss_of(e: &Entry, n: usize) -> Result<u64, String> {
+    let Make::Stream(mk) = e.make else { return Err(format!("{}: not a stream cipher", e.id())) };
+    let (key, iv) = (default_static(e.info.key_bytes()), default_static(e.info.iv_bytes()));
+    let plain: Vec<u8> = (0..n).map(|i| (i * 31 + 7) as u8).collect();
+    let mut v = Vec::with_capacity(RSS_REPS);
+    for _ in 0..RSS_REPS {
+        let mut err = None;
+        let g = rss::growth_during(n, |out| {
+            let mut c = mk();
+            out.copy_from_slice(&plain);
+            if let Err(x) = c.init(&key, &iv).and_then(|_| c.apply(out)) {
+                err = Some(x);
+            }
+            c
+        })?;
+        if let Some(x) = err {
+            return Err(format!("{}: {x}", e.id()));
+        }
+        v.push(g);
+    }
+    v.sort_unstable();
+    Ok(v[v.len() / 2])
+}
+
+/// Compute the table. Public so tests and the Python bindings can call it on any summary.
+pub fn table(summary: &[SummaryRow], profile: &PowerProfile, clock_ghz: Option<f64>) -> Result<Vec<StreamStudyRow>, String> {
+    let bin = codesize::Binary::current()?;
+    let mut out = Vec::new();
+    for e in registry().into_iter().filter(|e| e.info.family == Family::Stream) {
+        let Some(full) = pick(summary, &e, "full") else { continue };
+        let need = |sc: &str| pick(summary, &e, sc).ok_or_else(|| format!("stream study: no `{sc}` measurement for {} (the stream-study preset needs the scenarios full, keystream and init)", e.id()));
+        let (ks, init) = (need("keystream")?, need("init")?);
+        let long = (full.size_bits / 8) as f64;
+        let thr = Est::time_ns(full).mb_per_s(long);
+        let kthr = Est::time_ns(ks).mb_per_s((ks.size_bits / 8) as f64);
+        let (cpb, cycle_source) = cycles_per_byte(full, long, clock_ghz);
+        let init_us = Est::time_ns(init).scale(1e-3);
+        // Frames: measured when a `frame` scenario ran, else derived from the throughput.
+        let (frame_bytes, frame_ns, frames_source) = match pick(summary, &e, "frame") {
+            Some(f) => ((f.size_bits / 8) as usize, Est::time_ns(f), "measured: frame scenario (one frame per operation)".to_string()),
+            None => (FRAME_BYTES, Est::time_ns(full).scale(FRAME_BYTES as f64 / long), format!("derived: {FRAME_BYTES} B frame (640×480 RGB) ÷ 64 KiB throughput, init excluded")),
+        };
+        let fps = Est { v: 1e9 / frame_ns.v, lo: 1e9 / frame_ns.hi, hi: 1e9 / frame_ns.lo };
+        let id = e.id();
+        let cs = codesize::measure(&bin, codesize::markers_for(&id), &codesize::other_markers(&id));
+        let peak = stack_of(&e)?;
+        let state = e.info.state_bytes as u64;
+        let ram = state + peak;
+        let growth = rss_of(&e, frame_bytes)?;
+        let energy = energy_uj(profile, frame_ns);
+        let r = rank(thr, cs.bytes, ram);
+        let er = erank(r, energy);
+        out.push(StreamStudyRow {
+            cipher: e.info.name.into(),
+            implementation: e.info.implementation.into(),
+            language: e.info.language.as_str().into(),
+            origin: e.info.origin.to_string(),
+            long_message_bytes: long as u64,
+            n: full.n,
+            throughput_mb_s: thr.v,
+            throughput_ci95_lo_mb_s: thr.lo,
+            throughput_ci95_hi_mb_s: thr.hi,
+            keystream_mb_s: kthr.v,
+            keystream_ci95_lo_mb_s: kthr.lo,
+            keystream_ci95_hi_mb_s: kthr.hi,
+            cycles_per_byte: cpb.v,
+            cycles_per_byte_ci95_lo: cpb.lo,
+            cycles_per_byte_ci95_hi: cpb.hi,
+            cycle_source,
+            init_us: init_us.v,
+            init_ci95_lo_us: init_us.lo,
+            init_ci95_hi_us: init_us.hi,
+            frame_bytes: frame_bytes as u64,
+            frames_per_s: fps.v,
+            frames_per_s_ci95_lo: fps.lo,
+            frames_per_s_ci95_hi: fps.hi,
+            frames_source,
+            code_bytes: cs.bytes,
+            code_functions: cs.functions as u64,
+            state_bytes: state,
+            peak_stack_bytes: peak,
+            ram_bytes: ram,
+            rss_growth_bytes: growth,
+            rss_growth_per_byte: growth as f64 / frame_bytes as f64,
+            power_device: profile.device.clone(),
+            power_w: profile.active_w,
+            energy_per_frame_uj_modelled: energy.v,
+            energy_per_frame_ci95_lo_uj_modelled: energy.lo,
+            energy_per_frame_ci95_hi_uj_modelled: energy.hi,
+            energy_per_byte_nj_modelled: power::energy_j(profile, full.median_ns / long) * 1e9,
+            rank_mb_s_per_byte: r.v,
+            rank_ci95_lo: r.lo,
+            rank_ci95_hi: r.hi,
+            erank_mb_s_per_byte_uj_modelled: er.v,
+            erank_ci95_lo_modelled: er.lo,
+            erank_ci95_hi_modelled: er.hi,
+        });
+    }
+    if out.is_empty() {
+        return Err("stream study: no stream cipher has a `full` measurement (select stream ciphers and the full scenario)".into());
+    }
+    Ok(out)
+}
+
+fn g(x: f64) -> String {
+    if !x.is_finite() {
+        "–".into()
+    } else if x == 0.0 {
+        "0".into()
+    } else if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+/// Marker that starts the study's section in summary.md (the report keeps what follows it
+/// when it rewrites summary.md).
+pub const MD_MARKER: &str = "<!-- lwcbench:study -->";
+
+pub fn markdown(rows: &[StreamStudyRow], p: &PowerProfile) -> String {
+    let mut s = format!("\n{MD_MARKER}\n## Stream-cipher study (stream_study.csv)\n\n");
+    let _ = writeln!(
+        s,
+        "Median with 95 % CI over independent repetitions (fresh random key and IV each). Throughput: `full` (keystream + XOR) on {} KiB messages; 1 MB = 10^6 bytes. \
+Energy is **MODELLED** (time × {} W, {}: {}), not measured. RAM = state + peak stack of init + keystream. \
+Rank = throughput / (ROM + 2·RAM) in (MB/s)/B; E-Rank = Rank / energy per frame in (MB/s)/(B·µJ). Methods: docs/metrics.md.\n",
+        LONG_BYTES / 1024,
+        p.active_w,
+        p.device,
+        p.source
+    );
+    s += "| cipher | impl | MB/s (95 % CI) | cycles/B | init µs | frames/s | ROM B | state B | stack B | RSS B/B | µJ/frame (modelled) | Rank | E-Rank (modelled) |\n";
+    s += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} ({}–{}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.cipher,
+            r.implementation,
+            g(r.throughput_mb_s),
+            g(r.throughput_ci95_lo_mb_s),
+            g(r.throughput_ci95_hi_mb_s),
+            g(r.cycles_per_byte),
+            g(r.init_us),
+            g(r.frames_per_s),
+            r.code_bytes,
+            r.state_bytes,
+            r.peak_stack_bytes,
+            g(r.rss_growth_per_byte),
+            g(r.energy_per_frame_uj_modelled),
+            g(r.rank_mb_s_per_byte),
+            g(r.erank_mb_s_per_byte_uj_modelled)
+        );
+    }
+    if let Some(r) = rows.first() {
+        let _ = writeln!(s, "\nframes/s: {}. cycles: {}.", r.frames_source, r.cycle_source);
+    }
+    s
+}
+
+/// The study entry point named by the `stream-study` preset.
+pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
+    let o = &input.request.study_options;
+    let profile = power::resolve(Some(o.power_profile.as_deref().unwrap_or(DEFAULT_DEVICE)), o.watts)?;
+    let ghz = max_freq_ghz();
+    let rows = table(input.summary, &profile, ghz)?;
+    let csv = crate::results::to_csv(&rows);
+    let md = markdown(&rows, &profile);
+    let notes = vec![
+        format!("stream_study.csv: energy columns are MODELLED (measured time × {} W from the '{}' power profile: {}), not measured", profile.active_w, profile.device, profile.source),
+        format!("stream_study.csv: cycles_per_byte source: {}", rows[0].cycle_source),
+        format!("stream_study.csv: frames_per_s {}", rows[0].frames_source),
+        "stream_study.csv: code_bytes from the binary's symbols (roots + direct-call closure into cipher code; std excluded), peak_stack_bytes by stack painting, rss_growth by VmRSS (docs/metrics.md)".into(),
+    ];
+    Ok(StudyOutput { files: vec![(FILE.into(), csv)], markdown: md, notes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(scenario: &str, size_bits: u64, median: f64, lo: f64, hi: f64) -> SummaryRow {
+        SummaryRow {
+            cipher: "Trivium".into(),
+            implementation: "rust".into(),
+            language: "Rust".into(),
+            family: "stream".into(),
+            scenario: scenario.into(),
+            kiv: "r,r".into(),
+            size_bits,
+            payload: "random".into(),
+            batch: 1,
+            n: 10,
+            mean_ns: median,
+            sd_ns: 0.0,
+            median_ns: median,
+            min_ns: lo,
+            max_ns: hi,
+            p95_ns: hi,
+            p99_ns: hi,
+            ci95_lo_ns: lo,
+            ci95_hi_ns: hi,
+            median_ci95_lo_ns: lo,
+            median_ci95_hi_ns: hi,
+            outliers: 0,
+            median_cycles: Some(median * 3.0),
+            ns_per_bit: None,
+            mbit_per_s: None,
+            cycles_per_bit: None,
+        }
+    }
+
+    #[test]
+    fn formulas_by_hand() {
+        // 65,536 bytes in 65,536 ns = 1 byte/ns = 1000 MB/s; CI 50,000–80,000 ns → 819.2–1310.72.
+        let t = Est { v: 65_536.0, lo: 50_000.0, hi: 80_000.0 }.mb_per_s(65_536.0);
+        assert!((t.v - 1000.0).abs() < 1e-9 && (t.lo - 819.2).abs() < 1e-9 && (t.hi - 1310.72).abs() < 1e-9);
+        // ROM 1000 B, RAM 250 B → divisor 1500: rank 1000/1500 = 0.6667 (MB/s)/B.
+        let r = rank(t, 1000, 250);
+        assert!((r.v - 1000.0 / 1500.0).abs() < 1e-12 && (r.lo - 819.2 / 1500.0).abs() < 1e-12);
+        // 1 ms at 0.75 W = 750 µJ; E-Rank = 0.6667 / 750.
+        let p = PowerProfile { device: "x".into(), active_w: 0.75, source: String::new() };
+        let e = energy_uj(&p, Est { v: 1e6, lo: 0.5e6, hi: 2e6 });
+        assert!((e.v - 750.0).abs() < 1e-9 && (e.lo - 375.0).abs() < 1e-9 && (e.hi - 1500.0).abs() < 1e-9);
+        let er = erank(r, e);
+        assert!((er.v - (1000.0 / 1500.0) / 750.0).abs() < 1e-15);
+        assert!((er.lo - (819.2 / 1500.0) / 1500.0).abs() < 1e-15 && (er.hi - (1310.72 / 1500.0) / 375.0).abs() < 1e-15);
+        assert!(er.lo <= er.v && er.v <= er.hi);
+    }
+
+    #[test]
+    fn table_from_hand_made_summary() {
+        let _g = crate::resources::rss::TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        // full: 64 KiB in 131,072 ns (500 MB/s), TSC 3 ticks/ns → 6 cycles/byte; init 2,000 ns.
+        let s = vec![
+            row("full", LONG_BYTES as u64 * 8, 131_072.0, 120_000.0, 140_000.0),
+            row("keystream", LONG_BYTES as u64 * 8, 65_536.0, 60_000.0, 70_000.0),
+            row("init", 0, 2_000.0, 1_900.0, 2_100.0),
+        ];
+        let p = PowerProfile { device: "Raspberry Pi Zero W".into(), active_w: 0.75, source: "s".into() };
+        let t = table(&s, &p, None).unwrap();
+        assert_eq!(t.len(), 1);
+        let r = &t[0];
+        assert!((r.throughput_mb_s - 500.0).abs() < 1e-9);
+        assert!((r.keystream_mb_s - 1000.0).abs() < 1e-9);
+        assert!((r.cycles_per_byte - 6.0).abs() < 1e-9, "{}", r.cycles_per_byte);
+        assert!((r.init_us - 2.0).abs() < 1e-12);
+        // Derived frame: 921,600 B at 2 ns/B = 1,843,200 ns → 542.5 frames/s, 1382.4 µJ at 0.75 W.
+        assert_eq!(r.frame_bytes, FRAME_BYTES as u64);
+        assert!((r.frames_per_s - 1e9 / 1_843_200.0).abs() < 1e-9);
+        assert!((r.energy_per_frame_uj_modelled - 1382.4).abs() < 1e-6);
+        // 2 ns/B × 0.75 W = 1.5 nJ/B.
+        assert!((r.energy_per_byte_nj_modelled - 1.5).abs() < 1e-12);
+        assert!(r.code_bytes > 0 && r.peak_stack_bytes > 0 && r.state_bytes == 36);
+        assert_eq!(r.ram_bytes, r.state_bytes + r.peak_stack_bytes);
+        assert!((r.rank_mb_s_per_byte - 500.0 / (r.code_bytes + 2 * r.ram_bytes) as f64).abs() < 1e-12);
+        assert!(r.rss_growth_per_byte > 0.5 && r.rss_growth_per_byte < 2.0, "{}", r.rss_growth_per_byte);
+        let md = markdown(&t, &p);
+        assert!(md.contains(MD_MARKER) && md.contains("MODELLED") && md.contains("| Trivium | rust | 500 (468–546) |"), "{md}");
+    }
+
+    #[test]
+    fn a_measured_frame_scenario_wins() {
+        let _g = crate::resources::rss::TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let s = vec![
+            row("full", LONG_BYTES as u64 * 8, 131_072.0, 120_000.0, 140_000.0),
+            row("keystream", LONG_BYTES as u64 * 8, 65_536.0, 60_000.0, 70_000.0),
+            row("init", 0, 2_000.0, 1_900.0, 2_100.0),
+            SummaryRow { payload: "video:sample".into(), ..row("frame", 100_000 * 8, 1_000_000.0, 900_000.0, 1_100_000.0) },
+        ];
+        let p = PowerProfile { device: "d".into(), active_w: 1.0, source: "s".into() };
+        let r = &table(&s, &p, None).unwrap()[0];
+        assert_eq!(r.frame_bytes, 100_000);
+        assert!((r.frames_per_s - 1000.0).abs() < 1e-9);
+        assert!(r.frames_source.starts_with("measured"));
+        // 1 ms at 1 W = 1000 µJ; interval 900–1100 µJ.
+        assert!((r.energy_per_frame_ci95_lo_uj_modelled - 900.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn missing_scenarios_are_named() {
+        let s = vec![row("full", LONG_BYTES as u64 * 8, 131_072.0, 120_000.0, 140_000.0)];
+        let p = PowerProfile { device: "d".into(), active_w: 1.0, source: "s".into() };
+        let e = table(&s, &p, None).unwrap_err();
+        assert!(e.contains("no `keystream` measurement for Trivium/rust"), "{e}");
+        assert!(table(&[], &p, None).unwrap_err().contains("no stream cipher"));
+    }
+
+    #[test]
+    fn every_stream_cipher_has_code_and_stack() {
+        // A new stream cipher without code-size markers fails here.
+        let bin = codesize::Binary::current().unwrap();
+        for e in registry().into_iter().filter(|e| e.info.family == Family::Stream) {
+            let id = e.id();
+            let cs = codesize::measure(&bin, codesize::markers_for(&id), &codesize::other_markers(&id));
+            assert!(cs.bytes > 100, "{id}: {} code bytes ({:?}) — add its markers to resources::codesize::markers_for", cs.bytes, cs.names);
+            let st = stack_of(&e).unwrap();
+            assert!(st > 0 && st < STACK_DEPTH as u64, "{id}: stack {st}");
+        }
+    }
+}
