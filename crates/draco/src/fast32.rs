@@ -134,32 +134,29 @@ fn b_group<const K: usize>(x: &mut [u32; 4], acc: u32) {
     or_byte(x, 95 + 8 * K, (w >> 9) & 0xFF);
 }
 
-/// The P1 selection tree over groups of 4 leaves: `q(g)` = n_{4g+s0+2·s1} per lane, `s` the
-/// selector words s6, s11, s17, s21, s25, s30 (SELECT_TAPS[2..]). Depth-first, like
-/// [`boolfn::select_pairs`].
+/// P1 selection for 32 lanes: `t` the 4-leaf normal forms (see `DracoFast32::sel`), `s` the
+/// lanes of s2, s6, s11, s17, s21, s25, s30 (SELECT_TAPS). A balanced mux tree, depth-first.
+///
+/// The lower two tree levels run as a loop over 8 blocks of 4 quads: with the table walked
+/// by a pointer every load has a small immediate offset (Thumb-1 `ldr` reaches 124 bytes;
+/// the fully unrolled tree spent two extra instructions per load forming offsets).
 #[inline(always)]
-fn select_quads<Q: Fn(usize) -> u32>(q: &Q, s: &[u32; 7]) -> u32 {
+fn select32(t: &[[u32; 4]; 32], s: &[u32; 7]) -> u32 {
     #[inline(always)]
     fn mux(a: u32, b: u32, s: u32) -> u32 {
         a ^ ((a ^ b) & s)
     }
-    #[inline(always)]
-    fn m2<Q: Fn(usize) -> u32>(q: &Q, s: &[u32; 7], k: usize) -> u32 {
-        mux(q(2 * k), q(2 * k + 1), s[2])
+    let (s0, s1, s01) = (s[0], s[1], s[0] & s[1]);
+    let q = |v: &[u32; 4]| v[0] ^ (v[1] & s0) ^ (v[2] & s1) ^ (v[3] & s01);
+    let mut m4 = [0u32; 8];
+    for (o, b) in m4.iter_mut().zip(t.chunks_exact(4)) {
+        let lo = mux(q(&b[0]), q(&b[1]), s[2]);
+        let hi = mux(q(&b[2]), q(&b[3]), s[2]);
+        *o = mux(lo, hi, s[3]);
     }
-    #[inline(always)]
-    fn m4<Q: Fn(usize) -> u32>(q: &Q, s: &[u32; 7], k: usize) -> u32 {
-        mux(m2(q, s, 2 * k), m2(q, s, 2 * k + 1), s[3])
-    }
-    #[inline(always)]
-    fn m8<Q: Fn(usize) -> u32>(q: &Q, s: &[u32; 7], k: usize) -> u32 {
-        mux(m4(q, s, 2 * k), m4(q, s, 2 * k + 1), s[4])
-    }
-    #[inline(always)]
-    fn m16<Q: Fn(usize) -> u32>(q: &Q, s: &[u32; 7], k: usize) -> u32 {
-        mux(m8(q, s, 2 * k), m8(q, s, 2 * k + 1), s[5])
-    }
-    mux(m16(q, s, 0), m16(q, s, 1), s[6])
+    let m8 = |k: usize| mux(m4[2 * k], m4[2 * k + 1], s[4]);
+    let m16 = |k: usize| mux(m8(2 * k), m8(2 * k + 1), s[5]);
+    mux(m16(0), m16(1), s[6])
 }
 
 impl DracoFast32 {
@@ -263,8 +260,7 @@ impl DracoFast32 {
 
         // 1. P1 selection for the 32 clocks, and s0 + c.
         let sel: [u32; 7] = core::array::from_fn(|k| sy(SELECT_TAPS[k]));
-        let (t, s01) = (&self.sel, sel[0] & sel[1]);
-        let c = select_quads(&|g: usize| t[g][0] ^ (t[g][1] & sel[0]) ^ (t[g][2] & sel[1]) ^ (t[g][3] & s01), &sel);
+        let c = select32(&self.sel, &sel);
 
         // 2. B: 32 new bits x_{t+95} … x_{t+126}; next step's S bits in between.
         let mut x = self.x;
