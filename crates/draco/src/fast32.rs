@@ -124,13 +124,18 @@ fn b_group<const K: usize>(x: &mut [u32; 4], acc: u32) {
     let pre = (acc >> (8 * K)) ^ boolfn::g_mid8(|i| win(x, 8 * K + i));
     // bit i = x_{t+8K+86+i}: 0 … 8 exist, the group's new bits go to 9 … 16 (zero so far)
     let mut w = win(x, 86 + 8 * K);
-    let mut d = 0;
-    while d < 8 {
-        let v = ((pre >> d) ^ (w >> (d + 3)) ^ ((w >> d) & (w >> (d + 4)) & (w >> (d + 5)) & (w >> (d + 7)))) & 3;
-        let newest = ((w >> (d + 8)) & 1).wrapping_neg();
-        w |= ((v ^ (v << 1) ^ newest) & 3) << (d + 9);
-        d += 2;
+    // unrolled by hand: at opt-level "s" a loop kept the shift amounts in registers
+    #[inline(always)]
+    fn two<const D: u32>(w: &mut u32, pre: u32) {
+        let w0 = *w;
+        let v = ((pre >> D) ^ (w0 >> (D + 3)) ^ ((w0 >> D) & (w0 >> (D + 4)) & (w0 >> (D + 5)) & (w0 >> (D + 7)))) & 3;
+        let newest = ((w0 >> (D + 8)) & 1).wrapping_neg();
+        *w = w0 | (((v ^ (v << 1) ^ newest) & 3) << (D + 9));
     }
+    two::<0>(&mut w, pre);
+    two::<2>(&mut w, pre);
+    two::<4>(&mut w, pre);
+    two::<6>(&mut w, pre);
     or_byte(x, 95 + 8 * K, (w >> 9) & 0xFF);
 }
 
@@ -148,12 +153,13 @@ fn select32(t: &[[u32; 4]; 32], s: &[u32; 7]) -> u32 {
     }
     let (s0, s1, s01) = (s[0], s[1], s[0] & s[1]);
     let q = |v: &[u32; 4]| v[0] ^ (v[1] & s0) ^ (v[2] & s1) ^ (v[3] & s01);
-    let mut m4 = [0u32; 8];
-    for (o, b) in m4.iter_mut().zip(t.chunks_exact(4)) {
+    // (from_fn, not a zeroed array filled in a loop: at opt-level "s" that was a memclr call)
+    let m4: [u32; 8] = core::array::from_fn(|k| {
+        let b = &t[4 * k..4 * k + 4];
         let lo = mux(q(&b[0]), q(&b[1]), s[2]);
         let hi = mux(q(&b[2]), q(&b[3]), s[2]);
-        *o = mux(lo, hi, s[3]);
-    }
+        mux(lo, hi, s[3])
+    });
     let m8 = |k: usize| mux(m4[2 * k], m4[2 * k + 1], s[4]);
     let m16 = |k: usize| mux(m8(2 * k), m8(2 * k + 1), s[5]);
     mux(m16(0), m16(1), s[6])
