@@ -56,6 +56,17 @@ RUST_IMAGES = [
     RustImage("xoodyak", "Xoodyak", "rust-ref", "aead"),
     RustImage("schwaemm", "SCHWAEMM256-128", "rust-ref", "aead"),
     RustImage("grain128aead", "Grain-128AEADv2", "rust-ref", "aead"),
+    # RustCrypto crates of the catalogue (mcu/images/src/rc.rs adapters); SPECK: two of ten sizes
+    RustImage("rc_chacha20", "ChaCha20", "rustcrypto"),
+    RustImage("rc_salsa20", "Salsa20", "rustcrypto"),
+    RustImage("rc_rabbit", "Rabbit", "rustcrypto"),
+    RustImage("rc_aes128", "AES-128", "rustcrypto", "block"),
+    RustImage("rc_speck64_128", "SPECK-64-128", "rustcrypto", "block"),
+    RustImage("rc_speck128_128", "SPECK-128-128", "rustcrypto", "block"),
+    RustImage("rc_xtea", "XTEA", "rustcrypto", "block"),
+    RustImage("rc_ascon128", "Ascon-128", "rustcrypto", "aead"),
+    RustImage("rc_ascon_aead128", "Ascon-AEAD128", "rustcrypto", "aead"),
+    RustImage("rc_chacha20poly1305", "ChaCha20-Poly1305", "rustcrypto", "aead"),
 ]
 BASELINE = "baseline"
 

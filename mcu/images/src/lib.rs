@@ -10,6 +10,8 @@
 //! "image minus baseline" is the cipher alone.
 #![no_std]
 
+pub mod rc;
+
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     loop {
@@ -224,6 +226,51 @@ macro_rules! aead_image {
             let b = unsafe { core::slice::from_raw_parts_mut(buf, n / 8 + LWC_TAG) };
             let (msg, tag) = b.split_at_mut(n / 8);
             match lwcbench_core::Aead::encrypt(c, nonce, &[], msg, tag) {
+                Ok(()) => 0,
+                Err(_) => -1,
+            }
+        }
+    };
+}
+
+/// [`stream_image!`] for a `StreamCipher` type whose all-zero bytes are not known to be a valid
+/// value (e.g. the RustCrypto adapters in [`rc`]): the state is an `Option` in `.bss`, built
+/// (`Default`) by `lwc_init`. `$key` / `$iv` in bytes.
+#[macro_export]
+macro_rules! stream_image_default {
+    ($ty:ty, $key:expr, $iv:expr) => {
+        static mut LWC_STATE: Option<$ty> = None;
+
+        #[no_mangle]
+        #[used]
+        pub static LWC_KEY_BYTES: u32 = $key as u32;
+        #[no_mangle]
+        #[used]
+        pub static LWC_IV_BYTES: u32 = $iv as u32;
+
+        /// # Safety
+        /// `key` and `iv` point to `LWC_KEY_BYTES` / `LWC_IV_BYTES` readable bytes.
+        #[no_mangle]
+        pub unsafe extern "C" fn lwc_init(key: *const u8, iv: *const u8) -> i32 {
+            let k = unsafe { core::slice::from_raw_parts(key, $key) };
+            let v = unsafe { core::slice::from_raw_parts(iv, $iv) };
+            // SAFETY: single-threaded bare metal, no other reference to the state is live.
+            let st = unsafe { &mut *core::ptr::addr_of_mut!(LWC_STATE) };
+            match lwcbench_core::StreamCipher::init(st.insert(<$ty>::default()), k, v) {
+                Ok(()) => 0,
+                Err(_) => -1,
+            }
+        }
+
+        /// # Safety
+        /// `out` points to `ceil(nbits / 8)` writable bytes.
+        #[no_mangle]
+        pub unsafe extern "C" fn lwc_keystream(out: *mut u8, nbits: u32) -> i32 {
+            let n = nbits as usize;
+            let o = unsafe { core::slice::from_raw_parts_mut(out, n.div_ceil(8)) };
+            // SAFETY: as in lwc_init.
+            let Some(c) = (unsafe { &mut *core::ptr::addr_of_mut!(LWC_STATE) }) else { return -1 };
+            match lwcbench_core::StreamCipher::keystream_bits(c, o, n) {
                 Ok(()) => 0,
                 Err(_) => -1,
             }
