@@ -21,7 +21,7 @@ use crate::provisional::{self as p, InitOps, SELECT_TAPS};
 use crate::reference::{key_iv, INFO};
 
 /// Fast single-stream DRACO on 32-bit words.
-#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+#[derive(Clone, Default, Zeroize, ZeroizeOnDrop)]
 pub struct DracoFast32 {
     /// B sequence window: bit k (of the 128-bit little-endian number) = x_{t+k}; 0 … 94 valid
     /// between steps, higher bits zero.
@@ -41,22 +41,6 @@ pub struct DracoFast32 {
     /// True when `y` holds 65 valid bits (the S sequence of the next 32 clocks).
     primed: bool,
     ready: bool,
-}
-
-impl Default for DracoFast32 {
-    fn default() -> Self {
-        DracoFast32 {
-            x: [0; 4],
-            y: [0; 4],
-            nv: [0; 4],
-            sel: [[0; 4]; 32],
-            key: [0; 16],
-            buf: 0,
-            avail: 0,
-            primed: false,
-            ready: false,
-        }
-    }
 }
 
 /// 32 bits of a window starting at bit `i` (i < 128; bits past 127 read as zero).
