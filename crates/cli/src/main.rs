@@ -45,7 +45,7 @@ enum Cmd {
     Presets,
     /// Write report.html (self-contained, inline SVG) and summary.md for a result directory.
     Report {
-        /// A result directory written by `lwcbench run`.
+        /// A result directory written by `lwcbench run` or `lwcbench mcu`.
         dir: std::path::PathBuf,
     },
     /// Compare two result directories group by group (ratio of medians, significance).
