@@ -32,6 +32,7 @@ class RustImage:
     name: str  # binary in mcu/images/src/bin
     cipher: str
     implementation: str
+    kind: str = "stream"  # stream | block | aead (what `lwc_keystream` does: mcu/README.md)
 
 
 # Every own stream-cipher implementation that builds for no_std targets.
@@ -45,6 +46,27 @@ RUST_IMAGES = [
     RustImage("mickey128", "MICKEY-128-2.0", "rust"),
     RustImage("hc128", "HC-128", "rust"),
     RustImage("sosemanuk", "Sosemanuk", "rust"),
+    # own block ciphers and AEADs (crates/lightweight); SIMON: two of its ten sizes (same
+    # code, other constants)
+    RustImage("lea128", "LEA-128", "rust-ref", "block"),
+    RustImage("hight", "HIGHT", "rust-ref", "block"),
+    RustImage("simon64_128", "SIMON-64-128", "rust-ref", "block"),
+    RustImage("simon128_128", "SIMON-128-128", "rust-ref", "block"),
+    RustImage("tinyjambu", "TinyJAMBU-128", "rust-ref", "aead"),
+    RustImage("xoodyak", "Xoodyak", "rust-ref", "aead"),
+    RustImage("schwaemm", "SCHWAEMM256-128", "rust-ref", "aead"),
+    RustImage("grain128aead", "Grain-128AEADv2", "rust-ref", "aead"),
+    # RustCrypto crates of the catalogue (mcu/images/src/rc.rs adapters); SPECK: two of ten sizes
+    RustImage("rc_chacha20", "ChaCha20", "rustcrypto"),
+    RustImage("rc_salsa20", "Salsa20", "rustcrypto"),
+    RustImage("rc_rabbit", "Rabbit", "rustcrypto"),
+    RustImage("rc_aes128", "AES-128", "rustcrypto", "block"),
+    RustImage("rc_speck64_128", "SPECK-64-128", "rustcrypto", "block"),
+    RustImage("rc_speck128_128", "SPECK-128-128", "rustcrypto", "block"),
+    RustImage("rc_xtea", "XTEA", "rustcrypto", "block"),
+    RustImage("rc_ascon128", "Ascon-128", "rustcrypto", "aead"),
+    RustImage("rc_ascon_aead128", "Ascon-AEAD128", "rustcrypto", "aead"),
+    RustImage("rc_chacha20poly1305", "ChaCha20-Poly1305", "rustcrypto", "aead"),
 ]
 BASELINE = "baseline"
 

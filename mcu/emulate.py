@@ -57,7 +57,18 @@ PAINT = 0xC0FFEE5A  # stack paint word
 #   ALU / LUI / AUIPC (incl. compressed forms): 1;  loads: 2;  stores: 1;
 #   conditional branch: 1 not taken, 3 taken;  JAL: 2;  JALR (incl. ret): 3;
 #   MUL/MULH*: 1;  DIV/DIVU/REM/REMU: 33.
-# Cortex-M4 (thumbv7em) is emulated for instruction counts and stack only: no cycle model.
+# Cortex-M4(F) ("m4"; thumbv7em images), from the Arm Cortex-M4 Technical Reference Manual
+#   (ARM DDI 0439B), Table 3-1 "Cortex-M4 instruction set summary", with P (pipeline refill
+#   after a taken branch, "1 to 3" in the TRM) fixed at 2 and loads/stores NOT pipelined:
+#   data processing, shifts, compares, MOV, bit-field, extend, REV/RBIT/CLZ, IT: 1;
+#   MUL and the 32x32->64 multiplies (UMULL/SMULL/UMLAL/SMLAL): 1;  MLA/MLS: 2;
+#   SDIV/UDIV: 12 (the TRM's worst case of 2-12; early termination is data-dependent);
+#   LDR/STR of any width (incl. literal, exclusive): 2;  LDRD/STRD: 3;  LDM/STM/PUSH/POP:
+#   1+N;  load or POP/LDM writing PC: +P;  B, BL, BX, BLX: 1+P;  B<cc>, CBZ/CBNZ: 1 not
+#   taken, 1+P taken;  TBB/TBH: 2+P;  data processing writing PC: 1+P;  DMB/DSB/ISB: 4;
+#   FPU: VLDR/VSTR 2, VLDM/VSTM/VPUSH/VPOP 1+N, VDIV/VSQRT 14, other VFP 1.
+#   Simplifications: the TRM's pipelining of neighbouring loads/stores (a load after a load
+#   costs 1) is ignored, so runs of loads are over-estimated; no flash wait states.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +83,7 @@ class Target:
 TARGETS = {
     "thumbv6m-none-eabi": Target("thumbv6m-none-eabi", "Cortex-M0+", "m0plus", 125.0, "RP2040 @125 MHz"),
     "riscv32imc-unknown-none-elf": Target("riscv32imc-unknown-none-elf", "RV32IMC", "rv32", 160.0, "ESP32-C3 @160 MHz"),
-    "thumbv7em-none-eabihf": Target("thumbv7em-none-eabihf", "Cortex-M4F", None, None, "no cycle model"),
+    "thumbv7em-none-eabihf": Target("thumbv7em-none-eabihf", "Cortex-M4F", "m4", 64.0, "nRF52840-class @64 MHz"),
 }
 
 
@@ -100,6 +111,8 @@ class CostModel:
             return _m0plus(insn)
         if self.model == "rv32":
             return _rv32(insn)
+        if self.model == "m4":
+            return _m4(insn)
         return (0, 0)
 
 
@@ -136,6 +149,57 @@ def _m0plus(insn) -> tuple[int, int]:
         return (3, 0)
     if i in (csarm.ARM_INS_MOV, csarm.ARM_INS_ADD) and _writes_pc(insn):
         return (2, 0)
+    return (1, 0)
+
+
+M4_P = 2  # pipeline refill after a taken branch (TRM: 1 to 3)
+_M4_LOADSTORE = {getattr(csarm, "ARM_INS_" + n) for n in
+                 ("LDR", "LDRB", "LDRH", "LDRSB", "LDRSH", "STR", "STRB", "STRH", "LDRT", "LDRBT", "LDRHT",
+                  "LDRSBT", "LDRSHT", "STRT", "STRBT", "STRHT", "LDREX", "LDREXB", "LDREXH", "STREX",
+                  "STREXB", "STREXH", "VLDR", "VSTR")}
+_M4_DUAL = {csarm.ARM_INS_LDRD, csarm.ARM_INS_STRD}
+_M4_MULTI = {getattr(csarm, "ARM_INS_" + n) for n in
+             ("PUSH", "POP", "LDM", "STM", "LDMDB", "STMDB", "VPUSH", "VPOP", "VLDMIA", "VLDMDB", "VSTMIA", "VSTMDB")
+             if hasattr(csarm, "ARM_INS_" + n)}
+_M4_BASE_REG = {getattr(csarm, "ARM_INS_" + n) for n in ("LDM", "STM", "LDMDB", "STMDB", "VLDMIA", "VLDMDB", "VSTMIA", "VSTMDB")
+                if hasattr(csarm, "ARM_INS_" + n)}
+_M4_MLA = {csarm.ARM_INS_MLA, csarm.ARM_INS_MLS}
+_M4_DIV = {csarm.ARM_INS_SDIV, csarm.ARM_INS_UDIV}
+_M4_FDIV = {csarm.ARM_INS_VDIV, csarm.ARM_INS_VSQRT}
+
+
+def _m4(insn) -> tuple[int, int]:
+    i, P = insn.id, M4_P
+    if i == csarm.ARM_INS_B:
+        if insn.cc not in (csarm.ARM_CC_AL, csarm.ARM_CC_INVALID):
+            return (1, P)
+        return (1 + P, 0)
+    if i in (csarm.ARM_INS_CBZ, csarm.ARM_INS_CBNZ):
+        return (1, P)
+    if i in (csarm.ARM_INS_BL, csarm.ARM_INS_BX, csarm.ARM_INS_BLX):
+        return (1 + P, 0)
+    if i in (csarm.ARM_INS_TBB, csarm.ARM_INS_TBH):
+        return (2 + P, 0)
+    if i in _M4_MULTI:
+        regs = [o for o in insn.operands if o.type == csarm.ARM_OP_REG]
+        if i in _M4_BASE_REG:
+            regs = regs[1:]  # first operand is the base register
+        pc = any(o.reg == csarm.ARM_REG_PC for o in regs)
+        return (1 + len(regs) + (P if pc else 0), 0)
+    if i in _M4_DUAL:
+        return (3, 0)
+    if i in _M4_LOADSTORE:
+        return (2 + (P if i == csarm.ARM_INS_LDR and _writes_pc(insn) else 0), 0)
+    if i in _M4_MLA:
+        return (2, 0)
+    if i in _M4_DIV:
+        return (12, 0)
+    if i in _M4_FDIV:
+        return (14, 0)
+    if i in _M0_BARRIER:
+        return (4, 0)
+    if _writes_pc(insn):
+        return (1 + P, 0)
     return (1, 0)
 
 
@@ -179,6 +243,7 @@ class Image:
     stack_top: int
     key_bytes: int
     iv_bytes: int
+    tag_bytes: int = 0  # AEAD images: tag written right after the message (LWC_TAG_BYTES)
 
 
 def load_image(path: str) -> Image:
@@ -192,13 +257,15 @@ def load_image(path: str) -> Image:
                     if s.name:
                         syms[s.name] = s["st_value"]
         mem = {}
-        for name in ("LWC_KEY_BYTES", "LWC_IV_BYTES"):
+        for name in ("LWC_KEY_BYTES", "LWC_IV_BYTES", "LWC_TAG_BYTES"):
+            if name not in syms:  # LWC_TAG_BYTES: only block/AEAD images have it
+                continue
             addr = syms[name]
             for vaddr, data in segs:
                 if vaddr <= addr < vaddr + len(data):
                     mem[name] = struct.unpack_from("<I", data, addr - vaddr)[0]
     return Image(path, segs, syms, syms["__bss_end"], syms["__stack_top"],
-                 mem["LWC_KEY_BYTES"], mem["LWC_IV_BYTES"])
+                 mem["LWC_KEY_BYTES"], mem["LWC_IV_BYTES"], mem.get("LWC_TAG_BYTES", 0))
 
 
 @dataclasses.dataclass
@@ -317,7 +384,7 @@ class Emulator:
         uc.mem_write(IV_AT, iv)
         init = self._call(uc, "lwc_init", KEY_AT, IV_AT)
         ks = self._call(uc, "lwc_keystream", OUT_AT, nbits)
-        out = bytes(uc.mem_read(OUT_AT, (nbits + 7) // 8))
+        out = bytes(uc.mem_read(OUT_AT, (nbits + 7) // 8 + self.img.tag_bytes))
         lo = (self.img.bss_end + 3) & ~3
         stack = bytes(uc.mem_read(lo, self.img.stack_top - lo))
         deepest = self.img.stack_top

@@ -25,9 +25,9 @@ PINS = json.loads((HERE / "pinned_counts.json").read_text())
 EMU_TARGETS = list(emulate.TARGETS)
 
 
-def rust_cases():
+def rust_cases(kinds=("stream", "block", "aead")):
     import build
-    return [(im.name, t) for t in EMU_TARGETS for im in build.RUST_IMAGES]
+    return [(im.name, t) for t in EMU_TARGETS for im in build.RUST_IMAGES if im.kind in kinds]
 
 
 def cpp_cases():
@@ -48,7 +48,7 @@ def _run(built, image, target, lang, nbits, mode="block"):
 
 # --- correctness against the host build ---------------------------------------------------
 
-@pytest.mark.parametrize("image,target", rust_cases())
+@pytest.mark.parametrize("image,target", rust_cases(("stream",)))
 @pytest.mark.parametrize("nbits", [128, 77])
 def test_rust_keystream_equals_host(built, hostref, image, target, nbits):
     img, r = _run(built, image, target, "Rust", nbits)
@@ -56,6 +56,22 @@ def test_rust_keystream_equals_host(built, hostref, image, target, nbits):
     key, iv = emulate.default_key(img.key_bytes), emulate.default_iv(img.iv_bytes)
     assert len(key) > 0 and len(iv) > 0
     assert r.out == hostref(image, key, iv, nbits)
+
+
+@pytest.mark.parametrize("image,target", rust_cases(("block", "aead")))
+def test_rust_block_and_aead_output_equals_host(built, hostref, image, target):
+    """Block ciphers: ECB of 256 zero bits; AEADs: 256-bit message + tag (mcu/README.md)."""
+    img, r = _run(built, image, target, "Rust", 256)
+    assert r.rc == (0, 0)
+    key, iv = emulate.default_key(img.key_bytes), emulate.default_iv(img.iv_bytes)
+    assert len(r.out) == 32 + img.tag_bytes
+    assert r.out != bytes(len(r.out))
+    assert r.out == hostref(image, key, iv, 256)
+
+
+def test_block_image_rejects_partial_blocks(built):
+    _, r = _run(built, "lea128", "thumbv6m-none-eabi", "Rust", 64)
+    assert r.rc == (0, 0xFFFF_FFFF)
 
 
 @pytest.mark.parametrize("image,target", cpp_cases())
@@ -128,6 +144,20 @@ M0 = [  # (little-endian bytes, expected (base, extra-if-taken)) — Cortex-M0+ 
     ("00f000f8", (3, 0)),  # bl
     ("7047", (2, 0)),  # bx lr
 ]
+M4 = [  # Cortex-M4 TRM (DDI 0439B) Table 3-1, P = 2, loads not pipelined (README)
+    ("4018", (1, 0)),  # adds r0, r0, r1
+    ("0868", (2, 0)),  # ldr r0, [r1]
+    ("f0b5", (6, 0)),  # push {r4-r7, lr}: 1 + 5
+    ("bde8f081", (9, 0)),  # pop.w {r4-r8, pc}: 1 + 6 + P
+    ("00d0", (1, 2)),  # beq: 1, 1 + P if taken
+    ("08b1", (1, 2)),  # cbz: 1, 1 + P if taken
+    ("00e0", (3, 0)),  # b: 1 + P
+    ("00f000f8", (3, 0)),  # bl: 1 + P
+    ("a2fb0301", (1, 0)),  # umull r0, r1, r2, r3
+    ("01fb0230", (2, 0)),  # mla r0, r1, r2, r3
+    ("b0fbf1f0", (12, 0)),  # udiv r0, r0, r1 (worst case)
+    ("d2e90001", (3, 0)),  # ldrd r0, r1, [r2]
+]
 RV = [  # ESP32-C3 assumptions (README)
     ("03a50500", (2, 0)),  # lw a0, 0(a1)
     ("23a0a500", (1, 0)),  # sw a0, 0(a1)
@@ -140,7 +170,8 @@ RV = [  # ESP32-C3 assumptions (README)
 
 
 @pytest.mark.parametrize("target,case", [("thumbv6m-none-eabi", c) for c in M0]
-                         + [("riscv32imc-unknown-none-elf", c) for c in RV])
+                         + [("riscv32imc-unknown-none-elf", c) for c in RV]
+                         + [("thumbv7em-none-eabihf", c) for c in M4])
 def test_timing_model(target, case):
     code, want = case
     m = emulate.CostModel(target)
@@ -169,7 +200,18 @@ def test_run_writes_a_row_per_cipher_and_target(built, tmp_path):
     for t in built.RUST_TARGETS:
         assert flash[("DRACO", "rust-fast", t)] > flash[("DRACO", "rust-ref", t)]
     # every emulated row has an instruction count; cycle estimates only where a model exists
-    have = {(r["image"], r["language"], r["target"], r["metric"]) for r in counts if r["phase"] == "keystream"}
+    have = {(r["image"], r["language"], r["target"], r["metric"]) for r in counts if r["phase"] in ("keystream", "encrypt")}
+    # `full` is init + keystream of the same request, as one count
+    val = {(r["image"], r["language"], r["target"], r["phase"], r["metric"]): r["value"] for r in counts}
+    for im in built.RUST_IMAGES:
+        for t in EMU_TARGETS:
+            k = (im.name, "Rust", t)
+            main = "keystream" if im.kind == "stream" else "encrypt"
+            # (block/AEAD images run at their fixed sizes, the last one wins in `val`)
+            if im.kind == "stream":
+                assert int(val[k + ("full", "instructions")]) == \
+                    int(val[k + ("init", "instructions")]) + int(val[k + (main, "instructions")])
+            assert (k + (main, "instructions")) in val
     for im in built.RUST_IMAGES:
         for t in EMU_TARGETS:
             assert (im.name, "Rust", t, "instructions") in have

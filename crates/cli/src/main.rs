@@ -4,6 +4,7 @@ use std::process::ExitCode;
 mod cmd_compare;
 mod cmd_crypt;
 mod cmd_list;
+mod cmd_mcu;
 mod cmd_run;
 mod cmd_verify;
 
@@ -44,11 +45,13 @@ enum Cmd {
     Presets,
     /// Write report.html (self-contained, inline SVG) and summary.md for a result directory.
     Report {
-        /// A result directory written by `lwcbench run`.
+        /// A result directory written by `lwcbench run` or `lwcbench mcu`.
         dir: std::path::PathBuf,
     },
     /// Compare two result directories group by group (ratio of medians, significance).
     Compare(cmd_compare::CompareArgs),
+    /// Microcontroller cost without a board: flash/RAM tables and emulated cycle counts (mcu/).
+    Mcu(cmd_mcu::McuArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cmd_run::run(&a),
         Cmd::Report { dir } => lwcbench_report::write_report(&dir).map(|p| println!("wrote {}", p.display())),
         Cmd::Compare(a) => cmd_compare::run(&a),
+        Cmd::Mcu(a) => cmd_mcu::run(&a),
         Cmd::Encrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Encrypt),
         Cmd::Decrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Decrypt),
         Cmd::Keystream(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Keystream),

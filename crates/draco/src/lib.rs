@@ -3,7 +3,8 @@
 //!
 //! * [`provisional`] — every provisional choice (P1 selection, P2 initialization, P3 bit order);
 //! * [`reference::DracoRef`] — bit-serial reference, the oracle ("rust-ref");
-//! * [`DracoFast`] — word-parallel single stream, 64 clocks per step ("rust-fast");
+//! * [`DracoFast`] — word-parallel single stream, 64 clocks per step ("rust-fast"); on
+//!   32-bit targets it is [`fast32::DracoFast32`] (32-bit words, 32 clocks per step);
 //! * [`bitsliced::MultiDraco`] — bit-sliced multi-stream (portable u64, AVX2, AVX-512);
 //! * [`checksum`] — SHA-256 over many (key, IV, length) keystreams, stored as [`checksum::CHECKSUM_HEX`].
 #![no_std]
@@ -16,8 +17,13 @@ pub mod bitsliced;
 pub mod boolfn;
 pub mod checksum;
 pub mod fast;
+pub mod fast32;
 pub mod provisional;
 pub mod reference;
 
+#[cfg(not(target_pointer_width = "32"))]
 pub use fast::DracoFast;
+// No native 64-bit shifts on these cores: the u32 formulation avoids runtime helper calls.
+#[cfg(target_pointer_width = "32")]
+pub use fast32::DracoFast32 as DracoFast;
 pub use reference::DracoRef;

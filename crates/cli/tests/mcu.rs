@@ -1,0 +1,79 @@
+//! `lwcbench mcu` and `lwcbench report` on its output. The real run needs the mcu venv
+//! (unicorn/capstone) and prebuilt images (`scripts/setup.sh --test` + mcu tests build them);
+//! where they are missing it is skipped with a note, the error paths always run.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn lwcbench(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lwcbench"));
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("binary runs")
+}
+
+fn one_error(o: &Output, needle: &str) {
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains(needle), "{:?} does not mention {needle:?}", lines[0]);
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn mcu_without_source_tree_or_venv_is_one_clean_error() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let o = lwcbench(&["mcu", "--out", out.to_str().unwrap()], &[("LWCBENCH_ROOT", d.path().to_str().unwrap())]);
+    one_error(&o, "LWCBENCH_ROOT");
+    let o = lwcbench(
+        &["mcu", "--out", out.to_str().unwrap()],
+        &[("LWCBENCH_ROOT", repo().to_str().unwrap()), ("MCU_VENV", d.path().join("no-venv").to_str().unwrap())],
+    );
+    one_error(&o, "scripts/setup.sh --test");
+    assert!(!out.join("run.json").exists());
+    let o = lwcbench(&["mcu", "--profiles", "O2", "--out", out.to_str().unwrap()], &[]);
+    one_error(&o, "--profiles");
+}
+
+#[test]
+fn mcu_sizes_preset_writes_tables_and_report() {
+    let venv = std::env::var("MCU_VENV").map(PathBuf::from).unwrap_or_else(|_| repo().join(".venv"));
+    let tdir = std::env::var("LWCBENCH_MCU_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| repo().join("target/mcu"));
+    let have_venv = Command::new(venv.join("bin/python"))
+        .args(["-c", "import unicorn, capstone, elftools"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let have_images = tdir.join("thumbv6m-none-eabi/release/draco_fast").exists();
+    if !(have_venv && have_images) {
+        eprintln!("skipped: no mcu venv at {} or no built images in {}", venv.display(), tdir.display());
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("mcu");
+    let env = [("MCU_VENV", venv.to_str().unwrap()), ("LWCBENCH_MCU_TARGET_DIR", tdir.to_str().unwrap())];
+    let o = lwcbench(&["mcu", "--preset", "sizes", "--no-build", "--profiles", "Os", "--out", out.to_str().unwrap()], &env);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sizes = std::fs::read_to_string(out.join("mcu_sizes.csv")).unwrap();
+    assert!(sizes.lines().any(|l| l.starts_with("DRACO,rust-fast,Rust,draco_fast,thumbv6m-none-eabi")));
+    assert!(sizes.lines().any(|l| l.starts_with("AES-128,rustcrypto")));
+    assert!(!out.join("mcu_counts.csv").exists());
+    let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(rec["kind"], "mcu");
+    assert_eq!(rec["preset"], "sizes");
+    let leftovers: Vec<_> = std::fs::read_dir(&out).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with('.')).collect();
+    assert!(leftovers.is_empty());
+    // a second run into the finished directory needs --force
+    let o = lwcbench(&["mcu", "--preset", "sizes", "--no-build", "--out", out.to_str().unwrap()], &env);
+    one_error(&o, "--force");
+    let o = lwcbench(&["report", out.to_str().unwrap()], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<h3>Flash and RAM"));
+    assert!(html.contains("<td>DRACO</td><td>rust-fast</td>"));
+}

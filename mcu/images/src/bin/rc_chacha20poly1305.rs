@@ -1,0 +1,5 @@
+//! ChaCha20-Poly1305 (detached, in place) (RustCrypto `chacha20poly1305`).
+#![no_std]
+#![no_main]
+use lwc_mcu_images as _;
+lwc_mcu_images::aead_image!(lwc_mcu_images::rc::RcAead6<chacha20poly1305::ChaCha20Poly1305>, 32, 12, 16);

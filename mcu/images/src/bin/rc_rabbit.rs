@@ -1,0 +1,5 @@
+//! Rabbit (RustCrypto `rabbit`).
+#![no_std]
+#![no_main]
+use lwc_mcu_images as _;
+lwc_mcu_images::stream_image_default!(lwc_mcu_images::rc::RcStream<rabbit::Rabbit>, 16, 8);

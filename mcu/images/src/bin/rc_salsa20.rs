@@ -1,0 +1,5 @@
+//! Salsa20/20 (RustCrypto `salsa20`).
+#![no_std]
+#![no_main]
+use lwc_mcu_images as _;
+lwc_mcu_images::stream_image_default!(lwc_mcu_images::rc::RcStream<salsa20::Salsa20>, 32, 8);
