@@ -1,6 +1,7 @@
 //! `lwcbench` — verify and benchmark ciphers for constrained devices.
 use std::process::ExitCode;
 
+mod cmd_collect;
 mod cmd_compare;
 mod cmd_crypt;
 mod cmd_list;
@@ -49,6 +50,8 @@ enum Cmd {
     },
     /// Compare two result directories group by group (ratio of medians, significance).
     Compare(cmd_compare::CompareArgs),
+    /// Read a board's benchmark lines (serial port or saved log; docs/board.md) into result files.
+    Collect(cmd_collect::CollectArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cmd_run::run(&a),
         Cmd::Report { dir } => lwcbench_report::write_report(&dir).map(|p| println!("wrote {}", p.display())),
         Cmd::Compare(a) => cmd_compare::run(&a),
+        Cmd::Collect(a) => cmd_collect::run(&a),
         Cmd::Encrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Encrypt),
         Cmd::Decrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Decrypt),
         Cmd::Keystream(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Keystream),
