@@ -284,7 +284,9 @@ pub fn parse_log(text: &str) -> Parsed {
     for (i, line) in lines.iter().enumerate().skip(start) {
         let no = i + 1;
         if end_seen {
-            if line.contains(MARKER) {
+            if matches!(checked_body(line), Ok(Some(b)) if b.starts_with("LWCB I ")) {
+                p.info_lines += 1; // e.g. the firmware's "ready" after a run
+            } else if line.contains(MARKER) {
                 p.malformed.push(Issue { line: no, reason: "after the end line".into() });
             } else {
                 p.noise_lines += 1;

@@ -182,6 +182,12 @@ impl<B: Board> Out<'_, B> {
     }
 }
 
+/// Print an `LWCB I` line (ignored by the collector; for a human watching the terminal).
+pub fn info_line<B: Board>(board: &mut B, msg: &str) {
+    let mut o = Out { board, line: Line { buf: [0; 512], len: 0 }, seq: 0, run_crc: 0, samples: 0, warmups: 0 };
+    o.info(format_args!("{msg}"));
+}
+
 fn ticks_since<B: Board>(b: &mut B, t0: u64) -> u64 {
     b.ticks().wrapping_sub(t0)
 }
