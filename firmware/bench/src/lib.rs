@@ -18,6 +18,15 @@ use lwcbench_core::StreamCipher;
 pub use lwcbench_draco::{DracoFast, DracoRef};
 pub use lwcbench_estream::{Grain128a, Trivium};
 
+/// How this code was built (from build.rs), for `BoardInfo`.
+pub mod build {
+    pub const COMPILER: &str = env!("BOARD_RUSTC");
+    pub const PROFILE: &str = env!("BOARD_PROFILE");
+    pub const OPT: &str = env!("BOARD_OPT");
+    pub const TARGET: &str = env!("BOARD_TARGET");
+    pub const COMMIT: &str = env!("BOARD_COMMIT");
+}
+
 /// What a board provides.
 pub trait Board {
     /// Monotonic tick counter at `BoardInfo::tick_hz` (a board extends narrow hardware

@@ -77,11 +77,11 @@ const INFO: BoardInfo = BoardInfo {
     cycles: "none",
     cycle_bits: 32,
     firmware: env!("CARGO_PKG_VERSION"),
-    compiler: env!("BOARD_RUSTC"),
-    profile: env!("BOARD_PROFILE"),
-    opt: env!("BOARD_OPT"),
-    target: env!("BOARD_TARGET"),
-    commit: env!("BOARD_COMMIT"),
+    compiler: lwc_board_bench::build::COMPILER,
+    profile: lwc_board_bench::build::PROFILE,
+    opt: lwc_board_bench::build::OPT,
+    target: lwc_board_bench::build::TARGET,
+    commit: lwc_board_bench::build::COMMIT,
 };
 
 /// Few repetitions: the emulated run is a test of the path, not a measurement campaign.
