@@ -331,6 +331,16 @@ fn measure_group<B: Board>(
         }
         batch *= 2;
     }
+    // An interrupt during calibration inflates `t` and shrinks the batch: confirm it.
+    for _ in 0..20 {
+        w.prepare();
+        let t0 = o.board.ticks();
+        w.run(batch);
+        if ticks_since(o.board, t0) >= cfg.min_sample_ticks / 2 || batch >= MAX_BATCH {
+            break;
+        }
+        batch *= 2;
+    }
     let size = if w.sc == Scenario::Init { 0 } else { w.nbits };
     let cycle_limit = if info.cycle_bits >= 32 { u32::MAX as u64 } else { (1u64 << info.cycle_bits) - 1 };
     for i in 0..cfg.warmup + cfg.reps {
