@@ -1,6 +1,7 @@
 //! `lwcbench` — verify and benchmark ciphers for constrained devices.
 use std::process::ExitCode;
 
+mod cmd_collect;
 mod cmd_compare;
 mod cmd_crypt;
 mod cmd_list;
@@ -52,6 +53,8 @@ enum Cmd {
     Compare(cmd_compare::CompareArgs),
     /// Microcontroller cost without a board: flash/RAM tables and emulated cycle counts (mcu/).
     Mcu(cmd_mcu::McuArgs),
+    /// Read a board's benchmark lines (serial port or saved log; docs/board.md) into result files.
+    Collect(cmd_collect::CollectArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Cmd::Report { dir } => lwcbench_report::write_report(&dir).map(|p| println!("wrote {}", p.display())),
         Cmd::Compare(a) => cmd_compare::run(&a),
         Cmd::Mcu(a) => cmd_mcu::run(&a),
+        Cmd::Collect(a) => cmd_collect::run(&a),
         Cmd::Encrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Encrypt),
         Cmd::Decrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Decrypt),
         Cmd::Keystream(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Keystream),

@@ -327,8 +327,12 @@ pub fn prepare_dir(dir: &Path, force: bool) -> Result<(), String> {
 
 /// Write all files of a run; `run.json` last. Returns the file names written.
 pub fn write_run(dir: &Path, results: &[GroupResult], record: &mut RunRecord, extra: &[(&str, Vec<u8>)], extra_md: &str) -> std::io::Result<()> {
-    let samples = sample_rows(results);
-    let warm = warmup_rows(results);
+    write_rows(dir, &sample_rows(results), &warmup_rows(results), record, extra, extra_md)
+}
+
+/// [`write_run`] from sample rows that did not come from the runner (`lwcbench collect`).
+pub fn write_rows(dir: &Path, samples: &[SampleRow], warm: &[SampleRow], record: &mut RunRecord, extra: &[(&str, Vec<u8>)], extra_md: &str) -> std::io::Result<()> {
+    let (samples, warm) = (samples.to_vec(), warm.to_vec());
     let summary = summary_rows(&samples);
     let comparison = comparison_rows(&samples);
     let (t1, t2) = crate::tables::dataset_vs_random(&samples);

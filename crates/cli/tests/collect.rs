@@ -1,0 +1,65 @@
+//! `lwcbench collect --from-log` on the hand-written logs of crates/engine/tests/board-logs
+//! (their rows are checked value by value in crates/engine/src/collect/tests.rs).
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn logs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/board-logs")
+}
+
+fn collect(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lwcbench")).arg("collect").args(args).current_dir(cwd).output().expect("binary runs")
+}
+
+#[test]
+fn noisy_log_to_result_files_and_report() {
+    let d = tempfile::tempdir().unwrap();
+    let log = logs().join("noisy.log");
+    let o = collect(&["--from-log", log.to_str().unwrap(), "-o", "out"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("collected 4 sample and 2 warm-up lines; 0 malformed"), "{err}");
+    let rows: Vec<csv::StringRecord> = csv::Reader::from_path(d.path().join("out/samples.csv")).unwrap().records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 4);
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(d.path().join("out/run.json")).unwrap()).unwrap();
+    assert_eq!(run["machine"]["hostname"], "demo");
+    assert_eq!(run["preset"], "board:demo");
+    let r = Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(["report", "out"]).current_dir(d.path()).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let html = std::fs::read_to_string(d.path().join("out/report.html")).unwrap();
+    assert!(html.contains("Trivium") && html.contains("Cortex-M0+ @ 125 MHz"));
+}
+
+#[test]
+fn truncated_and_corrupted_logs_fail_cleanly() {
+    for name in ["truncated.log", "corrupted.log", "lost-line.log", "bad-run-crc.log"] {
+        let d = tempfile::tempdir().unwrap();
+        let log = logs().join(name);
+        let o = collect(&["--from-log", log.to_str().unwrap(), "-o", "out"], d.path());
+        assert!(!o.status.success(), "{name} should fail");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{name}: {err}");
+        assert!(errors[0].contains("truncated") && errors[0].contains("--allow-truncated"), "{name}: {}", errors[0]);
+        assert!(!d.path().join("out/run.json").exists() && !d.path().join("out/samples.csv").exists(), "{name} wrote files");
+        // allowed: the valid lines are written and the truncation is a note
+        let o = collect(&["--from-log", log.to_str().unwrap(), "-o", "out", "--allow-truncated"], d.path());
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        let run = std::fs::read_to_string(d.path().join("out/run.json")).unwrap();
+        assert!(run.contains("TRUNCATED: "), "{name}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_error_line() {
+    let d = tempfile::tempdir().unwrap();
+    let o = collect(&["--from-log", "nope.log"], d.path());
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: --from-log: nope.log:"));
+    std::fs::write(d.path().join("empty.log"), "just noise\n").unwrap();
+    let o = collect(&["--from-log", "empty.log"], d.path());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("error: log empty.log: no valid header line"));
+    let o = collect(&["--port", "/dev/lwcbench-no-such-port"], d.path());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("error: --port: cannot open /dev/lwcbench-no-such-port"));
+    assert!(std::fs::read_dir(d.path()).unwrap().count() == 1, "nothing but the input file");
+}

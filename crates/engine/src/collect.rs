@@ -1,0 +1,503 @@
+//! `lwcbench collect`: turn the lines a board prints (format version 1, `docs/board.md`) into
+//! the usual result files. Parsing is a pure function of the text ([`parse_log`]); writing goes
+//! through [`crate::results::write_rows`], so a collected run has exactly the files of a host run.
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::clock::ClockInfo;
+use crate::machine::{Build, Machine};
+use crate::results::{self, RunRecord, SampleRow};
+
+pub const FORMAT_VERSION: u32 = 1;
+const MARKER: &str = "LWCB ";
+/// Malformed lines listed one by one in notes and the summary; the rest only counted.
+const LIST_MAX: usize = 20;
+
+/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), as zlib's `crc32`.
+pub fn crc32(data: &[u8]) -> u32 {
+    crc32_update(0, data)
+}
+
+/// Continue a CRC-32 over more data (`crc32_update(crc32(a), b) == crc32(a ‖ b)`).
+pub fn crc32_update(crc: u32, data: &[u8]) -> u32 {
+    let mut c = !crc;
+    for &b in data {
+        c ^= b as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+        }
+    }
+    !c
+}
+
+/// The header line's facts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    pub line: usize,
+    pub board: String,
+    pub mcu: String,
+    pub cpu_hz: f64,
+    pub tick_hz: f64,
+    pub timer: String,
+    /// None = the board has no cycle counter (`cycles=none`).
+    pub cycles: Option<String>,
+    pub overhead_ticks: Option<f64>,
+    pub reps: usize,
+    pub warmup: usize,
+    pub groups: usize,
+    pub min_sample_ticks: f64,
+    pub seed: u64,
+    /// (cipher, implementation, language)
+    pub ciphers: Vec<(String, String, String)>,
+    /// Optional keys (firmware, compiler, profile, opt, target, commit) and unknown ones.
+    pub extra: BTreeMap<String, String>,
+}
+
+/// A line the collector could not use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Issue {
+    /// 1-based line number in the log.
+    pub line: usize,
+    pub reason: String,
+}
+
+/// Everything read from a log.
+#[derive(Clone, Debug, Default)]
+pub struct Parsed {
+    pub header: Option<Header>,
+    pub samples: Vec<SampleRow>,
+    pub warmup: Vec<SampleRow>,
+    /// (samples, warmup, crc) of the end line, if one was read.
+    pub end: Option<(usize, usize, u32)>,
+    pub malformed: Vec<Issue>,
+    /// Jumps in `seq` (the line after the gap, and how many lines are missing there; a
+    /// malformed line also leaves a gap).
+    pub gaps: Vec<(usize, u64)>,
+    pub noise_lines: usize,
+    pub info_lines: usize,
+    /// Runs before the collected one (their header line numbers), when the log holds several.
+    pub earlier_runs: Vec<usize>,
+    /// Why the run is incomplete; None = complete and consistent.
+    pub truncation: Option<String>,
+    /// Raw lines of the collected run (header to end line), for `board-log.txt`.
+    pub raw: String,
+}
+
+/// Split on `\n`, `\r\n` and lone `\r`; NUL bytes dropped (some terminals pad with them).
+fn split_lines(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        if b[i] == b'\n' || b[i] == b'\r' {
+            out.push(&text[start..i]);
+            if b[i] == b'\r' && i + 1 < b.len() && b[i + 1] == b'\n' {
+                i += 1;
+            }
+            start = i + 1;
+        }
+        i += 1;
+    }
+    if start < b.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+fn pct_decode(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let h = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(|| format!("bad %-escape in '{s}'"))?;
+            out.push(h);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("'{s}' is not UTF-8 after %-decoding"))
+}
+
+/// The body (from the marker to before ` *`) of a line, checked against its CRC.
+fn checked_body(line: &str) -> Result<Option<&str>, String> {
+    let Some(at) = line.find(MARKER) else { return Ok(None) };
+    let rest = line[at..].trim_end_matches([' ', '\t']);
+    let star = rest.rfind(" *").ok_or("no checksum (' *crc'): line cut off")?;
+    let (body, crc) = (&rest[..star], &rest[star + 2..]);
+    if crc.len() != 8 || !crc.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return Err(format!("checksum '{crc}' is not 8 hex digits: line cut off or corrupted"));
+    }
+    let want = u32::from_str_radix(crc, 16).expect("8 hex digits");
+    let got = crc32(body.as_bytes());
+    if want != got {
+        return Err(format!("checksum mismatch (line says {want:08x}, content gives {got:08x}): corrupted"));
+    }
+    Ok(Some(body))
+}
+
+fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
+    s.parse().map_err(|_| format!("{what} '{s}' is not a valid number"))
+}
+
+fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
+    let version = fields.first().ok_or("header without format version")?;
+    if num::<u32>(version, "format version")? != FORMAT_VERSION {
+        return Err(format!("format version {version} is not supported (this lwcbench reads version {FORMAT_VERSION})"));
+    }
+    let mut kv = BTreeMap::new();
+    for f in &fields[1..] {
+        let (k, v) = f.split_once('=').ok_or_else(|| format!("header field '{f}' is not key=value"))?;
+        kv.insert(k.to_string(), pct_decode(v)?);
+    }
+    let mut take = |k: &str| kv.remove(k).ok_or_else(|| format!("header lacks required key '{k}'"));
+    let pos = |v: f64, k: &str| if v.is_finite() && v > 0.0 { Ok(v) } else { Err(format!("header {k}={v} must be positive")) };
+    let board = take("board")?;
+    let mcu = take("mcu")?;
+    let cpu_hz = pos(num(&take("cpu_hz")?, "cpu_hz")?, "cpu_hz")?;
+    let tick_hz = pos(num(&take("tick_hz")?, "tick_hz")?, "tick_hz")?;
+    let timer = take("timer")?;
+    let cycles = Some(take("cycles")?).filter(|c| c != "none");
+    let reps = num(&take("reps")?, "reps")?;
+    let warmup = num(&take("warmup")?, "warmup")?;
+    let groups = num(&take("groups")?, "groups")?;
+    let min_sample_ticks = num(&take("min_sample_ticks")?, "min_sample_ticks")?;
+    let seed = num(&take("seed")?, "seed")?;
+    let mut ciphers = Vec::new();
+    for c in take("ciphers")?.split(',') {
+        let p: Vec<&str> = c.split('/').collect();
+        match p.as_slice() {
+            [a, b, l] if !a.is_empty() && !b.is_empty() && !l.is_empty() => ciphers.push((a.to_string(), b.to_string(), l.to_string())),
+            _ => return Err(format!("header ciphers entry '{c}' is not cipher/implementation/language")),
+        }
+    }
+    let overhead_ticks = kv.remove("overhead_ticks").map(|v| num::<f64>(&v, "overhead_ticks")).transpose()?;
+    Ok(Header { line: line_no, board, mcu, cpu_hz, tick_hz, timer, cycles, overhead_ticks, reps, warmup, groups, min_sample_ticks, seed, ciphers, extra: kv })
+}
+
+const FAMILIES: [&str; 3] = ["stream", "block", "aead"];
+const SCENARIOS: [&str; 7] = ["full", "keystream", "init", "keysetup", "encrypt", "decrypt", "reading"];
+const KIVS: [&str; 4] = ["s,s", "s,r", "r,s", "r,r"];
+
+/// Fields of an `S`/`W` line (after the type) → (seq, row).
+fn parse_sample(h: &Header, f: &[&str]) -> Result<(u64, SampleRow), String> {
+    if f.len() != 13 {
+        return Err(format!("{} fields after the type, 13 expected", f.len()));
+    }
+    let d = |i: usize| pct_decode(f[i]);
+    let seq: u64 = num(f[0], "seq")?;
+    let (cipher, implementation, language) = (d(1)?, d(2)?, d(3)?);
+    if !h.ciphers.iter().any(|(c, i, l)| *c == cipher && *i == implementation && *l == language) {
+        return Err(format!("{cipher}/{implementation}/{language} is not in the header's cipher list"));
+    }
+    let family = d(4)?;
+    if !FAMILIES.contains(&family.as_str()) {
+        return Err(format!("unknown family '{family}'"));
+    }
+    let scenario = d(5)?;
+    if !SCENARIOS.contains(&scenario.as_str()) {
+        return Err(format!("unknown scenario '{scenario}'"));
+    }
+    let kiv = d(6)?;
+    if !KIVS.contains(&kiv.as_str()) {
+        return Err(format!("unknown key/IV variant '{kiv}'"));
+    }
+    let size_bits: u64 = num(f[7], "size_bits")?;
+    let payload = d(8)?;
+    if payload != "random" && !payload.starts_with("dataset:") {
+        return Err(format!("payload '{payload}' is neither 'random' nor 'dataset:<name>'"));
+    }
+    let rep: u32 = num(f[9], "rep")?;
+    let batch: u64 = num(f[10], "batch")?;
+    if batch == 0 {
+        return Err("batch 0: a sample times at least one operation".into());
+    }
+    let ticks: u64 = num(f[11], "ticks")?;
+    let cycles: Option<u64> = if f[12] == "-" { None } else { Some(num(f[12], "cycles")?) };
+    if cycles.is_some() && h.cycles.is_none() {
+        return Err("cycles given although the header says cycles=none".into());
+    }
+    let row = SampleRow {
+        cipher,
+        implementation,
+        language,
+        family,
+        scenario,
+        kiv,
+        size_bits,
+        payload,
+        rep,
+        batch,
+        ns_per_op: ticks as f64 * 1e9 / h.tick_hz / batch as f64,
+        cycles_per_op: cycles.map(|c| c as f64 / batch as f64),
+    };
+    Ok((seq, row))
+}
+
+fn parse_end(f: &[&str]) -> Result<(usize, usize, u32), String> {
+    let mut kv = BTreeMap::new();
+    for x in f {
+        let (k, v) = x.split_once('=').ok_or_else(|| format!("end field '{x}' is not key=value"))?;
+        kv.insert(k, v);
+    }
+    let get = |k: &str| kv.get(k).copied().ok_or_else(|| format!("end line lacks '{k}'"));
+    let crc = u32::from_str_radix(get("crc")?, 16).map_err(|_| "end line crc is not hex".to_string())?;
+    Ok((num(get("samples")?, "samples")?, num(get("warmup")?, "warmup")?, crc))
+}
+
+/// Parse a whole log. Never fails: everything wrong is in `malformed` / `truncation`.
+pub fn parse_log(text: &str) -> Parsed {
+    let text = text.replace('\0', "");
+    let lines = split_lines(&text);
+    // The collected run starts at the last line that is a valid header.
+    let mut header_lines = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Ok(Some(body)) = checked_body(l) {
+            if body.starts_with("LWCB H ") {
+                header_lines.push(i);
+            }
+        }
+    }
+    let mut p = Parsed::default();
+    let start = match header_lines.last() {
+        Some(&s) => s,
+        None => {
+            // Without a header nothing can be validated; count what is there.
+            for (i, l) in lines.iter().enumerate() {
+                match checked_body(l) {
+                    Ok(None) => p.noise_lines += 1,
+                    Ok(Some(_)) => p.malformed.push(Issue { line: i + 1, reason: "line before any header".into() }),
+                    Err(e) => p.malformed.push(Issue { line: i + 1, reason: e }),
+                }
+            }
+            p.truncation = Some("no valid header line (LWCB H …) in the log".into());
+            return p;
+        }
+    };
+    p.earlier_runs = header_lines[..header_lines.len() - 1].iter().map(|i| i + 1).collect();
+    p.noise_lines = start - header_lines.len() + 1; // lines before the collected run, other than headers
+    let mut next_seq = 0u64;
+    let mut run_crc = 0u32;
+    let mut end_seen = false;
+    for (i, line) in lines.iter().enumerate().skip(start) {
+        let no = i + 1;
+        if end_seen {
+            if matches!(checked_body(line), Ok(Some(b)) if b.starts_with("LWCB I ")) {
+                p.info_lines += 1; // e.g. the firmware's "ready" after a run
+            } else if line.contains(MARKER) {
+                p.malformed.push(Issue { line: no, reason: "after the end line".into() });
+            } else {
+                p.noise_lines += 1;
+            }
+            continue;
+        }
+        let body = match checked_body(line) {
+            Ok(None) => {
+                p.noise_lines += 1;
+                continue;
+            }
+            Ok(Some(b)) => b,
+            Err(e) => {
+                p.malformed.push(Issue { line: no, reason: e });
+                continue;
+            }
+        };
+        p.raw.push_str(line[line.find(MARKER).unwrap()..].trim_end());
+        p.raw.push('\n');
+        let fields: Vec<&str> = body.split(' ').collect();
+        let kind = fields.get(1).copied().unwrap_or("");
+        let res: Result<(), String> = match kind {
+            "H" => parse_header(no, &fields[2..]).map(|h| p.header = Some(h)),
+            "I" => {
+                p.info_lines += 1;
+                Ok(())
+            }
+            "S" | "W" => match p.header.as_ref() {
+                None => Err("sample line but the header is malformed".into()),
+                Some(h) => parse_sample(h, &fields[2..]).and_then(|(seq, row)| {
+                    if seq < next_seq {
+                        return Err(format!("seq {seq} repeats or goes back (expected {next_seq})"));
+                    }
+                    if seq > next_seq {
+                        p.gaps.push((no, seq - next_seq));
+                    }
+                    next_seq = seq + 1;
+                    run_crc = crc32_update(run_crc, body.as_bytes());
+                    run_crc = crc32_update(run_crc, b"\n");
+                    if kind == "S" { p.samples.push(row) } else { p.warmup.push(row) }
+                    Ok(())
+                }),
+            },
+            "E" => parse_end(&fields[2..]).map(|e| {
+                p.end = Some(e);
+                end_seen = true;
+            }),
+            other => Err(format!("unknown line type '{other}'")),
+        };
+        if let Err(e) = res {
+            p.malformed.push(Issue { line: no, reason: e });
+        }
+    }
+    p.truncation = match (&p.header, p.end) {
+        (None, _) => Some(format!("the header at line {} is malformed", start + 1)),
+        (Some(_), None) => Some(format!("no end line (LWCB E …): the log stops after {} sample and {} warm-up lines", p.samples.len(), p.warmup.len())),
+        (Some(h), Some((ns, nw, crc))) => {
+            let mut why = Vec::new();
+            if ns != p.samples.len() || nw != p.warmup.len() {
+                why.push(format!("end line counts {ns} sample + {nw} warm-up lines, {} + {} valid ones received", p.samples.len(), p.warmup.len()));
+            } else if crc != run_crc {
+                why.push(format!("end line crc {crc:08x} differs from the received lines' {run_crc:08x}"));
+            }
+            if ns != h.groups * h.reps || nw != h.groups * h.warmup {
+                why.push(format!("header promised {} × {} sample + {} × {} warm-up lines, end line says {ns} + {nw}", h.groups, h.reps, h.groups, h.warmup));
+            }
+            (!why.is_empty()).then(|| why.join("; "))
+        }
+    };
+    p
+}
+
+impl Parsed {
+    /// One-paragraph account of what was read (printed and stored in run.json notes).
+    pub fn summary_lines(&self) -> Vec<String> {
+        let mut v = vec![format!(
+            "collected {} sample and {} warm-up lines; {} malformed line(s) not used; {} noise line(s) and {} info line(s) ignored",
+            self.samples.len(),
+            self.warmup.len(),
+            self.malformed.len(),
+            self.noise_lines,
+            self.info_lines
+        )];
+        for m in self.malformed.iter().take(LIST_MAX) {
+            v.push(format!("malformed line {}: {}", m.line, m.reason));
+        }
+        if self.malformed.len() > LIST_MAX {
+            v.push(format!("… and {} more malformed lines", self.malformed.len() - LIST_MAX));
+        }
+        if !self.gaps.is_empty() {
+            let lost: u64 = self.gaps.iter().map(|g| g.1).sum();
+            let at: Vec<String> = self.gaps.iter().take(LIST_MAX).map(|g| format!("before line {} ({})", g.0, g.1)).collect();
+            v.push(format!("{lost} line(s) missing or malformed by the sequence numbers: {}", at.join(", ")));
+        }
+        if !self.earlier_runs.is_empty() {
+            let l: Vec<String> = self.earlier_runs.iter().map(|x| x.to_string()).collect();
+            v.push(format!("the log holds {} earlier run(s) (headers at line {}); only the last run was collected", l.len(), l.join(", ")));
+        }
+        if let Some(t) = &self.truncation {
+            v.push(format!("TRUNCATED: {t}"));
+        }
+        v
+    }
+}
+
+/// Where the lines came from, for run.json.
+pub struct Source {
+    pub description: String,
+    pub args: Vec<String>,
+    pub started: std::time::SystemTime,
+}
+
+/// Validate and write the result files of a parsed log into `out`. Truncation is an error
+/// unless `allow_truncated`; then the valid lines are written and the truncation is noted.
+pub fn write_collected(p: &Parsed, out: &Path, force: bool, allow_truncated: bool, src: &Source) -> Result<RunRecord, String> {
+    let h = match &p.header {
+        Some(h) => h,
+        None => return Err(format!("{}: {}", src.description, p.truncation.clone().unwrap_or_else(|| "no header".into()))),
+    };
+    if let Some(t) = &p.truncation {
+        if !allow_truncated {
+            return Err(format!(
+                "{}: run truncated: {t} ({} malformed line(s)); nothing written — pass --allow-truncated to keep the {} valid sample lines",
+                src.description,
+                p.malformed.len(),
+                p.samples.len()
+            ));
+        }
+    }
+    if p.samples.is_empty() {
+        return Err(format!("{}: no valid sample lines", src.description));
+    }
+    results::prepare_dir(out, force)?;
+    let finished = std::time::SystemTime::now();
+    let ex = |k: &str| h.extra.get(k).cloned().unwrap_or_else(|| "unknown".into());
+    let mhz = h.cpu_hz / 1e6;
+    let compiler = ex("compiler");
+    let mut notes = vec![format!("collected from {} by lwcbench collect (board line format {FORMAT_VERSION}, docs/board.md)", src.description)];
+    notes.extend(p.summary_lines());
+    notes.push(match &h.cycles {
+        Some(c) => format!("cycles_per_op are core cycles of the board ({c}), not TSC ticks"),
+        None => "the board reported no cycle counter: cycles_per_op is empty".into(),
+    });
+    notes.push(format!("random keys, IVs and payloads come from the firmware's PRNG seeded with {} (not the host's ChaCha20 stream)", h.seed));
+    let known = ["firmware", "compiler", "profile", "opt", "target", "commit"];
+    for (k, v) in h.extra.iter().filter(|(k, _)| !known.contains(&k.as_str())) {
+        notes.push(format!("header {k}={v}"));
+    }
+    let groups: BTreeSet<(&str, &str, &str, &str, u64, &str)> = p
+        .samples
+        .iter()
+        .map(|r| (r.cipher.as_str(), r.implementation.as_str(), r.scenario.as_str(), r.kiv.as_str(), r.size_bits, r.payload.as_str()))
+        .collect();
+    let mut other_compilers = Vec::new();
+    if h.ciphers.iter().any(|c| c.2 != "Rust") {
+        other_compilers.push(("board C/C++ compiler".to_string(), compiler.clone()));
+    }
+    let mut record = RunRecord {
+        tool: "lwcbench".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        args: src.args.clone(),
+        preset: Some(format!("board:{}", h.board)),
+        seed: h.seed,
+        reps: h.reps,
+        warmup: h.warmup,
+        warmup_policy: "warm-up samples are measured on the board with the same batch and key/IV policy, written to warmup.csv and excluded from samples.csv and all statistics".into(),
+        min_sample_ns: h.min_sample_ticks * 1e9 / h.tick_hz,
+        static_key_hex: None,
+        static_iv_hex: None,
+        payload: "random (bytes from the firmware's PRNG per sample)".into(),
+        groups: groups.len(),
+        machine: Machine {
+            cpu_model: format!("{} @ {mhz} MHz", h.mcu),
+            logical_cores: 1,
+            cpu_flags: vec![],
+            governor: format!("none: fixed core clock {mhz} MHz (from the firmware header)"),
+            os: format!("bare metal ({})", h.board),
+            kernel: String::new(),
+            hostname: h.board.clone(),
+        },
+        build: Build {
+            tool_version: ex("firmware"),
+            git_commit: ex("commit"),
+            rustc: compiler,
+            profile: ex("profile"),
+            opt_level: ex("opt"),
+            target: ex("target"),
+            rustflags: String::new(),
+            other_compilers,
+        },
+        clock: ClockInfo {
+            time_source: format!("{} at {} Hz (board)", h.timer, h.tick_hz),
+            cycle_source: h.cycles.clone().unwrap_or_else(|| "none on this board (cycles columns empty)".into()),
+            overhead_ns: h.overhead_ticks.map(|t| t * 1e9 / h.tick_hz).unwrap_or(f64::NAN),
+            resolution_ns: 1e9 / h.tick_hz,
+            cycles_per_ns: h.cycles.as_ref().map(|_| h.cpu_hz / 1e9),
+        },
+        started_utc: results::rfc3339(src.started),
+        finished_utc: results::rfc3339(finished),
+        duration_s: finished.duration_since(src.started).unwrap_or_default().as_secs_f64(),
+        files: vec![],
+        notes,
+    };
+    if record.clock.overhead_ns.is_nan() {
+        record.clock.overhead_ns = 0.0;
+        record.notes.push("the firmware did not report its timer overhead (overhead_ns = 0)".into());
+    }
+    let extra = [("board-log.txt", p.raw.clone().into_bytes())];
+    results::write_rows(out, &p.samples, &p.warmup, &mut record, &extra, "").map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,41 @@
+/* The benchmark runner of the Arduino sketch: the same suites and the same line format
+ * (docs/board.md, version 1) as the Rust firmware/bench crate. Freestanding C++ (no libc, no
+ * heap, no exceptions), so the ESP8266 toolchain compiles it without a C library. */
+#ifndef LWCBENCH_BENCH_H
+#define LWCBENCH_BENCH_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Supplied by the board glue (lwcbench.ino). */
+uint64_t lwc_ticks(void);                    /* monotonic, at BoardInfo.tick_hz */
+bool lwc_cycles(uint32_t *c);                /* free-running 32-bit core-cycle counter */
+void lwc_write(const uint8_t *b, size_t n);  /* to the host */
+
+struct LwcBoardInfo {
+    const char *board, *mcu;
+    uint32_t cpu_hz, tick_hz;
+    const char *timer, *cycles; /* cycles: "none" without a counter */
+    const char *firmware, *compiler, *profile, *opt, *target, *commit;
+};
+
+/* A stream cipher under test: metadata and three calls (0 = success). */
+struct LwcCipher {
+    const char *name, *impl, *lang;
+    uint16_t key_bytes, iv_bytes;
+    int (*init)(void *st, const uint8_t *key, const uint8_t *iv);
+    int (*keystream)(void *st, uint8_t *out, size_t nbits);
+    int (*apply)(void *st, uint8_t *data, size_t nbits);
+    void *state;
+};
+
+struct LwcConfig {
+    uint32_t reps, warmup;
+    uint64_t min_sample_ticks, seed;
+};
+
+uint32_t lwc_crc32_update(uint32_t crc, const uint8_t *data, size_t n);
+void lwc_info_line(const char *msg);
+/* Runs every group of every cipher and prints the whole run, header to end line. */
+void lwc_run(const LwcBoardInfo &info, const LwcConfig &cfg, const LwcCipher *ciphers, size_t n);
+
+#endif

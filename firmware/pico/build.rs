@@ -1,0 +1,9 @@
+//! memory.x (with the BOOT2 region) on the linker's search path for cortex-m-rt's link.x.
+fn main() {
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    std::fs::copy("memory.x", out.join("memory.x")).unwrap();
+    println!("cargo:rustc-link-search={}", out.display());
+    println!("cargo:rustc-link-arg-bins=--nmagic");
+    println!("cargo:rustc-link-arg-bins=-Tlink.x");
+    println!("cargo:rerun-if-changed=memory.x");
+}

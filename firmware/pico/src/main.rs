@@ -1,0 +1,134 @@
+//! Raspberry Pi Pico (RP2040, Cortex-M0+ at 125 MHz): the benchmark suites of firmware/bench
+//! over USB CDC serial (/dev/ttyACM0 on Linux). Only the board glue lives here.
+//!
+//! Time: the RP2040 TIMER (64-bit, 1 MHz from the 12 MHz crystal via the watchdog tick).
+//! Cycles: SysTick clocked from the core (24 bits, wraps every 134 ms at 125 MHz; the bench
+//! drops the cycle figure of a sample that could have wrapped). Starts a run on any byte
+//! received (`lwcbench collect --port` sends one), so nothing is lost before the host opens
+//! the port. Build, flash and collect: docs/board.md.
+#![no_std]
+#![no_main]
+
+use cortex_m::peripheral::syst::SystClkSource;
+use cortex_m::peripheral::SYST;
+use lwc_board_bench::{Board, BoardInfo, Config, DracoFast, DracoRef, Grain128a, Trivium};
+use lwcbench_core::StreamCipher;
+use rp_pico::entry;
+use rp_pico::hal::{self, pac, Clock};
+use usb_device::class_prelude::UsbBusAllocator;
+use usb_device::prelude::*;
+use usbd_serial::SerialPort;
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    loop {
+        cortex_m::asm::bkpt();
+    }
+}
+
+struct Pico<'a> {
+    timer: hal::Timer,
+    usb: UsbDevice<'a, hal::usb::UsbBus>,
+    serial: SerialPort<'a, hal::usb::UsbBus>,
+}
+
+impl Pico<'_> {
+    fn poll(&mut self) {
+        self.usb.poll(&mut [&mut self.serial]);
+    }
+    /// Block until the host sends a byte.
+    fn wait_for_byte(&mut self) {
+        let mut buf = [0u8; 64];
+        loop {
+            self.poll();
+            if let Ok(n) = self.serial.read(&mut buf) {
+                if n > 0 {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Board for Pico<'_> {
+    fn ticks(&mut self) -> u64 {
+        self.timer.get_counter().ticks()
+    }
+    fn cycles(&mut self) -> Option<u32> {
+        Some(0xFF_FFFF - SYST::get_current())
+    }
+    fn write(&mut self, mut bytes: &[u8]) {
+        // USB is serviced only here, between samples, never inside a timed region.
+        while !bytes.is_empty() {
+            self.poll();
+            match self.serial.write(bytes) {
+                Ok(n) => bytes = &bytes[n..],
+                Err(UsbError::WouldBlock) => {}
+                Err(_) => return,
+            }
+        }
+        let _ = self.serial.flush();
+    }
+}
+
+const CONFIG: Config = Config { reps: 30, warmup: 3, min_sample_ticks: 1_000, seed: 1, sizes: lwc_board_bench::SIZES };
+
+#[entry]
+fn main() -> ! {
+    let mut pac = pac::Peripherals::take().unwrap();
+    let mut core = pac::CorePeripherals::take().unwrap();
+    let mut watchdog = hal::Watchdog::new(pac.WATCHDOG);
+    let clocks = hal::clocks::init_clocks_and_plls(
+        rp_pico::XOSC_CRYSTAL_FREQ,
+        pac.XOSC,
+        pac.CLOCKS,
+        pac.PLL_SYS,
+        pac.PLL_USB,
+        &mut pac.RESETS,
+        &mut watchdog,
+    )
+    .ok()
+    .unwrap();
+    let cpu_hz = clocks.system_clock.freq().to_Hz();
+    let timer = hal::Timer::new(pac.TIMER, &mut pac.RESETS, &clocks);
+    core.SYST.set_clock_source(SystClkSource::Core);
+    core.SYST.set_reload(0xFF_FFFF);
+    core.SYST.clear_current();
+    core.SYST.enable_counter();
+
+    let bus = UsbBusAllocator::new(hal::usb::UsbBus::new(pac.USBCTRL_REGS, pac.USBCTRL_DPRAM, clocks.usb_clock, true, &mut pac.RESETS));
+    let serial = SerialPort::new(&bus);
+    // pid.codes test VID/PID for CDC-ACM class devices (16c0:27dd).
+    let usb = UsbDeviceBuilder::new(&bus, UsbVidPid(0x16c0, 0x27dd))
+        .strings(&[StringDescriptors::default().manufacturer("lwcbench").product("lwcbench board benchmark").serial_number("1")])
+        .unwrap()
+        .device_class(usbd_serial::USB_CLASS_CDC)
+        .build();
+    let mut b = Pico { timer, usb, serial };
+    let info = BoardInfo {
+        board: "rpi-pico",
+        mcu: "RP2040 Cortex-M0+",
+        cpu_hz,
+        tick_hz: 1_000_000,
+        timer: "RP2040 TIMER (1 MHz, 64-bit)",
+        cycles: "SysTick (core clock, 24-bit)",
+        cycle_bits: 24,
+        firmware: env!("CARGO_PKG_VERSION"),
+        compiler: lwc_board_bench::build::COMPILER,
+        profile: lwc_board_bench::build::PROFILE,
+        opt: lwc_board_bench::build::OPT,
+        target: lwc_board_bench::build::TARGET,
+        commit: lwc_board_bench::build::COMMIT,
+    };
+    let mut t = Trivium::default();
+    let mut g = Grain128a::default();
+    let mut r = DracoRef::default();
+    let mut f = DracoFast::default();
+    loop {
+        b.wait_for_byte();
+        lwc_board_bench::info_line(&mut b, "starting");
+        let mut ciphers: [&mut dyn StreamCipher; 4] = [&mut r, &mut f, &mut t, &mut g];
+        lwc_board_bench::run(&mut b, &info, &CONFIG, &mut ciphers);
+        lwc_board_bench::info_line(&mut b, "ready: send any byte to run again");
+    }
+}
