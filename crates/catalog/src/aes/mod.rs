@@ -182,6 +182,14 @@ impl Lib {
             _ => "",
         }
     }
+    /// A documented limitation of the library for this mode and message length, reported by
+    /// `lwcbench verify` as a finding instead of a failure.
+    pub fn limitation(self, kind: Kind, len: usize) -> Option<&'static str> {
+        match (self, kind, len) {
+            (Lib::OpenSsl, Kind::Siv, 0) => Some("OpenSSL 3.0 AES-SIV refuses an empty message (EVP final fails; openssl/openssl issues 17268 and 26580)"),
+            _ => None,
+        }
+    }
     fn origin(self) -> Origin {
         match self {
             Lib::RustCrypto => Origin::Crate { name: "RustCrypto", version: "aes 0.9" },

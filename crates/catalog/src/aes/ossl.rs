@@ -199,8 +199,10 @@ impl Aead for OsslAead {
     fn encrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &mut [u8]) -> Result<(), CipherError> {
         check_aead_args(self.kind, nonce, tag)?;
         let kind = self.kind;
+        if kind == Kind::Siv && buf.is_empty() {
+            return Err(CipherError::DataLength { got: 0 }); // Lib::limitation
+        }
         let c = &mut self.ctx.as_mut().ok_or(CipherError::NotInitialized)?.enc;
-        let scratch = &mut self.scratch;
         let key = (kind == Kind::Siv).then_some(&self.key[..]);
         c.encrypt_init(None, key, (!nonce.is_empty()).then_some(nonce)).map_err(e)?;
         if kind == Kind::Ccm {
@@ -209,14 +211,7 @@ impl Aead for OsslAead {
         if !ad.is_empty() || kind == Kind::Siv {
             c.cipher_update(ad, None).map_err(e)?;
         }
-        let n = buf.len();
-        if n > 0 || kind == Kind::Ccm {
-            update(c, buf, scratch).map_err(e)?;
-        }
-        let mut fin = [0u8; 32];
-        if c.cipher_final(&mut fin).map_err(e)? != 0 {
-            return Err(CipherError::DataLength { got: n });
-        }
+        body(c, buf, &mut self.scratch, kind == Kind::Ccm, true).map_err(e)?;
         c.tag(tag).map_err(e)
     }
     fn decrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), CipherError> {
@@ -234,21 +229,41 @@ impl Aead for OsslAead {
             if !ad.is_empty() || kind == Kind::Siv {
                 c.cipher_update(ad, None)?;
             }
-            let n = buf.len();
-            if n > 0 || kind == Kind::Ccm {
-                update(c, buf, scratch)?;
-            }
-            if kind != Kind::Ccm {
-                let mut fin = [0u8; 32];
-                if c.cipher_final(&mut fin)? != 0 {
-                    return Err(openssl::error::ErrorStack::get());
-                }
-            }
-            Ok(())
+            // CCM verifies inside the update and has no final step
+            body(c, buf, scratch, kind == Kind::Ccm, kind != Kind::Ccm)
         })();
         r.map_err(|_| {
             buf.fill(0);
             CipherError::AuthenticationFailed
         })
     }
+}
+
+/// Message body of an AEAD: update (+ final), in place where EVP allows it. OCB reports a
+/// 16-byte block and holds back a partial last block until the final call, so it goes
+/// through the scratch buffer.
+fn body(c: &mut CipherCtx, buf: &mut [u8], scratch: &mut Vec<u8>, always_update: bool, fin: bool) -> Result<(), openssl::error::ErrorStack> {
+    let n = buf.len();
+    if c.block_size() > 1 {
+        scratch.resize(n + 32, 0);
+        let mut out = if n > 0 || always_update { c.cipher_update(buf, Some(scratch))? } else { 0 };
+        if fin {
+            out += c.cipher_final(&mut scratch[out..])?;
+        }
+        if out != n {
+            return Err(openssl::error::ErrorStack::get());
+        }
+        buf.copy_from_slice(&scratch[..n]);
+    } else {
+        if n > 0 || always_update {
+            c.cipher_update_inplace(buf, n)?;
+        }
+        if fin {
+            let mut rest = [0u8; 32];
+            if c.cipher_final(&mut rest)? != 0 {
+                return Err(openssl::error::ErrorStack::get());
+            }
+        }
+    }
+    Ok(())
 }
