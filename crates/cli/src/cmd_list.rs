@@ -6,9 +6,20 @@ pub struct ListArgs {
     /// Output format.
     #[arg(long, value_parser = ["table", "csv", "json"], default_value = "table")]
     format: String,
+    /// Print the AES support matrix (library × mode × key size) instead of the list; with
+    /// --format csv as CSV (the same table the aes-libs preset writes as support_matrix.csv).
+    #[arg(long)]
+    matrix: bool,
 }
 
 pub fn run(a: &ListArgs) -> Result<(), String> {
+    if a.matrix {
+        match a.format.as_str() {
+            "csv" => print!("{}", lwcbench_catalog::aes::check::matrix_csv()),
+            _ => print!("{}", lwcbench_catalog::aes::check::matrix_markdown()),
+        }
+        return Ok(());
+    }
     let reg = registry();
     match a.format.as_str() {
         "json" => {
@@ -69,6 +80,9 @@ pub fn run(a: &ListArgs) -> Result<(), String> {
                     i.origin.to_string(),
                     i.note
                 );
+            }
+            for m in lwcbench_catalog::aes::missing_libraries() {
+                println!("{m}");
             }
             println!("\n{} implementations. Sizes in bits; state in bytes. Use an id as `--cipher NAME` or `--cipher NAME/IMPL`.", reg.len());
         }

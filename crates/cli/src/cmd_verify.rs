@@ -28,6 +28,9 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
         Some(p) => println!("official vectors: {}", p.display()),
         None => println!("official vectors: folder not found — running the transcribed in-repo vectors only"),
     }
+    for m in lwcbench_catalog::aes::missing_libraries() {
+        println!("{m}");
+    }
     let entries: Vec<_> = registry()
         .into_iter()
         .filter(|e| a.cipher.is_empty() || a.cipher.iter().any(|c| e.matches(c)))

@@ -56,7 +56,7 @@ impl Scenario {
         match self {
             Scenario::Full | Scenario::Keystream | Scenario::Init => f == Family::Stream,
             Scenario::Keysetup | Scenario::Encrypt | Scenario::Decrypt => f != Family::Stream,
-            Scenario::Reading => f != Family::Block,
+            Scenario::Reading => f != Family::Block && f != Family::Mode,
         }
     }
     /// Does the payload size matter (init/keysetup ignore it)?

@@ -313,6 +313,8 @@ pub fn register(r: &mut Vec<Entry>) {
         let _ = b;
         r.push(if kind.is_aead() { Entry::aead(a, v) } else { Entry::mode(m, v) });
     }
+    #[cfg(feature = "openssl")]
+    r.push(Entry::aead(|| Box::new(ossl::OsslChaCha::new()), ossl::verify_chacha));
 }
 
 /// One line per library that is not built, for `lwcbench list` / `verify`.

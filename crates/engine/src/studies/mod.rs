@@ -5,6 +5,8 @@
 //! its Markdown to `summary.md`. One module per study lives beside this file.
 use std::path::PathBuf;
 
+pub mod aes_libs;
+
 use crate::results::{RunRecord, SampleRow, SummaryRow};
 use crate::runner::GroupResult;
 use crate::session::Request;
