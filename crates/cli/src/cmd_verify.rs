@@ -48,7 +48,7 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
         let bad = checks.iter().any(|c| !c.ok());
         println!("{} {:<34} {:>6} passed {:>4} failed {:>3} checks{}", if bad { "FAIL" } else { " ok " }, e.id(), pass, fail, checks.len(), if sk > 0 { format!(" ({sk} skipped: shared folder absent)") } else { String::new() });
         for c in &checks {
-            if a.verbose || !c.ok() {
+            if a.verbose || !c.ok() || c.what.contains("finding") {
                 let state = if c.skipped { "skip" } else if c.ok() { "ok" } else { "FAIL" };
                 println!("    {state:<4} {} — {} passed", c.what, c.passed);
             }
