@@ -30,6 +30,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=native/wolf_shim.c");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    println!("cargo:rerun-if-env-changed=PKG_CONFIG_LIBDIR");
     println!("cargo::rustc-check-cfg=cfg(lwc_gcrypt)");
     println!("cargo::rustc-check-cfg=cfg(lwc_wolfssl)");
     let feature = |f: &str| std::env::var_os(format!("CARGO_FEATURE_{}", f.to_uppercase())).is_some();
