@@ -12,6 +12,7 @@ want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
 pkgs=(build-essential pkg-config)
+pkgs+=(libssl-dev libgcrypt20-dev libwolfssl-dev)  # AES libraries: docs/aes-libraries.md
 # PyCryptodome for the external engine (`--engine pycryptodome`) without a virtual environment
 pkgs+=(python3-pycryptodome)
 if ((want_test)); then

@@ -125,6 +125,23 @@ fn crypt(cipher_id: &str, key: &[u8], iv: &[u8], data: &[u8], ad: &[u8], decrypt
             }
             Ok(buf)
         }
+        Make::Mode(make) => {
+            if !ad.is_empty() {
+                return Err(value_err(format!("{id}: associated data needs an AEAD; this is an unauthenticated mode")));
+            }
+            let mut c = make();
+            c.set_key(key).map_err(|x| cipher_err(&id, x))?;
+            let mut buf = data.to_vec();
+            if decrypt {
+                let n = c.decrypt(iv, &mut buf).map_err(|x| cipher_err(&id, x))?;
+                buf.truncate(n);
+            } else {
+                buf.resize(c.ciphertext_len(data.len()), 0);
+                let n = c.encrypt(iv, &mut buf, data.len()).map_err(|x| cipher_err(&id, x))?;
+                buf.truncate(n);
+            }
+            Ok(buf)
+        }
         Make::Aead(make) => {
             let mut c = make();
             c.set_key(key).map_err(|x| cipher_err(&id, x))?;

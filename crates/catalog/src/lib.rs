@@ -10,6 +10,7 @@
 //! the engine and `lwcbench verify` read.
 
 pub mod adapters;
+pub mod aes;
 pub mod conformance;
 pub mod kat;
 mod registry;

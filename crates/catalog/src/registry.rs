@@ -1,4 +1,4 @@
-use lwcbench_core::{Aead, BlockCipher, CipherInfo, Family, StreamCipher};
+use lwcbench_core::{Aead, BlockCipher, CipherInfo, CipherMode, Family, StreamCipher};
 
 use crate::verify::{Check, VerifyCtx};
 
@@ -8,6 +8,8 @@ pub enum Make {
     Stream(fn() -> Box<dyn StreamCipher + Send>),
     Block(fn() -> Box<dyn BlockCipher + Send>),
     Aead(fn() -> Box<dyn Aead + Send>),
+    /// A confidentiality-only block-cipher mode (AES-ECB/CBC/CFB/OFB/CTR; see `crate::aes`).
+    Mode(fn() -> Box<dyn CipherMode + Send>),
 }
 
 /// One implementation of one algorithm.
@@ -34,6 +36,11 @@ impl Entry {
         let info = make().info();
         assert_eq!(info.family, Family::Aead, "{} registered as aead", info.name);
         Entry { info, make: Make::Aead(make), verify }
+    }
+    pub fn mode(make: fn() -> Box<dyn CipherMode + Send>, verify: fn(&VerifyCtx) -> Vec<Check>) -> Self {
+        let info = make().info();
+        assert_eq!(info.family, Family::Mode, "{} registered as mode", info.name);
+        Entry { info, make: Make::Mode(make), verify }
     }
     /// Does a user's selector name this entry? A bare algorithm name selects every
     /// implementation of it; "name/impl" selects one (both case-insensitive).
@@ -63,6 +70,7 @@ pub fn registry() -> Vec<Entry> {
     crate::adapters::estream::register(&mut r);
     crate::adapters::rustcrypto::register(&mut r);
     crate::adapters::lightweight::register(&mut r);
+    crate::aes::register(&mut r);
     r
 }
 

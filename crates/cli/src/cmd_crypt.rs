@@ -118,6 +118,20 @@ pub fn run(a: &CryptArgs, mode: Mode) -> Result<(), String> {
             c.decrypt(&iv, &ad, &mut buf, tag).map_err(|err| format!("decryption failed: {err}"))?;
             buf
         }
+        (Make::Mode(mk), m) if m != Mode::Keystream => {
+            let mut c = mk();
+            c.set_key(&key).map_err(cerr)?;
+            let mut buf = input;
+            let n = if m == Mode::Encrypt {
+                let len = buf.len();
+                buf.resize(c.ciphertext_len(len), 0);
+                c.encrypt(&iv, &mut buf, len).map_err(cerr)?
+            } else {
+                c.decrypt(&iv, &mut buf).map_err(|err| format!("decryption failed: {err}"))?
+            };
+            buf.truncate(n);
+            buf
+        }
         (Make::Block(mk), m) if m != Mode::Keystream => {
             let mut c = mk();
             c.set_key(&key).map_err(cerr)?;

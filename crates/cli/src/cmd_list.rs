@@ -10,9 +10,20 @@ pub struct ListArgs {
     /// command line; see docs/engine-protocol.md).
     #[arg(long)]
     engine: Vec<String>,
+    /// Print the AES support matrix (library × mode × key size) instead of the list; with
+    /// --format csv as CSV (the same table the aes-libs preset writes as support_matrix.csv).
+    #[arg(long)]
+    matrix: bool,
 }
 
 pub fn run(a: &ListArgs) -> Result<(), String> {
+    if a.matrix {
+        match a.format.as_str() {
+            "csv" => print!("{}", lwcbench_catalog::aes::check::matrix_csv()),
+            _ => print!("{}", lwcbench_catalog::aes::check::matrix_markdown()),
+        }
+        return Ok(());
+    }
     let reg = if a.engine.is_empty() { registry() } else { engine_entries(&a.engine, a.format == "table")? };
     match a.format.as_str() {
         "json" => {
@@ -73,6 +84,9 @@ pub fn run(a: &ListArgs) -> Result<(), String> {
                     i.origin.to_string(),
                     i.note
                 );
+            }
+            for m in lwcbench_catalog::aes::missing_libraries() {
+                println!("{m}");
             }
             println!("\n{} implementations. Sizes in bits; state in bytes. Use an id as `--cipher NAME` or `--cipher NAME/IMPL`.", reg.len());
         }

@@ -33,6 +33,9 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
         Some(p) => println!("official vectors: {}", p.display()),
         None => println!("official vectors: folder not found — running the transcribed in-repo vectors only"),
     }
+    for m in lwcbench_catalog::aes::missing_libraries() {
+        println!("{m}");
+    }
     let entries: Vec<_> = registry()
         .into_iter()
         .filter(|_| a.engine.is_empty() || !a.cipher.is_empty())
@@ -78,7 +81,7 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
         let bad = checks.iter().any(|c| !c.ok());
         println!("{} {:<34} {:>6} passed {:>4} failed {:>3} checks{}", if bad { "FAIL" } else { " ok " }, id, pass, fail, checks.len(), if sk > 0 { format!(" ({sk} skipped: shared folder absent)") } else { String::new() });
         for c in &checks {
-            if a.verbose || !c.ok() {
+            if a.verbose || !c.ok() || c.what.contains("finding") {
                 let state = if c.skipped { "skip" } else if c.ok() { "ok" } else { "FAIL" };
                 println!("    {state:<4} {} — {} passed", c.what, c.passed);
             }

@@ -234,3 +234,31 @@ fn sensor_study_on_a_users_csv() {
     assert_clean_error_in(dir.path(), &["run", "--cipher", "ChaCha20", "--dataset", "site.csv", "--channels", "pressure", "-o", "e"], "column 'pressure' not found");
     assert_clean_error_in(dir.path(), &["run", "--cipher", "ChaCha20", "--dataset", "site.csv", "--readings", "100", "-o", "e"], "has 60 readings, 100 requested");
 }
+
+#[test]
+fn aes_modes_through_every_library_and_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = lwcbench(&["list", "--matrix"], dir.path());
+    assert!(o.status.success());
+    let m = String::from_utf8_lossy(&o.stdout);
+    assert!(m.contains("| rustcrypto |") && m.contains("| CBC |"), "{m}");
+    // NIST SP 800-38A F.2.1 CBC-AES128, first block; PKCS#7 adds a whole block (32 bytes out)
+    let key = "2b7e151628aed2a6abf7158809cf4f3c";
+    let iv = "000102030405060708090a0b0c0d0e0f";
+    let pt = "6bc1bee22e409f96e93d7e117393172a";
+    for lib in ["rustcrypto", "openssl", "gcrypt", "wolfssl"] {
+        let id = format!("AES-128-CBC/{lib}");
+        let o = lwcbench(&["list", "--format", "csv"], dir.path());
+        if !String::from_utf8_lossy(&o.stdout).contains(&format!("AES-128-CBC,{lib},")) {
+            continue; // library not built here; `list` says why
+        }
+        let o = lwcbench(&["encrypt", "-c", &id, "-k", key, "--iv", iv, "--hex", pt], dir.path());
+        assert!(o.status.success(), "{id}: {}", stderr(&o));
+        let ct = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        assert_eq!(ct.len(), 64, "{id}: {ct}");
+        assert!(ct.starts_with("7649abac8119b246cee98e9b12e9197d"), "{id}: {ct}");
+        let o = lwcbench(&["decrypt", "-c", &id, "-k", key, "--iv", iv, "--hex", &ct], dir.path());
+        assert!(o.status.success(), "{id}: {}", stderr(&o));
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), pt, "{id}");
+    }
+}

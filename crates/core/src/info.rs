@@ -4,6 +4,8 @@ pub enum Family {
     Stream,
     Block,
     Aead,
+    /// A block-cipher mode without authentication (ECB, CBC, CFB, OFB, CTR): [`crate::CipherMode`].
+    Mode,
 }
 
 impl Family {
@@ -12,6 +14,7 @@ impl Family {
             Family::Stream => "stream",
             Family::Block => "block",
             Family::Aead => "aead",
+            Family::Mode => "mode",
         }
     }
 }

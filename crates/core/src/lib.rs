@@ -113,3 +113,20 @@ pub trait Aead {
     /// [`CipherError::AuthenticationFailed`] and zeroes `buf`.
     fn decrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), CipherError>;
 }
+
+/// A confidentiality-only block-cipher mode with an IV, as libraries offer it: ECB and CBC
+/// with PKCS#7 padding (the ciphertext is longer than the message), CFB, OFB and CTR (same
+/// length). In place: the caller's buffer must have room for [`CipherMode::ciphertext_len`].
+pub trait CipherMode {
+    fn info(&self) -> CipherInfo;
+    /// Run the key schedule (and whatever per-key context the library keeps).
+    fn set_key(&mut self, key: &[u8]) -> Result<(), CipherError>;
+    /// Ciphertext length for a `len`-byte message (padding included).
+    fn ciphertext_len(&self, len: usize) -> usize;
+    /// Encrypt `buf[..len]` in place with this IV (empty for ECB); returns the ciphertext
+    /// length. `buf.len()` must be at least `ciphertext_len(len)`.
+    fn encrypt(&mut self, iv: &[u8], buf: &mut [u8], len: usize) -> Result<usize, CipherError>;
+    /// Decrypt the whole of `buf` in place; returns the plaintext length (padding removed).
+    /// Bad padding, or a length that is not a whole number of blocks, is a `DataLength` error.
+    fn decrypt(&mut self, iv: &[u8], buf: &mut [u8]) -> Result<usize, CipherError>;
+}

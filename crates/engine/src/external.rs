@@ -299,7 +299,8 @@ impl Offer {
             "block" => Family::Block,
             "aead" => Family::Aead,
             "stream" => Family::Stream,
-            x => return Err(format!("family '{}' is not block, aead or stream", clip(x))),
+            "mode" => Family::Mode,
+            x => return Err(format!("family '{}' is not block, aead, stream or mode", clip(x))),
         };
         let bits = |k: &str| -> Result<u16, String> {
             let v: u16 = f.num(k)?;
@@ -593,6 +594,7 @@ impl Engine {
             Family::Stream => Make::Stream(no_stream),
             Family::Block => Make::Block(no_block),
             Family::Aead => Make::Aead(no_aead),
+            Family::Mode => Make::Mode(no_mode),
         };
         Entry { info, make, verify: no_verify }
     }
@@ -726,6 +728,9 @@ fn no_block() -> Box<dyn BlockCipher + Send> {
     panic!("an external engine's cipher has no in-process instance")
 }
 fn no_aead() -> Box<dyn Aead + Send> {
+    panic!("an external engine's cipher has no in-process instance")
+}
+fn no_mode() -> Box<dyn lwcbench_core::CipherMode + Send> {
     panic!("an external engine's cipher has no in-process instance")
 }
 fn no_verify(_: &VerifyCtx) -> Vec<Check> {

@@ -68,8 +68,8 @@ impl Scenario {
         match self {
             Scenario::Full | Scenario::Keystream | Scenario::Init => f == Family::Stream,
             Scenario::Keysetup | Scenario::Encrypt | Scenario::Decrypt => f != Family::Stream,
-            Scenario::Reading => f != Family::Block,
-            Scenario::Frame => f != Family::Block,
+            Scenario::Reading => f != Family::Block && f != Family::Mode,
+            Scenario::Frame => f == Family::Stream || f == Family::Aead,
             Scenario::Roundtrip => f == Family::Aead,
         }
     }

@@ -76,6 +76,14 @@ pub const PRESETS: &[Preset] = &[
         warmup: 3,
         study: Some(crate::studies::stream_study::study),
     },
+    Preset {
+        name: "aes-libs",
+        about: "The four-library AES study: every AES mode (ECB, CBC, CFB, CFB8, OFB, CTR, GCM, CCM, EAX, OCB, SIV) × key size 128/192/256 × library (RustCrypto, OpenSSL, libgcrypt, wolfSSL — those built) × {16 B, 1 KiB, 16 KiB, 64 KiB}, keysetup/encrypt/decrypt; writes support_matrix.csv/.md, ciphertext_lengths.csv and aes_libs.csv (median + CI, geometric mean over each library's modes)",
+        selection: aes_libs_selection,
+        reps: 30,
+        warmup: 3,
+        study: Some(crate::studies::aes_libs::run),
+    },
 ];
 
 fn lightweight_selection() -> Selection {
@@ -96,6 +104,21 @@ fn ics_selection() -> Selection {
         scenarios: vec![Scenario::Roundtrip],
         sizes_bits: crate::studies::ics::message_sizes_bits(),
         kivs: vec![Kiv { random_key: false, random_iv: false }],
+        ..Default::default()
+    }
+}
+
+fn aes_libs_selection() -> Selection {
+    let mut ciphers = Vec::new();
+    for k in lwcbench_catalog::aes::Kind::ALL {
+        for b in lwcbench_catalog::aes::KEY_BITS {
+            ciphers.push(lwcbench_catalog::aes::name(k, b).to_string());
+        }
+    }
+    Selection {
+        ciphers,
+        scenarios: vec![Scenario::Keysetup, Scenario::Encrypt, Scenario::Decrypt],
+        sizes_bits: vec![16 * 8, 1024 * 8, 16384 * 8, 65536 * 8],
         ..Default::default()
     }
 }

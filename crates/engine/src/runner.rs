@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use lwcbench_catalog::Make;
-use lwcbench_core::{Aead, BlockCipher, CipherError, StreamCipher};
+use lwcbench_core::{Aead, BlockCipher, CipherError, CipherMode, StreamCipher};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
@@ -143,6 +143,9 @@ impl Op for AeadOp {
         self.nonce.clear();
         self.nonce.extend_from_slice(iv);
         self.c.set_key(key)?;
+        if self.scenario == Scenario::Keysetup {
+            return Ok(()); // no message involved (and e.g. OpenSSL 3.0's AES-SIV refuses an empty one)
+        }
         // Decrypt needs a valid ciphertext + tag for this key and nonce.
         self.ct.copy_from_slice(&self.payload);
         self.c.encrypt(&self.nonce, &[], &mut self.ct, &mut self.tag)?;
@@ -160,6 +163,59 @@ impl Op for AeadOp {
                 self.c.decrypt(&self.nonce, &[], &mut self.buf, &self.tag)
             }
             _ => unreachable!("AEAD scenarios only"),
+        };
+        black_box(&mut self.buf);
+        r
+    }
+}
+
+/// A confidentiality-only mode (AES-ECB/CBC/CFB/OFB/CTR): set_key = key schedule (and the
+/// library's per-key context); encrypt = IV setup + padding + encryption of the message;
+/// decrypt = restore the ciphertext (a memcpy, timed, as for AEADs) + decryption + unpadding.
+struct ModeOp {
+    c: Box<dyn CipherMode + Send>,
+    scenario: Scenario,
+    payload: Vec<u8>,
+    buf: Vec<u8>,
+    ct: Vec<u8>,
+    key: Vec<u8>,
+    iv: Vec<u8>,
+}
+
+impl Op for ModeOp {
+    fn prepare(&mut self, key: &[u8], iv: &[u8]) -> Result<(), CipherError> {
+        self.key.clear();
+        self.key.extend_from_slice(key);
+        self.iv.clear();
+        self.iv.extend_from_slice(iv);
+        self.c.set_key(key)?;
+        if self.scenario == Scenario::Keysetup {
+            return Ok(());
+        }
+        let n = self.payload.len();
+        self.ct.clear();
+        self.ct.extend_from_slice(&self.payload);
+        self.ct.resize(self.c.ciphertext_len(n), 0);
+        let m = self.c.encrypt(&self.iv, &mut self.ct, n)?;
+        self.ct.truncate(m);
+        self.buf.clear();
+        self.buf.extend_from_slice(&self.payload);
+        self.buf.resize(self.ct.len().max(n), 0);
+        Ok(())
+    }
+    #[inline(never)]
+    fn run(&mut self) -> Result<(), CipherError> {
+        let r = match self.scenario {
+            Scenario::Keysetup => self.c.set_key(&self.key),
+            // encrypt reads buf[..n] and overwrites it: the next run encrypts the previous
+            // ciphertext prefix, the same amount of work
+            Scenario::Encrypt => self.c.encrypt(&self.iv, &mut self.buf, self.payload.len()).map(|_| ()),
+            Scenario::Decrypt => {
+                let n = self.ct.len();
+                self.buf[..n].copy_from_slice(&self.ct);
+                self.c.decrypt(&self.iv, &mut self.buf[..n]).map(|_| ())
+            }
+            _ => unreachable!("mode scenarios: keysetup, encrypt, decrypt"),
         };
         black_box(&mut self.buf);
         r
@@ -186,7 +242,7 @@ impl ReadingOp {
         let (stream, aead) = match g.entry.make {
             Make::Stream(mk) => (Some(mk()), None),
             Make::Aead(mk) => (None, Some(mk())),
-            Make::Block(_) => unreachable!("reading applies to stream ciphers and AEADs"),
+            Make::Block(_) | Make::Mode(_) => unreachable!("reading applies to stream ciphers and AEADs"),
         };
         ReadingOp {
             stream,
@@ -258,7 +314,7 @@ impl FrameOp {
         let (stream, aead) = match g.entry.make {
             Make::Stream(mk) => (Some(mk()), None),
             Make::Aead(mk) => (None, Some(mk())),
-            Make::Block(_) => unreachable!("frame applies to stream ciphers and AEADs"),
+            Make::Block(_) | Make::Mode(_) => unreachable!("frame applies to stream ciphers and AEADs"),
         };
         let frame_bytes = g.size_bits / 8;
         let frames = g.payload.bytes.clone().filter(|b| frame_bytes > 0 && b.len() >= frame_bytes).expect("frame groups carry a video payload");
@@ -298,7 +354,7 @@ impl FrameOp {
                 d.set_key(key)?;
                 d.decrypt(iv, &[], ct, tag)
             }
-            Make::Block(_) => unreachable!("frame applies to stream ciphers and AEADs"),
+            Make::Block(_) | Make::Mode(_) => unreachable!("frame applies to stream ciphers and AEADs"),
         }
     }
     /// Round trip of one frame just encrypted by `run`: the ciphertext must differ from the
@@ -448,6 +504,10 @@ fn build_op(g: &Group, rng: &mut ChaCha20Rng) -> Box<dyn Op> {
             let block = g.entry.info.block_bytes().max(1);
             let n = nbytes.div_ceil(block) * block;
             Box::new(BlockOp { c: mk(), scenario: g.scenario, block, buf: payload_bytes(g, n, rng), key: Vec::new() })
+        }
+        Make::Mode(mk) => {
+            let payload = payload_bytes(g, nbytes, rng);
+            Box::new(ModeOp { c: mk(), scenario: g.scenario, buf: payload.clone(), ct: Vec::new(), payload, key: Vec::new(), iv: Vec::new() })
         }
         Make::Aead(mk) => {
             let payload = payload_bytes(g, nbytes, rng);
@@ -849,5 +909,31 @@ mod frame_tests {
         let r = measure_group(g, &Config { reps: 3, warmup: 1, min_sample_ns: 1000.0, ..Default::default() }, || {}).unwrap();
         assert_eq!(r.samples.len(), 3);
         assert!(r.samples.iter().all(|s| s.ns > 0.0));
+    }
+}
+
+#[cfg(test)]
+mod mode_tests {
+    use super::*;
+    use crate::plan::{expand, Selection};
+
+    /// Every scenario of an unauthenticated AES mode measures through ModeOp, and the
+    /// reading scenario does not apply to it.
+    #[test]
+    fn aes_modes_measure_keysetup_encrypt_decrypt() {
+        let sel = Selection {
+            ciphers: vec!["AES-128-CBC/rustcrypto".into(), "AES-256-CTR/rustcrypto".into()],
+            scenarios: vec![Scenario::Keysetup, Scenario::Encrypt, Scenario::Decrypt],
+            sizes_bits: vec![8 * 17],
+            ..Default::default()
+        };
+        let groups = expand(&sel).unwrap();
+        assert!(groups.len() >= 6, "{} groups", groups.len());
+        let cfg = Config { reps: 2, warmup: 0, min_sample_ns: 1000.0, ..Default::default() };
+        for g in &groups {
+            let r = measure_group(g, &cfg, || {}).unwrap_or_else(|e| panic!("{e}"));
+            assert!(r.samples.iter().all(|s| s.ns > 0.0), "{}", g.label());
+        }
+        assert!(!Scenario::Reading.applies_to(lwcbench_core::Family::Mode));
     }
 }

@@ -70,7 +70,7 @@ fn bench(c: &mut Criterion) {
                 }
                 g.finish();
             }
-            Make::Stream(_) => {}
+            Make::Stream(_) | Make::Mode(_) => {}
         }
     }
 }

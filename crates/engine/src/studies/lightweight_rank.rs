@@ -144,7 +144,7 @@ fn object_bytes(cipher: &str, implementation: &str) -> Option<(usize, usize)> {
             c.set_key(&key).ok()?;
             Some((std::mem::size_of_val(&*c), e.info.tag_bytes() + e.info.iv_bytes()))
         }
-        Make::Stream(_) => None,
+        Make::Stream(_) | Make::Mode(_) => None,
     }
 }
 

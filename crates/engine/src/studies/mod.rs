@@ -5,6 +5,7 @@
 //! its Markdown to `summary.md`. One module per study lives beside this file.
 use std::path::PathBuf;
 
+pub mod aes_libs;
 pub mod ics;
 pub mod lightweight_rank;
 pub mod stream_study;

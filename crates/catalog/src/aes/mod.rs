@@ -1,0 +1,399 @@
+//! AES in the modes libraries offer — ECB, CBC, CFB (128-bit segments), CFB8, OFB, CTR, GCM,
+//! CCM, EAX, OCB and SIV — with 128/192/256-bit keys, through four libraries: RustCrypto
+//! crates, OpenSSL (the `openssl` crate), libgcrypt and wolfSSL (own `extern "C"` bindings).
+//! See docs/aes-libraries.md.
+//!
+//! Entries are named `AES-<bits>-<MODE>` with the library as implementation, e.g.
+//! `AES-128-GCM/openssl`. Authenticated modes are [`Aead`]s; the others are
+//! [`CipherMode`]s. Fixed parameters per entry (one entry per parameter set, as the study):
+//! CBC/CFB/OFB/CTR 16-byte IV (CTR: the IV is the whole initial 128-bit big-endian counter
+//! block, as SP 800-38A), GCM 12-byte nonce, CCM 12-byte nonce, EAX 16-byte nonce, OCB
+//! 12-byte nonce, every tag 16 bytes; SIV (RFC 5297, CMAC) is deterministic: no nonce, one
+//! associated-data component, a double-length key (AES-128-SIV takes 256 bits).
+//! ECB and CBC pad with PKCS#7 (a whole extra block when the message is block-aligned).
+use lwcbench_core::{Aead, BitOrder, CipherError, CipherInfo, CipherMode, Family, Language, Origin};
+
+use crate::registry::Entry;
+
+pub mod check;
+pub mod rc;
+#[cfg(feature = "openssl")]
+pub mod ossl;
+#[cfg(lwc_gcrypt)]
+pub mod gcrypt;
+#[cfg(lwc_wolfssl)]
+pub mod wolf;
+
+/// The modes, in table order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Ecb,
+    Cbc,
+    Cfb,
+    Cfb8,
+    Ofb,
+    Ctr,
+    Gcm,
+    Ccm,
+    Eax,
+    Ocb,
+    Siv,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 11] =
+        [Kind::Ecb, Kind::Cbc, Kind::Cfb, Kind::Cfb8, Kind::Ofb, Kind::Ctr, Kind::Gcm, Kind::Ccm, Kind::Eax, Kind::Ocb, Kind::Siv];
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Kind::Ecb => "ECB",
+            Kind::Cbc => "CBC",
+            Kind::Cfb => "CFB",
+            Kind::Cfb8 => "CFB8",
+            Kind::Ofb => "OFB",
+            Kind::Ctr => "CTR",
+            Kind::Gcm => "GCM",
+            Kind::Ccm => "CCM",
+            Kind::Eax => "EAX",
+            Kind::Ocb => "OCB",
+            Kind::Siv => "SIV",
+        }
+    }
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+    pub const fn from_index(i: usize) -> Kind {
+        Kind::ALL[i]
+    }
+    pub const fn is_aead(self) -> bool {
+        matches!(self, Kind::Gcm | Kind::Ccm | Kind::Eax | Kind::Ocb | Kind::Siv)
+    }
+    /// ECB and CBC pad (PKCS#7); the others keep the message length.
+    pub const fn padded(self) -> bool {
+        matches!(self, Kind::Ecb | Kind::Cbc)
+    }
+    pub const fn iv_bytes(self) -> usize {
+        match self {
+            Kind::Ecb | Kind::Siv => 0,
+            Kind::Gcm | Kind::Ccm | Kind::Ocb => 12,
+            _ => 16,
+        }
+    }
+    pub const fn tag_bytes(self) -> usize {
+        if self.is_aead() { 16 } else { 0 }
+    }
+    /// Ciphertext bytes on the wire for an `n`-byte message: padded body + tag (the IV or
+    /// nonce is sent too but not counted here; see [`Kind::iv_bytes`]).
+    pub const fn ciphertext_len(self, n: usize) -> usize {
+        if self.padded() { (n / 16 + 1) * 16 } else { n + self.tag_bytes() }
+    }
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+pub const KEY_BITS: [u16; 3] = [128, 192, 256];
+
+const fn key_index(bits: u16) -> usize {
+    match bits {
+        128 => 0,
+        192 => 1,
+        _ => 2,
+    }
+}
+
+macro_rules! names {
+    ($($m:literal),*) => {
+        [$([concat!("AES-128-", $m), concat!("AES-192-", $m), concat!("AES-256-", $m)]),*]
+    };
+}
+static NAMES: [[&str; 3]; 11] = names!("ECB", "CBC", "CFB", "CFB8", "OFB", "CTR", "GCM", "CCM", "EAX", "OCB", "SIV");
+
+/// `AES-<bits>-<MODE>`.
+pub fn name(kind: Kind, bits: u16) -> &'static str {
+    NAMES[kind.index()][key_index(bits)]
+}
+
+/// The four libraries, in table order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lib {
+    RustCrypto,
+    OpenSsl,
+    Gcrypt,
+    WolfSsl,
+}
+
+impl Lib {
+    pub const ALL: [Lib; 4] = [Lib::RustCrypto, Lib::OpenSsl, Lib::Gcrypt, Lib::WolfSsl];
+    /// The implementation name in entry ids.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Lib::RustCrypto => "rustcrypto",
+            Lib::OpenSsl => "openssl",
+            Lib::Gcrypt => "gcrypt",
+            Lib::WolfSsl => "wolfssl",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Lib> {
+        Lib::ALL.into_iter().find(|l| l.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+    /// Built into this binary?
+    pub fn built(self) -> bool {
+        self.status().is_ok()
+    }
+    /// Ok(version) if built, else the message saying why not and how to fix it.
+    pub fn status(self) -> Result<&'static str, &'static str> {
+        match self {
+            Lib::RustCrypto => Ok("aes 0.9 / cbc 0.2 / cfb-mode 0.9 / cfb8 0.9 / ofb 0.7 / ctr 0.10 / ecb 0.2 / aes-gcm 0.11 / ccm 0.6 / eax 0.6 / ocb3 0.2 / aes-siv 0.8"),
+            Lib::OpenSsl => {
+                #[cfg(feature = "openssl")]
+                return Ok(ossl::version());
+                #[cfg(not(feature = "openssl"))]
+                return Err("openssl: not built — the `openssl` feature of lwcbench-catalog is off (it needs libssl-dev; run scripts/setup.sh and build with default features)");
+            }
+            Lib::Gcrypt => {
+                #[cfg(lwc_gcrypt)]
+                return Ok(gcrypt::version());
+                #[cfg(not(lwc_gcrypt))]
+                return Err(env!("LWC_GCRYPT_STATUS"));
+            }
+            Lib::WolfSsl => {
+                #[cfg(lwc_wolfssl)]
+                return Ok(wolf::version());
+                #[cfg(not(lwc_wolfssl))]
+                return Err(env!("LWC_WOLFSSL_STATUS"));
+            }
+        }
+    }
+    /// Does this library (as this build binds it) offer the mode? Key sizes: all three
+    /// wherever a mode is offered.
+    pub fn supports(self, kind: Kind) -> bool {
+        match self {
+            Lib::RustCrypto | Lib::Gcrypt => true,
+            Lib::OpenSsl => kind != Kind::Eax, // OpenSSL has no EAX
+            Lib::WolfSsl => !matches!(kind, Kind::Eax | Kind::Ocb), // not in wolfSSL 5.5 (Debian 12)
+        }
+    }
+    /// Why a mode is missing, for the support matrix.
+    pub fn unsupported_reason(self, kind: Kind) -> &'static str {
+        match (self, kind) {
+            (Lib::OpenSsl, Kind::Eax) => "OpenSSL has no EAX",
+            (Lib::WolfSsl, Kind::Eax) => "wolfSSL ≥ 5.6 only (EAX); Debian's is older",
+            (Lib::WolfSsl, Kind::Ocb) => "wolfSSL has no OCB",
+            _ => "",
+        }
+    }
+    /// A documented limitation of the library for this mode and message length, reported by
+    /// `lwcbench verify` as a finding instead of a failure.
+    pub fn limitation(self, kind: Kind, len: usize) -> Option<&'static str> {
+        match (self, kind, len) {
+            (Lib::OpenSsl, Kind::Siv, 0) => Some("OpenSSL 3.0 AES-SIV refuses an empty message (EVP final fails; openssl/openssl issues 17268 and 26580)"),
+            _ => None,
+        }
+    }
+    fn origin(self) -> Origin {
+        match self {
+            Lib::RustCrypto => Origin::Crate { name: "RustCrypto", version: "aes 0.9" },
+            l => Origin::System { library: l.as_str(), version: l.status().unwrap_or("?") },
+        }
+    }
+    fn language(self) -> Language {
+        if self == Lib::RustCrypto { Language::Rust } else { Language::C }
+    }
+}
+
+/// Metadata of one library × mode × key size.
+pub fn info(lib: Lib, kind: Kind, bits: u16) -> CipherInfo {
+    let rounds = match bits {
+        128 => 10,
+        192 => 12,
+        _ => 14,
+    };
+    CipherInfo {
+        name: name(kind, bits),
+        implementation: lib.as_str(),
+        family: if kind.is_aead() { Family::Aead } else { Family::Mode },
+        key_bits: if kind == Kind::Siv { 2 * bits } else { bits },
+        iv_bits: (kind.iv_bytes() * 8) as u16,
+        block_bits: 128,
+        tag_bits: (kind.tag_bytes() * 8) as u16,
+        // expanded encryption key + one chaining/counter block
+        state_bytes: 16 * (rounds + 1) + 16,
+        origin: lib.origin(),
+        language: lib.language(),
+        bit_order: BitOrder::MsbFirst,
+        bit_granular: false,
+        note: if kind.padded() { "PKCS#7 padding" } else { "" },
+    }
+}
+
+/// A fresh unkeyed instance of a non-AEAD mode (None if unsupported or not built).
+pub fn make_mode(lib: Lib, kind: Kind, bits: u16) -> Option<Box<dyn CipherMode + Send>> {
+    if kind.is_aead() || !lib.built() || !lib.supports(kind) {
+        return None;
+    }
+    match lib {
+        Lib::RustCrypto => Some(rc::mode(kind, bits)),
+        #[cfg(feature = "openssl")]
+        Lib::OpenSsl => Some(Box::new(ossl::OsslMode::new(kind, bits))),
+        #[cfg(lwc_gcrypt)]
+        Lib::Gcrypt => Some(Box::new(gcrypt::GcryMode::new(kind, bits))),
+        #[cfg(lwc_wolfssl)]
+        Lib::WolfSsl => Some(Box::new(wolf::WolfMode::new(kind, bits))),
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+/// A fresh unkeyed instance of an AEAD mode (None if unsupported or not built).
+pub fn make_aead(lib: Lib, kind: Kind, bits: u16) -> Option<Box<dyn Aead + Send>> {
+    if !kind.is_aead() || !lib.built() || !lib.supports(kind) {
+        return None;
+    }
+    match lib {
+        Lib::RustCrypto => Some(rc::aead(kind, bits)),
+        #[cfg(feature = "openssl")]
+        Lib::OpenSsl => Some(Box::new(ossl::OsslAead::new(kind, bits))),
+        #[cfg(lwc_gcrypt)]
+        Lib::Gcrypt => Some(Box::new(gcrypt::GcryAead::new(kind, bits))),
+        #[cfg(lwc_wolfssl)]
+        Lib::WolfSsl => Some(Box::new(wolf::WolfAead::new(kind, bits))),
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+// The registry stores plain `fn()` pointers: one monomorphic function per
+// library × mode × key size, with the parameters as const generics.
+const fn bits_of(b: usize) -> u16 {
+    KEY_BITS[b]
+}
+fn mk_mode<const L: usize, const K: usize, const B: usize>() -> Box<dyn CipherMode + Send> {
+    make_mode(Lib::ALL[L], Kind::from_index(K), bits_of(B)).expect("registered only when supported")
+}
+fn mk_aead<const L: usize, const K: usize, const B: usize>() -> Box<dyn Aead + Send> {
+    make_aead(Lib::ALL[L], Kind::from_index(K), bits_of(B)).expect("registered only when supported")
+}
+fn verify<const L: usize, const K: usize, const B: usize>(ctx: &crate::verify::VerifyCtx) -> Vec<crate::verify::Check> {
+    check::verify(Lib::ALL[L], Kind::from_index(K), bits_of(B), ctx)
+}
+
+type Slot = (usize, usize, usize, fn() -> Box<dyn CipherMode + Send>, fn() -> Box<dyn Aead + Send>, fn(&crate::verify::VerifyCtx) -> Vec<crate::verify::Check>);
+
+macro_rules! slots_b {
+    ($v:ident, $l:literal, $k:literal) => {
+        $v.push(($l, $k, 0, mk_mode::<$l, $k, 0>, mk_aead::<$l, $k, 0>, verify::<$l, $k, 0>));
+        $v.push(($l, $k, 1, mk_mode::<$l, $k, 1>, mk_aead::<$l, $k, 1>, verify::<$l, $k, 1>));
+        $v.push(($l, $k, 2, mk_mode::<$l, $k, 2>, mk_aead::<$l, $k, 2>, verify::<$l, $k, 2>));
+    };
+}
+macro_rules! slots_k {
+    ($v:ident, $l:literal) => {
+        slots_b!($v, $l, 0); slots_b!($v, $l, 1); slots_b!($v, $l, 2); slots_b!($v, $l, 3);
+        slots_b!($v, $l, 4); slots_b!($v, $l, 5); slots_b!($v, $l, 6); slots_b!($v, $l, 7);
+        slots_b!($v, $l, 8); slots_b!($v, $l, 9); slots_b!($v, $l, 10);
+    };
+}
+
+fn slots() -> Vec<Slot> {
+    let mut v: Vec<Slot> = Vec::with_capacity(132);
+    slots_k!(v, 0);
+    slots_k!(v, 1);
+    slots_k!(v, 2);
+    slots_k!(v, 3);
+    v
+}
+
+/// Register every supported, built library × mode × key size.
+pub fn register(r: &mut Vec<Entry>) {
+    for (l, k, b, m, a, v) in slots() {
+        let (lib, kind) = (Lib::ALL[l], Kind::from_index(k));
+        if !lib.built() || !lib.supports(kind) {
+            continue;
+        }
+        let _ = b;
+        r.push(if kind.is_aead() { Entry::aead(a, v) } else { Entry::mode(m, v) });
+    }
+    #[cfg(feature = "openssl")]
+    r.push(Entry::aead(|| Box::new(ossl::OsslChaCha::new()), ossl::verify_chacha));
+}
+
+/// One line per library that is not built, for `lwcbench list` / `verify`.
+pub fn missing_libraries() -> Vec<&'static str> {
+    Lib::ALL.into_iter().filter_map(|l| l.status().err()).collect()
+}
+
+/// PKCS#7: pad `buf[..len]` to the next whole block (a full block if aligned); returns the
+/// padded length. `buf` must hold it.
+pub fn pkcs7_pad(buf: &mut [u8], len: usize) -> Result<usize, CipherError> {
+    let n = (len / 16 + 1) * 16;
+    if buf.len() < n {
+        return Err(CipherError::BufferTooSmall { needed: n, got: buf.len() });
+    }
+    let p = (n - len) as u8;
+    buf[len..n].fill(p);
+    Ok(n)
+}
+
+/// PKCS#7: the unpadded length, or `DataLength` for a bad pad. (Not constant time: these
+/// unauthenticated modes are padding oracles anyway.)
+pub fn pkcs7_unpad(buf: &[u8]) -> Result<usize, CipherError> {
+    let bad = CipherError::DataLength { got: buf.len() };
+    let &p = buf.last().ok_or(bad)?;
+    if p == 0 || p > 16 || buf.len() % 16 != 0 || buf[buf.len() - p as usize..].iter().any(|&b| b != p) {
+        return Err(bad);
+    }
+    Ok(buf.len() - p as usize)
+}
+
+/// Shared argument checks of every [`CipherMode`] adapter.
+pub fn check_mode_args(kind: Kind, iv: &[u8], buf: &[u8], len: usize) -> Result<(), CipherError> {
+    lwcbench_core::check_len(iv.len(), kind.iv_bytes(), lwcbench_core::iv_err)?;
+    let need = kind.ciphertext_len(len);
+    if buf.len() < need || len > buf.len() {
+        return Err(CipherError::BufferTooSmall { needed: need.max(len), got: buf.len() });
+    }
+    Ok(())
+}
+
+/// Shared argument checks of every AEAD adapter.
+pub fn check_aead_args(kind: Kind, nonce: &[u8], tag: &[u8]) -> Result<(), CipherError> {
+    lwcbench_core::check_len(nonce.len(), kind.iv_bytes(), lwcbench_core::iv_err)?;
+    lwcbench_core::check_len(tag.len(), 16, |e, g| CipherError::TagLength { expected: e, got: g })
+}
+
+/// AES key bytes for a mode (SIV: two keys).
+pub fn key_bytes(kind: Kind, bits: u16) -> usize {
+    let b = bits as usize / 8;
+    if kind == Kind::Siv { 2 * b } else { b }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pkcs7_round_trip_and_rejects() {
+        // RFC 5652 §6.3: k − (l mod k) octets of value k − (l mod k)
+        let mut b = [0u8; 32];
+        assert_eq!(pkcs7_pad(&mut b, 13).unwrap(), 16);
+        assert_eq!(&b[13..16], &[3, 3, 3]);
+        assert_eq!(pkcs7_unpad(&b[..16]).unwrap(), 13);
+        assert_eq!(pkcs7_pad(&mut b, 16).unwrap(), 32);
+        assert_eq!(&b[16..32], &[16; 16]);
+        b[31] = 0;
+        assert!(pkcs7_unpad(&b).is_err());
+        b[31] = 17;
+        assert!(pkcs7_unpad(&b).is_err());
+        assert!(pkcs7_pad(&mut [0u8; 16], 16).is_err());
+    }
+
+    #[test]
+    fn names_and_lengths() {
+        assert_eq!(name(Kind::Cfb8, 192), "AES-192-CFB8");
+        assert_eq!(Kind::Cbc.ciphertext_len(16), 32);
+        assert_eq!(Kind::Ecb.ciphertext_len(15), 16);
+        assert_eq!(Kind::Ctr.ciphertext_len(15), 15);
+        assert_eq!(Kind::Gcm.ciphertext_len(15), 31);
+        assert_eq!(info(Lib::RustCrypto, Kind::Siv, 128).key_bits, 256);
+    }
+}

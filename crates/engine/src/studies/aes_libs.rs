@@ -1,0 +1,103 @@
+//! The aes-libs study: AES across libraries (RustCrypto, OpenSSL, libgcrypt, wolfSSL) ×
+//! mode × key size × message size, as in the four-library AES study (see
+//! docs/aes-libraries.md). Timing comes from the ordinary measurement loop; this module adds
+//! * `support_matrix.csv`/`.md` — library × mode × key size offered/built;
+//! * `ciphertext_lengths.csv` — bytes on the wire per mode for 16 bytes and the run's sizes,
+//!   measured by running each library (not computed from the mode's definition), with a
+//!   flag where libraries disagree;
+//! * `aes_libs.csv` — median encrypt/decrypt time with the 95 % CI of the median, per
+//!   library × mode × key size × size, and the geometric mean over each library's modes.
+//!
+//! Memory per operation is not measured here: the libraries allocate (if at all) in
+//! `set_key`; encrypt/decrypt run in the caller's buffer (see the docs for the method).
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use lwcbench_catalog::aes::{self, check, Kind, Lib};
+
+use super::{StudyInput, StudyOutput};
+
+pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
+    let mut out = StudyOutput::default();
+    out.files.push(("support_matrix.csv".into(), check::matrix_csv().into_bytes()));
+    out.files.push(("support_matrix.md".into(), check::matrix_markdown().into_bytes()));
+
+    // Ciphertext lengths, measured through each built library.
+    let mut sizes: Vec<usize> = vec![16];
+    for r in input.summary {
+        let b = (r.size_bits as usize).div_ceil(8);
+        if r.scenario != "keysetup" && !sizes.contains(&b) {
+            sizes.push(b);
+        }
+    }
+    sizes.sort_unstable();
+    let mut len_csv = String::from("mode,key_bits,plaintext_bytes,library,ciphertext_bytes,iv_bytes,tag_bytes,total_on_wire,agrees\n");
+    let mut disagreements = Vec::new();
+    for kind in Kind::ALL {
+        for bits in aes::KEY_BITS {
+            for &n in &sizes {
+                let mut got: Vec<(Lib, usize)> = Vec::new();
+                for lib in Lib::ALL.into_iter().filter(|l| l.built() && l.supports(kind)) {
+                    let pt = check::pattern(n, 7);
+                    let key = check::pattern(aes::key_bytes(kind, bits), 1);
+                    let iv = check::pattern(kind.iv_bytes(), 2);
+                    let len = if kind.is_aead() {
+                        let mut c = aes::make_aead(lib, kind, bits).ok_or("not built")?;
+                        c.set_key(&key).map_err(|e| e.to_string())?;
+                        let mut buf = pt.clone();
+                        let mut tag = [0u8; 16];
+                        c.encrypt(&iv, &[], &mut buf, &mut tag).map_err(|e| format!("{} {}: {e}", lib.as_str(), aes::name(kind, bits)))?;
+                        buf.len() + tag.len()
+                    } else {
+                        let mut c = aes::make_mode(lib, kind, bits).ok_or("not built")?;
+                        c.set_key(&key).map_err(|e| e.to_string())?;
+                        check::mode_encrypt(c.as_mut(), &iv, &pt).map_err(|e| format!("{} {}: {e}", lib.as_str(), aes::name(kind, bits)))?.len()
+                    };
+                    got.push((lib, len));
+                }
+                let agree = got.windows(2).all(|w| w[0].1 == w[1].1);
+                if !agree {
+                    disagreements.push(format!("{} at {n} bytes: {:?}", aes::name(kind, bits), got));
+                }
+                for (lib, len) in got {
+                    let _ = writeln!(len_csv, "{},{bits},{n},{},{len},{},{},{},{}", kind.as_str(), lib.as_str(), kind.iv_bytes(), kind.tag_bytes(), len + kind.iv_bytes(), if agree { "yes" } else { "NO" });
+                }
+            }
+        }
+    }
+    out.files.push(("ciphertext_lengths.csv".into(), len_csv.into_bytes()));
+
+    // Timing table + geometric mean over each library's modes.
+    let mut csv = String::from("library,mode,key_bits,scenario,kiv,plaintext_bytes,median_ns,median_ci95_lo_ns,median_ci95_hi_ns,mbit_per_s\n");
+    let mut geo: BTreeMap<(String, u16, String, u64), Vec<f64>> = BTreeMap::new();
+    for r in input.summary.iter().filter(|r| r.cipher.starts_with("AES-") && r.cipher.len() > 7) {
+        let mut parts = r.cipher.splitn(3, '-');
+        let (_, bits, mode) = (parts.next(), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let bytes = r.size_bits.div_ceil(8);
+        let _ = writeln!(csv, "{},{mode},{bits},{},\"{}\",{bytes},{:.1},{:.1},{:.1},{}", r.implementation, r.scenario, r.kiv, r.median_ns, r.median_ci95_lo_ns, r.median_ci95_hi_ns, r.mbit_per_s.map(|v| format!("{v:.1}")).unwrap_or_default());
+        if r.kiv != "all" {
+            continue; // the geometric mean uses the pooled key/IV variants
+        }
+        geo.entry((r.implementation.clone(), bits.parse().unwrap_or(0), r.scenario.clone(), bytes)).or_default().push(r.median_ns);
+    }
+    let mut md = String::from("## AES across libraries\n\n");
+    md += &check::matrix_markdown();
+    md += "\n### Geometric mean of the median time over each library's modes (ns)\n\n| library | key | scenario | bytes | modes | geomean ns |\n|---|---|---|---|---|---|\n";
+    let _ = writeln!(csv);
+    for ((lib, bits, sc, bytes), v) in &geo {
+        let g = (v.iter().map(|x| x.max(1e-9).ln()).sum::<f64>() / v.len() as f64).exp();
+        let _ = writeln!(md, "| {lib} | {bits} | {sc} | {bytes} | {} | {g:.1} |", v.len());
+    }
+    md += "\nModes differ per library (see the matrix): compare geometric means only between libraries with the same modes, or use aes_libs.csv per mode.\n";
+    if disagreements.is_empty() {
+        md += "\nCiphertext lengths: every library gives the same length for every mode, key size and message size (ciphertext_lengths.csv).\n";
+    } else {
+        md += &format!("\n**Ciphertext lengths differ between libraries** ({}): {}\n", disagreements.len(), disagreements.join("; "));
+        out.notes.push(format!("ciphertext length disagreements: {}", disagreements.len()));
+    }
+    out.files.push(("aes_libs.csv".into(), csv.into_bytes()));
+    // also as a file: `lwcbench report` rewrites summary.md without study sections
+    out.files.push(("aes_libs.md".into(), md.clone().into_bytes()));
+    out.markdown = md;
+    Ok(out)
+}
