@@ -16,7 +16,7 @@ pkgs+=(libssl-dev libgcrypt20-dev libwolfssl-dev)  # AES libraries: docs/aes-lib
 # PyCryptodome for the external engine (`--engine pycryptodome`) without a virtual environment
 pkgs+=(python3-pycryptodome)
 if ((want_test)); then
-  pkgs+=(chromium python3-venv)
+  pkgs+=(chromium python3-venv qemu-system-arm)
 fi
 # The default video clip is decoded in .venv (see below) unless it exists already.
 [ -s data/video/bigbuckbunny.y4m ] || ((want_test)) || pkgs+=(python3-venv)
@@ -66,5 +66,9 @@ if ((want_test)); then
   .venv/bin/pip install --quiet pycryptodome
   # Rust targets, cross compilers (ARM, RISC-V, Xtensa) and Unicorn/capstone for mcu/.
   MCU_VENV="$PWD/.venv" bash mcu/setup.sh
+  # firmware/: the QEMU image (Cortex-M3) and the Pico (Cortex-M0+)
+  for t in thumbv7m-none-eabi thumbv6m-none-eabi; do
+    rustup target list --installed | grep -qx "$t" || rustup target add "$t"
+  done
   echo "setup: test environment ready (.venv)"
 fi

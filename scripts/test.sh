@@ -4,8 +4,11 @@
 #  2. lwcbench verify: every known-answer test and cross-check, official vectors included
 #  3. a smoke benchmark through the CLI, checking the result files exist
 #  4. the Python package (bindings, loader, figures) and the HTML report in headless Chromium
-#  5. microcontroller cross-builds (Cortex-M0+, M4F, RV32IMC; C++ also for ESP8266), flash/RAM
-#     tables and emulated instruction/cycle counts (mcu/)
+#  5. the PyCryptodome engine process (engine protocol) and its vectors
+#  6. microcontroller cross-builds (Cortex-M0+, M4F, RV32IMC; C++ also for ESP8266), flash/RAM
+#     tables and emulated instruction/cycle counts (mcu/, through `lwcbench mcu`)
+#  7. board firmware: shared bench code, QEMU end-to-end (UART -> lwcbench collect -> report),
+#     Pico build, Arduino sketch against the stand-in API (firmware/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +24,9 @@ LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q python
 .venv/bin/python -m pytest -q engines/pycryptodome
 # Cross-built images: emulated keystream equals the host's, pinned instruction counts, tables.
 CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q mcu/tests
-CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python mcu/run.py --out target/mcu-run --profiles Os
-test -s target/mcu-run/mcu_sizes.csv && test -s target/mcu-run/mcu_counts.csv
+./target/release/lwcbench mcu --preset counts --profiles Os --no-build --force --out target/mcu-run
+test -s target/mcu-run/mcu_sizes.csv && test -s target/mcu-run/mcu_counts.csv && test -s target/mcu-run/run.json
+./target/release/lwcbench report target/mcu-run && test -s target/mcu-run/report.html
+(cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release -p lwc-board-bench)
+CARGO_TARGET_DIR="$PWD/target" LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q firmware/tests
 echo "test.sh: all tests passed"
