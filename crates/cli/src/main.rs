@@ -71,8 +71,9 @@ fn main() -> ExitCode {
         Cmd::Decrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Decrypt),
         Cmd::Keystream(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Keystream),
         Cmd::Presets => {
+            let w = lwcbench_engine::presets::PRESETS.iter().map(|p| p.name.len()).max().unwrap_or(0);
             for p in lwcbench_engine::presets::PRESETS {
-                println!("{:<12} {}", p.name, p.about);
+                println!("{:<w$}  {}", p.name, p.about);
             }
             Ok(())
         }

@@ -41,7 +41,7 @@ fn frames_of_a_users_clip_are_measured() {
     let clip = write_clip(dir.path(), "tiny.y4m", "YUV4MPEG2 W32 H16 F30:1 C420", 4);
     let out = dir.path().join("out");
     let o = lwcbench(
-        &["run", "--video", &clip, "--cipher", "ChaCha20,Trivium,ChaCha20-Poly1305,AES-128", "-n", "4", "-w", "1", "--seed", "3", "--out", out.to_str().unwrap(), "-q"],
+        &["run", "--video", &clip, "--cipher", "ChaCha20,Trivium,ChaCha20-Poly1305/rustcrypto,AES-128", "-n", "4", "-w", "1", "--seed", "3", "--out", out.to_str().unwrap(), "-q"],
         dir.path(),
         &[],
     );

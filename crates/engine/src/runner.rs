@@ -739,7 +739,7 @@ mod frame_tests {
         assert!(g.iter().all(|g| g.size_bits == 128 * 8 && g.payload.label == "video:t"));
         assert_eq!(g[0].label(), "ChaCha20/rustcrypto frame <s,s | 1024> video:t");
         // AEADs too, block ciphers not; frame never runs unless named
-        assert_eq!(frame_groups("ChaCha20-Poly1305").len(), 2);
+        assert_eq!(frame_groups("ChaCha20-Poly1305/rustcrypto").len(), 2);
         let every = expand(&Selection { ciphers: vec!["ChaCha20".into()], ..Default::default() }).unwrap();
         assert!(every.iter().all(|g| g.scenario != Scenario::Frame));
         assert_eq!(Scenario::parse("FRAME"), Some(Scenario::Frame));

@@ -325,7 +325,7 @@ mod tests {
         req.config.reps = 50;
         req.config.warmup = 2;
         req.selection.all_stream_and_aead = false;
-        req.selection.ciphers = vec!["ChaCha20-Poly1305".into(), "Ascon-AEAD128".into()];
+        req.selection.ciphers = vec!["ChaCha20-Poly1305/rustcrypto".into(), "Ascon-AEAD128".into()];
         req.study_options.budgets = vec![("poll".into(), 100.0)];
         let dir = std::env::temp_dir().join(format!("lwcbench-ics-e2e-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
