@@ -269,11 +269,7 @@ impl Op for ReadingOp {
     }
     #[inline(never)]
     fn run(&mut self) -> Result<(), CipherError> {
-        self.counter += 1;
-        let c = self.counter.to_be_bytes();
-        let n = self.iv.len().min(8);
-        let ivlen = self.iv.len();
-        self.iv[ivlen - n..].copy_from_slice(&c[8 - n..]);
+        next_counter_iv(&mut self.counter, &mut self.iv);
         self.buf.copy_from_slice(&self.pool[self.pos..self.pos + 4]);
         self.pos = (self.pos + 4) % self.pool.len();
         let r = match (&mut self.stream, &mut self.aead) {
@@ -386,11 +382,7 @@ impl Op for FrameOp {
     }
     #[inline(never)]
     fn run(&mut self) -> Result<(), CipherError> {
-        self.counter += 1;
-        let c = self.counter.to_be_bytes();
-        let n = self.iv.len().min(8);
-        let ivlen = self.iv.len();
-        self.iv[ivlen - n..].copy_from_slice(&c[8 - n..]);
+        next_counter_iv(&mut self.counter, &mut self.iv);
         let (i, fb) = (self.next, self.frame_bytes);
         self.last = i;
         self.next = if (i + 1) * fb >= self.frames.len() { 0 } else { i + 1 };
@@ -435,11 +427,7 @@ impl Op for RoundtripOp {
     }
     #[inline(never)]
     fn run(&mut self) -> Result<(), CipherError> {
-        self.counter += 1;
-        let c = self.counter.to_be_bytes();
-        let n = self.nonce.len().min(8);
-        let len = self.nonce.len();
-        self.nonce[len - n..].copy_from_slice(&c[8 - n..]);
+        next_counter_iv(&mut self.counter, &mut self.nonce);
         self.buf.copy_from_slice(&self.payload);
         self.c.encrypt(&self.nonce, &[], &mut self.buf, &mut self.tag)?;
         black_box(&mut self.buf);
@@ -447,6 +435,17 @@ impl Op for RoundtripOp {
         black_box(&mut self.buf);
         r
     }
+}
+
+/// Advance a per-group counter and write it big-endian into the IV's last (up to) 8 bytes.
+/// The counter only increases within a group, so no key/IV pair repeats (reading, frame and
+/// roundtrip ops).
+fn next_counter_iv(counter: &mut u64, iv: &mut [u8]) {
+    *counter += 1;
+    let c = counter.to_be_bytes();
+    let n = iv.len().min(8);
+    let len = iv.len();
+    iv[len - n..].copy_from_slice(&c[8 - n..]);
 }
 
 /// 64-bit FNV-1a, to derive a per-group RNG stream from the run seed and the group label, so
