@@ -241,7 +241,7 @@ fn run(
             .iter()
             .map(|s| {
                 Scenario::parse(s).ok_or_else(|| {
-                    value_err(format!("scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading)"))
+                    value_err(format!("scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading, frame, roundtrip)"))
                 })
             })
             .collect::<PyResult<_>>()?;

@@ -18,7 +18,7 @@ __all__ = ["Results", "ResultsError", "load", "KIV_ORDER", "SCENARIO_ORDER"]
 #: Key/IV variants in the study's order, then the pooled rows of ``summary.csv``.
 KIV_ORDER = ["s,s", "s,r", "r,s", "r,r", "all"]
 #: Scenarios in the engine's order (stream, then block/AEAD).
-SCENARIO_ORDER = ["full", "keystream", "init", "keysetup", "encrypt", "decrypt", "reading"]
+SCENARIO_ORDER = ["full", "keystream", "init", "keysetup", "encrypt", "decrypt", "reading", "frame", "roundtrip"]
 
 # dtype kinds: "cat" = categorical (categories in order of appearance), "kiv"/"scenario" =
 # categorical with the fixed orders above ("payload": "random" first), "int" = nullable
