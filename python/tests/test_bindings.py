@@ -52,7 +52,7 @@ def test_catalogue_metadata():
     for c in CIPHERS:
         assert keys <= set(c), c
         assert c["id"] == f"{c['cipher']}/{c['implementation']}"
-        assert c["family"] in ("stream", "block", "aead")
+        assert c["family"] in ("stream", "block", "aead", "mode")
     assert len(IDS) == len(CIPHERS)
     for i in CHACHA + CHACHA_AEAD:  # RFC 8439: 256-bit key, 96-bit nonce, 128-bit tag
         assert (IDS[i]["key_bits"], IDS[i]["iv_bits"]) == (256, 96)

@@ -240,7 +240,7 @@ pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
     }
     let picked: Vec<Entry> = all
         .into_iter()
-        .filter(|e| !sel.all_stream_and_aead || e.info.family != Family::Block)
+        .filter(|e| !sel.all_stream_and_aead || matches!(e.info.family, Family::Stream | Family::Aead))
         .filter(|e| sel.all_stream_and_aead || sel.ciphers.is_empty() || sel.ciphers.iter().any(|c| e.matches(c)))
         .filter(|e| sel.implementations.is_empty() || sel.implementations.iter().any(|i| e.info.implementation.eq_ignore_ascii_case(i)))
         .collect();

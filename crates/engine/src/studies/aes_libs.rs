@@ -8,8 +8,11 @@
 //! * `aes_libs.csv` — median encrypt/decrypt time with the 95 % CI of the median, per
 //!   library × mode × key size × size, and the geometric mean over each library's modes.
 //!
-//! Memory per operation is not measured here: the libraries allocate (if at all) in
-//! `set_key`; encrypt/decrypt run in the caller's buffer (see the docs for the method).
+//! * `memory.csv` — memory per operation: the object's own bytes, the heap a keyed context
+//!   holds (glibc `mallinfo2` in-use bytes around construction + `set_key`, which sees C
+//!   libraries' `malloc` as well as Rust's), and the heap still held after one encryption of
+//!   16 B and 64 KiB (the message buffers excluded). Allocations made and freed inside one
+//!   call are not seen (glibc keeps no peak figure); docs/aes-libraries.md says so.
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -66,6 +69,7 @@ pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
         }
     }
     out.files.push(("ciphertext_lengths.csv".into(), len_csv.into_bytes()));
+    out.files.push(("memory.csv".into(), memory_csv().into_bytes()));
 
     // Timing table + geometric mean over each library's modes.
     let mut csv = String::from("library,mode,key_bits,scenario,kiv,plaintext_bytes,median_ns,median_ci95_lo_ns,median_ci95_hi_ns,mbit_per_s\n");
@@ -100,4 +104,98 @@ pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
     out.files.push(("aes_libs.md".into(), md.clone().into_bytes()));
     out.markdown = md;
     Ok(out)
+}
+
+/// Heap bytes in use (glibc `mallinfo2`: `uordblks`, the main arena's in-use bytes, plus
+/// `hblkhd`, bytes in mmap'ed chunks): C libraries' and Rust's allocations alike. The study
+/// runs on the main thread, whose allocations live in the main arena.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn heap_in_use() -> Option<usize> {
+    // SAFETY: mallinfo2 only reads the allocator's statistics.
+    let m = unsafe { libc::mallinfo2() };
+    Some(m.uordblks + m.hblkhd)
+}
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn heap_in_use() -> Option<usize> {
+    None
+}
+
+/// `memory.csv`: per library × mode × key size, object bytes, heap held by the keyed
+/// context, heap still held after one encryption of 16 B and of 64 KiB.
+fn memory_csv() -> String {
+    let delta = |a: Option<usize>, b: Option<usize>| match (a, b) {
+        (Some(a), Some(b)) => (b as i64 - a as i64).to_string(),
+        _ => String::new(),
+    };
+    let mut csv = String::from("library,mode,key_bits,object_bytes,heap_context_bytes,heap_after_op_16B_bytes,heap_after_op_64KiB_bytes\n");
+    for kind in Kind::ALL {
+        for bits in aes::KEY_BITS {
+            for lib in Lib::ALL.into_iter().filter(|l| l.built() && l.supports(kind)) {
+                let key = check::pattern(aes::key_bytes(kind, bits), 1);
+                let iv = check::pattern(kind.iv_bytes(), 2);
+                let (small, big) = (check::pattern(16, 7), check::pattern(64 * 1024, 7));
+                let mut bufs = (small.clone(), big.clone(), vec![0u8; 16]);
+                let h0 = heap_in_use();
+                let (obj, h1, h2, h3) = if kind.is_aead() {
+                    let Some(mut c) = aes::make_aead(lib, kind, bits) else { continue };
+                    if c.set_key(&key).is_err() {
+                        continue;
+                    }
+                    let obj = std::mem::size_of_val(&*c);
+                    let h1 = heap_in_use();
+                    let _ = c.encrypt(&iv, &[], &mut bufs.0, &mut bufs.2);
+                    let h2 = heap_in_use();
+                    let _ = c.encrypt(&iv, &[], &mut bufs.1, &mut bufs.2);
+                    (obj, h1, h2, heap_in_use())
+                } else {
+                    let Some(mut c) = aes::make_mode(lib, kind, bits) else { continue };
+                    if c.set_key(&key).is_err() {
+                        continue;
+                    }
+                    let obj = std::mem::size_of_val(&*c);
+                    // buffers with room for padding, allocated before the measurement
+                    let (mut a, mut b) = (small.clone(), big.clone());
+                    a.resize(c.ciphertext_len(16), 0);
+                    b.resize(c.ciphertext_len(64 * 1024), 0);
+                    let h1 = heap_in_use();
+                    let _ = c.encrypt(&iv, &mut a, 16);
+                    let h2 = heap_in_use();
+                    let _ = c.encrypt(&iv, &mut b, 64 * 1024);
+                    (obj, h1, h2, heap_in_use())
+                };
+                let _ = writeln!(csv, "{},{},{bits},{obj},{},{},{}", lib.as_str(), kind.as_str(), delta(h0, h1), delta(h1, h2), delta(h1, h3));
+            }
+        }
+    }
+    csv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn heap_in_use_sees_an_allocation() {
+        // A 1 MiB allocation (above glibc's mmap threshold, so counted in hblkhd whichever
+        // thread's arena serves it): in-use bytes grow by at least 1 MiB.
+        let before = heap_in_use().unwrap();
+        let v = std::hint::black_box(vec![1u8; 1 << 20]);
+        let after = heap_in_use().unwrap();
+        assert!(after >= before + (1 << 20), "{before} -> {after}");
+        drop(v);
+    }
+
+    #[test]
+    fn memory_csv_has_a_row_per_built_library_mode_and_key() {
+        let csv = memory_csv();
+        let rows: Vec<&str> = csv.lines().skip(1).collect();
+        let want: usize = Kind::ALL.iter().map(|&k| Lib::ALL.iter().filter(|l| l.built() && l.supports(k)).count() * aes::KEY_BITS.len()).sum();
+        assert_eq!(rows.len(), want);
+        for r in rows {
+            let f: Vec<&str> = r.split(',').collect();
+            assert_eq!(f.len(), 7, "{r}");
+            assert!(f[3].parse::<usize>().unwrap() > 0, "{r}: object bytes");
+        }
+    }
 }
