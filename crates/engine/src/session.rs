@@ -91,12 +91,18 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let mut results_v: Vec<Option<GroupResult>> = (0..groups.len()).map(|_| None).collect();
     let mut engine_skips: Vec<String> = Vec::new();
     let mut clusters: Vec<Vec<usize>> = Vec::new();
+    let mut by_key: std::collections::HashMap<(String, String, crate::plan::Kiv, usize), usize> = std::collections::HashMap::new();
     for (i, g) in groups.iter().enumerate() {
-        let key = payload_free_label(g);
-        let external = req.selection.external.engine_for(&g.entry).is_some();
-        match clusters.iter_mut().find(|c| !external && payload_free_label(&groups[c[0]]) == key) {
-            Some(c) => c.push(i),
-            None => clusters.push(vec![i]),
+        if req.selection.external.engine_for(&g.entry).is_some() {
+            clusters.push(vec![i]); // engine groups are timed by the engine, one by one
+            continue;
+        }
+        match by_key.entry(payload_free_label(g)) {
+            std::collections::hash_map::Entry::Occupied(e) => clusters[*e.get()].push(i),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(clusters.len());
+                clusters.push(vec![i]);
+            }
         }
     }
     for c in &clusters {
