@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 use lwcbench_catalog::aes::{self, check, Kind, Lib};
 
 use super::{StudyInput, StudyOutput};
+use crate::resources::heap::heap_in_use;
 
 pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
     let mut out = StudyOutput::default();
@@ -106,20 +107,6 @@ pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
     Ok(out)
 }
 
-/// Heap bytes in use (glibc `mallinfo2`: `uordblks`, the main arena's in-use bytes, plus
-/// `hblkhd`, bytes in mmap'ed chunks): C libraries' and Rust's allocations alike. The study
-/// runs on the main thread, whose allocations live in the main arena.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn heap_in_use() -> Option<usize> {
-    // SAFETY: mallinfo2 only reads the allocator's statistics.
-    let m = unsafe { libc::mallinfo2() };
-    Some(m.uordblks + m.hblkhd)
-}
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn heap_in_use() -> Option<usize> {
-    None
-}
-
 /// `memory.csv`: per library × mode × key size, object bytes, heap held by the keyed
 /// context, heap still held after one encryption of 16 B and of 64 KiB.
 fn memory_csv() -> String {
@@ -173,18 +160,6 @@ fn memory_csv() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    fn heap_in_use_sees_an_allocation() {
-        // A 1 MiB allocation (above glibc's mmap threshold, so counted in hblkhd whichever
-        // thread's arena serves it): in-use bytes grow by at least 1 MiB.
-        let before = heap_in_use().unwrap();
-        let v = std::hint::black_box(vec![1u8; 1 << 20]);
-        let after = heap_in_use().unwrap();
-        assert!(after >= before + (1 << 20), "{before} -> {after}");
-        drop(v);
-    }
 
     #[test]
     fn memory_csv_has_a_row_per_built_library_mode_and_key() {
