@@ -596,7 +596,7 @@ impl Engine {
             Family::Aead => Make::Aead(no_aead),
             Family::Mode => Make::Mode(no_mode),
         };
-        Entry { info, make, verify: no_verify }
+        Entry { info, make, verify: no_verify, iv_rule: None }
     }
 
     /// One encryption: `(ciphertext, tag)`.

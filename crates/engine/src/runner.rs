@@ -656,6 +656,9 @@ impl<'g> GroupRun<'g> {
         }
         if g.kiv.random_iv {
             self.rng.fill_bytes(&mut self.iv);
+            if let Some(rule) = g.entry.iv_rule {
+                rule(&mut self.iv);
+            }
         }
         self.op.prepare(&self.key, &self.iv).map_err(err)?;
         let s = time_batch(self.op.as_mut(), self.batch).map_err(err)?;
@@ -869,7 +872,7 @@ mod frame_tests {
     fn fake_group(make: fn() -> Box<dyn StreamCipher + Send>) -> Group {
         let c = clip();
         Group {
-            entry: Entry { info: make().info(), make: Make::Stream(make), verify: |_| Vec::new() },
+            entry: Entry { info: make().info(), make: Make::Stream(make), verify: |_| Vec::new(), iv_rule: None },
             scenario: Scenario::Frame,
             kiv: Kiv { random_key: false, random_iv: false },
             size_bits: c.frame_bytes * 8,
@@ -900,6 +903,50 @@ mod frame_tests {
         op.run().unwrap();
         op.buf[77] ^= 0x10;
         assert!(op.check_last(&key).unwrap_err().ends_with("differs from the original at byte 77 of 128"));
+    }
+
+    /// IVs a cipher was initialised with (for the drawn-IV rule test).
+    static SEEN_IVS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+    struct RecordIv;
+    impl StreamCipher for RecordIv {
+        fn info(&self) -> CipherInfo {
+            CipherInfo { name: "RecordIv", iv_bits: 96, ..BROKEN }
+        }
+        fn init(&mut self, _key: &[u8], iv: &[u8]) -> Result<(), CipherError> {
+            SEEN_IVS.lock().unwrap().push(iv.to_vec());
+            Ok(())
+        }
+        fn keystream_bits(&mut self, out: &mut [u8], _n: usize) -> Result<(), CipherError> {
+            out.fill(0x5a);
+            Ok(())
+        }
+        fn apply_bits(&mut self, data: &mut [u8], _n: usize) -> Result<(), CipherError> {
+            data.iter_mut().for_each(|b| *b ^= 0x5a);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn drawn_ivs_follow_the_entry_rule() {
+        let make: fn() -> Box<dyn StreamCipher + Send> = || Box::new(RecordIv);
+        let entry = Entry { info: make().info(), make: Make::Stream(make), verify: |_| Vec::new(), iv_rule: None }.with_iv_rule(|iv| iv[0] &= 0x7f);
+        let g = Group {
+            entry,
+            scenario: Scenario::Keystream,
+            kiv: Kiv { random_key: false, random_iv: true },
+            size_bits: 64,
+            payload: crate::plan::Payload::random(),
+        };
+        SEEN_IVS.lock().unwrap().clear();
+        measure_group(&g, &Config { reps: 40, warmup: 0, min_sample_ns: 1.0, ..Default::default() }, || {}).unwrap();
+        let seen = SEEN_IVS.lock().unwrap();
+        // after the static IV of calibration, one random draw per sample
+        let drawn: Vec<&Vec<u8>> = seen.iter().filter(|iv| **iv != default_static(12)).collect();
+        assert!(drawn.len() >= 40, "{} random IVs", drawn.len());
+        assert!(drawn.iter().all(|iv| iv[0] & 0x80 == 0), "an IV with the mode bit set was drawn");
+        // the rule clears one bit only: the other bits still vary (2^-39 chance of a false alarm)
+        assert!(drawn.iter().any(|iv| iv[0] & 0x40 != 0) && drawn.iter().any(|iv| iv[0] & 0x40 == 0));
+        assert!(drawn.windows(2).any(|w| w[0][1..] != w[1][1..]));
     }
 
     #[test]
