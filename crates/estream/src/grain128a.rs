@@ -157,7 +157,7 @@ fn fill_any(core: &mut Core, body: &mut [u8], xor: bool, msb: bool) {
     #[allow(unused_mut)]
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
-    if !core.auth && body.len() >= split::BLOCK && crate::cpu::has(crate::cpu::AVX2 | crate::cpu::BMI2) {
+    if body.len() >= split::BLOCK && crate::cpu::has(crate::cpu::AVX2 | crate::cpu::BMI2) {
         done = split::fill_avx2(core, body, xor, msb);
     }
     wide::fill(core, &mut body[done..], xor, msb)
@@ -394,18 +394,21 @@ mod split {
 
     /// `xor` and `msb` are run-time flags here (tested once per 256 clocks): one copy of
     /// this large unrolled function instead of four keeps the code size (a Rank input) down.
+    /// In authentication mode a block of 512 pre-output bits gives 256 keystream bits (the
+    /// even ones, gathered with `pext`).
     #[target_feature(enable = "avx2,bmi1,bmi2")]
     fn fill_tf(core: &mut Core, body: &mut [u8], xor: bool, msb: bool) -> usize {
         use zeroize::Zeroize;
+        let per = if core.auth { BLOCK / 2 } else { BLOCK };
         let mut b = Views::of(&core.b);
-        let (mut lf, mut hb) = ([0u32; LF], [0u32; HIST]);
+        let (mut lf, mut hb, mut pre) = ([0u32; LF], [0u32; HIST], [0u64; 8]);
         // LFSR quarters 0..48 by the 32-clock recurrence, from the register's four.
         lf[..4].copy_from_slice(&core.s);
         for i in 0..44 {
             let q = [lf[i], lf[i + 1], lf[i + 2], lf[i + 3]];
             lf[i + 4] = q[0] ^ at(&q, 7) ^ at(&q, 38) ^ at(&q, 70) ^ at(&q, 81) ^ q[3];
         }
-        for blk in body.chunks_exact_mut(BLOCK) {
+        for blk in body.chunks_exact_mut(per) {
             hb[..4].copy_from_slice(&b.quarters());
             // written out 8 times: the loop form keeps rotating the views through moves
             macro_rules! step {
@@ -416,18 +419,36 @@ mod split {
                 )*};
             }
             step!(0 2 4 6 8 10 12 14);
-            for half in 0..2 {
-                let mut y = output(&lf, &hb, half);
-                if msb {
-                    y = reverse_bytes_bits(y);
-                }
-                let dst = blk[32 * half..32 * half + 32].as_mut_ptr().cast::<__m256i>();
-                // SAFETY: `dst` points at 32 bytes inside this block.
+            if core.auth {
+                // SAFETY: stores of 32 bytes each into the 64-byte `pre`.
                 unsafe {
+                    _mm256_storeu_si256(pre.as_mut_ptr().cast(), output(&lf, &hb, 0));
+                    _mm256_storeu_si256(pre.as_mut_ptr().add(4).cast(), output(&lf, &hb, 1));
+                }
+                for (i, chunk) in blk.chunks_exact_mut(8).enumerate() {
+                    const EVEN: u64 = 0x5555_5555_5555_5555;
+                    let w = _pext_u64(pre[2 * i], EVEN) | _pext_u64(pre[2 * i + 1], EVEN) << 32;
+                    let w = if msb { crate::msb_pack(w) } else { w };
                     if xor {
-                        y = _mm256_xor_si256(y, _mm256_loadu_si256(dst));
+                        crate::put::<true>(chunk, w)
+                    } else {
+                        crate::put::<false>(chunk, w)
                     }
-                    _mm256_storeu_si256(dst, y);
+                }
+            } else {
+                for half in 0..2 {
+                    let mut y = output(&lf, &hb, half);
+                    if msb {
+                        y = reverse_bytes_bits(y);
+                    }
+                    let dst = blk[32 * half..32 * half + 32].as_mut_ptr().cast::<__m256i>();
+                    // SAFETY: `dst` points at 32 bytes inside this block.
+                    unsafe {
+                        if xor {
+                            y = _mm256_xor_si256(y, _mm256_loadu_si256(dst));
+                        }
+                        _mm256_storeu_si256(dst, y);
+                    }
                 }
             }
             lf.copy_within(16..48, 0);
@@ -438,7 +459,8 @@ mod split {
         // the histories are equivalent to keystream: do not leave them on the stack
         lf.zeroize();
         hb.zeroize();
-        body.len() / BLOCK * BLOCK
+        pre.zeroize();
+        body.len() / per * per
     }
 
     /// Whole blocks of `body`; returns how many bytes were done.
@@ -756,48 +778,56 @@ mod tests {
     }
 
     /// Long messages (many 512-clock blocks of the split path, with its LFSR computed 1024
-    /// clocks ahead) against the bit-serial model, written and XORed, then the split path
-    /// against the portable path on 64 KiB with a 3-byte offset start.
+    /// clocks ahead) against the bit-serial model, in both modes, written and XORed; then
+    /// the block path against the portable path on 64 KiB requested after an 8-byte start.
     #[test]
     fn long_keystream_matches_model_on_every_path() {
         let key: Vec<u8> = (0..16).map(|i| (i as u8).wrapping_mul(29).wrapping_add(3)).collect();
-        let iv: Vec<u8> = (0..12).map(|i| (i as u8).wrapping_mul(71).wrapping_add(5) & if i == 0 { 0x7f } else { 0xff }).collect();
-        let n = 5000; // 78 blocks of 64 bytes and a remainder of 8
-        let want = pack_msb(&pre_output(&key, &iv, 8 * n));
-        let mut c = Grain128a::default();
-        let mut masks = std::vec![0xffu8];
-        #[cfg(target_arch = "x86_64")]
-        masks.push(0);
-        for mask in masks {
+        for auth in [false, true] {
+            let mut iv: Vec<u8> = (0..12).map(|i| (i as u8).wrapping_mul(71).wrapping_add(5)).collect();
+            iv[0] = if auth { iv[0] | 0x80 } else { iv[0] & 0x7f };
+            let n = 5000; // 78 blocks of 64 bytes (156 of 32 in authentication mode) and a tail
+            let want = if auth {
+                let y = pre_output(&key, &iv, 64 + 16 * n);
+                pack_msb(&(0..8 * n).map(|i| y[64 + 2 * i]).collect::<Vec<u8>>())
+            } else {
+                pack_msb(&pre_output(&key, &iv, 8 * n))
+            };
+            let mut c = Grain128a::default();
+            let mut masks = std::vec![0xffu8];
             #[cfg(target_arch = "x86_64")]
-            crate::cpu::allow(mask);
-            c.init(&key, &iv).unwrap();
-            let mut got = std::vec![0u8; n];
-            c.keystream(&mut got).unwrap();
-            let first = got.iter().zip(&want).position(|(a, b)| a != b);
-            assert!(first.is_none(), "keystream, mask {mask:#x}: first difference at byte {first:?}");
-            c.init(&key, &iv).unwrap();
-            let mut data: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
-            c.apply(&mut data).unwrap();
-            for i in 0..n {
-                assert_eq!(data[i] ^ (i * 7) as u8, want[i], "apply byte {i}, mask {mask:#x}");
+            masks.push(0);
+            for mask in masks {
+                #[cfg(target_arch = "x86_64")]
+                crate::cpu::allow(mask);
+                c.init(&key, &iv).unwrap();
+                let mut got = std::vec![0u8; n];
+                c.keystream(&mut got).unwrap();
+                let first = got.iter().zip(&want).position(|(a, b)| a != b);
+                assert!(first.is_none(), "auth {auth}, keystream, mask {mask:#x}: first difference at byte {first:?}");
+                c.init(&key, &iv).unwrap();
+                let mut data: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
+                c.apply(&mut data).unwrap();
+                for i in 0..n {
+                    assert_eq!(data[i] ^ (i * 7) as u8, want[i], "auth {auth}, apply byte {i}, mask {mask:#x}");
+                }
             }
-        }
-        let mut runs = std::vec![];
-        for mask in [0xffu8, 0] {
+            let mut runs = std::vec![];
+            for mask in [0xffu8, 0] {
+                #[cfg(target_arch = "x86_64")]
+                crate::cpu::allow(mask);
+                let mut out = std::vec![0u8; 65536];
+                c.init(&key, &iv).unwrap();
+                c.keystream(&mut out[..8]).unwrap(); // whole words: the rest still takes the bulk path
+                c.keystream(&mut out[8..]).unwrap();
+                runs.push(out);
+            }
             #[cfg(target_arch = "x86_64")]
-            crate::cpu::allow(mask);
-            let mut out = std::vec![0u8; 65536];
-            c.init(&key, &iv).unwrap();
-            c.keystream(&mut out[..3]).unwrap();
-            c.keystream(&mut out[3..]).unwrap();
-            runs.push(out);
+            crate::cpu::allow(0xff);
+            assert!(runs[0][..n] == want[..], "auth {auth}: 64 KiB run differs from the model in its first {n} bytes");
+            let first = runs[0].iter().zip(&runs[1]).position(|(a, b)| a != b);
+            assert!(first.is_none(), "auth {auth}: block and portable paths differ from byte {first:?} on");
         }
-        #[cfg(target_arch = "x86_64")]
-        crate::cpu::allow(0xff);
-        assert!(runs[0][..n] == want[..], "64 KiB run differs from the model in its first {n} bytes");
-        let first = runs[0].iter().zip(&runs[1]).position(|(a, b)| a != b);
-        assert!(first.is_none(), "split and portable paths differ from byte {first:?} on");
     }
 
     fn model_check() {
