@@ -222,44 +222,31 @@ impl Op for ModeOp {
     }
 }
 
-/// Per-reading encryption: what a sensor node does for each 32-bit reading. The IV/nonce is
-/// the big-endian value of a device counter that only ever increases within a group, so no
-/// key/IV pair is used twice — not across samples, not across batches.
-struct ReadingOp {
+/// A stream cipher or an AEAD holding one key and encrypting each message under the next
+/// value of a counter IV/nonce (big-endian, only ever increasing within a group, so no
+/// key/IV pair is used twice — not across samples, not across batches). The reading and
+/// frame operations both encrypt this way.
+struct CounterKeyed {
     stream: Option<Box<dyn StreamCipher + Send>>,
     aead: Option<Box<dyn Aead + Send>>,
     key: Vec<u8>,
     iv: Vec<u8>,
     counter: u64,
-    pool: Vec<u8>,
-    pos: usize,
-    buf: [u8; 4],
     tag: Vec<u8>,
 }
 
-impl ReadingOp {
-    fn new(g: &Group, pool: Vec<u8>) -> Self {
+impl CounterKeyed {
+    fn new(g: &Group, scenario: &str) -> Self {
         let (stream, aead) = match g.entry.make {
             Make::Stream(mk) => (Some(mk()), None),
             Make::Aead(mk) => (None, Some(mk())),
-            Make::Block(_) | Make::Mode(_) => unreachable!("reading applies to stream ciphers and AEADs"),
+            Make::Block(_) | Make::Mode(_) => unreachable!("{scenario} applies to stream ciphers and AEADs"),
         };
-        ReadingOp {
-            stream,
-            aead,
-            key: Vec::new(),
-            iv: vec![0u8; g.entry.info.iv_bytes()],
-            counter: 0,
-            pool,
-            pos: 0,
-            buf: [0; 4],
-            tag: vec![0u8; g.entry.info.tag_bytes()],
-        }
+        let info = g.entry.info;
+        CounterKeyed { stream, aead, key: Vec::new(), iv: vec![0u8; info.iv_bytes()], counter: 0, tag: vec![0u8; info.tag_bytes()] }
     }
-}
-
-impl Op for ReadingOp {
-    fn prepare(&mut self, key: &[u8], _iv: &[u8]) -> Result<(), CipherError> {
+    /// Untimed: keep the key (a stream cipher is initialised per message) or key the AEAD.
+    fn set_key(&mut self, key: &[u8]) -> Result<(), CipherError> {
         self.key.clear();
         self.key.extend_from_slice(key);
         match &mut self.aead {
@@ -267,68 +254,80 @@ impl Op for ReadingOp {
             None => Ok(()),
         }
     }
+    /// Encrypt the first `nbits` of `buf` in place under the next counter IV (an AEAD's tag
+    /// goes to `self.tag`).
+    #[inline(always)]
+    fn encrypt_next(&mut self, buf: &mut [u8], nbits: usize) -> Result<(), CipherError> {
+        next_counter_iv(&mut self.counter, &mut self.iv);
+        match (&mut self.stream, &mut self.aead) {
+            (Some(s), _) => s.init(&self.key, &self.iv).and_then(|_| s.apply_bits(buf, nbits)),
+            (_, Some(a)) => a.encrypt(&self.iv, &[], buf, &mut self.tag),
+            _ => unreachable!("one of the two is set in new()"),
+        }
+    }
+}
+
+/// Per-reading encryption: what a sensor node does for each 32-bit reading, under a fresh
+/// counter IV ([`CounterKeyed`]).
+struct ReadingOp {
+    c: CounterKeyed,
+    pool: Vec<u8>,
+    pos: usize,
+    buf: [u8; 4],
+}
+
+impl ReadingOp {
+    fn new(g: &Group, pool: Vec<u8>) -> Self {
+        ReadingOp { c: CounterKeyed::new(g, "reading"), pool, pos: 0, buf: [0; 4] }
+    }
+}
+
+impl Op for ReadingOp {
+    fn prepare(&mut self, key: &[u8], _iv: &[u8]) -> Result<(), CipherError> {
+        self.c.set_key(key)
+    }
     #[inline(never)]
     fn run(&mut self) -> Result<(), CipherError> {
-        next_counter_iv(&mut self.counter, &mut self.iv);
         self.buf.copy_from_slice(&self.pool[self.pos..self.pos + 4]);
         self.pos = (self.pos + 4) % self.pool.len();
-        let r = match (&mut self.stream, &mut self.aead) {
-            (Some(s), _) => s.init(&self.key, &self.iv).and_then(|_| s.apply_bits(&mut self.buf, 32)),
-            (_, Some(a)) => a.encrypt(&self.iv, &[], &mut self.buf, &mut self.tag),
-            _ => unreachable!("one of the two is set in new()"),
-        };
+        let r = self.c.encrypt_next(&mut self.buf, 32);
         black_box(&mut self.buf);
         r
     }
 }
 
 /// Per-frame encryption: what a camera node does for each frame of a live video (the
-/// stream-cipher study's workload). Like [`ReadingOp`], the IV/nonce is the big-endian value of
-/// a counter that only increases within a group (the round-trip check, calibration, warm-up
-/// and samples all draw from it), so no key/IV pair is used twice. Frames are taken in turn
-/// from the clip, cycling; each one is copied into the output buffer and encrypted there.
+/// stream-cipher study's workload), under a fresh counter IV ([`CounterKeyed`]; the round-trip
+/// check, calibration, warm-up and samples all draw from the one counter). Frames are taken
+/// in turn from the clip, cycling; each one is copied into the output buffer and encrypted
+/// there.
 struct FrameOp {
     make: Make,
-    stream: Option<Box<dyn StreamCipher + Send>>,
-    aead: Option<Box<dyn Aead + Send>>,
+    c: CounterKeyed,
     id: String,
     label: String,
-    key: Vec<u8>,
-    iv: Vec<u8>,
-    counter: u64,
     frames: std::sync::Arc<Vec<u8>>,
     frame_bytes: usize,
     next: usize,
     /// Index of the frame the last `run` encrypted.
     last: usize,
     buf: Vec<u8>,
-    tag: Vec<u8>,
 }
 
 impl FrameOp {
     fn new(g: &Group) -> Self {
-        let (stream, aead) = match g.entry.make {
-            Make::Stream(mk) => (Some(mk()), None),
-            Make::Aead(mk) => (None, Some(mk())),
-            Make::Block(_) | Make::Mode(_) => unreachable!("frame applies to stream ciphers and AEADs"),
-        };
         let frame_bytes = g.size_bits / 8;
         let frames = g.payload.bytes.clone().filter(|b| frame_bytes > 0 && b.len() >= frame_bytes).expect("frame groups carry a video payload");
         FrameOp {
             make: g.entry.make,
-            stream,
-            aead,
+            c: CounterKeyed::new(g, "frame"),
             id: g.entry.id(),
             label: g.payload.label.clone(),
-            key: Vec::new(),
-            iv: vec![0u8; g.entry.info.iv_bytes()],
-            counter: 0,
             frames,
             frame_bytes,
             next: 0,
             last: 0,
             buf: vec![0u8; frame_bytes],
-            tag: vec![0u8; g.entry.info.tag_bytes()],
         }
     }
     fn n_frames(&self) -> usize {
@@ -363,7 +362,7 @@ impl FrameOp {
             return Err(at("the ciphertext equals the frame (nothing was encrypted)"));
         }
         let mut dec = self.buf.clone();
-        self.decrypt(key, &self.iv, &mut dec, &self.tag).map_err(|e| at(&format!("decryption failed: {e}")))?;
+        self.decrypt(key, &self.c.iv, &mut dec, &self.c.tag).map_err(|e| at(&format!("decryption failed: {e}")))?;
         match crate::video::first_difference(plain, &dec) {
             Some(b) => Err(at(&format!("the decrypted frame differs from the original at byte {b} of {}", self.frame_bytes))),
             None => Ok(()),
@@ -373,25 +372,15 @@ impl FrameOp {
 
 impl Op for FrameOp {
     fn prepare(&mut self, key: &[u8], _iv: &[u8]) -> Result<(), CipherError> {
-        self.key.clear();
-        self.key.extend_from_slice(key);
-        match &mut self.aead {
-            Some(a) => a.set_key(key),
-            None => Ok(()),
-        }
+        self.c.set_key(key)
     }
     #[inline(never)]
     fn run(&mut self) -> Result<(), CipherError> {
-        next_counter_iv(&mut self.counter, &mut self.iv);
         let (i, fb) = (self.next, self.frame_bytes);
         self.last = i;
         self.next = if (i + 1) * fb >= self.frames.len() { 0 } else { i + 1 };
         self.buf.copy_from_slice(&self.frames[i * fb..(i + 1) * fb]);
-        let r = match (&mut self.stream, &mut self.aead) {
-            (Some(s), _) => s.init(&self.key, &self.iv).and_then(|_| s.apply_bits(&mut self.buf, fb * 8)),
-            (_, Some(a)) => a.encrypt(&self.iv, &[], &mut self.buf, &mut self.tag),
-            _ => unreachable!("one of the two is set in new()"),
-        };
+        let r = self.c.encrypt_next(&mut self.buf, fb * 8);
         black_box(&mut self.buf);
         r
     }
@@ -767,7 +756,7 @@ mod frame_tests {
                 match g.entry.make {
                     Make::Stream(mk) => {
                         let mut d = mk();
-                        d.init(&key, &op.iv).unwrap();
+                        d.init(&key, &op.c.iv).unwrap();
                         let mut ks = vec![0u8; dec.len()];
                         d.keystream(&mut ks).unwrap();
                         dec.iter_mut().zip(&ks).for_each(|(b, k)| *b ^= k);
@@ -775,7 +764,7 @@ mod frame_tests {
                     Make::Aead(mk) => {
                         let mut d = mk();
                         d.set_key(&key).unwrap();
-                        d.decrypt(&op.iv, &[], &mut dec, &op.tag).unwrap();
+                        d.decrypt(&op.c.iv, &[], &mut dec, &op.c.tag).unwrap();
                     }
                     Make::Block(_) | Make::Mode(_) => unreachable!(),
                 }
@@ -801,12 +790,12 @@ mod frame_tests {
             for _ in 0..batch {
                 op.run().unwrap();
                 count += 1;
-                assert!(seen.insert(op.iv.clone()), "IV {:02x?} used twice", op.iv);
+                assert!(seen.insert(op.c.iv.clone()), "IV {:02x?} used twice", op.c.iv);
             }
         }
-        assert_eq!(op.counter, count);
+        assert_eq!(op.c.counter, count);
         // Trivium's 80-bit IV: the counter sits big-endian in the last 8 bytes
-        assert_eq!(op.iv, [0, 0, 0, 0, 0, 0, 0, 0, 0, count as u8]);
+        assert_eq!(op.c.iv, [0, 0, 0, 0, 0, 0, 0, 0, 0, count as u8]);
     }
 
     // A deliberately broken stream cipher: `init` forgets to reset the keystream position,
