@@ -58,7 +58,7 @@ pub fn check_stream(mk: fn() -> Box<dyn StreamCipher + Send>) -> Check {
             continue;
         }
         let ok = (0..n).all(|i| bit(&out, i, order) == bit(&long, i, order))
-            && out.last().map_or(true, |l| l & !bits::tail_mask(n, order) == 0);
+            && out.last().is_none_or(|l| l & !bits::tail_mask(n, order) == 0);
         chk.expect(format!("keystream_bits({n}) is the {n}-bit prefix with zero tail"), ok);
     }
 

@@ -92,7 +92,7 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
         if Instant::now() >= deadline {
             break Err(());
         }
-        if !header_seen && last_kick.map_or(true, |t| t.elapsed() >= Duration::from_secs(2)) {
+        if !header_seen && last_kick.is_none_or(|t| t.elapsed() >= Duration::from_secs(2)) {
             // A failed write (port not ready yet) is retried on the next kick.
             let _ = std::io::Write::write_all(&mut port, b"\n");
             last_kick = Some(Instant::now());

@@ -304,7 +304,7 @@ impl Offer {
         };
         let bits = |k: &str| -> Result<u16, String> {
             let v: u16 = f.num(k)?;
-            if v % 8 != 0 {
+            if !v.is_multiple_of(8) {
                 return Err(format!("field '{k}': {v} is not a whole number of bytes"));
             }
             Ok(v)

@@ -172,8 +172,8 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         warmup: cfg.warmup,
         warmup_policy: "warm-up samples are measured with the same batch and key/IV policy, written to warmup.csv and excluded from samples.csv and all statistics".into(),
         min_sample_ns: cfg.min_sample_ns,
-        static_key_hex: cfg.static_key.as_ref().map(hex_encode),
-        static_iv_hex: cfg.static_iv.as_ref().map(hex_encode),
+        static_key_hex: cfg.static_key.as_deref().map(hex_encode),
+        static_iv_hex: cfg.static_iv.as_deref().map(hex_encode),
         payload: {
             let mut kinds: Vec<String> = groups.iter().map(|g| g.payload.label.clone()).collect();
             kinds.dedup();
@@ -206,7 +206,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     Ok(Outcome { dir: out, record, results: results_v })
 }
 
-fn hex_encode(b: &Vec<u8>) -> String {
+fn hex_encode(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 

@@ -61,7 +61,7 @@ impl StreamCipher for ChaCha20 {
         let c = self.inner.as_mut().ok_or(CipherError::NotInitialized)?;
         let whole = nbits / 8;
         c.apply_keystream(&mut data[..whole]);
-        if nbits % 8 != 0 {
+        if !nbits.is_multiple_of(8) {
             let mut ks = [0u8; 1];
             c.write_keystream(&mut ks);
             data[whole] ^= ks[0] & bits::tail_mask(nbits, BitOrder::LsbFirst);

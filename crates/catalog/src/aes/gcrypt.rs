@@ -145,7 +145,7 @@ impl CipherMode for GcryMode {
     fn decrypt(&mut self, iv: &[u8], buf: &mut [u8]) -> Result<usize, CipherError> {
         check_mode_args(self.kind, iv, buf, 0)?;
         let n = buf.len();
-        if self.kind.padded() && (n == 0 || n % 16 != 0) {
+        if self.kind.padded() && (n == 0 || !n.is_multiple_of(16)) {
             return Err(CipherError::DataLength { got: n });
         }
         let (_, h) = self.h.as_ref().ok_or(CipherError::NotInitialized)?;

@@ -294,6 +294,8 @@ macro_rules! slots_k {
     };
 }
 
+// One push per (library, kind, key size): the const-generic constructors cannot be built in a loop.
+#[allow(clippy::vec_init_then_push)]
 fn slots() -> Vec<Slot> {
     let mut v: Vec<Slot> = Vec::with_capacity(132);
     slots_k!(v, 0);
@@ -339,7 +341,7 @@ pub fn pkcs7_pad(buf: &mut [u8], len: usize) -> Result<usize, CipherError> {
 pub fn pkcs7_unpad(buf: &[u8]) -> Result<usize, CipherError> {
     let bad = CipherError::DataLength { got: buf.len() };
     let &p = buf.last().ok_or(bad)?;
-    if p == 0 || p > 16 || buf.len() % 16 != 0 || buf[buf.len() - p as usize..].iter().any(|&b| b != p) {
+    if p == 0 || p > 16 || !buf.len().is_multiple_of(16) || buf[buf.len() - p as usize..].iter().any(|&b| b != p) {
         return Err(bad);
     }
     Ok(buf.len() - p as usize)

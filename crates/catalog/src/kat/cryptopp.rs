@@ -38,7 +38,7 @@ pub fn decode_value(v: &str) -> Result<Vec<u8>, String> {
 fn decode_token(s: &str) -> Result<(Vec<u8>, &str), String> {
     if let Some(q) = s.strip_prefix('"') {
         let end = q.find('"').ok_or("unterminated quoted string")?;
-        return Ok((q[..end].as_bytes().to_vec(), &q[end + 1..]));
+        return Ok((q.as_bytes()[..end].to_vec(), &q[end + 1..]));
     }
     let end = s.find(char::is_whitespace).unwrap_or(s.len());
     let (tok, rest) = (&s[..end], &s[end..]);
