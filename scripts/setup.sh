@@ -66,8 +66,9 @@ if ((want_test)); then
   .venv/bin/pip install --quiet pycryptodome
   # Rust targets, cross compilers (ARM, RISC-V, Xtensa) and Unicorn/capstone for mcu/.
   MCU_VENV="$PWD/.venv" bash mcu/setup.sh
-  # firmware/: the QEMU image (Cortex-M3) and the Pico (Cortex-M0+)
-  for t in thumbv7m-none-eabi thumbv6m-none-eabi; do
+  # firmware/: the QEMU image (Cortex-M3) and the Pico (Cortex-M0+); aarch64-unknown-none
+  # for the 64-bit ARM build check of the own cipher crates (Raspberry Pi 4/5 class hosts)
+  for t in thumbv7m-none-eabi thumbv6m-none-eabi aarch64-unknown-none; do
     rustup target list --installed | grep -qx "$t" || rustup target add "$t"
   done
   echo "setup: test environment ready (.venv)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test. Expects ./scripts/setup.sh --test to have run.
-#  1. unit and integration tests of all Rust crates (release: the cipher tests push megabytes)
+#  1. unit and integration tests of all Rust crates (release: the cipher tests push megabytes),
+#     and a build check of the own no_std cipher crates for 64-bit ARM
 #  2. lwcbench verify: every known-answer test and cross-check, official vectors included
 #  3. a smoke benchmark through the CLI, checking the result files exist
 #  4. the Python package (bindings, loader, figures) and the HTML report in headless Chromium
@@ -13,6 +14,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo test --workspace --release
+# The own no_std cipher crates also build for 64-bit ARM (a Pi 4/5 class host): the x86-64
+# SIMD paths must stay behind their cfg gates.
+CARGO_TARGET_DIR="$PWD/target/aarch64" cargo check --release --target aarch64-unknown-none \
+  -p lwcbench-core -p lwcbench-draco -p lwcbench-estream -p lwcbench-lightweight
 ./target/release/lwcbench verify
 ./target/release/lwcbench verify --engine pycryptodome
 ./target/release/lwcbench run --preset quick --out target/smoke-run --force --quiet
