@@ -11,8 +11,9 @@
 //! Hell–Johansson–Meier; MICKEY 2.0: Babbage–Dodd; HC-128: Wu; Sosemanuk: Berbain et al.),
 //! and Grain-128a: Ågren–Hell–Johansson–Meier, IJWMC 2011.
 #![no_std]
-// `unsafe` is allowed only in the x86-64 SIMD paths (`cpu`, `trivium::simd`): calling a
-// `#[target_feature]` function after the runtime check, and `cpuid`/`xgetbv`.
+// `unsafe` is allowed only in the x86-64 SIMD paths (`cpu`, `trivium::simd`,
+// `grain128a::split`): calling a `#[target_feature]` function after the runtime check,
+// `cpuid`/`xgetbv`, unaligned vector loads/stores inside local arrays, and one `rorx`.
 #![deny(unsafe_code)]
 
 #[cfg(test)]
