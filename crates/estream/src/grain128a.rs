@@ -36,7 +36,7 @@ pub const INFO: CipherInfo = CipherInfo {
     language: Language::Rust,
     bit_order: BitOrder::MsbFirst,
     bit_granular: true,
-    note: "keystream; IV_0=1 gives the authentication-mode keystream (its 32-bit MAC is checked by verify)",
+    note: "benchmarks draw IVs with IV_0 = 0 (keystream mode); IV_0 = 1 gives the authentication-mode keystream (its 32-bit MAC is checked by verify)",
 };
 
 /// Registers as four 32-bit quarters, bit `j` of `q[0] | q[1] << 32 | …` = register bit
