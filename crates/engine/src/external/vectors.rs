@@ -147,6 +147,26 @@ fn valid(e: &mut Engine, acc: &mut Acc, cipher: &str, what: &str, label: &str, k
     }
 }
 
+/// One Wycheproof case by its verdict: a valid one round-trips ([`valid`]); an invalid one
+/// must be refused by decrypt (a refused nonce/tag size counts, like the in-process runner);
+/// an acceptable one may be refused or must open to the message.
+#[allow(clippy::too_many_arguments)]
+fn by_verdict(e: &mut Engine, acc: &mut Acc, cipher: &str, what: &str, label: &str, verdict: wycheproof::Verdict, key: &[u8], iv: &[u8], aad: &[u8], msg: &[u8], ct: &[u8], tag: &[u8]) {
+    if verdict == wycheproof::Verdict::Valid {
+        return valid(e, acc, cipher, what, label, key, iv, aad, msg, ct, tag);
+    }
+    let opened = e.decrypt(cipher, key, iv, aad, ct, tag);
+    if opened.as_ref().err().is_some_and(|f| acc.broken(f)) {
+        return;
+    }
+    let c = acc.check(cipher, what);
+    match (verdict, opened) {
+        (wycheproof::Verdict::Invalid, r) => c.expect(format!("{label}: must be rejected"), r.is_err()),
+        (_, Ok(p)) => c.expect_eq(format!("{label}: accepted"), &p, msg),
+        (_, Err(_)) => c.expect(label, true),
+    }
+}
+
 /// Run every vector the engine's ciphers can take. Returns checks per cipher id in the
 /// engine's listing order; `want(id)` filters (`--cipher`).
 pub fn verify(e: &mut Engine, ctx: &VerifyCtx, want: &dyn Fn(&str, &str) -> bool) -> Vec<(String, Vec<Check>)> {
@@ -293,22 +313,7 @@ fn wycheproof_aead(e: &mut Engine, acc: &mut Acc, path: &Path, mode: &str) {
                 continue;
             }
             let [key, iv, aad, msg, ct, tag] = dec.map(|d| d.expect("checked"));
-            match t.result {
-                wycheproof::Verdict::Valid => valid(e, acc, &name, &what, &label, &key, &iv, &aad, &msg, &ct, &tag),
-                verdict => {
-                    let opened = e.decrypt(&name, &key, &iv, &aad, &ct, &tag);
-                    if opened.as_ref().err().is_some_and(|f| acc.broken(f)) {
-                        return;
-                    }
-                    let c = acc.check(&name, &what);
-                    match (verdict, opened) {
-                        // A rejected nonce/tag size counts as a rejection, like the in-process runner.
-                        (wycheproof::Verdict::Invalid, r) => c.expect(format!("{label}: must be rejected"), r.is_err()),
-                        (_, Ok(p)) => c.expect_eq(format!("{label}: accepted"), &p, &msg),
-                        (_, Err(_)) => c.expect(&label, true),
-                    }
-                }
-            }
+            by_verdict(e, acc, &name, &what, &label, t.result, &key, &iv, &aad, &msg, &ct, &tag);
             if acc.broken.is_some() {
                 return;
             }
@@ -378,21 +383,7 @@ fn wycheproof_siv(e: &mut Engine, acc: &mut Acc, path: &Path) {
             }
             let [key, aad, msg, sivct] = dec.map(|d| d.expect("checked"));
             let (tag, ct) = sivct.split_at(sivct.len().min(16));
-            match t.result {
-                wycheproof::Verdict::Valid => valid(e, acc, &name, &what, &label, &key, &[], &aad, &msg, ct, tag),
-                verdict => {
-                    let opened = e.decrypt(&name, &key, &[], &aad, ct, tag);
-                    if opened.as_ref().err().is_some_and(|f| acc.broken(f)) {
-                        return;
-                    }
-                    let c = acc.check(&name, &what);
-                    match (verdict, opened) {
-                        (wycheproof::Verdict::Invalid, r) => c.expect(format!("{label}: must be rejected"), r.is_err()),
-                        (_, Ok(p)) => c.expect_eq(format!("{label}: accepted"), &p, &msg),
-                        (_, Err(_)) => c.expect(&label, true),
-                    }
-                }
-            }
+            by_verdict(e, acc, &name, &what, &label, t.result, &key, &[], &aad, &msg, ct, tag);
             if acc.broken.is_some() {
                 return;
             }
