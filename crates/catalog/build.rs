@@ -9,7 +9,10 @@ fn pkg_config(name: &str) -> Option<(String, String)> {
         return None;
     }
     let ver = Command::new("pkg-config").args(["--modversion", name]).output().ok()?;
-    Some((String::from_utf8_lossy(&out.stdout).trim().to_string(), String::from_utf8_lossy(&ver.stdout).trim().to_string()))
+    Some((
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&ver.stdout).trim().to_string(),
+    ))
 }
 
 fn link_flags(flags: &str) -> Vec<String> {

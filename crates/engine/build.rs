@@ -3,7 +3,8 @@ use std::process::Command;
 
 fn main() {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let rv = Command::new(&rustc).arg("-V").output().ok().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let rv =
+        Command::new(&rustc).arg("-V").output().ok().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     println!("cargo:rustc-env=LWCBENCH_RUSTC={}", rv.unwrap_or_else(|| "unknown".into()));
     println!("cargo:rustc-env=LWCBENCH_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
     println!("cargo:rustc-env=LWCBENCH_OPT_LEVEL={}", std::env::var("OPT_LEVEL").unwrap_or_default());
@@ -13,7 +14,12 @@ fn main() {
         std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default().replace('\x1f', " ")
     );
     let git = |args: &[&str]| {
-        Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let commit = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty()).unwrap_or(false);

@@ -15,7 +15,8 @@ fn board_facts() {
     println!("cargo:rustc-env=BOARD_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
     println!("cargo:rustc-env=BOARD_OPT={}", std::env::var("OPT_LEVEL").unwrap_or_default());
     println!("cargo:rustc-env=BOARD_TARGET={}", std::env::var("TARGET").unwrap_or_default());
-    let git = Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().ok().filter(|o| o.status.success());
+    let git =
+        Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().ok().filter(|o| o.status.success());
     let commit = git.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=BOARD_COMMIT={commit}");
 }

@@ -55,10 +55,13 @@ fn ciphers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         d.set_item("state_bytes", i.state_bytes)?;
         d.set_item("origin", i.origin.to_string())?;
         d.set_item("language", i.language.as_str())?;
-        d.set_item("bit_order", match i.bit_order {
-            BitOrder::MsbFirst => "msb-first",
-            BitOrder::LsbFirst => "lsb-first",
-        })?;
+        d.set_item(
+            "bit_order",
+            match i.bit_order {
+                BitOrder::MsbFirst => "msb-first",
+                BitOrder::LsbFirst => "lsb-first",
+            },
+        )?;
         d.set_item("bit_granular", i.bit_granular)?;
         d.set_item("note", i.note)?;
         out.append(d)?;
@@ -81,10 +84,20 @@ fn presets_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 }
 
 #[pyfunction]
-fn keystream<'py>(py: Python<'py>, cipher_id: &str, key: &[u8], iv: &[u8], nbits: usize) -> PyResult<Bound<'py, PyBytes>> {
+fn keystream<'py>(
+    py: Python<'py>,
+    cipher_id: &str,
+    key: &[u8],
+    iv: &[u8],
+    nbits: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
     let e = find_entry(cipher_id)?;
     let Make::Stream(make) = e.make else {
-        return Err(value_err(format!("{}: keystream needs a stream cipher, this is a {} cipher", e.id(), e.info.family.as_str())));
+        return Err(value_err(format!(
+            "{}: keystream needs a stream cipher, this is a {} cipher",
+            e.id(),
+            e.info.family.as_str()
+        )));
     };
     let mut c = make();
     c.init(key, iv).map_err(|x| cipher_err(&e.id(), x))?;
@@ -110,7 +123,9 @@ fn crypt(cipher_id: &str, key: &[u8], iv: &[u8], data: &[u8], ad: &[u8], decrypt
         }
         Make::Block(make) => {
             if !iv.is_empty() || !ad.is_empty() {
-                return Err(value_err(format!("{id}: block ciphers take no IV or associated data here (raw ECB); pass iv=b''")));
+                return Err(value_err(format!(
+                    "{id}: block ciphers take no IV or associated data here (raw ECB); pass iv=b''"
+                )));
             }
             let mut c = make();
             c.set_key(key).map_err(|x| cipher_err(&id, x))?;
@@ -121,7 +136,11 @@ fn crypt(cipher_id: &str, key: &[u8], iv: &[u8], data: &[u8], ad: &[u8], decrypt
             }
             let mut buf = data.to_vec();
             for b in buf.chunks_exact_mut(bs) {
-                if decrypt { c.decrypt_block(b) } else { c.encrypt_block(b) }
+                if decrypt {
+                    c.decrypt_block(b)
+                } else {
+                    c.encrypt_block(b)
+                }
             }
             Ok(buf)
         }
@@ -168,13 +187,27 @@ fn crypt(cipher_id: &str, key: &[u8], iv: &[u8], data: &[u8], ad: &[u8], decrypt
 
 #[pyfunction]
 #[pyo3(signature = (cipher_id, key, iv, data, ad=b"".as_slice()))]
-fn encrypt<'py>(py: Python<'py>, cipher_id: &str, key: &[u8], iv: &[u8], data: &[u8], ad: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+fn encrypt<'py>(
+    py: Python<'py>,
+    cipher_id: &str,
+    key: &[u8],
+    iv: &[u8],
+    data: &[u8],
+    ad: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
     Ok(PyBytes::new(py, &crypt(cipher_id, key, iv, data, ad, false)?))
 }
 
 #[pyfunction]
 #[pyo3(signature = (cipher_id, key, iv, data, ad=b"".as_slice()))]
-fn decrypt<'py>(py: Python<'py>, cipher_id: &str, key: &[u8], iv: &[u8], data: &[u8], ad: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+fn decrypt<'py>(
+    py: Python<'py>,
+    cipher_id: &str,
+    key: &[u8],
+    iv: &[u8],
+    data: &[u8],
+    ad: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
     Ok(PyBytes::new(py, &crypt(cipher_id, key, iv, data, ad, true)?))
 }
 
@@ -283,7 +316,8 @@ fn run(
         let ds = match &dataset {
             Some(p) => Dataset::load(p, &channels).map_err(value_err)?,
             None if !channels.is_empty() => {
-                Dataset::parse(dataset::DEFAULT_CSV, "built-in dataset", dataset::DEFAULT_NAME, &channels).map_err(value_err)?
+                Dataset::parse(dataset::DEFAULT_CSV, "built-in dataset", dataset::DEFAULT_NAME, &channels)
+                    .map_err(value_err)?
             }
             None => Dataset::builtin(),
         };
@@ -349,7 +383,9 @@ fn run(
         py.detach(|| lwcbench_report::write_report(&outcome.dir)).map_err(value_err)?;
     }
     let dir = outcome.dir.canonicalize().unwrap_or(outcome.dir);
-    dir.into_os_string().into_string().map_err(|d| PyRuntimeError::new_err(format!("result directory {d:?} is not UTF-8")))
+    dir.into_os_string()
+        .into_string()
+        .map_err(|d| PyRuntimeError::new_err(format!("result directory {d:?} is not UTF-8")))
 }
 
 #[pyfunction]
@@ -362,10 +398,8 @@ fn verify(py: Python<'_>, cipher: Vec<String>, vectors: Option<PathBuf>) -> PyRe
         }
         ctx.vectors = Some(v);
     }
-    let entries: Vec<Entry> = registry()
-        .into_iter()
-        .filter(|e| cipher.is_empty() || cipher.iter().any(|c| e.matches(c)))
-        .collect();
+    let entries: Vec<Entry> =
+        registry().into_iter().filter(|e| cipher.is_empty() || cipher.iter().any(|c| e.matches(c))).collect();
     if entries.is_empty() {
         return Err(value_err(format!("cipher: no implementation matches {cipher:?}")));
     }

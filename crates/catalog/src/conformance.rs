@@ -126,7 +126,10 @@ pub fn check_stream(mk: fn() -> Box<dyn StreamCipher + Send>) -> Check {
         pos += take;
         n = step;
     }
-    chk.expect(format!("{len}-byte keystream in one call = the same in chunks of {step} bits after a {first}-bit start"), ok);
+    chk.expect(
+        format!("{len}-byte keystream in one call = the same in chunks of {step} bits after a {first}-bit start"),
+        ok,
+    );
     let mut zeros = vec![0u8; len];
     c.init(&key, &iv).unwrap();
     c.apply(&mut zeros).unwrap();
@@ -139,7 +142,10 @@ pub fn check_stream(mk: fn() -> Box<dyn StreamCipher + Send>) -> Check {
         matches!(c.init(&short_key, &iv), Err(CipherError::KeyLength { .. })),
     );
     let long_iv = vec![0u8; info.iv_bytes() + 1];
-    chk.expect("long IV is rejected with IvLength", matches!(c.init(&key, &long_iv), Err(CipherError::IvLength { .. })));
+    chk.expect(
+        "long IV is rejected with IvLength",
+        matches!(c.init(&key, &long_iv), Err(CipherError::IvLength { .. })),
+    );
     c.init(&key, &iv).unwrap();
     let mut tiny = [0u8; 1];
     chk.expect(
@@ -180,7 +186,10 @@ pub fn check_aead(mk: fn() -> Box<dyn Aead + Send>) -> Check {
         if len > 0 {
             let mut b = ct.clone();
             b[len - 1] ^= 0x80;
-            chk.expect(format!("flipped ciphertext bit rejected ({len} bytes)"), c.decrypt(&nonce, &ad, &mut b, &tag).is_err());
+            chk.expect(
+                format!("flipped ciphertext bit rejected ({len} bytes)"),
+                c.decrypt(&nonce, &ad, &mut b, &tag).is_err(),
+            );
         }
         let mut ad2 = ad.clone();
         ad2.push(0);

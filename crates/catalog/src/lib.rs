@@ -22,5 +22,8 @@ pub use verify::{Check, VerifyCtx};
 /// Compilers other than rustc that built code in this binary, as (name, version and flags),
 /// for the result files' build record.
 pub fn build_info() -> Vec<(String, String)> {
-    vec![("C++ (cpp/, via cc)".to_string(), format!("{} — flags: {}", lwcbench_cpp::CXX_COMPILER, lwcbench_cpp::CXX_FLAGS))]
+    vec![(
+        "C++ (cpp/, via cc)".to_string(),
+        format!("{} — flags: {}", lwcbench_cpp::CXX_COMPILER, lwcbench_cpp::CXX_FLAGS),
+    )]
 }

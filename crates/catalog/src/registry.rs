@@ -67,7 +67,10 @@ impl Entry {
 pub fn find(selector: &str) -> Option<Entry> {
     let all = registry();
     let s = selector.trim();
-    let hit = all.iter().position(|e| e.id().eq_ignore_ascii_case(s)).or_else(|| all.iter().position(|e| e.info.name.eq_ignore_ascii_case(s)));
+    let hit = all
+        .iter()
+        .position(|e| e.id().eq_ignore_ascii_case(s))
+        .or_else(|| all.iter().position(|e| e.info.name.eq_ignore_ascii_case(s)));
     hit.map(|i| all[i].clone())
 }
 

@@ -67,7 +67,14 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
     });
     let src = Source { description, args: std::env::args().collect(), started };
     let rec = write_collected(&parsed, &out, a.force, a.allow_truncated, &src)?;
-    println!("wrote {} ({} samples of {} groups from {}); lwcbench report {} renders it", out.display(), parsed.samples.len(), rec.groups, rec.machine.hostname, out.display());
+    println!(
+        "wrote {} ({} samples of {} groups from {}); lwcbench report {} renders it",
+        out.display(),
+        parsed.samples.len(),
+        rec.groups,
+        rec.machine.hostname,
+        out.display()
+    );
     Ok(())
 }
 
@@ -119,7 +126,11 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
         lwcbench_engine::results::write_atomic_to(f, &buf, "--save-log")?;
     }
     if outcome.is_err() {
-        eprintln!("collect: no end line within {} s (header {})", a.timeout, if header_seen { "seen" } else { "never seen" });
+        eprintln!(
+            "collect: no end line within {} s (header {})",
+            a.timeout,
+            if header_seen { "seen" } else { "never seen" }
+        );
     }
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }

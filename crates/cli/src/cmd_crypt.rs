@@ -137,11 +137,20 @@ pub fn run(a: &CryptArgs, mode: Mode) -> Result<(), String> {
             c.set_key(&key).map_err(cerr)?;
             let b = info.block_bytes();
             if input.len() % b != 0 {
-                return Err(format!("{} is a raw {}-bit block cipher (ECB on whole blocks): input of {} bytes is not a multiple of {b}", e.id(), info.block_bits, input.len()));
+                return Err(format!(
+                    "{} is a raw {}-bit block cipher (ECB on whole blocks): input of {} bytes is not a multiple of {b}",
+                    e.id(),
+                    info.block_bits,
+                    input.len()
+                ));
             }
             let mut buf = input;
             for blk in buf.chunks_exact_mut(b) {
-                if m == Mode::Encrypt { c.encrypt_block(blk) } else { c.decrypt_block(blk) }
+                if m == Mode::Encrypt {
+                    c.encrypt_block(blk)
+                } else {
+                    c.decrypt_block(blk)
+                }
             }
             buf
         }

@@ -101,7 +101,12 @@ fn engine_entries(specs: &[String], tell: bool) -> Result<Vec<lwcbench_catalog::
     for s in specs {
         let e = lwcbench_engine::external::Engine::start(s)?;
         if tell {
-            println!("{} — protocol {}, {} ciphers\n", e.hello.describe(), lwcbench_engine::external::PROTOCOL, e.offers.len());
+            println!(
+                "{} — protocol {}, {} ciphers\n",
+                e.hello.describe(),
+                lwcbench_engine::external::PROTOCOL,
+                e.offers.len()
+            );
         }
         out.extend(e.entries());
     }

@@ -102,7 +102,8 @@ fn run_into(a: &McuArgs, root: &Path, script: &Path, py: &Path, tmp: &Path) -> R
     }
     // the mcu/ cargo projects have their own workspaces and target directory (not the root
     // workspace's CARGO_TARGET_DIR, which a developer shell may have set)
-    let tdir = std::env::var_os("LWCBENCH_MCU_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target/mcu"));
+    let tdir =
+        std::env::var_os("LWCBENCH_MCU_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target/mcu"));
     cmd.env("CARGO_TARGET_DIR", tdir);
     eprintln!("mcu: running {} (this builds and emulates every image; minutes) ...", script.display());
     let out = cmd.stdout(std::process::Stdio::inherit()).output().map_err(|e| format!("mcu: {}: {e}", py.display()))?;
@@ -134,7 +135,8 @@ fn run_into(a: &McuArgs, root: &Path, script: &Path, py: &Path, tmp: &Path) -> R
         "method": "mcu/README.md",
     });
     let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())? + "\n";
-    lwcbench_engine::results::write_atomic(&a.out, "run.json", text.as_bytes()).map_err(|e| format!("--out: {}: {e}", a.out.display()))?;
+    lwcbench_engine::results::write_atomic(&a.out, "run.json", text.as_bytes())
+        .map_err(|e| format!("--out: {}: {e}", a.out.display()))?;
     println!("wrote {} ({}, run.json)", a.out.display(), files.join(", "));
     Ok(())
 }

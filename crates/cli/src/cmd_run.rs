@@ -4,12 +4,12 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lwcbench_engine::markdown::fmt_ns;
 use lwcbench_engine::dataset::{ByteOrder, Dataset, Encode, Encoding, Layout};
+use lwcbench_engine::markdown::fmt_ns;
 use lwcbench_engine::plan::{Kiv, Payload, Scenario};
+use lwcbench_engine::presets;
 use lwcbench_engine::results;
 use lwcbench_engine::session::{self, Request};
-use lwcbench_engine::presets;
 use lwcbench_engine::video;
 
 #[derive(Args, Debug)]
@@ -148,7 +148,10 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
     // Resolve preset: explicit, or the default when nothing is selected.
     let preset = match &a.preset {
         Some(p) => Some(presets::find(p).ok_or_else(|| {
-            format!("--preset: unknown preset '{p}' (known: {})", presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))
+            format!(
+                "--preset: unknown preset '{p}' (known: {})",
+                presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            )
         })?),
         None if !has_selection(a) && a.engine.is_empty() => Some(presets::default_preset()),
         None => None,
@@ -219,7 +222,11 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         sel.sizes_bits = a.sizes.iter().map(|s| parse_size(s)).collect::<Result<_, _>>()?;
     }
     if !a.kiv.is_empty() {
-        sel.kivs = a.kiv.iter().map(|s| Kiv::parse(s).ok_or_else(|| format!("--kiv: '{s}' is not one of ss, sr, rs, rr"))).collect::<Result<_, _>>()?;
+        sel.kivs = a
+            .kiv
+            .iter()
+            .map(|s| Kiv::parse(s).ok_or_else(|| format!("--kiv: '{s}' is not one of ss, sr, rs, rr")))
+            .collect::<Result<_, _>>()?;
     }
     if a.all {
         sel.all_stream_and_aead = true;
@@ -235,7 +242,12 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         };
         let ds = match &a.dataset {
             Some(p) => Dataset::load(p, &a.channels)?,
-            None if !a.channels.is_empty() => Dataset::parse(lwcbench_engine::dataset::DEFAULT_CSV, "built-in dataset", lwcbench_engine::dataset::DEFAULT_NAME, &a.channels)?,
+            None if !a.channels.is_empty() => Dataset::parse(
+                lwcbench_engine::dataset::DEFAULT_CSV,
+                "built-in dataset",
+                lwcbench_engine::dataset::DEFAULT_NAME,
+                &a.channels,
+            )?,
             None => Dataset::builtin(),
         };
         let bytes = ds.payload(&enc)?;
@@ -267,7 +279,10 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
     req.force = a.force;
 
     let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
-    pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} samples  {msg}").expect("template"));
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} samples  {msg}")
+            .expect("template"),
+    );
     let interactive = !a.quiet && std::io::stderr().is_terminal();
     let t0 = Instant::now();
     let mut shown = false;
@@ -336,9 +351,11 @@ fn print_overview(res: &[lwcbench_engine::GroupResult]) {
     print!("{}", video::frames_markdown(&summary));
     let cmp = results::comparison_rows(&rows);
     if !cmp.is_empty() {
-        println!("\nC++/Rust median ratio per group (> 1: C++ slower): see comparison.csv; range {:.2}–{:.2}",
+        println!(
+            "\nC++/Rust median ratio per group (> 1: C++ slower): see comparison.csv; range {:.2}–{:.2}",
             cmp.iter().map(|c| c.ratio_cpp_rust).fold(f64::INFINITY, f64::min),
-            cmp.iter().map(|c| c.ratio_cpp_rust).fold(0.0, f64::max));
+            cmp.iter().map(|c| c.ratio_cpp_rust).fold(0.0, f64::max)
+        );
     }
 }
 

@@ -52,7 +52,10 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
         match lwcbench_engine::external::Engine::start(s) {
             Ok(mut e) => {
                 println!("{}", e.hello.describe());
-                let want = |name: &str, id: &str| a.cipher.is_empty() || a.cipher.iter().any(|c| c.eq_ignore_ascii_case(name) || c.eq_ignore_ascii_case(id));
+                let want = |name: &str, id: &str| {
+                    a.cipher.is_empty()
+                        || a.cipher.iter().any(|c| c.eq_ignore_ascii_case(name) || c.eq_ignore_ascii_case(id))
+                };
                 items.extend(lwcbench_engine::external::vectors::verify(&mut e, &ctx, &want));
             }
             Err(m) => {
@@ -67,7 +70,8 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
         return Err(format!("--cipher: no implementation matches {:?} (see `lwcbench list`)", a.cipher));
     }
     let registry_items = entries.iter().map(|e| (e.id(), e));
-    let mut all: Vec<(String, Option<&lwcbench_catalog::Entry>, Vec<lwcbench_catalog::Check>)> = registry_items.map(|(id, e)| (id, Some(e), Vec::new())).collect();
+    let mut all: Vec<(String, Option<&lwcbench_catalog::Entry>, Vec<lwcbench_catalog::Check>)> =
+        registry_items.map(|(id, e)| (id, Some(e), Vec::new())).collect();
     all.extend(items.into_iter().map(|(id, c)| (id, None, c)));
     for (id, e, engine_checks) in all {
         // Registry entries verify when their turn comes, so output streams as before.
@@ -79,10 +83,24 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
         let fail: usize = checks.iter().map(|c| c.failures.len()).sum();
         let sk = checks.iter().filter(|c| c.skipped).count();
         let bad = checks.iter().any(|c| !c.ok());
-        println!("{} {:<34} {:>6} passed {:>4} failed {:>3} checks{}", if bad { "FAIL" } else { " ok " }, id, pass, fail, checks.len(), if sk > 0 { format!(" ({sk} skipped: shared folder absent)") } else { String::new() });
+        println!(
+            "{} {:<34} {:>6} passed {:>4} failed {:>3} checks{}",
+            if bad { "FAIL" } else { " ok " },
+            id,
+            pass,
+            fail,
+            checks.len(),
+            if sk > 0 { format!(" ({sk} skipped: shared folder absent)") } else { String::new() }
+        );
         for c in &checks {
             if a.verbose || !c.ok() || c.what.contains("finding") {
-                let state = if c.skipped { "skip" } else if c.ok() { "ok" } else { "FAIL" };
+                let state = if c.skipped {
+                    "skip"
+                } else if c.ok() {
+                    "ok"
+                } else {
+                    "FAIL"
+                };
                 println!("    {state:<4} {} — {} passed", c.what, c.passed);
             }
             if !c.ok() && c.failures.is_empty() {

@@ -91,8 +91,26 @@ fn unwritable_output_directory() {
 fn run_writes_exact_rows_and_refuses_to_overwrite() {
     let dir = tempfile::tempdir().unwrap();
     let args = [
-        "run", "--cipher", "ChaCha20", "--scenario", "full,init", "--sizes", "8,1024", "--kiv", "ss,rr", "--reps", "7",
-        "--warmup", "3", "--seed", "42", "--min-sample-us", "2", "-o", "res", "--quiet",
+        "run",
+        "--cipher",
+        "ChaCha20",
+        "--scenario",
+        "full,init",
+        "--sizes",
+        "8,1024",
+        "--kiv",
+        "ss,rr",
+        "--reps",
+        "7",
+        "--warmup",
+        "3",
+        "--seed",
+        "42",
+        "--min-sample-us",
+        "2",
+        "-o",
+        "res",
+        "--quiet",
     ];
     let o = lwcbench(&args, dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
@@ -110,7 +128,8 @@ fn run_writes_exact_rows_and_refuses_to_overwrite() {
     assert!(run["machine"]["cpu_model"].as_str().is_some_and(|s| !s.is_empty()));
     assert!(run["build"]["rustc"].as_str().unwrap().starts_with("rustc"));
     // No temporary files left behind.
-    let names: Vec<String> = std::fs::read_dir(&res).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let names: Vec<String> =
+        std::fs::read_dir(&res).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert!(names.iter().all(|n| !n.starts_with('.')), "temporary files left: {names:?}");
     // A second run into the same directory is refused without --force …
     let o = lwcbench(&args, dir.path());
@@ -125,9 +144,28 @@ fn run_writes_exact_rows_and_refuses_to_overwrite() {
 #[test]
 fn preset_and_seed_are_recorded() {
     let dir = tempfile::tempdir().unwrap();
-    let o = lwcbench(&["run", "--preset", "quick", "--seed", "7", "--reps", "2", "--warmup", "0", "--min-sample-us", "1", "-o", "q", "-q"], dir.path());
+    let o = lwcbench(
+        &[
+            "run",
+            "--preset",
+            "quick",
+            "--seed",
+            "7",
+            "--reps",
+            "2",
+            "--warmup",
+            "0",
+            "--min-sample-us",
+            "1",
+            "-o",
+            "q",
+            "-q",
+        ],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("q/run.json")).unwrap()).unwrap();
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("q/run.json")).unwrap()).unwrap();
     assert_eq!(run["preset"], "quick");
     assert_eq!(run["seed"], 7);
 }
@@ -137,7 +175,24 @@ fn timed_region_grows_with_payload() {
     // If the keystream were optimised away, 64 KiB would cost about as much as 8 bits.
     let dir = tempfile::tempdir().unwrap();
     let o = lwcbench(
-        &["run", "--cipher", "ChaCha20", "--scenario", "keystream", "--sizes", "8,64KiB", "--kiv", "ss", "--reps", "15", "--warmup", "2", "-o", "g", "-q"],
+        &[
+            "run",
+            "--cipher",
+            "ChaCha20",
+            "--scenario",
+            "keystream",
+            "--sizes",
+            "8,64KiB",
+            "--kiv",
+            "ss",
+            "--reps",
+            "15",
+            "--warmup",
+            "2",
+            "-o",
+            "g",
+            "-q",
+        ],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -169,7 +224,10 @@ fn encrypt_decrypt_and_expect() {
     // RFC 8439 §2.4.2 with counter 1: skip block 0 by encrypting 64 zero bytes first.
     let sunscreen = hex_of(b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.");
     let input = format!("{}{}", "00".repeat(64), sunscreen);
-    let o = lwcbench(&["encrypt", "-c", "ChaCha20", "-k", key, "--iv", "000000000000004a00000000", "--hex", &input], dir.path());
+    let o = lwcbench(
+        &["encrypt", "-c", "ChaCha20", "-k", key, "--iv", "000000000000004a00000000", "--hex", &input],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout).trim().to_string();
     assert!(out[128..].starts_with("6e2e359a2568f98041ba0728dd0d6981"), "RFC 8439 ciphertext: {out}");
@@ -179,12 +237,18 @@ fn encrypt_decrypt_and_expect() {
     let ct = String::from_utf8_lossy(&o.stdout).trim().to_string();
     let iv = stderr(&o).lines().find_map(|l| l.strip_prefix("iv: ")).unwrap().split(' ').next().unwrap().to_string();
     assert_eq!(iv.len(), 24);
-    let o = lwcbench(&["decrypt", "-c", "ChaCha20-Poly1305", "-k", key, "--iv", &iv, "--hex", &ct, "--expect", "68656c6c6f"], dir.path());
+    let o = lwcbench(
+        &["decrypt", "-c", "ChaCha20-Poly1305", "-k", key, "--iv", &iv, "--hex", &ct, "--expect", "68656c6c6f"],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let mut bad = ct.clone().into_bytes();
     let last = bad.len() - 1;
     bad[last] = if bad[last] == b'0' { b'1' } else { b'0' };
-    let o = lwcbench(&["decrypt", "-c", "ChaCha20-Poly1305", "-k", key, "--iv", &iv, "--hex", std::str::from_utf8(&bad).unwrap()], dir.path());
+    let o = lwcbench(
+        &["decrypt", "-c", "ChaCha20-Poly1305", "-k", key, "--iv", &iv, "--hex", std::str::from_utf8(&bad).unwrap()],
+        dir.path(),
+    );
     assert!(!o.status.success() && stderr(&o).contains("authentication failed"), "{}", stderr(&o));
     // Two encryptions without --iv use different nonces.
     let o2 = lwcbench(&["encrypt", "-c", "ChaCha20-Poly1305", "-k", key, "--hex", "68656c6c6f"], dir.path());
@@ -192,7 +256,10 @@ fn encrypt_decrypt_and_expect() {
     assert_clean_error(&["encrypt", "-c", "ChaCha20", "-k", "0011", "--hex", "00"], "--key: key must be 32 bytes");
     assert_clean_error(&["keystream", "-c", "ChaCha20", "-k", key, "--iv", "00", "--bits", "8"], "--iv");
     assert_clean_error(&["decrypt", "-c", "ChaCha20", "-k", key, "--hex", "00"], "--iv: required");
-    assert_clean_error(&["encrypt", "-c", "ChaCha20", "-k", key, "--iv", "000000000000004a00000000", "--hex", "00", "--expect", "01"], "differs from --expect");
+    assert_clean_error(
+        &["encrypt", "-c", "ChaCha20", "-k", key, "--iv", "000000000000004a00000000", "--hex", "00", "--expect", "01"],
+        "differs from --expect",
+    );
 }
 
 fn hex_of(b: &[u8]) -> String {
@@ -209,7 +276,24 @@ fn sensor_study_on_a_users_csv() {
     }
     std::fs::write(dir.path().join("site.csv"), csv_text).unwrap();
     let o = lwcbench(
-        &["run", "--preset", "sensor-study", "--cipher", "ChaCha20", "--dataset", "site.csv", "--readings", "40", "--reps", "4", "--warmup", "1", "-o", "s", "-q"],
+        &[
+            "run",
+            "--preset",
+            "sensor-study",
+            "--cipher",
+            "ChaCha20",
+            "--dataset",
+            "site.csv",
+            "--readings",
+            "40",
+            "--reps",
+            "4",
+            "--warmup",
+            "1",
+            "-o",
+            "s",
+            "-q",
+        ],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -228,11 +312,27 @@ fn sensor_study_on_a_users_csv() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("site.csv"), std::fs::read(dir_ok.path().join("site.csv")).unwrap()).unwrap();
     std::fs::write(dir.path().join("bad.csv"), "time,flow\n1,2\n2,n/a\n").unwrap();
-    assert_clean_error_in(dir.path(), &["run", "--preset", "sensor-study", "--cipher", "ChaCha20", "--dataset", "bad.csv", "-o", "b"], "bad.csv:3:2: 'n/a' in column 'flow' is not a number");
+    assert_clean_error_in(
+        dir.path(),
+        &["run", "--preset", "sensor-study", "--cipher", "ChaCha20", "--dataset", "bad.csv", "-o", "b"],
+        "bad.csv:3:2: 'n/a' in column 'flow' is not a number",
+    );
     std::fs::write(dir.path().join("empty.csv"), "").unwrap();
-    assert_clean_error_in(dir.path(), &["run", "--cipher", "ChaCha20", "--dataset", "empty.csv", "-o", "e"], "empty.csv: empty file");
-    assert_clean_error_in(dir.path(), &["run", "--cipher", "ChaCha20", "--dataset", "site.csv", "--channels", "pressure", "-o", "e"], "column 'pressure' not found");
-    assert_clean_error_in(dir.path(), &["run", "--cipher", "ChaCha20", "--dataset", "site.csv", "--readings", "100", "-o", "e"], "has 60 readings, 100 requested");
+    assert_clean_error_in(
+        dir.path(),
+        &["run", "--cipher", "ChaCha20", "--dataset", "empty.csv", "-o", "e"],
+        "empty.csv: empty file",
+    );
+    assert_clean_error_in(
+        dir.path(),
+        &["run", "--cipher", "ChaCha20", "--dataset", "site.csv", "--channels", "pressure", "-o", "e"],
+        "column 'pressure' not found",
+    );
+    assert_clean_error_in(
+        dir.path(),
+        &["run", "--cipher", "ChaCha20", "--dataset", "site.csv", "--readings", "100", "-o", "e"],
+        "has 60 readings, 100 requested",
+    );
 }
 
 #[test]

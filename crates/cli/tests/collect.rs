@@ -8,7 +8,12 @@ fn logs() -> PathBuf {
 }
 
 fn collect(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lwcbench")).arg("collect").args(args).current_dir(cwd).output().expect("binary runs")
+    Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+        .arg("collect")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("binary runs")
 }
 
 #[test]
@@ -19,12 +24,15 @@ fn noisy_log_to_result_files_and_report() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("collected 4 sample and 2 warm-up lines; 0 malformed"), "{err}");
-    let rows: Vec<csv::StringRecord> = csv::Reader::from_path(d.path().join("out/samples.csv")).unwrap().records().map(|r| r.unwrap()).collect();
+    let rows: Vec<csv::StringRecord> =
+        csv::Reader::from_path(d.path().join("out/samples.csv")).unwrap().records().map(|r| r.unwrap()).collect();
     assert_eq!(rows.len(), 4);
-    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(d.path().join("out/run.json")).unwrap()).unwrap();
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("out/run.json")).unwrap()).unwrap();
     assert_eq!(run["machine"]["hostname"], "demo");
     assert_eq!(run["preset"], "board:demo");
-    let r = Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(["report", "out"]).current_dir(d.path()).output().unwrap();
+    let r =
+        Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(["report", "out"]).current_dir(d.path()).output().unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let html = std::fs::read_to_string(d.path().join("out/report.html")).unwrap();
     assert!(html.contains("Trivium") && html.contains("Cortex-M0+ @ 125 MHz"));
@@ -41,7 +49,10 @@ fn truncated_and_corrupted_logs_fail_cleanly() {
         let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
         assert_eq!(errors.len(), 1, "{name}: {err}");
         assert!(errors[0].contains("truncated") && errors[0].contains("--allow-truncated"), "{name}: {}", errors[0]);
-        assert!(!d.path().join("out/run.json").exists() && !d.path().join("out/samples.csv").exists(), "{name} wrote files");
+        assert!(
+            !d.path().join("out/run.json").exists() && !d.path().join("out/samples.csv").exists(),
+            "{name} wrote files"
+        );
         // allowed: the valid lines are written and the truncation is a note
         let o = collect(&["--from-log", log.to_str().unwrap(), "-o", "out", "--allow-truncated"], d.path());
         assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));

@@ -36,7 +36,28 @@ fn run_with_an_engine_writes_results_and_a_dead_engine_is_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
     let o = lwcbench(
-        &["run", "--engine", &mock(), "--engine", "sh -c 'exit 3'", "--cipher", "TOY-ADD", "--sizes", "16B", "--kiv", "ss,rr", "-n", "3", "-w", "1", "--seed", "9", "-o", out.to_str().unwrap(), "-q"],
+        &[
+            "run",
+            "--engine",
+            &mock(),
+            "--engine",
+            "sh -c 'exit 3'",
+            "--cipher",
+            "TOY-ADD",
+            "--sizes",
+            "16B",
+            "--kiv",
+            "ss,rr",
+            "-n",
+            "3",
+            "-w",
+            "1",
+            "--seed",
+            "9",
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ],
         dir.path(),
     );
     assert!(o.status.success(), "{}", text(&o.stderr));

@@ -45,7 +45,8 @@ fn mcu_without_source_tree_or_venv_is_one_clean_error() {
 #[test]
 fn mcu_sizes_preset_writes_tables_and_report() {
     let venv = std::env::var("MCU_VENV").map(PathBuf::from).unwrap_or_else(|_| repo().join(".venv"));
-    let tdir = std::env::var("LWCBENCH_MCU_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| repo().join("target/mcu"));
+    let tdir =
+        std::env::var("LWCBENCH_MCU_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| repo().join("target/mcu"));
     let have_venv = Command::new(venv.join("bin/python"))
         .args(["-c", "import unicorn, capstone, elftools"])
         .output()
@@ -66,7 +67,11 @@ fn mcu_sizes_preset_writes_tables_and_report() {
     let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(rec["kind"], "mcu");
     assert_eq!(rec["preset"], "sizes");
-    let leftovers: Vec<_> = std::fs::read_dir(&out).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with('.')).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
     assert!(leftovers.is_empty());
     // a second run into the finished directory needs --force
     let o = lwcbench(&["mcu", "--preset", "sizes", "--no-build", "--out", out.to_str().unwrap()], &env);

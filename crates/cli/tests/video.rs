@@ -41,7 +41,22 @@ fn frames_of_a_users_clip_are_measured() {
     let clip = write_clip(dir.path(), "tiny.y4m", "YUV4MPEG2 W32 H16 F30:1 C420", 4);
     let out = dir.path().join("out");
     let o = lwcbench(
-        &["run", "--video", &clip, "--cipher", "ChaCha20,Trivium,ChaCha20-Poly1305/rustcrypto,AES-128", "-n", "4", "-w", "1", "--seed", "3", "--out", out.to_str().unwrap(), "-q"],
+        &[
+            "run",
+            "--video",
+            &clip,
+            "--cipher",
+            "ChaCha20,Trivium,ChaCha20-Poly1305/rustcrypto,AES-128",
+            "-n",
+            "4",
+            "-w",
+            "1",
+            "--seed",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
         dir.path(),
         &[],
     );
@@ -62,7 +77,25 @@ fn frames_of_a_users_clip_are_measured() {
     assert!(md.contains("| ChaCha20 | rustcrypto | all | video:tiny | 768 |"));
     // --frames keeps the first N; --video selects the frame scenario by itself
     let out2 = dir.path().join("out2");
-    let o = lwcbench(&["run", "--video", &clip, "--frames", "2", "--cipher", "Trivium", "-n", "2", "-w", "0", "--out", out2.to_str().unwrap()], dir.path(), &[]);
+    let o = lwcbench(
+        &[
+            "run",
+            "--video",
+            &clip,
+            "--frames",
+            "2",
+            "--cipher",
+            "Trivium",
+            "-n",
+            "2",
+            "-w",
+            "0",
+            "--out",
+            out2.to_str().unwrap(),
+        ],
+        dir.path(),
+        &[],
+    );
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("tiny.y4m: 2 frames of 32×16 C420 (768 bytes each), 30.00 fps"));
 }
@@ -72,7 +105,24 @@ fn default_clip_comes_from_the_environment() {
     let dir = tempfile::tempdir().unwrap();
     let clip = write_clip(dir.path(), "env.y4m", "YUV4MPEG2 W32 H16 C420jpeg", 2);
     let out = dir.path().join("out");
-    let o = lwcbench(&["run", "--scenario", "frame", "--cipher", "Rabbit", "-n", "2", "-w", "0", "--out", out.to_str().unwrap(), "-q"], dir.path(), &[("LWCBENCH_VIDEO", &clip)]);
+    let o = lwcbench(
+        &[
+            "run",
+            "--scenario",
+            "frame",
+            "--cipher",
+            "Rabbit",
+            "-n",
+            "2",
+            "-w",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+        dir.path(),
+        &[("LWCBENCH_VIDEO", &clip)],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(std::fs::read_to_string(out.join("summary.csv")).unwrap().contains("video:env"));
 }
@@ -83,15 +133,35 @@ fn video_errors_are_one_line() {
     let d = dir.path();
     let out = d.join("out");
     let out = out.to_str().unwrap();
-    assert_clean_error(d, &["run", "--scenario", "frame", "--cipher", "ChaCha20", "--out", out], &[("LWCBENCH_VIDEO", "/nonexistent/clip.y4m")], "run ./scripts/setup.sh");
+    assert_clean_error(
+        d,
+        &["run", "--scenario", "frame", "--cipher", "ChaCha20", "--out", out],
+        &[("LWCBENCH_VIDEO", "/nonexistent/clip.y4m")],
+        "run ./scripts/setup.sh",
+    );
     let bad = write_clip(d, "p10.y4m", "YUV4MPEG2 W32 H16 C420p10", 1);
-    assert_clean_error(d, &["run", "--video", &bad, "--out", out], &[], "p10.y4m: header field 'C420p10': colour space not supported");
+    assert_clean_error(
+        d,
+        &["run", "--video", &bad, "--out", out],
+        &[],
+        "p10.y4m: header field 'C420p10': colour space not supported",
+    );
     let short = write_clip(d, "short.y4m", "YUV4MPEG2 W32 H16", 1);
     let bytes = std::fs::read(&short).unwrap();
     std::fs::write(&short, &bytes[..bytes.len() - 100]).unwrap();
-    assert_clean_error(d, &["run", "--video", &short, "--out", out], &[], "short.y4m: frame 0 is truncated: 668 of 768 bytes");
+    assert_clean_error(
+        d,
+        &["run", "--video", &short, "--out", out],
+        &[],
+        "short.y4m: frame 0 is truncated: 668 of 768 bytes",
+    );
     let ok = write_clip(d, "ok.y4m", "YUV4MPEG2 W32 H16", 1);
-    assert_clean_error(d, &["run", "--video", &ok, "--scenario", "full", "--out", out], &[], "--video/--frames: the frame scenario is not selected");
+    assert_clean_error(
+        d,
+        &["run", "--video", &ok, "--scenario", "full", "--out", out],
+        &[],
+        "--video/--frames: the frame scenario is not selected",
+    );
     assert_clean_error(d, &["run", "--video", &ok, "--frames", "0", "--out", out], &[], "--frames: at least one frame");
     assert_clean_error(d, &["run", "--video", &ok, "--cipher", "AES-128", "--out", out], &[], "does not apply");
 }

@@ -56,12 +56,20 @@ impl core::fmt::Display for CipherError {
 
 /// Check a key/IV length; a helper so every implementation reports the same error.
 pub fn check_len(got: usize, expected: usize, err: fn(usize, usize) -> CipherError) -> Result<(), CipherError> {
-    if got == expected { Ok(()) } else { Err(err(expected, got)) }
+    if got == expected {
+        Ok(())
+    } else {
+        Err(err(expected, got))
+    }
 }
 /// Constructor for [`CipherError::KeyLength`] usable with [`check_len`].
-pub fn key_err(expected: usize, got: usize) -> CipherError { CipherError::KeyLength { expected, got } }
+pub fn key_err(expected: usize, got: usize) -> CipherError {
+    CipherError::KeyLength { expected, got }
+}
 /// Constructor for [`CipherError::IvLength`] usable with [`check_len`].
-pub fn iv_err(expected: usize, got: usize) -> CipherError { CipherError::IvLength { expected, got } }
+pub fn iv_err(expected: usize, got: usize) -> CipherError {
+    CipherError::IvLength { expected, got }
+}
 
 /// A synchronous stream cipher with bit-granular keystream.
 ///

@@ -2,7 +2,9 @@
 //! wrapped in [`StreamCipher`]: [`DracoCppRef`] (bit-serial, "cpp-ref") and [`DracoCppFast`]
 //! (word-parallel, "cpp-fast"). The C++ state lives inline in the Rust value and is wiped by the
 //! C++ `draco_*_wipe` (volatile stores) on drop.
-use lwcbench_core::{bits, check_len, iv_err, key_err, BitOrder, CipherError, CipherInfo, Family, Language, Origin, StreamCipher};
+use lwcbench_core::{
+    bits, check_len, iv_err, key_err, BitOrder, CipherError, CipherInfo, Family, Language, Origin, StreamCipher,
+};
 
 /// Shown wherever DRACO is listed.
 pub const NOTE: &str = "DRACO (provisional reconstruction, not interoperable with the published cipher)";

@@ -13,8 +13,21 @@ const KEY: [u8; 16] = *b"lwcbench-draco-k";
 const IV: [u8; 12] = *b"draco-iv-012";
 
 fn keys(n: usize) -> (Vec<[u8; 16]>, Vec<[u8; 12]>) {
-    let k = (0..n).map(|i| { let mut k = KEY; k[0] = i as u8; k[1] = (i >> 8) as u8; k }).collect();
-    let v = (0..n).map(|i| { let mut v = IV; v[0] = i as u8; v }).collect();
+    let k = (0..n)
+        .map(|i| {
+            let mut k = KEY;
+            k[0] = i as u8;
+            k[1] = (i >> 8) as u8;
+            k
+        })
+        .collect();
+    let v = (0..n)
+        .map(|i| {
+            let mut v = IV;
+            v[0] = i as u8;
+            v
+        })
+        .collect();
     (k, v)
 }
 

@@ -212,8 +212,32 @@ mod x86 {
             }
         };
     }
-    lane!(V256, __m256i, 4, _mm256_and_si256, _mm256_or_si256, _mm256_xor_si256, _mm256_set1_epi64x, _mm256_loadu_si256, _mm256_storeu_si256, _mm256_sll_epi64, _mm256_srl_epi64);
-    lane!(V512, __m512i, 8, _mm512_and_si512, _mm512_or_si512, _mm512_xor_si512, _mm512_set1_epi64, _mm512_loadu_si512, _mm512_storeu_si512, _mm512_sll_epi64, _mm512_srl_epi64);
+    lane!(
+        V256,
+        __m256i,
+        4,
+        _mm256_and_si256,
+        _mm256_or_si256,
+        _mm256_xor_si256,
+        _mm256_set1_epi64x,
+        _mm256_loadu_si256,
+        _mm256_storeu_si256,
+        _mm256_sll_epi64,
+        _mm256_srl_epi64
+    );
+    lane!(
+        V512,
+        __m512i,
+        8,
+        _mm512_and_si512,
+        _mm512_or_si512,
+        _mm512_xor_si512,
+        _mm512_set1_epi64,
+        _mm512_loadu_si512,
+        _mm512_storeu_si512,
+        _mm512_sll_epi64,
+        _mm512_srl_epi64
+    );
 }
 
 const BW: usize = 95 + 64;

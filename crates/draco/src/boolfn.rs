@@ -8,7 +8,10 @@
 use core::ops::{BitAnd, BitOr, BitXor, Not};
 
 /// A bundle of independent GF(2) values with bitwise operations.
-pub trait Lane: Copy + BitAnd<Output = Self> + BitOr<Output = Self> + BitXor<Output = Self> + Not<Output = Self> {}
+pub trait Lane:
+    Copy + BitAnd<Output = Self> + BitOr<Output = Self> + BitXor<Output = Self> + Not<Output = Self>
+{
+}
 impl<T: Copy + BitAnd<Output = T> + BitOr<Output = T> + BitXor<Output = T> + Not<Output = T>> Lane for T {}
 
 /// Output function z = L + Q + T1 + T2 + T3.

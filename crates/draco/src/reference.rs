@@ -5,7 +5,9 @@
 //! the oracle every faster variant (and the C++ port) is compared against. The provisional
 //! parts (P1 selection, P2 initialization, P3 bit order) come from [`crate::provisional`].
 
-use lwcbench_core::{bits, check_len, iv_err, key_err, CipherError, CipherInfo, Family, Language, Origin, StreamCipher};
+use lwcbench_core::{
+    bits, check_len, iv_err, key_err, CipherError, CipherInfo, Family, Language, Origin, StreamCipher,
+};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::provisional::{self as p, InitOps};

@@ -196,7 +196,10 @@ fn bitsliced_equals_reference_every_backend() {
                     if n % 8 != 0 {
                         assert_eq!(o[n / 8] & !bits::tail_mask(n, lwcbench_core::BitOrder::MsbFirst), 0);
                     }
-                    assert!(out[i * stride + bits::bytes_for(n)..(i + 1) * stride].iter().all(|&x| x == 0xEE), "wrote past its bytes");
+                    assert!(
+                        out[i * stride + bits::bytes_for(n)..(i + 1) * stride].iter().all(|&x| x == 0xEE),
+                        "wrote past its bytes"
+                    );
                 }
                 pos += n;
             }
@@ -304,7 +307,10 @@ fn multi_rejects_bad_arguments() {
     let k = vec![[0u8; 16]; 65];
     let v = vec![[0u8; 12]; 65];
     assert!(matches!(MultiDraco::with_backend(Backend::Portable, &k, &v), Err(MultiError::StreamCount { .. })));
-    assert!(matches!(MultiDraco::with_backend(Backend::Portable, &k[..2], &v[..1]), Err(MultiError::StreamCount { .. })));
+    assert!(matches!(
+        MultiDraco::with_backend(Backend::Portable, &k[..2], &v[..1]),
+        Err(MultiError::StreamCount { .. })
+    ));
     assert!(matches!(MultiDraco::with_backend(Backend::Portable, &[], &[]), Err(MultiError::StreamCount { .. })));
     let mut m = MultiDraco::with_backend(Backend::Portable, &k[..2], &v[..2]).unwrap();
     let mut out = [0u8; 3];

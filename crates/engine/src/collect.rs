@@ -110,7 +110,10 @@ fn pct_decode(s: &str) -> Result<String, String> {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            let h = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(|| format!("bad %-escape in '{s}'"))?;
+            let h = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("bad %-escape in '{s}'"))?;
             out.push(h);
             i += 3;
         } else {
@@ -145,7 +148,9 @@ fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
 fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
     let version = fields.first().ok_or("header without format version")?;
     if num::<u32>(version, "format version")? != FORMAT_VERSION {
-        return Err(format!("format version {version} is not supported (this lwcbench reads version {FORMAT_VERSION})"));
+        return Err(format!(
+            "format version {version} is not supported (this lwcbench reads version {FORMAT_VERSION})"
+        ));
     }
     let mut kv = BTreeMap::new();
     for f in &fields[1..] {
@@ -153,7 +158,13 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
         kv.insert(k.to_string(), pct_decode(v)?);
     }
     let mut take = |k: &str| kv.remove(k).ok_or_else(|| format!("header lacks required key '{k}'"));
-    let pos = |v: f64, k: &str| if v.is_finite() && v > 0.0 { Ok(v) } else { Err(format!("header {k}={v} must be positive")) };
+    let pos = |v: f64, k: &str| {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("header {k}={v} must be positive"))
+        }
+    };
     let board = take("board")?;
     let mcu = take("mcu")?;
     let cpu_hz = pos(num(&take("cpu_hz")?, "cpu_hz")?, "cpu_hz")?;
@@ -169,12 +180,30 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
     for c in take("ciphers")?.split(',') {
         let p: Vec<&str> = c.split('/').collect();
         match p.as_slice() {
-            [a, b, l] if !a.is_empty() && !b.is_empty() && !l.is_empty() => ciphers.push((a.to_string(), b.to_string(), l.to_string())),
+            [a, b, l] if !a.is_empty() && !b.is_empty() && !l.is_empty() => {
+                ciphers.push((a.to_string(), b.to_string(), l.to_string()))
+            }
             _ => return Err(format!("header ciphers entry '{c}' is not cipher/implementation/language")),
         }
     }
     let overhead_ticks = kv.remove("overhead_ticks").map(|v| num::<f64>(&v, "overhead_ticks")).transpose()?;
-    Ok(Header { line: line_no, board, mcu, cpu_hz, tick_hz, timer, cycles, overhead_ticks, reps, warmup, groups, min_sample_ticks, seed, ciphers, extra: kv })
+    Ok(Header {
+        line: line_no,
+        board,
+        mcu,
+        cpu_hz,
+        tick_hz,
+        timer,
+        cycles,
+        overhead_ticks,
+        reps,
+        warmup,
+        groups,
+        min_sample_ticks,
+        seed,
+        ciphers,
+        extra: kv,
+    })
 }
 
 const FAMILIES: [&str; 3] = ["stream", "block", "aead"];
@@ -326,7 +355,11 @@ pub fn parse_log(text: &str) -> Parsed {
                     next_seq = seq + 1;
                     run_crc = crc32_update(run_crc, body.as_bytes());
                     run_crc = crc32_update(run_crc, b"\n");
-                    if kind == "S" { p.samples.push(row) } else { p.warmup.push(row) }
+                    if kind == "S" {
+                        p.samples.push(row)
+                    } else {
+                        p.warmup.push(row)
+                    }
                     Ok(())
                 }),
             },
@@ -342,16 +375,27 @@ pub fn parse_log(text: &str) -> Parsed {
     }
     p.truncation = match (&p.header, p.end) {
         (None, _) => Some(format!("the header at line {} is malformed", start + 1)),
-        (Some(_), None) => Some(format!("no end line (LWCB E …): the log stops after {} sample and {} warm-up lines", p.samples.len(), p.warmup.len())),
+        (Some(_), None) => Some(format!(
+            "no end line (LWCB E …): the log stops after {} sample and {} warm-up lines",
+            p.samples.len(),
+            p.warmup.len()
+        )),
         (Some(h), Some((ns, nw, crc))) => {
             let mut why = Vec::new();
             if ns != p.samples.len() || nw != p.warmup.len() {
-                why.push(format!("end line counts {ns} sample + {nw} warm-up lines, {} + {} valid ones received", p.samples.len(), p.warmup.len()));
+                why.push(format!(
+                    "end line counts {ns} sample + {nw} warm-up lines, {} + {} valid ones received",
+                    p.samples.len(),
+                    p.warmup.len()
+                ));
             } else if crc != run_crc {
                 why.push(format!("end line crc {crc:08x} differs from the received lines' {run_crc:08x}"));
             }
             if ns != h.groups * h.reps || nw != h.groups * h.warmup {
-                why.push(format!("header promised {} × {} sample + {} × {} warm-up lines, end line says {ns} + {nw}", h.groups, h.reps, h.groups, h.warmup));
+                why.push(format!(
+                    "header promised {} × {} sample + {} × {} warm-up lines, end line says {ns} + {nw}",
+                    h.groups, h.reps, h.groups, h.warmup
+                ));
             }
             (!why.is_empty()).then(|| why.join("; "))
         }
@@ -378,12 +422,17 @@ impl Parsed {
         }
         if !self.gaps.is_empty() {
             let lost: u64 = self.gaps.iter().map(|g| g.1).sum();
-            let at: Vec<String> = self.gaps.iter().take(LIST_MAX).map(|g| format!("before line {} ({})", g.0, g.1)).collect();
+            let at: Vec<String> =
+                self.gaps.iter().take(LIST_MAX).map(|g| format!("before line {} ({})", g.0, g.1)).collect();
             v.push(format!("{lost} line(s) missing or malformed by the sequence numbers: {}", at.join(", ")));
         }
         if !self.earlier_runs.is_empty() {
             let l: Vec<String> = self.earlier_runs.iter().map(|x| x.to_string()).collect();
-            v.push(format!("the log holds {} earlier run(s) (headers at line {}); only the last run was collected", l.len(), l.join(", ")));
+            v.push(format!(
+                "the log holds {} earlier run(s) (headers at line {}); only the last run was collected",
+                l.len(),
+                l.join(", ")
+            ));
         }
         if let Some(t) = &self.truncation {
             v.push(format!("TRUNCATED: {t}"));
@@ -401,10 +450,18 @@ pub struct Source {
 
 /// Validate and write the result files of a parsed log into `out`. Truncation is an error
 /// unless `allow_truncated`; then the valid lines are written and the truncation is noted.
-pub fn write_collected(p: &Parsed, out: &Path, force: bool, allow_truncated: bool, src: &Source) -> Result<RunRecord, String> {
+pub fn write_collected(
+    p: &Parsed,
+    out: &Path,
+    force: bool,
+    allow_truncated: bool,
+    src: &Source,
+) -> Result<RunRecord, String> {
     let h = match &p.header {
         Some(h) => h,
-        None => return Err(format!("{}: {}", src.description, p.truncation.clone().unwrap_or_else(|| "no header".into()))),
+        None => {
+            return Err(format!("{}: {}", src.description, p.truncation.clone().unwrap_or_else(|| "no header".into())))
+        }
     };
     if let Some(t) = &p.truncation {
         if !allow_truncated {
@@ -424,13 +481,19 @@ pub fn write_collected(p: &Parsed, out: &Path, force: bool, allow_truncated: boo
     let ex = |k: &str| h.extra.get(k).cloned().unwrap_or_else(|| "unknown".into());
     let mhz = h.cpu_hz / 1e6;
     let compiler = ex("compiler");
-    let mut notes = vec![format!("collected from {} by lwcbench collect (board line format {FORMAT_VERSION}, docs/board.md)", src.description)];
+    let mut notes = vec![format!(
+        "collected from {} by lwcbench collect (board line format {FORMAT_VERSION}, docs/board.md)",
+        src.description
+    )];
     notes.extend(p.summary_lines());
     notes.push(match &h.cycles {
         Some(c) => format!("cycles_per_op are core cycles of the board ({c}), not TSC ticks"),
         None => "the board reported no cycle counter: cycles_per_op is empty".into(),
     });
-    notes.push(format!("random keys, IVs and payloads come from the firmware's PRNG seeded with {} (not the host's ChaCha20 stream)", h.seed));
+    notes.push(format!(
+        "random keys, IVs and payloads come from the firmware's PRNG seeded with {} (not the host's ChaCha20 stream)",
+        h.seed
+    ));
     let known = ["firmware", "compiler", "profile", "opt", "target", "commit"];
     for (k, v) in h.extra.iter().filter(|(k, _)| !known.contains(&k.as_str())) {
         notes.push(format!("header {k}={v}"));
@@ -438,7 +501,16 @@ pub fn write_collected(p: &Parsed, out: &Path, force: bool, allow_truncated: boo
     let groups: BTreeSet<(&str, &str, &str, &str, u64, &str)> = p
         .samples
         .iter()
-        .map(|r| (r.cipher.as_str(), r.implementation.as_str(), r.scenario.as_str(), r.kiv.as_str(), r.size_bits, r.payload.as_str()))
+        .map(|r| {
+            (
+                r.cipher.as_str(),
+                r.implementation.as_str(),
+                r.scenario.as_str(),
+                r.kiv.as_str(),
+                r.size_bits,
+                r.payload.as_str(),
+            )
+        })
         .collect();
     let mut other_compilers = Vec::new();
     if h.ciphers.iter().any(|c| c.2 != "Rust") {
@@ -495,7 +567,8 @@ pub fn write_collected(p: &Parsed, out: &Path, force: bool, allow_truncated: boo
         record.notes.push("the firmware did not report its timer overhead (overhead_ns = 0)".into());
     }
     let extra = [("board-log.txt", p.raw.clone().into_bytes())];
-    results::write_rows(out, &p.samples, &p.warmup, &mut record, &extra, "").map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    results::write_rows(out, &p.samples, &p.warmup, &mut record, &extra, "")
+        .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(record)
 }
 

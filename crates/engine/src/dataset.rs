@@ -62,7 +62,12 @@ pub struct Encode {
 
 impl Default for Encode {
     fn default() -> Self {
-        Encode { encoding: Encoding::Float32, order: ByteOrder::Big, layout: Layout::Interleaved, readings: DEFAULT_READINGS }
+        Encode {
+            encoding: Encoding::Float32,
+            order: ByteOrder::Big,
+            layout: Layout::Interleaved,
+            readings: DEFAULT_READINGS,
+        }
     }
 }
 
@@ -102,7 +107,8 @@ impl Dataset {
     }
 
     pub fn builtin() -> Dataset {
-        Self::parse(DEFAULT_CSV, "data/sensors/office-occupancy.csv", DEFAULT_NAME, &[]).expect("built-in dataset parses")
+        Self::parse(DEFAULT_CSV, "data/sensors/office-occupancy.csv", DEFAULT_NAME, &[])
+            .expect("built-in dataset parses")
     }
 
     /// Parse CSV text; `file` names it in errors. `channels` selects columns by name
@@ -128,7 +134,10 @@ impl Dataset {
                         .position(|(n, _)| n.eq_ignore_ascii_case(want.trim()))
                         .map(|i| Channel { name: cols[i].0.clone(), unit: cols[i].1.clone(), column: i + 1 })
                         .ok_or_else(|| {
-                            format!("{file}:1: column '{want}' not found (columns: {})", cols.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", "))
+                            format!(
+                                "{file}:1: column '{want}' not found (columns: {})",
+                                cols.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", ")
+                            )
                         })
                 })
                 .collect::<Result<_, _>>()?
@@ -146,13 +155,17 @@ impl Dataset {
             let mut row = Vec::with_capacity(picked.len());
             for ch in &picked {
                 let cell = rec.get(ch.column - 1).ok_or_else(|| {
-                    format!("{file}:{line}:{}: missing cell for '{}' (row has {} cells, header {})", ch.column, ch.name, rec.len(), headers.len())
+                    format!(
+                        "{file}:{line}:{}: missing cell for '{}' (row has {} cells, header {})",
+                        ch.column,
+                        ch.name,
+                        rec.len(),
+                        headers.len()
+                    )
                 })?;
-                let v: f64 = cell
-                    .parse()
-                    .ok()
-                    .filter(|v: &f64| v.is_finite())
-                    .ok_or_else(|| format!("{file}:{line}:{}: '{cell}' in column '{}' is not a number", ch.column, ch.name))?;
+                let v: f64 = cell.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
+                    format!("{file}:{line}:{}: '{cell}' in column '{}' is not a number", ch.column, ch.name)
+                })?;
                 row.push(v);
             }
             rows.push(row);
@@ -182,14 +195,23 @@ impl Dataset {
         }
         let vals = self.ordered(enc.layout);
         if vals.len() < enc.readings {
-            return Err(format!("dataset '{}' has {} readings, {} requested (--readings)", self.name, vals.len(), enc.readings));
+            return Err(format!(
+                "dataset '{}' has {} readings, {} requested (--readings)",
+                self.name,
+                vals.len(),
+                enc.readings
+            ));
         }
         let mut out = Vec::with_capacity(enc.readings * 4);
         for (i, v) in vals.iter().take(enc.readings).enumerate() {
             let word: [u8; 4] = match enc.encoding {
                 Encoding::Float32 => {
                     let f = *v as f32;
-                    if enc.order == ByteOrder::Big { f.to_be_bytes() } else { f.to_le_bytes() }
+                    if enc.order == ByteOrder::Big {
+                        f.to_be_bytes()
+                    } else {
+                        f.to_le_bytes()
+                    }
                 }
                 Encoding::Int32 { scale } => {
                     let s = (v * scale).round();
@@ -197,7 +219,11 @@ impl Dataset {
                         return Err(format!("reading {i} ({v}) × {scale} does not fit in int32"));
                     }
                     let n = s as i32;
-                    if enc.order == ByteOrder::Big { n.to_be_bytes() } else { n.to_le_bytes() }
+                    if enc.order == ByteOrder::Big {
+                        n.to_be_bytes()
+                    } else {
+                        n.to_le_bytes()
+                    }
                 }
             };
             out.extend_from_slice(&word);
@@ -237,9 +263,14 @@ mod tests {
         let p = d.payload(&Encode { readings: 1, order: ByteOrder::Little, ..Default::default() }).unwrap();
         assert_eq!(p, vec![0, 0, 0xC0, 0x3F]);
         // int32 × 100: 150 = 0x00000096, -200 = 0xFFFFFF38
-        let p = d.payload(&Encode { readings: 2, encoding: Encoding::Int32 { scale: 100.0 }, ..Default::default() }).unwrap();
+        let p = d
+            .payload(&Encode { readings: 2, encoding: Encoding::Int32 { scale: 100.0 }, ..Default::default() })
+            .unwrap();
         assert_eq!(p, vec![0, 0, 0, 0x96, 0xFF, 0xFF, 0xFF, 0x38]);
-        assert!(d.payload(&Encode { readings: 5, ..Default::default() }).unwrap_err().contains("has 4 readings, 5 requested"));
+        assert!(d
+            .payload(&Encode { readings: 5, ..Default::default() })
+            .unwrap_err()
+            .contains("has 4 readings, 5 requested"));
         assert_eq!(Encoding::parse("int32:10"), Ok(Encoding::Int32 { scale: 10.0 }));
         assert!(Encoding::parse("int16").is_err());
     }

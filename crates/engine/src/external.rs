@@ -87,7 +87,10 @@ pub fn unescape(v: &str) -> Result<String, String> {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            let h = b.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok());
+            let h = b
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
             out.push(h.ok_or_else(|| format!("bad percent escape in '{}'", clip(v)))?);
             i += 3;
         } else {
@@ -188,9 +191,10 @@ fn spawn_reader(r: impl Read + Send + 'static) -> Receiver<Result<String, String
                 Err(e) => Err(format!("reading the engine's output: {e}")),
                 Ok(0) => Err("the engine closed its output".to_string()),
                 Ok(_) if buf.len() > MAX_LINE => Err(format!("answer line longer than {MAX_LINE} bytes")),
-                Ok(_) if !buf.ends_with(b"\n") => {
-                    Err(format!("truncated answer line (no newline before the end of output): '{}'", clip(&String::from_utf8_lossy(&buf))))
-                }
+                Ok(_) if !buf.ends_with(b"\n") => Err(format!(
+                    "truncated answer line (no newline before the end of output): '{}'",
+                    clip(&String::from_utf8_lossy(&buf))
+                )),
                 Ok(_) => {
                     buf.pop();
                     String::from_utf8(buf).map_err(|_| "answer line is not UTF-8".to_string())
@@ -316,9 +320,21 @@ impl Offer {
         let scenarios = f
             .req("scenarios")?
             .split(',')
-            .map(|s| Scenario::parse(s).filter(|sc| sc.applies_to(family)).ok_or_else(|| format!("scenario '{}' is not one for family {}", clip(s), family.as_str())))
+            .map(|s| {
+                Scenario::parse(s)
+                    .filter(|sc| sc.applies_to(family))
+                    .ok_or_else(|| format!("scenario '{}' is not one for family {}", clip(s), family.as_str()))
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Offer { name, family, key_bits, iv_bits: bits("iv-bits")?, block_bits: bits("block-bits")?, tag_bits: bits("tag-bits")?, scenarios })
+        Ok(Offer {
+            name,
+            family,
+            key_bits,
+            iv_bits: bits("iv-bits")?,
+            block_bits: bits("block-bits")?,
+            tag_bits: bits("tag-bits")?,
+            scenarios,
+        })
     }
 }
 
@@ -358,7 +374,10 @@ fn command_candidates(spec: &str) -> Result<Vec<Vec<String>>, String> {
         let script = find_script("pycryptodome")?.display().to_string();
         return Ok(pythons().into_iter().map(|p| vec![p, script.clone()]).collect());
     }
-    Err(format!("--engine: unknown engine '{s}' (built-in: {}; or give a command line, e.g. 'python3 my_engine.py')", BUILTIN.join(", ")))
+    Err(format!(
+        "--engine: unknown engine '{s}' (built-in: {}; or give a command line, e.g. 'python3 my_engine.py')",
+        BUILTIN.join(", ")
+    ))
 }
 
 fn source_root() -> PathBuf {
@@ -392,7 +411,10 @@ fn find_script(name: &str) -> Result<PathBuf, String> {
     cands.push(PathBuf::from("engines").join(name).join("engine.py"));
     cands.push(source_root().join("engines").join(name).join("engine.py"));
     cands.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
-        format!("engine script not found (looked in {}; set LWCBENCH_ENGINES to the folder holding {name}/engine.py)", cands.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))
+        format!(
+            "engine script not found (looked in {}; set LWCBENCH_ENGINES to the folder holding {name}/engine.py)",
+            cands.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        )
     })
 }
 
@@ -499,7 +521,9 @@ impl Engine {
     fn next_line(&mut self) -> Result<String, String> {
         match self.lines.recv_timeout(self.timeout) {
             Ok(r) => r,
-            Err(RecvTimeoutError::Timeout) => Err(format!("no answer within {:.0} s (LWCBENCH_ENGINE_TIMEOUT_S)", self.timeout.as_secs_f64())),
+            Err(RecvTimeoutError::Timeout) => {
+                Err(format!("no answer within {:.0} s (LWCBENCH_ENGINE_TIMEOUT_S)", self.timeout.as_secs_f64()))
+            }
             Err(RecvTimeoutError::Disconnected) => Err("the engine closed its output".into()),
         }
     }
@@ -507,7 +531,11 @@ impl Engine {
     /// Send one request and read its answer: data lines go to `on_data`, the terminal line
     /// is returned (`ok`/`end`; `err` becomes [`Failure::Refused`]). For `end`, the number
     /// of data lines must equal `count`.
-    pub fn request(&mut self, req: &str, mut on_data: impl FnMut(&Line) -> Result<(), String>) -> Result<Line, Failure> {
+    pub fn request(
+        &mut self,
+        req: &str,
+        mut on_data: impl FnMut(&Line) -> Result<(), String>,
+    ) -> Result<Line, Failure> {
         if let Some(b) = &self.broken {
             return Err(Failure::Broken(b.clone()));
         }
@@ -525,7 +553,10 @@ impl Engine {
     fn exchange(&mut self, req: &str, on_data: &mut dyn FnMut(&Line) -> Result<(), String>) -> Result<Line, Failure> {
         let verb = req.split(' ').next().unwrap_or("").to_string();
         if req.len() + 1 > MAX_LINE || req.contains('\n') {
-            return Err(Failure::Refused { code: "too-long".into(), message: format!("{verb} request of {} bytes exceeds the {MAX_LINE}-byte line limit", req.len() + 1) });
+            return Err(Failure::Refused {
+                code: "too-long".into(),
+                message: format!("{verb} request of {} bytes exceeds the {MAX_LINE}-byte line limit", req.len() + 1),
+            });
         }
         let w = self.writer.as_mut().ok_or_else(|| Failure::Broken("engine input closed".into()))?;
         w.write_all(req.as_bytes())
@@ -535,7 +566,8 @@ impl Engine {
         let mut n = 0usize;
         loop {
             let raw = self.next_line().map_err(|e| Failure::Broken(format!("{verb}: {e}")))?;
-            let line = parse_line(&raw).map_err(|e| Failure::Broken(format!("{verb}: malformed answer line '{}': {e}", clip(&raw))))?;
+            let line = parse_line(&raw)
+                .map_err(|e| Failure::Broken(format!("{verb}: malformed answer line '{}': {e}", clip(&raw))))?;
             match line {
                 Line::Data(..) => {
                     on_data(&line).map_err(|e| Failure::Broken(format!("{verb}: line '{}': {e}", clip(&raw))))?;
@@ -549,7 +581,11 @@ impl Engine {
                     return Ok(line);
                 }
                 Line::Err { code, message } => return Err(Failure::Refused { code, message }),
-                Line::Ok(_) if n > 0 => return Err(Failure::Broken(format!("{verb}: 'ok' after {n} data lines (a multi-line answer ends with 'end count=N')"))),
+                Line::Ok(_) if n > 0 => {
+                    return Err(Failure::Broken(format!(
+                        "{verb}: 'ok' after {n} data lines (a multi-line answer ends with 'end count=N')"
+                    )))
+                }
                 Line::Ok(_) => return Ok(line),
             }
         }
@@ -600,9 +636,24 @@ impl Engine {
     }
 
     /// One encryption: `(ciphertext, tag)`.
-    pub fn encrypt(&mut self, cipher: &str, key: &[u8], iv: &[u8], aad: &[u8], pt: &[u8], tag_bits: Option<usize>) -> Result<(Vec<u8>, Vec<u8>), Failure> {
+    pub fn encrypt(
+        &mut self,
+        cipher: &str,
+        key: &[u8],
+        iv: &[u8],
+        aad: &[u8],
+        pt: &[u8],
+        tag_bits: Option<usize>,
+    ) -> Result<(Vec<u8>, Vec<u8>), Failure> {
         let tag = tag_bits.map(|t| format!(" tag-bits={t}")).unwrap_or_default();
-        let req = format!("encrypt cipher={} key={} iv={} aad={} pt={}{tag}", escape(cipher), hex::encode(key), hex::encode(iv), hex::encode(aad), hex::encode(pt));
+        let req = format!(
+            "encrypt cipher={} key={} iv={} aad={} pt={}{tag}",
+            escape(cipher),
+            hex::encode(key),
+            hex::encode(iv),
+            hex::encode(aad),
+            hex::encode(pt)
+        );
         let f = self.single(&req)?;
         let ct = f.hex("ct").map_err(|e| self.break_with(format!("encrypt: {e}")))?;
         let tag = f.hex("tag").map_err(|e| self.break_with(format!("encrypt: {e}")))?;
@@ -610,8 +661,24 @@ impl Engine {
     }
 
     /// One decryption; a failed tag check is `Refused { code: "auth-failed" }`.
-    pub fn decrypt(&mut self, cipher: &str, key: &[u8], iv: &[u8], aad: &[u8], ct: &[u8], tag: &[u8]) -> Result<Vec<u8>, Failure> {
-        let req = format!("decrypt cipher={} key={} iv={} aad={} ct={} tag={}", escape(cipher), hex::encode(key), hex::encode(iv), hex::encode(aad), hex::encode(ct), hex::encode(tag));
+    pub fn decrypt(
+        &mut self,
+        cipher: &str,
+        key: &[u8],
+        iv: &[u8],
+        aad: &[u8],
+        ct: &[u8],
+        tag: &[u8],
+    ) -> Result<Vec<u8>, Failure> {
+        let req = format!(
+            "decrypt cipher={} key={} iv={} aad={} ct={} tag={}",
+            escape(cipher),
+            hex::encode(key),
+            hex::encode(iv),
+            hex::encode(aad),
+            hex::encode(ct),
+            hex::encode(tag)
+        );
         let f = self.single(&req)?;
         f.hex("pt").map_err(|e| self.break_with(format!("decrypt: {e}")))
     }
@@ -631,14 +698,15 @@ impl Engine {
 
     /// Ask the engine to measure one group; `on_sample` is called per sample line.
     pub fn bench(&mut self, g: &Group, cfg: &Config, mut on_sample: impl FnMut()) -> Result<GroupResult, Failure> {
-        let o = self
-            .offers
-            .iter()
-            .find(|o| o.name == g.entry.info.name)
-            .cloned()
-            .ok_or_else(|| Failure::Refused { code: "unknown-cipher".into(), message: format!("{} is not offered by engine {}", g.entry.info.name, self.spec) })?;
+        let o = self.offers.iter().find(|o| o.name == g.entry.info.name).cloned().ok_or_else(|| Failure::Refused {
+            code: "unknown-cipher".into(),
+            message: format!("{} is not offered by engine {}", g.entry.info.name, self.spec),
+        })?;
         if !o.scenarios.contains(&g.scenario) {
-            return Err(Failure::Refused { code: "unsupported".into(), message: format!("engine {} does not offer scenario {} for {}", self.spec, g.scenario, o.name) });
+            return Err(Failure::Refused {
+                code: "unsupported".into(),
+                message: format!("engine {} does not offer scenario {} for {}", self.spec, g.scenario, o.name),
+            });
         }
         let info = g.entry.info;
         let key = cfg.static_key.clone().unwrap_or_else(|| default_static(info.key_bytes()));
@@ -682,7 +750,10 @@ impl Engine {
                 return Err(format!("rep {rep} out of order (expected {i})"));
             }
             if is_warm != (i < warm) || i >= warm + reps {
-                return Err(format!("rep {rep} has warmup={} but {warm} warm-up and {reps} measured samples were asked for", is_warm as u8));
+                return Err(format!(
+                    "rep {rep} has warmup={} but {warm} warm-up and {reps} measured samples were asked for",
+                    is_warm as u8
+                ));
             }
             if b == 0 || batch.is_some_and(|x| x != b) {
                 return Err(format!("batch {b} differs from the group's batch {}", batch.unwrap_or(0)));
@@ -692,7 +763,11 @@ impl Engine {
                 return Err(format!("ns {ns} is not a duration"));
             }
             let s = Sample { ns, cycles: None };
-            if is_warm { warmup.push(s) } else { samples.push(s) }
+            if is_warm {
+                warmup.push(s)
+            } else {
+                samples.push(s)
+            }
             on_sample();
             Ok(())
         })?;
@@ -839,7 +914,12 @@ pub fn lock(e: &Mutex<Engine>) -> std::sync::MutexGuard<'_, Engine> {
 }
 
 /// Measure one group through its engine (see [`Engine::bench`]); errors are one line.
-pub fn measure_group(e: &Mutex<Engine>, g: &Group, cfg: &Config, on_sample: impl FnMut()) -> Result<GroupResult, String> {
+pub fn measure_group(
+    e: &Mutex<Engine>,
+    g: &Group,
+    cfg: &Config,
+    on_sample: impl FnMut(),
+) -> Result<GroupResult, String> {
     let mut e = lock(e);
     let spec = e.spec.clone();
     e.bench(g, cfg, on_sample).map_err(|f| format!("{}: engine {spec}: {f}", g.label()))

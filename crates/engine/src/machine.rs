@@ -35,7 +35,18 @@ impl Machine {
     pub fn detect() -> Self {
         let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let flags = cpuinfo_field(&cpuinfo, "flags").unwrap_or_default();
-        let wanted = ["sse2", "avx2", "avx512f", "avx512vl", "aes", "vaes", "pclmulqdq", "sha_ni", "constant_tsc", "nonstop_tsc"];
+        let wanted = [
+            "sse2",
+            "avx2",
+            "avx512f",
+            "avx512vl",
+            "aes",
+            "vaes",
+            "pclmulqdq",
+            "sha_ni",
+            "constant_tsc",
+            "nonstop_tsc",
+        ];
         let os = fs::read_to_string("/etc/os-release")
             .ok()
             .and_then(|t| cpuinfo_field(&t.replace('=', ":"), "PRETTY_NAME"))
@@ -44,7 +55,11 @@ impl Machine {
         Machine {
             cpu_model: cpuinfo_field(&cpuinfo, "model name").unwrap_or_else(|| "unknown".into()),
             logical_cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-            cpu_flags: wanted.iter().filter(|f| flags.split_whitespace().any(|x| x == **f)).map(|s| s.to_string()).collect(),
+            cpu_flags: wanted
+                .iter()
+                .filter(|f| flags.split_whitespace().any(|x| x == **f))
+                .map(|s| s.to_string())
+                .collect(),
             governor: fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|_| "unavailable (no cpufreq interface; typical of VMs)".into()),

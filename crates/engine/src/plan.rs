@@ -242,7 +242,10 @@ pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
         .into_iter()
         .filter(|e| !sel.all_stream_and_aead || matches!(e.info.family, Family::Stream | Family::Aead))
         .filter(|e| sel.all_stream_and_aead || sel.ciphers.is_empty() || sel.ciphers.iter().any(|c| e.matches(c)))
-        .filter(|e| sel.implementations.is_empty() || sel.implementations.iter().any(|i| e.info.implementation.eq_ignore_ascii_case(i)))
+        .filter(|e| {
+            sel.implementations.is_empty()
+                || sel.implementations.iter().any(|i| e.info.implementation.eq_ignore_ascii_case(i))
+        })
         .collect();
     if picked.is_empty() {
         return Err(PlanError(format!(
@@ -274,7 +277,11 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
     };
     let mut groups = Vec::new();
     for e in &entries {
-        for sc in Scenario::ALL.into_iter().chain(Scenario::OPT_IN.into_iter().filter(|s| sel.scenarios.contains(s))).filter(|s| s.applies_to(e.info.family)) {
+        for sc in Scenario::ALL
+            .into_iter()
+            .chain(Scenario::OPT_IN.into_iter().filter(|s| sel.scenarios.contains(s)))
+            .filter(|s| s.applies_to(e.info.family))
+        {
             if !sel.scenarios.is_empty() && !sel.scenarios.contains(&sc) {
                 continue;
             }
@@ -285,7 +292,13 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
                 if sc == Scenario::Frame {
                     // One op = one whole frame; the IV is a counter, so IV variants collapse.
                     if let Some(c) = clip.as_ref().filter(|_| !kiv.random_iv) {
-                        groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: c.frame_bytes * 8, payload: Payload::video(c) });
+                        groups.push(Group {
+                            entry: e.clone(),
+                            scenario: sc,
+                            kiv,
+                            size_bits: c.frame_bytes * 8,
+                            payload: Payload::video(c),
+                        });
                     }
                 } else if sc == Scenario::Reading {
                     // One 32-bit reading; the IV is the device counter, so IV variants collapse.
@@ -303,11 +316,23 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
                         // Payload kinds innermost, so dataset and random of one group are
                         // measured back to back and share the machine's state.
                         for p in &payloads {
-                            groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: size, payload: p.clone() });
+                            groups.push(Group {
+                                entry: e.clone(),
+                                scenario: sc,
+                                kiv,
+                                size_bits: size,
+                                payload: p.clone(),
+                            });
                         }
                     }
                 } else {
-                    groups.push(Group { entry: e.clone(), scenario: sc, kiv, size_bits: 0, payload: Payload::random() });
+                    groups.push(Group {
+                        entry: e.clone(),
+                        scenario: sc,
+                        kiv,
+                        size_bits: 0,
+                        payload: Payload::random(),
+                    });
                 }
             }
         }
@@ -359,7 +384,8 @@ mod tests {
         assert!(expand(&bad).unwrap_err().0.contains("unknown cipher 'NoSuch'"));
         let zero = Selection { sizes_bits: vec![8, 0], ..Default::default() };
         assert!(expand(&zero).unwrap_err().0.contains("--sizes"));
-        let wrong = Selection { ciphers: vec!["ChaCha20".into()], scenarios: vec![Scenario::Keysetup], ..Default::default() };
+        let wrong =
+            Selection { ciphers: vec!["ChaCha20".into()], scenarios: vec![Scenario::Keysetup], ..Default::default() };
         assert!(expand(&wrong).unwrap_err().0.contains("does not apply"));
     }
 }

@@ -15,24 +15,37 @@ pub struct PowerProfile {
 
 /// The built-in profiles, from `data/power-profiles.csv` (sources in that file).
 pub fn builtin() -> Vec<PowerProfile> {
-    parse(include_str!("../../../data/power-profiles.csv"), "data/power-profiles.csv").expect("built-in power profiles parse")
+    parse(include_str!("../../../data/power-profiles.csv"), "data/power-profiles.csv")
+        .expect("built-in power profiles parse")
 }
 
 /// Parse a profile CSV: header `device,active_w,source`, one device per line.
 pub fn parse(text: &str, origin: &str) -> Result<Vec<PowerProfile>, String> {
     let mut rd = csv::ReaderBuilder::new().comment(Some(b'#')).trim(csv::Trim::All).from_reader(text.as_bytes());
     let headers = rd.headers().map_err(|e| format!("{origin}: {e}"))?.clone();
-    let col = |name: &str| headers.iter().position(|h| h == name).ok_or_else(|| format!("{origin}: line 1: missing column '{name}' (need device,active_w,source)"));
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| format!("{origin}: line 1: missing column '{name}' (need device,active_w,source)"))
+    };
     let (d, w, s) = (col("device")?, col("active_w")?, col("source")?);
     let mut out = Vec::new();
     for rec in rd.records() {
         let rec = rec.map_err(|e| format!("{origin}: {e}"))?;
         let line = rec.position().map(|p| p.line()).unwrap_or(0);
-        let watts: f64 = rec.get(w).unwrap_or("").parse().map_err(|_| format!("{origin}: line {line}: active_w '{}' is not a number", rec.get(w).unwrap_or("")))?;
+        let watts: f64 =
+            rec.get(w).unwrap_or("").parse().map_err(|_| {
+                format!("{origin}: line {line}: active_w '{}' is not a number", rec.get(w).unwrap_or(""))
+            })?;
         if !(watts.is_finite() && watts > 0.0) {
             return Err(format!("{origin}: line {line}: active_w must be a positive number of watts, got {watts}"));
         }
-        out.push(PowerProfile { device: rec.get(d).unwrap_or("").to_string(), active_w: watts, source: rec.get(s).unwrap_or("").to_string() });
+        out.push(PowerProfile {
+            device: rec.get(d).unwrap_or("").to_string(),
+            active_w: watts,
+            source: rec.get(s).unwrap_or("").to_string(),
+        });
     }
     if out.is_empty() {
         return Err(format!("{origin}: no profiles"));
@@ -53,7 +66,10 @@ pub fn resolve(profile: Option<&str>, watts: Option<f64>) -> Result<PowerProfile
                 parse(&text, name)?.into_iter().next().expect("parse returns at least one")
             } else {
                 let known: Vec<String> = builtin().into_iter().map(|p| p.device).collect();
-                return Err(format!("--power-profile: '{name}' is neither a built-in device ({}) nor a file", known.join(", ")));
+                return Err(format!(
+                    "--power-profile: '{name}' is neither a built-in device ({}) nor a file",
+                    known.join(", ")
+                ));
             }
         }
     };

@@ -186,7 +186,10 @@ pub fn summary_rows(rows: &[SampleRow]) -> Vec<SummaryRow> {
     let mut groups: BTreeMap<(Key, String), Vec<&SampleRow>> = BTreeMap::new();
     let mut order: Vec<(Key, String)> = Vec::new();
     for r in rows {
-        let k = ((r.cipher.clone(), r.implementation.clone(), r.scenario.clone(), r.size_bits, r.payload.clone()), r.kiv.clone());
+        let k = (
+            (r.cipher.clone(), r.implementation.clone(), r.scenario.clone(), r.size_bits, r.payload.clone()),
+            r.kiv.clone(),
+        );
         if !groups.contains_key(&k) {
             order.push(k.clone());
         }
@@ -231,9 +234,16 @@ pub fn comparison_rows(rows: &[SampleRow]) -> Vec<ComparisonRow> {
         } else {
             continue;
         };
-        map.entry((r.cipher.clone(), variant.into(), r.scenario.clone(), r.kiv.clone(), r.size_bits, r.payload.clone()))
-            .or_default()
-            .push(r.ns_per_op);
+        map.entry((
+            r.cipher.clone(),
+            variant.into(),
+            r.scenario.clone(),
+            r.kiv.clone(),
+            r.size_bits,
+            r.payload.clone(),
+        ))
+        .or_default()
+        .push(r.ns_per_op);
     }
     let pairs: Vec<(&Key, &Vec<f64>, &Vec<f64>)> =
         rust.iter().filter_map(|(k, a)| cpp.get(k).map(|b| (k, a, b))).collect();
@@ -285,7 +295,9 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<Pat
 pub fn write_atomic_to(path: &Path, bytes: &[u8], what: &str) -> Result<(), String> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().ok_or_else(|| format!("{what}: {} is not a file name", path.display()))?;
-    write_atomic(dir, &name.to_string_lossy(), bytes).map(|_| ()).map_err(|e| format!("{what}: {}: {e}", path.display()))
+    write_atomic(dir, &name.to_string_lossy(), bytes)
+        .map(|_| ())
+        .map_err(|e| format!("{what}: {}: {e}", path.display()))
 }
 
 pub fn to_csv<T: Serialize>(rows: &[T]) -> Vec<u8> {
@@ -305,7 +317,8 @@ pub fn csv_or_header<T: Serialize>(rows: &[T], header: &str) -> Vec<u8> {
     }
 }
 
-pub const SAMPLE_HEADER: &str = "cipher,implementation,language,family,scenario,kiv,size_bits,payload,rep,batch,ns_per_op,cycles_per_op";
+pub const SAMPLE_HEADER: &str =
+    "cipher,implementation,language,family,scenario,kiv,size_bits,payload,rep,batch,ns_per_op,cycles_per_op";
 pub const COMPARISON_HEADER: &str =
     "cipher,variant,scenario,kiv,size_bits,payload,rust_median_ns,cpp_median_ns,ratio_cpp_rust,mann_whitney_p,verdict";
 
@@ -326,12 +339,25 @@ pub fn prepare_dir(dir: &Path, force: bool) -> Result<(), String> {
 }
 
 /// Write all files of a run; `run.json` last. Returns the file names written.
-pub fn write_run(dir: &Path, results: &[GroupResult], record: &mut RunRecord, extra: &[(&str, Vec<u8>)], extra_md: &str) -> std::io::Result<()> {
+pub fn write_run(
+    dir: &Path,
+    results: &[GroupResult],
+    record: &mut RunRecord,
+    extra: &[(&str, Vec<u8>)],
+    extra_md: &str,
+) -> std::io::Result<()> {
     write_rows(dir, &sample_rows(results), &warmup_rows(results), record, extra, extra_md)
 }
 
 /// [`write_run`] from sample rows that did not come from the runner (`lwcbench collect`).
-pub fn write_rows(dir: &Path, samples: &[SampleRow], warm: &[SampleRow], record: &mut RunRecord, extra: &[(&str, Vec<u8>)], extra_md: &str) -> std::io::Result<()> {
+pub fn write_rows(
+    dir: &Path,
+    samples: &[SampleRow],
+    warm: &[SampleRow],
+    record: &mut RunRecord,
+    extra: &[(&str, Vec<u8>)],
+    extra_md: &str,
+) -> std::io::Result<()> {
     let (samples, warm) = (samples.to_vec(), warm.to_vec());
     let summary = summary_rows(&samples);
     let comparison = comparison_rows(&samples);
@@ -389,7 +415,8 @@ mod tests {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
         // 2000-03-01 00:00:00 UTC = 951868800 (leap-year boundary), checked with `date -u -d @951868800`
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_868_800)), "2000-03-01T00:00:00Z");
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)), "2026-11-18T11:06:40Z"); // `date -u -d @1795000000`
+        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)), "2026-11-18T11:06:40Z");
+        // `date -u -d @1795000000`
     }
 
     fn row(imp: &str, kiv: &str, ns: f64) -> SampleRow {
@@ -439,7 +466,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("lwcbench-atomic-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         write_atomic(&dir, "a.csv", b"x,y\n1,2\n").unwrap();
-        let names: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let names: Vec<_> =
+            fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         assert_eq!(names, vec!["a.csv".to_string()]);
         fs::remove_dir_all(&dir).unwrap();
     }

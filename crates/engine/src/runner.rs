@@ -243,7 +243,14 @@ impl CounterKeyed {
             Make::Block(_) | Make::Mode(_) => unreachable!("{scenario} applies to stream ciphers and AEADs"),
         };
         let info = g.entry.info;
-        CounterKeyed { stream, aead, key: Vec::new(), iv: vec![0u8; info.iv_bytes()], counter: 0, tag: vec![0u8; info.tag_bytes()] }
+        CounterKeyed {
+            stream,
+            aead,
+            key: Vec::new(),
+            iv: vec![0u8; info.iv_bytes()],
+            counter: 0,
+            tag: vec![0u8; info.tag_bytes()],
+        }
     }
     /// Untimed: keep the key (a stream cipher is initialised per message) or key the AEAD.
     fn set_key(&mut self, key: &[u8]) -> Result<(), CipherError> {
@@ -317,7 +324,12 @@ struct FrameOp {
 impl FrameOp {
     fn new(g: &Group) -> Self {
         let frame_bytes = g.size_bits / 8;
-        let frames = g.payload.bytes.clone().filter(|b| frame_bytes > 0 && b.len() >= frame_bytes).expect("frame groups carry a video payload");
+        let frames = g
+            .payload
+            .bytes
+            .clone()
+            .filter(|b| frame_bytes > 0 && b.len() >= frame_bytes)
+            .expect("frame groups carry a video payload");
         FrameOp {
             make: g.entry.make,
             c: CounterKeyed::new(g, "frame"),
@@ -364,7 +376,9 @@ impl FrameOp {
         let mut dec = self.buf.clone();
         self.decrypt(key, &self.c.iv, &mut dec, &self.c.tag).map_err(|e| at(&format!("decryption failed: {e}")))?;
         match crate::video::first_difference(plain, &dec) {
-            Some(b) => Err(at(&format!("the decrypted frame differs from the original at byte {b} of {}", self.frame_bytes))),
+            Some(b) => {
+                Err(at(&format!("the decrypted frame differs from the original at byte {b} of {}", self.frame_bytes)))
+            }
             None => Ok(()),
         }
     }
@@ -390,7 +404,9 @@ impl Op for FrameOp {
         let start = self.next;
         self.next = 0;
         for _ in 0..self.n_frames() {
-            self.run().map_err(|e| format!("round trip failed: {} frame {} of {}: encryption failed: {e}", self.id, self.last, self.label))?;
+            self.run().map_err(|e| {
+                format!("round trip failed: {} frame {} of {}: encryption failed: {e}", self.id, self.last, self.label)
+            })?;
             self.check_last(key)?;
         }
         self.next = start;
@@ -495,7 +511,15 @@ fn build_op(g: &Group, rng: &mut ChaCha20Rng) -> Box<dyn Op> {
         }
         Make::Mode(mk) => {
             let payload = payload_bytes(g, nbytes, rng);
-            Box::new(ModeOp { c: mk(), scenario: g.scenario, buf: payload.clone(), ct: Vec::new(), payload, key: Vec::new(), iv: Vec::new() })
+            Box::new(ModeOp {
+                c: mk(),
+                scenario: g.scenario,
+                buf: payload.clone(),
+                ct: Vec::new(),
+                payload,
+                key: Vec::new(),
+                iv: Vec::new(),
+            })
         }
         Make::Aead(mk) => {
             let payload = payload_bytes(g, nbytes, rng);
@@ -538,10 +562,7 @@ fn time_batch(op: &mut dyn Op, batch: u64) -> Result<Sample, CipherError> {
         op.run()?;
     }
     let (ns, cy) = s.elapsed();
-    Ok(Sample {
-        ns: ns / batch as f64,
-        cycles: crate::clock::HAS_CYCLE_COUNTER.then(|| cy as f64 / batch as f64),
-    })
+    Ok(Sample { ns: ns / batch as f64, cycles: crate::clock::HAS_CYCLE_COUNTER.then(|| cy as f64 / batch as f64) })
 }
 
 /// Measure one group: calibrate the batch, then `warmup` + `reps` samples, each with its
@@ -558,7 +579,11 @@ pub fn measure_group(g: &Group, cfg: &Config, mut on_sample: impl FnMut()) -> Re
 /// Measure groups that differ only in their payload (e.g. dataset vs random) sample by
 /// sample in turn, so slow drift of the machine (frequency, co-tenants) hits all of them
 /// alike instead of whichever group happened to run during it.
-pub fn measure_interleaved(groups: &[&Group], cfg: &Config, mut on_sample: impl FnMut(&Group)) -> Result<Vec<GroupResult>, RunError> {
+pub fn measure_interleaved(
+    groups: &[&Group],
+    cfg: &Config,
+    mut on_sample: impl FnMut(&Group),
+) -> Result<Vec<GroupResult>, RunError> {
     let mut runs = groups.iter().map(|g| GroupRun::start(g, cfg)).collect::<Result<Vec<_>, _>>()?;
     while runs.iter().any(|r| r.remaining() > 0) {
         for r in runs.iter_mut().filter(|r| r.remaining() > 0) {
@@ -601,7 +626,11 @@ impl<'g> GroupRun<'g> {
 
         // Calibrate: double the batch until one sample lasts ≥ min_sample_ns.
         op.prepare(&key, &iv).map_err(err)?;
-        op.verify(&key).map_err(|d| RunError { group: g.label(), error: CipherError::AuthenticationFailed, detail: Some(d) })?;
+        op.verify(&key).map_err(|d| RunError {
+            group: g.label(),
+            error: CipherError::AuthenticationFailed,
+            detail: Some(d),
+        })?;
         let mut batch = 1u64;
         loop {
             let s = time_batch(op.as_mut(), batch).map_err(err)?;
@@ -718,7 +747,12 @@ mod frame_tests {
     }
 
     fn frame_groups(cipher: &str) -> Vec<Group> {
-        let sel = Selection { ciphers: vec![cipher.into()], scenarios: vec![Scenario::Frame], video: Some(clip()), ..Default::default() };
+        let sel = Selection {
+            ciphers: vec![cipher.into()],
+            scenarios: vec![Scenario::Frame],
+            video: Some(clip()),
+            ..Default::default()
+        };
         expand(&sel).unwrap()
     }
 
@@ -879,7 +913,9 @@ mod frame_tests {
             "round trip failed: NoReset/test frame 1 of video:t: the decrypted frame differs from the original at byte 0 of 128"
         );
         let g = fake_group(|| Box::new(Identity));
-        let e = measure_group(&g, &Config { reps: 2, warmup: 0, min_sample_ns: 1.0, ..Default::default() }, || {}).err().unwrap();
+        let e = measure_group(&g, &Config { reps: 2, warmup: 0, min_sample_ns: 1.0, ..Default::default() }, || {})
+            .err()
+            .unwrap();
         assert_eq!(
             e.to_string(),
             "Identity/test frame <s,s | 1024> video:t: round trip failed: Identity/test frame 0 of video:t: the ciphertext equals the frame (nothing was encrypted)"
@@ -918,7 +954,8 @@ mod frame_tests {
     #[test]
     fn drawn_ivs_follow_the_entry_rule() {
         let make: fn() -> Box<dyn StreamCipher + Send> = || Box::new(RecordIv);
-        let entry = Entry { info: make().info(), make: Make::Stream(make), verify: |_| Vec::new(), iv_rule: None }.with_iv_rule(|iv| iv[0] &= 0x7f);
+        let entry = Entry { info: make().info(), make: Make::Stream(make), verify: |_| Vec::new(), iv_rule: None }
+            .with_iv_rule(|iv| iv[0] &= 0x7f);
         let g = Group {
             entry,
             scenario: Scenario::Keystream,
@@ -941,7 +978,8 @@ mod frame_tests {
     #[test]
     fn measure_group_runs_frames() {
         let g = &frame_groups("ChaCha20")[1];
-        let r = measure_group(g, &Config { reps: 3, warmup: 1, min_sample_ns: 1000.0, ..Default::default() }, || {}).unwrap();
+        let r = measure_group(g, &Config { reps: 3, warmup: 1, min_sample_ns: 1000.0, ..Default::default() }, || {})
+            .unwrap();
         assert_eq!(r.samples.len(), 3);
         assert!(r.samples.iter().all(|s| s.ns > 0.0));
     }

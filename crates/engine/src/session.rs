@@ -5,12 +5,12 @@ use std::time::SystemTime;
 
 use crate::clock::ClockInfo;
 use crate::machine::{Build, Machine};
+use crate::plan::Group;
 use crate::plan::{expand, Selection};
 use crate::presets::Preset;
 use crate::results::{self, RunRecord};
-use crate::studies::{StudyFn, StudyInput, StudyOptions, StudyOutput};
-use crate::plan::Group;
 use crate::runner::{measure_group, measure_interleaved, Config, GroupResult};
+use crate::studies::{StudyFn, StudyInput, StudyOptions, StudyOutput};
 
 /// Everything a run needs. Build it with [`Request::new`] and adjust fields.
 #[derive(Clone, Debug)]
@@ -30,7 +30,16 @@ pub struct Request {
 
 impl Request {
     pub fn new(selection: Selection) -> Self {
-        Request { selection, preset: None, config: Config::default(), out: None, force: false, args: std::env::args().collect(), study: None, study_options: StudyOptions::default() }
+        Request {
+            selection,
+            preset: None,
+            config: Config::default(),
+            out: None,
+            force: false,
+            args: std::env::args().collect(),
+            study: None,
+            study_options: StudyOptions::default(),
+        }
     }
     pub fn from_preset(p: &'static Preset) -> Self {
         let mut r = Request::new((p.selection)());
@@ -64,12 +73,24 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         let i = &g.entry.info;
         if let Some(k) = &cfg.static_key {
             if k.len() != i.key_bytes() {
-                return Err(format!("--key: {} bytes given, but {} needs {} bytes ({} bits)", k.len(), g.entry.id(), i.key_bytes(), i.key_bits));
+                return Err(format!(
+                    "--key: {} bytes given, but {} needs {} bytes ({} bits)",
+                    k.len(),
+                    g.entry.id(),
+                    i.key_bytes(),
+                    i.key_bits
+                ));
             }
         }
         if let Some(v) = &cfg.static_iv {
             if v.len() != i.iv_bytes() {
-                return Err(format!("--iv: {} bytes given, but {} needs {} bytes ({} bits)", v.len(), g.entry.id(), i.iv_bytes(), i.iv_bits));
+                return Err(format!(
+                    "--iv: {} bytes given, but {} needs {} bytes ({} bits)",
+                    v.len(),
+                    g.entry.id(),
+                    i.iv_bytes(),
+                    i.iv_bits
+                ));
             }
         }
     }
@@ -91,7 +112,8 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let mut results_v: Vec<Option<GroupResult>> = (0..groups.len()).map(|_| None).collect();
     let mut engine_skips: Vec<String> = Vec::new();
     let mut clusters: Vec<Vec<usize>> = Vec::new();
-    let mut by_key: std::collections::HashMap<(String, String, crate::plan::Kiv, usize), usize> = std::collections::HashMap::new();
+    let mut by_key: std::collections::HashMap<(String, String, crate::plan::Kiv, usize), usize> =
+        std::collections::HashMap::new();
     for (i, g) in groups.iter().enumerate() {
         if req.selection.external.engine_for(&g.entry).is_some() {
             clusters.push(vec![i]); // engine groups are timed by the engine, one by one
@@ -155,12 +177,18 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     if machine.governor.starts_with("unavailable") {
         notes.push("CPU frequency governor not readable: frequency scaling state unknown".into());
     } else if machine.governor != "performance" {
-        notes.push(format!("CPU frequency governor is '{}', not 'performance': results may vary with frequency scaling", machine.governor));
+        notes.push(format!(
+            "CPU frequency governor is '{}', not 'performance': results may vary with frequency scaling",
+            machine.governor
+        ));
     }
     notes.extend(req.selection.external.notes(&groups));
     notes.extend(engine_skips.iter().map(|e| format!("skipped (engine failed): {e}")));
     if groups.iter().any(|g| g.entry.info.note.contains("provisional")) {
-        notes.push("DRACO is a provisional reconstruction, not interoperable with the published cipher (see docs/draco.md)".into());
+        notes.push(
+            "DRACO is a provisional reconstruction, not interoperable with the published cipher (see docs/draco.md)"
+                .into(),
+        );
     }
     let mut record = RunRecord {
         tool: "lwcbench".into(),
@@ -195,14 +223,16 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         Some(f) => {
             let samples = results::sample_rows(&results_v);
             let summary = results::summary_rows(&samples);
-            let input = StudyInput { request: req, results: &results_v, samples: &samples, summary: &summary, record: &record };
+            let input =
+                StudyInput { request: req, results: &results_v, samples: &samples, summary: &summary, record: &record };
             f(&input)?
         }
         None => StudyOutput::default(),
     };
     record.notes.extend(study.notes.iter().cloned());
     let extra: Vec<(&str, Vec<u8>)> = study.files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
-    results::write_run(&out, &results_v, &mut record, &extra, &study.markdown).map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    results::write_run(&out, &results_v, &mut record, &extra, &study.markdown)
+        .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(Outcome { dir: out, record, results: results_v })
 }
 

@@ -83,16 +83,28 @@ impl Clip {
         if !bytes.starts_with(MAGIC) {
             return Err(format!("{file}: not a YUV4MPEG2 file (it must start with 'YUV4MPEG2 '; convert with `python -m lwcbench.video extract` or `ffmpeg -i IN -pix_fmt yuv420p OUT.y4m`)"));
         }
-        let nl = bytes.iter().position(|&b| b == b'\n').ok_or_else(|| format!("{file}: header line has no end (no newline)"))?;
-        let header = std::str::from_utf8(&bytes[MAGIC.len()..nl]).map_err(|_| format!("{file}: header is not ASCII text"))?;
+        let nl = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .ok_or_else(|| format!("{file}: header line has no end (no newline)"))?;
+        let header =
+            std::str::from_utf8(&bytes[MAGIC.len()..nl]).map_err(|_| format!("{file}: header is not ASCII text"))?;
         let (mut w, mut h, mut fps, mut cs) = (None, None, (0u32, 0u32), "420jpeg".to_string());
         for field in header.split(' ').filter(|f| !f.is_empty()) {
             let (tag, val) = field.split_at(1);
             let bad = |what: &str| format!("{file}: header field '{field}': {what}");
             match tag {
                 "W" | "H" => {
-                    let n: usize = val.parse().ok().filter(|&n| n > 0 && n <= 1 << 15).ok_or_else(|| bad("not a size from 1 to 32768"))?;
-                    if tag == "W" { w = Some(n) } else { h = Some(n) }
+                    let n: usize = val
+                        .parse()
+                        .ok()
+                        .filter(|&n| n > 0 && n <= 1 << 15)
+                        .ok_or_else(|| bad("not a size from 1 to 32768"))?;
+                    if tag == "W" {
+                        w = Some(n)
+                    } else {
+                        h = Some(n)
+                    }
                 }
                 "F" => {
                     fps = val
@@ -102,7 +114,10 @@ impl Clip {
                 }
                 "C" => {
                     if !COLOURSPACES.contains(&val) {
-                        return Err(bad(&format!("colour space not supported (supported: {})", COLOURSPACES.join(", "))));
+                        return Err(bad(&format!(
+                            "colour space not supported (supported: {})",
+                            COLOURSPACES.join(", ")
+                        )));
                     }
                     cs = val.to_string();
                 }
@@ -132,7 +147,9 @@ impl Clip {
             let start = pos + le + 1;
             let got = bytes.len().saturating_sub(start).min(frame_bytes);
             if got < frame_bytes {
-                return Err(format!("{file}: frame {frames} is truncated: {got} of {frame_bytes} bytes ({w}×{h} C{cs})"));
+                return Err(format!(
+                    "{file}: frame {frames} is truncated: {got} of {frame_bytes} bytes ({w}×{h} C{cs})"
+                ));
             }
             data.extend_from_slice(&bytes[start..start + frame_bytes]);
             pos = start + frame_bytes;
@@ -166,7 +183,11 @@ pub fn default_clip_path() -> PathBuf {
         return here;
     }
     let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(DEFAULT_CLIP);
-    if built.is_file() { built } else { here }
+    if built.is_file() {
+        built
+    } else {
+        here
+    }
 }
 
 /// Load the default clip, or say how to make it.
@@ -224,7 +245,15 @@ pub fn frames_markdown(summary: &[crate::results::SummaryRow]) -> String {
 
 /// Write a clip as `.y4m` (tests and tools; the header carries W, H, F and C).
 pub fn to_y4m(c: &Clip) -> Vec<u8> {
-    let mut out = format!("YUV4MPEG2 W{} H{} F{}:{} Ip A1:1 C{}\n", c.width, c.height, c.fps.0.max(1), c.fps.1.max(1), c.colourspace).into_bytes();
+    let mut out = format!(
+        "YUV4MPEG2 W{} H{} F{}:{} Ip A1:1 C{}\n",
+        c.width,
+        c.height,
+        c.fps.0.max(1),
+        c.fps.1.max(1),
+        c.colourspace
+    )
+    .into_bytes();
     for i in 0..c.frames {
         out.extend_from_slice(b"FRAME\n");
         out.extend_from_slice(c.frame(i));
@@ -249,7 +278,8 @@ mod tests {
     #[test]
     fn reads_hand_built_files() {
         // 4×2 4:2:0: Y 8 bytes + Cb 2×1 + Cr 2×1 = 12 bytes per frame (by hand)
-        let c = Clip::parse(&y4m("YUV4MPEG2 W4 H2 F25:1 Ip A1:1 C420jpeg XYSCSS=420JPEG", 12, 3), "a.y4m", "a", None).unwrap();
+        let c = Clip::parse(&y4m("YUV4MPEG2 W4 H2 F25:1 Ip A1:1 C420jpeg XYSCSS=420JPEG", 12, 3), "a.y4m", "a", None)
+            .unwrap();
         assert_eq!((c.width, c.height, c.frame_bytes, c.frames, c.fps), (4, 2, 12, 3, (25, 1)));
         assert_eq!(c.frame(2)[0], 14);
         assert_eq!(c.frame(1), &(0..12).map(|i| (7 + i) as u8).collect::<Vec<_>>()[..]);
@@ -283,7 +313,10 @@ mod tests {
         );
         assert_eq!(e(&y4m("YUV4MPEG2 H2", 12, 1), None), "clip.y4m: header field W (width) missing");
         assert_eq!(e(&y4m("YUV4MPEG2 W0 H2", 12, 1), None), "clip.y4m: header field 'W0': not a size from 1 to 32768");
-        assert_eq!(e(&y4m("YUV4MPEG2 W4 H2 F25", 12, 1), None), "clip.y4m: header field 'F25': frame rate must be NUM:DEN");
+        assert_eq!(
+            e(&y4m("YUV4MPEG2 W4 H2 F25", 12, 1), None),
+            "clip.y4m: header field 'F25': frame rate must be NUM:DEN"
+        );
         assert_eq!(e(&y4m("YUV4MPEG2 W4 H2 Z1", 12, 1), None), "clip.y4m: header field 'Z1': unknown header field");
         assert_eq!(e(&y4m("YUV4MPEG2 W4 H2", 12, 0), None), "clip.y4m: no frames after the header");
         // Truncated: the second frame has 5 of its 12 bytes
@@ -343,7 +376,10 @@ mod tests {
         assert_eq!(frames_markdown(&[row("full", 1e6)]), "");
         // 1,000,000-byte frame in 2 ms: 500 frames/s (interval 250 – 1000), 500 MB/s
         let md = frames_markdown(&[row("frame", 2e6)]);
-        assert!(md.ends_with("| X | i | all | video:v | 1000000 | 2.00 ms | 500.0 | 250.0 – 1000.0 | 500.0 |\n"), "{md}");
+        assert!(
+            md.ends_with("| X | i | all | video:v | 1000000 | 2.00 ms | 500.0 | 250.0 – 1000.0 | 500.0 |\n"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -29,7 +29,10 @@ fn mock_engine_speaks_the_protocol() {
     // by hand: 00+01, ff+02, 10+03 (mod 256)
     let (ct, tag) = e.encrypt("TOY-ADD", &[1, 2, 3, 4, 5, 6, 7, 8], &[], &[], &[0x00, 0xff, 0x10], None).unwrap();
     assert_eq!((ct, tag), (vec![0x01, 0x01, 0x13], vec![]));
-    assert_eq!(e.decrypt("TOY-ADD", &[1, 2, 3, 4, 5, 6, 7, 8], &[], &[], &[0x01, 0x01, 0x13], &[]).unwrap(), vec![0x00, 0xff, 0x10]);
+    assert_eq!(
+        e.decrypt("TOY-ADD", &[1, 2, 3, 4, 5, 6, 7, 8], &[], &[], &[0x01, 0x01, 0x13], &[]).unwrap(),
+        vec![0x00, 0xff, 0x10]
+    );
     let r = e.encrypt("TOY-ADD", &[1; 3], &[], &[], &[0], None);
     assert!(matches!(r, Err(Failure::Refused { ref code, .. }) if code == "bad-argument"), "{r:?}");
     let r = e.request("frobnicate", |_| Ok(()));
@@ -63,7 +66,8 @@ fn a_run_with_a_mock_engine_writes_ordinary_results_and_survives_its_crash() {
     assert!(ids.iter().any(|i| i.starts_with("ChaCha20/")), "in-process groups still measured: {ids:?}");
     assert!(!ids.iter().any(|i| i.starts_with("TOY-DIE")), "the crashed engine's group is skipped");
     let samples = std::fs::read_to_string(out.join("samples.csv")).unwrap();
-    let toy: Vec<&str> = samples.lines().filter(|l| l.starts_with("TOY-ADD,mock-awk,C,block,encrypt,\"s,s\",64,random,")).collect();
+    let toy: Vec<&str> =
+        samples.lines().filter(|l| l.starts_with("TOY-ADD,mock-awk,C,block,encrypt,\"s,s\",64,random,")).collect();
     assert_eq!(toy.len(), 3, "{samples}");
     assert!(toy.iter().all(|l| l.ends_with(",1,1064.0,")), "synthetic 1000 + 64 ns, no cycles: {toy:?}");
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();

@@ -24,7 +24,18 @@ fn stream_study_preset_fills_every_column() {
 
     let mut rd = csv::Reader::from_path(dir.join("stream_study.csv")).unwrap();
     let headers = rd.headers().unwrap().clone();
-    for col in ["throughput_mb_s", "cycles_per_byte", "init_us", "frames_per_s", "code_bytes", "peak_stack_bytes", "rss_growth_per_byte", "energy_per_frame_uj_modelled", "rank_mb_s_per_byte", "erank_mb_s_per_byte_uj_modelled"] {
+    for col in [
+        "throughput_mb_s",
+        "cycles_per_byte",
+        "init_us",
+        "frames_per_s",
+        "code_bytes",
+        "peak_stack_bytes",
+        "rss_growth_per_byte",
+        "energy_per_frame_uj_modelled",
+        "rank_mb_s_per_byte",
+        "erank_mb_s_per_byte_uj_modelled",
+    ] {
         assert!(headers.iter().any(|h| h == col), "missing column {col}");
     }
     let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
@@ -37,8 +48,15 @@ fn stream_study_preset_fills_every_column() {
             assert!(!v.is_empty() && v != "NaN" && v != "inf", "{id}: column {h} is '{v}'");
         }
         let num = |c: &str| r[headers.iter().position(|h| h == c).unwrap()].parse::<f64>().unwrap();
-        assert!(num("throughput_ci95_lo_mb_s") <= num("throughput_mb_s") && num("throughput_mb_s") <= num("throughput_ci95_hi_mb_s"), "{id}");
-        assert!(num("rank_ci95_lo") <= num("rank_mb_s_per_byte") && num("rank_mb_s_per_byte") <= num("rank_ci95_hi"), "{id}");
+        assert!(
+            num("throughput_ci95_lo_mb_s") <= num("throughput_mb_s")
+                && num("throughput_mb_s") <= num("throughput_ci95_hi_mb_s"),
+            "{id}"
+        );
+        assert!(
+            num("rank_ci95_lo") <= num("rank_mb_s_per_byte") && num("rank_mb_s_per_byte") <= num("rank_ci95_hi"),
+            "{id}"
+        );
         assert!(num("code_bytes") > 100.0 && num("peak_stack_bytes") > 0.0, "{id}");
     }
     let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();

@@ -73,10 +73,22 @@ impl Core {
         let y = h ^ sw(93) ^ bw(2) ^ bw(15) ^ bw(36) ^ bw(45) ^ bw(64) ^ bw(73) ^ bw(89);
         let s0 = sw(0);
         let mut ns = s0 ^ sw(7) ^ sw(38) ^ sw(70) ^ sw(81) ^ sw(96);
-        let mut nb = s0 ^ bw(0) ^ bw(26) ^ bw(56) ^ bw(91) ^ bw(96)
-            ^ (bw(3) & bw(67)) ^ (bw(11) & bw(13)) ^ (bw(17) & bw(18)) ^ (bw(27) & bw(59))
-            ^ (bw(40) & bw(48)) ^ (bw(61) & bw(65)) ^ (bw(68) & bw(84))
-            ^ (bw(88) & bw(92) & bw(93) & b95) ^ (bw(22) & bw(24) & bw(25)) ^ (bw(70) & bw(78) & bw(82));
+        let mut nb = s0
+            ^ bw(0)
+            ^ bw(26)
+            ^ bw(56)
+            ^ bw(91)
+            ^ bw(96)
+            ^ (bw(3) & bw(67))
+            ^ (bw(11) & bw(13))
+            ^ (bw(17) & bw(18))
+            ^ (bw(27) & bw(59))
+            ^ (bw(40) & bw(48))
+            ^ (bw(61) & bw(65))
+            ^ (bw(68) & bw(84))
+            ^ (bw(88) & bw(92) & bw(93) & b95)
+            ^ (bw(22) & bw(24) & bw(25))
+            ^ (bw(70) & bw(78) & bw(82));
         if feedback {
             ns ^= y;
             nb ^= y;
@@ -214,10 +226,22 @@ mod wide {
         let y = h ^ sw(93) ^ bw(2) ^ bw(15) ^ bw(36) ^ bw(45) ^ bw(64) ^ bw(73) ^ bw(89);
         let s0 = sw(0);
         let ns = s0 ^ sw(7) ^ sw(38) ^ sw(70) ^ sw(81) ^ sw(96);
-        let nb = s0 ^ bw(0) ^ bw(26) ^ bw(56) ^ bw(91) ^ bw(96)
-            ^ (bw(3) & bw(67)) ^ (bw(11) & bw(13)) ^ (bw(17) & bw(18)) ^ (bw(27) & bw(59))
-            ^ (bw(40) & bw(48)) ^ (bw(61) & bw(65)) ^ (bw(68) & bw(84))
-            ^ (bw(88) & bw(92) & bw(93) & b95) ^ (bw(22) & bw(24) & bw(25)) ^ (bw(70) & bw(78) & bw(82));
+        let nb = s0
+            ^ bw(0)
+            ^ bw(26)
+            ^ bw(56)
+            ^ bw(91)
+            ^ bw(96)
+            ^ (bw(3) & bw(67))
+            ^ (bw(11) & bw(13))
+            ^ (bw(17) & bw(18))
+            ^ (bw(27) & bw(59))
+            ^ (bw(40) & bw(48))
+            ^ (bw(61) & bw(65))
+            ^ (bw(68) & bw(84))
+            ^ (bw(88) & bw(92) & bw(93) & b95)
+            ^ (bw(22) & bw(24) & bw(25))
+            ^ (bw(70) & bw(78) & bw(82));
         s.push(ns);
         b.push(nb);
         y
@@ -314,12 +338,24 @@ mod split {
     fn nfsr2(s01: u64, b: &mut Views) -> (u32, u32) {
         let [lo, _, hi] = b.0;
         let win = |o: u32| (lo >> o) | (hi << (64 - o)); // 0 < o < 64
-        let low = s01 ^ lo ^ win(26) ^ win(56) ^ (win(11) & win(13)) ^ (win(17) & win(18)) ^ (win(27) & win(59))
-            ^ (win(40) & win(48)) ^ (win(22) & win(24) & win(25));
+        let low = s01
+            ^ lo
+            ^ win(26)
+            ^ win(56)
+            ^ (win(11) & win(13))
+            ^ (win(17) & win(18))
+            ^ (win(27) & win(59))
+            ^ (win(40) & win(48))
+            ^ (win(22) & win(24) & win(25));
         let high = |b: &Views| {
             let [b0, b1, b2] = b.0;
-            w::<27>(b2) ^ w::<32>(b2) ^ (w::<3>(b0) & w::<3>(b2)) ^ (w::<29>(b1) & w::<1>(b2)) ^ (w::<4>(b2) & w::<20>(b2))
-                ^ (w::<24>(b2) & w::<28>(b2) & w::<29>(b2) & w::<31>(b2)) ^ (w::<6>(b2) & w::<14>(b2) & w::<18>(b2))
+            w::<27>(b2)
+                ^ w::<32>(b2)
+                ^ (w::<3>(b0) & w::<3>(b2))
+                ^ (w::<29>(b1) & w::<1>(b2))
+                ^ (w::<4>(b2) & w::<20>(b2))
+                ^ (w::<24>(b2) & w::<28>(b2) & w::<29>(b2) & w::<31>(b2))
+                ^ (w::<6>(b2) & w::<14>(b2) & w::<18>(b2))
         };
         let n0 = low as u32 ^ high(b);
         b.push(n0);
@@ -503,7 +539,13 @@ stream_impl!(Grain128a, INFO, false);
 /// The IV must select authentication (IV_0 = 1, the MSB of byte 0); otherwise the MAC is not
 /// defined and `NotInitialized` is returned. The tag is not compared here (callers compare
 /// it in constant time).
-pub fn auth_apply_bits(key: &[u8], iv: &[u8], data: &mut [u8], nbits: usize, decrypt: bool) -> Result<[u8; 4], CipherError> {
+pub fn auth_apply_bits(
+    key: &[u8],
+    iv: &[u8],
+    data: &mut [u8],
+    nbits: usize,
+    decrypt: bool,
+) -> Result<[u8; 4], CipherError> {
     check_len(key.len(), 16, key_err)?;
     check_len(iv.len(), 12, iv_err)?;
     lwcbench_core::bits::check_room(data, nbits)?;
@@ -569,10 +611,22 @@ mod tests {
             let h = b[12] & s[8] ^ s[13] & s[20] ^ b[95] & s[42] ^ s[60] & s[79] ^ b[12] & b[95] & s[94];
             let y = [2, 15, 36, 45, 64, 73, 89].iter().fold(h ^ s[93], |a, &j| a ^ b[j]);
             let mut f = s[0] ^ s[7] ^ s[38] ^ s[70] ^ s[81] ^ s[96];
-            let mut g = s[0] ^ b[0] ^ b[26] ^ b[56] ^ b[91] ^ b[96]
-                ^ b[3] & b[67] ^ b[11] & b[13] ^ b[17] & b[18] ^ b[27] & b[59]
-                ^ b[40] & b[48] ^ b[61] & b[65] ^ b[68] & b[84]
-                ^ b[88] & b[92] & b[93] & b[95] ^ b[22] & b[24] & b[25] ^ b[70] & b[78] & b[82];
+            let mut g = s[0]
+                ^ b[0]
+                ^ b[26]
+                ^ b[56]
+                ^ b[91]
+                ^ b[96]
+                ^ b[3] & b[67]
+                ^ b[11] & b[13]
+                ^ b[17] & b[18]
+                ^ b[27] & b[59]
+                ^ b[40] & b[48]
+                ^ b[61] & b[65]
+                ^ b[68] & b[84]
+                ^ b[88] & b[92] & b[93] & b[95]
+                ^ b[22] & b[24] & b[25]
+                ^ b[70] & b[78] & b[82];
             if t < 256 {
                 f ^= y;
                 g ^= y;

@@ -310,7 +310,17 @@ mod tests {
 
     /// Bit-serial model following the specification's CLOCK_R / CLOCK_S / CLOCK_KG text
     /// with one array cell per stage and explicit branches, independent of the word code.
-    fn reference(p: &Params, r_tab: &[u8], c0: &[u8], c1: &[u8], f0: &[u8], f1: &[u8], key: &[u8], iv: &[u8], nbits: usize) -> Vec<u8> {
+    fn reference(
+        p: &Params,
+        r_tab: &[u8],
+        c0: &[u8],
+        c1: &[u8],
+        f0: &[u8],
+        f1: &[u8],
+        key: &[u8],
+        iv: &[u8],
+        nbits: usize,
+    ) -> Vec<u8> {
         let n = p.n;
         let mut r = std::vec![0u8; n];
         let mut s = std::vec![0u8; n];
@@ -342,7 +352,16 @@ mod tests {
             }
             hat[n - 1] = s[n - 2];
             for i in 0..n {
-                s[i] = hat[i] ^ if fbs == 1 { if cs == 1 { f1[i] } else { f0[i] } } else { 0 };
+                s[i] = hat[i]
+                    ^ if fbs == 1 {
+                        if cs == 1 {
+                            f1[i]
+                        } else {
+                            f0[i]
+                        }
+                    } else {
+                        0
+                    };
             }
             z
         };

@@ -337,7 +337,8 @@ mod tests {
             crate::cpu::allow(mask);
             let _ = mask;
             for seed in 0..4u8 {
-                let key: Vec<u8> = (0..10).map(|j| (j as u8).wrapping_mul(29).wrapping_add(seed * 77 + i as u8)).collect();
+                let key: Vec<u8> =
+                    (0..10).map(|j| (j as u8).wrapping_mul(29).wrapping_add(seed * 77 + i as u8)).collect();
                 let iv: Vec<u8> = (0..10).map(|j| (j as u8).wrapping_mul(41).wrapping_add(seed * 13)).collect();
                 let n = 1000 + 37 * seed as usize;
                 let want = reference(&key, &iv, 8 * n);

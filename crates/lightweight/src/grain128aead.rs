@@ -75,7 +75,11 @@ impl State {
     fn clock(&mut self, n: u32, fb: bool, kl: u32, kn: u32) -> u32 {
         let (s, b) = (self.s, self.b);
         let f = t(s, 0) ^ t(s, 7) ^ t(s, 38) ^ t(s, 70) ^ t(s, 81) ^ t(s, 96);
-        let g = t(b, 0) ^ t(b, 26) ^ t(b, 56) ^ t(b, 91) ^ t(b, 96)
+        let g = t(b, 0)
+            ^ t(b, 26)
+            ^ t(b, 56)
+            ^ t(b, 91)
+            ^ t(b, 96)
             ^ (t(b, 3) & t(b, 67))
             ^ (t(b, 11) & t(b, 13))
             ^ (t(b, 17) & t(b, 18))

@@ -33,8 +33,14 @@ pub fn compare_runs(a: &Run, b: &Run) -> Vec<Row> {
     let collect = |r: &Run| {
         let mut m: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
         for s in &r.samples {
-            let imp = if s.payload == "random" { s.implementation.clone() } else { format!("{} [{}]", s.implementation, s.payload) };
-            m.entry((s.cipher.clone(), imp, s.scenario.clone(), s.kiv.clone(), s.size_bits)).or_default().push(s.ns_per_op);
+            let imp = if s.payload == "random" {
+                s.implementation.clone()
+            } else {
+                format!("{} [{}]", s.implementation, s.payload)
+            };
+            m.entry((s.cipher.clone(), imp, s.scenario.clone(), s.kiv.clone(), s.size_bits))
+                .or_default()
+                .push(s.ns_per_op);
         }
         m
     };

@@ -108,7 +108,11 @@ fn scenario_boxplot(samples: &[&SampleRow], impls: &[String], scenario: &str) ->
             );
         }
     }
-    let x_label = if uses_size { "<key, IV | payload bits>   (s = static, r = random)" } else { "<key, IV>   (s = static, r = random)" };
+    let x_label = if uses_size {
+        "<key, IV | payload bits>   (s = static, r = random)"
+    } else {
+        "<key, IV>   (s = static, r = random)"
+    };
     let names: Vec<String> = series.into_iter().map(|s| s.2).collect();
     Some(boxplot(&cats, &names, &data, "time per operation", x_label))
 }
@@ -117,7 +121,8 @@ fn scenario_boxplot(samples: &[&SampleRow], impls: &[String], scenario: &str) ->
 /// Bars are ordered and coloured like the box plots' series (`impls`), so one implementation
 /// keeps one colour across figures.
 fn throughput_bars(summary: &[&SummaryRow], scenario: &str, impls: &[String]) -> Option<(String, u64)> {
-    let mut rows: Vec<&&SummaryRow> = summary.iter().filter(|r| r.scenario == scenario && r.kiv == "all" && r.size_bits > 0).collect();
+    let mut rows: Vec<&&SummaryRow> =
+        summary.iter().filter(|r| r.scenario == scenario && r.kiv == "all" && r.size_bits > 0).collect();
     let rank = |r: &SummaryRow| impls.iter().position(|i| i == &r.implementation).unwrap_or(usize::MAX);
     rows.sort_by_key(|r| (rank(r), r.payload.clone()));
     let size = rows.iter().map(|r| r.size_bits).max()?;
@@ -125,7 +130,11 @@ fn throughput_bars(summary: &[&SummaryRow], scenario: &str, impls: &[String]) ->
         .iter()
         .filter(|r| r.size_bits == size)
         .map(|r| {
-            let name = if r.payload == "random" { format!("{}/{}", r.cipher, r.implementation) } else { format!("{}/{} · {}", r.cipher, r.implementation, r.payload) };
+            let name = if r.payload == "random" {
+                format!("{}/{}", r.cipher, r.implementation)
+            } else {
+                format!("{}/{} · {}", r.cipher, r.implementation, r.payload)
+            };
             let mbps = |ns: f64| size as f64 / ns * 1000.0;
             (name, mbps(r.mean_ns), mbps(r.ci95_hi_ns.max(1e-9)), mbps(r.ci95_lo_ns.max(1e-9)))
         })
@@ -170,7 +179,13 @@ pub fn render(run: &Run) -> String {
         ("frequency governor", m.governor.clone()),
         ("OS / kernel", format!("{} / {}", m.os, m.kernel)),
         ("lwcbench", format!("{} (commit {})", b.tool_version, b.git_commit)),
-        ("Rust", format!("{} — profile {}, opt-level {}, target {}, RUSTFLAGS '{}'", b.rustc, b.profile, b.opt_level, b.target, b.rustflags)),
+        (
+            "Rust",
+            format!(
+                "{} — profile {}, opt-level {}, target {}, RUSTFLAGS '{}'",
+                b.rustc, b.profile, b.opt_level, b.target, b.rustflags
+            ),
+        ),
     ];
     for (n, v) in &b.other_compilers {
         env.push(("other compiler", format!("{n}: {v}")));
@@ -205,7 +220,8 @@ pub fn render(run: &Run) -> String {
     for c in &ciphers {
         let samples: Vec<&SampleRow> = run.samples.iter().filter(|r| &r.cipher == c).collect();
         let summary: Vec<&SummaryRow> = run.summary.iter().filter(|r| &r.cipher == c).collect();
-        let impls = order(samples.iter().map(|r| r.implementation.as_str()), &["rust-ref", "cpp-ref", "rust-fast", "cpp-fast"]);
+        let impls =
+            order(samples.iter().map(|r| r.implementation.as_str()), &["rust-ref", "cpp-ref", "rust-fast", "cpp-fast"]);
         let _ = write!(h, "<h2 id=\"c-{}\">{}</h2>", esc(&slug(c)), esc(c));
         if c == "DRACO" {
             h += "<p class=\"note\">DRACO (provisional reconstruction, not interoperable with the published cipher): the selection of the non-volatile bit, the initialisation and the bit order are this project's provisional choices (docs/draco.md). Costs per clock are faithful; outputs are not the published cipher's.</p>";
@@ -219,8 +235,10 @@ pub fn render(run: &Run) -> String {
                     esc(c),
                     rec.reps
                 );
-                let rows: Vec<&SummaryRow> = summary.iter().filter(|r| r.scenario == sc && r.kiv != "all").copied().collect();
-                let _ = write!(h, "<details><summary>Figure {fig} as a table</summary>{}</details>", summary_table(&rows));
+                let rows: Vec<&SummaryRow> =
+                    summary.iter().filter(|r| r.scenario == sc && r.kiv != "all").copied().collect();
+                let _ =
+                    write!(h, "<details><summary>Figure {fig} as a table</summary>{}</details>", summary_table(&rows));
             }
             if let Some((svg, size)) = throughput_bars(&summary, &sc, &impls) {
                 fig += 1;
@@ -229,7 +247,8 @@ pub fn render(run: &Run) -> String {
                     "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc}</b> at {size} bits, all key/IV variants pooled: mean throughput with 95 % confidence interval.</figcaption></figure>",
                     esc(c)
                 );
-                let rows: Vec<&SummaryRow> = summary.iter().filter(|r| r.scenario == sc && r.kiv == "all").copied().collect();
+                let rows: Vec<&SummaryRow> =
+                    summary.iter().filter(|r| r.scenario == sc && r.kiv == "all").copied().collect();
                 let _ = write!(h, "<details><summary>Figure {fig} as a table (the study's aggregate table: all four key/IV variants pooled)</summary>{}</details>", summary_table(&rows));
             }
         }
@@ -265,12 +284,17 @@ pub fn render(run: &Run) -> String {
             .comparison
             .iter()
             .map(|c| {
-                let lbl = if c.size_bits > 0 { format!("{} {} <{} | {}>", c.variant, c.scenario, c.kiv, c.size_bits) } else { format!("{} {} <{}>", c.variant, c.scenario, c.kiv) };
+                let lbl = if c.size_bits > 0 {
+                    format!("{} {} <{} | {}>", c.variant, c.scenario, c.kiv, c.size_bits)
+                } else {
+                    format!("{} {} <{}>", c.variant, c.scenario, c.kiv)
+                };
                 (lbl, c.ratio_cpp_rust, c.ratio_cpp_rust, c.ratio_cpp_rust)
             })
             .collect();
         let variants = order(run.comparison.iter().map(|c| c.variant.as_str()), &[]);
-        let colors: Vec<usize> = run.comparison.iter().map(|c| variants.iter().position(|v| v == &c.variant).unwrap_or(0)).collect();
+        let colors: Vec<usize> =
+            run.comparison.iter().map(|c| variants.iter().position(|v| v == &c.variant).unwrap_or(0)).collect();
         fig += 1;
         let _ = write!(
             h,

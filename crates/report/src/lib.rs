@@ -17,7 +17,8 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, String> {
     // `lwcbench mcu` directories: their own page (no samples to summarize)
     if mcu::is_mcu_dir(dir) {
         let page = mcu::page(dir)?;
-        return lwcbench_engine::results::write_atomic(dir, "report.html", page.as_bytes()).map_err(|e| format!("{}: {e}", dir.display()));
+        return lwcbench_engine::results::write_atomic(dir, "report.html", page.as_bytes())
+            .map_err(|e| format!("{}: {e}", dir.display()));
     }
     let run = Run::load(dir)?;
     let mut html = html::render(&run);
@@ -30,7 +31,9 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, String> {
     // from summary.csv only where it is missing, e.g. a directory assembled by hand.
     if !dir.join("summary.md").is_file() {
         let md = lwcbench_engine::markdown::summary_markdown(&run.summary, &run.comparison);
-        lwcbench_engine::results::write_atomic(dir, "summary.md", md.as_bytes()).map_err(|e| format!("{}: {e}", dir.display()))?;
+        lwcbench_engine::results::write_atomic(dir, "summary.md", md.as_bytes())
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    lwcbench_engine::results::write_atomic(dir, "report.html", html.as_bytes()).map_err(|e| format!("{}: {e}", dir.display()))
+    lwcbench_engine::results::write_atomic(dir, "report.html", html.as_bytes())
+        .map_err(|e| format!("{}: {e}", dir.display()))
 }

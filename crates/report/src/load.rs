@@ -35,8 +35,10 @@ impl Run {
             return Err(format!("{}: not a directory", dir.display()));
         }
         let rj = dir.join("run.json");
-        let text = std::fs::read_to_string(&rj).map_err(|e| format!("{}: {e} (is this a finished lwcbench run?)", rj.display()))?;
-        let record: RunRecord = serde_json::from_str(&text).map_err(|e| format!("{}:{}:{}: {e}", rj.display(), e.line(), e.column()))?;
+        let text = std::fs::read_to_string(&rj)
+            .map_err(|e| format!("{}: {e} (is this a finished lwcbench run?)", rj.display()))?;
+        let record: RunRecord =
+            serde_json::from_str(&text).map_err(|e| format!("{}:{}:{}: {e}", rj.display(), e.line(), e.column()))?;
         let comparison_path = dir.join("comparison.csv");
         Ok(Run {
             record,

@@ -27,10 +27,14 @@ pub fn section(dir: &Path) -> Result<Option<String>, String> {
 /// A whole page for an `lwcbench mcu` directory.
 pub fn page(dir: &Path) -> Result<String, String> {
     let rj = dir.join("run.json");
-    let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rj).map_err(|e| format!("{}: {e}", rj.display()))?)
-        .map_err(|e| format!("{}:{}:{}: {e}", rj.display(), e.line(), e.column()))?;
-    let sec = section(dir)?.ok_or_else(|| format!("{}: missing (incomplete lwcbench mcu run?)", dir.join("mcu.md").display()))?;
-    let s = |k: &str| rec.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default();
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rj).map_err(|e| format!("{}: {e}", rj.display()))?)
+            .map_err(|e| format!("{}:{}:{}: {e}", rj.display(), e.line(), e.column()))?;
+    let sec = section(dir)?
+        .ok_or_else(|| format!("{}: missing (incomplete lwcbench mcu run?)", dir.join("mcu.md").display()))?;
+    let s = |k: &str| {
+        rec.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default()
+    };
     let mut h = String::new();
     let _ = write!(
         h,
@@ -99,7 +103,8 @@ pub fn md_to_html(md: &str) -> String {
         } else if l.starts_with('|') {
             flush(&mut h, &mut para);
             let head = cells(l);
-            let right: Vec<bool> = lines.get(i + 1).map(|s| cells(s).iter().map(|c| c.ends_with(':')).collect()).unwrap_or_default();
+            let right: Vec<bool> =
+                lines.get(i + 1).map(|s| cells(s).iter().map(|c| c.ends_with(':')).collect()).unwrap_or_default();
             h += "<table><tr>";
             for c in &head {
                 let _ = write!(h, "<th>{}</th>", inline(c));

@@ -11,7 +11,8 @@ use crate::svg::{color, esc};
 fn read(dir: &Path, name: &str) -> Option<(Vec<String>, Vec<Vec<String>>)> {
     let mut r = csv::Reader::from_path(dir.join(name)).ok()?;
     let headers: Vec<String> = r.headers().ok()?.iter().map(str::to_string).collect();
-    let rows: Vec<Vec<String>> = r.records().filter_map(Result::ok).map(|rec| rec.iter().map(str::to_string).collect()).collect();
+    let rows: Vec<Vec<String>> =
+        r.records().filter_map(Result::ok).map(|rec| rec.iter().map(str::to_string).collect()).collect();
     Some((headers, rows))
 }
 
@@ -35,11 +36,23 @@ pub fn radar(axes: &[String], series: &[(String, Vec<f64>)], title: &str) -> Str
     for (i, a) in axes.iter().enumerate() {
         let (x, y) = pt(i, 1.0);
         let (lx, ly) = pt(i, 1.12);
-        let anchor = if (lx - cx).abs() < 5.0 { "middle" } else if lx > cx { "start" } else { "end" };
-        let _ = write!(s, r##"<line x1="{cx}" y1="{cy}" x2="{x:.1}" y2="{y:.1}" stroke="#999"/><text x="{lx:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"##, ly + 4.0, esc(a));
+        let anchor = if (lx - cx).abs() < 5.0 {
+            "middle"
+        } else if lx > cx {
+            "start"
+        } else {
+            "end"
+        };
+        let _ = write!(
+            s,
+            r##"<line x1="{cx}" y1="{cy}" x2="{x:.1}" y2="{y:.1}" stroke="#999"/><text x="{lx:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"##,
+            ly + 4.0,
+            esc(a)
+        );
     }
     for (k, (name, vals)) in series.iter().enumerate() {
-        let pts: Vec<String> = vals.iter().enumerate().map(|(i, &v)| pt(i, v)).map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+        let pts: Vec<String> =
+            vals.iter().enumerate().map(|(i, &v)| pt(i, v)).map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
         let col = color(k);
         let _ = write!(
             s,
@@ -48,7 +61,12 @@ pub fn radar(axes: &[String], series: &[(String, Vec<f64>)], title: &str) -> Str
             esc(name)
         );
         let ly = 50.0 + 18.0 * k as f64;
-        let _ = write!(s, r##"<rect x="560" y="{:.1}" width="12" height="12" fill="{col}"/><text x="578" y="{ly:.1}">{}</text>"##, ly - 10.0, esc(name));
+        let _ = write!(
+            s,
+            r##"<rect x="560" y="{:.1}" width="12" height="12" fill="{col}"/><text x="578" y="{ly:.1}">{}</text>"##,
+            ly - 10.0,
+            esc(name)
+        );
     }
     s + "</svg>"
 }
@@ -81,9 +99,11 @@ pub fn lightweight_section(dir: &Path, fig: &mut usize) -> String {
     let crit = ["energy_per_byte", "throughput", "key_schedule", "memory"];
     let cs: Vec<Option<usize>> = crit.iter().map(|c| col(&hd, &format!("score_{c}"))).collect();
     if cs.iter().all(Option::is_some) {
-        let per: Vec<(String, Vec<f64>)> = rows.iter().map(|r| (r[ci].clone(), cs.iter().map(|c| num(&r[c.unwrap()])).collect())).collect();
+        let per: Vec<(String, Vec<f64>)> =
+            rows.iter().map(|r| (r[ci].clone(), cs.iter().map(|c| num(&r[c.unwrap()])).collect())).collect();
         *fig += 1;
-        let axes: Vec<String> = ["energy/byte", "throughput", "key schedule", "memory"].iter().map(|s| s.to_string()).collect();
+        let axes: Vec<String> =
+            ["energy/byte", "throughput", "key schedule", "memory"].iter().map(|s| s.to_string()).collect();
         let _ = write!(
             h,
             "<figure class=\"fig\">{}<figcaption>Figure {fig}. Normalised criterion scores per cipher (outer ring = best of the eight).</figcaption></figure>",
@@ -119,7 +139,8 @@ pub fn lightweight_section(dir: &Path, fig: &mut usize) -> String {
 pub fn ics_section(dir: &Path, governor: &str) -> String {
     let Some((hd, rows)) = read(dir, "ics-latency.csv") else { return String::new() };
     // Only the max columns (pct_of_*), not the p99.9 ones (p99_9_pct_of_*).
-    let budgets: Vec<(usize, String)> = hd.iter().enumerate().filter_map(|(i, h)| h.strip_prefix("pct_of_").map(|b| (i, b.to_string()))).collect();
+    let budgets: Vec<(usize, String)> =
+        hd.iter().enumerate().filter_map(|(i, h)| h.strip_prefix("pct_of_").map(|b| (i, b.to_string()))).collect();
     let mut h = String::from("<h2 id=\"ics\">ICS latency budget</h2>");
     if governor != "performance" {
         let _ = write!(h, "<p class=\"note\"><b>Warning:</b> CPU frequency governor is '{}', not 'performance': frequency scaling can inflate the worst case.</p>", esc(governor));
@@ -193,7 +214,13 @@ mod tests {
         assert_eq!(fig, 2, "two radar figures");
         assert!(lw.contains("<th>WSM battery</th>") && lw.contains("<td>0.500</td><td>2</td>"), "{lw}");
         let ics = ics_section(&dir, "powersave");
-        assert!(ics.contains("Warning") && ics.contains("m, 1") && ics.contains("<td>1.000 %</td>") && !ics.contains("p99_9_pct"), "{ics}");
+        assert!(
+            ics.contains("Warning")
+                && ics.contains("m, 1")
+                && ics.contains("<td>1.000 %</td>")
+                && !ics.contains("p99_9_pct"),
+            "{ics}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

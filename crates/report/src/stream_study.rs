@@ -15,7 +15,11 @@ pub fn load(dir: &Path) -> Result<Vec<StreamStudyRow>, String> {
     }
     let mut r = csv::Reader::from_path(&p).map_err(|e| format!("{}: {e}", p.display()))?;
     r.deserialize()
-        .map(|row| row.map_err(|e| format!("{}{}: {e}", p.display(), e.position().map(|q| format!(":{}", q.line())).unwrap_or_default())))
+        .map(|row| {
+            row.map_err(|e| {
+                format!("{}{}: {e}", p.display(), e.position().map(|q| format!(":{}", q.line())).unwrap_or_default())
+            })
+        })
         .collect()
 }
 
@@ -31,16 +35,28 @@ fn colour(r: &StreamStudyRow) -> usize {
 type Metric = (&'static str, &'static str, fn(&StreamStudyRow) -> (f64, f64, f64));
 
 const METRICS: &[Metric] = &[
-    ("Throughput", "MB/s (median, 95 % CI)", |r| (r.throughput_mb_s, r.throughput_ci95_lo_mb_s, r.throughput_ci95_hi_mb_s)),
-    ("Cycles per byte", "cycles/byte (median, 95 % CI)", |r| (r.cycles_per_byte, r.cycles_per_byte_ci95_lo, r.cycles_per_byte_ci95_hi)),
+    ("Throughput", "MB/s (median, 95 % CI)", |r| {
+        (r.throughput_mb_s, r.throughput_ci95_lo_mb_s, r.throughput_ci95_hi_mb_s)
+    }),
+    ("Cycles per byte", "cycles/byte (median, 95 % CI)", |r| {
+        (r.cycles_per_byte, r.cycles_per_byte_ci95_lo, r.cycles_per_byte_ci95_hi)
+    }),
     ("Init time", "µs (median, 95 % CI)", |r| (r.init_us, r.init_ci95_lo_us, r.init_ci95_hi_us)),
-    ("Frames per second", "frames/s (median, 95 % CI)", |r| (r.frames_per_s, r.frames_per_s_ci95_lo, r.frames_per_s_ci95_hi)),
+    ("Frames per second", "frames/s (median, 95 % CI)", |r| {
+        (r.frames_per_s, r.frames_per_s_ci95_lo, r.frames_per_s_ci95_hi)
+    }),
     ("Code size (ROM)", "bytes of machine code", |r| (r.code_bytes as f64, r.code_bytes as f64, r.code_bytes as f64)),
     ("RAM (state + peak stack)", "bytes", |r| (r.ram_bytes as f64, r.ram_bytes as f64, r.ram_bytes as f64)),
-    ("Memory footprint", "RSS growth, bytes per byte encrypted", |r| (r.rss_growth_per_byte, r.rss_growth_per_byte, r.rss_growth_per_byte)),
-    ("Energy per frame (MODELLED)", "µJ per frame, modelled (95 % CI)", |r| (r.energy_per_frame_uj_modelled, r.energy_per_frame_ci95_lo_uj_modelled, r.energy_per_frame_ci95_hi_uj_modelled)),
+    ("Memory footprint", "RSS growth, bytes per byte encrypted", |r| {
+        (r.rss_growth_per_byte, r.rss_growth_per_byte, r.rss_growth_per_byte)
+    }),
+    ("Energy per frame (MODELLED)", "µJ per frame, modelled (95 % CI)", |r| {
+        (r.energy_per_frame_uj_modelled, r.energy_per_frame_ci95_lo_uj_modelled, r.energy_per_frame_ci95_hi_uj_modelled)
+    }),
     ("Rank", "(MB/s) per byte of ROM + 2·RAM (95 % CI)", |r| (r.rank_mb_s_per_byte, r.rank_ci95_lo, r.rank_ci95_hi)),
-    ("E-Rank (MODELLED energy)", "(MB/s) per byte per µJ (95 % CI)", |r| (r.erank_mb_s_per_byte_uj_modelled, r.erank_ci95_lo_modelled, r.erank_ci95_hi_modelled)),
+    ("E-Rank (MODELLED energy)", "(MB/s) per byte per µJ (95 % CI)", |r| {
+        (r.erank_mb_s_per_byte_uj_modelled, r.erank_ci95_lo_modelled, r.erank_ci95_hi_modelled)
+    }),
 ];
 
 /// The HTML section; empty when there are no rows.

@@ -73,7 +73,11 @@ impl Axis {
         }
     }
     fn px(&self, v: f64) -> f64 {
-        let t = if self.log { (v.max(1e-12).log10() - self.lo) / (self.hi - self.lo) } else { (v - self.lo) / (self.hi - self.lo) };
+        let t = if self.log {
+            (v.max(1e-12).log10() - self.lo) / (self.hi - self.lo)
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        };
         self.px_lo + t * (self.px_hi - self.px_lo)
     }
     fn ticks(&self) -> Vec<f64> {
@@ -107,13 +111,27 @@ fn nice_step(raw: f64) -> f64 {
     }
     let p = 10f64.powf(raw.log10().floor());
     let f = raw / p;
-    p * if f <= 1.0 { 1.0 } else if f <= 2.0 { 2.0 } else if f <= 5.0 { 5.0 } else { 10.0 }
+    p * if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    }
 }
 
 /// Format a value with an SI-ish unit suffix for tick labels.
 pub fn tick_label(v: f64, unit: &str) -> String {
     if unit == "ns" {
-        return if v >= 1e6 { format!("{} ms", trim(v / 1e6)) } else if v >= 1e3 { format!("{} µs", trim(v / 1e3)) } else { format!("{} ns", trim(v)) };
+        return if v >= 1e6 {
+            format!("{} ms", trim(v / 1e6))
+        } else if v >= 1e3 {
+            format!("{} µs", trim(v / 1e3))
+        } else {
+            format!("{} ns", trim(v))
+        };
     }
     if v >= 1e6 {
         format!("{}M", trim(v / 1e6))
@@ -142,7 +160,12 @@ fn frame(w: f64, h: f64, axis: &Axis, unit: &str, y_label: &str, x_label: &str, 
             continue;
         }
         s += &format!(r##"<line x1="{left}" x2="{right}" y1="{y:.1}" y2="{y:.1}" stroke="#dddddd"/>"##);
-        s += &format!(r##"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"##, left - 6.0, y + 4.0, esc(&tick_label(t, unit)));
+        s += &format!(
+            r##"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            left - 6.0,
+            y + 4.0,
+            esc(&tick_label(t, unit))
+        );
     }
     s += &format!(r##"<line x1="{left}" x2="{left}" y1="{top}" y2="{bottom}" stroke="#333"/>"##);
     s += &format!(r##"<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" stroke="#333"/>"##);
@@ -152,11 +175,19 @@ fn frame(w: f64, h: f64, axis: &Axis, unit: &str, y_label: &str, x_label: &str, 
         (top + bottom) / 2.0,
         esc(&ylab)
     );
-    s += &format!(r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"##, (left + right) / 2.0, h - 8.0, esc(x_label));
+    s += &format!(
+        r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"##,
+        (left + right) / 2.0,
+        h - 8.0,
+        esc(x_label)
+    );
     // Legend along the top.
     let mut x = left + 4.0;
     for (i, name) in legend.iter().enumerate() {
-        s += &format!(r##"<rect x="{x:.1}" y="8" width="12" height="12" fill="{}" fill-opacity="0.75" stroke="#333"/>"##, color(i));
+        s += &format!(
+            r##"<rect x="{x:.1}" y="8" width="12" height="12" fill="{}" fill-opacity="0.75" stroke="#333"/>"##,
+            color(i)
+        );
         s += &format!(r##"<text x="{:.1}" y="18">{}</text>"##, x + 16.0, esc(name));
         x += 28.0 + 6.5 * name.len() as f64;
     }
@@ -165,7 +196,13 @@ fn frame(w: f64, h: f64, axis: &Axis, unit: &str, y_label: &str, x_label: &str, 
 
 /// Box plots: categories along x, one box per series inside each category.
 /// `data[c][s]` is the box of series `s` in category `c` (None = not measured).
-pub fn boxplot(categories: &[String], series: &[String], data: &[Vec<Option<BoxStats>>], y_label: &str, x_label: &str) -> String {
+pub fn boxplot(
+    categories: &[String],
+    series: &[String],
+    data: &[Vec<Option<BoxStats>>],
+    y_label: &str,
+    x_label: &str,
+) -> String {
     let nser = series.len().max(1) as f64;
     let box_w = 12.0;
     let cat_w = nser * (box_w + 3.0) + 14.0;
@@ -179,13 +216,17 @@ pub fn boxplot(categories: &[String], series: &[String], data: &[Vec<Option<BoxS
     for (c, cat) in categories.iter().enumerate() {
         let x0 = 78.0 + c as f64 * cat_w;
         if c % 2 == 1 {
-            s += &format!(r##"<rect x="{x0:.1}" y="28" width="{cat_w:.1}" height="{}" fill="#f4f4f4" fill-opacity="0.6"/>"##, h - 96.0 - 28.0);
+            s += &format!(
+                r##"<rect x="{x0:.1}" y="28" width="{cat_w:.1}" height="{}" fill="#f4f4f4" fill-opacity="0.6"/>"##,
+                h - 96.0 - 28.0
+            );
         }
         for (i, b) in data[c].iter().enumerate() {
             let Some(b) = b else { continue };
             let xc = x0 + (cat_w - nser * (box_w + 3.0)) / 2.0 + i as f64 * (box_w + 3.0) + box_w / 2.0;
             let col = color(i);
-            let (y1, y3, ym, ylo, yhi) = (axis.px(b.q1), axis.px(b.q3), axis.px(b.median), axis.px(b.lo), axis.px(b.hi));
+            let (y1, y3, ym, ylo, yhi) =
+                (axis.px(b.q1), axis.px(b.q3), axis.px(b.median), axis.px(b.lo), axis.px(b.hi));
             s += &format!(r##"<line x1="{xc:.1}" x2="{xc:.1}" y1="{ylo:.1}" y2="{yhi:.1}" stroke="#333"/>"##);
             s += &format!(
                 r##"<rect x="{:.1}" y="{:.1}" width="{box_w}" height="{:.1}" fill="{col}" fill-opacity="0.75" stroke="#333"><title>{}: median {:.1} ns, IQR {:.1}–{:.1} ns</title></rect>"##,
@@ -197,7 +238,11 @@ pub fn boxplot(categories: &[String], series: &[String], data: &[Vec<Option<BoxS
                 b.q1,
                 b.q3
             );
-            s += &format!(r##"<line x1="{:.1}" x2="{:.1}" y1="{ym:.1}" y2="{ym:.1}" stroke="#000" stroke-width="2"/>"##, xc - box_w / 2.0, xc + box_w / 2.0);
+            s += &format!(
+                r##"<line x1="{:.1}" x2="{:.1}" y1="{ym:.1}" y2="{ym:.1}" stroke="#000" stroke-width="2"/>"##,
+                xc - box_w / 2.0,
+                xc + box_w / 2.0
+            );
             // Draw at most 12 outliers per box to keep the page light; the table has them all.
             for o in b.outliers.iter().take(12) {
                 s += &format!(r##"<circle cx="{xc:.1}" cy="{:.1}" r="1.8" fill="none" stroke="{col}"/>"##, axis.px(*o));
@@ -205,13 +250,22 @@ pub fn boxplot(categories: &[String], series: &[String], data: &[Vec<Option<BoxS
         }
         let lx = x0 + cat_w / 2.0;
         let ly = h - 96.0 + 12.0;
-        s += &format!(r##"<text transform="translate({lx:.1},{ly:.1}) rotate(-45)" text-anchor="end">{}</text>"##, esc(cat));
+        s += &format!(
+            r##"<text transform="translate({lx:.1},{ly:.1}) rotate(-45)" text-anchor="end">{}</text>"##,
+            esc(cat)
+        );
     }
     s + "</svg>"
 }
 
 /// Bars with error bars: `bars[i] = (label, value, lo, hi)`, one colour per label group.
-pub fn bars_ci(bars: &[(String, f64, f64, f64)], colors: &[usize], y_label: &str, x_label: &str, legend: &[String]) -> String {
+pub fn bars_ci(
+    bars: &[(String, f64, f64, f64)],
+    colors: &[usize],
+    y_label: &str,
+    x_label: &str,
+    legend: &[String],
+) -> String {
     let bw = 26.0;
     let w = (78.0 + 16.0 + bars.len() as f64 * (bw + 14.0)).max(420.0);
     let h = 380.0;
@@ -236,11 +290,21 @@ pub fn bars_ci(bars: &[(String, f64, f64, f64)], colors: &[usize], y_label: &str
             hi
         );
         let (ylo, yhi) = (axis.px(*lo), axis.px(*hi));
-        s += &format!(r##"<line x1="{xc:.1}" x2="{xc:.1}" y1="{ylo:.1}" y2="{yhi:.1}" stroke="#000" stroke-width="1.5"/>"##);
+        s += &format!(
+            r##"<line x1="{xc:.1}" x2="{xc:.1}" y1="{ylo:.1}" y2="{yhi:.1}" stroke="#000" stroke-width="1.5"/>"##
+        );
         for yy in [ylo, yhi] {
-            s += &format!(r##"<line x1="{:.1}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#000" stroke-width="1.5"/>"##, xc - 5.0, xc + 5.0);
+            s += &format!(
+                r##"<line x1="{:.1}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#000" stroke-width="1.5"/>"##,
+                xc - 5.0,
+                xc + 5.0
+            );
         }
-        s += &format!(r##"<text transform="translate({xc:.1},{:.1}) rotate(-45)" text-anchor="end">{}</text>"##, base + 12.0, esc(label));
+        s += &format!(
+            r##"<text transform="translate({xc:.1},{:.1}) rotate(-45)" text-anchor="end">{}</text>"##,
+            base + 12.0,
+            esc(label)
+        );
     }
     s + "</svg>"
 }

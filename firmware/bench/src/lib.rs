@@ -71,7 +71,8 @@ pub struct Config {
 pub const SIZES: &[usize] = &[1, 8, 128, 1024];
 const MAX_BYTES: usize = 128;
 const MAX_BATCH: u64 = 1 << 20;
-const KIVS: [(&str, bool, bool); 4] = [("s,s", false, false), ("s,r", false, true), ("r,s", true, false), ("r,r", true, true)];
+const KIVS: [(&str, bool, bool); 4] =
+    [("s,s", false, false), ("s,r", false, true), ("r,s", true, false), ("r,r", true, true)];
 
 #[derive(Clone, Copy, PartialEq)]
 enum Scenario {
@@ -266,12 +267,24 @@ pub fn run<B: Board>(board: &mut B, info: &BoardInfo, cfg: &Config, ciphers: &mu
         );
         for (i, c) in ciphers.iter().enumerate() {
             let ci = c.info();
-            let _ = write!(l, "{}{}/{}/{}", if i > 0 { "," } else { "" }, Pct(ci.name), Pct(ci.implementation), Pct(ci.language.as_str()));
+            let _ = write!(
+                l,
+                "{}{}/{}/{}",
+                if i > 0 { "," } else { "" },
+                Pct(ci.name),
+                Pct(ci.implementation),
+                Pct(ci.language.as_str())
+            );
         }
         let _ = write!(
             l,
             " firmware={} compiler={} profile={} opt={} target={} commit={}",
-            Pct(info.firmware), Pct(info.compiler), Pct(info.profile), Pct(info.opt), Pct(info.target), Pct(info.commit)
+            Pct(info.firmware),
+            Pct(info.compiler),
+            Pct(info.profile),
+            Pct(info.opt),
+            Pct(info.target),
+            Pct(info.commit)
         );
     }
     o.finish(false);
@@ -300,7 +313,14 @@ pub fn run<B: Board>(board: &mut B, info: &BoardInfo, cfg: &Config, ciphers: &mu
                     buf: [0; MAX_BYTES],
                 };
                 rng.fill(&mut w.payload);
-                measure_group(&mut o, &mut w, info, cfg, &mut rng, (ci.name, ci.implementation, ci.language.as_str(), kiv, rk, riv));
+                measure_group(
+                    &mut o,
+                    &mut w,
+                    info,
+                    cfg,
+                    &mut rng,
+                    (ci.name, ci.implementation, ci.language.as_str(), kiv, rk, riv),
+                );
             }
         }
     }
@@ -360,7 +380,9 @@ fn measure_group<B: Board>(
         // by the tick counter.
         let expect_cycles = t as u128 * info.cpu_hz as u128 / info.tick_hz.max(1) as u128;
         let cycles = match (c0, c1) {
-            (Some(a), Some(b)) if expect_cycles < (cycle_limit as u128) * 3 / 4 => Some(b.wrapping_sub(a) as u64 & cycle_limit),
+            (Some(a), Some(b)) if expect_cycles < (cycle_limit as u128) * 3 / 4 => {
+                Some(b.wrapping_sub(a) as u64 & cycle_limit)
+            }
             _ => None,
         };
         let warm = i < cfg.warmup;
@@ -448,7 +470,9 @@ mod tests {
         assert_eq!(count("LWCB S "), g * 3);
         assert_eq!(count("LWCB W "), g);
         assert!(lines[0].starts_with("LWCB H 1 board=fake%20board "), "{}", lines[0]);
-        assert!(lines[0].contains(" groups=40 ") && lines[0].contains("ciphers=Trivium/rust/Rust,DRACO/rust-ref/Rust "));
+        assert!(
+            lines[0].contains(" groups=40 ") && lines[0].contains("ciphers=Trivium/rust/Rust,DRACO/rust-ref/Rust ")
+        );
         assert!(lines.last().unwrap().starts_with(&format!("LWCB E samples={} warmup={} crc=", g * 3, g)));
         // each line's own checksum
         for l in &lines {

@@ -96,11 +96,20 @@ fn main() -> ! {
     core.SYST.clear_current();
     core.SYST.enable_counter();
 
-    let bus = UsbBusAllocator::new(hal::usb::UsbBus::new(pac.USBCTRL_REGS, pac.USBCTRL_DPRAM, clocks.usb_clock, true, &mut pac.RESETS));
+    let bus = UsbBusAllocator::new(hal::usb::UsbBus::new(
+        pac.USBCTRL_REGS,
+        pac.USBCTRL_DPRAM,
+        clocks.usb_clock,
+        true,
+        &mut pac.RESETS,
+    ));
     let serial = SerialPort::new(&bus);
     // pid.codes test VID/PID for CDC-ACM class devices (16c0:27dd).
     let usb = UsbDeviceBuilder::new(&bus, UsbVidPid(0x16c0, 0x27dd))
-        .strings(&[StringDescriptors::default().manufacturer("lwcbench").product("lwcbench board benchmark").serial_number("1")])
+        .strings(&[StringDescriptors::default()
+            .manufacturer("lwcbench")
+            .product("lwcbench board benchmark")
+            .serial_number("1")])
         .unwrap()
         .device_class(usbd_serial::USB_CLASS_CDC)
         .build();

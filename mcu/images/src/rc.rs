@@ -4,7 +4,9 @@
 //! word/byte swapping as in `crates/catalog`'s adapters): the cost is the same, and the
 //! emulated-vs-host check compares like with like.
 use chacha20::cipher::{BlockCipherEncrypt, KeyInit, KeyIvInit, StreamCipher as RcStreamCipher};
-use lwcbench_core::{bits, Aead, BitOrder, BlockCipher, CipherError, CipherInfo, Family, Language, Origin, StreamCipher};
+use lwcbench_core::{
+    bits, Aead, BitOrder, BlockCipher, CipherError, CipherInfo, Family, Language, Origin, StreamCipher,
+};
 
 const INFO: CipherInfo = CipherInfo {
     name: "rustcrypto",

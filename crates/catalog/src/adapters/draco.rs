@@ -48,7 +48,8 @@ fn verify_fast(ctx: &VerifyCtx) -> Vec<Check> {
 /// Values of z, f, g and the P1 selection on hand-picked states, each worked out by hand from
 /// the formulas in `shared/specs/draco.md` (the same cases as the crate's unit tests).
 fn hand_computed() -> Check {
-    let mut c = Check::new("DRACO/rust-ref", "hand-computed: z, f, g, P1 selection on hand-picked states (specs/draco.md)");
+    let mut c =
+        Check::new("DRACO/rust-ref", "hand-computed: z, f, g, P1 selection on hand-picked states (specs/draco.md)");
     let b = |ones: &[usize]| -> RegB {
         let mut b = [0u8; 95];
         ones.iter().for_each(|&i| b[i] = 1);
@@ -209,8 +210,20 @@ fn bitsliced_check(be: Backend, triples: usize) -> Check {
     // random streams, compared in full
     let mut rng = Rng(0xB175_11CE ^ be.lanes() as u64);
     let streams = triples.min(be.lanes());
-    let keys: Vec<[u8; 16]> = (0..streams).map(|_| { let mut k = [0u8; 16]; rng.fill(&mut k); k }).collect();
-    let ivs: Vec<[u8; 12]> = (0..streams).map(|_| { let mut v = [0u8; 12]; rng.fill(&mut v); v }).collect();
+    let keys: Vec<[u8; 16]> = (0..streams)
+        .map(|_| {
+            let mut k = [0u8; 16];
+            rng.fill(&mut k);
+            k
+        })
+        .collect();
+    let ivs: Vec<[u8; 12]> = (0..streams)
+        .map(|_| {
+            let mut v = [0u8; 12];
+            rng.fill(&mut v);
+            v
+        })
+        .collect();
     let mut m = match MultiDraco::with_backend(be, &keys, &ivs) {
         Ok(m) => m,
         Err(e) => {

@@ -61,7 +61,8 @@ fn checksum_check(mk: fn() -> Box<dyn StreamCipher + Send>) -> Check {
 /// bit, must equal the Rust reference's one-call keystream.
 fn cross_check(mk: fn() -> Box<dyn StreamCipher + Send>, n: usize) -> Check {
     let mut c = mk();
-    let mut chk = Check::new(id_of(&*c), format!("cross-check vs DracoRef (rust-ref), {n} random key/IV/length triples"));
+    let mut chk =
+        Check::new(id_of(&*c), format!("cross-check vs DracoRef (rust-ref), {n} random key/IV/length triples"));
     let mut seed = 0x4350_505F_4452_4143u64; // "CPP_DRAC"
     let mut next = move || {
         // SplitMix64

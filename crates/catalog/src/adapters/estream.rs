@@ -5,7 +5,9 @@
 //! Every entry is verified against the eSTREAM test-vector files in the shared folder
 //! (parsed by [`kat::estream`]), a transcribed subset kept in `kat-data/estream-*.txt`,
 //! and the stream contract in [`conformance`].
-use lwcbench_core::{bits, check_len, iv_err, key_err, BitOrder, CipherError, CipherInfo, Family, Language, Origin, StreamCipher};
+use lwcbench_core::{
+    bits, check_len, iv_err, key_err, BitOrder, CipherError, CipherInfo, Family, Language, Origin, StreamCipher,
+};
 use salsa20::cipher::KeyIvInit;
 
 use crate::conformance;
@@ -20,7 +22,10 @@ pub fn register(r: &mut Vec<Entry>) {
     r.push(Entry::stream(|| Box::new(lwcbench_estream::GrainV1::default()), verify_grain_v1));
     // Measured in keystream mode: a random IV keeps its 95 random bits, IV_0 (the mode bit,
     // MSB of byte 0) is cleared. `--iv` with IV_0 = 1 measures the authentication mode.
-    r.push(Entry::stream(|| Box::new(lwcbench_estream::Grain128a::default()), verify_grain128a).with_iv_rule(|iv| iv[0] &= 0x7f));
+    r.push(
+        Entry::stream(|| Box::new(lwcbench_estream::Grain128a::default()), verify_grain128a)
+            .with_iv_rule(|iv| iv[0] &= 0x7f),
+    );
     r.push(Entry::stream(|| Box::new(lwcbench_estream::Hc128::default()), verify_hc128));
     r.push(Entry::stream(|| Box::new(lwcbench_estream::MickeyV2::default()), verify_mickey80));
     r.push(Entry::stream(|| Box::new(lwcbench_estream::Mickey128v2::default()), verify_mickey128));
@@ -63,7 +68,8 @@ fn verify_grain128a(ctx: &VerifyCtx) -> Vec<Check> {
 /// against a file of lines `key iv message-hex message-bits tag`; each message is also
 /// decrypted back and must give the same tag.
 fn grain128a_mac(path: &std::path::Path) -> Check {
-    let mut chk = Check::new("Grain-128a/rust", format!("{} (authentication mode, 32-bit tags)", kat::path_label(path)));
+    let mut chk =
+        Check::new("Grain-128a/rust", format!("{} (authentication mode, 32-bit tags)", kat::path_label(path)));
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -85,10 +91,15 @@ fn grain128a_mac(path: &std::path::Path) -> Check {
             let mut buf = if msg == "-" { Vec::new() } else { kat::unhex(msg).map_err(|e| format!("message: {e}"))? };
             let (key, iv, want) = (kat::unhex(key)?, kat::unhex(iv)?, kat::unhex(tag)?);
             let orig = buf.clone();
-            let got = lwcbench_estream::grain128a::auth_apply_bits(&key, &iv, &mut buf, nbits, false).map_err(|e| e.to_string())?;
+            let got = lwcbench_estream::grain128a::auth_apply_bits(&key, &iv, &mut buf, nbits, false)
+                .map_err(|e| e.to_string())?;
             chk.expect_eq(format!("line {}", i + 1), &got, &want);
-            let back = lwcbench_estream::grain128a::auth_apply_bits(&key, &iv, &mut buf, nbits, true).map_err(|e| e.to_string())?;
-            chk.expect(format!("line {}: decryption gives the message and the same tag", i + 1), back == got && buf == orig);
+            let back = lwcbench_estream::grain128a::auth_apply_bits(&key, &iv, &mut buf, nbits, true)
+                .map_err(|e| e.to_string())?;
+            chk.expect(
+                format!("line {}: decryption gives the message and the same tag", i + 1),
+                back == got && buf == orig,
+            );
             Ok(())
         })();
         if let Err(e) = r {
@@ -104,7 +115,9 @@ fn grain128a_mac(path: &std::path::Path) -> Check {
 fn verify_hc128(ctx: &VerifyCtx) -> Vec<Check> {
     let mk: Mk = || Box::new(lwcbench_estream::Hc128::default());
     let mut v = standard(ctx, mk, "estream-hc128.txt", &["estream-via-bc-test-data/ecrypt_HC-128.txt"]);
-    v.push(shared(ctx, "HC-128/rust", "cryptopp-testvectors/hc128.txt", |p| kat::stream_cryptopp(mk, p, &["HC-128"], 64)));
+    v.push(shared(ctx, "HC-128/rust", "cryptopp-testvectors/hc128.txt", |p| {
+        kat::stream_cryptopp(mk, p, &["HC-128"], 64)
+    }));
     v
 }
 
@@ -127,7 +140,10 @@ fn verify_sosemanuk(ctx: &VerifyCtx) -> Vec<Check> {
     let any: Mk = || Box::new(lwcbench_estream::Sosemanuk::any_key_length());
     let id = "Sosemanuk/rust";
     let mut v = vec![conformance::check_stream(mk)];
-    for p in [Some(kat::repo_file("estream-sosemanuk.txt")), ctx.file("cryptopp-testvectors/sosemanuk.txt")].into_iter().flatten() {
+    for p in [Some(kat::repo_file("estream-sosemanuk.txt")), ctx.file("cryptopp-testvectors/sosemanuk.txt")]
+        .into_iter()
+        .flatten()
+    {
         v.push(kat::stream_cryptopp(any, &p, &["Sosemanuk"], 16));
         v.push(cryptopp_xor_digest(any, &p, &["Sosemanuk"]));
     }
@@ -142,7 +158,10 @@ fn verify_sosemanuk(ctx: &VerifyCtx) -> Vec<Check> {
 fn cryptopp_xor_digest(mk: Mk, path: &std::path::Path, names: &[&str]) -> Check {
     let mut c = mk();
     let info = c.info();
-    let mut chk = Check::new(format!("{}/{}", info.name, info.implementation), format!("{} (xor-digest tests)", kat::path_label(path)));
+    let mut chk = Check::new(
+        format!("{}/{}", info.name, info.implementation),
+        format!("{} (xor-digest tests)", kat::path_label(path)),
+    );
     let tests = match kat::cryptopp::parse_file(path) {
         Ok(t) => t,
         Err(e) => {
@@ -150,9 +169,13 @@ fn cryptopp_xor_digest(mk: Mk, path: &std::path::Path, names: &[&str]) -> Check 
             return chk;
         }
     };
-    for t in tests.iter().filter(|t| t.get("Name").is_some_and(|n| names.contains(&n)) && t.get("Test") == Some("EncryptXorDigest")) {
+    for t in tests
+        .iter()
+        .filter(|t| t.get("Name").is_some_and(|n| names.contains(&n)) && t.get("Test") == Some("EncryptXorDigest"))
+    {
         let r = (|| -> Result<(), String> {
-            let (key, iv, mut buf, want) = (t.bytes("Key")?, t.bytes("IV")?, t.bytes("Plaintext")?, t.bytes("CiphertextXorDigest")?);
+            let (key, iv, mut buf, want) =
+                (t.bytes("Key")?, t.bytes("IV")?, t.bytes("Plaintext")?, t.bytes("CiphertextXorDigest")?);
             c.init(&key, &iv).map_err(|e| format!("line {}: {e}", t.line))?;
             c.apply(&mut buf).map_err(|e| e.to_string())?;
             let mut d = vec![0u8; want.len().max(1)];
@@ -177,7 +200,12 @@ fn cryptopp_xor_digest(mk: Mk, path: &std::path::Path, names: &[&str]) -> Check 
 
 /// Keystream / XOR through a RustCrypto stream cipher; whole bytes only (the stream
 /// advances to the next byte boundary), LSB-first tail mask as for ChaCha20.
-fn rc_bits<C: salsa20::cipher::StreamCipher>(c: &mut C, out: &mut [u8], nbits: usize, xor: bool) -> Result<(), CipherError> {
+fn rc_bits<C: salsa20::cipher::StreamCipher>(
+    c: &mut C,
+    out: &mut [u8],
+    nbits: usize,
+    xor: bool,
+) -> Result<(), CipherError> {
     bits::check_room(out, nbits)?;
     let whole = nbits / 8;
     if xor {
@@ -248,7 +276,12 @@ pub struct Salsa20_128 {
 
 impl StreamCipher for Salsa20_128 {
     fn info(&self) -> CipherInfo {
-        CipherInfo { name: "Salsa20-128", key_bits: 128, note: "Salsa20/20, 128-bit key (tau constants), key expansion own code, core from the crate", ..SALSA20_INFO }
+        CipherInfo {
+            name: "Salsa20-128",
+            key_bits: 128,
+            note: "Salsa20/20, 128-bit key (tau constants), key expansion own code, core from the crate",
+            ..SALSA20_INFO
+        }
     }
     fn init(&mut self, key: &[u8], iv: &[u8]) -> Result<(), CipherError> {
         check_len(key.len(), 16, key_err)?;

@@ -30,7 +30,9 @@
 use std::path::Path;
 
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
-use lwcbench_core::{check_len, iv_err, key_err, Aead, BitOrder, BlockCipher, CipherError, CipherInfo, Family, Language, Origin};
+use lwcbench_core::{
+    check_len, iv_err, key_err, Aead, BitOrder, BlockCipher, CipherError, CipherInfo, Family, Language, Origin,
+};
 use lwcbench_lightweight as lw;
 
 use crate::conformance;
@@ -224,7 +226,11 @@ fn mode_apply(c: &dyn BlockCipher, mode: &str, iv: &[u8], data: &mut [u8], encry
             let mut chain = iv.to_vec();
             for blk in data.chunks_exact_mut(bb) {
                 if mode == "ECB" {
-                    if encrypt { c.encrypt_block(blk) } else { c.decrypt_block(blk) }
+                    if encrypt {
+                        c.encrypt_block(blk)
+                    } else {
+                        c.decrypt_block(blk)
+                    }
                 } else if encrypt {
                     blk.iter_mut().zip(&chain).for_each(|(b, v)| *b ^= v);
                     c.encrypt_block(blk);
@@ -262,7 +268,12 @@ fn mode_apply(c: &dyn BlockCipher, mode: &str, iv: &[u8], data: &mut [u8], encry
 /// in `names` (`ALG/ECB`, `ALG/CBC` or `ALG/CTR`) and whose key length fits the cipher;
 /// checks encryption and decryption. Tests with a `Rounds` field run only if it equals
 /// `rounds` (Crypto++'s XTEA tests vary the cycle count).
-pub fn block_cryptopp(mk: fn() -> Box<dyn BlockCipher + Send>, path: &Path, names: &[&str], rounds: Option<&str>) -> Check {
+pub fn block_cryptopp(
+    mk: fn() -> Box<dyn BlockCipher + Send>,
+    path: &Path,
+    names: &[&str],
+    rounds: Option<&str>,
+) -> Check {
     let mut c = mk();
     let info = c.info();
     let mut chk = Check::new(id_of(&info), kat::path_label(path));
@@ -445,9 +456,17 @@ fn verify_aes128(ctx: &VerifyCtx) -> Vec<Check> {
     let mut v = vec![
         check_block(mk),
         block_cryptopp(mk, &repo_file("lw-aes.txt"), &["AES/ECB"], None),
-        shared(ctx, id, "cryptopp-testvectors/aes.txt", |p| block_cryptopp(mk, p, &["AES/ECB", "AES/CBC", "AES/CTR"], None)),
+        shared(ctx, id, "cryptopp-testvectors/aes.txt", |p| {
+            block_cryptopp(mk, p, &["AES/ECB", "AES/CBC", "AES/CTR"], None)
+        }),
     ];
-    for f in ["KAT_AES/ECBGFSbox128.rsp", "KAT_AES/ECBKeySbox128.rsp", "KAT_AES/ECBVarKey128.rsp", "KAT_AES/ECBVarTxt128.rsp", "aesmmt/ECBMMT128.rsp"] {
+    for f in [
+        "KAT_AES/ECBGFSbox128.rsp",
+        "KAT_AES/ECBKeySbox128.rsp",
+        "KAT_AES/ECBVarKey128.rsp",
+        "KAT_AES/ECBVarTxt128.rsp",
+        "aesmmt/ECBMMT128.rsp",
+    ] {
         v.push(shared(ctx, id, &format!("nist/cavp/{f}"), |p| block_kv(mk, p, KvFormat::CavpEcb)));
     }
     v
@@ -524,7 +543,9 @@ fn verify_ascon_aead128(ctx: &VerifyCtx) -> Vec<Check> {
     vec![
         conformance::check_aead(mk),
         lwc::aead_lwc(mk, &repo_file("lw-ascon-aead128.txt")),
-        shared(ctx, "Ascon-AEAD128/rustcrypto", "ascon-c/asconaead128_SP800-232/LWC_AEAD_KAT_128_128.txt", |p| lwc::aead_lwc(mk, p)),
+        shared(ctx, "Ascon-AEAD128/rustcrypto", "ascon-c/asconaead128_SP800-232/LWC_AEAD_KAT_128_128.txt", |p| {
+            lwc::aead_lwc(mk, p)
+        }),
     ]
 }
 
@@ -584,7 +605,9 @@ fn verify_ascon128(ctx: &VerifyCtx) -> Vec<Check> {
     vec![
         conformance::check_aead(mk),
         lwc::aead_lwc(mk, &repo_file("lw-ascon128v12.txt")),
-        shared(ctx, "Ascon-128/rustcrypto", "ascon-c/ascon128v12_v1.2/LWC_AEAD_KAT_128_128.txt", |p| lwc::aead_lwc(mk, p)),
+        shared(ctx, "Ascon-128/rustcrypto", "ascon-c/ascon128v12_v1.2/LWC_AEAD_KAT_128_128.txt", |p| {
+            lwc::aead_lwc(mk, p)
+        }),
     ]
 }
 
@@ -781,7 +804,9 @@ fn verify_grain128aead(ctx: &VerifyCtx) -> Vec<Check> {
     vec![
         conformance::check_aead(mk),
         lwc::aead_lwc(mk, &repo_file("lw-grain128aeadv2.txt")),
-        shared(ctx, id, "grain128aead-designers/v2_final_Noxet-Grain-128AEAD/LWC_AEAD_KAT_128_96.txt", |p| lwc::aead_lwc(mk, p)),
+        shared(ctx, id, "grain128aead-designers/v2_final_Noxet-Grain-128AEAD/LWC_AEAD_KAT_128_96.txt", |p| {
+            lwc::aead_lwc(mk, p)
+        }),
         shared(ctx, id, "lwc-finalists-rweather/Grain-128AEAD.txt", |p| lwc::aead_lwc(mk, p)),
     ]
 }
@@ -792,7 +817,9 @@ fn verify_grain128aead(ctx: &VerifyCtx) -> Vec<Check> {
 /// Every case of Wycheproof `chacha20_poly1305_test.json` against `ChaCha20-Poly1305/rustcrypto`.
 pub fn chacha20poly1305_wycheproof(ctx: &VerifyCtx) -> Check {
     let mk = || Box::new(crate::adapters::rustcrypto::ChaCha20Poly1305::default()) as Box<dyn Aead + Send>;
-    shared(ctx, "ChaCha20-Poly1305/rustcrypto", "wycheproof/chacha20_poly1305_test.json", |p| wycheproof::aead_wycheproof(mk, p))
+    shared(ctx, "ChaCha20-Poly1305/rustcrypto", "wycheproof/chacha20_poly1305_test.json", |p| {
+        wycheproof::aead_wycheproof(mk, p)
+    })
 }
 
 #[cfg(test)]

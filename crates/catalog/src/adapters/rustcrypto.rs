@@ -2,7 +2,9 @@
 //! lwcbench traits and reports the crate version in the metadata.
 use chacha20::cipher::{KeyIvInit, StreamCipher as _};
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
-use lwcbench_core::{bits, check_len, iv_err, key_err, Aead, BitOrder, CipherError, CipherInfo, Family, Language, Origin, StreamCipher};
+use lwcbench_core::{
+    bits, check_len, iv_err, key_err, Aead, BitOrder, CipherError, CipherInfo, Family, Language, Origin, StreamCipher,
+};
 
 use crate::conformance;
 use crate::kat::{self, shared};
@@ -130,7 +132,9 @@ fn verify_chacha20poly1305(ctx: &VerifyCtx) -> Vec<Check> {
     vec![
         conformance::check_aead(mk),
         kat::aead_cryptopp(mk, &kat::repo_file("rfc8439.txt"), &["ChaCha20/Poly1305"]),
-        shared(ctx, id, "cryptopp-testvectors/chacha20poly1305.txt", |p| kat::aead_cryptopp(mk, p, &["ChaCha20/Poly1305"])),
+        shared(ctx, id, "cryptopp-testvectors/chacha20poly1305.txt", |p| {
+            kat::aead_cryptopp(mk, p, &["ChaCha20/Poly1305"])
+        }),
         crate::adapters::lightweight::chacha20poly1305_wycheproof(ctx),
     ]
 }

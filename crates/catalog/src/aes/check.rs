@@ -53,7 +53,9 @@ pub fn verify(lib: Lib, kind: Kind, bits: u16, ctx: &VerifyCtx) -> Vec<Check> {
         let mk = aead_fn(lib, kind, bits);
         let kb = bits as u32;
         v.push(shared(ctx, &me, rel, |p| {
-            wycheproof::aead_wycheproof_groups(mk, p, &|g: &wycheproof::Group| g.key_size == kb && g.iv_size as usize == kind.iv_bytes() * 8 && g.tag_size == 128)
+            wycheproof::aead_wycheproof_groups(mk, p, &|g: &wycheproof::Group| {
+                g.key_size == kb && g.iv_size as usize == kind.iv_bytes() * 8 && g.tag_size == 128
+            })
         }));
     }
     if kind == Kind::Siv {
@@ -143,7 +145,9 @@ fn cryptopp_file(lib: Lib, kind: Kind, bits: u16, path: &Path) -> Check {
             let iv = if t.get("IV").is_some() { t.bytes("IV")? } else { Vec::new() };
             let pt = match t.get("Plaintext") {
                 // SP 800-38A F.3.7 as stored in aes.txt has a stray 37th hex digit
-                Some(v) if v.trim().len() % 2 == 1 && v.trim().chars().all(|c| c.is_ascii_hexdigit()) => unhex(&v.trim()[..v.trim().len() - 1])?,
+                Some(v) if v.trim().len() % 2 == 1 && v.trim().chars().all(|c| c.is_ascii_hexdigit()) => {
+                    unhex(&v.trim()[..v.trim().len() - 1])?
+                }
                 Some(_) => t.bytes("Plaintext")?,
                 None => Vec::new(),
             };
@@ -169,7 +173,10 @@ fn cryptopp_file(lib: Lib, kind: Kind, bits: u16, path: &Path) -> Check {
                         chk.expect_eq(format!("line {line} ciphertext"), &buf, &ct);
                         chk.expect_eq(format!("line {line} tag"), &got, &tag);
                         let mut back = ct.clone();
-                        chk.expect(format!("line {line} decrypts"), c.decrypt(&iv, &ad, &mut back, &tag).is_ok() && back == pt);
+                        chk.expect(
+                            format!("line {line} decrypts"),
+                            c.decrypt(&iv, &ad, &mut back, &tag).is_ok() && back == pt,
+                        );
                     }
                     Some("NotVerify") => {
                         let mut back = ct.clone();
@@ -188,8 +195,14 @@ fn cryptopp_file(lib: Lib, kind: Kind, bits: u16, path: &Path) -> Check {
             c.set_key(&key).map_err(|e| format!("line {line}: {e}"))?;
             let got = mode_encrypt(c.as_mut(), &iv, &pt)?;
             chk.expect_eq(format!("line {line} ciphertext"), &got[..ct.len().min(got.len())], &ct);
-            chk.expect(format!("line {line}: ciphertext length {} = {}", got.len(), kind.ciphertext_len(pt.len())), got.len() == kind.ciphertext_len(pt.len()));
-            chk.expect(format!("line {line} decrypts"), mode_decrypt(c.as_mut(), &iv, &got).ok().as_deref() == Some(&pt[..]));
+            chk.expect(
+                format!("line {line}: ciphertext length {} = {}", got.len(), kind.ciphertext_len(pt.len())),
+                got.len() == kind.ciphertext_len(pt.len()),
+            );
+            chk.expect(
+                format!("line {line} decrypts"),
+                mode_decrypt(c.as_mut(), &iv, &got).ok().as_deref() == Some(&pt[..]),
+            );
             Ok(())
         })();
         if let Err(e) = r {
@@ -240,17 +253,31 @@ fn cavp_mmt(lib: Lib, kind: Kind, bits: u16, path: &Path) -> Check {
         }
         let get = |k: &str| rec.iter().find(|(a, _)| a == k).map(|(_, b)| b.clone());
         let r = (|| -> Result<(), String> {
-            let f = |k: &str| get(k).ok_or(format!("line {start}: no {k}")).and_then(|v| unhex(&v).map_err(|e| format!("line {start}: {k}: {e}")));
+            let f = |k: &str| {
+                get(k)
+                    .ok_or(format!("line {start}: no {k}"))
+                    .and_then(|v| unhex(&v).map_err(|e| format!("line {start}: {k}: {e}")))
+            };
             let key = f("KEY")?;
             let iv = if kind == Kind::Ecb { Vec::new() } else { f("IV")? };
             let (pt, ct) = (f("PLAINTEXT")?, f("CIPHERTEXT")?);
             c.set_key(&key).map_err(|e| format!("line {start}: {e}"))?;
             let got = mode_encrypt(c.as_mut(), &iv, &pt)?;
-            chk.expect_eq(format!("line {start} ({}) ciphertext", if decrypt { "DECRYPT" } else { "ENCRYPT" }), &got[..ct.len().min(got.len())], &ct);
+            chk.expect_eq(
+                format!("line {start} ({}) ciphertext", if decrypt { "DECRYPT" } else { "ENCRYPT" }),
+                &got[..ct.len().min(got.len())],
+                &ct,
+            );
             if kind.padded() {
-                chk.expect(format!("line {start} decrypts"), mode_decrypt(c.as_mut(), &iv, &got).ok().as_deref() == Some(&pt[..]));
+                chk.expect(
+                    format!("line {start} decrypts"),
+                    mode_decrypt(c.as_mut(), &iv, &got).ok().as_deref() == Some(&pt[..]),
+                );
             } else {
-                chk.expect(format!("line {start} decrypts"), mode_decrypt(c.as_mut(), &iv, &ct).ok().as_deref() == Some(&pt[..]));
+                chk.expect(
+                    format!("line {start} decrypts"),
+                    mode_decrypt(c.as_mut(), &iv, &ct).ok().as_deref() == Some(&pt[..]),
+                );
             }
             Ok(())
         })();
@@ -324,12 +351,18 @@ fn wycheproof_siv(lib: Lib, bits: u16, path: &Path) -> Check {
                     chk.expect(format!("{label}: decrypts to msg"), opened.as_deref() == Some(&msg[..]));
                 }
                 "invalid" => chk.expect(format!("{label}: must be rejected"), opened.is_none()),
-                _ => chk.expect(format!("{label}: accepted but wrong plaintext"), opened.is_none() || opened.as_deref() == Some(&msg[..])),
+                _ => chk.expect(
+                    format!("{label}: accepted but wrong plaintext"),
+                    opened.is_none() || opened.as_deref() == Some(&msg[..]),
+                ),
             }
         }
     }
     if limited > 0 {
-        chk.what += &format!(" — finding: {limited} valid empty-message cases not run: {}", lib.limitation(Kind::Siv, 0).unwrap_or(""));
+        chk.what += &format!(
+            " — finding: {limited} valid empty-message cases not run: {}",
+            lib.limitation(Kind::Siv, 0).unwrap_or("")
+        );
     }
     if chk.passed == 0 && chk.failures.is_empty() {
         chk.fail("no tests of this key size in file");
@@ -373,7 +406,9 @@ fn wycheproof_cbc(lib: Lib, bits: u16, path: &Path) -> Check {
                     chk.expect(format!("{label}: decrypts to msg"), opened.as_deref() == Some(&msg[..]));
                 }
                 "invalid" => chk.expect(format!("{label}: must be rejected"), opened.is_none()),
-                _ => chk.expect(format!("{label}: acceptable"), opened.is_none() || opened.as_deref() == Some(&msg[..])),
+                _ => {
+                    chk.expect(format!("{label}: acceptable"), opened.is_none() || opened.as_deref() == Some(&msg[..]))
+                }
             }
         }
     }
@@ -417,7 +452,8 @@ pub fn outputs(lib: Lib, kind: Kind, bits: u16) -> Result<Vec<Vec<u8>>, String> 
             let mut tag = [0u8; 16];
             c.encrypt(&iv, &ad, &mut buf, &mut tag).map_err(|e| format!("{n} bytes: {e}"))?;
             let mut back = buf.clone();
-            c.decrypt(&iv, &ad, &mut back, &tag).map_err(|e| format!("{n} bytes: own ciphertext does not decrypt: {e}"))?;
+            c.decrypt(&iv, &ad, &mut back, &tag)
+                .map_err(|e| format!("{n} bytes: own ciphertext does not decrypt: {e}"))?;
             if back != pt {
                 return Err(format!("{n} bytes: decrypt(encrypt(m)) ≠ m"));
             }
@@ -427,7 +463,8 @@ pub fn outputs(lib: Lib, kind: Kind, bits: u16) -> Result<Vec<Vec<u8>>, String> 
             let mut c = make_mode(lib, kind, bits).ok_or("not built")?;
             c.set_key(&key).map_err(|e| e.to_string())?;
             // twice through the same keyed object: state from the first message must not leak
-            let first = mode_encrypt(c.as_mut(), &iv, &pattern(n.max(1) + 5, 9)).map_err(|e| format!("{n} bytes: {e}"))?;
+            let first =
+                mode_encrypt(c.as_mut(), &iv, &pattern(n.max(1) + 5, 9)).map_err(|e| format!("{n} bytes: {e}"))?;
             drop(first);
             let ct = mode_encrypt(c.as_mut(), &iv, &pt).map_err(|e| format!("{n} bytes: {e}"))?;
             if mode_decrypt(c.as_mut(), &iv, &ct).map_err(|e| format!("{n} bytes: {e}"))? != pt {
@@ -443,24 +480,46 @@ pub fn outputs(lib: Lib, kind: Kind, bits: u16) -> Result<Vec<Vec<u8>>, String> 
 /// first other built library offering the mode (its outputs are otherwise checked by KATs).
 pub fn reference(lib: Lib, kind: Kind) -> Option<Lib> {
     let mut c = Lib::ALL.into_iter().filter(|&l| l != lib && l.built() && l.supports(kind));
-    if lib == Lib::RustCrypto { c.next() } else { Some(Lib::RustCrypto) }
+    if lib == Lib::RustCrypto {
+        c.next()
+    } else {
+        Some(Lib::RustCrypto)
+    }
 }
 
 /// Compare this library's bytes with the reference library's for every agreement size.
 pub fn agreement(lib: Lib, kind: Kind, bits: u16) -> Check {
     let Some(other) = reference(lib, kind) else {
-        let mut c = Check::new(id(lib, kind, bits), "cross-library agreement [not applicable]: no other library built with this mode");
+        let mut c = Check::new(
+            id(lib, kind, bits),
+            "cross-library agreement [not applicable]: no other library built with this mode",
+        );
         c.skipped = true;
         return c;
     };
-    let mut chk = Check::new(id(lib, kind, bits), format!("cross-library agreement with {} ({} sizes, 0…{} bytes)", other.as_str(), AGREEMENT_SIZES.len(), AGREEMENT_SIZES[AGREEMENT_SIZES.len() - 1]));
+    let mut chk = Check::new(
+        id(lib, kind, bits),
+        format!(
+            "cross-library agreement with {} ({} sizes, 0…{} bytes)",
+            other.as_str(),
+            AGREEMENT_SIZES.len(),
+            AGREEMENT_SIZES[AGREEMENT_SIZES.len() - 1]
+        ),
+    );
     match (outputs(lib, kind, bits), outputs(other, kind, bits)) {
         (Ok(a), Ok(b)) => {
             for ((x, y), n) in a.iter().zip(&b).zip(AGREEMENT_SIZES) {
                 if let Some(why) = lib.limitation(kind, n).or(other.limitation(kind, n)) {
                     chk.what += &format!(" — finding at {n} bytes: {why}");
                 } else if x.len() != y.len() {
-                    chk.fail(format!("finding: {} {} gives {} bytes for a {n}-byte message, {} gives {}", lib.as_str(), name(kind, bits), x.len(), other.as_str(), y.len()));
+                    chk.fail(format!(
+                        "finding: {} {} gives {} bytes for a {n}-byte message, {} gives {}",
+                        lib.as_str(),
+                        name(kind, bits),
+                        x.len(),
+                        other.as_str(),
+                        y.len()
+                    ));
                 } else if x != y {
                     chk.expect_eq(format!("finding: {} vs {} on {n} bytes", lib.as_str(), other.as_str()), x, y);
                 } else {
@@ -490,7 +549,13 @@ pub fn support_matrix() -> Vec<MatrixRow> {
     for lib in Lib::ALL {
         for kind in Kind::ALL {
             let s = lib.supports(kind);
-            v.push(MatrixRow { lib, kind, supported: [s; 3], built: lib.built(), note: if s { "" } else { lib.unsupported_reason(kind) } });
+            v.push(MatrixRow {
+                lib,
+                kind,
+                supported: [s; 3],
+                built: lib.built(),
+                note: if s { "" } else { lib.unsupported_reason(kind) },
+            });
         }
     }
     v
@@ -501,7 +566,16 @@ pub fn matrix_csv() -> String {
     let mut s = String::from("library,mode,aes128,aes192,aes256,built,note\n");
     for r in support_matrix() {
         let yn = |b: bool| if b { "yes" } else { "no" };
-        s += &format!("{},{},{},{},{},{},\"{}\"\n", r.lib.as_str(), r.kind.as_str(), yn(r.supported[0]), yn(r.supported[1]), yn(r.supported[2]), yn(r.built), r.note);
+        s += &format!(
+            "{},{},{},{},{},{},\"{}\"\n",
+            r.lib.as_str(),
+            r.kind.as_str(),
+            yn(r.supported[0]),
+            yn(r.supported[1]),
+            yn(r.supported[2]),
+            yn(r.built),
+            r.note
+        );
     }
     s
 }
@@ -528,13 +602,16 @@ pub fn matrix_markdown() -> String {
         s += "\n";
     }
     s += "\n✓ = AES-128/192/256 all offered and built; — = not offered by the library; (✓) = offered, library not built into this binary.\n";
-    let notes: Vec<String> = support_matrix().into_iter().filter(|r| !r.note.is_empty()).map(|r| format!("{} {}: {}", r.lib.as_str(), r.kind.as_str(), r.note)).collect();
+    let notes: Vec<String> = support_matrix()
+        .into_iter()
+        .filter(|r| !r.note.is_empty())
+        .map(|r| format!("{} {}: {}", r.lib.as_str(), r.kind.as_str(), r.note))
+        .collect();
     if !notes.is_empty() {
         s += &format!("Gaps: {}.\n", notes.join("; "));
     }
     s
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -568,7 +645,8 @@ mod tests {
                 continue; // no Crypto++ vectors for these; Wycheproof SIV / agreement cover them
             }
             // (the CCM vectors with a 12-byte nonce and 16-byte tag are AES-256 ones)
-            let c = cryptopp_file(Lib::RustCrypto, k, if k == Kind::Ccm { 256 } else { 128 }, &repo_file("aes-modes.txt"));
+            let c =
+                cryptopp_file(Lib::RustCrypto, k, if k == Kind::Ccm { 256 } else { 128 }, &repo_file("aes-modes.txt"));
             assert!(c.ok() && c.passed > 0, "{k:?}: {} passed, {:?}", c.passed, c.failures);
         }
     }

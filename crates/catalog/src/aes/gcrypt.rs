@@ -44,7 +44,11 @@ pub fn version() -> &'static str {
         let v = gcry_check_version(std::ptr::null());
         gcry_control(GCRYCTL_DISABLE_SECMEM, 0 as c_int);
         gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0 as c_int);
-        if v.is_null() { "?".into() } else { std::ffi::CStr::from_ptr(v).to_string_lossy().into_owned() }
+        if v.is_null() {
+            "?".into()
+        } else {
+            std::ffi::CStr::from_ptr(v).to_string_lossy().into_owned()
+        }
     })
 }
 
@@ -73,7 +77,11 @@ fn mode_id(kind: Kind) -> c_int {
 }
 
 fn ok(e: Err) -> Result<(), CipherError> {
-    if e == 0 { Ok(()) } else { Err(CipherError::NotInitialized) }
+    if e == 0 {
+        Ok(())
+    } else {
+        Err(CipherError::NotInitialized)
+    }
 }
 
 /// One open, keyed handle.
@@ -151,7 +159,11 @@ impl CipherMode for GcryMode {
         let (_, h) = self.h.as_ref().ok_or(CipherError::NotInitialized)?;
         h.start(self.kind, iv)?;
         ok(unsafe { gcry_cipher_decrypt(h.0, buf.as_mut_ptr().cast(), n, std::ptr::null(), 0) })?;
-        if self.kind.padded() { pkcs7_unpad(buf) } else { Ok(n) }
+        if self.kind.padded() {
+            pkcs7_unpad(buf)
+        } else {
+            Ok(n)
+        }
     }
 }
 
@@ -171,7 +183,9 @@ impl GcryAead {
         if self.kind == Kind::Ccm {
             // CCM needs the lengths up front: [message, AD, tag] as u64 (gcrypt manual §5.2)
             let mut l: [u64; 3] = [len as u64, ad.len() as u64, 16];
-            ok(unsafe { gcry_cipher_ctl(h.0, GCRYCTL_SET_CCM_LENGTHS, l.as_mut_ptr().cast(), std::mem::size_of_val(&l)) })?;
+            ok(unsafe {
+                gcry_cipher_ctl(h.0, GCRYCTL_SET_CCM_LENGTHS, l.as_mut_ptr().cast(), std::mem::size_of_val(&l))
+            })?;
         }
         if !ad.is_empty() || self.kind == Kind::Siv {
             ok(unsafe { gcry_cipher_authenticate(h.0, ad.as_ptr().cast(), ad.len()) })?;
@@ -206,7 +220,9 @@ impl Aead for GcryAead {
             let h = self.begin(nonce, ad, buf.len())?;
             if self.kind == Kind::Siv {
                 // SIV checks inside decrypt and needs the tag (the IV) first
-                ok(unsafe { gcry_cipher_ctl(h.0, GCRYCTL_SET_DECRYPTION_TAG, tag.as_ptr() as *mut c_void, tag.len()) })?;
+                ok(unsafe {
+                    gcry_cipher_ctl(h.0, GCRYCTL_SET_DECRYPTION_TAG, tag.as_ptr() as *mut c_void, tag.len())
+                })?;
             }
             ok(unsafe { gcry_cipher_decrypt(h.0, buf.as_mut_ptr().cast(), buf.len(), std::ptr::null(), 0) })?;
             if self.kind != Kind::Siv {

@@ -16,11 +16,11 @@ use lwcbench_core::{Aead, BitOrder, CipherError, CipherInfo, CipherMode, Family,
 use crate::registry::Entry;
 
 pub mod check;
-pub mod rc;
-#[cfg(feature = "openssl")]
-pub mod ossl;
 #[cfg(lwc_gcrypt)]
 pub mod gcrypt;
+#[cfg(feature = "openssl")]
+pub mod ossl;
+pub mod rc;
 #[cfg(lwc_wolfssl)]
 pub mod wolf;
 
@@ -41,8 +41,19 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 11] =
-        [Kind::Ecb, Kind::Cbc, Kind::Cfb, Kind::Cfb8, Kind::Ofb, Kind::Ctr, Kind::Gcm, Kind::Ccm, Kind::Eax, Kind::Ocb, Kind::Siv];
+    pub const ALL: [Kind; 11] = [
+        Kind::Ecb,
+        Kind::Cbc,
+        Kind::Cfb,
+        Kind::Cfb8,
+        Kind::Ofb,
+        Kind::Ctr,
+        Kind::Gcm,
+        Kind::Ccm,
+        Kind::Eax,
+        Kind::Ocb,
+        Kind::Siv,
+    ];
     pub const fn as_str(self) -> &'static str {
         match self {
             Kind::Ecb => "ECB",
@@ -79,12 +90,20 @@ impl Kind {
         }
     }
     pub const fn tag_bytes(self) -> usize {
-        if self.is_aead() { 16 } else { 0 }
+        if self.is_aead() {
+            16
+        } else {
+            0
+        }
     }
     /// Ciphertext bytes on the wire for an `n`-byte message: padded body + tag (the IV or
     /// nonce is sent too but not counted here; see [`Kind::iv_bytes`]).
     pub const fn ciphertext_len(self, n: usize) -> usize {
-        if self.padded() { (n / 16 + 1) * 16 } else { n + self.tag_bytes() }
+        if self.padded() {
+            (n / 16 + 1) * 16
+        } else {
+            n + self.tag_bytes()
+        }
     }
     pub fn parse(s: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.as_str().eq_ignore_ascii_case(s.trim()))
@@ -197,7 +216,11 @@ impl Lib {
         }
     }
     fn language(self) -> Language {
-        if self == Lib::RustCrypto { Language::Rust } else { Language::C }
+        if self == Lib::RustCrypto {
+            Language::Rust
+        } else {
+            Language::C
+        }
     }
 }
 
@@ -277,7 +300,14 @@ fn verify<const L: usize, const K: usize, const B: usize>(ctx: &crate::verify::V
     check::verify(Lib::ALL[L], Kind::from_index(K), bits_of(B), ctx)
 }
 
-type Slot = (usize, usize, usize, fn() -> Box<dyn CipherMode + Send>, fn() -> Box<dyn Aead + Send>, fn(&crate::verify::VerifyCtx) -> Vec<crate::verify::Check>);
+type Slot = (
+    usize,
+    usize,
+    usize,
+    fn() -> Box<dyn CipherMode + Send>,
+    fn() -> Box<dyn Aead + Send>,
+    fn(&crate::verify::VerifyCtx) -> Vec<crate::verify::Check>,
+);
 
 macro_rules! slots_b {
     ($v:ident, $l:literal, $k:literal) => {
@@ -288,9 +318,17 @@ macro_rules! slots_b {
 }
 macro_rules! slots_k {
     ($v:ident, $l:literal) => {
-        slots_b!($v, $l, 0); slots_b!($v, $l, 1); slots_b!($v, $l, 2); slots_b!($v, $l, 3);
-        slots_b!($v, $l, 4); slots_b!($v, $l, 5); slots_b!($v, $l, 6); slots_b!($v, $l, 7);
-        slots_b!($v, $l, 8); slots_b!($v, $l, 9); slots_b!($v, $l, 10);
+        slots_b!($v, $l, 0);
+        slots_b!($v, $l, 1);
+        slots_b!($v, $l, 2);
+        slots_b!($v, $l, 3);
+        slots_b!($v, $l, 4);
+        slots_b!($v, $l, 5);
+        slots_b!($v, $l, 6);
+        slots_b!($v, $l, 7);
+        slots_b!($v, $l, 8);
+        slots_b!($v, $l, 9);
+        slots_b!($v, $l, 10);
     };
 }
 
@@ -366,7 +404,11 @@ pub fn check_aead_args(kind: Kind, nonce: &[u8], tag: &[u8]) -> Result<(), Ciphe
 /// AES key bytes for a mode (SIV: two keys).
 pub fn key_bytes(kind: Kind, bits: u16) -> usize {
     let b = bits as usize / 8;
-    if kind == Kind::Siv { 2 * b } else { b }
+    if kind == Kind::Siv {
+        2 * b
+    } else {
+        b
+    }
 }
 
 #[cfg(test)]

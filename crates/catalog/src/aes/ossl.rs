@@ -4,9 +4,9 @@
 //! reuses its context. ECB/CBC: EVP's own padding is PKCS#7 too, but the crate's in-place
 //! update demands a spare block of output room, so the adapter turns EVP padding off and
 //! applies the same PKCS#7 itself (identical bytes; checked by the Wycheproof CBC file).
+use lwcbench_core::{check_len, key_err, Aead, CipherError, CipherInfo, CipherMode};
 use openssl::cipher::{Cipher, CipherRef};
 use openssl::cipher_ctx::CipherCtx;
-use lwcbench_core::{check_len, key_err, Aead, CipherError, CipherInfo, CipherMode};
 
 use super::{check_aead_args, check_mode_args, info, key_bytes, pkcs7_pad, pkcs7_unpad, Kind, Lib};
 
@@ -139,7 +139,11 @@ impl CipherMode for OsslMode {
         let c = &mut self.ctx.as_mut().ok_or(CipherError::NotInitialized)?.dec;
         c.decrypt_init(None, None, (!iv.is_empty()).then_some(iv)).map_err(e)?;
         update(c, buf, &mut self.scratch).map_err(e)?;
-        if self.kind.padded() { pkcs7_unpad(buf) } else { Ok(n) }
+        if self.kind.padded() {
+            pkcs7_unpad(buf)
+        } else {
+            Ok(n)
+        }
     }
 }
 
@@ -242,7 +246,13 @@ impl Aead for OsslAead {
 /// Message body of an AEAD: update (+ final), in place where EVP allows it. OCB reports a
 /// 16-byte block and holds back a partial last block until the final call, so it goes
 /// through the scratch buffer.
-fn body(c: &mut CipherCtx, buf: &mut [u8], scratch: &mut Vec<u8>, always_update: bool, fin: bool) -> Result<(), openssl::error::ErrorStack> {
+fn body(
+    c: &mut CipherCtx,
+    buf: &mut [u8],
+    scratch: &mut Vec<u8>,
+    always_update: bool,
+    fin: bool,
+) -> Result<(), openssl::error::ErrorStack> {
     let n = buf.len();
     if c.block_size() > 1 {
         scratch.resize(n + 32, 0);
@@ -353,6 +363,8 @@ pub fn verify_chacha(ctx: &crate::verify::VerifyCtx) -> Vec<crate::verify::Check
     vec![
         crate::conformance::check_aead(mk),
         crate::kat::aead_cryptopp(mk, &crate::kat::repo_file("rfc8439.txt"), &["ChaCha20/Poly1305"]),
-        crate::kat::shared(ctx, id, "wycheproof/chacha20_poly1305_test.json", |p| crate::kat::wycheproof::aead_wycheproof(mk, p)),
+        crate::kat::shared(ctx, id, "wycheproof/chacha20_poly1305_test.json", |p| {
+            crate::kat::wycheproof::aead_wycheproof(mk, p)
+        }),
     ]
 }

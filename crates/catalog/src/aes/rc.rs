@@ -4,17 +4,27 @@
 //! (and the AEADs' per-key precomputation); each message clones the keyed cipher into the
 //! mode object (a copy of the round keys).
 use aes::cipher::block_padding::Pkcs7;
-use aes::cipher::consts::{U12, U16};
-use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, BlockSizeUser, InnerIvInit, KeyInit, StreamCipher};
 use aes::cipher::common::InnerInit;
+use aes::cipher::consts::{U12, U16};
+use aes::cipher::{
+    BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, BlockSizeUser, InnerIvInit, KeyInit,
+    StreamCipher,
+};
 use aes::{Aes128, Aes192, Aes256};
 use aes_gcm::aead::{AeadCore, AeadInOut};
 use lwcbench_core::{check_len, key_err, Aead, CipherError, CipherInfo, CipherMode};
 
 use super::{check_aead_args, check_mode_args, info, Kind, Lib};
 
-trait Cipher: KeyInit + BlockCipherEncrypt + BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + Clone + Send + 'static {}
-impl<T: KeyInit + BlockCipherEncrypt + BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + Clone + Send + 'static> Cipher for T {}
+trait Cipher:
+    KeyInit + BlockCipherEncrypt + BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + Clone + Send + 'static
+{
+}
+impl<
+        T: KeyInit + BlockCipherEncrypt + BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + Clone + Send + 'static,
+    > Cipher for T
+{
+}
 
 pub fn mode(kind: Kind, bits: u16) -> Box<dyn CipherMode + Send> {
     match bits {
@@ -74,7 +84,11 @@ impl<C: Cipher> CipherMode for RcMode<C> {
         let ivr = |_| CipherError::IvLength { expected: 16, got: iv.len() };
         Ok(match self.kind {
             Kind::Ecb => ecb::Encryptor::<C>::inner_init(c).encrypt_padded::<Pkcs7>(buf, len).map_err(pad_err)?.len(),
-            Kind::Cbc => cbc::Encryptor::<C>::inner_iv_slice_init(c, iv).map_err(ivr)?.encrypt_padded::<Pkcs7>(buf, len).map_err(pad_err)?.len(),
+            Kind::Cbc => cbc::Encryptor::<C>::inner_iv_slice_init(c, iv)
+                .map_err(ivr)?
+                .encrypt_padded::<Pkcs7>(buf, len)
+                .map_err(pad_err)?
+                .len(),
             Kind::Cfb => {
                 cfb_mode::Encryptor::<C>::inner_iv_slice_init(c, iv).map_err(ivr)?.encrypt(&mut buf[..len]);
                 len
@@ -84,11 +98,15 @@ impl<C: Cipher> CipherMode for RcMode<C> {
                 len
             }
             Kind::Ofb => {
-                ofb::Ofb::<C>::from_core(ofb::OfbCore::<C>::inner_iv_slice_init(c, iv).map_err(ivr)?).apply_keystream(&mut buf[..len]);
+                ofb::Ofb::<C>::from_core(ofb::OfbCore::<C>::inner_iv_slice_init(c, iv).map_err(ivr)?)
+                    .apply_keystream(&mut buf[..len]);
                 len
             }
             Kind::Ctr => {
-                ctr::Ctr128BE::<C>::from_core(ctr::CtrCore::<C, ctr::flavors::Ctr128BE>::inner_iv_slice_init(c, iv).map_err(ivr)?).apply_keystream(&mut buf[..len]);
+                ctr::Ctr128BE::<C>::from_core(
+                    ctr::CtrCore::<C, ctr::flavors::Ctr128BE>::inner_iv_slice_init(c, iv).map_err(ivr)?,
+                )
+                .apply_keystream(&mut buf[..len]);
                 len
             }
             _ => unreachable!("AEAD modes are not CipherModes"),
@@ -102,7 +120,11 @@ impl<C: Cipher> CipherMode for RcMode<C> {
         let ivr = |_| CipherError::IvLength { expected: 16, got: iv.len() };
         Ok(match self.kind {
             Kind::Ecb => ecb::Decryptor::<C>::inner_init(c).decrypt_padded::<Pkcs7>(buf).map_err(bad)?.len(),
-            Kind::Cbc => cbc::Decryptor::<C>::inner_iv_slice_init(c, iv).map_err(ivr)?.decrypt_padded::<Pkcs7>(buf).map_err(bad)?.len(),
+            Kind::Cbc => cbc::Decryptor::<C>::inner_iv_slice_init(c, iv)
+                .map_err(ivr)?
+                .decrypt_padded::<Pkcs7>(buf)
+                .map_err(bad)?
+                .len(),
             Kind::Cfb => {
                 cfb_mode::Decryptor::<C>::inner_iv_slice_init(c, iv).map_err(ivr)?.decrypt(buf);
                 len
@@ -112,11 +134,15 @@ impl<C: Cipher> CipherMode for RcMode<C> {
                 len
             }
             Kind::Ofb => {
-                ofb::Ofb::<C>::from_core(ofb::OfbCore::<C>::inner_iv_slice_init(c, iv).map_err(ivr)?).apply_keystream(buf);
+                ofb::Ofb::<C>::from_core(ofb::OfbCore::<C>::inner_iv_slice_init(c, iv).map_err(ivr)?)
+                    .apply_keystream(buf);
                 len
             }
             Kind::Ctr => {
-                ctr::Ctr128BE::<C>::from_core(ctr::CtrCore::<C, ctr::flavors::Ctr128BE>::inner_iv_slice_init(c, iv).map_err(ivr)?).apply_keystream(buf);
+                ctr::Ctr128BE::<C>::from_core(
+                    ctr::CtrCore::<C, ctr::flavors::Ctr128BE>::inner_iv_slice_init(c, iv).map_err(ivr)?,
+                )
+                .apply_keystream(buf);
                 len
             }
             _ => unreachable!("AEAD modes are not CipherModes"),
@@ -142,7 +168,8 @@ impl<A: AeadInOut + AeadCore + KeyInit + Send> Aead for RcAead<A> {
     fn encrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &mut [u8]) -> Result<(), CipherError> {
         let c = self.inner.as_ref().ok_or(CipherError::NotInitialized)?;
         check_aead_args(self.kind, nonce, tag)?;
-        let n = aes_gcm::aead::Nonce::<A>::try_from(nonce).map_err(|_| CipherError::IvLength { expected: 0, got: nonce.len() })?;
+        let n = aes_gcm::aead::Nonce::<A>::try_from(nonce)
+            .map_err(|_| CipherError::IvLength { expected: 0, got: nonce.len() })?;
         let t = c.encrypt_inout_detached(&n, ad, buf.into()).map_err(|_| CipherError::DataLength { got: buf.len() })?;
         tag.copy_from_slice(&t);
         Ok(())
@@ -150,8 +177,10 @@ impl<A: AeadInOut + AeadCore + KeyInit + Send> Aead for RcAead<A> {
     fn decrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), CipherError> {
         let c = self.inner.as_ref().ok_or(CipherError::NotInitialized)?;
         check_aead_args(self.kind, nonce, tag)?;
-        let n = aes_gcm::aead::Nonce::<A>::try_from(nonce).map_err(|_| CipherError::IvLength { expected: 0, got: nonce.len() })?;
-        let t = aes_gcm::aead::Tag::<A>::try_from(tag).map_err(|_| CipherError::TagLength { expected: 16, got: tag.len() })?;
+        let n = aes_gcm::aead::Nonce::<A>::try_from(nonce)
+            .map_err(|_| CipherError::IvLength { expected: 0, got: nonce.len() })?;
+        let t = aes_gcm::aead::Tag::<A>::try_from(tag)
+            .map_err(|_| CipherError::TagLength { expected: 16, got: tag.len() })?;
         c.decrypt_inout_detached(&n, ad, (&mut *buf).into(), &t).map_err(|_| {
             buf.fill(0);
             CipherError::AuthenticationFailed

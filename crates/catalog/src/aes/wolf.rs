@@ -38,13 +38,79 @@ extern "C" {
     fn wc_AesOfbDecrypt(a: A, out: *mut u8, inp: *const u8, sz: u32) -> c_int;
     fn wc_AesCtrEncrypt(a: A, out: *mut u8, inp: *const u8, sz: u32) -> c_int;
     fn wc_AesGcmSetKey(a: A, key: *const u8, len: u32) -> c_int;
-    fn wc_AesGcmEncrypt(a: A, out: *mut u8, inp: *const u8, sz: u32, iv: *const u8, iv_sz: u32, tag: *mut u8, tag_sz: u32, ad: *const u8, ad_sz: u32) -> c_int;
-    fn wc_AesGcmDecrypt(a: A, out: *mut u8, inp: *const u8, sz: u32, iv: *const u8, iv_sz: u32, tag: *const u8, tag_sz: u32, ad: *const u8, ad_sz: u32) -> c_int;
+    fn wc_AesGcmEncrypt(
+        a: A,
+        out: *mut u8,
+        inp: *const u8,
+        sz: u32,
+        iv: *const u8,
+        iv_sz: u32,
+        tag: *mut u8,
+        tag_sz: u32,
+        ad: *const u8,
+        ad_sz: u32,
+    ) -> c_int;
+    fn wc_AesGcmDecrypt(
+        a: A,
+        out: *mut u8,
+        inp: *const u8,
+        sz: u32,
+        iv: *const u8,
+        iv_sz: u32,
+        tag: *const u8,
+        tag_sz: u32,
+        ad: *const u8,
+        ad_sz: u32,
+    ) -> c_int;
     fn wc_AesCcmSetKey(a: A, key: *const u8, len: u32) -> c_int;
-    fn wc_AesCcmEncrypt(a: A, out: *mut u8, inp: *const u8, sz: u32, n: *const u8, n_sz: u32, tag: *mut u8, tag_sz: u32, ad: *const u8, ad_sz: u32) -> c_int;
-    fn wc_AesCcmDecrypt(a: A, out: *mut u8, inp: *const u8, sz: u32, n: *const u8, n_sz: u32, tag: *const u8, tag_sz: u32, ad: *const u8, ad_sz: u32) -> c_int;
-    fn wc_AesSivEncrypt(key: *const u8, key_sz: u32, ad: *const u8, ad_sz: u32, n: *const u8, n_sz: u32, inp: *const u8, sz: u32, siv: *mut u8, out: *mut u8) -> c_int;
-    fn wc_AesSivDecrypt(key: *const u8, key_sz: u32, ad: *const u8, ad_sz: u32, n: *const u8, n_sz: u32, inp: *const u8, sz: u32, siv: *mut u8, out: *mut u8) -> c_int;
+    fn wc_AesCcmEncrypt(
+        a: A,
+        out: *mut u8,
+        inp: *const u8,
+        sz: u32,
+        n: *const u8,
+        n_sz: u32,
+        tag: *mut u8,
+        tag_sz: u32,
+        ad: *const u8,
+        ad_sz: u32,
+    ) -> c_int;
+    fn wc_AesCcmDecrypt(
+        a: A,
+        out: *mut u8,
+        inp: *const u8,
+        sz: u32,
+        n: *const u8,
+        n_sz: u32,
+        tag: *const u8,
+        tag_sz: u32,
+        ad: *const u8,
+        ad_sz: u32,
+    ) -> c_int;
+    fn wc_AesSivEncrypt(
+        key: *const u8,
+        key_sz: u32,
+        ad: *const u8,
+        ad_sz: u32,
+        n: *const u8,
+        n_sz: u32,
+        inp: *const u8,
+        sz: u32,
+        siv: *mut u8,
+        out: *mut u8,
+    ) -> c_int;
+    fn wc_AesSivDecrypt(
+        key: *const u8,
+        key_sz: u32,
+        ad: *const u8,
+        ad_sz: u32,
+        n: *const u8,
+        n_sz: u32,
+        inp: *const u8,
+        sz: u32,
+        siv: *mut u8,
+        out: *mut u8,
+    ) -> c_int;
 }
 
 const AES_ENCRYPTION: c_int = 0;
@@ -56,7 +122,11 @@ pub fn version() -> &'static str {
 }
 
 fn ok(r: c_int) -> Result<(), CipherError> {
-    if r == 0 { Ok(()) } else { Err(CipherError::NotInitialized) }
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(CipherError::NotInitialized)
+    }
 }
 
 /// One heap-allocated `Aes` object, wiped and freed on drop.
@@ -65,7 +135,11 @@ unsafe impl Send for Obj {}
 impl Obj {
     fn new() -> Result<Obj, CipherError> {
         let a = unsafe { lwc_wolf_aes_new() };
-        if a.is_null() { Err(CipherError::NotInitialized) } else { Ok(Obj(a)) }
+        if a.is_null() {
+            Err(CipherError::NotInitialized)
+        } else {
+            Ok(Obj(a))
+        }
     }
 }
 impl Drop for Obj {
@@ -153,7 +227,11 @@ impl CipherMode for WolfMode {
                 _ => unreachable!("AEAD modes are not CipherModes"),
             }
         })?;
-        if self.kind.padded() { pkcs7_unpad(buf) } else { Ok(n) }
+        if self.kind.padded() {
+            pkcs7_unpad(buf)
+        } else {
+            Ok(n)
+        }
     }
 }
 
@@ -192,7 +270,13 @@ impl Aead for WolfAead {
             Kind::Gcm | Kind::Ccm => {
                 let o = Obj::new()?;
                 let kl = key.len() as u32;
-                ok(unsafe { if self.kind == Kind::Gcm { wc_AesGcmSetKey(o.0, key.as_ptr(), kl) } else { wc_AesCcmSetKey(o.0, key.as_ptr(), kl) } })?;
+                ok(unsafe {
+                    if self.kind == Kind::Gcm {
+                        wc_AesGcmSetKey(o.0, key.as_ptr(), kl)
+                    } else {
+                        wc_AesCcmSetKey(o.0, key.as_ptr(), kl)
+                    }
+                })?;
                 self.obj = Some(o);
             }
             _ => unreachable!("wolfSSL: {:?} not offered", self.kind),
@@ -207,7 +291,20 @@ impl Aead for WolfAead {
             if self.key.is_empty() {
                 return Err(CipherError::NotInitialized);
             }
-            return ok(unsafe { wc_AesSivEncrypt(self.key.as_ptr(), self.key.len() as u32, ad.as_ptr(), adl, nonce.as_ptr(), 0, p, sz, tag.as_mut_ptr(), p) });
+            return ok(unsafe {
+                wc_AesSivEncrypt(
+                    self.key.as_ptr(),
+                    self.key.len() as u32,
+                    ad.as_ptr(),
+                    adl,
+                    nonce.as_ptr(),
+                    0,
+                    p,
+                    sz,
+                    tag.as_mut_ptr(),
+                    p,
+                )
+            });
         }
         let o = self.obj.as_ref().ok_or(CipherError::NotInitialized)?;
         let nl = nonce.len() as u32;
@@ -229,7 +326,20 @@ impl Aead for WolfAead {
             }
             let mut siv = [0u8; 16];
             siv.copy_from_slice(tag);
-            unsafe { wc_AesSivDecrypt(self.key.as_ptr(), self.key.len() as u32, ad.as_ptr(), adl, nonce.as_ptr(), 0, p, sz, siv.as_mut_ptr(), p) }
+            unsafe {
+                wc_AesSivDecrypt(
+                    self.key.as_ptr(),
+                    self.key.len() as u32,
+                    ad.as_ptr(),
+                    adl,
+                    nonce.as_ptr(),
+                    0,
+                    p,
+                    sz,
+                    siv.as_mut_ptr(),
+                    p,
+                )
+            }
         } else {
             let o = self.obj.as_ref().ok_or(CipherError::NotInitialized)?;
             let nl = nonce.len() as u32;

@@ -74,9 +74,10 @@ pub fn parse_str(text: &str) -> Result<Vec<Vector>, String> {
         let lineno = i + 1;
         let line = raw.trim();
         // Continuation of a hex value: an indented line of hex digits only.
-        if let Some(f) = field.as_mut().filter(|_| {
-            !line.is_empty() && line.chars().all(|c| c.is_ascii_hexdigit()) && raw.starts_with(' ')
-        }) {
+        if let Some(f) = field
+            .as_mut()
+            .filter(|_| !line.is_empty() && line.chars().all(|c| c.is_ascii_hexdigit()) && raw.starts_with(' '))
+        {
             f.hex.push_str(line);
             continue;
         }
@@ -259,7 +260,12 @@ pub fn stream_estream(mk: fn() -> Box<dyn StreamCipher + Send>, path: &Path) -> 
         for (a, want) in &v.excerpts {
             let got = &stream[*a..*a + want.len()];
             if got != &want[..] {
-                bad = Some(format!("stream[{a}..{}]: got {} want {}", a + want.len() - 1, hex::encode(got), hex::encode(want)));
+                bad = Some(format!(
+                    "stream[{a}..{}]: got {} want {}",
+                    a + want.len() - 1,
+                    hex::encode(got),
+                    hex::encode(want)
+                ));
                 break;
             }
         }
@@ -342,7 +348,10 @@ End of test vectors
     fn malformed_files_are_errors() {
         let cases = [
             // excerpt shorter than its range
-            (GOOD.replace("stream[0..3] = 0102\n                              0304", "stream[0..3] = 0102"), "holds 2 bytes"),
+            (
+                GOOD.replace("stream[0..3] = 0102\n                              0304", "stream[0..3] = 0102"),
+                "holds 2 bytes",
+            ),
             // odd hex digit
             (GOOD.replace("key = 8000", "key = 800"), "bad hex"),
             // key size disagrees with the header

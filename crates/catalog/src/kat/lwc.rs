@@ -43,7 +43,8 @@ pub fn parse_str(text: &str) -> Result<Vec<Vector>, String> {
         let l = p.line;
         let count = p.count.ok_or(format!("line {l}: record without Count"))?;
         let [key, nonce, pt, ad, ct] = p.fields;
-        let get = |f: Option<Vec<u8>>, i: usize| f.ok_or(format!("line {l}: record Count = {count} lacks {}", NAMES[i]));
+        let get =
+            |f: Option<Vec<u8>>, i: usize| f.ok_or(format!("line {l}: record Count = {count} lacks {}", NAMES[i]));
         out.push(Vector {
             line: l,
             count,
@@ -69,9 +70,8 @@ pub fn parse_str(text: &str) -> Result<Vec<Vector>, String> {
             }
             continue;
         }
-        let (name, value) = line
-            .split_once('=')
-            .ok_or_else(|| format!("line {lineno}: expected 'Field = value', found {line:?}"))?;
+        let (name, value) =
+            line.split_once('=').ok_or_else(|| format!("line {lineno}: expected 'Field = value', found {line:?}"))?;
         let (name, value) = (name.trim(), value.trim());
         let p = cur.get_or_insert_with(|| Partial { line: lineno, ..Partial::default() });
         if name == "Count" {
@@ -81,7 +81,8 @@ pub fn parse_str(text: &str) -> Result<Vec<Vector>, String> {
             p.count = Some(value.parse().map_err(|e| format!("line {lineno}: Count: {e}"))?);
             continue;
         }
-        let idx = NAMES.iter().position(|n| *n == name).ok_or_else(|| format!("line {lineno}: unknown field {name:?}"))?;
+        let idx =
+            NAMES.iter().position(|n| *n == name).ok_or_else(|| format!("line {lineno}: unknown field {name:?}"))?;
         if p.fields[idx].is_some() {
             return Err(format!("line {lineno}: field {name} repeated in one record"));
         }

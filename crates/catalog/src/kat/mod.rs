@@ -57,7 +57,9 @@ pub fn stream_cryptopp(
             let iv = t.bytes("IV")?;
             let pt = t.bytes("Plaintext")?;
             let want = t.bytes("Ciphertext")?;
-            let pos = |f: &str| t.get(f).map(|v| cryptopp::parse_uint(v).map_err(|e| format!("line {}: {f}: {e}", t.line))).transpose();
+            let pos = |f: &str| {
+                t.get(f).map(|v| cryptopp::parse_uint(v).map_err(|e| format!("line {}: {f}: {e}", t.line))).transpose()
+            };
             let skip = match (pos("InitialBlock")?, pos("Seek")?) {
                 (Some(b), _) => b.saturating_mul(block_bytes as u64),
                 (None, Some(s)) => s,
@@ -81,7 +83,8 @@ pub fn stream_cryptopp(
         }
     }
     if not_applicable > 0 {
-        chk.what += &format!(" ({not_applicable} vectors starting beyond {MAX_SKIP} keystream bytes not applicable: no seek)");
+        chk.what +=
+            &format!(" ({not_applicable} vectors starting beyond {MAX_SKIP} keystream bytes not applicable: no seek)");
     }
     if chk.passed == 0 && chk.failures.is_empty() {
         chk.fail(format!("no test named {names:?} found"));

@@ -128,7 +128,9 @@ pub fn aead_wycheproof_groups(mk: fn() -> Box<dyn Aead + Send>, path: &Path, kee
                     chk.expect(format!("{label}: decrypts to msg"), opened.is_ok() && back == msg);
                 }
                 Verdict::Invalid => chk.expect(format!("{label}: must be rejected"), opened.is_err()),
-                Verdict::Acceptable => chk.expect(format!("{label}: accepted but wrong plaintext"), opened.is_err() || back == msg),
+                Verdict::Acceptable => {
+                    chk.expect(format!("{label}: accepted but wrong plaintext"), opened.is_err() || back == msg)
+                }
             }
         }
     }
@@ -150,7 +152,9 @@ mod tests {
         let f = parse_str(ok).unwrap();
         assert_eq!(f.test_groups[0].tests[0].result, Verdict::Invalid);
         assert_eq!(f.test_groups[0].iv_size, 96);
-        assert!(parse_str(&ok.replace("\"numberOfTests\":1", "\"numberOfTests\":2")).unwrap_err().contains("numberOfTests"));
+        assert!(parse_str(&ok.replace("\"numberOfTests\":1", "\"numberOfTests\":2"))
+            .unwrap_err()
+            .contains("numberOfTests"));
         assert!(parse_str(&ok.replace("aead_test_schema", "mac_test_schema")).is_err());
         assert!(parse_str(&ok.replace("invalid", "bogus")).is_err());
         assert!(parse_str("{").is_err());

@@ -20,7 +20,18 @@ fn crc32_check_value() {
     assert_eq!(crc32(b""), 0);
 }
 
-fn row(c: &str, i: &str, l: &str, sc: &str, kiv: &str, size: u64, rep: u32, batch: u64, ns: f64, cy: Option<f64>) -> SampleRow {
+fn row(
+    c: &str,
+    i: &str,
+    l: &str,
+    sc: &str,
+    kiv: &str,
+    size: u64,
+    rep: u32,
+    batch: u64,
+    ns: f64,
+    cy: Option<f64>,
+) -> SampleRow {
     SampleRow {
         cipher: c.into(),
         implementation: i.into(),
@@ -161,7 +172,11 @@ fn tmp(name: &str) -> std::path::PathBuf {
 }
 
 fn src() -> Source {
-    Source { description: "test.log".into(), args: vec!["lwcbench".into(), "collect".into()], started: std::time::SystemTime::now() }
+    Source {
+        description: "test.log".into(),
+        args: vec!["lwcbench".into(), "collect".into()],
+        started: std::time::SystemTime::now(),
+    }
 }
 
 #[test]

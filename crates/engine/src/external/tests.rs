@@ -41,10 +41,16 @@ fn started(rest: &str) -> (Engine, Sent) {
 
 #[test]
 fn lines_parse() {
-    assert_eq!(parse_line("ok a=1 b=x%20y").unwrap(), Line::Ok(Fields(vec![("a".into(), "1".into()), ("b".into(), "x y".into())])));
+    assert_eq!(
+        parse_line("ok a=1 b=x%20y").unwrap(),
+        Line::Ok(Fields(vec![("a".into(), "1".into()), ("b".into(), "x y".into())]))
+    );
     assert_eq!(parse_line("ok").unwrap(), Line::Ok(Fields::default()));
     assert_eq!(parse_line("ok a=1\r").unwrap(), Line::Ok(Fields(vec![("a".into(), "1".into())])));
-    assert_eq!(parse_line("err bad-argument key: not hex").unwrap(), Line::Err { code: "bad-argument".into(), message: "key: not hex".into() });
+    assert_eq!(
+        parse_line("err bad-argument key: not hex").unwrap(),
+        Line::Err { code: "bad-argument".into(), message: "key: not hex".into() }
+    );
     assert!(matches!(parse_line("end count=3").unwrap(), Line::End(_)));
     assert!(matches!(parse_line("sample rep=0 ns=1.5").unwrap(), Line::Data(k, _) if k == "sample"));
     assert!(parse_line("end").unwrap_err().contains("count"));
@@ -94,8 +100,10 @@ fn handshake_errors_are_one_line() {
     assert!(err(HELLO.trim_end()).contains("truncated"));
     assert!(err(&format!("{HELLO}{}", LIST.replace("count=2", "count=3"))).contains("count=3"));
     assert!(err(&format!("{HELLO}{}", LIST.replace("family=aead", "family=hash"))).contains("family 'hash'"));
-    assert!(err(&format!("{HELLO}{}", LIST.replace("key-bits=128 iv-bits=96", "key-bits=128 iv-bits=95"))).contains("whole number of bytes"));
-    assert!(err(&format!("{HELLO}{}", LIST.replace("keysetup,encrypt,decrypt", "keysetup,full"))).contains("scenario 'full'"));
+    assert!(err(&format!("{HELLO}{}", LIST.replace("key-bits=128 iv-bits=96", "key-bits=128 iv-bits=95")))
+        .contains("whole number of bytes"));
+    assert!(err(&format!("{HELLO}{}", LIST.replace("keysetup,encrypt,decrypt", "keysetup,full")))
+        .contains("scenario 'full'"));
     assert!(err(&format!("{HELLO}{}", LIST.replace("AES-128-ECB", "AES-128-GCM"))).contains("twice"));
     assert!(err(&format!("{HELLO}ok\n")).contains("end count"));
     assert!(err(&format!("ok {}\n", "x".repeat(MAX_LINE))).contains("longer than"));
@@ -107,7 +115,10 @@ fn single_operations_and_refusals() {
     let (mut e, sent) = started("ok ct=0102 tag=ff\nerr auth-failed tag does not verify\nok pt=zz\n");
     let (ct, tag) = e.encrypt("AES-128-GCM", &[0; 16], &[1; 12], &[], &[9, 9], None).unwrap();
     assert_eq!((ct, tag), (vec![1, 2], vec![0xff]));
-    assert_eq!(sent.lines()[2], format!("encrypt cipher=AES-128-GCM key={} iv={} aad= pt=0909", "00".repeat(16), "01".repeat(12)));
+    assert_eq!(
+        sent.lines()[2],
+        format!("encrypt cipher=AES-128-GCM key={} iv={} aad= pt=0909", "00".repeat(16), "01".repeat(12))
+    );
     let r = e.decrypt("AES-128-GCM", &[0; 16], &[1; 12], &[], &[1, 2], &[0xfe]);
     assert_eq!(r, Err(Failure::Refused { code: "auth-failed".into(), message: "tag does not verify".into() }));
     // still usable after a refusal; a bad field then breaks the session for good
@@ -127,7 +138,13 @@ fn too_long_request_is_refused_not_sent() {
 }
 
 fn group(e: &Engine, which: usize, kiv: Kiv) -> Group {
-    Group { entry: e.entries()[which].clone(), scenario: Scenario::Encrypt, kiv, size_bits: 128, payload: Payload::random() }
+    Group {
+        entry: e.entries()[which].clone(),
+        scenario: Scenario::Encrypt,
+        kiv,
+        size_bits: 128,
+        payload: Payload::random(),
+    }
 }
 
 fn cfg(reps: usize, warmup: usize) -> Config {
@@ -179,9 +196,11 @@ fn bench_rejects_malformed_sample_streams() {
     assert!(broken("sample rep=0 warmup=0 batch=1 ns=NaN\n").contains("not a duration"));
     assert!(broken("sample rep=0 warmup=0 batch=1\n").contains("'ns' missing"));
     assert!(broken("sample rep=0 warmup=0 batch=1 ns=1\nend count=1\n").contains("1 measured samples arrived"));
-    assert!(broken("sample rep=0 warmup=0 batch=1 ns=1\nsample rep=1 warmup=0 batch=1 ns=1\nend count=5\n").contains("count=5"));
+    assert!(broken("sample rep=0 warmup=0 batch=1 ns=1\nsample rep=1 warmup=0 batch=1 ns=1\nend count=5\n")
+        .contains("count=5"));
     assert!(broken("cipher name=x\n").contains("unexpected 'cipher'"));
-    assert!(broken("sample rep=0 warmup=0 batch=1 ns=1\nsample rep=1 warmup=0 batch=1 ns=1\nok\n").contains("'ok' after 2 data lines"));
+    assert!(broken("sample rep=0 warmup=0 batch=1 ns=1\nsample rep=1 warmup=0 batch=1 ns=1\nok\n")
+        .contains("'ok' after 2 data lines"));
     assert!(broken("sample rep=0 warmup=0 batch=1 ns=1\nsample rep=1 war").contains("truncated"));
     // an engine error ends the answer: refused, and the engine stays usable
     let (mut e, _) = started("sample rep=0 warmup=0 batch=1 ns=1\nerr cipher-error boom\n");
@@ -230,12 +249,14 @@ fn offered_selection_and_clashes() {
     let mut o = Offered::default();
     o.add(e).unwrap();
     assert_eq!(o.entries().len(), 2);
-    let sel = crate::plan::Selection { ciphers: vec!["AES-128-GCM/mock".into()], external: o.clone(), ..Default::default() };
+    let sel =
+        crate::plan::Selection { ciphers: vec!["AES-128-GCM/mock".into()], external: o.clone(), ..Default::default() };
     let groups = crate::plan::expand(&sel).unwrap();
     // only the scenarios the engine lists: keysetup (4 kiv) + encrypt/decrypt (4 kiv × 4
     // sizes); no reading, although it applies to AEADs
     assert_eq!(groups.len(), 4 + 2 * 16);
-    let ecb = crate::plan::Selection { ciphers: vec!["AES-128-ECB/mock".into()], external: o.clone(), ..Default::default() };
+    let ecb =
+        crate::plan::Selection { ciphers: vec!["AES-128-ECB/mock".into()], external: o.clone(), ..Default::default() };
     assert!(crate::plan::expand(&ecb).unwrap().iter().all(|g| g.scenario == Scenario::Encrypt));
     assert!(o.engine_for(&groups[0].entry).is_some());
     assert!(o.notes(&groups)[0].contains("inside an external engine"));

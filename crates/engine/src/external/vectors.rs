@@ -17,7 +17,8 @@ use serde::Deserialize;
 use super::{Engine, Failure};
 
 /// One transcribed vector: cipher name, key, iv, aad, plaintext, ciphertext, tag (hex).
-type Tv = (&'static str, &'static str, &'static str, &'static str, &'static str, &'static str, &'static str, &'static str);
+type Tv =
+    (&'static str, &'static str, &'static str, &'static str, &'static str, &'static str, &'static str, &'static str);
 
 const SP38A_PT: &str = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
 const SP38A_KEY: &str = "2b7e151628aed2a6abf7158809cf4f3c";
@@ -68,7 +69,9 @@ fn ocb_iterated(e: &mut Engine, acc: &mut Acc, name: &str, key_len: usize, tag_b
         v
     };
     let mut c = Vec::new();
-    let mut enc = |n: usize, a: &[u8], p: &[u8]| e.encrypt(name, &key, &nonce(n), a, p, Some(tag_bits)).map(|(ct, tag)| [ct, tag].concat());
+    let mut enc = |n: usize, a: &[u8], p: &[u8]| {
+        e.encrypt(name, &key, &nonce(n), a, p, Some(tag_bits)).map(|(ct, tag)| [ct, tag].concat())
+    };
     let r = (|| -> Result<Vec<u8>, Failure> {
         for i in 0..128 {
             let s = vec![0u8; i];
@@ -118,7 +121,19 @@ impl Acc {
 
 /// Round trip of a vector that must be accepted: encrypt gives ct ‖ tag, decrypt gives pt.
 #[allow(clippy::too_many_arguments)]
-fn valid(e: &mut Engine, acc: &mut Acc, cipher: &str, what: &str, label: &str, key: &[u8], iv: &[u8], aad: &[u8], pt: &[u8], ct: &[u8], tag: &[u8]) {
+fn valid(
+    e: &mut Engine,
+    acc: &mut Acc,
+    cipher: &str,
+    what: &str,
+    label: &str,
+    key: &[u8],
+    iv: &[u8],
+    aad: &[u8],
+    pt: &[u8],
+    ct: &[u8],
+    tag: &[u8],
+) {
     let tag_bits = (!tag.is_empty()).then_some(tag.len() * 8);
     let enc = e.encrypt(cipher, key, iv, aad, pt, tag_bits);
     let dec = e.decrypt(cipher, key, iv, aad, ct, tag);
@@ -130,7 +145,10 @@ fn valid(e: &mut Engine, acc: &mut Acc, cipher: &str, what: &str, label: &str, k
     let unsupported = |r: Option<&Failure>| matches!(r, Some(Failure::Refused { code, .. }) if code == "unsupported");
     if unsupported(enc.as_ref().err()) && unsupported(dec.as_ref().err()) {
         acc.check(cipher, what);
-        acc.unsupported.entry((cipher.to_string(), what.to_string())).or_default().push(label.split(" (").next().unwrap_or(label).to_string());
+        acc.unsupported
+            .entry((cipher.to_string(), what.to_string()))
+            .or_default()
+            .push(label.split(" (").next().unwrap_or(label).to_string());
         return;
     }
     let c = acc.check(cipher, what);
@@ -151,7 +169,20 @@ fn valid(e: &mut Engine, acc: &mut Acc, cipher: &str, what: &str, label: &str, k
 /// must be refused by decrypt (a refused nonce/tag size counts, like the in-process runner);
 /// an acceptable one may be refused or must open to the message.
 #[allow(clippy::too_many_arguments)]
-fn by_verdict(e: &mut Engine, acc: &mut Acc, cipher: &str, what: &str, label: &str, verdict: wycheproof::Verdict, key: &[u8], iv: &[u8], aad: &[u8], msg: &[u8], ct: &[u8], tag: &[u8]) {
+fn by_verdict(
+    e: &mut Engine,
+    acc: &mut Acc,
+    cipher: &str,
+    what: &str,
+    label: &str,
+    verdict: wycheproof::Verdict,
+    key: &[u8],
+    iv: &[u8],
+    aad: &[u8],
+    msg: &[u8],
+    ct: &[u8],
+    tag: &[u8],
+) {
     if verdict == wycheproof::Verdict::Valid {
         return valid(e, acc, cipher, what, label, key, iv, aad, msg, ct, tag);
     }
@@ -171,8 +202,15 @@ fn by_verdict(e: &mut Engine, acc: &mut Acc, cipher: &str, what: &str, label: &s
 /// engine's listing order; `want(id)` filters (`--cipher`).
 pub fn verify(e: &mut Engine, ctx: &VerifyCtx, want: &dyn Fn(&str, &str) -> bool) -> Vec<(String, Vec<Check>)> {
     let imp = e.hello.implementation.clone();
-    let offered: Vec<String> = e.offers.iter().map(|o| o.name.clone()).filter(|n| want(n, &format!("{n}/{imp}"))).collect();
-    let mut acc = Acc { implementation: imp.clone(), offered: offered.clone(), checks: BTreeMap::new(), unsupported: BTreeMap::new(), broken: None };
+    let offered: Vec<String> =
+        e.offers.iter().map(|o| o.name.clone()).filter(|n| want(n, &format!("{n}/{imp}"))).collect();
+    let mut acc = Acc {
+        implementation: imp.clone(),
+        offered: offered.clone(),
+        checks: BTreeMap::new(),
+        unsupported: BTreeMap::new(),
+        broken: None,
+    };
 
     for (src, cipher, key, iv, aad, pt, ct, tag) in TRANSCRIBED {
         let Some(name) = acc.offers(cipher) else { continue };
@@ -190,7 +228,11 @@ pub fn verify(e: &mut Engine, ctx: &VerifyCtx, want: &dyn Fn(&str, &str) -> bool
     if ["-ECB", "-CBC", "-CFB", "-OFB", "-CTR"].iter().any(|m| any(m)) {
         shared(ctx, &mut acc, "cryptopp-testvectors/aes.txt", |p, acc| cryptopp_aes(e, acc, p));
     }
-    for (mode, file) in [("GCM", "wycheproof/aes_gcm_test.json"), ("CCM", "wycheproof/aes_ccm_test.json"), ("EAX", "wycheproof/aes_eax_test.json")] {
+    for (mode, file) in [
+        ("GCM", "wycheproof/aes_gcm_test.json"),
+        ("CCM", "wycheproof/aes_ccm_test.json"),
+        ("EAX", "wycheproof/aes_eax_test.json"),
+    ] {
         if any(&format!("-{mode}")) {
             shared(ctx, &mut acc, file, |p, acc| wycheproof_aead(e, acc, p, mode));
         }
@@ -201,12 +243,14 @@ pub fn verify(e: &mut Engine, ctx: &VerifyCtx, want: &dyn Fn(&str, &str) -> bool
 
     for ((cipher, what), list) in std::mem::take(&mut acc.unsupported) {
         let c = acc.check(&cipher, &what);
-        c.what += &format!(" ({} valid vectors with parameter sizes the library refuses: {})", list.len(), list.join(", "));
+        c.what +=
+            &format!(" ({} valid vectors with parameter sizes the library refuses: {})", list.len(), list.join(", "));
     }
     let mut out: Vec<(String, Vec<Check>)> = Vec::new();
     for name in &offered {
         let id = format!("{name}/{imp}");
-        let mut checks: Vec<Check> = acc.checks.iter().filter(|((c, _), _)| c == name).map(|(_, ch)| ch.clone()).collect();
+        let mut checks: Vec<Check> =
+            acc.checks.iter().filter(|((c, _), _)| c == name).map(|(_, ch)| ch.clone()).collect();
         if let Some(b) = &acc.broken {
             let mut c = Check::new(id.clone(), "engine session");
             c.fail(format!("engine failed: {b}"));
@@ -231,7 +275,10 @@ fn shared(ctx: &VerifyCtx, acc: &mut Acc, rel: &str, f: impl FnOnce(&Path, &mut 
             let names: Vec<String> = acc.offered.clone();
             for n in names.iter().filter(|n| covers(rel, n)) {
                 let id = format!("{n}/{}", acc.implementation);
-                acc.checks.insert((n.clone(), format!("shared/vectors/{rel}")), Check::skipped(id, format!("shared/vectors/{rel} (folder absent; {mode})")));
+                acc.checks.insert(
+                    (n.clone(), format!("shared/vectors/{rel}")),
+                    Check::skipped(id, format!("shared/vectors/{rel} (folder absent; {mode})")),
+                );
             }
         }
     }

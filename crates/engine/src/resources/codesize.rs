@@ -62,7 +62,18 @@ pub const CIPHER_CODE: &[&str] = &[
 ];
 
 /// Name fragments of verification, test and metadata code: never roots, never callees.
-pub const NOT_CIPHER_CODE: &[&str] = &["::verify", "verify_", "_check", "::kat::", "conformance::", "::tests::", ">::info", "::register", "::mk_", "::make_"];
+pub const NOT_CIPHER_CODE: &[&str] = &[
+    "::verify",
+    "verify_",
+    "_check",
+    "::kat::",
+    "conformance::",
+    "::tests::",
+    ">::info",
+    "::register",
+    "::mk_",
+    "::make_",
+];
 
 fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
@@ -130,7 +141,8 @@ impl Binary {
     /// the file mapped at the address of this function in `/proc/self/maps`, else
     /// `/proc/self/exe`.
     pub fn current() -> Result<Binary, String> {
-        let path = mapped_file_of(Binary::current as fn() -> Result<Binary, String> as usize).unwrap_or_else(|| PathBuf::from("/proc/self/exe"));
+        let path = mapped_file_of(Binary::current as fn() -> Result<Binary, String> as usize)
+            .unwrap_or_else(|| PathBuf::from("/proc/self/exe"));
         let data = std::fs::read(&path).map_err(|e| format!("code size: reading {}: {e}", path.display()))?;
         Binary::parse(path, &data)
     }
@@ -302,8 +314,14 @@ mod tests {
 
     #[test]
     fn markers_respect_identifier_boundaries() {
-        assert!(contains_marker("<lwcbench_catalog::adapters::estream::Salsa20 as X>::init", "lwcbench_catalog::adapters::estream::Salsa20"));
-        assert!(!contains_marker("<lwcbench_catalog::adapters::estream::Salsa20_128 as X>::init", "lwcbench_catalog::adapters::estream::Salsa20"));
+        assert!(contains_marker(
+            "<lwcbench_catalog::adapters::estream::Salsa20 as X>::init",
+            "lwcbench_catalog::adapters::estream::Salsa20"
+        ));
+        assert!(!contains_marker(
+            "<lwcbench_catalog::adapters::estream::Salsa20_128 as X>::init",
+            "lwcbench_catalog::adapters::estream::Salsa20"
+        ));
         assert!(!contains_marker("rand_chacha20::guts", "chacha20::"));
         assert!(contains_marker("_ZN12_GLOBAL__N_14Fast5blockER16draco_fast_state", "draco_fast_"));
         assert!(contains_marker("draco_fast_init", "draco_fast_"));
@@ -329,7 +347,11 @@ mod tests {
                 f("<lwcbench_estream::trivium::Trivium as lwcbench_core::StreamCipher>::apply_bits", 0x1000, a.clone()),
                 f("lwcbench_estream::BitBuf::run", 0x2000, b),
                 f("core::panicking::panic", 0x3000, vec![0xC3; 64]),
-                f("<lwcbench_estream::grain_v1::GrainV1 as lwcbench_core::StreamCipher>::init", 0x4000, vec![0xC3; 128]),
+                f(
+                    "<lwcbench_estream::grain_v1::GrainV1 as lwcbench_core::StreamCipher>::init",
+                    0x4000,
+                    vec![0xC3; 128],
+                ),
                 f("lwcbench_estream::trivium::alias", 0x1000, a),
                 f("lwcbench_catalog::adapters::estream::verify_trivium", 0x5000, call(0x5000, 0x1000)),
             ],
@@ -349,7 +371,10 @@ mod tests {
         let bin = Binary {
             path: "hand-made".into(),
             arch: Architecture::Aarch64,
-            funcs: vec![f("lwcbench_estream::hc128::Hc128::init", 0x100, code), f("lwcbench_estream::Words::next", 0x120, vec![0; 40])],
+            funcs: vec![
+                f("lwcbench_estream::hc128::Hc128::init", 0x100, code),
+                f("lwcbench_estream::Words::next", 0x120, vec![0; 40]),
+            ],
         };
         let cs = measure(&bin, markers_for("HC-128/rust"), &[]);
         assert_eq!(cs.bytes, 8 + 40);

@@ -29,7 +29,16 @@ impl FreshPages {
     pub fn new(len: usize) -> Result<Self, String> {
         let len = len.max(1);
         // SAFETY: an anonymous private mapping with no address hint; checked for MAP_FAILED.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
         if p == libc::MAP_FAILED {
             return Err(format!("memory footprint: mmap of {len} bytes failed: {}", std::io::Error::last_os_error()));
         }

@@ -80,7 +80,9 @@ pub fn peak_stack<F: FnMut() + Send>(depth: usize, mut f: F) -> Result<usize, St
         match used {
             // Nothing below the gap was touched: at most GAP bytes.
             None => Ok(GAP),
-            Some(u) if u >= depth => Err(format!("stack measurement: the code used the whole painted region ({depth} bytes)")),
+            Some(u) if u >= depth => {
+                Err(format!("stack measurement: the code used the whole painted region ({depth} bytes)"))
+            }
             Some(u) => Ok(u - base.unwrap_or(0).min(u)),
         }
     })

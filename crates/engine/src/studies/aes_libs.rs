@@ -35,7 +35,9 @@ pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
         }
     }
     sizes.sort_unstable();
-    let mut len_csv = String::from("mode,key_bits,plaintext_bytes,library,ciphertext_bytes,iv_bytes,tag_bytes,total_on_wire,agrees\n");
+    let mut len_csv = String::from(
+        "mode,key_bits,plaintext_bytes,library,ciphertext_bytes,iv_bytes,tag_bytes,total_on_wire,agrees\n",
+    );
     let mut disagreements = Vec::new();
     for kind in Kind::ALL {
         for bits in aes::KEY_BITS {
@@ -50,12 +52,15 @@ pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
                         c.set_key(&key).map_err(|e| e.to_string())?;
                         let mut buf = pt.clone();
                         let mut tag = [0u8; 16];
-                        c.encrypt(&iv, &[], &mut buf, &mut tag).map_err(|e| format!("{} {}: {e}", lib.as_str(), aes::name(kind, bits)))?;
+                        c.encrypt(&iv, &[], &mut buf, &mut tag)
+                            .map_err(|e| format!("{} {}: {e}", lib.as_str(), aes::name(kind, bits)))?;
                         buf.len() + tag.len()
                     } else {
                         let mut c = aes::make_mode(lib, kind, bits).ok_or("not built")?;
                         c.set_key(&key).map_err(|e| e.to_string())?;
-                        check::mode_encrypt(c.as_mut(), &iv, &pt).map_err(|e| format!("{} {}: {e}", lib.as_str(), aes::name(kind, bits)))?.len()
+                        check::mode_encrypt(c.as_mut(), &iv, &pt)
+                            .map_err(|e| format!("{} {}: {e}", lib.as_str(), aes::name(kind, bits)))?
+                            .len()
                     };
                     got.push((lib, len));
                 }
@@ -64,7 +69,16 @@ pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
                     disagreements.push(format!("{} at {n} bytes: {:?}", aes::name(kind, bits), got));
                 }
                 for (lib, len) in got {
-                    let _ = writeln!(len_csv, "{},{bits},{n},{},{len},{},{},{},{}", kind.as_str(), lib.as_str(), kind.iv_bytes(), kind.tag_bytes(), len + kind.iv_bytes(), if agree { "yes" } else { "NO" });
+                    let _ = writeln!(
+                        len_csv,
+                        "{},{bits},{n},{},{len},{},{},{},{}",
+                        kind.as_str(),
+                        lib.as_str(),
+                        kind.iv_bytes(),
+                        kind.tag_bytes(),
+                        len + kind.iv_bytes(),
+                        if agree { "yes" } else { "NO" }
+                    );
                 }
             }
         }
@@ -73,17 +87,31 @@ pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
     out.files.push(("memory.csv".into(), memory_csv().into_bytes()));
 
     // Timing table + geometric mean over each library's modes.
-    let mut csv = String::from("library,mode,key_bits,scenario,kiv,plaintext_bytes,median_ns,median_ci95_lo_ns,median_ci95_hi_ns,mbit_per_s\n");
+    let mut csv = String::from(
+        "library,mode,key_bits,scenario,kiv,plaintext_bytes,median_ns,median_ci95_lo_ns,median_ci95_hi_ns,mbit_per_s\n",
+    );
     let mut geo: BTreeMap<(String, u16, String, u64), Vec<f64>> = BTreeMap::new();
     for r in input.summary.iter().filter(|r| r.cipher.starts_with("AES-") && r.cipher.len() > 7) {
         let mut parts = r.cipher.splitn(3, '-');
         let (_, bits, mode) = (parts.next(), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         let bytes = r.size_bits.div_ceil(8);
-        let _ = writeln!(csv, "{},{mode},{bits},{},\"{}\",{bytes},{:.1},{:.1},{:.1},{}", r.implementation, r.scenario, r.kiv, r.median_ns, r.median_ci95_lo_ns, r.median_ci95_hi_ns, r.mbit_per_s.map(|v| format!("{v:.1}")).unwrap_or_default());
+        let _ = writeln!(
+            csv,
+            "{},{mode},{bits},{},\"{}\",{bytes},{:.1},{:.1},{:.1},{}",
+            r.implementation,
+            r.scenario,
+            r.kiv,
+            r.median_ns,
+            r.median_ci95_lo_ns,
+            r.median_ci95_hi_ns,
+            r.mbit_per_s.map(|v| format!("{v:.1}")).unwrap_or_default()
+        );
         if r.kiv != "all" {
             continue; // the geometric mean uses the pooled key/IV variants
         }
-        geo.entry((r.implementation.clone(), bits.parse().unwrap_or(0), r.scenario.clone(), bytes)).or_default().push(r.median_ns);
+        geo.entry((r.implementation.clone(), bits.parse().unwrap_or(0), r.scenario.clone(), bytes))
+            .or_default()
+            .push(r.median_ns);
     }
     let mut md = String::from("## AES across libraries\n\n");
     md += &check::matrix_markdown();
@@ -97,7 +125,11 @@ pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
     if disagreements.is_empty() {
         md += "\nCiphertext lengths: every library gives the same length for every mode, key size and message size (ciphertext_lengths.csv).\n";
     } else {
-        md += &format!("\n**Ciphertext lengths differ between libraries** ({}): {}\n", disagreements.len(), disagreements.join("; "));
+        md += &format!(
+            "\n**Ciphertext lengths differ between libraries** ({}): {}\n",
+            disagreements.len(),
+            disagreements.join("; ")
+        );
         out.notes.push(format!("ciphertext length disagreements: {}", disagreements.len()));
     }
     out.files.push(("aes_libs.csv".into(), csv.into_bytes()));
@@ -114,7 +146,9 @@ fn memory_csv() -> String {
         (Some(a), Some(b)) => (b as i64 - a as i64).to_string(),
         _ => String::new(),
     };
-    let mut csv = String::from("library,mode,key_bits,object_bytes,heap_context_bytes,heap_after_op_16B_bytes,heap_after_op_64KiB_bytes\n");
+    let mut csv = String::from(
+        "library,mode,key_bits,object_bytes,heap_context_bytes,heap_after_op_16B_bytes,heap_after_op_64KiB_bytes\n",
+    );
     for kind in Kind::ALL {
         for bits in aes::KEY_BITS {
             for lib in Lib::ALL.into_iter().filter(|l| l.built() && l.supports(kind)) {
@@ -150,7 +184,15 @@ fn memory_csv() -> String {
                     let _ = c.encrypt(&iv, &mut b, 64 * 1024);
                     (obj, h1, h2, heap_in_use())
                 };
-                let _ = writeln!(csv, "{},{},{bits},{obj},{},{},{}", lib.as_str(), kind.as_str(), delta(h0, h1), delta(h1, h2), delta(h1, h3));
+                let _ = writeln!(
+                    csv,
+                    "{},{},{bits},{obj},{},{},{}",
+                    lib.as_str(),
+                    kind.as_str(),
+                    delta(h0, h1),
+                    delta(h1, h2),
+                    delta(h1, h3)
+                );
             }
         }
     }
@@ -165,7 +207,10 @@ mod tests {
     fn memory_csv_has_a_row_per_built_library_mode_and_key() {
         let csv = memory_csv();
         let rows: Vec<&str> = csv.lines().skip(1).collect();
-        let want: usize = Kind::ALL.iter().map(|&k| Lib::ALL.iter().filter(|l| l.built() && l.supports(k)).count() * aes::KEY_BITS.len()).sum();
+        let want: usize = Kind::ALL
+            .iter()
+            .map(|&k| Lib::ALL.iter().filter(|l| l.built() && l.supports(k)).count() * aes::KEY_BITS.len())
+            .sum();
         assert_eq!(rows.len(), want);
         for r in rows {
             let f: Vec<&str> = r.split(',').collect();

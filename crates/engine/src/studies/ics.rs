@@ -86,12 +86,14 @@ pub fn message_sizes_bits() -> Vec<usize> {
 
 /// Parse `NAME=MS` (milliseconds, > 0).
 pub fn parse_budget(s: &str) -> Result<(String, f64), String> {
-    let (name, ms) = s.split_once('=').ok_or_else(|| format!("--budget: '{s}' is not NAME=MS (e.g. --budget modbus-poll=100)"))?;
+    let (name, ms) =
+        s.split_once('=').ok_or_else(|| format!("--budget: '{s}' is not NAME=MS (e.g. --budget modbus-poll=100)"))?;
     let name = name.trim();
     if name.is_empty() || name.contains(',') || name.contains('"') {
         return Err(format!("--budget: '{s}': the name must be non-empty and contain no comma or quote"));
     }
-    let v: f64 = ms.trim().parse().map_err(|_| format!("--budget: '{s}': '{}' is not a number of milliseconds", ms.trim()))?;
+    let v: f64 =
+        ms.trim().parse().map_err(|_| format!("--budget: '{s}': '{}' is not a number of milliseconds", ms.trim()))?;
     if !(v.is_finite() && v > 0.0) {
         return Err(format!("--budget: '{s}': the budget must be a positive number of milliseconds"));
     }
@@ -128,7 +130,17 @@ pub fn latency(times_ns: &[f64]) -> Latency {
     v.sort_by(|a, b| a.total_cmp(b));
     let (p1, p99) = (nearest_rank(&v, 1.0), nearest_rank(&v, 99.0));
     let (min, max) = (v[0], v[v.len() - 1]);
-    Latency { n: v.len(), min, p1, median: nearest_rank(&v, 50.0), p99, p999: nearest_rank(&v, 99.9), max, jitter: p99 - p1, range: max - min }
+    Latency {
+        n: v.len(),
+        min,
+        p1,
+        median: nearest_rank(&v, 50.0),
+        p99,
+        p999: nearest_rank(&v, 99.9),
+        max,
+        jitter: p99 - p1,
+        range: max - min,
+    }
 }
 
 /// Worst case as a percentage of a budget in milliseconds.
@@ -195,11 +207,24 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     for ((cipher, imp, bits), times) in &groups {
         let l = latency(times);
         let bytes = (bits / 8) as usize;
-        let (proto, name) = MESSAGES.iter().find(|m| m.bytes == bytes).map(|m| (m.protocol, m.name)).unwrap_or(("custom", "custom size"));
+        let (proto, name) = MESSAGES
+            .iter()
+            .find(|m| m.bytes == bytes)
+            .map(|m| (m.protocol, m.name))
+            .unwrap_or(("custom", "custom size"));
         let _ = write!(
             csv,
             "{cipher},{imp},\"{proto}\",\"{name}\",{bytes},{},{},{},{},{},{},{},{},{},{overhead},\"{}\"",
-            l.n, l.min, l.p1, l.median, l.p99, l.p999, l.max, l.jitter, l.range, governor.replace('"', "'")
+            l.n,
+            l.min,
+            l.p1,
+            l.median,
+            l.p99,
+            l.p999,
+            l.max,
+            l.jitter,
+            l.range,
+            governor.replace('"', "'")
         );
         let _ = write!(
             md,
@@ -335,7 +360,18 @@ mod tests {
         let mut rd = csv::Reader::from_path(dir.join("ics-latency.csv")).unwrap();
         let header: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
-        for c in ["max_ns", "p99_9_ns", "p99_ns", "median_ns", "jitter_p99_p1_ns", "clock_overhead_ns", "governor", "pct_of_GOOSE-1A-trip", "pct_of_IEC60834-1-teleprotection", "pct_of_poll"] {
+        for c in [
+            "max_ns",
+            "p99_9_ns",
+            "p99_ns",
+            "median_ns",
+            "jitter_p99_p1_ns",
+            "clock_overhead_ns",
+            "governor",
+            "pct_of_GOOSE-1A-trip",
+            "pct_of_IEC60834-1-teleprotection",
+            "pct_of_poll",
+        ] {
             assert!(header.contains(&c), "column {c} missing");
         }
         let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();

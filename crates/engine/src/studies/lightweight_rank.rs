@@ -19,7 +19,8 @@ use crate::markdown::fmt_ns;
 use crate::power::{self, PowerProfile};
 
 /// The study's eight ciphers, as catalogue selectors.
-pub const CIPHERS: [&str; 8] = ["AES-128/rustcrypto", "LEA-128", "SPECK-64-128", "XTEA", "HIGHT", "SCHWAEMM256-128", "TinyJAMBU-128", "Xoodyak"];
+pub const CIPHERS: [&str; 8] =
+    ["AES-128/rustcrypto", "LEA-128", "SPECK-64-128", "XTEA", "HIGHT", "SCHWAEMM256-128", "TinyJAMBU-128", "Xoodyak"];
 /// Message sizes in bytes: 16 B (one AES block, a sensor-sized message) up to 1 KiB.
 pub const SIZES_BYTES: [usize; 4] = [16, 64, 256, 1024];
 /// The reference of RR%.
@@ -54,7 +55,10 @@ pub fn parse_weights(text: &str, origin: &str) -> Result<Vec<Weighting>, String>
     let mut rd = csv::ReaderBuilder::new().comment(Some(b'#')).trim(csv::Trim::All).from_reader(text.as_bytes());
     let headers = rd.headers().map_err(|e| format!("{origin}: {e}"))?.clone();
     let col = |name: &str| {
-        headers.iter().position(|h| h == name).ok_or_else(|| format!("{origin}: line 1: missing column '{name}' (need weighting,{})", CRITERIA.join(",")))
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| format!("{origin}: line 1: missing column '{name}' (need weighting,{})", CRITERIA.join(",")))
     };
     let name_col = col("weighting")?;
     let cols: Vec<usize> = CRITERIA.iter().map(|c| col(c)).collect::<Result<_, _>>()?;
@@ -65,7 +69,9 @@ pub fn parse_weights(text: &str, origin: &str) -> Result<Vec<Weighting>, String>
         let mut w = [0.0; 4];
         for (i, &c) in cols.iter().enumerate() {
             let raw = rec.get(c).unwrap_or("");
-            let v: f64 = raw.parse().map_err(|_| format!("{origin}: line {line}, column '{}': '{raw}' is not a number", CRITERIA[i]))?;
+            let v: f64 = raw
+                .parse()
+                .map_err(|_| format!("{origin}: line {line}, column '{}': '{raw}' is not a number", CRITERIA[i]))?;
             if !(v.is_finite() && v >= 0.0) {
                 return Err(format!("{origin}: line {line}, column '{}': weights must be ≥ 0, got {v}", CRITERIA[i]));
             }
@@ -90,7 +96,8 @@ pub fn resolve_weights(opt: Option<&str>) -> Result<Vec<Weighting>, String> {
             if let Some(w) = builtin_weightings().into_iter().find(|w| w.name.eq_ignore_ascii_case(name)) {
                 return Ok(vec![w]);
             }
-            let text = std::fs::read_to_string(name).map_err(|e| format!("--weights: '{name}' is neither battery, speed nor a readable file ({e})"))?;
+            let text = std::fs::read_to_string(name)
+                .map_err(|e| format!("--weights: '{name}' is neither battery, speed nor a readable file ({e})"))?;
             parse_weights(&text, name)
         }
     }
@@ -131,7 +138,9 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// Live bytes of the implementation's object after its key schedule, and its tag + nonce bytes.
 fn object_bytes(cipher: &str, implementation: &str) -> Option<(usize, usize)> {
-    let e = lwcbench_catalog::registry().into_iter().find(|e| e.info.name == cipher && e.info.implementation == implementation)?;
+    let e = lwcbench_catalog::registry()
+        .into_iter()
+        .find(|e| e.info.name == cipher && e.info.implementation == implementation)?;
     let key = vec![0x5au8; e.info.key_bytes()];
     match e.make {
         Make::Block(mk) => {
@@ -170,12 +179,17 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     let mut raw: BTreeMap<(String, String, String, u64), Vec<f64>> = BTreeMap::new();
     let mut family: BTreeMap<(String, String), String> = BTreeMap::new();
     for r in input.samples.iter().filter(|r| matches!(r.scenario.as_str(), "keysetup" | "encrypt" | "decrypt")) {
-        raw.entry((r.cipher.clone(), r.implementation.clone(), r.scenario.clone(), r.size_bits)).or_default().push(r.ns_per_op);
+        raw.entry((r.cipher.clone(), r.implementation.clone(), r.scenario.clone(), r.size_bits))
+            .or_default()
+            .push(r.ns_per_op);
         family.insert((r.cipher.clone(), r.implementation.clone()), r.family.clone());
     }
     let mut rows: Vec<CipherRow> = Vec::new();
     for ((cipher, imp), fam) in &family {
-        let info = lwcbench_catalog::registry().into_iter().find(|e| e.info.name == cipher.as_str() && e.info.implementation == imp.as_str()).map(|e| e.info);
+        let info = lwcbench_catalog::registry()
+            .into_iter()
+            .find(|e| e.info.name == cipher.as_str() && e.info.implementation == imp.as_str())
+            .map(|e| e.info);
         let Some(info) = info else { continue };
         let (object_bytes, extra_bytes) = object_bytes(cipher, imp).unwrap_or((0, 0));
         let mut times = BTreeMap::new();
@@ -203,7 +217,9 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
         return Err("lightweight-study: no keysetup/encrypt/decrypt samples of block ciphers or AEADs".into());
     }
     // Order as in the study, others after.
-    let pos = |r: &CipherRow| CIPHERS.iter().position(|c| c.split('/').next() == Some(r.cipher.as_str())).unwrap_or(usize::MAX);
+    let pos = |r: &CipherRow| {
+        CIPHERS.iter().position(|c| c.split('/').next() == Some(r.cipher.as_str())).unwrap_or(usize::MAX)
+    };
     rows.sort_by_key(|r| (pos(r), r.cipher.clone(), r.implementation.clone()));
     let reference = rows.iter().find(|r| r.cipher == REFERENCE);
     let ref_time = |sc: &str, bytes: usize| -> Option<f64> {
@@ -285,8 +301,10 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     if used.is_empty() {
         return Err("lightweight-study: the ranking needs keysetup and encrypt samples".into());
     }
-    let norm_cols: Vec<Vec<f64>> = (0..4).map(|j| normalise(&crit.iter().map(|c| c[j]).collect::<Vec<_>>(), BENEFIT[j])).collect();
-    let norm: Vec<[f64; 4]> = (0..used.len()).map(|i| [norm_cols[0][i], norm_cols[1][i], norm_cols[2][i], norm_cols[3][i]]).collect();
+    let norm_cols: Vec<Vec<f64>> =
+        (0..4).map(|j| normalise(&crit.iter().map(|c| c[j]).collect::<Vec<_>>(), BENEFIT[j])).collect();
+    let norm: Vec<[f64; 4]> =
+        (0..used.len()).map(|i| [norm_cols[0][i], norm_cols[1][i], norm_cols[2][i], norm_cols[3][i]]).collect();
     let scores: Vec<Vec<f64>> = weightings.iter().map(|w| norm.iter().map(|s| wsm(s, &w.w)).collect()).collect();
     let rank_v: Vec<Vec<usize>> = scores.iter().map(|s| ranks(s)).collect();
 
@@ -298,7 +316,11 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     for (i, r) in used.iter().enumerate() {
         let c = crit[i];
         let n = norm[i];
-        let _ = write!(sc, "{},{},{},{},{},{},{},{},{},{}", r.cipher, r.implementation, c[0], c[1], c[2], c[3], n[0], n[1], n[2], n[3]);
+        let _ = write!(
+            sc,
+            "{},{},{},{},{},{},{},{},{},{}",
+            r.cipher, r.implementation, c[0], c[1], c[2], c[3], n[0], n[1], n[2], n[3]
+        );
         for k in 0..weightings.len() {
             let _ = write!(sc, ",{},{}", scores[k][i], rank_v[k][i]);
         }
@@ -328,7 +350,11 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
         let blocks = sm.div_ceil(r.block_bytes) as f64;
         let enc = r.times.get(&("encrypt".into(), sm)).copied().unwrap_or(f64::NAN);
         let dec = r.times.get(&("decrypt".into(), sm)).copied().unwrap_or(f64::NAN);
-        let rr = |s: &str, t: f64| ref_time(s, if s == "keysetup" { 0 } else { sm }).map(|x| format!("{:.1}", rr_pct(t, x))).unwrap_or_else(|| "–".into());
+        let rr = |s: &str, t: f64| {
+            ref_time(s, if s == "keysetup" { 0 } else { sm })
+                .map(|x| format!("{:.1}", rr_pct(t, x)))
+                .unwrap_or_else(|| "–".into())
+        };
         let _ = write!(
             md,
             "| {}/{} | {} | {} | {} | {} | {} | {} | {:.1} | {:.3e} J | {:.3e} J | {} |",
@@ -407,15 +433,20 @@ mod tests {
 
     #[test]
     fn weights_files_parse_or_name_the_problem() {
-        let w = parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nmine,1,2,3,4\n", "w.csv").unwrap();
+        let w =
+            parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nmine,1,2,3,4\n", "w.csv").unwrap();
         assert_eq!(w, vec![Weighting { name: "mine".into(), w: [1.0, 2.0, 3.0, 4.0] }]);
         let e = parse_weights("weighting,energy_per_byte,throughput,key_schedule\nx,1,2,3\n", "w.csv").unwrap_err();
         assert!(e.contains("missing column 'memory'"), "{e}");
-        let e = parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nx,1,a,3,4\n", "w.csv").unwrap_err();
+        let e = parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nx,1,a,3,4\n", "w.csv")
+            .unwrap_err();
         assert_eq!(e, "w.csv: line 2, column 'throughput': 'a' is not a number");
-        let e = parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nx,0,0,0,0\n", "w.csv").unwrap_err();
+        let e = parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nx,0,0,0,0\n", "w.csv")
+            .unwrap_err();
         assert!(e.contains("sum to 0"), "{e}");
-        assert!(parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nx,-1,0,0,1\n", "w.csv").unwrap_err().contains("≥ 0"));
+        assert!(parse_weights("weighting,energy_per_byte,throughput,key_schedule,memory\nx,-1,0,0,1\n", "w.csv")
+            .unwrap_err()
+            .contains("≥ 0"));
         assert_eq!(resolve_weights(Some("Speed")).unwrap()[0].name, "speed");
         assert!(resolve_weights(Some("/no/such/file")).unwrap_err().starts_with("--weights"));
     }

@@ -168,7 +168,12 @@ fn pick<'a>(summary: &'a [SummaryRow], e: &Entry, scenario: &str) -> Option<&'a 
     let mut rows: Vec<&SummaryRow> = summary
         .iter()
         // Frames come from a video, not the random payload; the other scenarios use random.
-        .filter(|r| r.cipher == e.info.name && r.implementation == e.info.implementation && r.scenario == scenario && (scenario == "frame" || r.payload == "random"))
+        .filter(|r| {
+            r.cipher == e.info.name
+                && r.implementation == e.info.implementation
+                && r.scenario == scenario
+                && (scenario == "frame" || r.payload == "random")
+        })
         .collect();
     let max = rows.iter().map(|r| r.size_bits).max()?;
     rows.retain(|r| r.size_bits == max);
@@ -189,7 +194,8 @@ fn cycles_per_byte(r: &SummaryRow, bytes: f64, clock_ghz: Option<f64>) -> (Est, 
 }
 
 fn max_freq_ghz() -> Option<f64> {
-    let khz: f64 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq").ok()?.trim().parse().ok()?;
+    let khz: f64 =
+        std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq").ok()?.trim().parse().ok()?;
     Some(khz / 1e6)
 }
 
@@ -234,12 +240,18 @@ pub fn rss_of(e: &Entry, n: usize) -> Result<u64, String> {
 }
 
 /// Compute the table. Public so tests and the Python bindings can call it on any summary.
-pub fn table(summary: &[SummaryRow], profile: &PowerProfile, clock_ghz: Option<f64>) -> Result<Vec<StreamStudyRow>, String> {
+pub fn table(
+    summary: &[SummaryRow],
+    profile: &PowerProfile,
+    clock_ghz: Option<f64>,
+) -> Result<Vec<StreamStudyRow>, String> {
     let bin = codesize::Binary::current()?;
     let mut out = Vec::new();
     for e in registry().into_iter().filter(|e| e.info.family == Family::Stream) {
         let Some(full) = pick(summary, &e, "full") else { continue };
-        let need = |sc: &str| pick(summary, &e, sc).ok_or_else(|| format!("stream study: no `{sc}` measurement for {} (the stream-study preset needs the scenarios full, keystream and init)", e.id()));
+        let need = |sc: &str| {
+            pick(summary, &e, sc).ok_or_else(|| format!("stream study: no `{sc}` measurement for {} (the stream-study preset needs the scenarios full, keystream and init)", e.id()))
+        };
         let (ks, init) = (need("keystream")?, need("init")?);
         let long = (full.size_bits / 8) as f64;
         let thr = Est::time_ns(full).mb_per_s(long);
@@ -248,8 +260,16 @@ pub fn table(summary: &[SummaryRow], profile: &PowerProfile, clock_ghz: Option<f
         let init_us = Est::time_ns(init).scale(1e-3);
         // Frames: measured when a `frame` scenario ran, else derived from the throughput.
         let (frame_bytes, frame_ns, frames_source) = match pick(summary, &e, "frame") {
-            Some(f) => ((f.size_bits / 8) as usize, Est::time_ns(f), "measured: frame scenario (one frame per operation)".to_string()),
-            None => (FRAME_BYTES, Est::time_ns(full).scale(FRAME_BYTES as f64 / long), format!("derived: {FRAME_BYTES} B frame (640×480 RGB) ÷ 64 KiB throughput, init excluded")),
+            Some(f) => (
+                (f.size_bits / 8) as usize,
+                Est::time_ns(f),
+                "measured: frame scenario (one frame per operation)".to_string(),
+            ),
+            None => (
+                FRAME_BYTES,
+                Est::time_ns(full).scale(FRAME_BYTES as f64 / long),
+                format!("derived: {FRAME_BYTES} B frame (640×480 RGB) ÷ 64 KiB throughput, init excluded"),
+            ),
         };
         let fps = Est { v: 1e9 / frame_ns.v, lo: 1e9 / frame_ns.hi, hi: 1e9 / frame_ns.lo };
         let id = e.id();
@@ -308,7 +328,10 @@ pub fn table(summary: &[SummaryRow], profile: &PowerProfile, clock_ghz: Option<f
         });
     }
     if out.is_empty() {
-        return Err("stream study: no stream cipher has a `full` measurement (select stream ciphers and the full scenario)".into());
+        return Err(
+            "stream study: no stream cipher has a `full` measurement (select stream ciphers and the full scenario)"
+                .into(),
+        );
     }
     Ok(out)
 }
@@ -438,7 +461,9 @@ mod tests {
         assert!((e.v - 750.0).abs() < 1e-9 && (e.lo - 375.0).abs() < 1e-9 && (e.hi - 1500.0).abs() < 1e-9);
         let er = erank(r, e);
         assert!((er.v - (1000.0 / 1500.0) / 750.0).abs() < 1e-15);
-        assert!((er.lo - (819.2 / 1500.0) / 1500.0).abs() < 1e-15 && (er.hi - (1310.72 / 1500.0) / 375.0).abs() < 1e-15);
+        assert!(
+            (er.lo - (819.2 / 1500.0) / 1500.0).abs() < 1e-15 && (er.hi - (1310.72 / 1500.0) / 375.0).abs() < 1e-15
+        );
         assert!(er.lo <= er.v && er.v <= er.hi);
     }
 
@@ -470,7 +495,10 @@ mod tests {
         assert!((r.rank_mb_s_per_byte - 500.0 / (r.code_bytes + 2 * r.ram_bytes) as f64).abs() < 1e-12);
         assert!(r.rss_growth_per_byte > 0.5 && r.rss_growth_per_byte < 2.0, "{}", r.rss_growth_per_byte);
         let md = markdown(&t, &p);
-        assert!(md.contains(MD_MARKER) && md.contains("MODELLED") && md.contains("| Trivium | rust | 500 (468–546) |"), "{md}");
+        assert!(
+            md.contains(MD_MARKER) && md.contains("MODELLED") && md.contains("| Trivium | rust | 500 (468–546) |"),
+            "{md}"
+        );
     }
 
     #[test]
@@ -480,7 +508,10 @@ mod tests {
             row("full", LONG_BYTES as u64 * 8, 131_072.0, 120_000.0, 140_000.0),
             row("keystream", LONG_BYTES as u64 * 8, 65_536.0, 60_000.0, 70_000.0),
             row("init", 0, 2_000.0, 1_900.0, 2_100.0),
-            SummaryRow { payload: "video:sample".into(), ..row("frame", 100_000 * 8, 1_000_000.0, 900_000.0, 1_100_000.0) },
+            SummaryRow {
+                payload: "video:sample".into(),
+                ..row("frame", 100_000 * 8, 1_000_000.0, 900_000.0, 1_100_000.0)
+            },
         ];
         let p = PowerProfile { device: "d".into(), active_w: 1.0, source: "s".into() };
         let r = &table(&s, &p, None).unwrap()[0];
@@ -507,7 +538,12 @@ mod tests {
         for e in registry().into_iter().filter(|e| e.info.family == Family::Stream) {
             let id = e.id();
             let cs = codesize::measure(&bin, codesize::markers_for(&id), &codesize::other_markers(&id));
-            assert!(cs.bytes > 100, "{id}: {} code bytes ({:?}) — add its markers to resources::codesize::markers_for", cs.bytes, cs.names);
+            assert!(
+                cs.bytes > 100,
+                "{id}: {} code bytes ({:?}) — add its markers to resources::codesize::markers_for",
+                cs.bytes,
+                cs.names
+            );
             let st = stack_of(&e).unwrap();
             assert!(st > 0 && st < STACK_DEPTH as u64, "{id}: stack {st}");
         }
