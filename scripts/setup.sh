@@ -17,6 +17,8 @@ pkgs+=(libssl-dev libgcrypt20-dev libwolfssl-dev)  # AES libraries: docs/aes-lib
 pkgs+=(python3-pycryptodome)
 if ((want_test)); then
   pkgs+=(chromium python3-venv qemu-system-arm)
+  # network conditions (crates/netimpair, docs/network-conditions.md): ip/tc and nftables loss rules
+  pkgs+=(iproute2 nftables)
 fi
 # The default video clip is decoded in .venv (see below) unless it exists already.
 [ -s data/video/bigbuckbunny.y4m ] || ((want_test)) || pkgs+=(python3-venv)

@@ -1,0 +1,277 @@
+//! Network conditions on the veth path and the record of which mechanism applied each one.
+//!
+//! Kernel mechanisms are used where they exist: `netem` for delay, jitter, loss, reordering and
+//! duplication (detected, since many kernels and containers lack it), `tbf` for rate limits, and
+//! nftables (`numgen random mod 1000 < N drop`) for loss where netem is missing. What the kernel
+//! cannot do here is left to user space: [`crate::relay::UdpRelay`] for UDP and Toxiproxy
+//! ([`crate::toxiproxy`]) for TCP. Every condition ends up in exactly one [`Applied`] record.
+
+use crate::error::{Error, Result};
+use crate::netns::{NetnsPair, Side, VETH};
+use serde::{Deserialize, Serialize};
+
+/// What the path should do to traffic in one direction. Zero / None means "not impaired".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Conditions {
+    /// Share of packets dropped, in percent (0.1 % resolution).
+    pub loss_pct: f64,
+    /// Added one-way delay.
+    pub delay_ms: u32,
+    /// Uniform jitter ± this around the delay; must not exceed the delay.
+    pub jitter_ms: u32,
+    /// Share of packets delivered out of order, in percent.
+    pub reorder_pct: f64,
+    /// Share of packets delivered twice, in percent.
+    pub duplicate_pct: f64,
+    /// Rate limit in kbit/s (1 kbit = 1000 bit).
+    pub rate_kbit: Option<u32>,
+}
+
+impl Conditions {
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [("loss", self.loss_pct), ("reorder", self.reorder_pct), ("duplicate", self.duplicate_pct)] {
+            if !(0.0..=100.0).contains(&v) {
+                return Err(Error::Invalid(format!("{name} {v} % is outside 0..=100")));
+            }
+        }
+        if self.jitter_ms > self.delay_ms {
+            return Err(Error::Invalid(format!(
+                "jitter {} ms exceeds the delay {} ms (a packet cannot leave before it arrived)",
+                self.jitter_ms, self.delay_ms
+            )));
+        }
+        if self.rate_kbit == Some(0) {
+            return Err(Error::Invalid("rate 0 kbit/s would block the path: give a positive rate".into()));
+        }
+        Ok(())
+    }
+
+    pub fn is_none(&self) -> bool {
+        *self == Conditions::default()
+    }
+}
+
+/// The mechanism that applied a condition (as written to run.json).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mechanism {
+    Netem,
+    Nftables,
+    Tbf,
+    Relay,
+    Toxiproxy,
+}
+
+/// One applied condition: what, how much, by which mechanism, where, and the exact rule or setting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Applied {
+    pub condition: &'static str,
+    pub value: String,
+    pub mechanism: Mechanism,
+    /// Namespace side whose egress (tc) or ingress (nftables) carries the rule, or where the relay/proxy runs.
+    pub side: Side,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Udp,
+    Tcp,
+}
+
+/// Auto uses netem where the kernel has it; Fallback always uses nftables/tbf/relay/Toxiproxy (so the
+/// fallbacks can be tested and compared on kernels that do have netem).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Auto,
+    Fallback,
+}
+
+/// Delay, jitter, reordering and duplication that no kernel mechanism applied: the caller must put a
+/// [`crate::relay::UdpRelay`] (UDP) or Toxiproxy (TCP, delay and jitter only) on the path.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UserSpace {
+    pub delay_ms: u32,
+    pub jitter_ms: u32,
+    pub reorder_pct: f64,
+    pub duplicate_pct: f64,
+}
+
+impl UserSpace {
+    pub fn is_none(&self) -> bool {
+        *self == UserSpace::default()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub applied: Vec<Applied>,
+    pub user_space: UserSpace,
+}
+
+/// Whether the kernel offers the netem qdisc, probed on the loopback of the pair's namespace A
+/// (added and removed again; the namespace is ours, so nothing else is affected).
+pub fn netem_available(pair: &NetnsPair) -> Result<bool> {
+    match pair.run_in(Side::A, "tc", &["qdisc", "add", "dev", "lo", "root", "netem", "delay", "0ms"]) {
+        Ok(_) => {
+            pair.run_in(Side::A, "tc", &["qdisc", "del", "dev", "lo", "root"])?;
+            Ok(true)
+        }
+        // "Specified qdisc kind is unknown." (module missing) or the kernel refusing the kind.
+        Err(Error::Failed(m)) if m.contains("unknown") || m.contains("not supported") => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// nftables names used for loss (inside the receiving namespace only).
+pub const NFT_TABLE: &str = "lwcbench";
+pub const NFT_CHAIN: &str = "loss";
+
+/// Converts a percentage to the per-mille threshold of the nftables rule (0.1 % resolution).
+pub fn loss_permille(pct: f64) -> u32 {
+    (pct * 10.0).round() as u32
+}
+
+/// tbf burst for a rate: 10 ms worth of bytes, at least 3000 bytes (two full-size frames) so a
+/// single 1500-byte frame always fits the bucket.
+pub fn tbf_burst_bytes(rate_kbit: u32) -> u32 {
+    (u64::from(rate_kbit) * 1000 / 8 / 100).max(3000) as u32
+}
+
+/// Applies the kernel-side conditions for traffic sent from `from` to the other side and returns what
+/// applied them plus what is left for user space. Rules die with the namespaces.
+pub fn apply(pair: &NetnsPair, from: Side, c: &Conditions, transport: Transport, backend: Backend) -> Result<Plan> {
+    c.validate()?;
+    let to = from.other();
+    let mut applied = Vec::new();
+    let mut user_space = UserSpace::default();
+    let needs_netem = c.loss_pct > 0.0 || c.delay_ms > 0 || c.reorder_pct > 0.0 || c.duplicate_pct > 0.0;
+    let netem = needs_netem && backend == Backend::Auto && netem_available(pair)?;
+    let mut tbf_parent: Vec<String> = vec!["root".into()];
+
+    if netem {
+        if c.reorder_pct > 0.0 && c.delay_ms == 0 {
+            return Err(Error::Invalid(
+                "reorder needs a delay > 0 with netem (it reorders by sending some packets without the delay)".into(),
+            ));
+        }
+        let mut args: Vec<String> =
+            ["qdisc", "add", "dev", VETH, "root", "handle", "1:", "netem"].map(String::from).into();
+        let mut push = |cond: &'static str, value: String, words: Vec<String>| {
+            args.extend(words);
+            applied.push(Applied {
+                condition: cond,
+                value,
+                mechanism: Mechanism::Netem,
+                side: from,
+                detail: String::new(),
+            });
+        };
+        if c.delay_ms > 0 {
+            let mut w = vec!["delay".to_string(), format!("{}ms", c.delay_ms)];
+            if c.jitter_ms > 0 {
+                w.push(format!("{}ms", c.jitter_ms));
+            }
+            push("delay", format!("{} ms", c.delay_ms), w);
+            if c.jitter_ms > 0 {
+                push("jitter", format!("{} ms", c.jitter_ms), vec![]);
+            }
+        }
+        if c.loss_pct > 0.0 {
+            push("loss", format!("{} %", c.loss_pct), vec!["loss".into(), format!("{}%", c.loss_pct)]);
+        }
+        if c.duplicate_pct > 0.0 {
+            push(
+                "duplicate",
+                format!("{} %", c.duplicate_pct),
+                vec!["duplicate".into(), format!("{}%", c.duplicate_pct)],
+            );
+        }
+        if c.reorder_pct > 0.0 {
+            push("reorder", format!("{} %", c.reorder_pct), vec!["reorder".into(), format!("{}%", c.reorder_pct)]);
+        }
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        pair.run_in(from, "tc", &argv)?;
+        let detail = format!("tc {}", args.join(" "));
+        for a in applied.iter_mut() {
+            a.detail = detail.clone();
+        }
+        // tbf goes below netem (netem's single class 1:1), as the netem documentation does it.
+        tbf_parent = vec!["parent".into(), "1:1".into(), "handle".into(), "10:".into()];
+    } else {
+        if c.loss_pct > 0.0 {
+            applied.push(apply_nft_loss(pair, to, c.loss_pct)?);
+        }
+        user_space = UserSpace {
+            delay_ms: c.delay_ms,
+            jitter_ms: c.jitter_ms,
+            reorder_pct: c.reorder_pct,
+            duplicate_pct: c.duplicate_pct,
+        };
+        if transport == Transport::Tcp && (c.reorder_pct > 0.0 || c.duplicate_pct > 0.0) {
+            return Err(Error::Invalid(
+                "reorder/duplicate over TCP need the netem qdisc, which this kernel lacks (a TCP proxy sees a byte \
+                 stream, not packets): drop them or use the UDP transport"
+                    .into(),
+            ));
+        }
+    }
+
+    if let Some(rate) = c.rate_kbit {
+        let burst = tbf_burst_bytes(rate);
+        let mut args: Vec<String> = ["qdisc", "add", "dev", VETH].map(String::from).into();
+        args.extend(tbf_parent);
+        args.extend(
+            ["tbf", "rate", &format!("{rate}kbit"), "burst", &burst.to_string(), "latency", "400ms"].map(String::from),
+        );
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        pair.run_in(from, "tc", &argv)?;
+        applied.push(Applied {
+            condition: "rate",
+            value: format!("{rate} kbit/s"),
+            mechanism: Mechanism::Tbf,
+            side: from,
+            detail: format!("tc {}", args.join(" ")),
+        });
+    }
+    Ok(Plan { applied, user_space })
+}
+
+/// Drops `pct` % of the packets arriving on the veth of `side` (nftables input hook: the sender sees
+/// no error, as with loss on the wire). The rule counts what it dropped ([`nft_dropped`]).
+fn apply_nft_loss(pair: &NetnsPair, side: Side, pct: f64) -> Result<Applied> {
+    let n = loss_permille(pct);
+    let chain = "{ type filter hook input priority 0; policy accept; }";
+    let rule = format!("iifname \"{VETH}\" numgen random mod 1000 < {n} counter drop");
+    pair.run_in(side, "nft", &["add", "table", "inet", NFT_TABLE])?;
+    pair.run_in(side, "nft", &["add", "chain", "inet", NFT_TABLE, NFT_CHAIN, chain])?;
+    pair.run_in(side, "nft", &["add", "rule", "inet", NFT_TABLE, NFT_CHAIN, &rule])?;
+    Ok(Applied {
+        condition: "loss",
+        value: format!("{pct} %"),
+        mechanism: Mechanism::Nftables,
+        side,
+        detail: format!("nft add rule inet {NFT_TABLE} {NFT_CHAIN} {rule}"),
+    })
+}
+
+/// Packets the nftables loss rule in `side` has dropped so far (0 if no loss rule was applied there).
+pub fn nft_dropped(pair: &NetnsPair, side: Side) -> Result<u64> {
+    let out = match pair.run_in(side, "nft", &["-j", "list", "chain", "inet", NFT_TABLE, NFT_CHAIN]) {
+        Ok(o) => o,
+        Err(Error::Failed(m)) if m.contains("No such file or directory") => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| Error::Failed(format!("cannot parse `nft -j list chain` output: {e}")))?;
+    let mut total = 0u64;
+    for item in v["nftables"].as_array().into_iter().flatten() {
+        for expr in item["rule"]["expr"].as_array().into_iter().flatten() {
+            if let Some(p) = expr["counter"]["packets"].as_u64() {
+                total += p;
+            }
+        }
+    }
+    Ok(total)
+}
