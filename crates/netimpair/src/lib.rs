@@ -6,7 +6,9 @@
 pub mod conditions;
 pub mod error;
 pub mod netns;
+pub mod relay;
 
 pub use conditions::{apply, netem_available, nft_dropped, Applied, Backend, Conditions, Mechanism, Plan, Transport};
 pub use error::{Error, Result};
 pub use netns::{cleanup_stale, preflight, NetnsPair, Side};
+pub use relay::{RelayConfig, RelayCounts, UdpRelay};
