@@ -19,6 +19,8 @@ if ((want_test)); then
   pkgs+=(chromium python3-venv qemu-system-arm)
   # network conditions (crates/netimpair, docs/network-conditions.md): ip/tc and nftables loss rules
   pkgs+=(iproute2 nftables)
+  # Go toolchain for Toxiproxy (TCP delay/jitter/resets where the kernel lacks netem), unless present
+  command -v go >/dev/null 2>&1 || pkgs+=(golang-go)
 fi
 # The default video clip is decoded in .venv (see below) unless it exists already.
 [ -s data/video/bigbuckbunny.y4m ] || ((want_test)) || pkgs+=(python3-venv)
@@ -73,5 +75,11 @@ if ((want_test)); then
   for t in thumbv7m-none-eabi thumbv6m-none-eabi aarch64-unknown-none; do
     rustup target list --installed | grep -qx "$t" || rustup target add "$t"
   done
+  # Toxiproxy for crates/netimpair (docs/network-conditions.md), built from the Go module proxy
+  if [ ! -x target/tools/toxiproxy-server ]; then
+    mkdir -p target/tools
+    GOBIN="$PWD/target/tools" go install github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0
+    mv target/tools/server target/tools/toxiproxy-server
+  fi
   echo "setup: test environment ready (.venv)"
 fi

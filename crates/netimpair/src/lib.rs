@@ -7,8 +7,10 @@ pub mod conditions;
 pub mod error;
 pub mod netns;
 pub mod relay;
+pub mod toxiproxy;
 
 pub use conditions::{apply, netem_available, nft_dropped, Applied, Backend, Conditions, Mechanism, Plan, Transport};
 pub use error::{Error, Result};
 pub use netns::{cleanup_stale, preflight, NetnsPair, Side};
 pub use relay::{RelayConfig, RelayCounts, UdpRelay};
+pub use toxiproxy::Toxiproxy;
