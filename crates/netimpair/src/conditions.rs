@@ -275,3 +275,44 @@ pub fn nft_dropped(pair: &NetnsPair, side: Side) -> Result<u64> {
     }
     Ok(total)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_names_the_bad_value() {
+        let bad = Conditions { loss_pct: 101.0, ..Default::default() };
+        assert_eq!(bad.validate().unwrap_err().to_string(), "loss 101 % is outside 0..=100");
+        let bad = Conditions { delay_ms: 10, jitter_ms: 11, ..Default::default() };
+        assert!(bad.validate().unwrap_err().to_string().starts_with("jitter 11 ms exceeds the delay 10 ms"));
+        assert!(Conditions { rate_kbit: Some(0), ..Default::default() }.validate().is_err());
+        assert!(Conditions { loss_pct: f64::NAN, ..Default::default() }.validate().is_err());
+        assert!(Conditions { loss_pct: 5.0, delay_ms: 20, jitter_ms: 20, ..Default::default() }.validate().is_ok());
+    }
+
+    #[test]
+    fn thresholds_and_burst_by_hand() {
+        assert_eq!(loss_permille(50.0), 500);
+        assert_eq!(loss_permille(0.1), 1);
+        assert_eq!(loss_permille(12.34), 123);
+        // 10 Mbit/s: 10 ms = 12 500 bytes; 1 Mbit/s: 1250 bytes, raised to the 3000-byte floor.
+        assert_eq!(tbf_burst_bytes(10_000), 12_500);
+        assert_eq!(tbf_burst_bytes(1_000), 3_000);
+    }
+
+    #[test]
+    fn applied_record_serialises_for_run_json() {
+        let a = Applied {
+            condition: "loss",
+            value: "5 %".into(),
+            mechanism: Mechanism::Nftables,
+            side: Side::B,
+            detail: "rule".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"condition":"loss","value":"5 %","mechanism":"nftables","side":"b","detail":"rule"}"#
+        );
+    }
+}
