@@ -189,3 +189,32 @@ fn netem_detection_matches_the_kernel_and_decides_the_mechanism() {
         assert_eq!((plan.user_space.delay_ms, plan.user_space.jitter_ms), (20, 5));
     }
 }
+
+/// Without CAP_NET_ADMIN the tool must stop with one clear line. The check runs in a child copy of
+/// this test binary whose capability bounding set lacks CAP_NET_ADMIN/CAP_SYS_ADMIN (setpriv).
+#[test]
+fn without_net_admin_create_fails_with_one_clear_line() {
+    if std::env::var_os("LWCB_UNPRIVILEGED_CHILD").is_some() {
+        let e = NetnsPair::create().unwrap_err();
+        assert!(matches!(e, Error::Unprivileged(_)), "{e:?}");
+        println!("CHILD-ERROR<{e}>");
+        return;
+    }
+    if lwcbench_netimpair::preflight().is_err() {
+        eprintln!("skipped: already unprivileged (the other tests cover the skip)");
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new("setpriv")
+        .args(["--bounding-set", "-net_admin,-sys_admin", "--inh-caps", "-net_admin,-sys_admin", "--"])
+        .arg(exe)
+        .args(["--exact", "without_net_admin_create_fails_with_one_clear_line", "--nocapture", "--test-threads=1"])
+        .env("LWCB_UNPRIVILEGED_CHILD", "1")
+        .output()
+        .expect("setpriv (util-linux) is needed for this test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "child failed: {stdout} {}", String::from_utf8_lossy(&out.stderr));
+    let msg = stdout.split("CHILD-ERROR<").nth(1).and_then(|r| r.split('>').next()).expect("child printed no error");
+    assert!(!msg.contains('\n'));
+    assert!(msg.contains("need root") && msg.contains("CAP_"), "{msg}");
+}
