@@ -110,11 +110,30 @@ pub fn cleanup_stale() -> Result<Vec<String>> {
     for name in list_namespaces()? {
         let Some(pid) = owner_pid(&name) else { continue };
         if !pid_alive(pid) {
-            run("ip", &["netns", "del", &name])?;
-            removed.push(name);
+            // Programs the dead run started inside it (broker, Toxiproxy, devices) would keep the
+            // namespace alive, invisibly, after `ip netns del`: end them first.
+            kill_processes_in(&name)?;
+            match run("ip", &["netns", "del", &name]) {
+                Ok(_) => removed.push(name),
+                // Another run's cleanup may have removed it between our listing and our delete.
+                Err(_) if !list_namespaces()?.contains(&name) => {}
+                Err(e) => return Err(e),
+            }
         }
     }
     Ok(removed)
+}
+
+/// SIGKILLs every process inside one of our stale namespaces (`ip netns pids`).
+fn kill_processes_in(name: &str) -> Result<()> {
+    let Ok(out) = run("ip", &["netns", "pids", name]) else { return Ok(()) }; // already gone
+    for pid in String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+        if pid > 1 && pid != std::process::id() as i32 {
+            // SAFETY: plain syscall; the pid was listed as living in a namespace this tool created.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    Ok(())
 }
 
 /// The pid encoded in a namespace name this crate made, or None for any other name.

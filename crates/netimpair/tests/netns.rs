@@ -87,10 +87,46 @@ fn stale_namespaces_of_dead_runs_are_removed_and_others_kept() {
     child.wait().unwrap();
     let stale = format!("lwcb-{dead}-0-a");
     let foreign = format!("lwcbx-{dead}-0-a"); // not one of ours: must survive
-    for n in [&stale, &foreign] {
-        assert!(Command::new("ip").args(["netns", "add", n]).status().unwrap().success());
+    assert!(Command::new("ip").args(["netns", "add", &foreign]).status().unwrap().success());
+    // A program the killed run left inside its namespace (as a broker or Toxiproxy would be). Another
+    // test's cleanup may remove the stale namespace before the program enters it: then set up again.
+    let mut orphan = None;
+    for _ in 0..5 {
+        let _ = Command::new("ip").args(["netns", "add", &stale]).status().unwrap();
+        let mut child = Command::new("ip").args(["netns", "exec", &stale, "sleep", "30"]).spawn().unwrap();
+        let t0 = Instant::now();
+        loop {
+            let pids = Command::new("ip").args(["netns", "pids", &stale]).output().unwrap().stdout;
+            if !pids.is_empty() {
+                orphan = Some(child);
+                break;
+            }
+            if child.try_wait().unwrap().is_some() || t0.elapsed() > Duration::from_secs(5) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if orphan.is_some() {
+            break;
+        }
     }
+    let mut orphan = orphan.expect("could not start a program inside the stale namespace");
     let live = NetnsPair::create().unwrap();
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = orphan.try_wait().unwrap() {
+            break Some(s);
+        }
+        if t0.elapsed() > Duration::from_secs(5) {
+            orphan.kill().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.and_then(|s| s.signal()), Some(9), "the orphan in the stale namespace was not killed");
     let kept = listed(&foreign);
     Command::new("ip").args(["netns", "del", &foreign]).status().unwrap();
     assert!(!listed(&stale), "stale namespace {stale} survived");
