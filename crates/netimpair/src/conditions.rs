@@ -124,6 +124,52 @@ pub fn netem_available(pair: &NetnsPair) -> Result<bool> {
     }
 }
 
+/// The `tc` arguments of the netem qdisc for `c` (without the rate, which tbf applies below it) and
+/// one record per condition. Syntax as in tc-netem(8): `netem delay D [J] loss P% duplicate P% reorder P%`.
+fn netem_args(c: &Conditions, from: Side) -> Result<(Vec<String>, Vec<Applied>)> {
+    let mut applied = Vec::new();
+    if c.reorder_pct > 0.0 && c.delay_ms == 0 {
+        return Err(Error::Invalid(
+            "reorder needs a delay > 0 with netem (it reorders by sending some packets without the delay)".into(),
+        ));
+    }
+    let mut args: Vec<String> = ["qdisc", "add", "dev", VETH, "root", "handle", "1:", "netem"].map(String::from).into();
+    let mut push = |cond: &'static str, value: String, words: Vec<String>| {
+        args.extend(words);
+        applied.push(Applied {
+            condition: cond,
+            value,
+            mechanism: Mechanism::Netem,
+            side: from,
+            detail: String::new(),
+        });
+    };
+    if c.delay_ms > 0 {
+        let mut w = vec!["delay".to_string(), format!("{}ms", c.delay_ms)];
+        if c.jitter_ms > 0 {
+            w.push(format!("{}ms", c.jitter_ms));
+        }
+        push("delay", format!("{} ms", c.delay_ms), w);
+        if c.jitter_ms > 0 {
+            push("jitter", format!("{} ms", c.jitter_ms), vec![]);
+        }
+    }
+    if c.loss_pct > 0.0 {
+        push("loss", format!("{} %", c.loss_pct), vec!["loss".into(), format!("{}%", c.loss_pct)]);
+    }
+    if c.duplicate_pct > 0.0 {
+        push("duplicate", format!("{} %", c.duplicate_pct), vec!["duplicate".into(), format!("{}%", c.duplicate_pct)]);
+    }
+    if c.reorder_pct > 0.0 {
+        push("reorder", format!("{} %", c.reorder_pct), vec!["reorder".into(), format!("{}%", c.reorder_pct)]);
+    }
+    let detail = format!("tc {}", args.join(" "));
+    for a in applied.iter_mut() {
+        a.detail = detail.clone();
+    }
+    Ok((args, applied))
+}
+
 /// nftables names used for loss (inside the receiving namespace only).
 pub const NFT_TABLE: &str = "lwcbench";
 pub const NFT_CHAIN: &str = "loss";
@@ -151,52 +197,10 @@ pub fn apply(pair: &NetnsPair, from: Side, c: &Conditions, transport: Transport,
     let mut tbf_parent: Vec<String> = vec!["root".into()];
 
     if netem {
-        if c.reorder_pct > 0.0 && c.delay_ms == 0 {
-            return Err(Error::Invalid(
-                "reorder needs a delay > 0 with netem (it reorders by sending some packets without the delay)".into(),
-            ));
-        }
-        let mut args: Vec<String> =
-            ["qdisc", "add", "dev", VETH, "root", "handle", "1:", "netem"].map(String::from).into();
-        let mut push = |cond: &'static str, value: String, words: Vec<String>| {
-            args.extend(words);
-            applied.push(Applied {
-                condition: cond,
-                value,
-                mechanism: Mechanism::Netem,
-                side: from,
-                detail: String::new(),
-            });
-        };
-        if c.delay_ms > 0 {
-            let mut w = vec!["delay".to_string(), format!("{}ms", c.delay_ms)];
-            if c.jitter_ms > 0 {
-                w.push(format!("{}ms", c.jitter_ms));
-            }
-            push("delay", format!("{} ms", c.delay_ms), w);
-            if c.jitter_ms > 0 {
-                push("jitter", format!("{} ms", c.jitter_ms), vec![]);
-            }
-        }
-        if c.loss_pct > 0.0 {
-            push("loss", format!("{} %", c.loss_pct), vec!["loss".into(), format!("{}%", c.loss_pct)]);
-        }
-        if c.duplicate_pct > 0.0 {
-            push(
-                "duplicate",
-                format!("{} %", c.duplicate_pct),
-                vec!["duplicate".into(), format!("{}%", c.duplicate_pct)],
-            );
-        }
-        if c.reorder_pct > 0.0 {
-            push("reorder", format!("{} %", c.reorder_pct), vec!["reorder".into(), format!("{}%", c.reorder_pct)]);
-        }
+        let (args, records) = netem_args(c, from)?;
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         pair.run_in(from, "tc", &argv)?;
-        let detail = format!("tc {}", args.join(" "));
-        for a in applied.iter_mut() {
-            a.detail = detail.clone();
-        }
+        applied.extend(records);
         // tbf goes below netem (netem's single class 1:1), as the netem documentation does it.
         tbf_parent = vec!["parent".into(), "1:1".into(), "handle".into(), "10:".into()];
     } else {
@@ -289,6 +293,29 @@ mod tests {
         assert!(Conditions { rate_kbit: Some(0), ..Default::default() }.validate().is_err());
         assert!(Conditions { loss_pct: f64::NAN, ..Default::default() }.validate().is_err());
         assert!(Conditions { loss_pct: 5.0, delay_ms: 20, jitter_ms: 20, ..Default::default() }.validate().is_ok());
+    }
+
+    #[test]
+    fn netem_command_by_hand() {
+        let c = Conditions {
+            delay_ms: 20,
+            jitter_ms: 5,
+            loss_pct: 1.0,
+            duplicate_pct: 2.0,
+            reorder_pct: 3.0,
+            ..Default::default()
+        };
+        let (args, recs) = netem_args(&c, Side::A).unwrap();
+        // Written by hand from tc-netem(8).
+        assert_eq!(
+            args.join(" "),
+            "qdisc add dev lwcb0 root handle 1: netem delay 20ms 5ms loss 1% duplicate 2% reorder 3%"
+        );
+        let conds: Vec<_> = recs.iter().map(|r| r.condition).collect();
+        assert_eq!(conds, ["delay", "jitter", "loss", "duplicate", "reorder"]);
+        assert!(recs.iter().all(|r| r.mechanism == Mechanism::Netem && r.detail == format!("tc {}", args.join(" "))));
+        let no_delay = Conditions { reorder_pct: 3.0, ..Default::default() };
+        assert!(matches!(netem_args(&no_delay, Side::A), Err(Error::Invalid(_))));
     }
 
     #[test]
