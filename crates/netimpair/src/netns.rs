@@ -200,6 +200,23 @@ impl NetnsPair {
         }
     }
 
+    /// Refuses an address outside the pair (anything but the two veth addresses, loopback, or for a
+    /// listening socket the unspecified address): the safety rule in code, on top of the missing routes.
+    pub fn check_internal(&self, what: &str, addr: std::net::SocketAddr, listening: bool) -> Result<()> {
+        let ip = addr.ip();
+        let ok = ip.is_loopback()
+            || ip == std::net::IpAddr::V4(ADDR_A)
+            || ip == std::net::IpAddr::V4(ADDR_B)
+            || (listening && ip.is_unspecified());
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::Invalid(format!(
+                "{what} {addr} is outside the test network: only {ADDR_A}, {ADDR_B} and loopback are allowed"
+            )))
+        }
+    }
+
     /// A command that runs `program` inside the namespace of `side` (`ip netns exec`).
     pub fn command(&self, side: Side, program: &str) -> Command {
         let mut c = Command::new("ip");

@@ -203,6 +203,8 @@ impl UdpRelay {
         upstream: SocketAddr,
         cfg: RelayConfig,
     ) -> Result<UdpRelay> {
+        pair.check_internal("relay listen address", listen, true)?;
+        pair.check_internal("relay upstream", upstream, false)?;
         let (l, o) = pair
             .in_ns(side, || -> std::io::Result<_> {
                 let out_bind: SocketAddr = if upstream.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse().unwrap();

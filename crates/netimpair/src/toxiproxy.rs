@@ -88,6 +88,8 @@ impl<'p> Toxiproxy<'p> {
     /// Creates a proxy listening on `listen` (in this namespace) forwarding to `upstream`.
     pub fn proxy(&self, name: &str, listen: SocketAddr, upstream: SocketAddr) -> Result<()> {
         check_name(name)?;
+        self.pair.check_internal("proxy listen address", listen, true)?;
+        self.pair.check_internal("proxy upstream", upstream, false)?;
         let body = serde_json::json!({"name": name, "listen": listen.to_string(), "upstream": upstream.to_string(),
                                       "enabled": true});
         self.request("POST", "/proxies", Some(&body)).map(|_| ())

@@ -167,3 +167,14 @@ fn relay_rejects_jitter_above_delay() {
     let e = UdpRelay::spawn(s, o, "127.0.0.1:9".parse().unwrap(), cfg, Side::B).err().unwrap();
     assert!(matches!(e, Error::Invalid(_)), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relay_refuses_addresses_outside_the_pair() {
+    let Some(pair) = pair_or_skip() else { return };
+    let listen = SocketAddr::from((pair.addr(Side::B), 0));
+    let outside: SocketAddr = "198.51.100.7:5683".parse().unwrap();
+    let e = UdpRelay::start_in(&pair, Side::B, listen, outside, RelayConfig::new(0)).err().unwrap();
+    assert!(e.to_string().contains("outside the test network"), "{e}");
+    let e = UdpRelay::start_in(&pair, Side::B, outside, listen, RelayConfig::new(0)).err().unwrap();
+    assert!(matches!(e, Error::Invalid(_)), "{e}");
+}

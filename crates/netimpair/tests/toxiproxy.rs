@@ -88,6 +88,11 @@ fn toxiproxy_refuses_bad_names_and_reordering() {
     let tp = Toxiproxy::start(&pair, Side::B, 3).unwrap();
     let l = SocketAddr::from((pair.addr(Side::B), 18832));
     assert!(matches!(tp.proxy("a/../b", l, l), Err(Error::Invalid(_))));
+    // The safety rule: nothing is proxied to or from an address outside the pair.
+    let outside: SocketAddr = "192.0.2.1:1883".parse().unwrap();
+    let e = tp.proxy("out", l, outside).unwrap_err();
+    assert!(e.to_string().contains("outside the test network"), "{e}");
+    assert!(matches!(tp.proxy("out", outside, l), Err(Error::Invalid(_))));
     let u = UserSpace { reorder_pct: 1.0, ..Default::default() };
     assert!(matches!(tp.apply_user_space("x", &u), Err(Error::Invalid(_))));
     // An API error (unknown proxy) comes back as one line naming the request.
