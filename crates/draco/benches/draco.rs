@@ -3,6 +3,7 @@
 //! keystream bit (criterion's "elem/s" = bit/s; ns/bit = time / elements).
 //!
 //! Run: `cargo bench -p lwcbench-draco --bench draco -- --warm-up-time 1 --measurement-time 3`
+//! (`-- draco-gateway` for the gateway batch opener only).
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use lwcbench_core::StreamCipher;
 use lwcbench_draco::bitsliced::{Backend, MultiDraco};
@@ -93,5 +94,34 @@ fn init(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, keystream, init);
+/// Gateway opening of 32-byte messages with a 15-byte AD and tag: single-stream vs batch
+/// (elements = messages). See also `examples/draco_gateway.rs` (interleaved rounds, ratios).
+fn gateway(c: &mut Criterion) {
+    use lwcbench_draco::batch::{self, Mode, TaggedItem};
+    use lwcbench_draco::composition;
+    let mut g = c.benchmark_group("draco-gateway");
+    for n in [256usize, 512] {
+        let (k, v) = keys(n);
+        let ad = [0x5au8; 15];
+        let mut cts = Vec::new();
+        let mut tags = Vec::new();
+        for i in 0..n {
+            let mut ct = vec![i as u8; 32];
+            tags.push(composition::seal_in_place(&k[i], &v[i], &ad, &mut ct));
+            cts.push(ct);
+        }
+        let items: Vec<TaggedItem> =
+            (0..n).map(|i| TaggedItem { key: &k[i], iv: &v[i], ad: &ad, ct: &cts[i], tag: &tags[i] }).collect();
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::new("single-stream-open", n), &n, |b, _| {
+            b.iter(|| black_box(batch::open_batch_verified_using(Mode::SingleStream, &items).unwrap()))
+        });
+        g.bench_with_input(BenchmarkId::new("batch-open-auto", n), &n, |b, _| {
+            b.iter(|| black_box(batch::open_batch_verified(&items)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, keystream, init, gateway);
 criterion_main!(benches);

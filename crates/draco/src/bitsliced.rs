@@ -269,17 +269,43 @@ impl<const W: usize> Group<W> {
     /// Returns the key bits as lane words (for P2 step 3).
     fn load(&mut self, keys: &[[u8; 16]], ivs: &[[u8; 12]], kw: &mut [[u64; W]; 128]) {
         *self = Self::zeroed();
-        for (l, (key, iv)) in keys.iter().zip(ivs).enumerate() {
-            let (w, bit) = (l / 64, 1u64 << (l % 64));
-            for j in 0..128 {
-                if p::nv_bit(key, iv, j) == 1 {
-                    self.n[j][w] |= bit;
+        // Per 64-lane chunk, row l = lane l's 64 bits (bit i = bit i of the string in P3
+        // order), then one 64×64 transpose makes word i = bit i of every lane: 4 transposes per
+        // chunk instead of 256 single-bit updates per lane (the batch opener inits a group per
+        // batch, so this is on its path).
+        const _: () = assert!(p::NV_KEY_BITS == 32 && matches!(p::BIT_ORDER, lwcbench_core::BitOrder::MsbFirst));
+        let row = |bytes: [u8; 8]| u64::from_be_bytes(bytes).reverse_bits();
+        let mut a = [0u64; 64];
+        for w in 0..W {
+            let lanes = keys.len().saturating_sub(w * 64).min(64);
+            let at = |l: usize| w * 64 + l;
+            for half in 0..2 {
+                // key bits 64·half …
+                for l in 0..64 {
+                    a[l] = if l < lanes { row(keys[at(l)][8 * half..8 * half + 8].try_into().expect("8")) } else { 0 };
                 }
-                if p::bit_of(key, j) == 1 {
-                    kw[j][w] |= bit;
+                transpose64(&mut a);
+                for j in 0..64 {
+                    kw[64 * half + j][w] = a[j];
+                }
+                // N = IV ‖ k_0 … k_31 (P1): bits 0 … 63 = IV[0..8], 64 … 127 = IV[8..12] ‖ key[0..4]
+                for l in 0..64 {
+                    a[l] = if l >= lanes {
+                        0
+                    } else if half == 0 {
+                        row(ivs[at(l)][..8].try_into().expect("8"))
+                    } else {
+                        let (iv, key) = (&ivs[at(l)], &keys[at(l)]);
+                        row([iv[8], iv[9], iv[10], iv[11], key[0], key[1], key[2], key[3]])
+                    };
+                }
+                transpose64(&mut a);
+                for j in 0..64 {
+                    self.n[64 * half + j][w] = a[j];
                 }
             }
         }
+        a.zeroize();
         for i in 0..95 {
             self.b[i] = kw[p::B_KEY_OFFSET + i];
         }
