@@ -59,6 +59,8 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // report.html is written with the run it shows, as part of the same directory unit.
+    let _ = lwcbench_engine::results::REPORT_RENDERER.set(lwcbench_report::render_html);
     let r = match cli.cmd {
         Cmd::List(a) => cmd_list::run(&a),
         Cmd::Verify(a) => cmd_verify::run(&a),
