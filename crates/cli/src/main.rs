@@ -83,8 +83,14 @@ fn main() -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", terminal_safe(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Text for the terminal: control characters (escape sequences from a log, a file or an
+/// engine could rewrite the screen) are shown as `\u{..}` escapes; the line stays one line.
+pub fn terminal_safe(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }

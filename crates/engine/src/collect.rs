@@ -141,6 +141,24 @@ fn checked_body(line: &str) -> Result<Option<&str>, String> {
     Ok(Some(body))
 }
 
+/// A text field from the log that becomes a CSV cell or terminal text: no control characters
+/// (terminal escape sequences), and no leading `=`, `+`, `-`, `@` (spreadsheet formulas).
+fn safe_text(v: &str, what: &str) -> Result<(), String> {
+    no_control(v, what)?;
+    if v.starts_with(['=', '+', '-', '@']) {
+        return Err(format!("{what} '{v}' starts with '{}' (read as a formula by spreadsheets)", &v[..1]));
+    }
+    Ok(())
+}
+
+/// Header values reach run.json, the report and the terminal, not CSV cells.
+fn no_control(v: &str, what: &str) -> Result<(), String> {
+    if v.chars().any(char::is_control) {
+        return Err(format!("{what} contains a control character"));
+    }
+    Ok(())
+}
+
 fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
     s.parse().map_err(|_| format!("{what} '{s}' is not a valid number"))
 }
@@ -155,7 +173,9 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
     let mut kv = BTreeMap::new();
     for f in &fields[1..] {
         let (k, v) = f.split_once('=').ok_or_else(|| format!("header field '{f}' is not key=value"))?;
-        kv.insert(k.to_string(), pct_decode(v)?);
+        let v = pct_decode(v)?;
+        no_control(&v, &format!("header field {k}"))?;
+        kv.insert(k.to_string(), v);
     }
     let mut take = |k: &str| kv.remove(k).ok_or_else(|| format!("header lacks required key '{k}'"));
     let pos = |v: f64, k: &str| {
@@ -218,6 +238,9 @@ fn parse_sample(h: &Header, f: &[&str]) -> Result<(u64, SampleRow), String> {
     let d = |i: usize| pct_decode(f[i]);
     let seq: u64 = num(f[0], "seq")?;
     let (cipher, implementation, language) = (d(1)?, d(2)?, d(3)?);
+    for (v, what) in [(&cipher, "cipher"), (&implementation, "implementation"), (&language, "language")] {
+        safe_text(v, what)?;
+    }
     if !h.ciphers.iter().any(|(c, i, l)| *c == cipher && *i == implementation && *l == language) {
         return Err(format!("{cipher}/{implementation}/{language} is not in the header's cipher list"));
     }
@@ -235,6 +258,7 @@ fn parse_sample(h: &Header, f: &[&str]) -> Result<(u64, SampleRow), String> {
     }
     let size_bits: u64 = num(f[7], "size_bits")?;
     let payload = d(8)?;
+    safe_text(&payload, "payload")?;
     if payload != "random" && !payload.starts_with("dataset:") {
         return Err(format!("payload '{payload}' is neither 'random' nor 'dataset:<name>'"));
     }

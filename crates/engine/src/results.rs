@@ -460,7 +460,9 @@ pub fn prepare_dir(dir: &Path, force: bool) -> Result<(), String> {
 /// Renders `report.html` from a complete run directory (set by the CLI to the report crate's
 /// renderer; the engine cannot depend on that crate). When set, the page is written into the
 /// same unit as the data it shows and listed in `run.json`.
-pub static REPORT_RENDERER: OnceLock<fn(&Path) -> Result<Vec<u8>, String>> = OnceLock::new();
+pub static REPORT_RENDERER: OnceLock<ReportRenderer> = OnceLock::new();
+/// See [`REPORT_RENDERER`].
+pub type ReportRenderer = fn(&Path) -> Result<Vec<u8>, String>;
 
 /// Writes a run directory as one unit: files go into a fresh hidden sibling of `out`, which
 /// [`commit`](RunDirWriter::commit) swaps in with one rename. Dropped without commit, the
