@@ -194,7 +194,15 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
     let reps = num(&take("reps")?, "reps")?;
     let warmup = num(&take("warmup")?, "warmup")?;
     let groups = num(&take("groups")?, "groups")?;
-    let min_sample_ticks = num(&take("min_sample_ticks")?, "min_sample_ticks")?;
+    // NaN, infinite or negative tick counts would reach run.json as null (issue 15, defect 11)
+    let non_neg = |v: f64, k: &str| {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("header {k}={v} must be a finite number ≥ 0"))
+        }
+    };
+    let min_sample_ticks = non_neg(num(&take("min_sample_ticks")?, "min_sample_ticks")?, "min_sample_ticks")?;
     let seed = num(&take("seed")?, "seed")?;
     let mut ciphers = Vec::new();
     for c in take("ciphers")?.split(',') {
@@ -206,7 +214,10 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
             _ => return Err(format!("header ciphers entry '{c}' is not cipher/implementation/language")),
         }
     }
-    let overhead_ticks = kv.remove("overhead_ticks").map(|v| num::<f64>(&v, "overhead_ticks")).transpose()?;
+    let overhead_ticks = kv
+        .remove("overhead_ticks")
+        .map(|v| num::<f64>(&v, "overhead_ticks").and_then(|t| non_neg(t, "overhead_ticks")))
+        .transpose()?;
     Ok(Header {
         line: line_no,
         board,
@@ -376,7 +387,8 @@ pub fn parse_log(text: &str) -> Parsed {
                     if seq > next_seq {
                         p.gaps.push((no, seq - next_seq));
                     }
-                    next_seq = seq + 1;
+                    // seq 2^64-1 has no successor: a following "0" must not be accepted
+                    next_seq = seq.checked_add(1).ok_or("seq 18446744073709551615 has no successor")?;
                     run_crc = crc32_update(run_crc, body.as_bytes());
                     run_crc = crc32_update(run_crc, b"\n");
                     if kind == "S" {
@@ -415,7 +427,11 @@ pub fn parse_log(text: &str) -> Parsed {
             } else if crc != run_crc {
                 why.push(format!("end line crc {crc:08x} differs from the received lines' {run_crc:08x}"));
             }
-            if ns != h.groups * h.reps || nw != h.groups * h.warmup {
+            // an overflowing product is no promise at all (it wrapped to match before)
+            let (ps, pw) = (h.groups.checked_mul(h.reps), h.groups.checked_mul(h.warmup));
+            if ps.is_none() || pw.is_none() {
+                why.push(format!("header groups={} × reps={} / warmup={} overflows", h.groups, h.reps, h.warmup));
+            } else if Some(ns) != ps || Some(nw) != pw {
                 why.push(format!(
                     "header promised {} × {} sample + {} × {} warm-up lines, end line says {ns} + {nw}",
                     h.groups, h.reps, h.groups, h.warmup
