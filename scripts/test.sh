@@ -10,32 +10,62 @@
 #     tables and emulated instruction/cycle counts (mcu/, through `lwcbench mcu`)
 #  7. board firmware: shared bench code, QEMU end-to-end (UART -> lwcbench collect -> report),
 #     Pico build, Arduino sketch against the stand-in API (firmware/)
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# Style gate: one rustfmt.toml for every Rust workspace in the tree.
-for m in Cargo.toml python/Cargo.toml firmware/Cargo.toml mcu/images/Cargo.toml mcu/hostref/Cargo.toml; do
-  cargo fmt --all --manifest-path "$m" -- --check
-done
-cargo test --workspace --release
+# Every suite runs even when an earlier one failed (one flaky suite must not hide the others'
+# results); each outcome is printed, then a summary line, and the script fails if any failed.
+PASSED=() FAILED=()
+suite() {
+  local name=$1
+  shift
+  echo "=== test.sh: $name"
+  if "$@"; then
+    PASSED+=("$name")
+    echo "=== test.sh: $name: passed"
+  else
+    FAILED+=("$name")
+    echo "=== test.sh: $name: FAILED" >&2
+  fi
+}
+
+fmt_check() {
+  # Style gate: one rustfmt.toml for every Rust workspace in the tree.
+  for m in Cargo.toml python/Cargo.toml firmware/Cargo.toml mcu/images/Cargo.toml mcu/hostref/Cargo.toml; do
+    cargo fmt --all --manifest-path "$m" -- --check || return 1
+  done
+}
+suite "cargo fmt" fmt_check
+suite "cargo test" cargo test --workspace --release --no-fail-fast
 # The own no_std cipher crates also build for 64-bit ARM (a Pi 4/5 class host): the x86-64
 # SIMD paths must stay behind their cfg gates.
-CARGO_TARGET_DIR="$PWD/target/aarch64" cargo check --release --target aarch64-unknown-none \
-  -p lwcbench-core -p lwcbench-draco -p lwcbench-estream -p lwcbench-lightweight
-./target/release/lwcbench verify
-./target/release/lwcbench verify --engine pycryptodome
-./target/release/lwcbench run --preset quick --out target/smoke-run --force --quiet
-for f in samples.csv summary.csv run.json report.html; do
-  test -s "target/smoke-run/$f" || { echo "test.sh: smoke run did not write $f" >&2; exit 1; }
-done
-
-LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q python/tests tests/browser
-.venv/bin/python -m pytest -q engines/pycryptodome
+suite "aarch64 no_std build" env CARGO_TARGET_DIR="$PWD/target/aarch64" cargo check --release \
+  --target aarch64-unknown-none -p lwcbench-core -p lwcbench-draco -p lwcbench-estream -p lwcbench-lightweight
+suite "verify" ./target/release/lwcbench verify
+suite "verify pycryptodome" ./target/release/lwcbench verify --engine pycryptodome
+smoke_run() {
+  ./target/release/lwcbench run --preset quick --out target/smoke-run --force --quiet || return 1
+  for f in samples.csv summary.csv run.json report.html; do
+    test -s "target/smoke-run/$f" || { echo "test.sh: smoke run did not write $f" >&2; return 1; }
+  done
+}
+suite "smoke run" smoke_run
+suite "python + browser" env LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q python/tests \
+  tests/browser
+suite "pycryptodome engine" .venv/bin/python -m pytest -q engines/pycryptodome
 # Cross-built images: emulated keystream equals the host's, pinned instruction counts, tables.
-CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q mcu/tests
-./target/release/lwcbench mcu --preset counts --profiles Os --no-build --force --out target/mcu-run
-test -s target/mcu-run/mcu_sizes.csv && test -s target/mcu-run/mcu_counts.csv && test -s target/mcu-run/run.json
-./target/release/lwcbench report target/mcu-run && test -s target/mcu-run/report.html
-(cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release -p lwc-board-bench)
-CARGO_TARGET_DIR="$PWD/target" LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q firmware/tests
-echo "test.sh: all tests passed"
+suite "mcu images" env CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q mcu/tests
+mcu_run() {
+  ./target/release/lwcbench mcu --preset counts --profiles Os --no-build --force --out target/mcu-run &&
+    test -s target/mcu-run/mcu_sizes.csv && test -s target/mcu-run/mcu_counts.csv && test -s target/mcu-run/run.json &&
+    ./target/release/lwcbench report target/mcu-run && test -s target/mcu-run/report.html
+}
+suite "mcu run + report" mcu_run
+suite "firmware cargo test" bash -c 'cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release -p lwc-board-bench'
+suite "firmware pytest" env CARGO_TARGET_DIR="$PWD/target" LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python \
+  -m pytest -q firmware/tests
+
+echo "=== test.sh: suites passed: ${PASSED[*]:-none}"
+echo "=== test.sh: suites failed: ${FAILED[*]:-none}"
+echo "${#PASSED[@]} passed, ${#FAILED[@]} failed"
+[ "${#FAILED[@]}" -eq 0 ]

@@ -5,6 +5,7 @@ a C++ twin of every ChaCha20 implementation by editing the CSV files with the cs
 the C++/Rust figures can be drawn although the committed catalogue has no C++ code yet.
 """
 import csv
+import json
 import shutil
 from pathlib import Path
 
@@ -117,6 +118,9 @@ def make_payload_variant(src: Path, dst: Path) -> Path:
     i = fields.index("size_bits") + 1
     write_rows(dst / "comparison.csv", fields[:i] + ["payload"] + fields[i:], [])
     (dst / "table1_dataset_vs_random.csv").write_text("cipher,payload,median_ns\nChaCha20,random,10.5\n")
+    run = json.loads((dst / "run.json").read_text())
+    run["files"].insert(0, "table1_dataset_vs_random.csv")
+    (dst / "run.json").write_text(json.dumps(run))
     return dst
 
 

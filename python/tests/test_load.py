@@ -195,3 +195,20 @@ def test_newer_format_with_payloads_and_extra_tables(payload_run):
     assert "payload" in payload_run.comparison.columns
     t = payload_run.tables["table1_dataset_vs_random"]
     assert list(t.columns) == ["cipher", "payload", "median_ns"] and t["median_ns"].iloc[0] == 10.5
+
+
+def test_only_files_listed_in_run_json_are_read(run_dir, tmp_path):
+    """Issue 15 (17): a table left beside a run (e.g. by a replaced run) is not the run's."""
+    d = tmp_path / "run"
+    shutil.copytree(run_dir, d)
+    (d / "table1_dataset_vs_random.csv").write_text("cipher,payload,median_ns\nOld,random,1\n")
+    assert "table1_dataset_vs_random" not in lwcbench.load(d).tables
+    run = json.loads((d / "run.json").read_text())
+    run["files"] = [f for f in run["files"] if f != "summary.csv"]
+    (d / "run.json").write_text(json.dumps(run))
+    with pytest.raises(ResultsError, match="summary.csv is not in its 'files' list"):
+        lwcbench.load(d)
+    run["files"] = ["../etc/passwd.csv"]
+    (d / "run.json").write_text(json.dumps(run))
+    with pytest.raises(ResultsError, match="not a file of the run directory"):
+        lwcbench.load(d)

@@ -58,7 +58,7 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
     };
     let parsed = parse_log(&text);
     for l in parsed.summary_lines() {
-        eprintln!("collect: {l}");
+        eprintln!("collect: {}", crate::terminal_safe(&l));
     }
     let out = a.out.clone().unwrap_or_else(|| {
         let stamp = lwcbench_engine::results::rfc3339(started).replace(':', "-");
@@ -68,12 +68,12 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
     let src = Source { description, args: std::env::args().collect(), started };
     let rec = write_collected(&parsed, &out, a.force, a.allow_truncated, &src)?;
     println!(
-        "wrote {} ({} samples of {} groups from {}); lwcbench report {} renders it",
+        "wrote {} ({} samples of {} groups from {}); report: {}",
         out.display(),
         parsed.samples.len(),
         rec.groups,
         rec.machine.hostname,
-        out.display()
+        out.join("report.html").display()
     );
     Ok(())
 }

@@ -59,6 +59,8 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // report.html is written with the run it shows, as part of the same directory unit.
+    let _ = lwcbench_engine::results::REPORT_RENDERER.set(lwcbench_report::render_html);
     let r = match cli.cmd {
         Cmd::List(a) => cmd_list::run(&a),
         Cmd::Verify(a) => cmd_verify::run(&a),
@@ -81,8 +83,14 @@ fn main() -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", terminal_safe(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Text for the terminal: control characters (escape sequences from a log, a file or an
+/// engine could rewrite the screen) are shown as `\u{..}` escapes; the line stays one line.
+pub fn terminal_safe(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }

@@ -74,3 +74,49 @@ fn bad_input_is_one_error_line() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("error: --port: cannot open /dev/lwcbench-no-such-port"));
     assert!(std::fs::read_dir(d.path()).unwrap().count() == 1, "nothing but the input file");
 }
+
+/// One log line with its CRC (the collector's own crc32: the CRC is not what is tested here).
+fn line(body: &str) -> String {
+    format!("{body} *{:08x}", lwcbench_engine::collect::crc32(body.as_bytes()))
+}
+
+/// A valid one-group log whose header carries `board`, `mcu` and an extra field (%-encoded
+/// text) and whose sample lines name the cipher `cipher`.
+fn log_with(board: &str, mcu: &str, cipher: &str) -> String {
+    let h = format!(
+        "LWCB H 1 board={board} mcu={mcu} cpu_hz=1000000 tick_hz=1000000 timer=t cycles=none reps=1 warmup=0 \
+         groups=1 min_sample_ticks=1 seed=1 ciphers={cipher}/ref/C firmware=1 note={board}"
+    );
+    let s = format!("LWCB S 0 {cipher} ref C stream init s,s 0 random 0 1 10 -");
+    let crc = lwcbench_engine::collect::crc32(format!("{s}\n").as_bytes());
+    [line(&h), line(&s), line(&format!("LWCB E samples=1 warmup=0 crc={crc:08x}"))].join("\n") + "\n"
+}
+
+#[test]
+fn hostile_log_text_is_escaped_in_the_report() {
+    // issue 15, defect 18: board=</title><script>… reached <title> unescaped
+    let d = tempfile::tempdir().unwrap();
+    let script = "%3C/title%3E%3Cscript%3Ealert(1)%3C/script%3E%22%27";
+    std::fs::write(d.path().join("h.log"), log_with(script, script, "X")).unwrap();
+    let o = collect(&["--from-log", "h.log", "-o", "out"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(d.path().join("out/report.html")).unwrap();
+    assert!(!html.to_lowercase().contains("<script"), "script injected");
+    assert!(html.contains("&lt;/title&gt;&lt;script&gt;"), "the name is shown, escaped");
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<title>lwcbench report — board:&lt;/title&gt;"));
+}
+
+#[test]
+fn formulas_and_control_characters_from_a_log_are_refused() {
+    // CSV cells from the log must not start a spreadsheet formula; terminal text from the log
+    // must not carry escape sequences. Both lines are malformed: nothing is written.
+    for (board, cipher) in [("b", "%3DHYPERLINK(%22http://x%22)"), ("b", "@SUM(A1)"), ("%1B%5B2J", "X")] {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("h.log"), log_with(board, "m", cipher)).unwrap();
+        let o = collect(&["--from-log", "h.log", "-o", "out"], d.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{cipher}: {err}");
+        assert!(!err.contains('\u{1b}'), "escape sequence reached the terminal: {err:?}");
+        assert!(!d.path().join("out").exists());
+    }
+}

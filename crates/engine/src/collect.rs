@@ -141,6 +141,24 @@ fn checked_body(line: &str) -> Result<Option<&str>, String> {
     Ok(Some(body))
 }
 
+/// A text field from the log that becomes a CSV cell or terminal text: no control characters
+/// (terminal escape sequences), and no leading `=`, `+`, `-`, `@` (spreadsheet formulas).
+fn safe_text(v: &str, what: &str) -> Result<(), String> {
+    no_control(v, what)?;
+    if v.starts_with(['=', '+', '-', '@']) {
+        return Err(format!("{what} '{v}' starts with '{}' (read as a formula by spreadsheets)", &v[..1]));
+    }
+    Ok(())
+}
+
+/// Header values reach run.json, the report and the terminal, not CSV cells.
+fn no_control(v: &str, what: &str) -> Result<(), String> {
+    if v.chars().any(char::is_control) {
+        return Err(format!("{what} contains a control character"));
+    }
+    Ok(())
+}
+
 fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
     s.parse().map_err(|_| format!("{what} '{s}' is not a valid number"))
 }
@@ -155,7 +173,9 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
     let mut kv = BTreeMap::new();
     for f in &fields[1..] {
         let (k, v) = f.split_once('=').ok_or_else(|| format!("header field '{f}' is not key=value"))?;
-        kv.insert(k.to_string(), pct_decode(v)?);
+        let v = pct_decode(v)?;
+        no_control(&v, &format!("header field {k}"))?;
+        kv.insert(k.to_string(), v);
     }
     let mut take = |k: &str| kv.remove(k).ok_or_else(|| format!("header lacks required key '{k}'"));
     let pos = |v: f64, k: &str| {
@@ -174,7 +194,15 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
     let reps = num(&take("reps")?, "reps")?;
     let warmup = num(&take("warmup")?, "warmup")?;
     let groups = num(&take("groups")?, "groups")?;
-    let min_sample_ticks = num(&take("min_sample_ticks")?, "min_sample_ticks")?;
+    // NaN, infinite or negative tick counts would reach run.json as null (issue 15, defect 11)
+    let non_neg = |v: f64, k: &str| {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("header {k}={v} must be a finite number ≥ 0"))
+        }
+    };
+    let min_sample_ticks = non_neg(num(&take("min_sample_ticks")?, "min_sample_ticks")?, "min_sample_ticks")?;
     let seed = num(&take("seed")?, "seed")?;
     let mut ciphers = Vec::new();
     for c in take("ciphers")?.split(',') {
@@ -186,7 +214,10 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
             _ => return Err(format!("header ciphers entry '{c}' is not cipher/implementation/language")),
         }
     }
-    let overhead_ticks = kv.remove("overhead_ticks").map(|v| num::<f64>(&v, "overhead_ticks")).transpose()?;
+    let overhead_ticks = kv
+        .remove("overhead_ticks")
+        .map(|v| num::<f64>(&v, "overhead_ticks").and_then(|t| non_neg(t, "overhead_ticks")))
+        .transpose()?;
     Ok(Header {
         line: line_no,
         board,
@@ -218,6 +249,9 @@ fn parse_sample(h: &Header, f: &[&str]) -> Result<(u64, SampleRow), String> {
     let d = |i: usize| pct_decode(f[i]);
     let seq: u64 = num(f[0], "seq")?;
     let (cipher, implementation, language) = (d(1)?, d(2)?, d(3)?);
+    for (v, what) in [(&cipher, "cipher"), (&implementation, "implementation"), (&language, "language")] {
+        safe_text(v, what)?;
+    }
     if !h.ciphers.iter().any(|(c, i, l)| *c == cipher && *i == implementation && *l == language) {
         return Err(format!("{cipher}/{implementation}/{language} is not in the header's cipher list"));
     }
@@ -235,6 +269,7 @@ fn parse_sample(h: &Header, f: &[&str]) -> Result<(u64, SampleRow), String> {
     }
     let size_bits: u64 = num(f[7], "size_bits")?;
     let payload = d(8)?;
+    safe_text(&payload, "payload")?;
     if payload != "random" && !payload.starts_with("dataset:") {
         return Err(format!("payload '{payload}' is neither 'random' nor 'dataset:<name>'"));
     }
@@ -352,7 +387,8 @@ pub fn parse_log(text: &str) -> Parsed {
                     if seq > next_seq {
                         p.gaps.push((no, seq - next_seq));
                     }
-                    next_seq = seq + 1;
+                    // seq 2^64-1 has no successor: a following "0" must not be accepted
+                    next_seq = seq.checked_add(1).ok_or("seq 18446744073709551615 has no successor")?;
                     run_crc = crc32_update(run_crc, body.as_bytes());
                     run_crc = crc32_update(run_crc, b"\n");
                     if kind == "S" {
@@ -391,7 +427,11 @@ pub fn parse_log(text: &str) -> Parsed {
             } else if crc != run_crc {
                 why.push(format!("end line crc {crc:08x} differs from the received lines' {run_crc:08x}"));
             }
-            if ns != h.groups * h.reps || nw != h.groups * h.warmup {
+            // an overflowing product is no promise at all (it wrapped to match before)
+            let (ps, pw) = (h.groups.checked_mul(h.reps), h.groups.checked_mul(h.warmup));
+            if ps.is_none() || pw.is_none() {
+                why.push(format!("header groups={} × reps={} / warmup={} overflows", h.groups, h.reps, h.warmup));
+            } else if Some(ns) != ps || Some(nw) != pw {
                 why.push(format!(
                     "header promised {} × {} sample + {} × {} warm-up lines, end line says {ns} + {nw}",
                     h.groups, h.reps, h.groups, h.warmup

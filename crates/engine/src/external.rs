@@ -435,8 +435,12 @@ impl Engine {
     }
 
     fn start_argv(spec: &str, argv: &[String]) -> Result<Engine, String> {
+        // Its own process group: on timeout or exit the whole group is killed, not only the
+        // `sh -c` wrapper (issue 15, defect 19).
+        use std::os::unix::process::CommandExt;
         let mut child = Command::new(&argv[0])
             .args(&argv[1..])
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -447,13 +451,7 @@ impl Engine {
         let stderr = child.stderr.take().expect("piped");
         let tail = Arc::new(Mutex::new(String::new()));
         let t2 = tail.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if !line.trim().is_empty() {
-                    *t2.lock().unwrap_or_else(|e| e.into_inner()) = line;
-                }
-            }
-        });
+        std::thread::spawn(move || keep_stderr_tail(stderr, &t2));
         let mut e = Engine::over(spec, Box::new(stdin), stdout);
         e.child = Some(child);
         e.stderr_tail = tail;
@@ -594,6 +592,7 @@ impl Engine {
     fn kill(&mut self) {
         self.writer = None;
         if let Some(mut c) = self.child.take() {
+            kill_group(&c);
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -790,10 +789,67 @@ impl Drop for Engine {
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }
+            kill_group(&c);
             let _ = c.kill();
             let _ = c.wait();
         }
     }
+}
+
+/// SIGKILL to the engine's process group (it was started as the group leader).
+fn kill_group(c: &Child) {
+    if let Ok(pid) = i32::try_from(c.id()) {
+        // SAFETY: a signal to the group this process created for the engine.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Longest engine stderr line kept for error messages; the rest of a longer line is dropped.
+pub const MAX_STDERR_LINE: usize = 4096;
+
+/// Reads the engine's stderr to its end in fixed-size chunks (an engine writing gigabytes
+/// without a newline costs no memory) and keeps the last non-blank line, cut at
+/// [`MAX_STDERR_LINE`] bytes.
+fn keep_stderr_tail(mut r: impl Read, tail: &Mutex<String>) {
+    let mut cur: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let mut publish = |line: &[u8]| {
+        let t = String::from_utf8_lossy(line);
+        if !t.trim().is_empty() {
+            *tail.lock().unwrap_or_else(|e| e.into_inner()) = t.trim_end().to_string();
+        }
+    };
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for &b in &chunk[..n] {
+            if b == b'\n' {
+                publish(&cur);
+                cur.clear();
+            } else if cur.len() < MAX_STDERR_LINE {
+                cur.push(b);
+            }
+        }
+    }
+    publish(&cur);
+}
+
+#[cfg(test)]
+#[test]
+fn stderr_without_newline_is_bounded() {
+    // 64 MiB of 'x' without a newline, then a short line: the kept tail is that line; the
+    // long one never grows past MAX_STDERR_LINE (issue 15, defect 8).
+    let tail = Mutex::new(String::new());
+    let long = std::io::repeat(b'x').take(64 << 20);
+    keep_stderr_tail(long.chain(&b"\nlast words\n"[..]), &tail);
+    assert_eq!(*tail.lock().unwrap(), "last words");
+    let tail = Mutex::new(String::new());
+    keep_stderr_tail(std::io::repeat(b'y').take(1 << 20), &tail);
+    assert_eq!(tail.lock().unwrap().len(), MAX_STDERR_LINE);
 }
 
 fn no_stream() -> Box<dyn StreamCipher + Send> {

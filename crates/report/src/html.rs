@@ -153,7 +153,8 @@ pub fn render(run: &Run) -> String {
         h,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
 <title>lwcbench report{}</title><style>{STYLE}</style></head><body>",
-        rec.preset.as_deref().map(|p| format!(" — {p}")).unwrap_or_default()
+        // the preset of a collected run is the board name from the log: escaped like all text
+        rec.preset.as_deref().map(|p| format!(" — {}", esc(p))).unwrap_or_default()
     );
     let _ = write!(
         h,
@@ -262,7 +263,7 @@ pub fn render(run: &Run) -> String {
             let _ = write!(
                 h,
                 "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.1e}</td><td class=\"l\">{}</td></tr>",
-                esc(&r.cipher), esc(&r.implementation), r.scenario, r.size_bits, esc(&r.payload), r.n,
+                esc(&r.cipher), esc(&r.implementation), esc(&r.scenario), r.size_bits, esc(&r.payload), r.n,
                 fmt_ns(r.mean_ns), fmt_ns(r.median_ns), fmt_ns(r.sd_ns), fmt_ns(r.min_ns), fmt_ns(r.max_ns),
                 r.ratio_dataset_random, r.mann_whitney_p, esc(&r.verdict)
             );
@@ -272,7 +273,7 @@ pub fn render(run: &Run) -> String {
             let _ = write!(
                 h,
                 "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>&lt;{}&gt;</td><td>{}</td><td>{}</td><td>{:+.2} %</td><td>{:.1e}</td></tr>",
-                esc(&r.cipher), esc(&r.implementation), r.scenario, esc(&r.kiv), fmt_ns(r.dataset_mean_ns), fmt_ns(r.random_mean_ns), r.diff_pct, r.mann_whitney_p
+                esc(&r.cipher), esc(&r.implementation), esc(&r.scenario), esc(&r.kiv), fmt_ns(r.dataset_mean_ns), fmt_ns(r.random_mean_ns), r.diff_pct, r.mann_whitney_p
             );
         }
         h += "</table>";

@@ -11,7 +11,7 @@ pub fn color(i: usize) -> &'static str {
 
 /// Escape text for SVG/HTML.
 pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
 /// Five-number box with Tukey whiskers and the points beyond them.

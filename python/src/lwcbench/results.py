@@ -186,6 +186,17 @@ def load(path: Union[str, "os.PathLike[str]"]) -> Results:
         raise ResultsError(f"{run_json}: not valid JSON: {e}") from None
     if not isinstance(run, dict):
         raise ResultsError(f"{run_json}: expected a JSON object, got {type(run).__name__}")
+    # Only the files run.json lists belong to the run: anything else in the directory (a
+    # replaced run's leftovers, a hand-made file) is not read.
+    listed = run.get("files", [])
+    if not isinstance(listed, list) or not all(isinstance(f, str) for f in listed):
+        raise ResultsError(f"{run_json}: 'files' is not a list of file names")
+    for f in listed:
+        if f != Path(f).name or f in (".", ".."):
+            raise ResultsError(f"{run_json}: 'files' names {f!r}, which is not a file of the run directory")
+    for f in _CORE_FILES:
+        if f not in listed and (d / f).is_file():
+            raise ResultsError(f"{run_json}: {f} is not in its 'files' list (the directory mixes runs?)")
     return Results(
         path=d,
         samples=_read_csv(d / "samples.csv", _SAMPLE_COLS),
@@ -193,5 +204,5 @@ def load(path: Union[str, "os.PathLike[str]"]) -> Results:
         summary=_read_csv(d / "summary.csv", _SUMMARY_COLS),
         comparison=_read_csv(d / "comparison.csv", _COMPARISON_COLS),
         run=run,
-        tables={p.stem: _read_extra(p) for p in sorted(d.glob("*.csv")) if p.name not in _CORE_FILES},
+        tables={Path(f).stem: _read_extra(d / f) for f in sorted(listed) if f.endswith(".csv") and f not in _CORE_FILES},
     )

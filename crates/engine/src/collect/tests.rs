@@ -219,3 +219,39 @@ fn truncated_writes_nothing_unless_allowed() {
     assert_eq!(text.lines().count(), 4);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `line` with its body edited by `f` and its CRC recomputed (the CRC is not under test).
+fn edited(line: &str, f: impl Fn(&str) -> String) -> String {
+    let body = f(&line[..line.rfind(" *").unwrap()]);
+    format!("{body} *{:08x}", crc32(body.as_bytes()))
+}
+
+#[test]
+fn bad_tick_fields_and_wrapping_counters_are_refused() {
+    // issue 15, defect 11: NaN/inf/negative tick counts; groups × reps overflow; seq wrap
+    let lines: Vec<&str> = GOOD.lines().collect();
+    for (from, to) in [
+        ("min_sample_ticks=100", "min_sample_ticks=NaN"),
+        ("min_sample_ticks=100", "min_sample_ticks=inf"),
+        ("min_sample_ticks=100", "min_sample_ticks=-1"),
+        ("overhead_ticks=2", "overhead_ticks=NaN"),
+        ("overhead_ticks=2", "overhead_ticks=-inf"),
+    ] {
+        let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+        l[0] = edited(lines[0], |b| b.replace(from, to));
+        let p = parse_log(&(l.join("\n") + "\n"));
+        assert!(p.header.is_none(), "{to} accepted");
+        assert!(p.malformed.iter().any(|m| m.reason.contains("finite number")), "{to}: {:?}", p.malformed);
+    }
+    // groups × reps wraps to a small number: 2^63 × 2 ≡ 0 (mod 2^64), warm-up likewise
+    let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+    l[0] = edited(lines[0], |b| b.replace("groups=2", "groups=9223372036854775808"));
+    let p = parse_log(&(l.join("\n") + "\n"));
+    assert!(p.truncation.as_deref().is_some_and(|t| t.contains("overflows")), "{:?}", p.truncation);
+    // the last possible seq, then seq 0 again
+    let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+    l[2] = edited(lines[2], |b| b.replace("LWCB S 1 ", "LWCB S 18446744073709551615 "));
+    let p = parse_log(&(l.join("\n") + "\n"));
+    assert!(p.malformed.iter().any(|m| m.reason.contains("no successor")), "{:?}", p.malformed);
+    assert!(p.truncation.is_some());
+}
