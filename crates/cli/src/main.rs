@@ -1,6 +1,30 @@
 //! `lwcbench` — verify and benchmark ciphers for constrained devices.
 use std::process::ExitCode;
 
+/// `println!`/`print!` in this crate write through [`out`]: a closed pipe (`lwcbench list |
+/// head`) ends the process quietly instead of panicking with a backtrace.
+macro_rules! println {
+    () => { $crate::out(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::out(format_args!("{}\n", format_args!($($t)*))) };
+}
+macro_rules! print {
+    ($($t:tt)*) => { $crate::out(format_args!($($t)*)) };
+}
+
+/// Write to stdout. A reader that went away (EPIPE) is not an error of ours: exit 0 without a
+/// word, as `head` expects; any other write error is one `error:` line and exit 1.
+pub fn out(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 mod cmd_collect;
 mod cmd_compare;
 mod cmd_crypt;
@@ -40,8 +64,8 @@ enum Cmd {
     Encrypt(cmd_crypt::CryptArgs),
     /// Decrypt hex or a file (AEAD input = ciphertext ‖ tag; a bad tag is an error).
     Decrypt(cmd_crypt::CryptArgs),
-    /// Print keystream bits of a stream cipher.
-    Keystream(cmd_crypt::CryptArgs),
+    /// Print keystream bits of a stream cipher (--iv required unless the cipher has none).
+    Keystream(cmd_crypt::KeystreamArgs),
     /// List the built-in presets.
     Presets,
     /// Write report.html (self-contained, inline SVG) and summary.md for a result directory.
@@ -69,7 +93,7 @@ fn main() -> ExitCode {
         Cmd::Collect(a) => cmd_collect::run(&a),
         Cmd::Encrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Encrypt),
         Cmd::Decrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Decrypt),
-        Cmd::Keystream(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Keystream),
+        Cmd::Keystream(a) => cmd_crypt::keystream(&a),
         Cmd::Presets => {
             let w = lwcbench_engine::presets::PRESETS.iter().map(|p| p.name.len()).max().unwrap_or(0);
             for p in lwcbench_engine::presets::PRESETS {
