@@ -61,7 +61,7 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
     };
     let parsed = parse_log(&text);
     for l in parsed.summary_lines() {
-        eprintln!("collect: {l}");
+        eprintln!("collect: {}", lwcbench_engine::text::one_line(&l, 2000));
     }
     let out = a.out.clone().unwrap_or_else(|| {
         let stamp = lwcbench_engine::results::rfc3339(started).replace(':', "-");

@@ -81,6 +81,9 @@ enum Cmd {
     Collect(cmd_collect::CollectArgs),
 }
 
+/// Longest error line printed (characters).
+const MAX_ERROR_CHARS: usize = 2000;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
@@ -105,7 +108,8 @@ fn main() -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Messages may quote logs, files or engine output: one line, bounded.
+            eprintln!("error: {}", lwcbench_engine::text::one_line(&e, MAX_ERROR_CHARS));
             ExitCode::FAILURE
         }
     }

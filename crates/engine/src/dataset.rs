@@ -233,7 +233,7 @@ impl Dataset {
                     format!(
                         "{file}:{line}:{}: missing cell for '{}' (row has {} cells, header {})",
                         ch.column,
-                        ch.name,
+                        shown(&ch.name),
                         rec.len(),
                         headers.len()
                     )
