@@ -38,6 +38,9 @@ pub struct CollectArgs {
     allow_truncated: bool,
 }
 
+/// Longest --timeout: 7 days.
+const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
+
 pub fn run(a: &CollectArgs) -> Result<(), String> {
     let started = SystemTime::now();
     let (text, description) = match (&a.from_log, &a.port) {
@@ -58,7 +61,7 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
     };
     let parsed = parse_log(&text);
     for l in parsed.summary_lines() {
-        eprintln!("collect: {}", crate::terminal_safe(&l));
+        eprintln!("collect: {}", lwcbench_engine::text::one_line(&l, 2000));
     }
     let out = a.out.clone().unwrap_or_else(|| {
         let stamp = lwcbench_engine::results::rfc3339(started).replace(':', "-");
@@ -81,8 +84,12 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
 /// Read from the port until an end line follows a header, or the timeout. Sends `\n` every
 /// 2 s until a header arrives: the firmware starts on any received byte.
 fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        return Err(format!("--timeout: {} is not a positive number of seconds", a.timeout));
+    // Bounded so the deadline cannot overflow Duration/Instant.
+    if !(a.timeout.is_finite() && a.timeout > 0.0 && a.timeout <= MAX_TIMEOUT_S) {
+        return Err(format!(
+            "--timeout: {} is not a number of seconds above 0 and at most {MAX_TIMEOUT_S} (7 days)",
+            a.timeout
+        ));
     }
     let mut port = serialport::new(name, a.baud)
         .timeout(Duration::from_millis(200))

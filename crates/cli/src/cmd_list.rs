@@ -37,6 +37,10 @@ pub fn run(a: &ListArgs) -> Result<(), String> {
                         "block_bits": i.block_bits, "tag_bits": i.tag_bits, "state_bytes": i.state_bytes,
                         "origin": i.origin.to_string(), "language": i.language.as_str(),
                         "bit_granular": i.bit_granular, "note": i.note,
+                        "bit_order": match i.bit_order {
+                            lwcbench_core::BitOrder::LsbFirst => "lsb-first",
+                            lwcbench_core::BitOrder::MsbFirst => "msb-first",
+                        },
                     })
                 })
                 .collect();

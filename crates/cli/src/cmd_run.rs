@@ -31,16 +31,20 @@ pub struct RunArgs {
     /// nonce, never batched).
     #[arg(short, long, value_delimiter = ',')]
     scenario: Vec<String>,
-    /// Payload sizes in bits (default 1,8,128,1024). A suffix B, KiB or MiB means bytes.
+    /// Payload sizes in bits (default 1,8,128,1024; at most 1 GiB). A suffix B, KiB or MiB
+    /// means bytes. A size given twice (8,8 or 8,1B) is measured once.
     #[arg(long, value_delimiter = ',')]
     sizes: Vec<String>,
     /// Key/IV variants: ss, sr, rs, rr (static/random key, static/random IV); default all four.
+    /// A variant given twice is measured once.
     #[arg(long, value_delimiter = ',')]
     kiv: Vec<String>,
-    /// Measured repetitions per group (default 100).
+    /// Measured repetitions per group (default 100; at most 1,000,000, and at most 10 million
+    /// samples per run, warm-up included).
     #[arg(short = 'n', long)]
     reps: Option<usize>,
-    /// Warm-up samples per group, measured and excluded from statistics (default 10).
+    /// Warm-up samples per group, measured and excluded from statistics (default 10; at most
+    /// 1,000,000).
     #[arg(short, long)]
     warmup: Option<usize>,
     /// Seed for random keys, IVs and payloads (default: drawn from the OS and recorded).
@@ -52,7 +56,8 @@ pub struct RunArgs {
     /// Static IV/nonce for the `s` IV variants, hex (default 00 01 02 …).
     #[arg(long)]
     iv: Option<String>,
-    /// Minimum duration of one sample in microseconds; short operations are batched up to it.
+    /// Minimum duration of one sample in microseconds (above 0, at most 1,000,000 = 1 s);
+    /// short operations are batched up to it.
     #[arg(long, default_value_t = 20.0)]
     min_sample_us: f64,
     /// Output directory (default ./lwcbench-results/<UTC time>-<preset>).
@@ -74,6 +79,10 @@ pub struct RunArgs {
     /// Default: the built-in office-building data (data/sensors/office-occupancy.csv).
     #[arg(long)]
     dataset: Option<PathBuf>,
+    /// Character encoding of --dataset: utf8, or latin1 (ISO-8859-1, as many spreadsheet and
+    /// logger exports are written).
+    #[arg(long, default_value = "utf8", value_name = "ENC")]
+    dataset_encoding: String,
     /// Channels (column names) to use from the dataset; default all numeric columns.
     #[arg(long, value_delimiter = ',')]
     channels: Vec<String>,
@@ -91,10 +100,12 @@ pub struct RunArgs {
     readings: Option<usize>,
     /// Device power profile for modelled energy columns: a built-in device (see
     /// data/power-profiles.csv: Raspberry Pi Zero W, Raspberry Pi 4, ESP32, ESP8266, RP2040)
-    /// or a CSV file `device,active_w,source`. Energy is always labelled modelled.
+    /// or a CSV file `device,active_w,source`. Energy is always labelled modelled. Only with
+    /// --preset lightweight-study or stream-study (elsewhere an error).
     #[arg(long)]
     power_profile: Option<String>,
     /// Your own measured or assumed active power in watts (overrides the profile's figure).
+    /// Only with --preset lightweight-study or stream-study (elsewhere an error).
     #[arg(long)]
     watts: Option<f64>,
     /// Video for the frame scenario: a YUV4MPEG2 file (.y4m; C420jpeg/420/422/444/mono, 8-bit).
@@ -113,10 +124,12 @@ pub struct RunArgs {
     engine: Vec<String>,
     /// lightweight-study: WSM weighting — battery, speed, or a CSV file
     /// `weighting,energy_per_byte,throughput,key_schedule,memory` (default: battery and speed).
+    /// Only with --preset lightweight-study (elsewhere an error).
     #[arg(long)]
     weights: Option<String>,
     /// ics-latency: an extra latency budget NAME=MS (repeatable), next to the defaults
-    /// GOOSE type 1A trip 3 ms and IEC 60834-1 teleprotection 10 ms.
+    /// GOOSE type 1A trip 3 ms and IEC 60834-1 teleprotection 10 ms. Only with --preset
+    /// ics-latency (elsewhere an error).
     #[arg(long)]
     budget: Vec<String>,
 }
@@ -160,6 +173,23 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         Some(p) => Request::from_preset(p),
         None => Request::new(Default::default()),
     };
+    // Study options apply only to the presets whose study reads them; elsewhere they would be
+    // silently ignored.
+    let preset_name = preset.map(|p| p.name).unwrap_or("");
+    let only_in = |opt: &str, given: bool, presets: &[&str]| -> Result<(), String> {
+        if given && !presets.contains(&preset_name) {
+            let now = if preset_name.is_empty() { "no preset".to_string() } else { format!("--preset {preset_name}") };
+            return Err(format!(
+                "{opt}: applies only to --preset {} (with {now} it would be ignored)",
+                presets.join(" or ")
+            ));
+        }
+        Ok(())
+    };
+    only_in("--power-profile", a.power_profile.is_some(), &["lightweight-study", "stream-study"])?;
+    only_in("--watts", a.watts.is_some(), &["lightweight-study", "stream-study"])?;
+    only_in("--weights", a.weights.is_some(), &["lightweight-study"])?;
+    only_in("--budget", !a.budget.is_empty(), &["ics-latency"])?;
     if a.power_profile.is_some() || a.watts.is_some() {
         // Validate now, so a bad profile fails before anything is measured.
         lwcbench_engine::power::resolve(a.power_profile.as_deref(), a.watts)?;
@@ -176,6 +206,19 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
     let sel = &mut req.selection;
     if !a.engine.is_empty() {
         // An engine that cannot start turns its rows off with one line; the rest runs.
+        // A name that is neither a built-in engine nor a command line (a misspelling such as
+        // `pycryptodom`) is an error; a command that fails to start turns its rows off with one
+        // line and the rest runs.
+        for spec in &a.engine {
+            let s = spec.trim();
+            let builtin = lwcbench_engine::external::BUILTIN.iter().any(|b| b.eq_ignore_ascii_case(s));
+            if !s.contains(' ') && !s.contains('/') && !builtin {
+                return Err(format!(
+                    "--engine: unknown engine '{s}' (built-in: {}; or give a command line, e.g. 'python3 my_engine.py')",
+                    lwcbench_engine::external::BUILTIN.join(", ")
+                ));
+            }
+        }
         let (offered, failed) = lwcbench_engine::external::Offered::start(&a.engine);
         for f in &failed {
             eprintln!("lwcbench: {f}");
@@ -183,7 +226,9 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         if offered.is_empty() && preset.is_none() && !has_selection(a) {
             return Err(format!("--engine: no engine could start ({})", failed.join("; ")));
         }
-        if preset.is_none() && !has_selection(a) {
+        // Without --cipher/--impl/--all the engine's ciphers are the selection (docs/
+        // engine-protocol.md), also when --scenario, --sizes or --video narrow it.
+        if preset.is_none() && a.cipher.is_empty() && a.implementation.is_empty() && !a.all {
             sel.implementations = offered.implementations();
         }
         sel.external = offered;
@@ -241,7 +286,11 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
             readings: a.readings.unwrap_or(lwcbench_engine::dataset::DEFAULT_READINGS),
         };
         let ds = match &a.dataset {
-            Some(p) => Dataset::load(p, &a.channels)?,
+            Some(p) => Dataset::load_encoded(
+                p,
+                &a.channels,
+                lwcbench_engine::dataset::TextEncoding::parse(&a.dataset_encoding)?,
+            )?,
             None if !a.channels.is_empty() => Dataset::parse(
                 lwcbench_engine::dataset::DEFAULT_CSV,
                 "built-in dataset",

@@ -1,6 +1,30 @@
 //! `lwcbench` — verify and benchmark ciphers for constrained devices.
 use std::process::ExitCode;
 
+/// `println!`/`print!` in this crate write through [`out`]: a closed pipe (`lwcbench list |
+/// head`) ends the process quietly instead of panicking with a backtrace.
+macro_rules! println {
+    () => { $crate::out(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::out(format_args!("{}\n", format_args!($($t)*))) };
+}
+macro_rules! print {
+    ($($t:tt)*) => { $crate::out(format_args!($($t)*)) };
+}
+
+/// Write to stdout. A reader that went away (EPIPE) is not an error of ours: exit 0 without a
+/// word, as `head` expects; any other write error is one `error:` line and exit 1.
+pub fn out(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 mod cmd_collect;
 mod cmd_compare;
 mod cmd_crypt;
@@ -40,8 +64,8 @@ enum Cmd {
     Encrypt(cmd_crypt::CryptArgs),
     /// Decrypt hex or a file (AEAD input = ciphertext ‖ tag; a bad tag is an error).
     Decrypt(cmd_crypt::CryptArgs),
-    /// Print keystream bits of a stream cipher.
-    Keystream(cmd_crypt::CryptArgs),
+    /// Print keystream bits of a stream cipher (--iv required unless the cipher has none).
+    Keystream(cmd_crypt::KeystreamArgs),
     /// List the built-in presets.
     Presets,
     /// Write report.html (self-contained, inline SVG) and summary.md for a result directory.
@@ -57,6 +81,9 @@ enum Cmd {
     Collect(cmd_collect::CollectArgs),
 }
 
+/// Longest error line printed (characters).
+const MAX_ERROR_CHARS: usize = 2000;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // report.html is written with the run it shows, as part of the same directory unit.
@@ -71,7 +98,7 @@ fn main() -> ExitCode {
         Cmd::Collect(a) => cmd_collect::run(&a),
         Cmd::Encrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Encrypt),
         Cmd::Decrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Decrypt),
-        Cmd::Keystream(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Keystream),
+        Cmd::Keystream(a) => cmd_crypt::keystream(&a),
         Cmd::Presets => {
             let w = lwcbench_engine::presets::PRESETS.iter().map(|p| p.name.len()).max().unwrap_or(0);
             for p in lwcbench_engine::presets::PRESETS {
@@ -83,14 +110,9 @@ fn main() -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", terminal_safe(&e));
+            // Messages may quote logs, files or engine output: one line, bounded.
+            eprintln!("error: {}", lwcbench_engine::text::one_line(&e, MAX_ERROR_CHARS));
             ExitCode::FAILURE
         }
     }
-}
-
-/// Text for the terminal: control characters (escape sequences from a log, a file or an
-/// engine could rewrite the screen) are shown as `\u{..}` escapes; the line stays one line.
-pub fn terminal_safe(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }

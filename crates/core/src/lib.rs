@@ -22,6 +22,8 @@ pub enum CipherError {
     KeyLength { expected: usize, got: usize },
     /// IV / nonce of the wrong length (bytes).
     IvLength { expected: usize, got: usize },
+    /// IV longer than a cipher that accepts shorter IVs (zero-padded) allows (bytes).
+    IvTooLong { max: usize, got: usize },
     /// Tag of the wrong length (bytes).
     TagLength { expected: usize, got: usize },
     /// Output buffer too small for the requested bits/bytes.
@@ -42,6 +44,9 @@ impl core::fmt::Display for CipherError {
             }
             Self::IvLength { expected, got } => {
                 write!(f, "IV/nonce must be {expected} bytes ({} bits), got {got} bytes", expected * 8)
+            }
+            Self::IvTooLong { max, got } => {
+                write!(f, "IV must be at most {max} bytes ({} bits), got {got} bytes", max * 8)
             }
             Self::TagLength { expected, got } => write!(f, "tag must be {expected} bytes, got {got}"),
             Self::BufferTooSmall { needed, got } => {

@@ -12,6 +12,10 @@ pub const FORMAT_VERSION: u32 = 1;
 const MARKER: &str = "LWCB ";
 /// Malformed lines listed one by one in notes and the summary; the rest only counted.
 const LIST_MAX: usize = 20;
+/// Largest cpu_hz and tick_hz a header may state (1 THz); the smallest is 1 Hz.
+const MAX_HZ: f64 = 1e12;
+/// Largest min_sample_ticks and overhead_ticks a header may state.
+const MAX_TICKS: f64 = 1e15;
 
 /// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), as zlib's `crc32`.
 pub fn crc32(data: &[u8]) -> u32 {
@@ -178,31 +182,39 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
         kv.insert(k.to_string(), v);
     }
     let mut take = |k: &str| kv.remove(k).ok_or_else(|| format!("header lacks required key '{k}'"));
-    let pos = |v: f64, k: &str| {
-        if v.is_finite() && v > 0.0 {
+    // Every number is bounded, so no later product (ticks × 1e9 / tick_hz, groups × reps)
+    // can overflow or become infinite.
+    let within = |v: f64, k: &str, lo: f64, hi: f64| {
+        if v.is_finite() && v >= lo && v <= hi {
             Ok(v)
         } else {
-            Err(format!("header {k}={v} must be positive"))
+            Err(format!("header {k}={v} is not a number from {lo} to {hi:e}"))
+        }
+    };
+    let count = |v: usize, k: &str, lo: usize, hi: usize| {
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("header {k}={v} is not a count from {lo} to {hi}"))
         }
     };
     let board = take("board")?;
     let mcu = take("mcu")?;
-    let cpu_hz = pos(num(&take("cpu_hz")?, "cpu_hz")?, "cpu_hz")?;
-    let tick_hz = pos(num(&take("tick_hz")?, "tick_hz")?, "tick_hz")?;
+    let cpu_hz = within(num(&take("cpu_hz")?, "cpu_hz")?, "cpu_hz", 1.0, MAX_HZ)?;
+    let tick_hz = within(num(&take("tick_hz")?, "tick_hz")?, "tick_hz", 1.0, MAX_HZ)?;
     let timer = take("timer")?;
     let cycles = Some(take("cycles")?).filter(|c| c != "none");
-    let reps = num(&take("reps")?, "reps")?;
-    let warmup = num(&take("warmup")?, "warmup")?;
-    let groups = num(&take("groups")?, "groups")?;
-    // NaN, infinite or negative tick counts would reach run.json as null (issue 15, defect 11)
-    let non_neg = |v: f64, k: &str| {
-        if v.is_finite() && v >= 0.0 {
-            Ok(v)
-        } else {
-            Err(format!("header {k}={v} must be a finite number ≥ 0"))
-        }
-    };
-    let min_sample_ticks = non_neg(num(&take("min_sample_ticks")?, "min_sample_ticks")?, "min_sample_ticks")?;
+    let reps = count(num(&take("reps")?, "reps")?, "reps", 1, crate::plan::MAX_REPS)?;
+    let warmup = count(num(&take("warmup")?, "warmup")?, "warmup", 0, crate::plan::MAX_REPS)?;
+    let groups = count(num(&take("groups")?, "groups")?, "groups", 1, crate::plan::MAX_REPS)?;
+    if groups * (reps + warmup) > crate::plan::MAX_TOTAL_SAMPLES {
+        return Err(format!(
+            "header groups={groups} × (reps={reps} + warmup={warmup}) is more than {} samples",
+            crate::plan::MAX_TOTAL_SAMPLES
+        ));
+    }
+    let min_sample_ticks =
+        within(num(&take("min_sample_ticks")?, "min_sample_ticks")?, "min_sample_ticks", 0.0, MAX_TICKS)?;
     let seed = num(&take("seed")?, "seed")?;
     let mut ciphers = Vec::new();
     for c in take("ciphers")?.split(',') {
@@ -216,7 +228,7 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
     }
     let overhead_ticks = kv
         .remove("overhead_ticks")
-        .map(|v| num::<f64>(&v, "overhead_ticks").and_then(|t| non_neg(t, "overhead_ticks")))
+        .map(|v| within(num::<f64>(&v, "overhead_ticks")?, "overhead_ticks", 0.0, MAX_TICKS))
         .transpose()?;
     Ok(Header {
         line: line_no,

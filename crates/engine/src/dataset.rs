@@ -29,6 +29,65 @@ pub struct Dataset {
     pub channels: Vec<Channel>,
     /// rows[r][c] = reading of channel c in data row r.
     pub rows: Vec<Vec<f64>>,
+    /// The file as named in errors.
+    pub file: String,
+    /// lines[r] = the CSV line of data row r (for errors found when encoding).
+    pub lines: Vec<usize>,
+}
+
+/// Largest dataset file read (256 MiB).
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Character encoding of a dataset file.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TextEncoding {
+    /// UTF-8 (ASCII included); any other byte is an error naming its line and column.
+    Utf8,
+    /// ISO-8859-1 (Latin-1), as many spreadsheet and logger exports are written: every byte
+    /// is the character of the same number.
+    Latin1,
+}
+
+impl TextEncoding {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "utf8" | "utf-8" => Ok(TextEncoding::Utf8),
+            "latin1" | "latin-1" | "iso-8859-1" => Ok(TextEncoding::Latin1),
+            _ => Err(format!("--dataset-encoding: '{}' is not utf8 or latin1", shown(s))),
+        }
+    }
+
+    /// Decode a file's bytes; `file` names it in errors.
+    pub fn decode(self, bytes: &[u8], file: &str) -> Result<String, String> {
+        match self {
+            TextEncoding::Latin1 => Ok(bytes.iter().map(|&b| b as char).collect()),
+            TextEncoding::Utf8 => match std::str::from_utf8(bytes) {
+                Ok(t) => Ok(t.to_string()),
+                Err(e) => {
+                    let at = e.valid_up_to();
+                    let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+                    let line_start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                    // Column in characters, as an editor counts them.
+                    let col = String::from_utf8_lossy(&bytes[line_start..at]).chars().count() + 1;
+                    Err(format!(
+                        "{file}:{line}:{col}: byte 0x{:02X} is not UTF-8 (a Latin-1 export? give --dataset-encoding latin1)",
+                        bytes[at]
+                    ))
+                }
+            },
+        }
+    }
+}
+
+/// A cell or name as shown in an error: at most 40 characters, control characters and
+/// newlines escaped, so a huge or multi-line cell cannot flood the terminal.
+pub fn shown(s: &str) -> String {
+    let mut out: String = s.chars().take(40).flat_map(char::escape_debug).collect();
+    let n = s.chars().count();
+    if n > 40 {
+        out.push_str(&format!("… ({n} characters)"));
+    }
+    out
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -101,9 +160,22 @@ fn is_time_column(name: &str) -> bool {
 
 impl Dataset {
     pub fn load(path: &Path, channels: &[String]) -> Result<Dataset, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Self::load_encoded(path, channels, TextEncoding::Utf8)
+    }
+
+    /// Load a file in the given character encoding (at most [`MAX_FILE_BYTES`]).
+    pub fn load_encoded(path: &Path, channels: &[String], enc: TextEncoding) -> Result<Dataset, String> {
+        use std::io::Read;
+        let file = path.display().to_string();
+        let f = std::fs::File::open(path).map_err(|e| format!("{file}: {e}"))?;
+        let mut bytes = Vec::new();
+        f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("{file}: {e}"))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(format!("{file}: larger than the {} MiB limit for a dataset", MAX_FILE_BYTES >> 20));
+        }
+        let text = enc.decode(&bytes, &file)?;
         let name = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "dataset".into());
-        Self::parse(&text, &path.display().to_string(), &name, channels)
+        Self::parse(&text, &file, &name, channels)
     }
 
     pub fn builtin() -> Dataset {
@@ -118,7 +190,7 @@ impl Dataset {
             return Err(format!("{file}: empty file (expected a header row and readings)"));
         }
         let mut rdr = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(text.as_bytes());
-        let headers = rdr.headers().map_err(|e| format!("{file}:1: {e}"))?.clone();
+        let headers = rdr.headers().map_err(|e| format!("{file}:1: {}", shown(&e.to_string())))?.clone();
         let cols: Vec<(String, Option<String>)> = headers.iter().map(split_unit).collect();
         let picked: Vec<Channel> = if channels.is_empty() {
             cols.iter()
@@ -135,8 +207,10 @@ impl Dataset {
                         .map(|i| Channel { name: cols[i].0.clone(), unit: cols[i].1.clone(), column: i + 1 })
                         .ok_or_else(|| {
                             format!(
-                                "{file}:1: column '{want}' not found (columns: {})",
-                                cols.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", ")
+                                "{file}:1: column '{}' not found (columns: {}{})",
+                                shown(want),
+                                cols.iter().take(30).map(|c| shown(&c.0)).collect::<Vec<_>>().join(", "),
+                                if cols.len() > 30 { ", …" } else { "" }
                             )
                         })
                 })
@@ -146,8 +220,9 @@ impl Dataset {
             return Err(format!("{file}:1: no numeric channel columns (only a timestamp column)"));
         }
         let mut rows = Vec::new();
+        let mut lines = Vec::new();
         for rec in rdr.records() {
-            let rec = rec.map_err(|e| format!("{file}: {e}"))?;
+            let rec = rec.map_err(|e| format!("{file}: {}", shown(&e.to_string())))?;
             let line = rec.position().map(|p| p.line()).unwrap_or(0);
             if rec.iter().all(|c| c.is_empty()) {
                 continue;
@@ -158,22 +233,38 @@ impl Dataset {
                     format!(
                         "{file}:{line}:{}: missing cell for '{}' (row has {} cells, header {})",
                         ch.column,
-                        ch.name,
+                        shown(&ch.name),
                         rec.len(),
                         headers.len()
                     )
                 })?;
                 let v: f64 = cell.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
-                    format!("{file}:{line}:{}: '{cell}' in column '{}' is not a number", ch.column, ch.name)
+                    if cell.contains('\n') {
+                        // A quote opened and never closed swallows the lines after it.
+                        format!(
+                            "{file}:{line}:{}: a quoted cell in column '{}' runs over {} lines (unbalanced '\"'?)",
+                            ch.column,
+                            shown(&ch.name),
+                            cell.lines().count()
+                        )
+                    } else {
+                        format!(
+                            "{file}:{line}:{}: '{}' in column '{}' is not a number",
+                            ch.column,
+                            shown(cell),
+                            shown(&ch.name)
+                        )
+                    }
                 })?;
                 row.push(v);
             }
             rows.push(row);
+            lines.push(line as usize);
         }
         if rows.is_empty() {
             return Err(format!("{file}: header only, no readings"));
         }
-        Ok(Dataset { name: name.to_string(), channels: picked, rows })
+        Ok(Dataset { name: name.to_string(), channels: picked, rows, file: file.to_string(), lines })
     }
 
     pub fn readings_available(&self) -> usize {
@@ -216,7 +307,18 @@ impl Dataset {
                 Encoding::Int32 { scale } => {
                     let s = (v * scale).round();
                     if s < i32::MIN as f64 || s > i32::MAX as f64 {
-                        return Err(format!("reading {i} ({v}) × {scale} does not fit in int32"));
+                        let n = self.channels.len();
+                        let (r, c) = match enc.layout {
+                            Layout::Interleaved => (i / n, i % n),
+                            Layout::PerChannel => (i % self.rows.len(), i / self.rows.len()),
+                        };
+                        return Err(format!(
+                            "{}:{}:{}: {v} in column '{}' × {scale} = {s} does not fit in int32 (--encoding int32:{scale}; use a smaller scale or float32)",
+                            self.file,
+                            self.lines.get(r).copied().unwrap_or(0),
+                            self.channels[c].column,
+                            shown(&self.channels[c].name)
+                        ));
                     }
                     let n = s as i32;
                     if enc.order == ByteOrder::Big {
@@ -248,6 +350,38 @@ mod tests {
         assert!(err("time,t\n1,2\n", &["flow"]).starts_with("s.csv:1: column 'flow' not found (columns: time, t)"));
         assert_eq!(err("time,a,b\n1,2\n", &[]), "s.csv:2:3: missing cell for 'b' (row has 2 cells, header 3)");
         assert_eq!(err("time\n2020\n", &[]), "s.csv:1: no numeric channel columns (only a timestamp column)");
+    }
+
+    #[test]
+    fn hostile_files_give_short_errors_with_positions() {
+        // Non-UTF-8: 0xB0 (Latin-1 '°') on line 2 after "1,2" and "é" counted as one column
+        let bytes = b"time,t\n1,2\xB0\n";
+        let e = TextEncoding::Utf8.decode(bytes, "s.csv").unwrap_err();
+        assert!(e.starts_with("s.csv:2:4: byte 0xB0 is not UTF-8"), "{e}");
+        assert_eq!(TextEncoding::Utf8.decode("é\n°".as_bytes(), "s.csv").unwrap(), "é\n°");
+        let e = TextEncoding::Utf8.decode(b"t\n\xC3\xA9\xff", "s.csv").unwrap_err();
+        assert!(e.starts_with("s.csv:2:2: byte 0xFF"), "{e}");
+        assert_eq!(TextEncoding::Latin1.decode(b"\xB0C", "s.csv").unwrap(), "°C");
+        // Unbalanced quote: one line naming where the quoted cell starts
+        let mut text = String::from("time,t\n1,\"2\n");
+        for i in 0..700 {
+            text.push_str(&format!("{i},{i}\n"));
+        }
+        let e = err(&text, &[]);
+        assert!(e.starts_with("s.csv:2:2: a quoted cell in column 't' runs over 701 lines"), "{e}");
+        assert!(!e.contains('\n'));
+        // A huge cell is cut in the message
+        let e = err(&format!("time,t\n1,{}\n", "x".repeat(1_000_000)), &[]);
+        assert!(e.len() < 200 && e.contains("… (1000000 characters)"), "{e}");
+        // int32 overflow names the option and the cell (per-channel order: reading 3 is t2 of row 2)
+        let d = Dataset::parse("time,a,b\n1,1,1\n2,1,30000\n", "s.csv", "s", &[]).unwrap();
+        let enc = Encode { readings: 4, encoding: Encoding::Int32 { scale: 1e5 }, ..Default::default() };
+        assert_eq!(
+            d.payload(&enc).unwrap_err(),
+            "s.csv:3:3: 30000 in column 'b' × 100000 = 3000000000 does not fit in int32 (--encoding int32:100000; use a smaller scale or float32)"
+        );
+        let enc = Encode { layout: Layout::PerChannel, ..enc };
+        assert!(d.payload(&enc).unwrap_err().starts_with("s.csv:3:3: 30000 in column 'b'"));
     }
 
     #[test]

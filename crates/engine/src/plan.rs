@@ -212,6 +212,71 @@ pub struct Selection {
 
 pub const DEFAULT_SIZES: [usize; 4] = [1, 8, 128, 1024];
 
+/// Largest payload size: 1 GiB (2^33 bits).
+pub const MAX_SIZE_BITS: usize = 1 << 33;
+/// Largest `--reps` and `--warmup`: a million samples per group.
+pub const MAX_REPS: usize = 1_000_000;
+/// Largest number of samples in one run, warm-up included (groups × (reps + warmup)); every
+/// sample is kept in memory (about 0.3 KiB each as a result row) until the run is written.
+pub const MAX_TOTAL_SAMPLES: usize = 10_000_000;
+/// Largest `--min-sample-us`: one second per sample.
+pub const MAX_MIN_SAMPLE_NS: f64 = 1e9;
+/// Buffers a group of size n holds at once (payload, work buffer, ciphertext, check copy):
+/// the memory probe before a run asks for this many copies of the largest payload.
+const BUFFERS_PER_GROUP: usize = 4;
+
+/// Bounds on a run's size, checked before anything is measured or written: repetitions,
+/// warm-up, total samples, the sample duration, and whether the largest group's buffers can
+/// be allocated at all (under a memory limit an allocation failure would otherwise abort the
+/// process instead of giving an error line).
+pub fn check_bounds(reps: usize, warmup: usize, min_sample_ns: f64, groups: &[Group]) -> Result<(), String> {
+    if reps > MAX_REPS {
+        return Err(format!("--reps: {reps} is more than the limit of {MAX_REPS} per group"));
+    }
+    if warmup > MAX_REPS {
+        return Err(format!("--warmup: {warmup} is more than the limit of {MAX_REPS} per group"));
+    }
+    if !(min_sample_ns.is_finite() && min_sample_ns > 0.0 && min_sample_ns <= MAX_MIN_SAMPLE_NS) {
+        return Err(format!(
+            "--min-sample-us: {} is not a duration above 0 and at most {} µs (1 s)",
+            min_sample_ns / 1000.0,
+            MAX_MIN_SAMPLE_NS / 1000.0
+        ));
+    }
+    let total = groups.len().saturating_mul(reps + warmup);
+    if total > MAX_TOTAL_SAMPLES {
+        return Err(format!(
+            "--reps/--warmup: {} groups × ({reps} + {warmup}) = {total} samples is more than the limit of {MAX_TOTAL_SAMPLES} per run (select fewer groups or repetitions)",
+            groups.len()
+        ));
+    }
+    if let Some(g) = groups.iter().max_by_key(|g| g.size_bits) {
+        let bytes = g.size_bits.div_ceil(8);
+        let need = bytes.saturating_mul(BUFFERS_PER_GROUP);
+        let mut probe: Vec<u8> = Vec::new();
+        if probe.try_reserve_exact(need).is_err() {
+            return Err(format!(
+                "--sizes: {} needs about {} MiB of buffers for {bytes}-byte payloads, which cannot be allocated (memory limit?); choose a smaller size",
+                g.label(),
+                need >> 20
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Values in first-seen order without repeats: a value given twice (`--sizes 8,8`, `8,1B`,
+/// `--kiv ss,ss`) is one group, measured once.
+fn unique<T: PartialEq + Clone>(v: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(v.len());
+    for x in v {
+        if !out.contains(x) {
+            out.push(x.clone());
+        }
+    }
+    out
+}
+
 /// Errors in a selection; each names the parameter and the value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanError(pub String);
@@ -249,8 +314,9 @@ pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
         .collect();
     if picked.is_empty() {
         return Err(PlanError(format!(
-            "no implementation matches --cipher {:?} with --impl {:?}",
-            sel.ciphers, sel.implementations
+            "no implementation matches --cipher {} with --impl {}",
+            sel.ciphers.join(","),
+            sel.implementations.join(",")
         )));
     }
     Ok(picked)
@@ -261,14 +327,13 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
     if sel.sizes_bits.contains(&0) {
         return Err(PlanError("--sizes: a size of 0 bits measures nothing; sizes must be ≥ 1".into()));
     }
-    const MAX_BITS: usize = 1 << 33; // 1 GiB payload
-    if let Some(s) = sel.sizes_bits.iter().find(|&&s| s > MAX_BITS) {
+    if let Some(s) = sel.sizes_bits.iter().find(|&&s| s > MAX_SIZE_BITS) {
         return Err(PlanError(format!("--sizes: {s} bits is larger than the 1 GiB limit")));
     }
     let entries = select_entries(sel)?;
-    let sizes: Vec<usize> = if sel.sizes_bits.is_empty() { DEFAULT_SIZES.to_vec() } else { sel.sizes_bits.clone() };
-    let kivs: Vec<Kiv> = if sel.kivs.is_empty() { Kiv::ALL.to_vec() } else { sel.kivs.clone() };
-    let payloads: Vec<Payload> = if sel.payloads.is_empty() { vec![Payload::random()] } else { sel.payloads.clone() };
+    let sizes: Vec<usize> = if sel.sizes_bits.is_empty() { DEFAULT_SIZES.to_vec() } else { unique(&sel.sizes_bits) };
+    let kivs: Vec<Kiv> = if sel.kivs.is_empty() { Kiv::ALL.to_vec() } else { unique(&sel.kivs) };
+    let payloads: Vec<Payload> = if sel.payloads.is_empty() { vec![Payload::random()] } else { unique(&sel.payloads) };
     let wants_frame = sel.scenarios.contains(&Scenario::Frame);
     let clip = match (&sel.video, wants_frame) {
         (Some(c), true) => Some(c.clone()),
@@ -339,8 +404,8 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
     }
     if groups.is_empty() {
         return Err(PlanError(format!(
-            "--scenario {:?} does not apply to the selected implementations (stream: full, keystream, init, reading; block/AEAD: keysetup, encrypt, decrypt; AEAD: reading; stream/AEAD: frame)",
-            sel.scenarios.iter().map(|s| s.as_str()).collect::<Vec<_>>()
+            "--scenario {} does not apply to the selected implementations (stream: full, keystream, init, reading, frame; block and modes: keysetup, encrypt, decrypt; AEAD: keysetup, encrypt, decrypt, reading, frame, roundtrip)",
+            sel.scenarios.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
         )));
     }
     Ok(groups)
@@ -359,6 +424,41 @@ mod tests {
         assert_eq!(Kiv::parse("<R,S>"), Some(Kiv { random_key: true, random_iv: false }));
         assert_eq!(Kiv::parse("x,s"), None);
         assert_eq!(Kiv::parse("sss"), None);
+    }
+
+    #[test]
+    fn repeated_values_are_one_group() {
+        let one = Selection {
+            ciphers: vec!["ChaCha20/rustcrypto".into()],
+            scenarios: vec![Scenario::Keystream, Scenario::Keystream],
+            sizes_bits: vec![8, 8, 16, 8],
+            kivs: vec![Kiv::ALL[0], Kiv::ALL[0]],
+            ..Default::default()
+        };
+        let g = expand(&one).unwrap();
+        // sizes 8 and 16 in first-seen order, one kiv
+        assert_eq!(g.iter().map(|g| g.size_bits).collect::<Vec<_>>(), vec![8, 16]);
+    }
+
+    #[test]
+    fn run_size_bounds() {
+        let g = expand(&Selection {
+            ciphers: vec!["ChaCha20/rustcrypto".into()],
+            scenarios: vec![Scenario::Keystream],
+            sizes_bits: vec![8],
+            kivs: vec![Kiv::ALL[0]],
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(check_bounds(100, 10, 20_000.0, &g).is_ok());
+        assert!(check_bounds(MAX_REPS, MAX_REPS, 1e9, &g).is_ok());
+        assert!(check_bounds(usize::MAX, 0, 1.0, &g).unwrap_err().starts_with("--reps"));
+        assert!(check_bounds(1, usize::MAX, 1.0, &g).unwrap_err().starts_with("--warmup"));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1.000001e9] {
+            assert!(check_bounds(1, 0, bad, &g).unwrap_err().starts_with("--min-sample-us"));
+        }
+        let many: Vec<Group> = std::iter::repeat_n(g[0].clone(), 11).collect();
+        assert!(check_bounds(MAX_REPS, 0, 1.0, &many).unwrap_err().contains("11 groups"));
     }
 
     #[test]

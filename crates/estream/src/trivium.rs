@@ -251,7 +251,7 @@ impl Trivium {
     fn setup(&mut self, key: &[u8], iv: &[u8]) -> Result<(), CipherError> {
         check_len(key.len(), 10, key_err)?;
         if iv.len() > 10 {
-            return Err(CipherError::IvLength { expected: 10, got: iv.len() });
+            return Err(CipherError::IvTooLong { max: 10, got: iv.len() });
         }
         self.core.load(key, iv);
         Ok(())
