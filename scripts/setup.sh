@@ -15,6 +15,8 @@ pkgs=(build-essential pkg-config)
 pkgs+=(libssl-dev libgcrypt20-dev libwolfssl-dev)  # AES libraries: docs/aes-libraries.md
 # PyCryptodome for the external engine (`--engine pycryptodome`) without a virtual environment
 pkgs+=(python3-pycryptodome)
+# valgrind: `lwcbench run --counter instructions` (callgrind instruction counts)
+pkgs+=(valgrind)
 if ((want_test)); then
   pkgs+=(chromium python3-venv qemu-system-arm)
   # network conditions (crates/netimpair, docs/network-conditions.md): ip/tc and nftables loss rules

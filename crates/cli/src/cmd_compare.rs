@@ -1,25 +1,115 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use lwcbench_report::{compare, Run};
 
 #[derive(Args)]
 pub struct CompareArgs {
-    /// Baseline result directory (A).
-    a: PathBuf,
-    /// Result directory compared against it (B).
-    b: PathBuf,
+    /// Baseline result directory (A), then the result directory compared against it (B).
+    /// With --baseline NAME: only B. With --save-baseline NAME: only the run to save.
+    #[arg(num_args = 0..=2)]
+    dirs: Vec<PathBuf>,
     /// Also write the comparison as a self-contained HTML page here.
     #[arg(long, default_value = "lwcbench-compare.html")]
     html: PathBuf,
+    /// Compare the given run (B) against the saved baseline NAME (A).
+    #[arg(long, value_name = "NAME", conflicts_with = "save_baseline")]
+    baseline: Option<String>,
+    /// Save the given run as baseline NAME (replacing an older one of that name) and exit.
+    #[arg(long, value_name = "NAME")]
+    save_baseline: Option<String>,
+    /// Where named baselines live.
+    #[arg(long, default_value = "lwcbench-results/baselines")]
+    baselines_dir: PathBuf,
+    /// Practical-equivalence margin in %: a difference is reported as faster/slower only when
+    /// it is significant and the 95 % CI of the ratio of medians lies wholly outside ±MARGIN %.
+    #[arg(long, default_value_t = lwcbench_stats::DEFAULT_MARGIN * 100.0)]
+    margin: f64,
+}
+
+/// Files of a run that a baseline keeps (the ones `lwcbench compare` reads).
+const BASELINE_FILES: [&str; 4] = ["samples.csv", "summary.csv", "comparison.csv", "run.json"];
+
+/// A baseline name: 1–64 of [A-Za-z0-9._-], not starting with '.', so it is one safe path
+/// component.
+fn baseline_dir(root: &Path, name: &str) -> Result<PathBuf, String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !ok {
+        return Err(format!(
+            "--baseline: '{}' is not a baseline name (1–64 letters, digits, '.', '_' or '-', not starting with '.')",
+            name.escape_default()
+        ));
+    }
+    Ok(root.join(name))
+}
+
+/// Copy a finished run's files into `root/NAME` (via a temporary directory renamed into place,
+/// so a baseline is never half-written).
+fn save_baseline(root: &Path, name: &str, run_dir: &Path) -> Result<PathBuf, String> {
+    let dest = baseline_dir(root, name)?;
+    Run::load(run_dir)?; // only a complete, readable run becomes a baseline
+    std::fs::create_dir_all(root).map_err(|e| format!("--baselines-dir: {}: {e}", root.display()))?;
+    let tmp = root.join(format!(".{name}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let res = (|| {
+        std::fs::create_dir(&tmp)?;
+        for f in BASELINE_FILES {
+            let src = run_dir.join(f);
+            if src.exists() {
+                std::fs::copy(&src, tmp.join(f))?;
+            }
+        }
+        if dest.exists() {
+            std::fs::remove_dir_all(&dest)?;
+        }
+        std::fs::rename(&tmp, &dest)
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(format!("--save-baseline: {}: {e}", dest.display()));
+    }
+    Ok(dest)
 }
 
 pub fn run(a: &CompareArgs) -> Result<(), String> {
-    let ra = Run::load(&a.a)?;
-    let rb = Run::load(&a.b)?;
-    let rows = compare::compare_runs(&ra, &rb);
-    print!("{}", compare::text_table(&rows));
-    let page = compare::html(&ra, &rb, &a.a.display().to_string(), &a.b.display().to_string(), &rows);
+    if !(a.margin.is_finite() && (0.0..100.0).contains(&a.margin)) {
+        return Err(format!("--margin: {} is not a percentage in [0, 100)", a.margin));
+    }
+    if let Some(name) = &a.save_baseline {
+        let [dir] = a.dirs.as_slice() else {
+            return Err("--save-baseline: give exactly one result directory to save".into());
+        };
+        let dest = save_baseline(&a.baselines_dir, name, dir)?;
+        println!("saved {} as baseline '{name}' ({})", dir.display(), dest.display());
+        return Ok(());
+    }
+    let (a_dir, b_dir) = match (&a.baseline, a.dirs.as_slice()) {
+        (Some(name), [b]) => {
+            let d = baseline_dir(&a.baselines_dir, name)?;
+            if !d.is_dir() {
+                return Err(format!("--baseline: no baseline named '{name}' in {}", a.baselines_dir.display()));
+            }
+            (d, b.clone())
+        }
+        (Some(_), _) => return Err("--baseline: give exactly one result directory (B) to compare".into()),
+        (None, [x, y]) => (x.clone(), y.clone()),
+        (None, _) => return Err("compare: give two result directories A B (or --baseline NAME B)".into()),
+    };
+    let ra = Run::load(&a_dir)?;
+    let rb = Run::load(&b_dir)?;
+    let margin = a.margin / 100.0;
+    let rows = compare::compare_runs_with(&ra, &rb, margin);
+    print!("{}", compare::text_table_with(&rows, margin));
+    // Runs recorded on a noisy machine: their verdicts deserve less trust.
+    for (tag, r) in [("A", &ra), ("B", &rb)] {
+        for n in r.record.notes.iter().filter(|n| n.starts_with("noisy machine")) {
+            eprintln!("warning: run {tag}: {n}");
+        }
+    }
+    let page = compare::html_with(&ra, &rb, &a_dir.display().to_string(), &b_dir.display().to_string(), &rows, margin);
     lwcbench_engine::results::write_atomic_to(&a.html, page.as_bytes(), "--html")?;
     println!("wrote {}", a.html.display());
     Ok(())

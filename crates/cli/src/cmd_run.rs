@@ -132,6 +132,18 @@ pub struct RunArgs {
     /// ics-latency (elsewhere an error).
     #[arg(long)]
     budget: Vec<String>,
+    /// Run the same plan N times, into OUT/run-01 … OUT/run-N, and report the between-run
+    /// spread of every group's median (OUT/repeat.csv).
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// Counter: time (always measured) or instructions (also count instructions per
+    /// operation under valgrind callgrind: deterministic, written to instructions.csv).
+    #[arg(long, value_parser = ["time", "instructions"], default_value = "time")]
+    counter: String,
+    /// A/A experiment (test-only): measure every group twice in the same run, the twin with
+    /// a planted slowdown of P % (0 = none); twin.csv gives the verdicts. See scripts/aa-test.sh.
+    #[arg(long, hide = true, value_name = "P")]
+    twin: Option<u64>,
 }
 
 /// "1024" bits, "16B" / "64KiB" / "1MiB" bytes.
@@ -326,6 +338,18 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
     cfg.static_iv = decode("iv", &a.iv)?;
     req.out = a.out.clone();
     req.force = a.force;
+    req.twin = a.twin;
+    req.count_instructions = a.counter == "instructions";
+    if std::env::var_os(lwcbench_engine::counter::CHILD_ENV).is_some() {
+        // the counting child of --counter instructions, under callgrind
+        return session::count_child(&req);
+    }
+    if a.repeat == 0 || a.repeat > 1000 {
+        return Err(format!("--repeat: {} is not a number of runs (1–1000)", a.repeat));
+    }
+    if a.repeat > 1 {
+        return run_repeated(a, req);
+    }
 
     let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     pb.set_style(
@@ -365,6 +389,31 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         );
         println!("report: {}", report.display());
     }
+    Ok(())
+}
+
+/// `--repeat N`: the same plan N times into OUT/run-01 …, then OUT/repeat.csv with every
+/// group's median per run and their spread (and the instruction counts, when counted).
+fn run_repeated(a: &RunArgs, mut req: Request) -> Result<(), String> {
+    let base = a.out.clone().unwrap_or_else(|| {
+        let stamp = results::rfc3339(std::time::SystemTime::now()).replace(':', "-");
+        PathBuf::from("lwcbench-results").join(format!("{stamp}-{}-x{}", req.preset.unwrap_or("custom"), a.repeat))
+    });
+    let mut dirs = Vec::new();
+    for i in 1..=a.repeat {
+        req.out = Some(base.join(format!("run-{i:02}")));
+        if !a.quiet {
+            eprintln!("lwcbench: run {i} of {}", a.repeat);
+        }
+        let o = session::run(&req, |_, _, _| {})?;
+        lwcbench_report::write_report(&o.dir)?;
+        dirs.push(o.dir);
+    }
+    let table = lwcbench_engine::repeat::spread(&dirs)?;
+    results::write_atomic(&base, "repeat.csv", &results::to_csv(&table))
+        .map_err(|e| format!("--out: {}: {e}", base.display()))?;
+    print!("{}", lwcbench_engine::repeat::text(&table, dirs.len()));
+    println!("wrote {} ({} runs) and {}", base.display(), dirs.len(), base.join("repeat.csv").display());
     Ok(())
 }
 

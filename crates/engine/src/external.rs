@@ -761,7 +761,7 @@ impl Engine {
             if !(ns.is_finite() && ns >= 0.0) {
                 return Err(format!("ns {ns} is not a duration"));
             }
-            let s = Sample { ns, cycles: None };
+            let s = Sample { ns, cycles: None, ops: b };
             if is_warm {
                 warmup.push(s)
             } else {

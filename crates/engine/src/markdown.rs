@@ -38,11 +38,12 @@ pub fn summary_markdown(summary: &[SummaryRow], comparison: &[ComparisonRow]) ->
         ));
     }
     if !comparison.is_empty() {
-        s.push_str("\n## C++ against Rust\n\nRatio of medians C++/Rust (> 1: C++ slower); Mann–Whitney U test, α = 0.05 Bonferroni-corrected over the table.\n\n");
-        s.push_str("| cipher | variant | scenario | kiv | bits | Rust median | C++ median | C++/Rust | p | verdict |\n|---|---|---|---|---:|---:|---:|---:|---:|---|\n");
+        let margin = comparison[0].margin_pct.unwrap_or(lwcbench_stats::DEFAULT_MARGIN * 100.0);
+        s.push_str(&format!("\n## C++ against Rust\n\nRatio of medians C++/Rust (> 1: C++ slower) with its bootstrap 95 % CI. A verdict names a winner only when the difference is significant (two-sided Mann–Whitney U, α = 0.05 Bonferroni-corrected over the table) **and** the whole CI of the ratio lies outside the practical-equivalence band 1 ± {margin} %.\n\n"));
+        s.push_str("| cipher | variant | scenario | kiv | bits | Rust median | C++ median | C++/Rust | 95 % CI | p | verdict |\n|---|---|---|---|---:|---:|---:|---:|---|---:|---|\n");
         for c in comparison {
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2e} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {} | {:.2e} | {} |\n",
                 c.cipher,
                 c.variant,
                 c.scenario,
@@ -51,6 +52,10 @@ pub fn summary_markdown(summary: &[SummaryRow], comparison: &[ComparisonRow]) ->
                 fmt_ns(c.rust_median_ns),
                 fmt_ns(c.cpp_median_ns),
                 c.ratio_cpp_rust,
+                match (c.ratio_ci95_lo, c.ratio_ci95_hi) {
+                    (Some(lo), Some(hi)) => format!("{lo:.2}–{hi:.2}"),
+                    _ => "–".into(),
+                },
                 c.mann_whitney_p,
                 c.verdict
             ));

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use lwcbench_core::Language;
-use lwcbench_stats::{compare, summarize, Shift, Summary};
+use lwcbench_stats::{decide, summarize, Shift, Summary, DEFAULT_MARGIN};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::ClockInfo;
@@ -56,6 +56,11 @@ pub struct SummaryRow {
     pub mean_ns: f64,
     pub sd_ns: f64,
     pub median_ns: f64,
+    /// Between-round spread: the samples cut into the run's interleaved rounds (consecutive
+    /// parts), (max − min) of the parts' medians / median_ns × 100. Empty with < 2 samples
+    /// per round or in files written before it existed.
+    #[serde(default)]
+    pub round_spread_pct: Option<f64>,
     pub min_ns: f64,
     pub max_ns: f64,
     pub p95_ns: f64,
@@ -89,7 +94,17 @@ pub struct ComparisonRow {
     /// cpp / rust medians: > 1 means C++ is slower.
     pub ratio_cpp_rust: f64,
     pub mann_whitney_p: f64,
+    /// "C++ faster" / "Rust faster" only when p < α AND the ratio's CI lies wholly outside
+    /// 1 ± margin_pct %; otherwise "no difference beyond ±margin_pct %".
     pub verdict: String,
+    /// Bootstrap 95 % CI of ratio_cpp_rust (empty in files written before it existed).
+    #[serde(default)]
+    pub ratio_ci95_lo: Option<f64>,
+    #[serde(default)]
+    pub ratio_ci95_hi: Option<f64>,
+    /// The practical-equivalence margin of the verdict, in %.
+    #[serde(default)]
+    pub margin_pct: Option<f64>,
 }
 
 /// Everything `run.json` records.
@@ -137,7 +152,7 @@ fn rows_of(r: &GroupResult, warm: bool) -> Vec<SampleRow> {
             size_bits: g.size_bits as u64,
             payload: g.payload.label.clone(),
             rep: i as u32,
-            batch: r.batch,
+            batch: s.ops,
             ns_per_op: s.ns,
             cycles_per_op: s.cycles,
         })
@@ -170,6 +185,7 @@ fn summary_row(proto: &SampleRow, kiv: &str, batch: u64, ns: &[f64], cycles: &[f
         mean_ns: s.mean,
         sd_ns: s.sd,
         median_ns: s.median,
+        round_spread_pct: round_spread(ns),
         min_ns: s.min,
         max_ns: s.max,
         p95_ns: s.p95,
@@ -184,6 +200,12 @@ fn summary_row(proto: &SampleRow, kiv: &str, batch: u64, ns: &[f64], cycles: &[f
         mbit_per_s: (size > 0).then(|| size as f64 / s.median * 1000.0),
         cycles_per_bit: median_cycles.and_then(per_bit),
     }
+}
+
+/// Between-round spread of samples in measurement order (rep order; pooled rows concatenate
+/// their groups' samples, so each part still spans one round of one group or more).
+fn round_spread(ns: &[f64]) -> Option<f64> {
+    lwcbench_stats::round_spread_pct(ns, crate::runner::ROUNDS)
 }
 
 /// Per-group rows followed by pooled rows (kiv = "all") for every
@@ -208,7 +230,9 @@ pub fn summary_rows(rows: &[SampleRow]) -> Vec<SummaryRow> {
         let v = &groups[k];
         let ns: Vec<f64> = v.iter().map(|r| r.ns_per_op).collect();
         let cy: Vec<f64> = v.iter().filter_map(|r| r.cycles_per_op).collect();
-        out.push(summary_row(v[0], &k.1, v[0].batch, &ns, &cy));
+        // the calibrated batch: the smallest (floor extensions only ever add operations)
+        let batch = v.iter().map(|r| r.batch).min().unwrap_or(1);
+        out.push(summary_row(v[0], &k.1, batch, &ns, &cy));
         if !pooled_order.contains(&k.0) {
             pooled_order.push(k.0.clone());
         }
@@ -218,7 +242,13 @@ pub fn summary_rows(rows: &[SampleRow]) -> Vec<SummaryRow> {
         if parts.len() < 2 {
             continue;
         }
-        let all: Vec<&SampleRow> = parts.iter().flat_map(|v| v.iter().copied()).collect();
+        // round by round: round r's part of every group, then round r + 1's, so the
+        // between-round spread of the pooled row compares rounds, not key/IV variants
+        let rounds = crate::runner::ROUNDS;
+        let all: Vec<&SampleRow> = (0..rounds)
+            .flat_map(|r| parts.iter().flat_map(move |v| v[r * v.len() / rounds..(r + 1) * v.len() / rounds].iter()))
+            .copied()
+            .collect();
         let ns: Vec<f64> = all.iter().map(|r| r.ns_per_op).collect();
         let cy: Vec<f64> = all.iter().filter_map(|r| r.cycles_per_op).collect();
         let batch = all.iter().map(|r| r.batch).max().unwrap_or(1);
@@ -228,7 +258,8 @@ pub fn summary_rows(rows: &[SampleRow]) -> Vec<SummaryRow> {
 }
 
 /// C++ against Rust for implementations named `rust-X` / `cpp-X` of the same cipher.
-/// Verdict at α = 0.05 with a Bonferroni correction over all rows of the table.
+/// Verdict ([`lwcbench_stats::decide`]): Mann–Whitney at α = 0.05 Bonferroni-corrected over
+/// all rows of the table AND the bootstrap CI of the ratio outside ±[`DEFAULT_MARGIN`].
 pub fn comparison_rows(rows: &[SampleRow]) -> Vec<ComparisonRow> {
     type Key = (String, String, String, String, u64, String); // cipher, variant, scenario, kiv, size, payload
     let mut rust: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
@@ -258,13 +289,12 @@ pub fn comparison_rows(rows: &[SampleRow]) -> Vec<ComparisonRow> {
     pairs
         .into_iter()
         .map(|(k, a, b)| {
-            let c = compare(a, b);
-            let verdict = match c.shift(alpha) {
-                Shift::None => "no significant difference",
-                Shift::Slower => "Rust faster",
-                Shift::Faster => "C++ faster",
-            }
-            .to_string();
+            let c = decide(a, b, alpha, DEFAULT_MARGIN);
+            let verdict = match c.shift {
+                Shift::None => no_difference(DEFAULT_MARGIN),
+                Shift::Slower => "Rust faster".into(),
+                Shift::Faster => "C++ faster".into(),
+            };
             ComparisonRow {
                 cipher: k.0.clone(),
                 variant: k.1.clone(),
@@ -274,13 +304,22 @@ pub fn comparison_rows(rows: &[SampleRow]) -> Vec<ComparisonRow> {
                 payload: k.5.clone(),
                 rust_median_ns: summarize(a).median,
                 cpp_median_ns: summarize(b).median,
-                ratio_cpp_rust: c.ratio_median,
-                mann_whitney_p: c.mann_whitney_p,
+                ratio_cpp_rust: c.ratio,
+                mann_whitney_p: c.p,
                 verdict,
+                ratio_ci95_lo: Some(c.ratio_lo),
+                ratio_ci95_hi: Some(c.ratio_hi),
+                margin_pct: Some(c.margin * 100.0),
             }
         })
         .collect()
 }
+
+/// The verdict text when a difference is not both significant and outside ±margin.
+pub fn no_difference(margin: f64) -> String {
+    format!("no difference beyond ±{} %", margin * 100.0)
+}
+
 
 // ---- fault injection ---------------------------------------------------------------------
 
@@ -376,8 +415,7 @@ pub fn csv_or_header<T: Serialize>(rows: &[T], header: &str) -> Vec<u8> {
 
 pub const SAMPLE_HEADER: &str =
     "cipher,implementation,language,family,scenario,kiv,size_bits,payload,rep,batch,ns_per_op,cycles_per_op";
-pub const COMPARISON_HEADER: &str =
-    "cipher,variant,scenario,kiv,size_bits,payload,rust_median_ns,cpp_median_ns,ratio_cpp_rust,mann_whitney_p,verdict";
+pub const COMPARISON_HEADER: &str = "cipher,variant,scenario,kiv,size_bits,payload,rust_median_ns,cpp_median_ns,ratio_cpp_rust,mann_whitney_p,verdict,ratio_ci95_lo,ratio_ci95_hi,margin_pct";
 
 /// Parent directory and file name of a run directory path (`out` itself may not exist yet).
 fn split_out(dir: &Path) -> io::Result<(PathBuf, String)> {
@@ -763,6 +801,9 @@ mod tests {
         // medians 10.45 and 20.45
         assert!((ss.ratio_cpp_rust - 20.45 / 10.45).abs() < 1e-9);
         assert_eq!(ss.verdict, "Rust faster");
+        // the ratio's CI is positive and brackets the point estimate; the margin is stated
+        assert!(ss.ratio_ci95_lo.unwrap() > 1.05 && ss.ratio_ci95_lo.unwrap() <= ss.ratio_cpp_rust);
+        assert_eq!(ss.margin_pct, Some(5.0));
     }
 
     #[test]

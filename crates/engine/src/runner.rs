@@ -25,11 +25,24 @@ pub struct Config {
     /// Static key/IV used by the `s` variants; None = the documented default pattern.
     pub static_key: Option<Vec<u8>>,
     pub static_iv: Option<Vec<u8>>,
+    /// Interleaved rounds the run's samples are spread over ([`measure_rounds`]).
+    pub rounds: usize,
 }
+
+/// Default number of interleaved rounds (and of parts of the between-round spread).
+pub const ROUNDS: usize = 5;
 
 impl Default for Config {
     fn default() -> Self {
-        Config { reps: 100, warmup: 10, seed: 1, min_sample_ns: 20_000.0, static_key: None, static_iv: None }
+        Config {
+            reps: 100,
+            warmup: 10,
+            seed: 1,
+            min_sample_ns: 20_000.0,
+            static_key: None,
+            static_iv: None,
+            rounds: ROUNDS,
+        }
     }
 }
 
@@ -38,6 +51,9 @@ impl Default for Config {
 pub struct Sample {
     pub ns: f64,
     pub cycles: Option<f64>,
+    /// Operations timed in this sample: the group's batch, or more when the batch finished
+    /// before the minimum sample time and was extended (the floor, see [`time_batch_floor`]).
+    pub ops: u64,
 }
 
 /// All samples of one group.
@@ -470,7 +486,51 @@ fn payload_bytes(g: &Group, nbytes: usize, rng: &mut ChaCha20Rng) -> Vec<u8> {
     }
 }
 
+/// Marker in a twin group's implementation name (`<impl>~twin`, `<impl>~slow<P>`): the
+/// A/A experiment's second measurement of the same implementation (see
+/// [`crate::session::Request::twin`]).
+pub const TWIN_MARK: char = '~';
+
+/// A planted slowdown for the A/A experiment: every `every`-th operation runs the real
+/// operation once more, so a batch does 1 + 1/every times the work (10 % for every = 10).
+struct Planted {
+    inner: Box<dyn Op>,
+    every: u64,
+    n: u64,
+}
+
+impl Op for Planted {
+    fn prepare(&mut self, key: &[u8], iv: &[u8]) -> Result<(), CipherError> {
+        self.inner.prepare(key, iv)
+    }
+    #[inline(never)]
+    fn run(&mut self) -> Result<(), CipherError> {
+        self.n += 1;
+        if self.n.is_multiple_of(self.every) {
+            self.inner.run()?;
+        }
+        self.inner.run()
+    }
+    fn verify(&mut self, key: &[u8]) -> Result<(), String> {
+        self.inner.verify(key)
+    }
+}
+
+/// The planted slowdown in % of a twin group's implementation name (`…~slow10` → 10).
+pub fn planted_slowdown(implementation: &str) -> Option<u64> {
+    let (_, tail) = implementation.rsplit_once(TWIN_MARK)?;
+    tail.strip_prefix("slow")?.parse().ok().filter(|&p| p > 0 && p <= 100)
+}
+
 fn build_op(g: &Group, rng: &mut ChaCha20Rng) -> Box<dyn Op> {
+    let op = build_plain_op(g, rng);
+    match planted_slowdown(g.entry.info.implementation) {
+        Some(p) => Box::new(Planted { inner: op, every: (100 / p).max(1), n: 0 }),
+        None => op,
+    }
+}
+
+fn build_plain_op(g: &Group, rng: &mut ChaCha20Rng) -> Box<dyn Op> {
     let nbytes = g.size_bits.div_ceil(8);
     if g.scenario == Scenario::Frame {
         return Box::new(FrameOp::new(g));
@@ -557,12 +617,84 @@ impl std::fmt::Display for RunError {
 impl std::error::Error for RunError {}
 
 fn time_batch(op: &mut dyn Op, batch: u64) -> Result<Sample, CipherError> {
+    time_batch_floor(op, batch, 0.0)
+}
+
+/// Time `batch` operations; if they took less than `min_ns` in total (the machine got faster
+/// than during calibration, or calibration was misled), keep running chunks of operations
+/// inside the same timed region until it lasts ≥ `min_ns`. So every sample is at least the
+/// minimum sample time and the clock overhead stays ≤ overhead / min_ns per sample.
+fn time_batch_floor(op: &mut dyn Op, batch: u64, min_ns: f64) -> Result<Sample, CipherError> {
     let s = Stamp::now();
     for _ in 0..batch {
         op.run()?;
     }
-    let (ns, cy) = s.elapsed();
-    Ok(Sample { ns: ns / batch as f64, cycles: crate::clock::HAS_CYCLE_COUNTER.then(|| cy as f64 / batch as f64) })
+    let mut ops = batch;
+    let (mut ns, mut cy) = s.elapsed();
+    while ns < min_ns && ops < MAX_BATCH {
+        // the per-op rate seen so far says how many more are needed (+12 % headroom)
+        let more = (((min_ns - ns) / (ns / ops as f64).max(0.1)) * 1.12).ceil().max(1.0) as u64;
+        for _ in 0..more.min(MAX_BATCH - ops) {
+            op.run()?;
+        }
+        ops += more.min(MAX_BATCH - ops);
+        (ns, cy) = s.elapsed();
+    }
+    Ok(Sample { ns: ns / ops as f64, cycles: crate::clock::HAS_CYCLE_COUNTER.then(|| cy as f64 / ops as f64), ops })
+}
+
+/// Largest batch (operations per sample).
+const MAX_BATCH: u64 = 1 << 26;
+/// Untimed warm-up before calibration: at least this many operations …
+const WARM_OPS: u64 = 8;
+/// … and at least this many minimum sample times of wall time.
+const WARM_SAMPLE_TIMES: f64 = 2.0;
+/// Timed calibration trials; the batch comes from their median time per operation.
+const CAL_TRIALS: usize = 5;
+
+fn median_ns(v: &[Sample]) -> f64 {
+    let mut x: Vec<f64> = v.iter().map(|s| s.ns).collect();
+    x.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
+    lwcbench_stats::quantile_sorted(&x, 0.5)
+}
+
+/// Batch size for `per_op_ns`: enough operations for one sample to last `min_ns`.
+fn batch_for(min_ns: f64, per_op_ns: f64) -> u64 {
+    ((min_ns / per_op_ns.max(0.1)).ceil() as u64).clamp(1, MAX_BATCH)
+}
+
+/// Calibration (docs/measurement.md): untimed warm-up operations first (one-time costs such
+/// as CPU feature detection, page faults and cold caches are paid here, not in a timed
+/// trial); then a doubling search for a batch that lasts ≥ ¼ of the minimum sample time;
+/// then `CAL_TRIALS` timed trials at that batch whose **median** time per operation sets the
+/// batch, so one preempted or slow trial cannot shrink it.
+fn calibrate(op: &mut dyn Op, key: &[u8], iv: &[u8], min_ns: f64) -> Result<u64, CipherError> {
+    let t = std::time::Instant::now();
+    let mut n = 0u64;
+    while n < WARM_OPS || (t.elapsed().as_nanos() as f64) < WARM_SAMPLE_TIMES * min_ns {
+        op.run()?;
+        n += 1;
+        if n >= MAX_BATCH {
+            break;
+        }
+    }
+    op.prepare(key, iv)?;
+    let mut batch = 1u64;
+    loop {
+        let s = time_batch(op, batch)?;
+        if s.ns * batch as f64 >= min_ns / 4.0 || batch >= MAX_BATCH {
+            break;
+        }
+        batch *= 2;
+        op.prepare(key, iv)?;
+    }
+    let mut trials = Vec::with_capacity(CAL_TRIALS);
+    for _ in 0..CAL_TRIALS {
+        op.prepare(key, iv)?;
+        trials.push(time_batch(op, batch)?);
+    }
+    op.prepare(key, iv)?;
+    Ok(batch_for(min_ns, median_ns(&trials)))
 }
 
 /// Measure one group: calibrate the batch, then `warmup` + `reps` samples, each with its
@@ -594,6 +726,78 @@ pub fn measure_interleaved(
     Ok(runs.into_iter().map(GroupRun::finish).collect())
 }
 
+/// Measure clusters of groups in `rounds` interleaved rounds spread over the whole run: all
+/// groups are calibrated first; then in each round every group takes its share of samples
+/// (warm-up first), cluster after cluster (the order reversed every other round), and within
+/// a cluster sample by sample in turn as in [`measure_interleaved`]. Slow drift of a shared
+/// machine then hits every group alike instead of whichever ran during it, and the samples
+/// of round r are the r-th consecutive part of a group's samples (the between-round spread of
+/// `summary.csv` compares those parts).
+pub fn measure_rounds(
+    clusters: &[Vec<&Group>],
+    cfg: &Config,
+    rounds: usize,
+    mut on_sample: impl FnMut(&Group),
+) -> Result<Vec<Vec<GroupResult>>, RunError> {
+    let rounds = rounds.clamp(1, cfg.reps.max(1));
+    let mut runs: Vec<Vec<GroupRun>> = clusters
+        .iter()
+        .map(|c| c.iter().map(|g| GroupRun::start(g, cfg)).collect::<Result<Vec<_>, _>>())
+        .collect::<Result<_, _>>()?;
+    for r in 0..rounds {
+        // samples taken (warm-up included) by the end of round r
+        let target = cfg.warmup + cfg.reps * (r + 1) / rounds;
+        let order: Vec<usize> = if r % 2 == 0 { (0..runs.len()).collect() } else { (0..runs.len()).rev().collect() };
+        for ci in order {
+            let c = &mut runs[ci];
+            while c.iter().any(|g| g.taken() < target) {
+                for g in c.iter_mut().filter(|g| g.taken() < target) {
+                    g.step()?;
+                    on_sample(g.g);
+                }
+            }
+        }
+    }
+    Ok(runs.into_iter().map(|c| c.into_iter().map(GroupRun::finish).collect()).collect())
+}
+
+/// Deterministic counting (docs/measurement.md, `--counter instructions`): build the group's
+/// operation with the per-group RNG of `cfg.seed`, prepare it (drawing the random key/IV
+/// parts once), check it, run `warm` untimed operations (one-time costs), then call `on`,
+/// run `ops` operations and call `off`. Under callgrind, `on`/`off` toggle collection, so the
+/// count covers exactly the `ops` operations.
+pub fn count_ops(
+    g: &Group,
+    cfg: &Config,
+    warm: u64,
+    ops: u64,
+    on: impl FnOnce(),
+    off: impl FnOnce(),
+) -> Result<(), RunError> {
+    let mut run = GroupRun::start_uncalibrated(g, cfg)?;
+    let err = |e| RunError { group: g.label(), error: e, detail: None };
+    if g.kiv.random_key {
+        run.rng.fill_bytes(&mut run.key);
+    }
+    if g.kiv.random_iv {
+        run.rng.fill_bytes(&mut run.iv);
+        if let Some(rule) = g.entry.iv_rule {
+            rule(&mut run.iv);
+        }
+    }
+    run.op.prepare(&run.key, &run.iv).map_err(err)?;
+    for _ in 0..warm {
+        run.op.run().map_err(err)?;
+    }
+    on();
+    for _ in 0..ops {
+        run.op.run().map_err(err)?;
+    }
+    off();
+    black_box(&mut run.op);
+    Ok(())
+}
+
 /// One group in progress: validated and calibrated by [`GroupRun::start`], one sample per
 /// [`GroupRun::step`].
 pub struct GroupRun<'g> {
@@ -605,12 +809,24 @@ pub struct GroupRun<'g> {
     key: Vec<u8>,
     iv: Vec<u8>,
     batch: u64,
+    /// Every sample lasts at least this long (0 = no floor: the roundtrip scenario).
+    floor_ns: f64,
     samples: Vec<Sample>,
     warmup: Vec<Sample>,
 }
 
 impl<'g> GroupRun<'g> {
     pub fn start(g: &'g Group, cfg: &Config) -> Result<Self, RunError> {
+        let mut run = Self::start_uncalibrated(g, cfg)?;
+        let err = |e| RunError { group: g.label(), error: e, detail: None };
+        if g.scenario != Scenario::Roundtrip {
+            run.batch = calibrate(run.op.as_mut(), &run.key, &run.iv, cfg.min_sample_ns).map_err(err)?;
+        }
+        Ok(run)
+    }
+
+    /// Validated, op built, prepared and checked; batch 1.
+    fn start_uncalibrated(g: &'g Group, cfg: &Config) -> Result<Self, RunError> {
         let err = |e| RunError { group: g.label(), error: e, detail: None };
         let mut rng = ChaCha20Rng::seed_from_u64(cfg.seed ^ fnv1a(&g.label()));
         let info = g.entry.info;
@@ -624,28 +840,16 @@ impl<'g> GroupRun<'g> {
         }
         let mut op = build_op(g, &mut rng);
 
-        // Calibrate: double the batch until one sample lasts ≥ min_sample_ns.
         op.prepare(&key, &iv).map_err(err)?;
         op.verify(&key).map_err(|d| RunError {
             group: g.label(),
             error: CipherError::AuthenticationFailed,
             detail: Some(d),
         })?;
-        let mut batch = 1u64;
-        loop {
-            let s = time_batch(op.as_mut(), batch).map_err(err)?;
-            if s.ns * batch as f64 >= cfg.min_sample_ns || batch >= 1 << 26 {
-                let per_op = s.ns.max(0.1);
-                batch = ((cfg.min_sample_ns / per_op).ceil() as u64).clamp(1, 1 << 26);
-                break;
-            }
-            batch *= 2;
-            op.prepare(&key, &iv).map_err(err)?;
-        }
-        if g.scenario == Scenario::Roundtrip {
-            // Worst case per message is the point: every message is its own sample.
-            batch = 1;
-        }
+        // Roundtrip: worst case per message is the point, every message is its own sample
+        // (batch 1, no floor); everything else is calibrated by `start`.
+        let roundtrip = g.scenario == Scenario::Roundtrip;
+        let batch = 1;
         Ok(GroupRun {
             g,
             warmup_n: cfg.warmup,
@@ -655,9 +859,20 @@ impl<'g> GroupRun<'g> {
             key,
             iv,
             batch,
+            floor_ns: if roundtrip { 0.0 } else { cfg.min_sample_ns },
             samples: Vec::with_capacity(cfg.reps),
             warmup: Vec::with_capacity(cfg.warmup),
         })
+    }
+
+    /// The calibrated batch (operations per sample before any floor extension).
+    pub fn batch(&self) -> u64 {
+        self.batch
+    }
+
+    /// Samples taken so far (warm-up included).
+    pub fn taken(&self) -> usize {
+        self.samples.len() + self.warmup.len()
     }
 
     /// Samples still to take (warm-up included).
@@ -679,9 +894,16 @@ impl<'g> GroupRun<'g> {
             }
         }
         self.op.prepare(&self.key, &self.iv).map_err(err)?;
-        let s = time_batch(self.op.as_mut(), self.batch).map_err(err)?;
+        let s = time_batch_floor(self.op.as_mut(), self.batch, self.floor_ns).map_err(err)?;
         if self.warmup.len() < self.warmup_n {
             self.warmup.push(s);
+            if self.warmup.len() == self.warmup_n && self.floor_ns > 0.0 {
+                // Re-check after the warm-up samples: if they show the operation is faster
+                // than calibration measured, raise the batch so measured samples need no
+                // extension (the warm-up samples are excluded, so this changes no statistic).
+                let b = batch_for(self.floor_ns, median_ns(&self.warmup));
+                self.batch = self.batch.max(b);
+            }
         } else {
             self.samples.push(s);
         }
@@ -697,6 +919,50 @@ impl<'g> GroupRun<'g> {
 mod tests {
     use super::*;
     use crate::plan::{expand, Payload, Scenario, Selection};
+
+    #[test]
+    fn rounds_spread_every_group_over_the_run() {
+        let sel = Selection {
+            ciphers: vec!["ChaCha20".into()],
+            scenarios: vec![Scenario::Full],
+            sizes_bits: vec![64, 128],
+            kivs: vec![crate::plan::Kiv::parse("ss").unwrap()],
+            ..Default::default()
+        };
+        let groups = expand(&sel).unwrap();
+        assert_eq!(groups.len(), 2);
+        let cfg = Config { reps: 6, warmup: 1, min_sample_ns: 1.0, ..Default::default() };
+        let clusters: Vec<Vec<&Group>> = groups.iter().map(|g| vec![g]).collect();
+        let mut order = Vec::new();
+        let rs = measure_rounds(&clusters, &cfg, 3, |g| order.push(g.size_bits)).unwrap();
+        // round 0: warm-up + 2 of 64, then 3 of 128; round 1 reversed: 2 of 128, 2 of 64; round 2: 2 + 2
+        assert_eq!(order, [64, 64, 64, 128, 128, 128, 128, 128, 64, 64, 64, 64, 128, 128]);
+        assert!(rs.iter().all(|c| c[0].samples.len() == 6 && c[0].warmup.len() == 1));
+    }
+
+    #[test]
+    fn planted_slowdown_runs_ten_percent_more_operations() {
+        assert_eq!(planted_slowdown("rust-ref~slow10"), Some(10));
+        assert_eq!(planted_slowdown("rust-ref~twin"), None);
+        assert_eq!(planted_slowdown("rust-ref"), None);
+        // count the inner operations: 100 outer runs → 110 inner runs (hand count: every 10th twice)
+        struct Count(std::rc::Rc<std::cell::Cell<u64>>);
+        impl Op for Count {
+            fn prepare(&mut self, _: &[u8], _: &[u8]) -> Result<(), CipherError> {
+                Ok(())
+            }
+            fn run(&mut self) -> Result<(), CipherError> {
+                self.0.set(self.0.get() + 1);
+                Ok(())
+            }
+        }
+        let n = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut p = Planted { inner: Box::new(Count(n.clone())), every: 10, n: 0 };
+        for _ in 0..100 {
+            p.run().unwrap();
+        }
+        assert_eq!(n.get(), 110);
+    }
 
     #[test]
     fn interleaved_groups_alternate_and_keep_their_counts() {
@@ -973,6 +1239,60 @@ mod frame_tests {
         // the rule clears one bit only: the other bits still vary (2^-39 chance of a false alarm)
         assert!(drawn.iter().any(|iv| iv[0] & 0x40 != 0) && drawn.iter().any(|iv| iv[0] & 0x40 == 0));
         assert!(drawn.windows(2).any(|w| w[0][1..] != w[1][1..]));
+    }
+
+    /// A cipher whose first keystream call on an instance costs 50 ms (a one-time cost such
+    /// as CPU feature detection); every later call does a fixed small amount of work.
+    struct SlowFirst {
+        first: bool,
+    }
+    impl StreamCipher for SlowFirst {
+        fn info(&self) -> CipherInfo {
+            CipherInfo { name: "SlowFirst", ..BROKEN }
+        }
+        fn init(&mut self, _key: &[u8], _iv: &[u8]) -> Result<(), CipherError> {
+            Ok(())
+        }
+        fn keystream_bits(&mut self, out: &mut [u8], _n: usize) -> Result<(), CipherError> {
+            if std::mem::take(&mut self.first) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let mut x = 1u64;
+            for i in 0..64u64 {
+                x = black_box(x.wrapping_mul(0x9e37_79b9).wrapping_add(i));
+            }
+            out.fill(x as u8);
+            Ok(())
+        }
+        fn apply_bits(&mut self, data: &mut [u8], n: usize) -> Result<(), CipherError> {
+            self.keystream_bits(data, n)
+        }
+    }
+
+    /// The slow first call must not shrink the batch. Before untimed warm-up and median
+    /// calibration, the first timed trial (batch 1) took the 50 ms and the batch was set to
+    /// ⌈200 µs / 50 ms⌉ = 1. Now it is ⌈200 µs / t_op⌉ with t_op a few tens of ns (the bound
+    /// below allows t_op up to 4 µs, 100× slack for a loaded machine), and the floor makes
+    /// every sample last ≥ the minimum sample time regardless of timing.
+    #[test]
+    fn slow_first_call_does_not_shrink_the_batch() {
+        let make: fn() -> Box<dyn StreamCipher + Send> = || Box::new(SlowFirst { first: true });
+        let g = Group {
+            entry: Entry { info: make().info(), make: Make::Stream(make), verify: |_| Vec::new(), iv_rule: None },
+            scenario: Scenario::Keystream,
+            kiv: Kiv { random_key: false, random_iv: false },
+            size_bits: 64,
+            payload: crate::plan::Payload::random(),
+        };
+        let cfg = Config { reps: 20, warmup: 2, min_sample_ns: 200_000.0, ..Default::default() };
+        let r = measure_group(&g, &cfg, || {}).unwrap();
+        assert!(r.batch >= 50, "batch {} was taken from the slow first call", r.batch);
+        for s in r.samples.iter().chain(&r.warmup) {
+            assert!(s.ops >= r.batch && s.ns * s.ops as f64 >= cfg.min_sample_ns, "{s:?} below the floor");
+        }
+        let mut ns: Vec<f64> = r.samples.iter().map(|s| s.ns).collect();
+        ns.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        assert!(ns[10] < 4_000.0, "median {} ns per op is dominated by the slow call", ns[10]);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::plan::Group;
 use crate::plan::{expand, Selection};
 use crate::presets::Preset;
 use crate::results::{self, RunRecord};
-use crate::runner::{measure_group, measure_interleaved, Config, GroupResult};
+use crate::runner::{measure_rounds, Config, GroupResult, TWIN_MARK};
 use crate::studies::{StudyFn, StudyInput, StudyOptions, StudyOutput};
 
 /// Everything a run needs. Build it with [`Request::new`] and adjust fields.
@@ -26,6 +26,13 @@ pub struct Request {
     /// Extra tables computed after measurement (from the preset).
     pub study: Option<StudyFn>,
     pub study_options: StudyOptions,
+    /// A/A experiment (test-only, `lwcbench run --twin P`): every group is measured a second
+    /// time in the same run as implementation `<impl>~twin` (P = 0) or, with a planted
+    /// slowdown of P %, `<impl>~slowP`; `twin.csv` gives the verdict of each pair.
+    pub twin: Option<u64>,
+    /// Also count instructions per operation under callgrind (`--counter instructions`,
+    /// [`crate::counter`]): writes `instructions.csv`. CLI only (re-executes the command line).
+    pub count_instructions: bool,
 }
 
 impl Request {
@@ -39,6 +46,8 @@ impl Request {
             args: std::env::args().collect(),
             study: None,
             study_options: StudyOptions::default(),
+            twin: None,
+            count_instructions: false,
         }
     }
     pub fn from_preset(p: &'static Preset) -> Self {
@@ -58,6 +67,27 @@ pub struct Outcome {
     pub results: Vec<GroupResult>,
 }
 
+/// The run's groups (with the A/A twins when asked for).
+fn plan_groups(req: &Request) -> Result<Vec<Group>, String> {
+    let mut groups = expand(&req.selection).map_err(|e| e.to_string())?;
+    if let Some(p) = req.twin {
+        if p > 100 {
+            return Err(format!("--twin: {p} is not a slowdown in % (0–100)"));
+        }
+        groups = add_twins(&req.selection, groups, p);
+    }
+    Ok(groups)
+}
+
+/// The counting child of `--counter instructions` (run under callgrind with
+/// [`crate::counter::CHILD_ENV`] set): counts every group, writes no result directory.
+pub fn count_child(req: &Request) -> Result<(), String> {
+    let groups = plan_groups(req)?;
+    let own: Vec<Group> =
+        groups.into_iter().filter(|g| req.selection.external.engine_for(&g.entry).is_none()).collect();
+    crate::counter::child(&own, &req.config)
+}
+
 /// Validate, measure and write. Every input error is reported before anything is measured
 /// or written; progress is `(done_samples, total_samples, current group label)`.
 pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Outcome, String> {
@@ -68,8 +98,17 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     if !(cfg.min_sample_ns.is_finite() && cfg.min_sample_ns > 0.0) {
         return Err(format!("--min-sample-us: {} is not a positive duration", cfg.min_sample_ns / 1000.0));
     }
-    let groups = expand(&req.selection).map_err(|e| e.to_string())?;
+    let groups = plan_groups(req)?;
     crate::plan::check_bounds(cfg.reps, cfg.warmup, cfg.min_sample_ns, &groups)?;
+    if req.count_instructions {
+        let exe = std::env::current_exe().map_err(|e| format!("--counter instructions: {e}"))?;
+        if !exe.file_name().is_some_and(|n| n.to_string_lossy().starts_with("lwcbench")) {
+            return Err("--counter instructions: only available from the lwcbench command".into());
+        }
+        if !cfg!(target_arch = "x86_64") {
+            return Err("--counter instructions: valgrind client requests are implemented for x86-64 only".into());
+        }
+    }
     for g in &groups {
         let i = &g.entry.info;
         if let Some(k) = &cfg.static_key {
@@ -102,6 +141,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     });
     results::prepare_dir(&out, req.force)?;
 
+    let noise_start = crate::noise::Snapshot::take();
     let clock = ClockInfo::measure();
     let machine = Machine::detect();
     let total = (groups.len() * (cfg.reps + cfg.warmup)) as u64;
@@ -128,41 +168,37 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
             }
         }
     }
+    // Engine groups first, one by one; then every other cluster in interleaved rounds.
+    let mut timed: Vec<&Vec<usize>> = Vec::new();
     for c in &clusters {
         let members: Vec<&Group> = c.iter().map(|&i| &groups[i]).collect();
-        if let Some(eng) = req.selection.external.engine_for(&members[0].entry) {
-            let g = members[0];
-            let label = g.label();
-            progress(done, total, &label);
-            let before = done;
-            match crate::external::measure_group(&eng, g, cfg, || {
-                done += 1;
-                progress(done, total, &label);
-            }) {
-                Ok(r) => results_v[c[0]] = Some(r),
-                Err(e) => {
-                    eprintln!("lwcbench: skipped {e}");
-                    engine_skips.push(e);
-                    done = before + (cfg.reps + cfg.warmup) as u64;
-                }
-            }
+        let Some(eng) = req.selection.external.engine_for(&members[0].entry) else {
+            timed.push(c);
             continue;
-        }
-        let rs = if members.len() == 1 {
-            let label = members[0].label();
-            progress(done, total, &label);
-            vec![measure_group(members[0], cfg, || {
-                done += 1;
-                progress(done, total, &label);
-            })
-            .map_err(|e| e.to_string())?]
-        } else {
-            measure_interleaved(&members, cfg, |g| {
-                done += 1;
-                progress(done, total, &g.label());
-            })
-            .map_err(|e| e.to_string())?
         };
+        let g = members[0];
+        let label = g.label();
+        progress(done, total, &label);
+        let before = done;
+        match crate::external::measure_group(&eng, g, cfg, || {
+            done += 1;
+            progress(done, total, &label);
+        }) {
+            Ok(r) => results_v[c[0]] = Some(r),
+            Err(e) => {
+                eprintln!("lwcbench: skipped {e}");
+                engine_skips.push(e);
+                done = before + (cfg.reps + cfg.warmup) as u64;
+            }
+        }
+    }
+    let member_refs: Vec<Vec<&Group>> = timed.iter().map(|c| c.iter().map(|&i| &groups[i]).collect()).collect();
+    let rs = measure_rounds(&member_refs, cfg, cfg.rounds, |g| {
+        done += 1;
+        progress(done, total, &g.label());
+    })
+    .map_err(|e| e.to_string())?;
+    for (c, rs) in timed.iter().zip(rs) {
         for (&i, r) in c.iter().zip(rs) {
             results_v[i] = Some(r);
         }
@@ -170,6 +206,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     // Skipped engine groups leave no result.
     let results_v: Vec<GroupResult> = results_v.into_iter().flatten().collect();
     let finished = SystemTime::now();
+    let noise_end = crate::noise::Snapshot::take();
 
     let mut notes = vec![
         "cycles_per_op are TSC ticks (fixed-rate reference cycles), not core cycles; this machine has no hardware performance counters".to_string(),
@@ -183,6 +220,15 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
             machine.governor
         ));
     }
+    let noisy = crate::noise::warnings(&noise_start, &noise_end, &machine.governor, machine.logical_cores);
+    for w in &noisy {
+        eprintln!("lwcbench: warning: {w}");
+    }
+    notes.extend(noisy);
+    notes.push(format!(
+        "groups were measured in {} interleaved rounds; summary.csv round_spread_pct is the spread of the per-round medians",
+        cfg.rounds.clamp(1, cfg.reps.max(1))
+    ));
     notes.extend(req.selection.external.notes(&groups));
     notes.extend(engine_skips.iter().map(|e| format!("skipped (engine failed): {e}")));
     if groups.iter().any(|g| g.entry.info.note.contains("provisional")) {
@@ -231,7 +277,25 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         None => StudyOutput::default(),
     };
     record.notes.extend(study.notes.iter().cloned());
-    let extra: Vec<(&str, Vec<u8>)> = study.files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    let mut extra: Vec<(&str, Vec<u8>)> = study.files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    if req.twin.is_some() {
+        let rows = twin_rows(&results::sample_rows(&results_v));
+        extra.push(("twin.csv", results::csv_or_header(&rows, TWIN_HEADER)));
+    }
+    if req.count_instructions {
+        let exe = std::env::current_exe().map_err(|e| format!("--counter instructions: {e}"))?;
+        let own: Vec<Group> =
+            groups.iter().filter(|g| req.selection.external.engine_for(&g.entry).is_none()).cloned().collect();
+        let work = out.join(format!(".callgrind-{}", std::process::id()));
+        let rows = crate::counter::count(&exe, req.args.get(1..).unwrap_or(&[]), &own, &work)?;
+        extra.push(("instructions.csv", results::to_csv(&rows)));
+        record.notes.push(format!(
+            "instructions.csv: instructions per operation counted by valgrind callgrind ({} operations per group after {} untimed ones; random key/IV parts from the fixed seed {}); deterministic for a given binary",
+            crate::counter::OPS,
+            crate::counter::WARM_OPS,
+            crate::counter::COUNT_SEED
+        ));
+    }
     results::write_run(&out, &results_v, &mut record, &extra, &study.markdown)
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(Outcome { dir: out, record, results: results_v })
@@ -241,7 +305,104 @@ fn hex_encode(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// A group's identity without its payload: cipher, implementation, scenario, key/IV variant, size.
+/// A group's identity without its payload (and without a twin's mark, so an A/A twin is
+/// measured sample by sample in turn with its original): cipher, implementation, scenario,
+/// key/IV variant, size.
 fn payload_free_label(g: &Group) -> (String, String, crate::plan::Kiv, usize) {
-    (g.entry.id(), g.scenario.to_string(), g.kiv, g.size_bits)
+    let id = g.entry.id();
+    let id = id.split(TWIN_MARK).next().unwrap_or(&id).to_string();
+    (id, g.scenario.to_string(), g.kiv, g.size_bits)
+}
+
+/// Each group followed by its twin: same cipher and implementation, implementation name
+/// `<impl>~twin` (p = 0) or `<impl>~slow<p>` (a planted p % slowdown, see runner::Planted).
+fn add_twins(_sel: &Selection, groups: Vec<Group>, p: u64) -> Vec<Group> {
+    let mut out = Vec::with_capacity(groups.len() * 2);
+    for g in groups {
+        let mut t = g.clone();
+        let name = if p == 0 {
+            format!("{}{TWIN_MARK}twin", g.entry.info.implementation)
+        } else {
+            format!("{}{TWIN_MARK}slow{p}", g.entry.info.implementation)
+        };
+        // a few bytes per group, once per run of the test-only option
+        t.entry.info.implementation = Box::leak(name.into_boxed_str());
+        out.push(g);
+        out.push(t);
+    }
+    out
+}
+
+/// One row of `twin.csv` (A/A experiment): a group against its twin.
+#[derive(serde::Serialize, Debug, Clone)]
+pub struct TwinRow {
+    pub cipher: String,
+    pub implementation: String,
+    pub twin: String,
+    pub scenario: String,
+    pub kiv: String,
+    pub size_bits: u64,
+    pub payload: String,
+    pub median_ns: f64,
+    pub twin_median_ns: f64,
+    /// twin / original medians.
+    pub ratio: f64,
+    pub ratio_ci95_lo: f64,
+    pub ratio_ci95_hi: f64,
+    pub mann_whitney_p: f64,
+    pub margin_pct: f64,
+    /// "twin slower" / "twin faster" / "no difference beyond ±5 %" (the rule of comparison.csv).
+    pub verdict: String,
+}
+
+pub const TWIN_HEADER: &str = "cipher,implementation,twin,scenario,kiv,size_bits,payload,median_ns,twin_median_ns,ratio,ratio_ci95_lo,ratio_ci95_hi,mann_whitney_p,margin_pct,verdict";
+
+/// Verdicts of every group against its twin, α = 0.05 Bonferroni-corrected over the pairs.
+pub fn twin_rows(rows: &[results::SampleRow]) -> Vec<TwinRow> {
+    use std::collections::BTreeMap;
+    type Key = (String, String, String, String, u64, String);
+    let mut orig: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+    let mut twin: BTreeMap<Key, (String, Vec<f64>)> = BTreeMap::new();
+    for r in rows {
+        let (base, is_twin) = match r.implementation.split_once(TWIN_MARK) {
+            Some((b, _)) => (b.to_string(), true),
+            None => (r.implementation.clone(), false),
+        };
+        let k = (r.cipher.clone(), base, r.scenario.clone(), r.kiv.clone(), r.size_bits, r.payload.clone());
+        if is_twin {
+            twin.entry(k).or_insert_with(|| (r.implementation.clone(), Vec::new())).1.push(r.ns_per_op);
+        } else {
+            orig.entry(k).or_default().push(r.ns_per_op);
+        }
+    }
+    let alpha = lwcbench_stats::bonferroni(0.05, twin.len());
+    let m = lwcbench_stats::DEFAULT_MARGIN;
+    twin.iter()
+        .filter_map(|(k, (tname, t))| {
+            let a = orig.get(k)?;
+            let d = lwcbench_stats::decide(a, t, alpha, m);
+            let med = |x: &[f64]| lwcbench_stats::summarize(x).median;
+            Some(TwinRow {
+                cipher: k.0.clone(),
+                implementation: k.1.clone(),
+                twin: tname.clone(),
+                scenario: k.2.clone(),
+                kiv: k.3.clone(),
+                size_bits: k.4,
+                payload: k.5.clone(),
+                median_ns: med(a),
+                twin_median_ns: med(t),
+                ratio: d.ratio,
+                ratio_ci95_lo: d.ratio_lo,
+                ratio_ci95_hi: d.ratio_hi,
+                mann_whitney_p: d.p,
+                margin_pct: m * 100.0,
+                verdict: match d.shift {
+                    lwcbench_stats::Shift::None => results::no_difference(m),
+                    lwcbench_stats::Shift::Slower => "twin slower".into(),
+                    lwcbench_stats::Shift::Faster => "twin faster".into(),
+                },
+            })
+        })
+        .collect()
 }

@@ -7,11 +7,13 @@
 //! The study only eyeballed whether the data changes the cost. Here each pair is tested with a
 //! two-sided Mann–Whitney U test: timing samples are skewed with outliers, so a rank test that
 //! assumes no normality is the right one; it asks whether one payload's times tend to be larger.
-//! With 400 samples per side it detects very small shifts, so read the p-value together with
-//! the effect size (ratio of medians): a significant 0.3 % difference is not a practical one.
+//! With 400 samples per side it detects very small shifts — on a noisy host it found
+//! "significance" in drift, in opposite directions in two identical runs — so the verdict also
+//! requires the bootstrap 95 % CI of the ratio of medians to lie wholly outside the
+//! practical-equivalence band 1 ± 5 % ([`lwcbench_stats::decide`]).
 use std::collections::BTreeMap;
 
-use lwcbench_stats::{compare, summarize, Shift};
+use lwcbench_stats::{decide, summarize, Shift, DEFAULT_MARGIN};
 use serde::{Deserialize, Serialize};
 
 use crate::results::SampleRow;
@@ -33,7 +35,14 @@ pub struct Table1Row {
     pub ratio_dataset_random: f64,
     /// Mann–Whitney U two-sided p-value, dataset vs random (pooled), on both rows of a pair.
     pub mann_whitney_p: f64,
+    /// "dataset slower/faster" only when p < α AND the ratio's CI lies wholly outside
+    /// 1 ± margin_pct %.
     pub verdict: String,
+    /// Bootstrap 95 % CI of ratio_dataset_random.
+    pub ratio_ci95_lo: f64,
+    pub ratio_ci95_hi: f64,
+    /// Practical-equivalence margin of the verdict, in %.
+    pub margin_pct: f64,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -81,13 +90,12 @@ pub fn dataset_vs_random(rows: &[SampleRow]) -> (Vec<Table1Row>, Vec<Table2Row>)
     for (k, data, dname, random) in pairs {
         let pool = |m: &BTreeMap<String, Vec<f64>>| m.values().flatten().copied().collect::<Vec<f64>>();
         let (d, r) = (pool(data), pool(random));
-        let c = compare(&r, &d);
-        let verdict = match c.shift(alpha) {
-            Shift::None => "no significant difference",
-            Shift::Slower => "dataset slower",
-            Shift::Faster => "dataset faster",
-        }
-        .to_string();
+        let c = decide(&r, &d, alpha, DEFAULT_MARGIN);
+        let verdict = match c.shift {
+            Shift::None => crate::results::no_difference(DEFAULT_MARGIN),
+            Shift::Slower => "dataset slower".into(),
+            Shift::Faster => "dataset faster".into(),
+        };
         for (label, xs) in [(dname.to_string(), &d), ("random".to_string(), &r)] {
             let s = summarize(xs);
             t1.push(Table1Row {
@@ -102,9 +110,12 @@ pub fn dataset_vs_random(rows: &[SampleRow]) -> (Vec<Table1Row>, Vec<Table2Row>)
                 sd_ns: s.sd,
                 min_ns: s.min,
                 max_ns: s.max,
-                ratio_dataset_random: c.ratio_median,
-                mann_whitney_p: c.mann_whitney_p,
+                ratio_dataset_random: c.ratio,
+                mann_whitney_p: c.p,
                 verdict: verdict.clone(),
+                ratio_ci95_lo: c.ratio_lo,
+                ratio_ci95_hi: c.ratio_hi,
+                margin_pct: c.margin * 100.0,
             });
         }
         for kiv in kiv_order {
@@ -134,11 +145,12 @@ pub fn markdown(t1: &[Table1Row], t2: &[Table2Row]) -> String {
     if t1.is_empty() {
         return s;
     }
-    s.push_str("\n## Dataset against random payload\n\nTable 1 — all four key/IV variants pooled. Test: two-sided Mann–Whitney U, dataset vs random, α = 0.05 Bonferroni-corrected; ratio = median(dataset)/median(random).\n\n");
-    s.push_str("| cipher | implementation | scenario | bits | payload | n | mean | median | sd | min | max | ratio | p | verdict |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    s.push_str("\n## Dataset against random payload\n\nTable 1 — all four key/IV variants pooled. Ratio = median(dataset)/median(random) with its bootstrap 95 % CI. A verdict names a difference only when it is significant (two-sided Mann–Whitney U, α = 0.05 Bonferroni-corrected) **and** the whole CI lies outside the practical-equivalence band 1 ± ");
+    s.push_str(&format!("{} %.\n\n", t1[0].margin_pct));
+    s.push_str("| cipher | implementation | scenario | bits | payload | n | mean | median | sd | min | max | ratio | 95 % CI | p | verdict |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n");
     for r in t1 {
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.2e} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}–{:.3} | {:.2e} | {} |\n",
             r.cipher,
             r.implementation,
             r.scenario,
@@ -151,6 +163,8 @@ pub fn markdown(t1: &[Table1Row], t2: &[Table2Row]) -> String {
             fmt_ns(r.min_ns),
             fmt_ns(r.max_ns),
             r.ratio_dataset_random,
+            r.ratio_ci95_lo,
+            r.ratio_ci95_hi,
             r.mann_whitney_p,
             r.verdict
         ));
@@ -217,5 +231,37 @@ mod tests {
         // r,r: dataset 104.5 vs random 154.5 → −32.36 %
         assert!((t2[1].diff_pct - (104.5 - 154.5) / 154.5 * 100.0).abs() < 1e-9);
         assert!(t2[1].mann_whitney_p < 0.01 && t2[0].mann_whitney_p > 0.9);
+        // pooled medians 104.5 vs 129.5: dataset/random = 0.807; but random is bimodal (100–109
+        // and 150–159), so its resampled median ranges from 109 to 150 and the ratio's CI
+        // reaches 104.5/109 = 0.96, inside the band: no verdict (the old rule said "faster")
+        assert!((d.ratio_dataset_random - 104.5 / 129.5).abs() < 1e-12);
+        assert!(d.ratio_ci95_lo > 0.6 && d.ratio_ci95_hi > 0.95 && d.margin_pct == 5.0, "{d:?}");
+        assert_eq!(d.verdict, "no difference beyond ±5 %");
+    }
+
+    /// A tiny but consistent shift (+1 %) with many samples is significant but not practical:
+    /// the old rule called it "dataset slower".
+    #[test]
+    fn significant_but_tiny_shift_is_no_difference() {
+        let mut rows = Vec::new();
+        for i in 0..400 {
+            let v = 100.0 + (i % 40) as f64 * 0.05;
+            rows.push(row("random", "s,s", v));
+            rows.push(row("dataset:d", "s,s", v * 1.01));
+        }
+        let (t1, _) = dataset_vs_random(&rows);
+        assert!(t1[0].mann_whitney_p < 1e-6);
+        assert_eq!(t1[0].verdict, "no difference beyond ±5 %");
+        // the same with +20 %: a real difference
+        let rows: Vec<SampleRow> = rows
+            .into_iter()
+            .map(|mut r| {
+                if r.payload != "random" {
+                    r.ns_per_op *= 1.2 / 1.01;
+                }
+                r
+            })
+            .collect();
+        assert_eq!(dataset_vs_random(&rows).0[0].verdict, "dataset slower");
     }
 }

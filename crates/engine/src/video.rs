@@ -492,6 +492,7 @@ mod tests {
             mean_ns: med,
             sd_ns: 0.0,
             median_ns: med,
+            round_spread_pct: None,
             min_ns: med,
             max_ns: med,
             p95_ns: med,

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use lwcbench_engine::markdown::fmt_ns;
-use lwcbench_stats::{bonferroni, compare, summarize, Shift};
+use lwcbench_stats::{bonferroni, decide, summarize, Shift, DEFAULT_MARGIN};
 
 use crate::html::STYLE;
 use crate::svg::esc;
@@ -21,15 +21,28 @@ pub struct Row {
     pub b_median_ns: Option<f64>,
     /// median(B) / median(A): > 1 means B is slower.
     pub ratio: Option<f64>,
+    /// Bootstrap 95 % CI of the ratio.
+    pub ratio_lo: Option<f64>,
+    pub ratio_hi: Option<f64>,
     pub p: Option<f64>,
+    /// "B faster" / "B slower" (significant and outside ±margin), "no change", "only in A/B".
     pub verdict: String,
 }
 
+/// The verdict when a group is neither significantly nor practically different.
+pub const NO_CHANGE: &str = "no change";
+
 type Key = (String, String, String, String, u64);
 
-/// Group-by-group comparison. The verdict uses a two-sided Mann–Whitney U test at α = 0.05,
-/// Bonferroni-corrected over the groups present in both runs.
+/// Group-by-group comparison with the default ±5 % margin ([`compare_runs_with`]).
 pub fn compare_runs(a: &Run, b: &Run) -> Vec<Row> {
+    compare_runs_with(a, b, DEFAULT_MARGIN)
+}
+
+/// Group-by-group comparison. "B faster/slower" needs a two-sided Mann–Whitney U test at
+/// α = 0.05, Bonferroni-corrected over the groups present in both runs, AND the bootstrap 95 %
+/// CI of median(B)/median(A) wholly outside 1 ± `margin` ([`lwcbench_stats::decide`]).
+pub fn compare_runs_with(a: &Run, b: &Run, margin: f64) -> Vec<Row> {
     let collect = |r: &Run| {
         let mut m: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
         for s in &r.samples {
@@ -52,18 +65,18 @@ pub fn compare_runs(a: &Run, b: &Run) -> Vec<Row> {
     keys.into_iter()
         .map(|k| {
             let (xa, xb) = (ma.get(k), mb.get(k));
-            let (ratio, p, verdict) = match (xa, xb) {
+            let (ratio, ci, p, verdict) = match (xa, xb) {
                 (Some(x), Some(y)) => {
-                    let c = compare(x, y);
-                    let v = match c.shift(alpha) {
-                        Shift::None => "no significant difference",
+                    let c = decide(x, y, alpha, margin);
+                    let v = match c.shift {
+                        Shift::None => NO_CHANGE,
                         Shift::Slower => "B slower",
                         Shift::Faster => "B faster",
                     };
-                    (Some(c.ratio_median), Some(c.mann_whitney_p), v.to_string())
+                    (Some(c.ratio), Some((c.ratio_lo, c.ratio_hi)), Some(c.p), v.to_string())
                 }
-                (Some(_), None) => (None, None, "only in A".into()),
-                _ => (None, None, "only in B".into()),
+                (Some(_), None) => (None, None, None, "only in A".into()),
+                _ => (None, None, None, "only in B".into()),
             };
             Row {
                 cipher: k.0.clone(),
@@ -74,6 +87,8 @@ pub fn compare_runs(a: &Run, b: &Run) -> Vec<Row> {
                 a_median_ns: xa.map(|x| summarize(x).median),
                 b_median_ns: xb.map(|x| summarize(x).median),
                 ratio,
+                ratio_lo: ci.map(|c| c.0),
+                ratio_hi: ci.map(|c| c.1),
                 p,
                 verdict,
             }
@@ -85,16 +100,29 @@ fn cell(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "–".into())
 }
 
+/// The rule, stated under every comparison table.
+pub fn rule(margin: f64) -> String {
+    format!(
+        "verdict: B faster/slower only when significant (two-sided Mann–Whitney U, α = 0.05 Bonferroni-corrected over the groups in both runs) AND the bootstrap 95 % CI of B/A lies wholly outside 1 ± {} %; otherwise no change",
+        margin * 100.0
+    )
+}
+
 /// Terminal table.
 pub fn text_table(rows: &[Row]) -> String {
+    text_table_with(rows, DEFAULT_MARGIN)
+}
+
+/// Terminal table, with the margin the verdicts used.
+pub fn text_table_with(rows: &[Row], margin: f64) -> String {
     let mut s = format!(
-        "{:<18} {:<14} {:<9} {:>4} {:>6} {:>11} {:>11} {:>7} {:>8}  verdict\n",
-        "cipher", "impl", "scenario", "kiv", "bits", "A median", "B median", "B/A", "p"
+        "{:<18} {:<14} {:<9} {:>4} {:>6} {:>11} {:>11} {:>7} {:>13} {:>8}  verdict\n",
+        "cipher", "impl", "scenario", "kiv", "bits", "A median", "B median", "B/A", "B/A 95% CI", "p"
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<18} {:<14} {:<9} {:>4} {:>6} {:>11} {:>11} {:>7} {:>8}  {}",
+            "{:<18} {:<14} {:<9} {:>4} {:>6} {:>11} {:>11} {:>7} {:>13} {:>8}  {}",
             r.cipher,
             r.implementation,
             r.scenario,
@@ -103,6 +131,10 @@ pub fn text_table(rows: &[Row]) -> String {
             cell(r.a_median_ns, fmt_ns),
             cell(r.b_median_ns, fmt_ns),
             cell(r.ratio, |x| format!("{x:.3}")),
+            match (r.ratio_lo, r.ratio_hi) {
+                (Some(lo), Some(hi)) => format!("{lo:.3}–{hi:.3}"),
+                _ => "–".into(),
+            },
             cell(r.p, |x| format!("{x:.1e}")),
             r.verdict
         );
@@ -110,19 +142,25 @@ pub fn text_table(rows: &[Row]) -> String {
     let count = |v: &str| rows.iter().filter(|r| r.verdict == v).count();
     let _ = writeln!(
         s,
-        "\n{} groups: {} B faster, {} B slower, {} no significant difference, {} only in A, {} only in B",
+        "\n{} groups: {} B faster, {} B slower, {} no change, {} only in A, {} only in B\n{}",
         rows.len(),
         count("B faster"),
         count("B slower"),
-        count("no significant difference"),
+        count(NO_CHANGE),
         count("only in A"),
-        count("only in B")
+        count("only in B"),
+        rule(margin)
     );
     s
 }
 
 /// Self-contained HTML page of the comparison.
 pub fn html(a: &Run, b: &Run, a_name: &str, b_name: &str, rows: &[Row]) -> String {
+    html_with(a, b, a_name, b_name, rows, DEFAULT_MARGIN)
+}
+
+/// [`html`] with the margin the verdicts used.
+pub fn html_with(a: &Run, b: &Run, a_name: &str, b_name: &str, rows: &[Row], margin: f64) -> String {
     let mut h = format!("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lwcbench compare</title><style>{STYLE}</style></head><body>");
     h += "<h1>lwcbench: comparison of two runs</h1><table><tr><th></th><th class=\"l\">directory</th><th class=\"l\">CPU</th><th class=\"l\">commit</th><th class=\"l\">rustc</th><th class=\"l\">started</th></tr>";
     for (tag, name, r) in [("A", a_name, a), ("B", b_name, b)] {
@@ -136,8 +174,9 @@ pub fn html(a: &Run, b: &Run, a_name: &str, b_name: &str, rows: &[Row]) -> Strin
             esc(&r.record.started_utc)
         );
     }
-    h += "</table><p>Ratio = median(B) / median(A); &gt; 1 means B is slower. Verdict: two-sided Mann–Whitney U test, α = 0.05, Bonferroni-corrected over the groups present in both runs.</p>";
-    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>kiv</th><th>bits</th><th>A median</th><th>B median</th><th>B/A</th><th>p</th><th class=\"l\">verdict</th></tr>";
+    h += "</table><p>Ratio = median(B) / median(A); &gt; 1 means B is slower. </p>";
+    let _ = write!(h, "<p>{}.</p>", esc(&rule(margin)));
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>kiv</th><th>bits</th><th>A median</th><th>B median</th><th>B/A</th><th>B/A 95 % CI</th><th>p</th><th class=\"l\">verdict</th></tr>";
     for r in rows {
         let colour = match r.verdict.as_str() {
             "B faster" => "#d8f0e4",
@@ -146,7 +185,7 @@ pub fn html(a: &Run, b: &Run, a_name: &str, b_name: &str, rows: &[Row]) -> Strin
         };
         let _ = write!(
             h,
-            "<tr style=\"background:{colour}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            "<tr style=\"background:{colour}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
             esc(&r.cipher),
             esc(&r.implementation),
             esc(&r.scenario),
@@ -155,6 +194,10 @@ pub fn html(a: &Run, b: &Run, a_name: &str, b_name: &str, rows: &[Row]) -> Strin
             cell(r.a_median_ns, fmt_ns),
             cell(r.b_median_ns, fmt_ns),
             cell(r.ratio, |x| format!("{x:.3}")),
+            match (r.ratio_lo, r.ratio_hi) {
+                (Some(lo), Some(hi)) => format!("{lo:.3}–{hi:.3}"),
+                _ => "–".into(),
+            },
             cell(r.p, |x| format!("{x:.1e}")),
             esc(&r.verdict)
         );

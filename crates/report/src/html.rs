@@ -257,7 +257,7 @@ pub fn render(run: &Run) -> String {
 
     let (t1, t2) = lwcbench_engine::tables::dataset_vs_random(&run.samples);
     if !t1.is_empty() {
-        h += "<h2 id=\"dataset\">Dataset against random payload</h2><p>The study's Table 1 (all four key/IV variants pooled) and Table 2 (mean per key/IV variant). Test: two-sided Mann–Whitney U (timing data is skewed; no normality assumed), α = 0.05 Bonferroni-corrected; read p together with the ratio of medians, since large samples make tiny differences significant.</p>";
+        h += "<h2 id=\"dataset\">Dataset against random payload</h2><p>The study's Table 1 (all four key/IV variants pooled) and Table 2 (mean per key/IV variant). Test: two-sided Mann–Whitney U (timing data is skewed; no normality assumed), α = 0.05 Bonferroni-corrected; a verdict names a difference only when it is also outside the practical-equivalence band 1 ± 5 % (the whole bootstrap 95 % CI of the ratio of medians outside it; see docs/measurement.md).</p>";
         h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>bits</th><th class=\"l\">payload</th><th>n</th><th>mean</th><th>median</th><th>sd</th><th>min</th><th>max</th><th>dataset/random</th><th>p</th><th class=\"l\">verdict</th></tr>";
         for r in &t1 {
             let _ = write!(
@@ -302,6 +302,7 @@ pub fn render(run: &Run) -> String {
             "<figure class=\"fig\">{}<figcaption>Figure {fig}. C++/Rust ratio of median times per group; colour = variant.</figcaption></figure>",
             bars_ci(&bars, &colors, "C++ / Rust (median time ratio)", "group", &variants)
         );
+        h += "<p>Verdict: significant (Mann–Whitney U, α = 0.05 Bonferroni-corrected) and the whole bootstrap 95 % CI of the ratio outside the practical-equivalence band 1 ± 5 %; otherwise no difference is claimed.</p>";
         h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">variant</th><th class=\"l\">scenario</th><th>kiv</th><th>bits</th><th>Rust median</th><th>C++ median</th><th>C++/Rust</th><th>p</th><th class=\"l\">verdict</th></tr>";
         for c in &run.comparison {
             let _ = write!(

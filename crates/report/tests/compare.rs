@@ -83,7 +83,7 @@ fn known_differences_are_found() {
     assert!((get("slower").ratio.unwrap() - 200.95 / 100.95).abs() < 1e-12);
     assert_eq!(get("faster").verdict, "B faster");
     assert!((get("faster").ratio.unwrap() - 40.95 / 80.95).abs() < 1e-12);
-    assert_eq!(get("same").verdict, "no significant difference");
+    assert_eq!(get("same").verdict, "no change");
     assert_eq!(get("same").ratio, Some(1.0));
     assert_eq!(get("gone").verdict, "only in A");
     assert_eq!(rows.len(), 4);

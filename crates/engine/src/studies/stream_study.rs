@@ -431,6 +431,7 @@ mod tests {
             mean_ns: median,
             sd_ns: 0.0,
             median_ns: median,
+            round_spread_pct: None,
             min_ns: lo,
             max_ns: hi,
             p95_ns: hi,
