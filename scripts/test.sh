@@ -10,6 +10,8 @@
 #     tables and emulated instruction/cycle counts (mcu/, through `lwcbench mcu`)
 #  7. board firmware: shared bench code, QEMU end-to-end (UART -> lwcbench collect -> report),
 #     Pico build, Arduino sketch against the stand-in API (firmware/)
+#  8. the checkout is unchanged: setup + tests rewrote no tracked file (lock files included)
+#     and left no untracked one
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,10 +19,10 @@ cd "$(dirname "$0")/.."
 for m in Cargo.toml python/Cargo.toml firmware/Cargo.toml mcu/images/Cargo.toml mcu/hostref/Cargo.toml; do
   cargo fmt --all --manifest-path "$m" -- --check
 done
-cargo test --workspace --release
+cargo test --workspace --release --locked
 # The own no_std cipher crates also build for 64-bit ARM (a Pi 4/5 class host): the x86-64
 # SIMD paths must stay behind their cfg gates.
-CARGO_TARGET_DIR="$PWD/target/aarch64" cargo check --release --target aarch64-unknown-none \
+CARGO_TARGET_DIR="$PWD/target/aarch64" cargo check --release --locked --target aarch64-unknown-none \
   -p lwcbench-core -p lwcbench-draco -p lwcbench-estream -p lwcbench-lightweight
 ./target/release/lwcbench verify
 ./target/release/lwcbench verify --engine pycryptodome
@@ -36,6 +38,15 @@ CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q mcu/tests
 ./target/release/lwcbench mcu --preset counts --profiles Os --no-build --force --out target/mcu-run
 test -s target/mcu-run/mcu_sizes.csv && test -s target/mcu-run/mcu_counts.csv && test -s target/mcu-run/run.json
 ./target/release/lwcbench report target/mcu-run && test -s target/mcu-run/report.html
-(cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release -p lwc-board-bench)
+(cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release --locked -p lwc-board-bench)
 CARGO_TARGET_DIR="$PWD/target" LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q firmware/tests
+# Reproducible build: nothing tracked changed and nothing untracked appeared (outside .gitignore).
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  dirty=$(git status --porcelain)
+  if [ -n "$dirty" ]; then
+    echo "test.sh: the checkout changed during setup/tests (commit lock files; ignore outputs):" >&2
+    echo "$dirty" >&2
+    exit 1
+  fi
+fi
 echo "test.sh: all tests passed"
