@@ -107,12 +107,20 @@ fn draco(t1: &[Table1Row], t2: &[Table2Row]) -> Section {
         tables: vec![],
     };
     // Our group closest to the study's: the largest Full group of a Rust implementation.
-    let pick = |payload: &str| {
-        t1.iter()
-            .filter(|r| r.payload == payload && r.scenario == "full")
-            .max_by_key(|r| (r.implementation.contains("rust"), r.size_bits))
-    };
-    let (ours_d, ours_r) = (pick("dataset"), pick("random"));
+    // Payloads are "dataset:<name>" and "random".
+    let ours_d = t1
+        .iter()
+        .filter(|r| r.payload.starts_with("dataset") && r.scenario == "full")
+        .max_by_key(|r| (r.implementation.contains("rust"), r.implementation.contains("ref"), r.size_bits));
+    let ours_r = ours_d.and_then(|d| {
+        t1.iter().find(|r| {
+            r.payload == "random"
+                && r.cipher == d.cipher
+                && r.implementation == d.implementation
+                && r.scenario == d.scenario
+                && r.size_bits == d.size_bits
+        })
+    });
     if let Some(d) = ours_d {
         s.paragraphs.push(format!(
             "Ours: {}/{} {} at {} bits (dataset = the study's iCity readings where the run used them).",
@@ -445,6 +453,30 @@ mod tests {
         let md = markdown(&ics);
         assert!(md.contains("| GOOSE-1A-trip | < 7.1 % | 2.250 % | 0.500 % |"), "{md}");
         assert!(markdown(&o("quick")).is_empty());
+        // Ours beside the published Table 1 (µs from ns), the Rust reference preferred.
+        let row = |imp: &str, payload: &str, mean: f64| Table1Row {
+            cipher: "DRACO".into(),
+            implementation: imp.into(),
+            scenario: "full".into(),
+            size_bits: 22_464,
+            payload: payload.into(),
+            n: 400,
+            mean_ns: mean,
+            median_ns: mean,
+            sd_ns: 1.0,
+            min_ns: mean,
+            max_ns: mean,
+            ratio_dataset_random: 1.0,
+            mann_whitney_p: 0.5,
+            verdict: String::new(),
+        };
+        let t1 = [
+            row("cpp-ref", "dataset:office", 9e6),
+            row("rust-ref", "dataset:office", 1_234_560.0),
+            row("rust-ref", "random", 7_000_000.0),
+        ];
+        let md = markdown(&Ours { preset: Some("sensor-study"), t1: &t1, t2: &[], stream: &[], ics_csv: None });
+        assert!(md.contains("| mean | 282891.40 | 282871.50 | 1234.56 | 7000.00 |"), "{md}");
         let h = html(&o("sensor-study"));
         assert!(h.contains("&lt;s,s&gt;") && !h.contains("<s,s>"), "{h}");
     }
