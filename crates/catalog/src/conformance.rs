@@ -135,16 +135,41 @@ pub fn check_stream(mk: fn() -> Box<dyn StreamCipher + Send>) -> Check {
     c.apply(&mut zeros).unwrap();
     chk.expect(format!("apply on {len} zero bytes = keystream"), zeros == bulk && pieces == bulk);
 
-    // Errors.
-    let short_key = vec![0u8; info.key_bytes().saturating_sub(1)];
+    // Errors: a key or IV length outside what the implementation accepts (crate::sizes).
+    let sizes = crate::sizes::supported(&info);
+    let bad_key = [info.key_bytes().saturating_sub(1), info.key_bytes() + 1]
+        .into_iter()
+        .find(|&n| !sizes.key_bits.contains(&(n as u16 * 8)))
+        .unwrap_or(0);
     chk.expect(
-        "short key is rejected with KeyLength",
-        matches!(c.init(&short_key, &iv), Err(CipherError::KeyLength { .. })),
+        format!("{bad_key}-byte key is rejected with KeyLength"),
+        matches!(c.init(&vec![0u8; bad_key], &iv), Err(CipherError::KeyLength { .. })),
     );
-    let long_iv = vec![0u8; info.iv_bytes() + 1];
+    let long_iv = vec![0u8; *sizes.iv_bits.last().unwrap_or(&info.iv_bits) as usize / 8 + 1];
     chk.expect(
         "long IV is rejected with IvLength",
         matches!(c.init(&key, &long_iv), Err(CipherError::IvLength { .. })),
+    );
+    // Every listed size is accepted and the keystream depends on the length (catches a key
+    // or IV silently truncated to the nominal size).
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    let mut ok = true;
+    for &kb in &sizes.key_bits {
+        for &ib in &sizes.iv_bits {
+            let mut ks = vec![0u8; 16];
+            let r =
+                c.init(&pattern(kb as usize / 8, 1), &pattern(ib as usize / 8, 101)).and_then(|_| c.keystream(&mut ks));
+            ok &= r.is_ok() && !seen.contains(&ks);
+            seen.push(ks);
+        }
+    }
+    chk.expect(
+        format!(
+            "every listed size gives its own keystream (key {} bits, IV {} bits)",
+            crate::sizes::describe(&sizes.key_bits),
+            crate::sizes::describe(&sizes.iv_bits)
+        ),
+        ok,
     );
     c.init(&key, &iv).unwrap();
     let mut tiny = [0u8; 1];

@@ -14,6 +14,8 @@ pub mod aes;
 pub mod conformance;
 pub mod kat;
 mod registry;
+pub mod sizes;
+pub mod torture;
 pub mod verify;
 
 pub use registry::{find, registry, Entry, Make};

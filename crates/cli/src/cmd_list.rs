@@ -31,7 +31,9 @@ pub fn run(a: &ListArgs) -> Result<(), String> {
                 .iter()
                 .map(|e| {
                     let i = &e.info;
+                    let sz = lwcbench_catalog::sizes::supported(i);
                     serde_json::json!({
+                        "key_bits_accepted": sz.key_bits, "iv_bits_accepted": sz.iv_bits,
                         "id": e.id(), "cipher": i.name, "implementation": i.implementation,
                         "family": i.family.as_str(), "key_bits": i.key_bits, "iv_bits": i.iv_bits,
                         "block_bits": i.block_bits, "tag_bits": i.tag_bits, "state_bytes": i.state_bytes,
@@ -47,11 +49,12 @@ pub fn run(a: &ListArgs) -> Result<(), String> {
             println!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
         "csv" => {
-            println!("cipher,implementation,family,key_bits,iv_bits,block_bits,tag_bits,state_bytes,origin,language,bit_granular,note");
+            println!("cipher,implementation,family,key_bits,iv_bits,block_bits,tag_bits,state_bytes,origin,language,bit_granular,note,key_bits_accepted,iv_bits_accepted");
             for e in &reg {
                 let i = &e.info;
+                let sz = lwcbench_catalog::sizes::supported(i);
                 println!(
-                    "{},{},{},{},{},{},{},{},{},{},{},\"{}\"",
+                    "{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{}",
                     i.name,
                     i.implementation,
                     i.family.as_str(),
@@ -63,7 +66,9 @@ pub fn run(a: &ListArgs) -> Result<(), String> {
                     i.origin,
                     i.language.as_str(),
                     i.bit_granular,
-                    i.note
+                    i.note,
+                    lwcbench_catalog::sizes::describe(&sz.key_bits).replace(',', ";"),
+                    lwcbench_catalog::sizes::describe(&sz.iv_bits).replace(',', ";")
                 );
             }
         }
@@ -72,8 +77,18 @@ pub fn run(a: &ListArgs) -> Result<(), String> {
                 "{:<20} {:<16} {:<6} {:>5} {:>5} {:>5} {:>4} {:>6}  {:<5} {:<28} note",
                 "cipher", "implementation", "family", "key", "iv", "block", "tag", "state", "lang", "origin"
             );
+            let mut other_sizes = Vec::new();
             for e in &reg {
                 let i = &e.info;
+                let sz = lwcbench_catalog::sizes::supported(i);
+                if sz.key_bits.len() > 1 || sz.iv_bits.len() > 1 {
+                    other_sizes.push(format!(
+                        "  {}: key {} bits, IV {} bits",
+                        e.id(),
+                        lwcbench_catalog::sizes::describe(&sz.key_bits),
+                        lwcbench_catalog::sizes::describe(&sz.iv_bits)
+                    ));
+                }
                 println!(
                     "{:<20} {:<16} {:<6} {:>5} {:>5} {:>5} {:>4} {:>5}B  {:<5} {:<28} {}",
                     i.name,
@@ -91,6 +106,12 @@ pub fn run(a: &ListArgs) -> Result<(), String> {
             }
             for m in lwcbench_catalog::aes::missing_libraries() {
                 println!("{m}");
+            }
+            if !other_sizes.is_empty() {
+                println!("\nAlso accepted (key/IV sizes in bits; a-b/8 = every whole byte from a to b; the table shows the nominal sizes benchmarks use):");
+                for l in &other_sizes {
+                    println!("{l}");
+                }
             }
             println!("\n{} implementations. Sizes in bits; state in bytes. Use an id as `--cipher NAME` or `--cipher NAME/IMPL`.", reg.len());
         }

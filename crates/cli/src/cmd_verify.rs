@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use lwcbench_catalog::{registry, VerifyCtx};
+use lwcbench_catalog::{registry, torture, torture::Subject, VerifyCtx};
 
 #[derive(Args)]
 pub struct VerifyArgs {
@@ -19,6 +19,11 @@ pub struct VerifyArgs {
     /// engine that cannot start is a failure.
     #[arg(long)]
     engine: Vec<String>,
+    /// Random loops of the misuse torture per AEAD, mode and stream-cipher implementation
+    /// (canaries, unchanged inputs, determinism, round trip, forgeries; docs/ciphers.md).
+    /// 0 skips the torture and the per-primitive checksums.
+    #[arg(long, default_value_t = lwcbench_catalog::torture::LOOPS)]
+    torture_loops: usize,
 }
 
 pub fn run(a: &VerifyArgs) -> Result<(), String> {
@@ -48,6 +53,8 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
     let mut failed_ids = Vec::new();
     let mut verified = entries.len();
     let mut items: Vec<(String, Vec<lwcbench_catalog::Check>)> = Vec::new();
+    let mut sums: Vec<torture::Sum> = Vec::new();
+    let (mut tortured, mut torture_pass, mut torture_fail) = (0usize, 0usize, 0usize);
     for s in &a.engine {
         match lwcbench_engine::external::Engine::start(s) {
             Ok(mut e) => {
@@ -56,7 +63,18 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
                     a.cipher.is_empty()
                         || a.cipher.iter().any(|c| c.eq_ignore_ascii_case(name) || c.eq_ignore_ascii_case(id))
                 };
-                items.extend(lwcbench_engine::external::vectors::verify(&mut e, &ctx, &want));
+                let mut got = lwcbench_engine::external::vectors::verify(&mut e, &ctx, &want);
+                if a.torture_loops > 0 {
+                    let (checks, s) = lwcbench_engine::external::vectors::torture(&mut e, &want, a.torture_loops);
+                    for (id, c) in checks {
+                        match got.iter_mut().find(|(i, _)| *i == id) {
+                            Some((_, v)) => v.push(c),
+                            None => got.push((id, vec![c])),
+                        }
+                    }
+                    sums.extend(s);
+                }
+                items.extend(got);
             }
             Err(m) => {
                 let mut c = lwcbench_catalog::Check::new(format!("engine {s}"), "engine start");
@@ -75,10 +93,19 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
     all.extend(items.into_iter().map(|(id, c)| (id, None, c)));
     for (id, e, engine_checks) in all {
         // Registry entries verify when their turn comes, so output streams as before.
-        let checks = match e {
+        let mut checks = match e {
             Some(e) => (e.verify)(&ctx),
             None => engine_checks,
         };
+        if let Some(mut s) = e.filter(|_| a.torture_loops > 0).and_then(torture::Local::new) {
+            checks.push(torture::torture(&mut s, a.torture_loops, 1));
+            sums.push(torture::Sum { primitive: s.primitive(), id: s.id(), result: torture::checksum(&mut s) });
+        }
+        for c in checks.iter().filter(|c| c.what.starts_with("torture:")) {
+            tortured += 1;
+            torture_pass += c.passed;
+            torture_fail += c.failures.len();
+        }
         let pass: usize = checks.iter().map(|c| c.passed).sum();
         let fail: usize = checks.iter().map(|c| c.failures.len()).sum();
         let sk = checks.iter().filter(|c| c.skipped).count();
@@ -119,6 +146,43 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
         if bad {
             failed_ids.push(id);
         }
+    }
+    if !sums.is_empty() {
+        // Every implementation of a primitive that was checked takes part in its checksum,
+        // including those a --cipher filter or an engine-only run left out above.
+        let prims: Vec<String> = sums.iter().map(|s| s.primitive.clone()).collect();
+        for e in registry().iter().filter(|e| prims.contains(&e.info.name.to_string())) {
+            if sums.iter().any(|s| s.id == e.id()) {
+                continue;
+            }
+            if let Some(mut s) = torture::Local::new(e) {
+                sums.push(torture::Sum { primitive: s.primitive(), id: s.id(), result: torture::checksum(&mut s) });
+            }
+        }
+        let checks = torture::compare(&sums);
+        let (multi, agree) = (
+            checks.iter().filter(|c| c.passed + c.failures.len() > 1).count(),
+            checks.iter().filter(|c| c.ok() && c.passed > 1).count(),
+        );
+        println!("\nper-primitive checksums (SUPERCOP-style; every implementation must give the same):");
+        for c in &checks {
+            let state = if c.ok() { " ok " } else { "FAIL" };
+            if a.verbose || !c.ok() || c.passed > 1 {
+                println!("{state} {:<30} {}", c.id.trim_start_matches("checksum "), c.what);
+            }
+            for f in &c.failures {
+                println!("        {f}");
+            }
+            total_pass += c.passed;
+            total_fail += c.failures.len();
+            if !c.ok() {
+                failed_ids.push(c.id.clone());
+            }
+        }
+        println!(
+            "torture: {tortured} implementations, {torture_pass} checks passed, {torture_fail} failed; checksums: {} primitives, {agree} of the {multi} with several implementations agree",
+            checks.len()
+        );
     }
     println!(
         "\nverify: {} implementations, {total_pass} vectors and checks passed, {total_fail} failed{}",

@@ -101,4 +101,8 @@ fn verify_runs_the_vectors_through_the_engine() {
     }
     assert!(o.status.success(), "{out}{}", text(&o.stderr));
     assert!(out.contains(" ok  AES-128-GCM/pycryptodome") && out.contains(" ok  AES-256-OCB/pycryptodome"), "{out}");
+    // The engine is tortured too and reproduces the in-process libraries' checksum.
+    let sum = out.lines().find(|l| l.starts_with(" ok  AES-128-GCM ") && l.contains("checksum")).unwrap_or("");
+    assert!(sum.contains("pycryptodome") && sum.contains("rustcrypto"), "{out}");
+    assert!(out.contains("torture: ") && out.contains(", 0 failed; checksums:"), "{out}");
 }

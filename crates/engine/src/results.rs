@@ -697,6 +697,7 @@ pub fn write_rows(
     let mut md = crate::markdown::summary_markdown(&summary, &comparison);
     md += &crate::tables::markdown(&t1, &t2);
     md += extra_md;
+    md += &crate::published::markdown_for_run(record.preset.as_deref(), &t1, &t2, extra);
     let mut files = vec![
         ("samples.csv", csv_or_header(&samples, SAMPLE_HEADER)),
         ("warmup.csv", csv_or_header(&warm, SAMPLE_HEADER)),

@@ -437,3 +437,96 @@ fn wycheproof_siv(e: &mut Engine, acc: &mut Acc, path: &Path) {
         }
     }
 }
+
+/// An engine's cipher as a torture subject: only what crosses the protocol can be checked
+/// (no buffers to guard; the engine owns its memory), so the torture covers determinism,
+/// round trip, forgeries and the per-primitive checksum.
+struct EngineSubject<'a> {
+    e: &'a mut Engine,
+    name: String,
+    imp: String,
+    family: lwcbench_core::Family,
+    sizes: (usize, usize, usize),
+}
+
+impl lwcbench_catalog::torture::Subject for EngineSubject<'_> {
+    fn id(&self) -> String {
+        format!("{}/{}", self.name, self.imp)
+    }
+    fn primitive(&self) -> String {
+        self.name.clone()
+    }
+    fn shape(&self) -> lwcbench_catalog::torture::Shape {
+        use lwcbench_catalog::torture::Shape;
+        match self.family {
+            lwcbench_core::Family::Aead => Shape::Aead,
+            lwcbench_core::Family::Stream => Shape::Stream,
+            // The protocol's "block" ciphers are modes over whole blocks for ECB/CBC (no
+            // padding); CFB, OFB and CTR take any length.
+            _ => {
+                Shape::Mode { whole_blocks: !["-CFB", "-CFB8", "-OFB", "-CTR"].iter().any(|m| self.name.ends_with(m)) }
+            }
+        }
+    }
+    fn sizes(&self) -> (usize, usize, usize) {
+        self.sizes
+    }
+    fn seal(
+        &mut self,
+        key: &[u8],
+        nonce: &[u8],
+        ad: &[u8],
+        pt: &[u8],
+        _: u8,
+        _: &mut Vec<String>,
+    ) -> Result<Vec<u8>, String> {
+        let tag_bits = (self.sizes.2 > 0).then_some(self.sizes.2 * 8);
+        let (ct, tag) = self.e.encrypt(&self.name, key, nonce, ad, pt, tag_bits).map_err(|f| f.to_string())?;
+        Ok([ct, tag].concat())
+    }
+    fn open(
+        &mut self,
+        key: &[u8],
+        nonce: &[u8],
+        ad: &[u8],
+        sealed: &[u8],
+        _: u8,
+        _: &mut Vec<String>,
+    ) -> Result<Vec<u8>, String> {
+        let t = self.sizes.2.min(sealed.len());
+        let (ct, tag) = sealed.split_at(sealed.len() - t);
+        self.e.decrypt(&self.name, key, nonce, ad, ct, tag).map_err(|f| f.to_string())
+    }
+    /// A refusal the engine marks `unsupported` is a property of the library (e.g. a size it
+    /// does not take), reported as a finding; any other refusal fails.
+    fn limitation(&self, mlen: usize, err: &str) -> Option<String> {
+        err.starts_with("engine refused (unsupported)").then(|| format!("{mlen}-byte message: {err}"))
+    }
+}
+
+/// Misuse torture ([`lwcbench_catalog::torture`]) of every cipher the engine offers that
+/// `want` selects: one check per cipher id, and each cipher's checksum for the per-primitive
+/// comparison with the in-process implementations.
+pub fn torture(
+    e: &mut Engine,
+    want: &dyn Fn(&str, &str) -> bool,
+    loops: usize,
+) -> (Vec<(String, Check)>, Vec<lwcbench_catalog::torture::Sum>) {
+    use lwcbench_catalog::torture::{self, Subject, Sum};
+    let imp = e.hello.implementation.clone();
+    let offers: Vec<_> = e
+        .offers
+        .iter()
+        .filter(|o| want(&o.name, &format!("{}/{imp}", o.name)))
+        .map(|o| (o.name.clone(), o.family, (o.key_bits as usize / 8, o.iv_bits as usize / 8, o.tag_bits as usize / 8)))
+        .collect();
+    let (mut checks, mut sums) = (Vec::new(), Vec::new());
+    for (name, family, sizes) in offers {
+        let mut s = EngineSubject { e: &mut *e, name, imp: imp.clone(), family, sizes };
+        // Each loop costs about a dozen round trips: a quarter of the in-process loops.
+        let c = torture::torture(&mut s, loops.div_ceil(4), 1);
+        sums.push(Sum { primitive: s.primitive(), id: s.id(), result: torture::checksum(&mut s) });
+        checks.push((s.id(), c));
+    }
+    (checks, sums)
+}
