@@ -105,7 +105,7 @@ fn unhex_secret(what: &str, s: &[u8]) -> Result<Zeroizing<Vec<u8>>, String> {
     if let Some(i) = clean.iter().position(|c| !c.is_ascii_hexdigit()) {
         return Err(format!("{what}: not hex (character {} of the key is not a hex digit)", i + 1));
     }
-    if clean.len() % 2 != 0 {
+    if !clean.len().is_multiple_of(2) {
         return Err(format!("{what}: not hex (odd number of digits: {})", clean.len()));
     }
     let mut key = Zeroizing::new(vec![0u8; clean.len() / 2]);

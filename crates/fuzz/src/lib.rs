@@ -31,7 +31,7 @@ impl Rng {
     pub fn new(seed: u64) -> Self {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -39,7 +39,7 @@ impl Rng {
     }
     /// Uniform-ish in 0..n (n > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
     pub fn chance(&mut self, one_in: usize) -> bool {
         self.below(one_in) == 0
@@ -142,7 +142,7 @@ pub fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
             }
             8 if len > 0 => v.truncate(at),
             _ => {
-                let b = rng.next() as u8;
+                let b = rng.next_u64() as u8;
                 v.insert(at, b);
             }
         }
@@ -151,13 +151,16 @@ pub fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
     v
 }
 
+/// A repair applied to a mutated input.
+pub type Fixup = fn(&mut Rng, Vec<u8>) -> Vec<u8>;
+
 /// A fuzz target: a name (its corpus directory) and a check of one input.
 pub struct Target {
     pub name: &'static str,
     /// Ok, or the contract the input broke. A panic is caught by the driver.
     pub check: fn(&[u8], &mut Scratch) -> Result<(), String>,
     /// Optional repair after mutation (e.g. recompute checksums so the input gets past them).
-    pub fixup: Option<fn(&mut Rng, Vec<u8>) -> Vec<u8>>,
+    pub fixup: Option<Fixup>,
 }
 
 /// Per-target state reused across inputs (a temporary directory).
