@@ -76,7 +76,7 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
     for (id, e, engine_checks) in all {
         // Registry entries verify when their turn comes, so output streams as before.
         let checks = match e {
-            Some(e) => (e.verify)(&ctx),
+            Some(e) => e.checks(&ctx),
             None => engine_checks,
         };
         let pass: usize = checks.iter().map(|c| c.passed).sum();
