@@ -14,6 +14,7 @@ three targets (cargo serializes, so never two builds at once). Re-running is che
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import pathlib
 import subprocess
@@ -35,39 +36,16 @@ class RustImage:
     kind: str = "stream"  # stream | block | aead (what `lwc_keystream` does: mcu/README.md)
 
 
-# Every own stream-cipher implementation that builds for no_std targets.
-RUST_IMAGES = [
-    RustImage("draco_ref", "DRACO", "rust-ref"),
-    RustImage("draco_fast", "DRACO", "rust-fast"),
-    RustImage("trivium", "Trivium", "rust"),
-    RustImage("grain_v1", "Grain-v1", "rust"),
-    RustImage("grain128a", "Grain-128a", "rust"),
-    RustImage("mickey_v2", "MICKEY-2.0", "rust"),
-    RustImage("mickey128", "MICKEY-128-2.0", "rust"),
-    RustImage("hc128", "HC-128", "rust"),
-    RustImage("sosemanuk", "Sosemanuk", "rust"),
-    # own block ciphers and AEADs (crates/lightweight); SIMON: two of its ten sizes (same
-    # code, other constants)
-    RustImage("lea128", "LEA-128", "rust-ref", "block"),
-    RustImage("hight", "HIGHT", "rust-ref", "block"),
-    RustImage("simon64_128", "SIMON-64-128", "rust-ref", "block"),
-    RustImage("simon128_128", "SIMON-128-128", "rust-ref", "block"),
-    RustImage("tinyjambu", "TinyJAMBU-128", "rust-ref", "aead"),
-    RustImage("xoodyak", "Xoodyak", "rust-ref", "aead"),
-    RustImage("schwaemm", "SCHWAEMM256-128", "rust-ref", "aead"),
-    RustImage("grain128aead", "Grain-128AEADv2", "rust-ref", "aead"),
-    # RustCrypto crates of the catalogue (mcu/images/src/rc.rs adapters); SPECK: two of ten sizes
-    RustImage("rc_chacha20", "ChaCha20", "rustcrypto"),
-    RustImage("rc_salsa20", "Salsa20", "rustcrypto"),
-    RustImage("rc_rabbit", "Rabbit", "rustcrypto"),
-    RustImage("rc_aes128", "AES-128", "rustcrypto", "block"),
-    RustImage("rc_speck64_128", "SPECK-64-128", "rustcrypto", "block"),
-    RustImage("rc_speck128_128", "SPECK-128-128", "rustcrypto", "block"),
-    RustImage("rc_xtea", "XTEA", "rustcrypto", "block"),
-    RustImage("rc_ascon128", "Ascon-128", "rustcrypto", "aead"),
-    RustImage("rc_ascon_aead128", "Ascon-AEAD128", "rustcrypto", "aead"),
-    RustImage("rc_chacha20poly1305", "ChaCha20-Poly1305", "rustcrypto", "aead"),
-]
+def _catalogue_images() -> list[RustImage]:
+    """The images of the catalogue: mcu/images.json, generated from the catalogue entries'
+    `mcu_image` (crates/catalog/src/registry.rs `mcu_manifest`; a catalog test keeps it equal)."""
+    rows = json.loads((MCU / "images.json").read_text())
+    return [RustImage(r["image"], r["cipher"], r["implementation"], r["kind"]) for r in rows]
+
+
+# Every implementation that builds for no_std targets and has an image (own stream ciphers, own
+# block ciphers and AEADs, and the RustCrypto crates of the catalogue through mcu/images/src/rc.rs).
+RUST_IMAGES = _catalogue_images()
 BASELINE = "baseline"
 
 

@@ -403,7 +403,7 @@ fn verify(py: Python<'_>, cipher: Vec<String>, vectors: Option<PathBuf>) -> PyRe
     if entries.is_empty() {
         return Err(value_err(format!("cipher: no implementation matches {cipher:?}")));
     }
-    let checks = py.detach(|| entries.iter().flat_map(|e| (e.verify)(&ctx)).collect::<Vec<_>>());
+    let checks = py.detach(|| entries.iter().flat_map(|e| e.checks(&ctx)).collect::<Vec<_>>());
     let out = PyList::empty(py);
     for c in checks {
         let d = PyDict::new(py);

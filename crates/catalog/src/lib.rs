@@ -12,13 +12,15 @@
 pub mod adapters;
 pub mod aes;
 pub mod conformance;
+mod entry;
 pub mod kat;
 mod registry;
 pub mod sizes;
 pub mod torture;
 pub mod verify;
 
-pub use registry::{find, registry, Entry, Make};
+pub use entry::{Entry, Make, Verify};
+pub use registry::{find, mcu_manifest, registry};
 pub use verify::{Check, VerifyCtx};
 
 /// Compilers other than rustc that built code in this binary, as (name, version and flags),

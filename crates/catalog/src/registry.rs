@@ -1,66 +1,6 @@
-use lwcbench_core::{Aead, BlockCipher, CipherInfo, CipherMode, Family, StreamCipher};
-
-use crate::verify::{Check, VerifyCtx};
-
-/// How to make a fresh instance of an implementation.
-#[derive(Clone, Copy)]
-pub enum Make {
-    Stream(fn() -> Box<dyn StreamCipher + Send>),
-    Block(fn() -> Box<dyn BlockCipher + Send>),
-    Aead(fn() -> Box<dyn Aead + Send>),
-    /// A confidentiality-only block-cipher mode (AES-ECB/CBC/CFB/OFB/CTR; see `crate::aes`).
-    Mode(fn() -> Box<dyn CipherMode + Send>),
-}
-
-/// One implementation of one algorithm.
-#[derive(Clone)]
-pub struct Entry {
-    pub info: CipherInfo,
-    pub make: Make,
-    /// Runs this implementation's known-answer and cross-check tests.
-    pub verify: fn(&VerifyCtx) -> Vec<Check>,
-    /// Applied by the benchmark engine to every IV it draws at random, so that a drawn IV
-    /// selects the mode the entry is measured in (Grain-128a: IV bit 0 would otherwise pick
-    /// the half-rate authentication mode for half the draws). `None`: any IV is as good.
-    pub iv_rule: Option<fn(&mut [u8])>,
-}
-
-impl Entry {
-    pub fn stream(make: fn() -> Box<dyn StreamCipher + Send>, verify: fn(&VerifyCtx) -> Vec<Check>) -> Self {
-        let info = make().info();
-        assert_eq!(info.family, Family::Stream, "{} registered as stream", info.name);
-        Entry { info, make: Make::Stream(make), verify, iv_rule: None }
-    }
-    pub fn block(make: fn() -> Box<dyn BlockCipher + Send>, verify: fn(&VerifyCtx) -> Vec<Check>) -> Self {
-        let info = make().info();
-        assert_eq!(info.family, Family::Block, "{} registered as block", info.name);
-        Entry { info, make: Make::Block(make), verify, iv_rule: None }
-    }
-    pub fn aead(make: fn() -> Box<dyn Aead + Send>, verify: fn(&VerifyCtx) -> Vec<Check>) -> Self {
-        let info = make().info();
-        assert_eq!(info.family, Family::Aead, "{} registered as aead", info.name);
-        Entry { info, make: Make::Aead(make), verify, iv_rule: None }
-    }
-    pub fn mode(make: fn() -> Box<dyn CipherMode + Send>, verify: fn(&VerifyCtx) -> Vec<Check>) -> Self {
-        let info = make().info();
-        assert_eq!(info.family, Family::Mode, "{} registered as mode", info.name);
-        Entry { info, make: Make::Mode(make), verify, iv_rule: None }
-    }
-    /// This entry with a rule for drawn IVs (see `iv_rule`).
-    pub fn with_iv_rule(mut self, rule: fn(&mut [u8])) -> Self {
-        self.iv_rule = Some(rule);
-        self
-    }
-    /// Does a user's selector name this entry? A bare algorithm name selects every
-    /// implementation of it; "name/impl" selects one (both case-insensitive).
-    pub fn matches(&self, selector: &str) -> bool {
-        self.info.name.eq_ignore_ascii_case(selector) || self.id().eq_ignore_ascii_case(selector)
-    }
-    /// "cipher/implementation", the id used on the command line.
-    pub fn id(&self) -> String {
-        format!("{}/{}", self.info.name, self.info.implementation)
-    }
-}
+//! The list of every implementation: `registry()` asks each adapter module to append its
+//! entries (see `entry.rs` for what an entry holds).
+use crate::entry::Entry;
 
 /// The one entry a selector names: an exact "name/impl" id first, else the first
 /// implementation of a bare algorithm name (case-insensitive).
@@ -86,9 +26,38 @@ pub fn registry() -> Vec<Entry> {
     r
 }
 
+/// `mcu/images.json`: the microcontroller images of the catalogue (entries with an
+/// `mcu_image`), one JSON object per line, read by `mcu/build.py`. Kept in the repository (the
+/// MCU scripts run without a Rust build); the test `mcu_manifest_is_the_catalogues` fails when
+/// it differs and `LWCBENCH_BLESS=1` rewrites it.
+pub fn mcu_manifest() -> String {
+    let q = |s: &str| serde_json::to_string(s).expect("a string serialises");
+    let rows: Vec<String> = registry()
+        .iter()
+        .filter_map(|e| {
+            let image = e.mcu_image?;
+            let kind = match e.info.family {
+                lwcbench_core::Family::Stream => "stream",
+                lwcbench_core::Family::Block => "block",
+                lwcbench_core::Family::Aead => "aead",
+                lwcbench_core::Family::Mode => "mode",
+            };
+            Some(format!(
+                "  {{\"image\": {}, \"cipher\": {}, \"implementation\": {}, \"kind\": {}}}",
+                q(image),
+                q(e.info.name),
+                q(e.info.implementation),
+                q(kind)
+            ))
+        })
+        .collect();
+    format!("[\n{}\n]\n", rows.join(",\n"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entry::Make;
 
     #[test]
     fn ids_are_unique_and_sizes_sane() {
@@ -103,6 +72,32 @@ mod tests {
             assert!(e.info.key_bits % 8 == 0 && e.info.key_bits > 0, "{}", e.id());
             assert!(e.info.iv_bits % 8 == 0, "{}", e.id());
             assert!(!e.info.implementation.contains('/'), "{}", e.id());
+        }
+    }
+
+    /// `mcu/images.json` is generated from the catalogue; every image it names has a source
+    /// file in `mcu/images/src/bin/` and a match arm in `mcu/hostref/src/main.rs` (a separate
+    /// no_std workspace that cannot read the catalogue), and every image source is listed.
+    #[test]
+    fn mcu_manifest_is_the_catalogues() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let path = root.join("mcu/images.json");
+        let want = mcu_manifest();
+        if std::env::var_os("LWCBENCH_BLESS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(have == want, "mcu/images.json differs from the catalogue; rerun with LWCBENCH_BLESS=1:\n{want}");
+        let images: Vec<&str> = registry().iter().filter_map(|e| e.mcu_image).collect();
+        assert!(images.len() >= 27, "{images:?}");
+        let hostref = std::fs::read_to_string(root.join("mcu/hostref/src/main.rs")).unwrap();
+        for im in &images {
+            assert!(root.join(format!("mcu/images/src/bin/{im}.rs")).is_file(), "no mcu/images/src/bin/{im}.rs");
+            assert!(hostref.contains(&format!("\"{im}\" => Box::new(")), "mcu/hostref/src/main.rs has no arm for {im}");
+        }
+        for f in std::fs::read_dir(root.join("mcu/images/src/bin")).unwrap() {
+            let name = f.unwrap().file_name().to_string_lossy().trim_end_matches(".rs").to_string();
+            assert!(name == "baseline" || images.contains(&name.as_str()), "image {name} has no catalogue entry");
         }
     }
 

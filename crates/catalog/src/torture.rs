@@ -21,7 +21,7 @@
 use lwcbench_core::{Aead, CipherMode, StreamCipher};
 use sha2::{Digest, Sha256};
 
-use crate::registry::{Entry, Make};
+use crate::entry::{Entry, Make};
 use crate::verify::Check;
 
 /// Loops per implementation (`lwcbench verify`; 8× with `VerifyCtx::thorough`).

@@ -94,7 +94,7 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
     for (id, e, engine_checks) in all {
         // Registry entries verify when their turn comes, so output streams as before.
         let mut checks = match e {
-            Some(e) => (e.verify)(&ctx),
+            Some(e) => e.checks(&ctx),
             None => engine_checks,
         };
         if let Some(mut s) = e.filter(|_| a.torture_loops > 0).and_then(torture::Local::new) {

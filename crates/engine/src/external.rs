@@ -631,7 +631,7 @@ impl Engine {
             Family::Aead => Make::Aead(no_aead),
             Family::Mode => Make::Mode(no_mode),
         };
-        Entry { info, make, verify: no_verify, iv_rule: None }
+        Entry::from_parts(info, make, no_verify)
     }
 
     /// One encryption: `(ciphertext, tag)`.
@@ -864,7 +864,7 @@ fn no_aead() -> Box<dyn Aead + Send> {
 fn no_mode() -> Box<dyn lwcbench_core::CipherMode + Send> {
     panic!("an external engine's cipher has no in-process instance")
 }
-fn no_verify(_: &VerifyCtx) -> Vec<Check> {
+fn no_verify(_: &Entry, _: &VerifyCtx) -> Vec<Check> {
     Vec::new()
 }
 

@@ -1161,7 +1161,7 @@ mod frame_tests {
     fn fake_group(make: fn() -> Box<dyn StreamCipher + Send>) -> Group {
         let c = clip();
         Group {
-            entry: Entry { info: make().info(), make: Make::Stream(make), verify: |_| Vec::new(), iv_rule: None },
+            entry: Entry::from_parts(make().info(), Make::Stream(make), |_, _| Vec::new()),
             scenario: Scenario::Frame,
             kiv: Kiv { random_key: false, random_iv: false },
             size_bits: c.frame_bytes * 8,
@@ -1220,8 +1220,8 @@ mod frame_tests {
     #[test]
     fn drawn_ivs_follow_the_entry_rule() {
         let make: fn() -> Box<dyn StreamCipher + Send> = || Box::new(RecordIv);
-        let entry = Entry { info: make().info(), make: Make::Stream(make), verify: |_| Vec::new(), iv_rule: None }
-            .with_iv_rule(|iv| iv[0] &= 0x7f);
+        let entry =
+            Entry::from_parts(make().info(), Make::Stream(make), |_, _| Vec::new()).with_iv_rule(|iv| iv[0] &= 0x7f);
         let g = Group {
             entry,
             scenario: Scenario::Keystream,

@@ -75,7 +75,8 @@ pub fn dataset_vs_random(rows: &[SampleRow]) -> (Vec<Table1Row>, Vec<Table2Row>)
             .or_default()
             .push(r.ns_per_op);
     }
-    let pairs: Vec<(&Key, &BTreeMap<String, Vec<f64>>, &str, &BTreeMap<String, Vec<f64>>)> = m
+    type ByKiv = BTreeMap<String, Vec<f64>>;
+    let pairs: Vec<(&Key, &ByKiv, &str, &ByKiv)> = m
         .iter()
         .filter_map(|(k, by_payload)| {
             let random = by_payload.get("random")?;

@@ -14,12 +14,12 @@ use lwcbench_draco::reference::{self, RegB, RegS};
 use lwcbench_draco::{DracoFast, DracoRef};
 
 use crate::conformance;
-use crate::registry::Entry;
+use crate::entry::Entry;
 use crate::verify::{Check, VerifyCtx};
 
 pub fn register(r: &mut Vec<Entry>) {
-    r.push(Entry::stream(mk_ref, verify_ref));
-    r.push(Entry::stream(mk_fast, verify_fast));
+    r.push(Entry::stream(mk_ref, verify_ref).code(&["lwcbench_draco::reference::"]).mcu("draco_ref"));
+    r.push(Entry::stream(mk_fast, verify_fast).code(&["lwcbench_draco::fast::"]).mcu("draco_fast"));
 }
 
 fn mk_ref() -> Box<dyn StreamCipher + Send> {
@@ -29,12 +29,12 @@ fn mk_fast() -> Box<dyn StreamCipher + Send> {
     Box::new(DracoFast::new())
 }
 
-fn verify_ref(ctx: &VerifyCtx) -> Vec<Check> {
+fn verify_ref(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
     let _ = ctx;
     vec![conformance::check_stream(mk_ref), hand_computed(), checksum_check(mk_ref)]
 }
 
-fn verify_fast(ctx: &VerifyCtx) -> Vec<Check> {
+fn verify_fast(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
     let triples = if ctx.thorough { 1024 } else { 64 };
     let mut v = vec![conformance::check_stream(mk_fast), checksum_check(mk_fast), cross_check(mk_fast, triples)];
     for be in Backend::ALL {
@@ -265,7 +265,7 @@ mod tests {
         let mut n = 0;
         for e in r.iter().filter(|e| e.info.name == "DRACO" && e.info.implementation.starts_with("rust-")) {
             assert_eq!(e.info.note, "DRACO (provisional reconstruction, not interoperable with the published cipher)");
-            for c in (e.verify)(&VerifyCtx::discover()) {
+            for c in e.checks(&VerifyCtx::discover()) {
                 assert!(c.ok(), "{}: {} {:?}", c.id, c.what, c.failures);
                 assert!(!c.skipped);
             }

@@ -8,12 +8,12 @@ use lwcbench_draco::checksum;
 use lwcbench_draco::reference::DracoRef;
 
 use crate::conformance;
-use crate::registry::Entry;
+use crate::entry::Entry;
 use crate::verify::{Check, VerifyCtx};
 
 pub fn register(r: &mut Vec<Entry>) {
-    r.push(Entry::stream(make_ref, verify_ref));
-    r.push(Entry::stream(make_fast, verify_fast));
+    r.push(Entry::stream(make_ref, verify_with).code(&["lwcbench_cpp::draco::DracoCppRef", "draco_ref_"]));
+    r.push(Entry::stream(make_fast, verify_with).code(&["lwcbench_cpp::draco::DracoCppFast", "draco_fast_"]));
 }
 
 fn make_ref() -> Box<dyn StreamCipher + Send> {
@@ -23,14 +23,11 @@ fn make_fast() -> Box<dyn StreamCipher + Send> {
     Box::new(DracoCppFast::new())
 }
 
-fn verify_ref(ctx: &VerifyCtx) -> Vec<Check> {
-    verify_with(ctx, make_ref)
-}
-fn verify_fast(ctx: &VerifyCtx) -> Vec<Check> {
-    verify_with(ctx, make_fast)
-}
-
-fn verify_with(ctx: &VerifyCtx, mk: fn() -> Box<dyn StreamCipher + Send>) -> Vec<Check> {
+fn verify_with(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = match e.stream_make() {
+        Ok(mk) => mk,
+        Err(c) => return vec![c],
+    };
     let triples = if ctx.thorough { 1024 } else { 64 };
     vec![conformance::check_stream(mk), checksum_check(mk), cross_check(mk, triples)]
 }
@@ -121,7 +118,7 @@ mod tests {
         for id in ["DRACO/cpp-ref", "DRACO/cpp-fast"] {
             let e = r.iter().find(|e| e.id() == id).unwrap_or_else(|| panic!("{id} not registered"));
             assert_eq!(e.info.note, spec_note());
-            for chk in (e.verify)(&ctx) {
+            for chk in e.checks(&ctx) {
                 assert!(chk.ok() && !chk.skipped, "{id}: {} failed: {:?}", chk.what, chk.failures);
             }
         }

@@ -11,35 +11,74 @@ use lwcbench_core::{
 use salsa20::cipher::KeyIvInit;
 
 use crate::conformance;
+use crate::entry::Entry;
 use crate::kat::{self, estream::stream_estream, estream::stream_estream_with, shared};
-use crate::registry::Entry;
 use crate::verify::{Check, VerifyCtx};
 
 type Mk = fn() -> Box<dyn StreamCipher + Send>;
 
 pub fn register(r: &mut Vec<Entry>) {
-    r.push(Entry::stream(|| Box::new(lwcbench_estream::Trivium::default()), verify_trivium));
-    r.push(Entry::stream(|| Box::new(lwcbench_estream::GrainV1::default()), verify_grain_v1));
+    use lwcbench_estream as e;
+    r.push(
+        Entry::stream(|| Box::new(e::Trivium::default()), verify_trivium)
+            .code(&["lwcbench_estream::trivium::"])
+            .mcu("trivium"),
+    );
+    r.push(
+        Entry::stream(|| Box::new(e::GrainV1::default()), verify_grain_v1)
+            .code(&["lwcbench_estream::grain_v1::"])
+            .mcu("grain_v1"),
+    );
     // Measured in keystream mode: a random IV keeps its 95 random bits, IV_0 (the mode bit,
     // MSB of byte 0) is cleared. `--iv` with IV_0 = 1 measures the authentication mode.
     r.push(
-        Entry::stream(|| Box::new(lwcbench_estream::Grain128a::default()), verify_grain128a)
-            .with_iv_rule(|iv| iv[0] &= 0x7f),
+        Entry::stream(|| Box::new(e::Grain128a::default()), verify_grain128a)
+            .with_iv_rule(|iv| iv[0] &= 0x7f)
+            .code(&["lwcbench_estream::grain128a::"])
+            .mcu("grain128a"),
     );
-    r.push(Entry::stream(|| Box::new(lwcbench_estream::Hc128::default()), verify_hc128));
-    r.push(Entry::stream(|| Box::new(lwcbench_estream::MickeyV2::default()), verify_mickey80));
-    r.push(Entry::stream(|| Box::new(lwcbench_estream::Mickey128v2::default()), verify_mickey128));
-    // Keys of 8 to 256 bits (crate::sizes); 128 is the nominal size benchmarks use.
-    r.push(Entry::stream(|| Box::new(lwcbench_estream::Sosemanuk::any_key_length()), verify_sosemanuk));
-    r.push(Entry::stream(|| Box::new(Salsa20::default()), verify_salsa20));
-    r.push(Entry::stream(|| Box::new(Salsa20_128::default()), verify_salsa20_128));
-    r.push(Entry::stream(|| Box::new(Rabbit::default()), verify_rabbit));
+    r.push(
+        Entry::stream(|| Box::new(e::Hc128::default()), verify_hc128).code(&["lwcbench_estream::hc128::"]).mcu("hc128"),
+    );
+    r.push(
+        Entry::stream(|| Box::new(e::MickeyV2::default()), verify_mickey80)
+            .code(&["lwcbench_estream::mickey::MickeyV2"])
+            .mcu("mickey_v2"),
+    );
+    r.push(
+        Entry::stream(|| Box::new(e::Mickey128v2::default()), verify_mickey128)
+            .code(&["lwcbench_estream::mickey::Mickey128v2"])
+            .mcu("mickey128"),
+    );
+    r.push(
+        Entry::stream(|| Box::new(e::Sosemanuk::any_key_length()), verify_sosemanuk)
+            .code(&["lwcbench_estream::sosemanuk::"])
+            .mcu("sosemanuk"),
+    );
+    // Markers built from module_path!(): they follow this file if it moves.
+    r.push(
+        Entry::stream(|| Box::new(Salsa20::default()), verify_salsa20)
+            .code(&[concat!(module_path!(), "::Salsa20")])
+            .mcu("rc_salsa20"),
+    );
+    r.push(
+        Entry::stream(|| Box::new(Salsa20_128::default()), verify_salsa20_128)
+            .code(&[concat!(module_path!(), "::Salsa20_128")]),
+    );
+    r.push(
+        Entry::stream(|| Box::new(Rabbit::default()), verify_rabbit)
+            .code(&[concat!(module_path!(), "::Rabbit")])
+            .mcu("rc_rabbit"),
+    );
 }
 
 /// The three checks every eSTREAM entry gets: contract, transcribed file, shared file(s).
-fn standard(ctx: &VerifyCtx, mk: Mk, repo: &str, shared_files: &[&str]) -> Vec<Check> {
-    let info = mk().info();
-    let id = format!("{}/{}", info.name, info.implementation);
+fn standard(e: &Entry, ctx: &VerifyCtx, repo: &str, shared_files: &[&str]) -> Vec<Check> {
+    let mk = match e.stream_make() {
+        Ok(mk) => mk,
+        Err(c) => return vec![c],
+    };
+    let id = e.id();
     let mut v = vec![conformance::check_stream(mk), stream_estream(mk, &kat::repo_file(repo))];
     for rel in shared_files {
         v.push(shared(ctx, &id, rel, |p| stream_estream(mk, p)));
@@ -47,20 +86,24 @@ fn standard(ctx: &VerifyCtx, mk: Mk, repo: &str, shared_files: &[&str]) -> Vec<C
     v
 }
 
-fn verify_trivium(ctx: &VerifyCtx) -> Vec<Check> {
-    let mk: Mk = || Box::new(lwcbench_estream::Trivium::default());
-    standard(ctx, mk, "estream-trivium.txt", &["estream-via-avr-crypto-lib/trivium-unverified.test-vectors"])
+/// Verification of an own stream cipher that has only a transcribed vector file: the stream
+/// contract and `kat-data/estream-<name in lower case>.txt` (eSTREAM format). The recipe in
+/// CONTRIBUTING.md registers a new cipher with this.
+pub fn verify_transcribed(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    standard(e, ctx, &format!("estream-{}.txt", e.info.name.to_ascii_lowercase()), &[])
 }
 
-fn verify_grain_v1(ctx: &VerifyCtx) -> Vec<Check> {
-    let mk: Mk = || Box::new(lwcbench_estream::GrainV1::default());
-    standard(ctx, mk, "estream-grain-v1.txt", &["estream-via-avr-crypto-lib/grain-v1-verified.test-vectors"])
+fn verify_trivium(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    standard(e, ctx, "estream-trivium.txt", &["estream-via-avr-crypto-lib/trivium-unverified.test-vectors"])
 }
 
-fn verify_grain128a(ctx: &VerifyCtx) -> Vec<Check> {
+fn verify_grain_v1(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    standard(e, ctx, "estream-grain-v1.txt", &["estream-via-avr-crypto-lib/grain-v1-verified.test-vectors"])
+}
+
+fn verify_grain128a(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
     // No official file exists (README §4): the paper's Appendix A vectors are transcribed.
-    let mk: Mk = || Box::new(lwcbench_estream::Grain128a::default());
-    let mut v = standard(ctx, mk, "estream-grain128a.txt", &[]);
+    let mut v = standard(e, ctx, "estream-grain128a.txt", &[]);
     v.push(grain128a_mac(&kat::repo_file("estream-grain128a-mac.txt")));
     v
 }
@@ -113,12 +156,13 @@ fn grain128a_mac(path: &std::path::Path) -> Check {
     chk
 }
 
-fn verify_hc128(ctx: &VerifyCtx) -> Vec<Check> {
-    let mk: Mk = || Box::new(lwcbench_estream::Hc128::default());
-    let mut v = standard(ctx, mk, "estream-hc128.txt", &["estream-via-bc-test-data/ecrypt_HC-128.txt"]);
-    v.push(shared(ctx, "HC-128/rust", "cryptopp-testvectors/hc128.txt", |p| {
-        kat::stream_cryptopp(mk, p, &["HC-128"], 64)
-    }));
+fn verify_hc128(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    let mut v = standard(e, ctx, "estream-hc128.txt", &["estream-via-bc-test-data/ecrypt_HC-128.txt"]);
+    if let Ok(mk) = e.stream_make() {
+        v.push(shared(ctx, &e.id(), "cryptopp-testvectors/hc128.txt", |p| {
+            kat::stream_cryptopp(mk, p, &["HC-128"], 64)
+        }));
+    }
     v
 }
 
@@ -134,26 +178,31 @@ fn regenerated(ctx: &VerifyCtx, mk: Mk, repo: &str, shared_file: &str) -> Vec<Ch
     ]
 }
 
-fn verify_mickey80(ctx: &VerifyCtx) -> Vec<Check> {
+fn verify_mickey80(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
     // estream-mickey80.txt was computed with the independent Python model
     // crates/estream/tools/mickey_model.py (which reproduces the official MICKEY-128 2.0
     // vectors); the regenerated sets come from the submission's own code, IV 0, 32, 64 bits.
-    let mk: Mk = || Box::new(lwcbench_estream::MickeyV2::default());
-    let mut v = standard(ctx, mk, "estream-mickey80.txt", &[]);
-    v.extend(regenerated(ctx, mk, "estream-mickey80-regenerated.txt", "mickey-v2-80bit.txt"));
+    let mut v = standard(e, ctx, "estream-mickey80.txt", &[]);
+    match e.stream_make() {
+        Ok(mk) => v.extend(regenerated(ctx, mk, "estream-mickey80-regenerated.txt", "mickey-v2-80bit.txt")),
+        Err(c) => v.push(c),
+    }
     v
 }
 
-fn verify_mickey128(ctx: &VerifyCtx) -> Vec<Check> {
-    let mk: Mk = || Box::new(lwcbench_estream::Mickey128v2::default());
-    standard(ctx, mk, "estream-mickey128.txt", &["estream-via-avr-crypto-lib/mickey-v2-128-unverified.test-vectors"])
+fn verify_mickey128(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    standard(e, ctx, "estream-mickey128.txt", &["estream-via-avr-crypto-lib/mickey-v2-128-unverified.test-vectors"])
 }
 
-fn verify_sosemanuk(ctx: &VerifyCtx) -> Vec<Check> {
+fn verify_sosemanuk(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = match e.stream_make() {
+        Ok(mk) => mk,
+        Err(c) => return vec![c],
+    };
     // Keys of 1 to 32 bytes (the reference vectors use 40-, 128- and 256-bit keys).
     let any: Mk = || Box::new(lwcbench_estream::Sosemanuk::any_key_length());
-    let id = "Sosemanuk/rust";
-    let mut v = vec![conformance::check_stream(any)];
+    let id = e.id();
+    let mut v = vec![conformance::check_stream(mk)];
     v.extend(regenerated(ctx, any, "estream-sosemanuk-k128.txt", "sosemanuk-k128-iv128.txt"));
     v.extend(regenerated(ctx, any, "estream-sosemanuk-k256.txt", "sosemanuk-k256-iv128.txt"));
     for p in [Some(kat::repo_file("estream-sosemanuk.txt")), ctx.file("cryptopp-testvectors/sosemanuk.txt")]
@@ -329,14 +378,12 @@ impl StreamCipher for Salsa20_128 {
     }
 }
 
-fn verify_salsa20(ctx: &VerifyCtx) -> Vec<Check> {
-    let mk: Mk = || Box::new(Salsa20::default());
-    standard(ctx, mk, "estream-salsa20-256.txt", &["estream-via-avr-crypto-lib/salsa20-full-256-verified.test-vectors"])
+fn verify_salsa20(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    standard(e, ctx, "estream-salsa20-256.txt", &["estream-via-avr-crypto-lib/salsa20-full-256-verified.test-vectors"])
 }
 
-fn verify_salsa20_128(ctx: &VerifyCtx) -> Vec<Check> {
-    let mk: Mk = || Box::new(Salsa20_128::default());
-    standard(ctx, mk, "estream-salsa20-128.txt", &["estream-via-avr-crypto-lib/salsa20-full-128-verified.test-vectors"])
+fn verify_salsa20_128(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    standard(e, ctx, "estream-salsa20-128.txt", &["estream-via-avr-crypto-lib/salsa20-full-128-verified.test-vectors"])
 }
 
 /// Rabbit (RFC 4503 / eSTREAM), 128-bit key, 64-bit IV.
@@ -370,18 +417,25 @@ impl StreamCipher for Rabbit {
     }
 }
 
-fn verify_rabbit(ctx: &VerifyCtx) -> Vec<Check> {
-    let mk: Mk = || Box::new(Rabbit::default());
-    let mut v = standard(ctx, mk, "estream-rabbit.txt", &["estream-via-avr-crypto-lib/rabbit-verified.test-vectors"]);
-    v.push(shared(ctx, "Rabbit/rustcrypto", "cryptopp-testvectors/rabbit.txt", |p| {
-        kat::stream_cryptopp(mk, p, &["RabbitWithIV"], 16)
-    }));
+fn verify_rabbit(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    let mut v = standard(e, ctx, "estream-rabbit.txt", &["estream-via-avr-crypto-lib/rabbit-verified.test-vectors"]);
+    if let Ok(mk) = e.stream_make() {
+        v.push(shared(ctx, &e.id(), "cryptopp-testvectors/rabbit.txt", |p| {
+            kat::stream_cryptopp(mk, p, &["RabbitWithIV"], 16)
+        }));
+    }
     v
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The registered entry's verification (so the test sees what `lwcbench verify` runs).
+    fn verify(id: &str) -> Vec<Check> {
+        let e = crate::find(id).unwrap_or_else(|| panic!("{id} registered"));
+        e.checks(&VerifyCtx::discover())
+    }
 
     fn run(checks: Vec<Check>) {
         for c in checks {
@@ -391,16 +445,31 @@ mod tests {
     }
 
     #[test]
+    fn verify_transcribed_reads_the_file_named_after_the_cipher() {
+        // "Trivium" -> kat-data/estream-trivium.txt (eSTREAM vectors): passes
+        let e = crate::find("Trivium/rust").unwrap();
+        let v = verify_transcribed(&e, &VerifyCtx::default());
+        assert!(v.iter().any(|c| c.what.contains("estream-trivium.txt") && c.passed > 0), "{v:?}");
+        assert!(v.iter().all(|c| c.ok()), "{v:?}");
+        // "HC-128" -> kat-data/estream-hc-128.txt, which does not exist: fails
+        let e = crate::find("HC-128/rust").unwrap();
+        assert!(verify_transcribed(&e, &VerifyCtx::default()).iter().any(|c| !c.ok()));
+        // a block entry is refused with a failed check, not a panic
+        let e = crate::find("XTEA/rustcrypto").unwrap();
+        assert!(!verify_transcribed(&e, &VerifyCtx::default())[0].ok());
+    }
+
+    #[test]
     fn trivium() {
-        run(verify_trivium(&VerifyCtx::discover()));
+        run(verify("Trivium/rust"));
     }
     #[test]
     fn grain_v1() {
-        run(verify_grain_v1(&VerifyCtx::discover()));
+        run(verify("Grain-v1/rust"));
     }
     #[test]
     fn grain128a() {
-        run(verify_grain128a(&VerifyCtx::discover()));
+        run(verify("Grain-128a/rust"));
     }
     #[test]
     fn grain128a_mac_file_is_checked_and_a_wrong_tag_fails() {
@@ -419,11 +488,11 @@ mod tests {
     }
     #[test]
     fn hc128() {
-        run(verify_hc128(&VerifyCtx::discover()));
+        run(verify("HC-128/rust"));
     }
     #[test]
     fn mickey80() {
-        run(verify_mickey80(&VerifyCtx::discover()));
+        run(verify("MICKEY-2.0/rust"));
     }
     /// The MICKEY 2.0 check value earlier sessions could not confirm: key 123456789abcdef01234,
     /// IV 21436587 → 9821e10c5ed28d32bbc3d1fb15e93a15 (expected value from the provenance table
@@ -438,19 +507,19 @@ mod tests {
     }
     #[test]
     fn mickey128() {
-        run(verify_mickey128(&VerifyCtx::discover()));
+        run(verify("MICKEY-128-2.0/rust"));
     }
     #[test]
     fn sosemanuk() {
-        run(verify_sosemanuk(&VerifyCtx::discover()));
+        run(verify("Sosemanuk/rust"));
     }
     #[test]
     fn salsa20() {
-        run(verify_salsa20(&VerifyCtx::discover()));
-        run(verify_salsa20_128(&VerifyCtx::discover()));
+        run(verify("Salsa20/rustcrypto"));
+        run(verify("Salsa20-128/rustcrypto"));
     }
     #[test]
     fn rabbit() {
-        run(verify_rabbit(&VerifyCtx::discover()));
+        run(verify("Rabbit/rustcrypto"));
     }
 }

@@ -7,13 +7,18 @@ use lwcbench_core::{
 };
 
 use crate::conformance;
-use crate::kat::{self, shared};
-use crate::registry::Entry;
+use crate::entry::Entry;
+use crate::kat::{self, shared, wycheproof};
 use crate::verify::{Check, VerifyCtx};
 
 pub fn register(r: &mut Vec<Entry>) {
-    r.push(Entry::stream(|| Box::new(ChaCha20::default()), verify_chacha20));
-    r.push(Entry::aead(|| Box::new(ChaCha20Poly1305::default()), verify_chacha20poly1305));
+    // Markers built from module_path!(): they follow this file if it moves.
+    r.push(
+        Entry::stream(|| Box::new(ChaCha20::default()), verify_chacha20)
+            .code(&[concat!(module_path!(), "::ChaCha20")])
+            .mcu("rc_chacha20"),
+    );
+    r.push(Entry::aead(|| Box::new(ChaCha20Poly1305::default()), verify_chacha20poly1305).mcu("rc_chacha20poly1305"));
 }
 
 /// ChaCha20 as in RFC 8439 (96-bit nonce, 32-bit block counter starting at 0).
@@ -72,13 +77,17 @@ impl StreamCipher for ChaCha20 {
     }
 }
 
-fn verify_chacha20(ctx: &VerifyCtx) -> Vec<Check> {
-    let mk = || Box::new(ChaCha20::default()) as Box<dyn StreamCipher + Send>;
-    let id = "ChaCha20/rustcrypto";
+fn verify_chacha20(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = match e.stream_make() {
+        Ok(mk) => mk,
+        Err(c) => return vec![c],
+    };
     vec![
         conformance::check_stream(mk),
         kat::stream_cryptopp(mk, &kat::repo_file("rfc8439.txt"), &["ChaCha20"], 64),
-        shared(ctx, id, "cryptopp-testvectors/chacha_tls.txt", |p| kat::stream_cryptopp(mk, p, &["ChaChaTLS"], 64)),
+        shared(ctx, &e.id(), "cryptopp-testvectors/chacha_tls.txt", |p| {
+            kat::stream_cryptopp(mk, p, &["ChaChaTLS"], 64)
+        }),
     ]
 }
 
@@ -126,15 +135,41 @@ impl Aead for ChaCha20Poly1305 {
     }
 }
 
-fn verify_chacha20poly1305(ctx: &VerifyCtx) -> Vec<Check> {
-    let mk = || Box::new(ChaCha20Poly1305::default()) as Box<dyn Aead + Send>;
-    let id = "ChaCha20-Poly1305/rustcrypto";
+fn verify_chacha20poly1305(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = match e.aead_make() {
+        Ok(mk) => mk,
+        Err(c) => return vec![c],
+    };
+    let id = &e.id();
     vec![
         conformance::check_aead(mk),
         kat::aead_cryptopp(mk, &kat::repo_file("rfc8439.txt"), &["ChaCha20/Poly1305"]),
         shared(ctx, id, "cryptopp-testvectors/chacha20poly1305.txt", |p| {
             kat::aead_cryptopp(mk, p, &["ChaCha20/Poly1305"])
         }),
-        crate::adapters::lightweight::chacha20poly1305_wycheproof(ctx),
+        // every case of Wycheproof `chacha20_poly1305_test.json`
+        shared(ctx, id, "wycheproof/chacha20_poly1305_test.json", |p| wycheproof::aead_wycheproof(mk, p)),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_verify_with_and_without_the_shared_vectors() {
+        for ctx in [VerifyCtx::discover(), VerifyCtx::default()] {
+            for id in ["ChaCha20/rustcrypto", "ChaCha20-Poly1305/rustcrypto"] {
+                let checks = crate::find(id).expect("registered").checks(&ctx);
+                for c in &checks {
+                    assert!(c.ok(), "{}: {} {:?}", c.id, c.what, c.failures);
+                }
+                let wp = checks.iter().find(|c| c.what.contains("chacha20_poly1305_test.json"));
+                if id.starts_with("ChaCha20-Poly1305") {
+                    // the Wycheproof file is checked when present and skipped when not
+                    assert_eq!(wp.expect("wycheproof check").skipped, ctx.vectors.is_none());
+                }
+            }
+        }
+    }
 }

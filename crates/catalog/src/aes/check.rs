@@ -8,9 +8,10 @@
 //!   including the ciphertext length. A difference is a failure line starting `finding:`.
 use std::path::Path;
 
-use lwcbench_core::{Aead, CipherMode};
+use lwcbench_core::CipherMode;
 
 use super::{key_bytes, make_aead, make_mode, name, Kind, Lib};
+use crate::entry::Entry;
 use crate::kat::{cryptopp, path_label, repo_file, shared, unhex, wycheproof};
 use crate::verify::{Check, VerifyCtx};
 
@@ -18,7 +19,7 @@ fn id(lib: Lib, kind: Kind, bits: u16) -> String {
     format!("{}/{}", name(kind, bits), lib.as_str())
 }
 
-pub fn verify(lib: Lib, kind: Kind, bits: u16, ctx: &VerifyCtx) -> Vec<Check> {
+pub fn verify(e: &Entry, lib: Lib, kind: Kind, bits: u16, ctx: &VerifyCtx) -> Vec<Check> {
     let me = id(lib, kind, bits);
     let mut v = Vec::new();
     v.push(cryptopp_file(lib, kind, bits, &repo_file("aes-modes.txt")));
@@ -49,8 +50,7 @@ pub fn verify(lib: Lib, kind: Kind, bits: u16, ctx: &VerifyCtx) -> Vec<Check> {
         Kind::Eax => Some("wycheproof/aes_eax_test.json"),
         _ => None,
     };
-    if let Some(rel) = wp {
-        let mk = aead_fn(lib, kind, bits);
+    if let (Some(rel), Ok(mk)) = (wp, e.aead_make()) {
         let kb = bits as u32;
         v.push(shared(ctx, &me, rel, |p| {
             wycheproof::aead_wycheproof_groups(mk, p, &|g: &wycheproof::Group| {
@@ -66,23 +66,14 @@ pub fn verify(lib: Lib, kind: Kind, bits: u16, ctx: &VerifyCtx) -> Vec<Check> {
     }
     // (the contract check assumes a nonce; SIV has none and is covered by Wycheproof)
     if kind.is_aead() && kind != Kind::Siv {
-        v.push(crate::conformance::check_aead(aead_fn(lib, kind, bits)));
+        v.push(match e.aead_make() {
+            Ok(mk) => crate::conformance::check_aead(mk),
+            Err(c) => c,
+        });
     }
     v.push(agreement(lib, kind, bits));
     v.retain(|c| !(c.passed == 0 && c.failures.is_empty() && !c.skipped && c.what.contains("[not applicable]")));
     v
-}
-
-/// A `fn()` constructor for the runner-style helpers that take one.
-fn aead_fn(lib: Lib, kind: Kind, bits: u16) -> fn() -> Box<dyn Aead + Send> {
-    let r = crate::registry()
-        .into_iter()
-        .find(|e| e.info.name == name(kind, bits) && e.info.implementation == lib.as_str())
-        .map(|e| e.make);
-    match r {
-        Some(crate::Make::Aead(f)) => f,
-        _ => unreachable!("verify runs only for registered entries"),
-    }
 }
 
 fn mode(lib: Lib, kind: Kind, bits: u16) -> Box<dyn CipherMode + Send> {
@@ -626,7 +617,7 @@ mod tests {
         let mut n = 0;
         for e in crate::registry().into_iter().filter(|e| e.info.name.starts_with("AES-") && e.info.name.len() > 7) {
             eprintln!("verifying {}", e.id()); // names the entry if a library call panics
-            for c in (e.verify)(&ctx) {
+            for c in e.checks(&ctx) {
                 n += 1;
                 if !c.ok() {
                     bad.push(format!("{} {}: {:?}", c.id, c.what, &c.failures[..c.failures.len().min(3)]));

@@ -13,7 +13,7 @@
 //! ECB and CBC pad with PKCS#7 (a whole extra block when the message is block-aligned).
 use lwcbench_core::{Aead, BitOrder, CipherError, CipherInfo, CipherMode, Family, Language, Origin};
 
-use crate::registry::Entry;
+use crate::entry::Entry;
 
 pub mod check;
 #[cfg(lwc_gcrypt)]
@@ -296,18 +296,15 @@ fn mk_mode<const L: usize, const K: usize, const B: usize>() -> Box<dyn CipherMo
 fn mk_aead<const L: usize, const K: usize, const B: usize>() -> Box<dyn Aead + Send> {
     make_aead(Lib::ALL[L], Kind::from_index(K), bits_of(B)).expect("registered only when supported")
 }
-fn verify<const L: usize, const K: usize, const B: usize>(ctx: &crate::verify::VerifyCtx) -> Vec<crate::verify::Check> {
-    check::verify(Lib::ALL[L], Kind::from_index(K), bits_of(B), ctx)
+fn verify<const L: usize, const K: usize, const B: usize>(
+    e: &Entry,
+    ctx: &crate::verify::VerifyCtx,
+) -> Vec<crate::verify::Check> {
+    check::verify(e, Lib::ALL[L], Kind::from_index(K), bits_of(B), ctx)
 }
 
-type Slot = (
-    usize,
-    usize,
-    usize,
-    fn() -> Box<dyn CipherMode + Send>,
-    fn() -> Box<dyn Aead + Send>,
-    fn(&crate::verify::VerifyCtx) -> Vec<crate::verify::Check>,
-);
+type Slot =
+    (usize, usize, usize, fn() -> Box<dyn CipherMode + Send>, fn() -> Box<dyn Aead + Send>, crate::entry::Verify);
 
 macro_rules! slots_b {
     ($v:ident, $l:literal, $k:literal) => {

@@ -357,7 +357,7 @@ impl Aead for OsslChaCha {
     }
 }
 
-pub fn verify_chacha(ctx: &crate::verify::VerifyCtx) -> Vec<crate::verify::Check> {
+pub fn verify_chacha(_: &crate::Entry, ctx: &crate::verify::VerifyCtx) -> Vec<crate::verify::Check> {
     let mk = || Box::new(OsslChaCha::new()) as Box<dyn Aead + Send>;
     let id = "ChaCha20-Poly1305/openssl";
     vec![

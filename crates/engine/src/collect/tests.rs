@@ -20,6 +20,7 @@ fn crc32_check_value() {
     assert_eq!(crc32(b""), 0);
 }
 
+#[allow(clippy::too_many_arguments)] // one argument per column of a sample row
 fn row(
     c: &str,
     i: &str,

@@ -318,7 +318,8 @@ fn cryptopp_aes(e: &mut Engine, acc: &mut Acc, path: &Path) {
         if mode == "CFB" && t.get("FeedbackSize").is_some_and(|f| f.trim() != "16") {
             continue;
         }
-        let r = (|| -> Result<(Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>), String> {
+        type KeyIvPtCt = (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
+        let r = (|| -> Result<KeyIvPtCt, String> {
             Ok((t.bytes("Key")?, t.bytes("IV").unwrap_or_default(), t.bytes("Plaintext")?, t.bytes("Ciphertext")?))
         })();
         let (key, iv, pt, ct) = match r {

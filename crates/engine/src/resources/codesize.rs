@@ -25,6 +25,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use lwcbench_catalog::Entry;
 use object::{Architecture, Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 /// One function of the binary.
@@ -250,55 +251,39 @@ pub fn measure(bin: &Binary, markers: &[&str], others: &[&str]) -> CodeSize {
     CodeSize { bytes: by_addr.values().map(|v| v.0).sum(), functions: by_addr.len(), names }
 }
 
-/// Symbol markers of every known implementation, by `cipher/implementation` id (case
-/// as registered). Unknown ids get none and report 0 bytes — the study's tests fail then, so a
-/// new cipher cannot be added without saying where its code is.
-pub fn markers_for(id: &str) -> &'static [&'static str] {
-    match id {
-        "Trivium/rust" => &["lwcbench_estream::trivium::"],
-        "Grain-v1/rust" => &["lwcbench_estream::grain_v1::"],
-        "Grain-128a/rust" => &["lwcbench_estream::grain128a::"],
-        "HC-128/rust" => &["lwcbench_estream::hc128::"],
-        "MICKEY-2.0/rust" => &["lwcbench_estream::mickey::MickeyV2"],
-        "MICKEY-128-2.0/rust" => &["lwcbench_estream::mickey::Mickey128v2"],
-        "Sosemanuk/rust" => &["lwcbench_estream::sosemanuk::"],
-        "Salsa20/rustcrypto" => &["lwcbench_catalog::adapters::estream::Salsa20"],
-        "Salsa20-128/rustcrypto" => &["lwcbench_catalog::adapters::estream::Salsa20_128"],
-        "Rabbit/rustcrypto" => &["lwcbench_catalog::adapters::estream::Rabbit"],
-        "ChaCha20/rustcrypto" => &["lwcbench_catalog::adapters::rustcrypto::ChaCha20"],
-        "DRACO/rust-ref" => &["lwcbench_draco::reference::"],
-        "DRACO/rust-fast" => &["lwcbench_draco::fast::"],
-        "DRACO/cpp-ref" => &["lwcbench_cpp::draco::DracoCppRef", "draco_ref_"],
-        "DRACO/cpp-fast" => &["lwcbench_cpp::draco::DracoCppFast", "draco_fast_"],
-        _ => &[],
-    }
+/// Every code-size marker of every entry in `all` except `me`'s (entries carry their markers:
+/// `Entry::code_markers` in the catalogue).
+pub fn other_markers(me: &Entry, all: &[Entry]) -> Vec<&'static str> {
+    let id = me.id();
+    all.iter().filter(|e| e.id() != id).flat_map(|e| e.code_markers.iter().copied()).collect()
 }
 
-/// Every marker of every known implementation except `id`'s.
-pub fn other_markers(id: &str) -> Vec<&'static str> {
-    const IDS: &[&str] = &[
-        "Trivium/rust",
-        "Grain-v1/rust",
-        "Grain-128a/rust",
-        "HC-128/rust",
-        "MICKEY-2.0/rust",
-        "MICKEY-128-2.0/rust",
-        "Sosemanuk/rust",
-        "Salsa20/rustcrypto",
-        "Salsa20-128/rustcrypto",
-        "Rabbit/rustcrypto",
-        "ChaCha20/rustcrypto",
-        "DRACO/rust-ref",
-        "DRACO/rust-fast",
-        "DRACO/cpp-ref",
-        "DRACO/cpp-fast",
-    ];
-    IDS.iter().filter(|i| **i != id).flat_map(|i| markers_for(i).iter().copied()).collect()
+/// Code size of the catalogue entry `e`: its own markers are the roots, the markers of every
+/// other entry of `all` are foreign.
+pub fn measure_entry(bin: &Binary, e: &Entry, all: &[Entry]) -> CodeSize {
+    measure(bin, e.code_markers, &other_markers(e, all))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry(id: &str) -> Entry {
+        lwcbench_catalog::find(id).unwrap_or_else(|| panic!("{id} registered"))
+    }
+
+    #[test]
+    fn other_markers_are_every_other_entrys() {
+        let all = lwcbench_catalog::registry();
+        let trivium = entry("Trivium/rust");
+        assert_eq!(trivium.code_markers, ["lwcbench_estream::trivium::"]);
+        let others = other_markers(&trivium, &all);
+        assert!(!others.contains(&"lwcbench_estream::trivium::"));
+        // the C++ DRACO's symbol prefix and a RustCrypto adapter's type path are foreign to Trivium
+        assert!(others.contains(&"draco_fast_") && others.iter().any(|m| m.ends_with("::Salsa20_128")));
+        let n: usize = all.iter().map(|e| e.code_markers.len()).sum();
+        assert_eq!(others.len(), n - 1);
+    }
 
     fn f(name: &str, addr: u64, code: Vec<u8>) -> Func {
         Func { name: name.into(), addr, size: code.len() as u64, code }
@@ -356,9 +341,10 @@ mod tests {
                 f("lwcbench_catalog::adapters::estream::verify_trivium", 0x5000, call(0x5000, 0x1000)),
             ],
         };
-        let cs = measure(&bin, markers_for("Trivium/rust"), &other_markers("Trivium/rust"));
+        let all = lwcbench_catalog::registry();
+        let cs = measure_entry(&bin, &entry("Trivium/rust"), &all);
         assert_eq!((cs.bytes, cs.functions), (48, 2), "{:?}", cs.names);
-        let g = measure(&bin, markers_for("Grain-v1/rust"), &other_markers("Grain-v1/rust"));
+        let g = measure_entry(&bin, &entry("Grain-v1/rust"), &all);
         assert_eq!(g.bytes, 128);
     }
 
@@ -376,20 +362,21 @@ mod tests {
                 f("lwcbench_estream::Words::next", 0x120, vec![0; 40]),
             ],
         };
-        let cs = measure(&bin, markers_for("HC-128/rust"), &[]);
+        let cs = measure(&bin, entry("HC-128/rust").code_markers, &[]);
         assert_eq!(cs.bytes, 8 + 40);
     }
 
     #[test]
     fn this_binary_has_plausible_sizes() {
         let bin = Binary::current().expect("the test binary has symbols");
+        let all = lwcbench_catalog::registry();
         for id in ["Trivium/rust", "ChaCha20/rustcrypto", "DRACO/cpp-fast", "MICKEY-2.0/rust"] {
-            let cs = measure(&bin, markers_for(id), &other_markers(id));
+            let cs = measure_entry(&bin, &entry(id), &all);
             // More than the thin trait adapters alone (each < 100 B), less than 1 MB.
             assert!(cs.bytes > 300 && cs.bytes < 1_000_000, "{id}: {} bytes in {:?}", cs.bytes, cs.names);
         }
         // The C++ DRACO count includes its exported init function.
-        let cpp = measure(&bin, markers_for("DRACO/cpp-fast"), &other_markers("DRACO/cpp-fast"));
+        let cpp = measure_entry(&bin, &entry("DRACO/cpp-fast"), &all);
         assert!(cpp.names.iter().any(|(n, _)| n.contains("draco_fast_init")), "{:?}", cpp.names);
     }
 }
@@ -401,9 +388,10 @@ mod tests {
 #[ignore]
 fn code_size_listing() {
     let bin = Binary::current().unwrap();
-    for e in lwcbench_catalog::registry().into_iter().filter(|e| e.info.family == lwcbench_core::Family::Stream) {
+    let all = lwcbench_catalog::registry();
+    for e in all.iter().filter(|e| e.info.family == lwcbench_core::Family::Stream) {
         let id = e.id();
-        let cs = measure(&bin, markers_for(&id), &other_markers(&id));
+        let cs = measure_entry(&bin, e, &all);
         println!("{id}: {} bytes in {} functions", cs.bytes, cs.functions);
         for (n, s) in &cs.names {
             println!("    {s:>7}  {n}");

@@ -247,7 +247,9 @@ pub fn table(
 ) -> Result<Vec<StreamStudyRow>, String> {
     let bin = codesize::Binary::current()?;
     let mut out = Vec::new();
-    for e in registry().into_iter().filter(|e| e.info.family == Family::Stream) {
+    let all = registry();
+    for e in all.iter().filter(|e| e.info.family == Family::Stream) {
+        let e = e.clone();
         let Some(full) = pick(summary, &e, "full") else { continue };
         let need = |sc: &str| {
             pick(summary, &e, sc).ok_or_else(|| format!("stream study: no `{sc}` measurement for {} (the stream-study preset needs the scenarios full, keystream and init)", e.id()))
@@ -272,8 +274,7 @@ pub fn table(
             ),
         };
         let fps = Est { v: 1e9 / frame_ns.v, lo: 1e9 / frame_ns.hi, hi: 1e9 / frame_ns.lo };
-        let id = e.id();
-        let cs = codesize::measure(&bin, codesize::markers_for(&id), &codesize::other_markers(&id));
+        let cs = codesize::measure_entry(&bin, &e, &all);
         let peak = stack_of(&e)?;
         let state = e.info.state_bytes as u64;
         let ram = state + peak;
@@ -539,16 +540,17 @@ mod tests {
     fn every_stream_cipher_has_code_and_stack() {
         // A new stream cipher without code-size markers fails here.
         let bin = codesize::Binary::current().unwrap();
-        for e in registry().into_iter().filter(|e| e.info.family == Family::Stream) {
+        let all = registry();
+        for e in all.iter().filter(|e| e.info.family == Family::Stream) {
             let id = e.id();
-            let cs = codesize::measure(&bin, codesize::markers_for(&id), &codesize::other_markers(&id));
+            let cs = codesize::measure_entry(&bin, e, &all);
             assert!(
                 cs.bytes > 100,
-                "{id}: {} code bytes ({:?}) — add its markers to resources::codesize::markers_for",
+                "{id}: {} code bytes ({:?}) — give its catalogue entry code markers (`.code(&[..])`)",
                 cs.bytes,
                 cs.names
             );
-            let st = stack_of(&e).unwrap();
+            let st = stack_of(e).unwrap();
             assert!(st > 0 && st < STACK_DEPTH as u64, "{id}: stack {st}");
         }
     }

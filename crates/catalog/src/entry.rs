@@ -1,0 +1,124 @@
+//! One catalogue entry: every fact about one implementation of one algorithm. A leaf module
+//! (it imports no other module of this crate except the `verify` result types), so adapters
+//! depend on it and `registry.rs` depends on the adapters, never the other way round.
+use lwcbench_core::{Aead, BlockCipher, CipherInfo, CipherMode, Family, StreamCipher};
+
+use crate::verify::{Check, VerifyCtx};
+
+/// How to make a fresh instance of an implementation.
+#[derive(Clone, Copy)]
+pub enum Make {
+    Stream(fn() -> Box<dyn StreamCipher + Send>),
+    Block(fn() -> Box<dyn BlockCipher + Send>),
+    Aead(fn() -> Box<dyn Aead + Send>),
+    /// A confidentiality-only block-cipher mode (AES-ECB/CBC/CFB/OFB/CTR; see `crate::aes`).
+    Mode(fn() -> Box<dyn CipherMode + Send>),
+}
+
+/// Runs an entry's known-answer and cross-check tests. It receives the entry it verifies, so
+/// the constructor is written once (in the registration) and read back from `e.make`.
+pub type Verify = fn(&Entry, &VerifyCtx) -> Vec<Check>;
+
+/// One implementation of one algorithm.
+#[derive(Clone)]
+pub struct Entry {
+    pub info: CipherInfo,
+    pub make: Make,
+    /// Runs this implementation's known-answer and cross-check tests (call [`Entry::checks`]).
+    pub verify: Verify,
+    /// Applied by the benchmark engine to every IV it draws at random, so that a drawn IV
+    /// selects the mode the entry is measured in (Grain-128a: IV bit 0 would otherwise pick
+    /// the half-rate authentication mode for half the draws). `None`: any IV is as good.
+    pub iv_rule: Option<fn(&mut [u8])>,
+    /// Symbol-name markers of this implementation's machine code (a module or type path such
+    /// as `lwcbench_estream::trivium::`, or a C symbol prefix such as `draco_fast_`), read by
+    /// the engine's code-size measurement (`resources/codesize.rs`, docs/metrics.md
+    /// "code_bytes"). Empty: code size is not measured for this entry.
+    pub code_markers: &'static [&'static str],
+    /// Name of this implementation's microcontroller image (`mcu/images/src/bin/<name>.rs`),
+    /// if it has one. `mcu/images.json` is generated from these (see `mcu_manifest`).
+    pub mcu_image: Option<&'static str>,
+}
+
+impl Entry {
+    /// An entry with no IV rule, no code markers and no MCU image.
+    pub fn from_parts(info: CipherInfo, make: Make, verify: Verify) -> Self {
+        Entry { info, make, verify, iv_rule: None, code_markers: &[], mcu_image: None }
+    }
+    fn checked(make: Make, family: Family, verify: Verify) -> Self {
+        let info = match make {
+            Make::Stream(m) => m().info(),
+            Make::Block(m) => m().info(),
+            Make::Aead(m) => m().info(),
+            Make::Mode(m) => m().info(),
+        };
+        assert_eq!(info.family, family, "{} registered as {family:?}", info.name);
+        Entry::from_parts(info, make, verify)
+    }
+    pub fn stream(make: fn() -> Box<dyn StreamCipher + Send>, verify: Verify) -> Self {
+        Entry::checked(Make::Stream(make), Family::Stream, verify)
+    }
+    pub fn block(make: fn() -> Box<dyn BlockCipher + Send>, verify: Verify) -> Self {
+        Entry::checked(Make::Block(make), Family::Block, verify)
+    }
+    pub fn aead(make: fn() -> Box<dyn Aead + Send>, verify: Verify) -> Self {
+        Entry::checked(Make::Aead(make), Family::Aead, verify)
+    }
+    pub fn mode(make: fn() -> Box<dyn CipherMode + Send>, verify: Verify) -> Self {
+        Entry::checked(Make::Mode(make), Family::Mode, verify)
+    }
+    /// This entry with a rule for drawn IVs (see `iv_rule`).
+    pub fn with_iv_rule(mut self, rule: fn(&mut [u8])) -> Self {
+        self.iv_rule = Some(rule);
+        self
+    }
+    /// This entry with its code-size markers (see `code_markers`).
+    pub fn code(mut self, markers: &'static [&'static str]) -> Self {
+        self.code_markers = markers;
+        self
+    }
+    /// This entry with its microcontroller image (see `mcu_image`).
+    pub fn mcu(mut self, image: &'static str) -> Self {
+        self.mcu_image = Some(image);
+        self
+    }
+    /// Run this entry's verification.
+    pub fn checks(&self, ctx: &VerifyCtx) -> Vec<Check> {
+        (self.verify)(self, ctx)
+    }
+    /// Does a user's selector name this entry? A bare algorithm name selects every
+    /// implementation of it; "name/impl" selects one (both case-insensitive).
+    pub fn matches(&self, selector: &str) -> bool {
+        self.info.name.eq_ignore_ascii_case(selector) || self.id().eq_ignore_ascii_case(selector)
+    }
+    /// "cipher/implementation", the id used on the command line.
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.info.name, self.info.implementation)
+    }
+    /// The stream constructor, or a failed check naming the mismatch (for verify functions).
+    pub fn stream_make(&self) -> Result<fn() -> Box<dyn StreamCipher + Send>, Check> {
+        match self.make {
+            Make::Stream(m) => Ok(m),
+            _ => Err(self.wrong_family("stream")),
+        }
+    }
+    /// The block-cipher constructor, or a failed check naming the mismatch.
+    pub fn block_make(&self) -> Result<fn() -> Box<dyn BlockCipher + Send>, Check> {
+        match self.make {
+            Make::Block(m) => Ok(m),
+            _ => Err(self.wrong_family("block")),
+        }
+    }
+    /// The AEAD constructor, or a failed check naming the mismatch.
+    pub fn aead_make(&self) -> Result<fn() -> Box<dyn Aead + Send>, Check> {
+        match self.make {
+            Make::Aead(m) => Ok(m),
+            _ => Err(self.wrong_family("aead")),
+        }
+    }
+    fn wrong_family(&self, want: &str) -> Check {
+        let mut c = Check::new(self.id(), "registration");
+        c.fail(format!("verification expects a {want} entry, found {:?}", self.info.family));
+        c
+    }
+}
