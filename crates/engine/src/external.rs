@@ -815,7 +815,7 @@ pub const MAX_STDERR_LINE: usize = 4096;
 fn keep_stderr_tail(mut r: impl Read, tail: &Mutex<String>) {
     let mut cur: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 8192];
-    let mut publish = |line: &[u8]| {
+    let publish = |line: &[u8]| {
         let t = String::from_utf8_lossy(line);
         if !t.trim().is_empty() {
             *tail.lock().unwrap_or_else(|e| e.into_inner()) = t.trim_end().to_string();
