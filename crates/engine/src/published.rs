@@ -469,6 +469,9 @@ mod tests {
             ratio_dataset_random: 1.0,
             mann_whitney_p: 0.5,
             verdict: String::new(),
+            ratio_ci95_lo: 1.0,
+            ratio_ci95_hi: 1.0,
+            margin_pct: 5.0,
         };
         let t1 = [
             row("cpp-ref", "dataset:office", 9e6),

@@ -1278,7 +1278,7 @@ mod frame_tests {
     fn slow_first_call_does_not_shrink_the_batch() {
         let make: fn() -> Box<dyn StreamCipher + Send> = || Box::new(SlowFirst { first: true });
         let g = Group {
-            entry: Entry { info: make().info(), make: Make::Stream(make), verify: |_| Vec::new(), iv_rule: None },
+            entry: Entry::from_parts(make().info(), Make::Stream(make), |_, _| Vec::new()),
             scenario: Scenario::Keystream,
             kiv: Kiv { random_key: false, random_iv: false },
             size_bits: 64,
