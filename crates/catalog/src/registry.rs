@@ -19,8 +19,13 @@ pub fn registry() -> Vec<Entry> {
     let mut r = Vec::new();
     crate::adapters::own::draco::register(&mut r);
     crate::adapters::own::draco_cpp::register(&mut r);
+    // Listing order is the order before the move by source (a bare name selects the first
+    // implementation, and mcu/images.json follows it), hence the interleaving.
     crate::adapters::own::estream::register(&mut r);
     crate::adapters::rustcrypto::chacha::register(&mut r);
+    crate::adapters::rustcrypto::block::register_aes(&mut r);
+    crate::adapters::rustcrypto::ascon::register(&mut r);
+    crate::adapters::rustcrypto::block::register(&mut r);
     crate::adapters::own::lightweight::register(&mut r);
     crate::aes::register(&mut r);
     r
