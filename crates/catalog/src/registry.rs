@@ -22,6 +22,7 @@ pub fn registry() -> Vec<Entry> {
     // Listing order is the order before the move by source (a bare name selects the first
     // implementation, and mcu/images.json follows it), hence the interleaving.
     crate::adapters::own::estream::register(&mut r);
+    crate::adapters::rustcrypto::salsa_rabbit::register(&mut r);
     crate::adapters::rustcrypto::chacha::register(&mut r);
     crate::adapters::rustcrypto::block::register_aes(&mut r);
     crate::adapters::rustcrypto::ascon::register(&mut r);

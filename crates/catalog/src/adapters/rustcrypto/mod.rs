@@ -3,3 +3,4 @@
 pub mod ascon;
 pub mod block;
 pub mod chacha;
+pub mod salsa_rabbit;
