@@ -1,7 +1,7 @@
 //! Contract checks every implementation must pass, independent of its known answers:
 //! determinism, bit-granular keystream consistency, in-place XOR semantics, length errors,
 //! and AEAD rejection. Run by `lwcbench verify` for every registered entry.
-use lwcbench_core::{bits, Aead, BitOrder, CipherError, CipherInfo, StreamCipher};
+use lwcbench_core::{bits, Aead, BitOrder, BlockCipher, CipherError, CipherInfo, Family, StreamCipher};
 
 use crate::verify::Check;
 
@@ -228,5 +228,73 @@ pub fn check_aead(mk: fn() -> Box<dyn Aead + Send>) -> Check {
         "wrong nonce length rejected",
         matches!(c.encrypt(&nonce[1..], &[], &mut [], &mut tag), Err(CipherError::IvLength { .. })),
     );
+    chk
+}
+
+/// SplitMix64, a deterministic source of test blocks (not for keys of real use).
+struct Mix(u64);
+impl Mix {
+    fn fill(&mut self, b: &mut [u8]) {
+        for c in b.chunks_mut(8) {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            c.copy_from_slice(&z.to_le_bytes()[..c.len()]);
+        }
+    }
+}
+
+/// The [`BlockCipher`] contract: decrypt ∘ encrypt = identity on random blocks, encryption
+/// is deterministic and not the identity, the key matters, wrong key lengths are refused.
+pub fn check_block(mk: fn() -> Box<dyn BlockCipher + Send>) -> Check {
+    let mut c = mk();
+    let info = c.info();
+    let mut chk = Check::new(format!("{}/{}", info.name, info.implementation), "conformance: block-cipher contract");
+    let (kb, bb) = (info.key_bytes(), info.block_bytes());
+    if info.family != Family::Block || bb == 0 || bb * 8 != usize::from(info.block_bits) {
+        chk.fail(format!("bad metadata: family {:?}, block_bits {}", info.family, info.block_bits));
+        return chk;
+    }
+    let mut rng = Mix(u64::from(info.block_bits) << 16 | u64::from(info.key_bits));
+    let mut fresh = mk();
+    let (mut rt_ok, mut moved, mut same) = (true, 0usize, true);
+    const N: usize = 64;
+    for _ in 0..N {
+        let mut key = vec![0u8; kb];
+        rng.fill(&mut key);
+        if let Err(e) = c.set_key(&key).and_then(|_| fresh.set_key(&key)) {
+            chk.fail(format!("set_key: {e}"));
+            return chk;
+        }
+        let mut p = vec![0u8; bb];
+        rng.fill(&mut p);
+        let mut b = p.clone();
+        c.encrypt_block(&mut b);
+        moved += usize::from(b != p);
+        let mut b2 = p.clone();
+        fresh.encrypt_block(&mut b2);
+        same &= b2 == b;
+        c.decrypt_block(&mut b);
+        rt_ok &= b == p;
+    }
+    chk.expect(format!("decrypt(encrypt(p)) = p for {N} random keys/blocks"), rt_ok);
+    chk.expect("encryption is not the identity", moved >= N - 1);
+    chk.expect("two instances with the same key agree", same);
+    // one key bit changes the ciphertext
+    let mut key = vec![0u8; kb];
+    rng.fill(&mut key);
+    let p = vec![0u8; bb];
+    let (mut a, mut b) = (p.clone(), p.clone());
+    c.set_key(&key).unwrap();
+    c.encrypt_block(&mut a);
+    key[kb - 1] ^= 1;
+    c.set_key(&key).unwrap();
+    c.encrypt_block(&mut b);
+    chk.expect("last key bit changes the ciphertext", a != b);
+    chk.expect("short key rejected", matches!(c.set_key(&key[1..]), Err(CipherError::KeyLength { .. })));
+    key.push(0);
+    chk.expect("long key rejected", matches!(c.set_key(&key), Err(CipherError::KeyLength { .. })));
     chk
 }

@@ -3,7 +3,9 @@
 //! Where things live:
 //! * own `no_std` code: `crates/draco`, `crates/estream`, `crates/lightweight`;
 //! * C/C++ code: `cpp/` (wrapped by `crates/cpp-ffi`);
-//! * adapters to third-party crates and libraries: [`adapters`];
+//! * registrations grouped by source: [`adapters`] (`rustcrypto/`: RustCrypto crates; `own/`: the
+//!   own crates and their C/C++ twins); the AES library matrix (system libraries + RustCrypto
+//!   AES modes): [`aes`]; external engines are not entries (`crates/engine`);
 //! * known-answer tests and vector-file parsers: [`kat`]; contract checks: [`conformance`].
 //!
 //! Each family module registers its entries in [`registry`], which is the one list the CLI,

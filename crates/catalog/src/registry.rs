@@ -17,11 +17,17 @@ pub fn find(selector: &str) -> Option<Entry> {
 /// Every implementation, in listing order. Each family module appends its own entries.
 pub fn registry() -> Vec<Entry> {
     let mut r = Vec::new();
-    crate::adapters::draco::register(&mut r);
-    crate::adapters::draco_cpp::register(&mut r);
-    crate::adapters::estream::register(&mut r);
-    crate::adapters::rustcrypto::register(&mut r);
-    crate::adapters::lightweight::register(&mut r);
+    crate::adapters::own::draco::register(&mut r);
+    crate::adapters::own::draco_cpp::register(&mut r);
+    // Listing order is the order before the move by source (a bare name selects the first
+    // implementation, and mcu/images.json follows it), hence the interleaving.
+    crate::adapters::own::estream::register(&mut r);
+    crate::adapters::rustcrypto::salsa_rabbit::register(&mut r);
+    crate::adapters::rustcrypto::chacha::register(&mut r);
+    crate::adapters::rustcrypto::block::register_aes(&mut r);
+    crate::adapters::rustcrypto::ascon::register(&mut r);
+    crate::adapters::rustcrypto::block::register(&mut r);
+    crate::adapters::own::lightweight::register(&mut r);
     crate::aes::register(&mut r);
     r
 }

@@ -7,7 +7,7 @@
 //!
 //! Every type implements the `lwcbench_core` traits directly and wipes its key material on
 //! drop. Crate-backed algorithms (AES, Ascon, SPECK, XTEA) are adapted in
-//! `lwcbench-catalog` (`adapters/lightweight.rs`), not here.
+//! `lwcbench-catalog` (`adapters/own/lightweight.rs`), not here.
 #![no_std]
 #![forbid(unsafe_code)]
 

@@ -1,4 +1,4 @@
-//! AES in the modes libraries offer — ECB, CBC, CFB (128-bit segments), CFB8, OFB, CTR, GCM,
+//! The AES library matrix (system libraries + RustCrypto): AES in the modes libraries offer — ECB, CBC, CFB (128-bit segments), CFB8, OFB, CTR, GCM,
 //! CCM, EAX, OCB and SIV — with 128/192/256-bit keys, through four libraries: RustCrypto
 //! crates, OpenSSL (the `openssl` crate), libgcrypt and wolfSSL (own `extern "C"` bindings).
 //! See docs/aes-libraries.md.

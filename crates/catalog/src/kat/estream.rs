@@ -16,8 +16,11 @@ use std::path::Path;
 
 use lwcbench_core::StreamCipher;
 
+use crate::conformance;
+use crate::entry::Entry;
+use crate::kat::shared;
 use crate::kat::{path_label, unhex};
-use crate::verify::Check;
+use crate::verify::{Check, VerifyCtx};
 
 /// One test vector.
 #[derive(Clone, Debug, Default)]
@@ -327,6 +330,21 @@ pub fn stream_estream_with(mk: fn() -> Box<dyn StreamCipher + Send>, path: &Path
         }
     }
     chk
+}
+
+/// The three checks every eSTREAM-verified stream entry gets: the stream contract, the
+/// transcribed file `kat-data/<repo>` and the shared file(s) (skipped when absent).
+pub fn standard(e: &Entry, ctx: &VerifyCtx, repo: &str, shared_files: &[&str]) -> Vec<Check> {
+    let mk = match e.stream_make() {
+        Ok(mk) => mk,
+        Err(c) => return vec![c],
+    };
+    let id = e.id();
+    let mut v = vec![conformance::check_stream(mk), stream_estream(mk, &crate::kat::repo_file(repo))];
+    for rel in shared_files {
+        v.push(shared(ctx, &id, rel, |p| stream_estream(mk, p)));
+    }
+    v
 }
 
 #[cfg(test)]

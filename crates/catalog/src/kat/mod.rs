@@ -1,4 +1,5 @@
 //! Known-answer test data: parsers for the shared vector formats and helpers.
+pub mod block;
 pub mod cryptopp;
 pub mod estream;
 pub mod lwc;

@@ -1,5 +1,5 @@
-//! Adapters for RustCrypto crates. The crate does the work; the adapter maps it onto the
-//! lwcbench traits and reports the crate version in the metadata.
+//! ChaCha20 (RustCrypto `chacha20`) and ChaCha20-Poly1305 (RustCrypto `chacha20poly1305`),
+//! with the Wycheproof runner for the AEAD.
 use chacha20::cipher::{KeyIvInit, StreamCipher as _};
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use lwcbench_core::{
