@@ -6,9 +6,8 @@ use std::sync::Mutex;
 
 use lwcbench_catalog::{registry, Entry, Make, VerifyCtx};
 use lwcbench_core::{BitOrder, CipherError};
-use lwcbench_engine::dataset::{self, ByteOrder, Dataset, Encode, Encoding, Layout};
-use lwcbench_engine::plan::{Kiv, Payload, Scenario};
 use lwcbench_engine::presets;
+use lwcbench_engine::request::{self, RunOptions};
 use lwcbench_engine::session::{self, Request};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -211,15 +210,28 @@ fn decrypt<'py>(
     Ok(PyBytes::new(py, &crypt(cipher_id, key, iv, data, ad, true)?))
 }
 
+fn to_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The `lwcbench run` options (`lwcbench_engine::request::RUN_OPTIONS`), for the test that
+/// checks `lwcbench.run` accepts every one of them.
+#[pyfunction]
+fn run_options() -> Vec<&'static str> {
+    lwcbench_engine::request::RUN_OPTIONS.to_vec()
+}
+
 #[pyfunction]
 #[pyo3(signature = (preset=None, cipher=Vec::new(), implementation=Vec::new(), scenario=Vec::new(), sizes=Vec::new(),
     kiv=Vec::new(), reps=None, warmup=None, seed=None, out=None, force=false, key=None, iv=None, min_sample_us=None, call=Vec::new(),
     progress=None, all=false, payload=None, dataset=None, channels=Vec::new(), encoding="float32".to_string(),
-    byte_order="be".to_string(), layout="interleaved".to_string(), readings=None, report=true))]
+    byte_order="be".to_string(), layout="interleaved".to_string(), readings=None, report=true,
+    dataset_encoding="utf8".to_string(), power_profile=None, watts=None, video=None, frames=None, engine=Vec::new(),
+    weights=None, budget=Vec::new(), repeat=1, counter="time".to_string(), twin=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
-    preset: Option<&str>,
+    preset: Option<String>,
     cipher: Vec<String>,
     implementation: Vec<String>,
     scenario: Vec<String>,
@@ -244,111 +256,70 @@ fn run(
     layout: String,
     readings: Option<usize>,
     report: bool,
+    dataset_encoding: String,
+    power_profile: Option<String>,
+    watts: Option<f64>,
+    video: Option<PathBuf>,
+    frames: Option<usize>,
+    engine: Vec<String>,
+    weights: Option<String>,
+    budget: Vec<String>,
+    repeat: usize,
+    counter: String,
+    twin: Option<u64>,
 ) -> PyResult<String> {
-    // Same resolution as the CLI: an explicit preset, else the default preset when nothing
-    // is selected, and explicit options override the preset's values.
-    let has_selection = !cipher.is_empty() || !implementation.is_empty() || !scenario.is_empty() || all;
-    let p = match preset {
-        Some(name) => Some(presets::find(name).ok_or_else(|| {
-            value_err(format!(
-                "preset: unknown preset '{name}' (known: {})",
-                presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-            ))
-        })?),
-        None if !has_selection => Some(presets::default_preset()),
-        None => None,
+    // --counter instructions re-executes the command line under callgrind, and --repeat writes
+    // several directories: both are command-line workflows (the Python call returns one run).
+    if counter == "instructions" {
+        return Err(value_err(
+            "--counter instructions: only from the command line (lwcbench run), which it re-executes",
+        ));
+    }
+    if repeat > 1 {
+        return Err(value_err(format!("--repeat: {repeat} runs: only from the command line (lwcbench run --repeat)")));
+    }
+    let opts = RunOptions {
+        preset,
+        cipher,
+        implementation,
+        scenario,
+        sizes: sizes.iter().map(|s| s.to_string()).collect(),
+        kiv,
+        reps,
+        warmup,
+        seed,
+        key: key.as_deref().map(to_hex),
+        iv: iv.as_deref().map(to_hex),
+        min_sample_us,
+        out,
+        force,
+        all,
+        payload,
+        dataset,
+        dataset_encoding: Some(dataset_encoding),
+        channels,
+        encoding: Some(encoding),
+        byte_order: Some(byte_order),
+        layout: Some(layout),
+        readings,
+        power_profile,
+        watts,
+        video,
+        frames,
+        engine,
+        weights,
+        budget,
+        repeat: Some(repeat),
+        counter: Some(counter),
+        twin,
+        // run.json records how the run was asked for: the Python call, not the interpreter's argv.
+        args: Some(if call.is_empty() { vec!["lwcbench.run()".into()] } else { call }),
     };
-    let mut req = match p {
-        Some(p) => Request::from_preset(p),
-        None => Request::new(Default::default()),
-    };
-    let sel = &mut req.selection;
-    if !cipher.is_empty() {
-        sel.ciphers = cipher;
+    let resolved = py.detach(|| request::resolve(&opts)).map_err(value_err)?;
+    for w in &resolved.warnings {
+        eprintln!("lwcbench: {w}");
     }
-    if !implementation.is_empty() {
-        sel.implementations = implementation;
-    }
-    if !scenario.is_empty() {
-        sel.scenarios = scenario
-            .iter()
-            .map(|s| {
-                Scenario::parse(s).ok_or_else(|| {
-                    value_err(format!("scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading, frame, roundtrip)"))
-                })
-            })
-            .collect::<PyResult<_>>()?;
-    }
-    let sizes_given = !sizes.is_empty();
-    if sizes_given {
-        sel.sizes_bits = sizes;
-    }
-    if !kiv.is_empty() {
-        sel.kivs = kiv
-            .iter()
-            .map(|s| Kiv::parse(s).ok_or_else(|| value_err(format!("kiv: '{s}' is not one of ss, sr, rs, rr"))))
-            .collect::<PyResult<_>>()?;
-    }
-    if all {
-        sel.all_stream_and_aead = true;
-    }
-    // Payload kinds exactly as `lwcbench run --payload/--dataset/...` resolves them.
-    if let Some(k) = &payload {
-        if !["random", "dataset", "both"].contains(&k.as_str()) {
-            return Err(value_err(format!("payload: '{k}' is not one of random, dataset, both")));
-        }
-    }
-    if !["be", "le"].contains(&byte_order.as_str()) {
-        return Err(value_err(format!("byte_order: '{byte_order}' is not be or le")));
-    }
-    if !["interleaved", "per-channel"].contains(&layout.as_str()) {
-        return Err(value_err(format!("layout: '{layout}' is not interleaved or per-channel")));
-    }
-    let wants_dataset = dataset.is_some() || readings.is_some() || !channels.is_empty();
-    let kinds = payload.as_deref().unwrap_or(if wants_dataset && sel.payloads.is_empty() { "both" } else { "" });
-    if !kinds.is_empty() || wants_dataset {
-        let enc = Encode {
-            encoding: Encoding::parse(&encoding).map_err(value_err)?,
-            order: if byte_order == "le" { ByteOrder::Little } else { ByteOrder::Big },
-            layout: if layout == "per-channel" { Layout::PerChannel } else { Layout::Interleaved },
-            readings: readings.unwrap_or(dataset::DEFAULT_READINGS),
-        };
-        let ds = match &dataset {
-            Some(p) => Dataset::load(p, &channels).map_err(value_err)?,
-            None if !channels.is_empty() => {
-                Dataset::parse(dataset::DEFAULT_CSV, "built-in dataset", dataset::DEFAULT_NAME, &channels)
-                    .map_err(value_err)?
-            }
-            None => Dataset::builtin(),
-        };
-        let bytes = ds.payload(&enc).map_err(value_err)?;
-        let data = Payload::dataset(&ds.name, bytes.clone());
-        sel.payloads = match kinds {
-            "random" => vec![Payload::random()],
-            "dataset" => vec![data],
-            _ => vec![data, Payload::random()],
-        };
-        if !sizes_given && !sel.payloads.iter().all(|p| p.is_random()) {
-            sel.sizes_bits = vec![bytes.len() * 8];
-        }
-    }
-    let cfg = &mut req.config;
-    if let Some(r) = reps {
-        cfg.reps = r;
-    }
-    if let Some(w) = warmup {
-        cfg.warmup = w;
-    }
-    cfg.seed = seed.unwrap_or_else(rand::random);
-    if let Some(us) = min_sample_us {
-        cfg.min_sample_ns = us * 1000.0;
-    }
-    cfg.static_key = key;
-    cfg.static_iv = iv;
-    req.out = out;
-    req.force = force;
-    // run.json records how the run was asked for: the Python call, not the interpreter's argv.
-    req.args = if call.is_empty() { vec!["lwcbench.run()".into()] } else { call };
+    let req = resolved.request;
 
     // Measuring takes seconds to hours: let other Python threads run meanwhile. The progress
     // callback re-attaches briefly, at most every 200 ms (and for the last sample), so it
@@ -438,6 +409,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encrypt, m)?)?;
     m.add_function(wrap_pyfunction!(decrypt, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_options, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(vectors_dir, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;

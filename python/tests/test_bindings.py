@@ -338,3 +338,37 @@ def test_concurrent_runs_do_not_overlap(tmp_path):
         t.join()
     (a0, a1), (b0, b1) = sorted((min(v), max(v)) for v in spans.values())
     assert a1 <= b0, ((a0, a1), (b0, b1))
+
+
+def test_run_accepts_every_cli_run_option():
+    # RUN_OPTIONS is the list the CLI's own test checks against `lwcbench run`'s clap
+    # arguments (crates/cli/src/cmd_run.rs); the CLI's --impl is `impl` here.
+    import inspect
+
+    params = set(inspect.signature(lwcbench.run).parameters)
+    native = set(inspect.signature(lwcbench._native.run).parameters)
+    opts = lwcbench._native.run_options()
+    assert "sizes" in opts and "engine" in opts and "budget" in opts
+    missing = [o for o in opts if ("impl" if o == "implementation" else o) not in params]
+    assert missing == []
+    assert [o for o in opts if o not in native] == []
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(preset="quick", weights="battery"), "--weights: applies only to --preset lightweight-study"),
+        (dict(preset="quick", budget="trip=3"), "--budget: applies only"),
+        (dict(preset="quick", watts=1.0), "--watts: applies only"),
+        (dict(cipher="ChaCha20", engine="pycryptodom"), "--engine: unknown engine 'pycryptodom'"),
+        (dict(cipher="ChaCha20", scenario="keystream", frames=2), "--video/--frames"),
+        (dict(cipher="ChaCha20", dataset_encoding="ebcdic", dataset="x.csv"), "encoding|x.csv"),
+        (dict(cipher="ChaCha20", repeat=0), "--repeat"),
+        (dict(cipher="ChaCha20", counter="instructions"), "--counter"),
+    ],
+)
+def test_run_resolves_cli_options(tmp_path, kwargs, match):
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match=match):
+        lwcbench.run(out=out, **{"reps": 2, "warmup": 0, **kwargs})
+    assert not (out / "run.json").exists()

@@ -4,10 +4,8 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lwcbench_engine::dataset::{ByteOrder, Dataset, Encode, Encoding, Layout};
 use lwcbench_engine::markdown::fmt_ns;
-use lwcbench_engine::plan::{Kiv, Payload, Scenario};
-use lwcbench_engine::presets;
+use lwcbench_engine::request::{self, RunOptions};
 use lwcbench_engine::results;
 use lwcbench_engine::session::{self, Request};
 use lwcbench_engine::video;
@@ -146,206 +144,64 @@ pub struct RunArgs {
     twin: Option<u64>,
 }
 
-/// "1024" bits, "16B" / "64KiB" / "1MiB" bytes.
-pub fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let (num, mul) = if let Some(n) = t.strip_suffix("KiB") {
-        (n, 8 * 1024)
-    } else if let Some(n) = t.strip_suffix("MiB") {
-        (n, 8 * 1024 * 1024)
-    } else if let Some(n) = t.strip_suffix('B') {
-        (n, 8)
-    } else {
-        (t, 1)
-    };
-    num.trim()
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(mul))
-        .ok_or_else(|| format!("--sizes: '{s}' is not a size (bits, or bytes with B/KiB/MiB)"))
-}
+pub use lwcbench_engine::request::parse_size;
 
-fn has_selection(a: &RunArgs) -> bool {
-    !a.cipher.is_empty() || !a.implementation.is_empty() || !a.scenario.is_empty() || a.all || a.video.is_some()
+impl RunArgs {
+    /// The option values as given, for the shared resolver ([`lwcbench_engine::request`]).
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            preset: self.preset.clone(),
+            cipher: self.cipher.clone(),
+            implementation: self.implementation.clone(),
+            scenario: self.scenario.clone(),
+            sizes: self.sizes.clone(),
+            kiv: self.kiv.clone(),
+            reps: self.reps,
+            warmup: self.warmup,
+            seed: self.seed,
+            key: self.key.clone(),
+            iv: self.iv.clone(),
+            min_sample_us: Some(self.min_sample_us),
+            out: self.out.clone(),
+            force: self.force,
+            all: self.all,
+            payload: self.payload.clone(),
+            dataset: self.dataset.clone(),
+            dataset_encoding: Some(self.dataset_encoding.clone()),
+            channels: self.channels.clone(),
+            encoding: Some(self.encoding.clone()),
+            byte_order: Some(self.byte_order.clone()),
+            layout: Some(self.layout.clone()),
+            readings: self.readings,
+            power_profile: self.power_profile.clone(),
+            watts: self.watts,
+            video: self.video.clone(),
+            frames: self.frames,
+            engine: self.engine.clone(),
+            weights: self.weights.clone(),
+            budget: self.budget.clone(),
+            repeat: Some(self.repeat),
+            counter: Some(self.counter.clone()),
+            twin: self.twin,
+            args: None,
+        }
+    }
 }
 
 pub fn run(a: &RunArgs) -> Result<(), String> {
-    // Resolve preset: explicit, or the default when nothing is selected.
-    let preset = match &a.preset {
-        Some(p) => Some(presets::find(p).ok_or_else(|| {
-            format!(
-                "--preset: unknown preset '{p}' (known: {})",
-                presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-            )
-        })?),
-        None if !has_selection(a) && a.engine.is_empty() => Some(presets::default_preset()),
-        None => None,
-    };
-    let mut req = match preset {
-        Some(p) => Request::from_preset(p),
-        None => Request::new(Default::default()),
-    };
-    // Study options apply only to the presets whose study reads them; elsewhere they would be
-    // silently ignored.
-    let preset_name = preset.map(|p| p.name).unwrap_or("");
-    let only_in = |opt: &str, given: bool, presets: &[&str]| -> Result<(), String> {
-        if given && !presets.contains(&preset_name) {
-            let now = if preset_name.is_empty() { "no preset".to_string() } else { format!("--preset {preset_name}") };
-            return Err(format!(
-                "{opt}: applies only to --preset {} (with {now} it would be ignored)",
-                presets.join(" or ")
-            ));
-        }
-        Ok(())
-    };
-    only_in("--power-profile", a.power_profile.is_some(), &["lightweight-study", "stream-study"])?;
-    only_in("--watts", a.watts.is_some(), &["lightweight-study", "stream-study"])?;
-    only_in("--weights", a.weights.is_some(), &["lightweight-study"])?;
-    only_in("--budget", !a.budget.is_empty(), &["ics-latency"])?;
-    if a.power_profile.is_some() || a.watts.is_some() {
-        // Validate now, so a bad profile fails before anything is measured.
-        lwcbench_engine::power::resolve(a.power_profile.as_deref(), a.watts)?;
-        req.study_options.power_profile = a.power_profile.clone();
-        req.study_options.watts = a.watts;
+    let resolved = request::resolve(&a.options())?;
+    for w in &resolved.warnings {
+        eprintln!("lwcbench: {w}");
     }
-    if let Some(w) = &a.weights {
-        lwcbench_engine::studies::lightweight_rank::resolve_weights(Some(w))?;
-        req.study_options.weights = Some(w.clone());
-    }
-    for b in &a.budget {
-        req.study_options.budgets.push(lwcbench_engine::studies::ics::parse_budget(b)?);
-    }
-    let sel = &mut req.selection;
-    if !a.engine.is_empty() {
-        // An engine that cannot start turns its rows off with one line; the rest runs.
-        // A name that is neither a built-in engine nor a command line (a misspelling such as
-        // `pycryptodom`) is an error; a command that fails to start turns its rows off with one
-        // line and the rest runs.
-        for spec in &a.engine {
-            let s = spec.trim();
-            let builtin = lwcbench_engine::external::BUILTIN.iter().any(|b| b.eq_ignore_ascii_case(s));
-            if !s.contains(' ') && !s.contains('/') && !builtin {
-                return Err(format!(
-                    "--engine: unknown engine '{s}' (built-in: {}; or give a command line, e.g. 'python3 my_engine.py')",
-                    lwcbench_engine::external::BUILTIN.join(", ")
-                ));
-            }
-        }
-        let (offered, failed) = lwcbench_engine::external::Offered::start(&a.engine);
-        for f in &failed {
-            eprintln!("lwcbench: {f}");
-        }
-        if offered.is_empty() && preset.is_none() && !has_selection(a) {
-            return Err(format!("--engine: no engine could start ({})", failed.join("; ")));
-        }
-        // Without --cipher/--impl/--all the engine's ciphers are the selection (docs/
-        // engine-protocol.md), also when --scenario, --sizes or --video narrow it.
-        if preset.is_none() && a.cipher.is_empty() && a.implementation.is_empty() && !a.all {
-            sel.implementations = offered.implementations();
-        }
-        sel.external = offered;
-    }
-    if !a.cipher.is_empty() {
-        sel.ciphers = a.cipher.clone();
-    }
-    if !a.implementation.is_empty() {
-        sel.implementations = a.implementation.clone();
-    }
-    if !a.scenario.is_empty() {
-        sel.scenarios = a
-            .scenario
-            .iter()
-            .map(|s| Scenario::parse(s).ok_or_else(|| format!("--scenario: unknown scenario '{s}' (full, keystream, init, keysetup, encrypt, decrypt, reading, frame, roundtrip)")))
-            .collect::<Result<_, _>>()?;
-    }
-    if a.video.is_some() || a.frames.is_some() {
-        if sel.scenarios.is_empty() {
-            sel.scenarios = vec![Scenario::Frame];
-        } else if !sel.scenarios.contains(&Scenario::Frame) {
-            return Err("--video/--frames: the frame scenario is not selected (add frame to --scenario)".into());
+    if !a.quiet {
+        for i in &resolved.info {
+            eprintln!("lwcbench: {i}");
         }
     }
-    if sel.scenarios.contains(&Scenario::Frame) {
-        let clip = match &a.video {
-            Some(p) => video::Clip::load(p, a.frames)?,
-            None => video::default_clip(a.frames)?,
-        };
-        if !a.quiet {
-            eprintln!("lwcbench: video {}", clip.describe());
-        }
-        sel.video = Some(std::sync::Arc::new(clip));
-    }
-    if !a.sizes.is_empty() {
-        sel.sizes_bits = a.sizes.iter().map(|s| parse_size(s)).collect::<Result<_, _>>()?;
-    }
-    if !a.kiv.is_empty() {
-        sel.kivs = a
-            .kiv
-            .iter()
-            .map(|s| Kiv::parse(s).ok_or_else(|| format!("--kiv: '{s}' is not one of ss, sr, rs, rr")))
-            .collect::<Result<_, _>>()?;
-    }
-    if a.all {
-        sel.all_stream_and_aead = true;
-    }
-    let wants_dataset = a.dataset.is_some() || a.readings.is_some() || !a.channels.is_empty();
-    let kinds = a.payload.as_deref().unwrap_or(if wants_dataset && sel.payloads.is_empty() { "both" } else { "" });
-    if !kinds.is_empty() || wants_dataset {
-        let enc = Encode {
-            encoding: Encoding::parse(&a.encoding)?,
-            order: if a.byte_order == "le" { ByteOrder::Little } else { ByteOrder::Big },
-            layout: if a.layout == "per-channel" { Layout::PerChannel } else { Layout::Interleaved },
-            readings: a.readings.unwrap_or(lwcbench_engine::dataset::DEFAULT_READINGS),
-        };
-        let ds = match &a.dataset {
-            Some(p) => Dataset::load_encoded(
-                p,
-                &a.channels,
-                lwcbench_engine::dataset::TextEncoding::parse(&a.dataset_encoding)?,
-            )?,
-            None if !a.channels.is_empty() => Dataset::parse(
-                lwcbench_engine::dataset::DEFAULT_CSV,
-                "built-in dataset",
-                lwcbench_engine::dataset::DEFAULT_NAME,
-                &a.channels,
-            )?,
-            None => Dataset::builtin(),
-        };
-        let bytes = ds.payload(&enc)?;
-        let data = Payload::dataset(&ds.name, bytes.clone());
-        sel.payloads = match kinds {
-            "random" => vec![Payload::random()],
-            "dataset" => vec![data],
-            _ => vec![data, Payload::random()],
-        };
-        if a.sizes.is_empty() && !sel.payloads.iter().all(|p| p.is_random()) {
-            sel.sizes_bits = vec![bytes.len() * 8];
-        }
-    }
-    let decode = |name: &str, v: &Option<String>| -> Result<Option<Vec<u8>>, String> {
-        v.as_ref().map(|h| hex::decode(h.trim()).map_err(|e| format!("--{name}: not hex ({e})"))).transpose()
-    };
-    let cfg = &mut req.config;
-    if let Some(r) = a.reps {
-        cfg.reps = r;
-    }
-    if let Some(w) = a.warmup {
-        cfg.warmup = w;
-    }
-    cfg.seed = a.seed.unwrap_or_else(rand::random);
-    cfg.min_sample_ns = a.min_sample_us * 1000.0;
-    cfg.static_key = decode("key", &a.key)?;
-    cfg.static_iv = decode("iv", &a.iv)?;
-    req.out = a.out.clone();
-    req.force = a.force;
-    req.twin = a.twin;
-    req.count_instructions = a.counter == "instructions";
+    let req = resolved.request;
     if std::env::var_os(lwcbench_engine::counter::CHILD_ENV).is_some() {
         // the counting child of --counter instructions, under callgrind
         return session::count_child(&req);
-    }
-    if a.repeat == 0 || a.repeat > 1000 {
-        return Err(format!("--repeat: {} is not a number of runs (1–1000)", a.repeat));
     }
     if a.repeat > 1 {
         return run_repeated(a, req);
@@ -460,14 +316,26 @@ fn print_overview(res: &[lwcbench_engine::GroupResult]) {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use clap::CommandFactory;
 
+    #[derive(clap::Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        run: super::RunArgs,
+    }
+
+    /// Every `lwcbench run` option reaches the shared resolver (and so the Python binding,
+    /// whose test checks the same list); `quiet` is display-only.
     #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("1"), Ok(1));
-        assert_eq!(parse_size("16B"), Ok(128));
-        assert_eq!(parse_size("64KiB"), Ok(64 * 1024 * 8));
-        assert!(parse_size("x").is_err());
-        assert!(parse_size("-1").is_err());
+    fn every_run_option_is_a_resolver_option() {
+        let mut ids: Vec<String> = Wrap::command()
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .filter(|id| id != "quiet" && id != "help")
+            .collect();
+        ids.sort();
+        let mut want: Vec<String> = lwcbench_engine::request::RUN_OPTIONS.iter().map(|s| s.to_string()).collect();
+        want.sort();
+        assert_eq!(ids, want);
     }
 }

@@ -151,6 +151,17 @@ def run(
     layout: str = "interleaved",
     readings: Optional[int] = None,
     report: bool = True,
+    dataset_encoding: str = "utf8",
+    power_profile: Optional[str] = None,
+    watts: Optional[float] = None,
+    video: Union[None, str, "os.PathLike[str]"] = None,
+    frames: Optional[int] = None,
+    engine: Union[None, str, Sequence[str]] = None,
+    weights: Optional[str] = None,
+    budget: Union[None, str, Sequence[str]] = None,
+    repeat: int = 1,
+    counter: str = "time",
+    twin: Optional[int] = None,
 ) -> str:
     """Run a benchmark and return the absolute path of its result directory.
 
@@ -172,6 +183,11 @@ def run(
     built-in office-building data), ``channels``, ``encoding`` ("float32" or "int32:SCALE"),
     ``byte_order`` ("be"/"le"), ``layout`` ("interleaved"/"per-channel") and ``readings``
     choose the payload; ``report=True`` writes ``report.html`` as ``lwcbench run`` does.
+    ``dataset_encoding``, ``power_profile``, ``watts``, ``video``, ``frames``, ``engine``
+    (one engine per list item), ``weights``, ``budget`` and ``twin`` are the options of the
+    same names (see ``lwcbench run --help``); both front-ends resolve them with the same Rust
+    code. ``repeat`` above 1 and ``counter="instructions"`` are command-line workflows (they
+    write several directories or re-execute the command line) and raise ``ValueError`` here.
 
     ``progress=True`` prints a progress line to stderr; a callable is called as
     ``progress(done_samples, total_samples, group_label)`` at most every 200 ms and once at
@@ -192,6 +208,11 @@ def run(
         "layout": layout if layout != "interleaved" else None, "readings": readings,
         "key": key if key is None or isinstance(key, str) else bytes(key).hex(),
         "iv": iv if iv is None or isinstance(iv, str) else bytes(iv).hex(),
+        "dataset_encoding": dataset_encoding if dataset_encoding != "utf8" else None,
+        "power_profile": power_profile, "watts": watts,
+        "video": os.fspath(video) if video is not None else None, "frames": frames, "engine": engine,
+        "weights": weights, "budget": budget, "repeat": repeat if repeat != 1 else None,
+        "counter": counter if counter != "time" else None, "twin": twin,
     }
     call = "lwcbench.run(" + ", ".join(f"{k}={v!r}" for k, v in given.items() if v is not None) + ")"
     return _native.run(
@@ -220,6 +241,17 @@ def run(
         layout=layout,
         readings=readings,
         report=bool(report),
+        dataset_encoding=dataset_encoding,
+        power_profile=power_profile,
+        watts=watts,
+        video=os.fspath(video) if video is not None else None,
+        frames=frames,
+        engine=[engine] if isinstance(engine, str) else list(engine or []),
+        weights=weights,
+        budget=[budget] if isinstance(budget, str) else list(budget or []),
+        repeat=repeat,
+        counter=counter,
+        twin=twin,
     )
 
 

@@ -35,7 +35,19 @@ def run(
     layout: str = ...,
     readings: Optional[int] = ...,
     report: bool = ...,
+    dataset_encoding: str = ...,
+    power_profile: Optional[str] = ...,
+    watts: Optional[float] = ...,
+    video: Optional[str] = ...,
+    frames: Optional[int] = ...,
+    engine: List[str] = ...,
+    weights: Optional[str] = ...,
+    budget: List[str] = ...,
+    repeat: int = ...,
+    counter: str = ...,
+    twin: Optional[int] = ...,
 ) -> str: ...
+def run_options() -> List[str]: ...
 def verify(cipher: List[str] = ..., vectors: Optional[str] = ...) -> List[Dict[str, Any]]: ...
 def report(dir: str) -> str: ...
 def vectors_dir() -> Optional[str]: ...
