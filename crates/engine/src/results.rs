@@ -320,7 +320,6 @@ pub fn no_difference(margin: f64) -> String {
     format!("no difference beyond ±{} %", margin * 100.0)
 }
 
-
 // ---- fault injection ---------------------------------------------------------------------
 
 /// What the failpoint does when its step comes.
