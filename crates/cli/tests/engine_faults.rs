@@ -131,3 +131,59 @@ fn a_timed_out_engine_leaves_no_process_behind() {
     }
     assert!(!alive, "the engine's child {pid} survived: {state:?}");
 }
+
+#[test]
+fn wrong_aes_gcm_ciphertext_differs_from_the_in_process_aes() {
+    // An engine whose AES-128-GCM answers all-zero ciphertext and tag (consistently, so a
+    // round trip alone would not notice: decrypt echoes the plaintext it cannot know, so it
+    // answers zeros too) and plausible times. lwcbench's own AES-128-GCM gives another
+    // answer for the check's input, so no group is timed.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("bad-gcm.sh");
+    std::fs::write(
+        &script,
+        r#"while read -r cmd rest; do
+  case "$cmd" in
+    hello) echo "ok protocol=1 engine=bad engine-version=1 implementation=badgcm language=C timer=fake resolution-ns=1" ;;
+    list) echo "cipher name=AES-128-GCM family=aead key-bits=128 iv-bits=96 block-bits=128 tag-bits=128 scenarios=encrypt"
+          echo "end count=1" ;;
+    encrypt) echo "ok ct=$(printf '00%.0s' $(seq 32)) tag=$(printf '00%.0s' $(seq 16))" ;;
+    decrypt) echo "ok pt=$(printf '00%.0s' $(seq 32))" ;;
+    bench) reps=$(echo "$rest" | sed 's/.*reps=\([0-9]*\).*/\1/'); warm=$(echo "$rest" | sed 's/.*warmup=\([0-9]*\).*/\1/')
+           i=0; n=$((reps + warm))
+           while [ $i -lt $n ]; do w=0; [ $i -lt $warm ] && w=1; echo "sample rep=$i warmup=$w batch=1 ns=500"; i=$((i + 1)); done
+           echo "end count=$n batch=1" ;;
+    *) echo "err unknown-command $cmd" ;;
+  esac
+done
+"#,
+    )
+    .unwrap();
+    let eng = format!("sh {}", script.display());
+    let out = dir.path().join("r");
+    let o = lwcbench(
+        &[
+            "run",
+            "--engine",
+            &eng,
+            "--cipher",
+            "AES-128-GCM/badgcm",
+            "--sizes",
+            "16B",
+            "-n",
+            "3",
+            "-w",
+            "1",
+            "-q",
+            "-o",
+        ]
+        .iter()
+        .copied()
+        .chain([out.to_str().unwrap()])
+        .collect::<Vec<_>>(),
+        dir.path(),
+        &[],
+    );
+    assert_refused(&o, &out, "wrong output");
+    assert!(text(&o.stderr).contains("differs from AES-128-GCM/"), "{}", text(&o.stderr));
+}
