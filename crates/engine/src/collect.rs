@@ -477,7 +477,8 @@ impl Parsed {
             self.info_lines
         )];
         for m in self.malformed.iter().take(LIST_MAX) {
-            v.push(format!("malformed line {}: {}", m.line, m.reason));
+            // reasons quote the log: escaped and cut before they reach run.json notes
+            v.push(format!("malformed line {}: {}", m.line, crate::text::one_line(&m.reason, 300)));
         }
         if self.malformed.len() > LIST_MAX {
             v.push(format!("… and {} more malformed lines", self.malformed.len() - LIST_MAX));
