@@ -83,6 +83,9 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
 
 /// Read from the port until an end line follows a header, or the timeout. Sends `\n` every
 /// 2 s until a header arrives: the firmware starts on any received byte.
+/// Largest capture `collect --port` keeps (a whole run's log is far smaller).
+const MAX_CAPTURE: usize = 256 << 20;
+
 fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
     // Bounded so the deadline cannot overflow Duration/Instant.
     if !(a.timeout.is_finite() && a.timeout > 0.0 && a.timeout <= MAX_TIMEOUT_S) {
@@ -112,6 +115,13 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
             last_kick = Some(Instant::now());
         }
         match port.read(&mut chunk) {
+            // A board that never stops talking must not fill the memory (issue 15).
+            Ok(n) if buf.len() + n > MAX_CAPTURE => {
+                return Err(format!(
+                    "--port: {name} sent more than {} MiB without completing a run; stopped",
+                    MAX_CAPTURE >> 20
+                ))
+            }
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
             Err(e) => return Err(format!("--port: reading {name}: {e}")),

@@ -120,3 +120,23 @@ fn formulas_and_control_characters_from_a_log_are_refused() {
         assert!(!d.path().join("out").exists());
     }
 }
+
+#[test]
+fn interleaved_runs_are_refused_even_with_allow_truncated() {
+    // interleaved.log (make_logs.py): run A's header (tick_hz=1000) and lines, then run B's
+    // header with A's and B's lines mixed; B's seq 1 on line 7 goes back after A's seq 2.
+    // Converting those samples with B's header would be wrong: one error line naming line 7.
+    let d = tempfile::tempdir().unwrap();
+    let log = logs().join("interleaved.log");
+    for extra in [&[][..], &["--allow-truncated"][..]] {
+        let mut args = vec!["--from-log", log.to_str().unwrap(), "-o", "out"];
+        args.extend_from_slice(extra);
+        let o = collect(&args, d.path());
+        assert!(!o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{err}");
+        assert!(errors[0].contains("line 7: seq 1 repeats or goes back") && errors[0].contains("interleaved"), "{err}");
+        assert!(!d.path().join("out").exists(), "{err}");
+    }
+}

@@ -85,6 +85,10 @@ pub struct Parsed {
     pub truncation: Option<String>,
     /// Raw lines of the collected run (header to end line), for `board-log.txt`.
     pub raw: String,
+    /// Set when lines of two runs are mixed after the collected run's header (a valid sample
+    /// line whose seq repeats or goes back, or one after the end line): the samples cannot be
+    /// attributed to a header, so the log is refused even with --allow-truncated.
+    pub interleaved: Option<String>,
 }
 
 /// Split on `\n`, `\r\n` and lone `\r`; NUL bytes dropped (some terminals pad with them).
@@ -362,6 +366,10 @@ pub fn parse_log(text: &str) -> Parsed {
         if end_seen {
             if matches!(checked_body(line), Ok(Some(b)) if b.starts_with("LWCB I ")) {
                 p.info_lines += 1; // e.g. the firmware's "ready" after a run
+            } else if matches!(checked_body(line), Ok(Some(b)) if b.starts_with("LWCB S ") || b.starts_with("LWCB W "))
+            {
+                p.interleaved.get_or_insert(format!("line {no}: a sample line after the end line"));
+                p.malformed.push(Issue { line: no, reason: "sample line after the end line".into() });
             } else if line.contains(MARKER) {
                 p.malformed.push(Issue { line: no, reason: "after the end line".into() });
             } else {
@@ -394,6 +402,8 @@ pub fn parse_log(text: &str) -> Parsed {
                 None => Err("sample line but the header is malformed".into()),
                 Some(h) => parse_sample(h, &fields[2..]).and_then(|(seq, row)| {
                     if seq < next_seq {
+                        p.interleaved
+                            .get_or_insert(format!("line {no}: seq {seq} repeats or goes back (expected {next_seq})"));
                         return Err(format!("seq {seq} repeats or goes back (expected {next_seq})"));
                     }
                     if seq > next_seq {
@@ -467,7 +477,8 @@ impl Parsed {
             self.info_lines
         )];
         for m in self.malformed.iter().take(LIST_MAX) {
-            v.push(format!("malformed line {}: {}", m.line, m.reason));
+            // reasons quote the log: escaped and cut before they reach run.json notes
+            v.push(format!("malformed line {}: {}", m.line, crate::text::one_line(&m.reason, 300)));
         }
         if self.malformed.len() > LIST_MAX {
             v.push(format!("… and {} more malformed lines", self.malformed.len() - LIST_MAX));
@@ -515,6 +526,12 @@ pub fn write_collected(
             return Err(format!("{}: {}", src.description, p.truncation.clone().unwrap_or_else(|| "no header".into())))
         }
     };
+    if let Some(i) = &p.interleaved {
+        return Err(format!(
+            "{}: {i}: two runs are interleaved in one log, so samples cannot be matched to their header; nothing written (collect each run from its own log)",
+            src.description
+        ));
+    }
     if let Some(t) = &p.truncation {
         if !allow_truncated {
             return Err(format!(

@@ -25,6 +25,14 @@ pub mod vectors;
 pub const PROTOCOL: u32 = 1;
 /// Longest line in either direction, newline included.
 pub const MAX_LINE: usize = 65536;
+/// Longest piece of engine-provided text quoted in an error or a run.json note.
+pub const MAX_QUOTE: usize = 500;
+/// Most `cipher` lines a `list` answer may have (issue 15, defect 8: a `list` that never ends).
+pub const MAX_OFFERS: usize = 10_000;
+/// Longest a whole `list` answer may take, whatever the per-line deadline.
+pub const LIST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Largest per-operation time an engine may report (1000 s); larger is not a measurement.
+pub const MAX_NS: f64 = 1e12;
 /// Built-in engines, by name.
 pub const BUILTIN: [&str; 1] = ["pycryptodome"];
 
@@ -172,9 +180,15 @@ pub enum Failure {
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Both quote the engine: escaped and cut, so run.json notes stay one bounded line.
         match self {
-            Failure::Refused { code, message } => write!(f, "engine refused ({code}): {message}"),
-            Failure::Broken(m) => f.write_str(m),
+            Failure::Refused { code, message } => write!(
+                f,
+                "engine refused ({}): {}",
+                crate::text::one_line(code, 60),
+                crate::text::one_line(message, MAX_QUOTE)
+            ),
+            Failure::Broken(m) => f.write_str(&crate::text::one_line(m, MAX_QUOTE)),
         }
     }
 }
@@ -219,6 +233,16 @@ pub fn line_timeout() -> Duration {
         .unwrap_or(Duration::from_secs(30))
 }
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// [`LIST_TIMEOUT`], or `$LWCBENCH_ENGINE_LIST_TIMEOUT_S` if it is shorter (tests).
+fn list_timeout() -> Duration {
+    std::env::var("LWCBENCH_ENGINE_LIST_TIMEOUT_S")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s > 0.0 && *s < LIST_TIMEOUT.as_secs_f64())
+        .map(Duration::from_secs_f64)
+        .unwrap_or(LIST_TIMEOUT)
+}
 
 /// The `hello` answer.
 #[derive(Clone, Debug, Default)]
@@ -350,6 +374,10 @@ pub struct Engine {
     stderr_tail: Arc<Mutex<String>>,
     broken: Option<String>,
     timeout: Duration,
+    /// End of the current answer's time budget (the whole `list`), if any.
+    deadline: Option<Instant>,
+    /// Ciphers whose output was checked before timing: name → the one-line failure, if any.
+    checked: BTreeMap<String, Option<String>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -472,6 +500,8 @@ impl Engine {
             stderr_tail: Arc::default(),
             broken: None,
             timeout: line_timeout(),
+            deadline: None,
+            checked: BTreeMap::new(),
         }
     }
 
@@ -489,7 +519,11 @@ impl Engine {
         };
         self.hello = Hello::parse(&f).map_err(|e| format!("hello: {e}"))?;
         let mut offers = Vec::new();
+        self.deadline = Some(Instant::now() + list_timeout());
         let list = self.request("list", |l| match l {
+            Line::Data(..) if offers.len() >= MAX_OFFERS => {
+                Err(format!("more than {MAX_OFFERS} cipher lines (a 'list' that does not end?)"))
+            }
             Line::Data(k, f) if k == "cipher" => {
                 offers.push(Offer::parse(f)?);
                 Ok(())
@@ -497,6 +531,7 @@ impl Engine {
             Line::Data(k, _) => Err(format!("unexpected '{k}' line")),
             _ => unreachable!("terminal lines are not passed on"),
         });
+        self.deadline = None;
         match list {
             Ok(Line::End(_)) => {}
             Ok(_) => return Err("'list' must end with 'end count=N'".into()),
@@ -517,8 +552,13 @@ impl Engine {
     }
 
     fn next_line(&mut self) -> Result<String, String> {
-        match self.lines.recv_timeout(self.timeout) {
+        let left = self.deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let wait = left.map_or(self.timeout, |l| l.min(self.timeout));
+        match self.lines.recv_timeout(wait) {
             Ok(r) => r,
+            Err(RecvTimeoutError::Timeout) if left.is_some_and(|l| l <= self.timeout) => {
+                Err(format!("answer not complete within {:.0} s", list_timeout().as_secs_f64()))
+            }
             Err(RecvTimeoutError::Timeout) => {
                 Err(format!("no answer within {:.0} s (LWCBENCH_ENGINE_TIMEOUT_S)", self.timeout.as_secs_f64()))
             }
@@ -707,6 +747,9 @@ impl Engine {
                 message: format!("engine {} does not offer scenario {} for {}", self.spec, g.scenario, o.name),
             });
         }
+        if let Some(why) = self.check_output(&o)? {
+            return Err(Failure::Refused { code: "wrong-output".into(), message: why });
+        }
         let info = g.entry.info;
         let key = cfg.static_key.clone().unwrap_or_else(|| default_static(info.key_bytes()));
         let iv = cfg.static_iv.clone().unwrap_or_else(|| default_static(info.iv_bytes()));
@@ -758,8 +801,10 @@ impl Engine {
                 return Err(format!("batch {b} differs from the group's batch {}", batch.unwrap_or(0)));
             }
             batch = Some(b);
-            if !(ns.is_finite() && ns >= 0.0) {
-                return Err(format!("ns {ns} is not a duration"));
+            // 0, -0, subnormal, negative, NaN, inf and absurd values are not measurements
+            // (they put inf/NaN into summary.csv; issue 15, defect 12).
+            if !(ns.is_normal() && ns > 0.0 && ns <= MAX_NS) {
+                return Err(format!("bad time: ns={ns:e} is not a positive duration of at most {MAX_NS:e} ns"));
             }
             let s = Sample { ns, cycles: None, ops: b };
             if is_warm {
@@ -775,6 +820,120 @@ impl Engine {
         }
         Ok(GroupResult { group: g.clone(), batch: batch.unwrap_or(1), samples, warmup })
     }
+}
+
+impl Engine {
+    /// Before a cipher is timed, check what the engine computes (issue 15, defect 12): one
+    /// encryption of a fixed input must equal lwcbench's own implementation of the same cipher
+    /// (when the catalogue has one of that name and family), must not be the plaintext, and
+    /// must decrypt back to the plaintext. `Ok(Some(why))`: the engine's output is wrong; the
+    /// answer is kept, so every group of the cipher fails with the same line.
+    fn check_output(&mut self, o: &Offer) -> Result<Option<String>, Failure> {
+        if let Some(r) = self.checked.get(&o.name) {
+            return Ok(r.clone());
+        }
+        let key: Vec<u8> = (0..o.key_bits / 8).map(|i| (i as u8).wrapping_mul(29).wrapping_add(7)).collect();
+        let iv: Vec<u8> = (0..o.iv_bits / 8).map(|i| (i as u8).wrapping_mul(13).wrapping_add(101)).collect();
+        let aad: Vec<u8> = if o.family == Family::Aead { b"lwcbench check".to_vec() } else { Vec::new() };
+        let bb = (o.block_bits / 8).max(1) as usize;
+        let len = if 32 % bb == 0 { 32 } else { 2 * bb };
+        let pt: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(53).wrapping_add(1)).collect();
+        let q = |b: &[u8]| crate::text::one_line(&hex::encode(b), 80);
+        let why = match self.encrypt(&o.name, &key, &iv, &aad, &pt, None) {
+            Err(Failure::Refused { code, message }) => Some(format!(
+                "{}: the output check's encryption was refused ({}): {}",
+                o.name,
+                crate::text::one_line(&code, 60),
+                crate::text::one_line(&message, MAX_QUOTE)
+            )),
+            Err(f) => return Err(f),
+            Ok((ct, tag)) => {
+                if let Some((id, (want_ct, want_tag))) = reference_encrypt(o, &key, &iv, &aad, &pt) {
+                    if (&ct, &tag) != (&want_ct, &want_tag) {
+                        Some(format!(
+                            "{}: wrong output: the engine's encryption of a fixed input (ct {} tag {}) differs from {id} (ct {} tag {})",
+                            o.name,
+                            q(&ct),
+                            q(&tag),
+                            q(&want_ct),
+                            q(&want_tag)
+                        ))
+                    } else {
+                        None
+                    }
+                } else if ct == pt {
+                    Some(format!("{}: wrong output: the engine's ciphertext equals the plaintext", o.name))
+                } else {
+                    None
+                }
+                .or_else(|| match self.decrypt(&o.name, &key, &iv, &aad, &ct, &tag) {
+                    Ok(back) if back == pt => None,
+                    Ok(back) => Some(format!(
+                        "{}: wrong output: decrypting the engine's own ciphertext gives {} instead of {}",
+                        o.name,
+                        q(&back),
+                        q(&pt)
+                    )),
+                    Err(f) => Some(format!("{}: decrypting the engine's own ciphertext failed: {f}", o.name)),
+                })
+            }
+        };
+        if let Some(b) = &self.broken {
+            return Err(Failure::Broken(b.clone()));
+        }
+        self.checked.insert(o.name.clone(), why.clone());
+        Ok(why)
+    }
+}
+
+/// `(implementation id, (ct, tag))` from the first catalogue implementation with this
+/// cipher name whose family matches and that accepts the input; `None` if there is none.
+fn reference_encrypt(o: &Offer, key: &[u8], iv: &[u8], aad: &[u8], pt: &[u8]) -> Option<(String, (Vec<u8>, Vec<u8>))> {
+    let family_fits = |f: Family| f == o.family || (o.family == Family::Block && f == Family::Mode);
+    lwcbench_catalog::registry()
+        .into_iter()
+        .filter(|e| e.info.name.eq_ignore_ascii_case(&o.name) && family_fits(e.info.family))
+        .filter(|e| e.info.key_bits == o.key_bits && e.info.iv_bits == o.iv_bits)
+        .find_map(|e| {
+            let out = match e.make {
+                Make::Aead(m) => {
+                    let mut c = m();
+                    c.set_key(key).ok()?;
+                    let mut buf = pt.to_vec();
+                    let mut tag = vec![0u8; (o.tag_bits / 8) as usize];
+                    c.encrypt(iv, aad, &mut buf, &mut tag).ok()?;
+                    (buf, tag)
+                }
+                Make::Mode(m) => {
+                    let mut c = m();
+                    c.set_key(key).ok()?;
+                    let mut buf = pt.to_vec();
+                    buf.resize(c.ciphertext_len(pt.len()).max(pt.len()), 0);
+                    let n = c.encrypt(iv, &mut buf, pt.len()).ok()?;
+                    buf.truncate(n);
+                    (buf, Vec::new())
+                }
+                Make::Block(m) => {
+                    let mut c = m();
+                    c.set_key(key).ok()?;
+                    let bb = c.info().block_bytes();
+                    if bb == 0 || pt.len() % bb != 0 {
+                        return None;
+                    }
+                    let mut buf = pt.to_vec();
+                    buf.chunks_mut(bb).for_each(|b| c.encrypt_block(b));
+                    (buf, Vec::new())
+                }
+                Make::Stream(m) => {
+                    let mut c = m();
+                    c.init(key, iv).ok()?;
+                    let mut buf = pt.to_vec();
+                    c.apply(&mut buf).ok()?;
+                    (buf, Vec::new())
+                }
+            };
+            Some((e.id(), out))
+        })
 }
 
 impl Drop for Engine {
@@ -978,7 +1137,8 @@ pub fn measure_group(
 ) -> Result<GroupResult, String> {
     let mut e = lock(e);
     let spec = e.spec.clone();
-    e.bench(g, cfg, on_sample).map_err(|f| format!("{}: engine {spec}: {f}", g.label()))
+    e.bench(g, cfg, on_sample)
+        .map_err(|f| format!("{}: engine {}: {f}", g.label(), crate::text::one_line(&spec, MAX_QUOTE)))
 }
 
 #[cfg(test)]

@@ -205,6 +205,23 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     }
     // Skipped engine groups leave no result.
     let results_v: Vec<GroupResult> = results_v.into_iter().flatten().collect();
+    // Exit rule (docs/engine-protocol.md): a run in which no group was measured is an error
+    // and writes nothing; a run in which some groups failed is written, with a note per failed
+    // group in run.json and a warning on stderr.
+    if results_v.is_empty() && !engine_skips.is_empty() {
+        return Err(format!(
+            "no group was measured: all {} failed (first: {}); nothing written",
+            engine_skips.len(),
+            engine_skips[0]
+        ));
+    }
+    if !engine_skips.is_empty() {
+        eprintln!(
+            "lwcbench: warning: {} of {} groups failed and are missing from the results (see run.json notes)",
+            engine_skips.len(),
+            groups.len()
+        );
+    }
     let finished = SystemTime::now();
     let noise_end = crate::noise::Snapshot::take();
 

@@ -52,3 +52,7 @@ write("lost-line.log", "\n".join(good[:3] + good[4:]) + "\n")  # seq 2 lost
 write("bad-run-crc.log", "\n".join(good[:-1] + [L(f"LWCB E samples=4 warmup=2 crc={RUN_CRC ^ 1:08x}")]) + "\n")
 write("two-runs.log", "\n".join(good[:3] + ["rst cause 1"] + good) + "\n")
 write("short-promise.log", "\n".join([L(H.replace("groups=2", "groups=3"))] + rows + [L(E)]) + "\n")
+# interleaved: run A (tick_hz=1000) starts, then run B's header; A's lines keep arriving
+# between B's. A's seq 2 after B's seq 0 looks like a gap, B's seq 1 then goes back.
+HA = H.replace("tick_hz=1000000", "tick_hz=1000")
+write("interleaved.log", "\n".join([L(HA), rows[0], rows[1], L(H), rows[0], rows[2], rows[1]] + rows[3:] + [L(E)]) + "\n")
