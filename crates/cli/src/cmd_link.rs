@@ -90,6 +90,32 @@ struct SessionArgs {
     /// List the link's ciphers (frame id, protection, overhead) and exit.
     #[arg(long)]
     list: bool,
+    /// Run the attack suite (forged, replayed, reordered frames) for each --cipher instead of a
+    /// session; writes link_attack.csv; exits non-zero if any class is not handled as expected.
+    #[arg(long)]
+    attack: bool,
+    /// lora-minute: DRACO, Ascon-AEAD128, AES-128-CCM, ChaCha20-Poly1305 on LoRa SF7/SF9/SF12,
+    /// one reading a minute: which cipher lets the battery last longest (modelled).
+    #[arg(long)]
+    preset: Option<String>,
+    /// Radios for the modelled energy table (comma-separated names from data/radio-profiles.csv, or all).
+    #[arg(long, default_value = "all")]
+    radio: String,
+    /// Device power profile for the crypto share of the energy (data/power-profiles.csv name).
+    #[arg(long, default_value = "ESP32")]
+    power_profile: String,
+    /// Battery capacity for the modelled battery life (mAh).
+    #[arg(long, default_value_t = 2400.0)]
+    battery_mah: f64,
+    /// Battery voltage (V).
+    #[arg(long, default_value_t = 3.0)]
+    battery_v: f64,
+    /// Whole-board sleep current between reports (µA).
+    #[arg(long, default_value_t = 10.2)]
+    sleep_ua: f64,
+    /// Report interval the battery model assumes (e.g. 60s); the session itself runs at --interval/--rate.
+    #[arg(long, default_value = "60s")]
+    report_interval: String,
 }
 
 #[derive(Args)]
@@ -181,7 +207,20 @@ fn session(a: &SessionArgs) -> Result<(), String> {
         list();
         return Ok(());
     }
-    let suites = a.cipher.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()?;
+    let cipher_list = match a.preset.as_deref() {
+        None => a.cipher.clone(),
+        Some("lora-minute") => {
+            "DRACO/rust-fast,Ascon-AEAD128,AES-128-CCM/rustcrypto,ChaCha20-Poly1305/rustcrypto".into()
+        }
+        Some(p) => return Err(format!("--preset: '{p}' is not a link preset (lora-minute)")),
+    };
+    let suites = cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()?;
+    if a.attack && a.unsafe_no_integrity {
+        return Err(
+            "--attack with --unsafe-no-integrity: without a tag every forgery is accepted; nothing to test".into()
+        );
+    }
+    energy_inputs(a)?;
     let interval = match a.rate.as_deref() {
         Some("max") => None,
         Some(r) => {
@@ -237,6 +276,9 @@ fn session_in(
     transport: Transport,
 ) -> Result<(), String> {
     let readings = run::dataset_readings(ds);
+    if a.attack {
+        return attack(a, out, suites);
+    }
     let state = out.join("state");
     std::fs::create_dir_all(&state).map_err(|e| format!("--out: cannot create {}: {e}", state.display()))?;
     let key_file = a.key_file.clone().unwrap_or_else(|| state.join("master.key"));
@@ -285,8 +327,12 @@ fn session_in(
         summary.push(row);
         messages.extend(msgs);
     }
-    let md = results::summary_markdown(&summary);
+    let (radios, profile, bat) = energy_inputs(a)?;
+    let energy = results::energy_rows(&summary, &radios, &profile, &bat);
+    let mut md = results::summary_markdown(&summary);
+    md += &results::energy_markdown(&energy, &bat);
     let mut files = vec![
+        ("link_energy.csv".to_string(), results::to_csv(&energy)),
         ("link_summary.csv".to_string(), results::to_csv(&summary)),
         ("link_messages.csv".to_string(), results::to_csv(&messages)),
         ("summary.md".to_string(), md.into_bytes()),
@@ -363,5 +409,93 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
     }
     .run()?;
     println!("device {} sent {sent} readings", a.id);
+    Ok(())
+}
+
+type EnergyInputs =
+    (Vec<lwcbench_link::energy::Radio>, lwcbench_engine::power::PowerProfile, lwcbench_link::energy::Battery);
+
+fn energy_inputs(a: &SessionArgs) -> Result<EnergyInputs, String> {
+    use lwcbench_link::energy;
+    let radio_sel = if a.preset.as_deref() == Some("lora-minute") { "LoRa-SF7,LoRa-SF9,LoRa-SF12" } else { &a.radio };
+    let radios = if radio_sel == "all" {
+        energy::builtin()
+    } else {
+        radio_sel.split(',').map(|r| energy::find_radio(r.trim())).collect::<Result<Vec<_>, _>>()?
+    };
+    let profile = lwcbench_engine::power::resolve(Some(&a.power_profile), None)?;
+    let pos = |v: f64, opt: &str| {
+        if v.is_finite() && v > 0.0 && v < 1e9 {
+            Ok(v)
+        } else {
+            Err(format!("{opt}: {v} is not a positive number"))
+        }
+    };
+    let interval = parse_duration(&a.report_interval, "--report-interval")?;
+    if interval.is_zero() {
+        return Err("--report-interval: must be longer than 0".into());
+    }
+    let bat = energy::Battery {
+        capacity_mah: pos(a.battery_mah, "--battery-mah")?,
+        volts: pos(a.battery_v, "--battery-v")?,
+        sleep_ua: if a.sleep_ua.is_finite() && a.sleep_ua >= 0.0 && a.sleep_ua < 1e9 {
+            a.sleep_ua
+        } else {
+            return Err(format!("--sleep-ua: {} is not a non-negative number", a.sleep_ua));
+        },
+        interval_s: interval.as_secs_f64(),
+    };
+    Ok((radios, profile, bat))
+}
+
+/// `--attack`: the attack suite for each cipher, against the gateway's check and a SQLite store.
+fn attack(a: &SessionArgs, out: &std::path::Path, suites: &[suite::Suite]) -> Result<(), String> {
+    let started = SystemTime::now();
+    let state = out.join("state");
+    std::fs::create_dir_all(&state).map_err(|e| format!("--out: cannot create {}: {e}", state.display()))?;
+    let key_file = a.key_file.clone().unwrap_or_else(|| state.join("master.key"));
+    let master = lwcbench_link::keys::MasterKey::load_or_create(&key_file)?;
+    let mut rows = Vec::new();
+    for s in suites {
+        let db = out.join(format!("attack-{}.db", s.id));
+        let _ = std::fs::remove_file(&db);
+        let mut st = lwcbench_link::store::Sqlite::open(&db)?;
+        let t = lwcbench_link::attack::run(s, &master, &mut st)?;
+        let failed = t.iter().filter(|r| !r.pass).count();
+        eprintln!("{}: attack suite {} classes, {} failed", s.name(), t.len(), failed);
+        rows.extend(t);
+    }
+    let md = lwcbench_link::attack::markdown(&rows);
+    let files =
+        vec![("link_attack.csv".to_string(), results::to_csv(&rows)), ("summary.md".to_string(), md.into_bytes())];
+    let mut rec = LinkRecord {
+        tool: "lwcbench link --attack".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        kind: "link-attack".into(),
+        args: std::env::args().collect(),
+        session: run::new_session(),
+        unsafe_no_integrity: false,
+        config: serde_json::json!({ "ciphers": suites.iter().map(|s| s.name()).collect::<Vec<_>>(), "window": 64,
+            "path": "frames delivered to the gateway's check/open/store path in process (no broker)" }),
+        machine: lwcbench_engine::machine::Machine::detect(),
+        build: lwcbench_engine::machine::Build::current(lwcbench_catalog::build_info()),
+        started_utc: lwcbench_engine::results::rfc3339(started),
+        finished_utc: lwcbench_engine::results::rfc3339(SystemTime::now()),
+        files: vec![],
+        notes: vec![],
+    };
+    results::write_dir(out, &files, &mut rec)?;
+    let bad: Vec<String> = rows.iter().filter(|r| !r.pass).map(|r| format!("{} / {}", r.cipher, r.class)).collect();
+    if !bad.is_empty() {
+        // The result files stay (they are the evidence): report and exit non-zero here.
+        eprintln!(
+            "error: attack suite: {} class(es) not handled as expected: {} (see {})",
+            bad.len(),
+            bad.join(", "),
+            out.display()
+        );
+        std::process::exit(1);
+    }
+    println!("wrote {}", out.display());
     Ok(())
 }

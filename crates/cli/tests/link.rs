@@ -115,3 +115,22 @@ fn bad_input_is_one_error_line() {
     std::fs::set_permissions(&kf, std::fs::Permissions::from_mode(0o600)).unwrap();
     assert_clean_error(&["link", "-o", "o", "--key-file", kf.to_str().unwrap()], "line 1");
 }
+
+#[test]
+fn attack_suite_and_lora_preset_write_their_tables() {
+    let d = tempfile::tempdir().unwrap();
+    let o = lwcbench(&["link", "--attack", "-o", "a", "--cipher", "Grain-128AEADv2,Trivium"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t = std::fs::read_to_string(d.path().join("a/link_attack.csv")).unwrap();
+    assert_eq!(t.lines().count(), 1 + 2 * 14);
+    assert!(t.lines().skip(1).all(|l| l.ends_with(",true")), "{t}");
+    let o = lwcbench(&["link", "--preset", "lora-minute", "-o", "p", "--messages", "5"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let e = std::fs::read_to_string(d.path().join("p/link_energy.csv")).unwrap();
+    assert_eq!(e.lines().count(), 1 + 4 * 3, "4 ciphers × LoRa SF7/SF9/SF12");
+    let md = std::fs::read_to_string(d.path().join("p/summary.md")).unwrap();
+    assert!(md.contains("MODELLED") && md.contains("LoRa-SF12"));
+    assert_clean_error(&["link", "-o", "o", "--preset", "nope"], "--preset");
+    assert_clean_error(&["link", "-o", "o", "--radio", "smoke-signals"], "--radio");
+    assert_clean_error(&["link", "-o", "o", "--battery-mah", "0"], "--battery-mah");
+}

@@ -9,6 +9,7 @@
 //! * [`replay`] — the per-device sliding replay window;
 //! * [`gateway`], [`store`] — checking, opening and storing (SQLite or PostgreSQL);
 //! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session.
+pub mod attack;
 pub mod broker;
 pub mod counter;
 pub mod energy;
