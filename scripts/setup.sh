@@ -17,6 +17,7 @@ pkgs+=(libssl-dev libgcrypt20-dev libwolfssl-dev)  # AES libraries: docs/aes-lib
 pkgs+=(python3-pycryptodome)
 if ((want_test)); then
   pkgs+=(chromium python3-venv qemu-system-arm)
+  pkgs+=(mosquitto postgresql)  # lwcbench link tests: external broker and store, started by the tests
 fi
 # The default video clip is decoded in .venv (see below) unless it exists already.
 [ -s data/video/bigbuckbunny.y4m ] || ((want_test)) || pkgs+=(python3-venv)
