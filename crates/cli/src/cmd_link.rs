@@ -380,7 +380,7 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
     let interval = parse_duration(&a.interval, "--interval")?;
     let master = lwcbench_link::keys::MasterKey::read(&a.key_file)?;
     let counters = lwcbench_link::counter::CounterStore::open(&a.counter_state, a.counter_block)?;
-    let capture: Option<Box<dyn FnMut(&[u8]) -> Result<(), String> + Send>> = match &a.capture {
+    let capture: Option<run::Capture> = match &a.capture {
         Some(p) => {
             let mut f = std::fs::OpenOptions::new()
                 .create(true)

@@ -156,7 +156,7 @@ impl DeviceCounter {
         DeviceCounter { device, next: r.start, end: r.end, store: store.clone() }
     }
     /// The next counter, never one handed out before by this or an earlier process.
-    pub fn next(&mut self) -> Result<u64, String> {
+    pub fn take(&mut self) -> Result<u64, String> {
         if self.next == self.end {
             let r = self.store.reserve(self.device)?;
             self.next = r.start;
@@ -178,16 +178,16 @@ mod tests {
         let p = d.path().join("ctr");
         let s = CounterStore::open(&p, 4).unwrap();
         let mut c = DeviceCounter::new(&s, 9).unwrap();
-        let first: Vec<u64> = (0..6).map(|_| c.next().unwrap()).collect();
+        let first: Vec<u64> = (0..6).map(|_| c.take().unwrap()).collect();
         assert_eq!(first, vec![0, 1, 2, 3, 4, 5]);
         // The file already says 8: the second block (4..8) was reserved before 4 was used.
         assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("{MAGIC}\n9 8\n"));
         drop(c); // a "crash": 6 and 7 are never used
         let s2 = CounterStore::open(&p, 4).unwrap();
         let mut c2 = DeviceCounter::new(&s2, 9).unwrap();
-        assert_eq!(c2.next().unwrap(), 8);
+        assert_eq!(c2.take().unwrap(), 8);
         let mut other = DeviceCounter::new(&s2, 1).unwrap();
-        assert_eq!(other.next().unwrap(), 0);
+        assert_eq!(other.take().unwrap(), 0);
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub fn now_ns() -> u64 {
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
+/// Receives every frame before it is sent (the kill test's capture).
+pub type Capture = Box<dyn FnMut(&[u8]) -> Result<(), String> + Send>;
+
 /// How frames travel.
 #[derive(Clone, Debug)]
 pub enum Transport {
@@ -464,7 +467,7 @@ pub async fn device_task(
     mut counter: DeviceCounter,
     readings: Arc<Vec<Vec<u8>>>,
     publisher: Publisher,
-    mut capture: Option<Box<dyn FnMut(&[u8]) -> Result<(), String> + Send>>,
+    mut capture: Option<Capture>,
 ) -> Result<Vec<DevSample>, String> {
     let mut out = Vec::with_capacity(spec.messages.min(1 << 20) as usize);
     if !spec.offset.is_zero() {
@@ -486,7 +489,7 @@ pub async fn device_task(
         let row = (spec.first_row + i as usize) % readings.len();
         let reading = &readings[row];
         let seal_start = now_ns();
-        let c = counter.next()?;
+        let c = counter.take()?;
         let mut frame = Vec::with_capacity(reading.len() + 48);
         keyed.seal(spec.device, c, reading, &mut frame)?;
         let sent = now_ns();
@@ -724,7 +727,7 @@ pub struct DeviceProcess {
     pub counters: CounterStore,
     pub messages: u64,
     pub interval: Option<Duration>,
-    pub capture: Option<Box<dyn FnMut(&[u8]) -> Result<(), String> + Send>>,
+    pub capture: Option<Capture>,
 }
 
 impl DeviceProcess {
