@@ -1,0 +1,501 @@
+//! `lwcbench link`: the chosen cipher on a sensor → broker → gateway → store path (docs/link.md).
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use clap::{Args, Subcommand};
+use lwcbench_link::broker;
+use lwcbench_link::results::{self, LinkRecord};
+use lwcbench_link::run::{self, LinkConfig, Transport};
+use lwcbench_link::suite;
+
+#[derive(Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  lwcbench link\n  lwcbench link --cipher Ascon-AEAD128,DRACO --devices 100 --messages 1000 --rate max\n  \
+lwcbench link --transport udp --interval 1ms\n  lwcbench link --broker mqtt://127.0.0.1:1883 --store postgres://user@127.0.0.1:5432/db\n  \
+lwcbench link --list"
+)]
+pub struct LinkArgs {
+    #[command(subcommand)]
+    sub: Option<LinkSub>,
+    #[command(flatten)]
+    session: SessionArgs,
+}
+
+#[derive(Subcommand)]
+enum LinkSub {
+    /// Run ONE device as its own process (publishes to a broker; for restart/kill tests).
+    Device(DeviceArgs),
+}
+
+#[derive(Args)]
+struct SessionArgs {
+    /// Cipher(s), comma-separated: "name/impl", a bare name, or a frame cipher id (see --list).
+    #[arg(long, default_value = "Ascon-AEAD128")]
+    cipher: String,
+    /// Simulated sensors (async tasks in this process), 1..=100000.
+    #[arg(long, default_value_t = 8)]
+    devices: u32,
+    /// Readings each device sends.
+    #[arg(long, default_value_t = 100)]
+    messages: u64,
+    /// Report interval per device (e.g. 10ms, 1s, 500us). Ignored with --rate.
+    #[arg(long, default_value = "10ms")]
+    interval: String,
+    /// Total rate over all devices: readings/s, or `max` (as fast as possible). Overrides --interval.
+    #[arg(long)]
+    rate: Option<String>,
+    /// mqtt (QoS 1, persistent sessions) or udp (plain datagrams; loss is counted).
+    #[arg(long, default_value = "mqtt")]
+    transport: String,
+    /// External broker mqtt://HOST:PORT (default: an embedded broker on a free loopback port).
+    #[arg(long)]
+    broker: Option<String>,
+    /// Store: a SQLite file path (default OUT/link.db) or postgres://USER@HOST:PORT/DB.
+    #[arg(long)]
+    store: Option<String>,
+    /// Replay window size in counters per device (1..=1048576).
+    #[arg(long, default_value_t = 1024)]
+    window: u64,
+    /// Counters reserved per durable write of the counter state.
+    #[arg(long, default_value_t = lwcbench_link::counter::DEFAULT_BLOCK)]
+    counter_block: u64,
+    /// Master key file (created with mode 0600 if missing; default OUT/state/master.key).
+    #[arg(long)]
+    key_file: Option<PathBuf>,
+    /// Counter state file (default OUT/state/counters).
+    #[arg(long)]
+    counter_state: Option<PathBuf>,
+    /// Publisher connections the devices share (like sensors behind a concentrator).
+    #[arg(long, default_value_t = 8)]
+    connections: usize,
+    /// Most frames the gateway stores per transaction.
+    #[arg(long, default_value_t = 512)]
+    batch: usize,
+    /// Seconds to wait for frames still in flight after the devices finish.
+    #[arg(long, default_value_t = 20.0)]
+    drain_timeout: f64,
+    /// Sensor dataset CSV (default: the built-in office-occupancy data); one row = one reading.
+    #[arg(long)]
+    dataset: Option<PathBuf>,
+    /// UNSAFE: stream ciphers without integrity (no tag); marked unsafe in every output.
+    #[arg(long)]
+    unsafe_no_integrity: bool,
+    /// Output directory (default ./lwcbench-results/<UTC time>-link).
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+    /// Replace a finished run in --out.
+    #[arg(long)]
+    force: bool,
+    /// List the link's ciphers (frame id, protection, overhead) and exit.
+    #[arg(long)]
+    list: bool,
+    /// Run the attack suite (forged, replayed, reordered frames) for each --cipher instead of a
+    /// session; writes link_attack.csv; exits non-zero if any class is not handled as expected.
+    #[arg(long)]
+    attack: bool,
+    /// lora-minute: DRACO, Ascon-AEAD128, AES-128-CCM, ChaCha20-Poly1305 on LoRa SF7/SF9/SF12,
+    /// one reading a minute: which cipher lets the battery last longest (modelled).
+    #[arg(long)]
+    preset: Option<String>,
+    /// Radios for the modelled energy table (comma-separated names from data/radio-profiles.csv, or all).
+    #[arg(long, default_value = "all")]
+    radio: String,
+    /// Device power profile for the crypto share of the energy (data/power-profiles.csv name).
+    #[arg(long, default_value = "ESP32")]
+    power_profile: String,
+    /// Battery capacity for the modelled battery life (mAh).
+    #[arg(long, default_value_t = 2400.0)]
+    battery_mah: f64,
+    /// Battery voltage (V).
+    #[arg(long, default_value_t = 3.0)]
+    battery_v: f64,
+    /// Whole-board sleep current between reports (µA).
+    #[arg(long, default_value_t = 10.2)]
+    sleep_ua: f64,
+    /// Report interval the battery model assumes (e.g. 60s); the session itself runs at --interval/--rate.
+    #[arg(long, default_value = "60s")]
+    report_interval: String,
+}
+
+#[derive(Args)]
+struct DeviceArgs {
+    /// Device id.
+    #[arg(long)]
+    id: u32,
+    /// Session id (topic namespace) shared with the gateway.
+    #[arg(long)]
+    session: String,
+    /// Broker mqtt://HOST:PORT.
+    #[arg(long)]
+    broker: String,
+    /// Master key file (must exist, mode 0600).
+    #[arg(long)]
+    key_file: PathBuf,
+    /// Counter state file of this device (created if missing).
+    #[arg(long)]
+    counter_state: PathBuf,
+    #[arg(long, default_value = "Ascon-AEAD128")]
+    cipher: String,
+    #[arg(long, default_value_t = 100)]
+    messages: u64,
+    /// Report interval (e.g. 1ms), or 0 for as fast as possible.
+    #[arg(long, default_value = "1ms")]
+    interval: String,
+    #[arg(long, default_value_t = lwcbench_link::counter::DEFAULT_BLOCK)]
+    counter_block: u64,
+    /// Append every frame (hex, one per line) to this file before sending it.
+    #[arg(long)]
+    capture: Option<PathBuf>,
+}
+
+/// "10ms", "1s", "500us", "2m", "0".
+pub fn parse_duration(s: &str, opt: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| format!("{opt}: '{s}' is not a duration (e.g. 10ms, 1s, 500us)"))?;
+    let mult = match unit {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" | "" if v == 0.0 || !unit.is_empty() => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("{opt}: '{s}' needs a unit (ns, us, ms, s, m, h)")),
+    };
+    let secs = v * mult;
+    if !secs.is_finite() || !(0.0..=86_400.0).contains(&secs) {
+        return Err(format!("{opt}: '{s}' is not between 0 and 24 h"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn default_out() -> PathBuf {
+    let t = lwcbench_engine::results::rfc3339(SystemTime::now()).replace(':', "-");
+    PathBuf::from("lwcbench-results").join(format!("{t}-link"))
+}
+
+fn list() {
+    println!("{:>3}  {:<30} {:>8}  protection", "id", "cipher", "overhead");
+    for s in suite::offered() {
+        println!("{:>3}  {:<30} {:>6} B  {}", s.id, s.name(), s.overhead(false), s.protection(false));
+    }
+}
+
+pub fn run(a: &LinkArgs) -> Result<(), String> {
+    match &a.sub {
+        Some(LinkSub::Device(d)) => device(d),
+        None => session(&a.session),
+    }
+}
+
+fn transport_of(a_transport: &str, broker_url: Option<&str>) -> Result<Transport, String> {
+    match a_transport {
+        "mqtt" => Ok(Transport::Mqtt(match broker_url {
+            Some(u) => broker::parse_url(u)?,
+            None => broker::embedded()?,
+        })),
+        "udp" if broker_url.is_some() => Err("--broker applies to --transport mqtt only".into()),
+        "udp" => Ok(Transport::Udp),
+        t => Err(format!("--transport: '{t}' is not mqtt or udp")),
+    }
+}
+
+fn session(a: &SessionArgs) -> Result<(), String> {
+    if a.list {
+        list();
+        return Ok(());
+    }
+    let cipher_list = match a.preset.as_deref() {
+        None => a.cipher.clone(),
+        Some("lora-minute") => {
+            "DRACO/rust-fast,Ascon-AEAD128,AES-128-CCM/rustcrypto,ChaCha20-Poly1305/rustcrypto".into()
+        }
+        Some(p) => return Err(format!("--preset: '{p}' is not a link preset (lora-minute)")),
+    };
+    let suites = cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()?;
+    if a.attack && a.unsafe_no_integrity {
+        return Err(
+            "--attack with --unsafe-no-integrity: without a tag every forgery is accepted; nothing to test".into()
+        );
+    }
+    energy_inputs(a)?;
+    let interval = match a.rate.as_deref() {
+        Some("max") => None,
+        Some(r) => {
+            let v: f64 = r.parse().map_err(|_| format!("--rate: '{r}' is not a number of readings/s or max"))?;
+            if !(v.is_finite() && v > 0.0 && v <= 10_000_000.0) {
+                return Err(format!("--rate: {r} readings/s is not in (0, 10,000,000]"));
+            }
+            Some(Duration::from_secs_f64(a.devices.max(1) as f64 / v))
+        }
+        None => {
+            let d = parse_duration(&a.interval, "--interval")?;
+            (!d.is_zero()).then_some(d)
+        }
+    };
+    if !(a.drain_timeout.is_finite() && a.drain_timeout > 0.0 && a.drain_timeout <= 3600.0) {
+        return Err(format!("--drain-timeout: {} is not in (0, 3600] seconds", a.drain_timeout));
+    }
+    if a.batch == 0 || a.batch > 100_000 {
+        return Err(format!("--batch: {} is not in 1..=100000", a.batch));
+    }
+    if a.connections == 0 || a.connections > 10_000 {
+        return Err(format!("--connections: {} is not in 1..=10000", a.connections));
+    }
+    if a.devices == 0 || a.devices > 100_000 {
+        return Err(format!("--devices: {} is not in 1..=100000", a.devices));
+    }
+    if a.messages == 0 || a.messages.saturating_mul(a.devices as u64) > 50_000_000 {
+        return Err(format!("--messages: {} × {} devices is not in 1..=50,000,000 readings", a.messages, a.devices));
+    }
+    lwcbench_link::replay::ReplayWindow::new(a.window)?;
+    let ds = match &a.dataset {
+        Some(p) => lwcbench_engine::dataset::Dataset::load(p, &[])?,
+        None => lwcbench_engine::dataset::Dataset::builtin(),
+    };
+    let transport = transport_of(&a.transport, a.broker.as_deref())?;
+    let out = a.out.clone().unwrap_or_else(default_out);
+    let created = !out.exists();
+    lwcbench_engine::results::prepare_dir(&out, a.force)?;
+    let r = session_in(a, &out, &suites, interval, &ds, transport);
+    if r.is_err() && created {
+        // Nothing half-written: a directory this run created goes away with its failure.
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    r
+}
+
+fn session_in(
+    a: &SessionArgs,
+    out: &std::path::Path,
+    suites: &[suite::Suite],
+    interval: Option<Duration>,
+    ds: &lwcbench_engine::dataset::Dataset,
+    transport: Transport,
+) -> Result<(), String> {
+    let readings = run::dataset_readings(ds);
+    if a.attack {
+        return attack(a, out, suites);
+    }
+    let state = out.join("state");
+    std::fs::create_dir_all(&state).map_err(|e| format!("--out: cannot create {}: {e}", state.display()))?;
+    let key_file = a.key_file.clone().unwrap_or_else(|| state.join("master.key"));
+    let counter_file = a.counter_state.clone().unwrap_or_else(|| state.join("counters"));
+    let store = a.store.clone().unwrap_or_else(|| out.join("link.db").display().to_string());
+    let started = SystemTime::now();
+    let session = run::new_session();
+    let mut summary = Vec::new();
+    let mut messages = Vec::new();
+    for s in suites {
+        let cfg = LinkConfig {
+            suite: s.clone(),
+            unauthenticated: a.unsafe_no_integrity,
+            devices: a.devices,
+            messages: a.messages,
+            interval,
+            transport: transport.clone(),
+            store: store.clone(),
+            window: a.window,
+            counter_block: a.counter_block,
+            key_file: key_file.clone(),
+            counter_file: counter_file.clone(),
+            connections: a.connections,
+            drain_timeout: Duration::from_secs_f64(a.drain_timeout),
+            readings: readings.clone(),
+            batch: a.batch,
+            session: format!("{session}-{}", s.id),
+        };
+        let o = run::run(&cfg)?;
+        let msgs = results::message_rows(&s.name(), &o);
+        let row = results::summary_row(s, a.unsafe_no_integrity, a.devices, &o, &msgs);
+        eprintln!(
+            "{}{}: sent {} stored {} missing {} refused {} — {} msgs/s, e2e p50 {} µs p99 {} µs, wire {:.0} B ({:+.0} B)",
+            if a.unsafe_no_integrity { "UNSAFE (no integrity) " } else { "" },
+            row.cipher,
+            row.sent,
+            row.stored,
+            row.missing,
+            o.tally.refused_total(),
+            row.msgs_per_s,
+            row.e2e_p50_us,
+            row.e2e_p99_us,
+            row.wire_bytes,
+            row.overhead_bytes
+        );
+        summary.push(row);
+        messages.extend(msgs);
+    }
+    let (radios, profile, bat) = energy_inputs(a)?;
+    let energy = results::energy_rows(&summary, &radios, &profile, &bat);
+    let mut md = results::summary_markdown(&summary);
+    md += &results::energy_markdown(&energy, &bat);
+    let mut files = vec![
+        ("link_energy.csv".to_string(), results::to_csv(&energy)),
+        ("link_summary.csv".to_string(), results::to_csv(&summary)),
+        ("link_messages.csv".to_string(), results::to_csv(&messages)),
+        ("summary.md".to_string(), md.into_bytes()),
+    ];
+    files.sort_by(|x, y| x.0.cmp(&y.0));
+    let mut notes = vec!["latency parts and energy figures: see docs/link.md".to_string()];
+    if a.unsafe_no_integrity {
+        notes.insert(0, "UNSAFE: --unsafe-no-integrity: frames carried no tag; forged frames would be accepted".into());
+    }
+    let mut rec = LinkRecord {
+        tool: "lwcbench link".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        kind: "link".into(),
+        args: std::env::args().collect(),
+        session,
+        unsafe_no_integrity: a.unsafe_no_integrity,
+        config: serde_json::json!({
+            "ciphers": suites.iter().map(|s| s.name()).collect::<Vec<_>>(),
+            "devices": a.devices, "messages_per_device": a.messages,
+            "interval_s": interval.map(|d| d.as_secs_f64()),
+            "transport": transport.describe(),
+            "store": summary.first().map(|r| r.store.clone()),
+            "window": a.window, "counter_block": a.counter_block,
+            "key_file": key_file.display().to_string(), "counter_state": counter_file.display().to_string(),
+            "connections": a.connections, "batch": a.batch,
+            "dataset": ds.name, "channels": ds.channels.len(),
+        }),
+        machine: lwcbench_engine::machine::Machine::detect(),
+        build: lwcbench_engine::machine::Build::current(lwcbench_catalog::build_info()),
+        started_utc: lwcbench_engine::results::rfc3339(started),
+        finished_utc: lwcbench_engine::results::rfc3339(SystemTime::now()),
+        files: vec![],
+        notes,
+    };
+    results::write_dir(out, &files, &mut rec)?;
+    println!("wrote {}", out.display());
+    Ok(())
+}
+
+/// One device as its own process: same counter rule, same frame, its own MQTT session.
+fn device(a: &DeviceArgs) -> Result<(), String> {
+    use std::io::Write;
+    let s = suite::find(&a.cipher)?;
+    let b = broker::parse_url(&a.broker)?;
+    let interval = parse_duration(&a.interval, "--interval")?;
+    let master = lwcbench_link::keys::MasterKey::read(&a.key_file)?;
+    let counters = lwcbench_link::counter::CounterStore::open(&a.counter_state, a.counter_block)?;
+    let capture: Option<run::Capture> = match &a.capture {
+        Some(p) => {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| format!("--capture: {}: {e}", p.display()))?;
+            let shown = p.display().to_string();
+            Some(Box::new(move |frame: &[u8]| {
+                let mut line = hex::encode(frame);
+                line.push('\n');
+                f.write_all(line.as_bytes()).map_err(|e| format!("--capture: {shown}: {e}"))
+            }))
+        }
+        None => None,
+    };
+    let sent = run::DeviceProcess {
+        suite: s,
+        device: a.id,
+        session: a.session.clone(),
+        broker: b,
+        master,
+        counters,
+        messages: a.messages,
+        interval: (!interval.is_zero()).then_some(interval),
+        capture,
+    }
+    .run()?;
+    println!("device {} sent {sent} readings", a.id);
+    Ok(())
+}
+
+type EnergyInputs =
+    (Vec<lwcbench_link::energy::Radio>, lwcbench_engine::power::PowerProfile, lwcbench_link::energy::Battery);
+
+fn energy_inputs(a: &SessionArgs) -> Result<EnergyInputs, String> {
+    use lwcbench_link::energy;
+    let radio_sel = if a.preset.as_deref() == Some("lora-minute") { "LoRa-SF7,LoRa-SF9,LoRa-SF12" } else { &a.radio };
+    let radios = if radio_sel == "all" {
+        energy::builtin()
+    } else {
+        radio_sel.split(',').map(|r| energy::find_radio(r.trim())).collect::<Result<Vec<_>, _>>()?
+    };
+    let profile = lwcbench_engine::power::resolve(Some(&a.power_profile), None)?;
+    let pos = |v: f64, opt: &str| {
+        if v.is_finite() && v > 0.0 && v < 1e9 {
+            Ok(v)
+        } else {
+            Err(format!("{opt}: {v} is not a positive number"))
+        }
+    };
+    let interval = parse_duration(&a.report_interval, "--report-interval")?;
+    if interval.is_zero() {
+        return Err("--report-interval: must be longer than 0".into());
+    }
+    let bat = energy::Battery {
+        capacity_mah: pos(a.battery_mah, "--battery-mah")?,
+        volts: pos(a.battery_v, "--battery-v")?,
+        sleep_ua: if a.sleep_ua.is_finite() && a.sleep_ua >= 0.0 && a.sleep_ua < 1e9 {
+            a.sleep_ua
+        } else {
+            return Err(format!("--sleep-ua: {} is not a non-negative number", a.sleep_ua));
+        },
+        interval_s: interval.as_secs_f64(),
+    };
+    Ok((radios, profile, bat))
+}
+
+/// `--attack`: the attack suite for each cipher, against the gateway's check and a SQLite store.
+fn attack(a: &SessionArgs, out: &std::path::Path, suites: &[suite::Suite]) -> Result<(), String> {
+    let started = SystemTime::now();
+    let state = out.join("state");
+    std::fs::create_dir_all(&state).map_err(|e| format!("--out: cannot create {}: {e}", state.display()))?;
+    let key_file = a.key_file.clone().unwrap_or_else(|| state.join("master.key"));
+    let master = lwcbench_link::keys::MasterKey::load_or_create(&key_file)?;
+    let mut rows = Vec::new();
+    for s in suites {
+        let db = out.join(format!("attack-{}.db", s.id));
+        let _ = std::fs::remove_file(&db);
+        let mut st = lwcbench_link::store::Sqlite::open(&db)?;
+        let t = lwcbench_link::attack::run(s, &master, &mut st)?;
+        let failed = t.iter().filter(|r| !r.pass).count();
+        eprintln!("{}: attack suite {} classes, {} failed", s.name(), t.len(), failed);
+        rows.extend(t);
+    }
+    let md = lwcbench_link::attack::markdown(&rows);
+    let files =
+        vec![("link_attack.csv".to_string(), results::to_csv(&rows)), ("summary.md".to_string(), md.into_bytes())];
+    let mut rec = LinkRecord {
+        tool: "lwcbench link --attack".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        kind: "link-attack".into(),
+        args: std::env::args().collect(),
+        session: run::new_session(),
+        unsafe_no_integrity: false,
+        config: serde_json::json!({ "ciphers": suites.iter().map(|s| s.name()).collect::<Vec<_>>(), "window": 64,
+            "path": "frames delivered to the gateway's check/open/store path in process (no broker)" }),
+        machine: lwcbench_engine::machine::Machine::detect(),
+        build: lwcbench_engine::machine::Build::current(lwcbench_catalog::build_info()),
+        started_utc: lwcbench_engine::results::rfc3339(started),
+        finished_utc: lwcbench_engine::results::rfc3339(SystemTime::now()),
+        files: vec![],
+        notes: vec![],
+    };
+    results::write_dir(out, &files, &mut rec)?;
+    let bad: Vec<String> = rows.iter().filter(|r| !r.pass).map(|r| format!("{} / {}", r.cipher, r.class)).collect();
+    if !bad.is_empty() {
+        // The result files stay (they are the evidence): report and exit non-zero here.
+        eprintln!(
+            "error: attack suite: {} class(es) not handled as expected: {} (see {})",
+            bad.len(),
+            bad.join(", "),
+            out.display()
+        );
+        std::process::exit(1);
+    }
+    println!("wrote {}", out.display());
+    Ok(())
+}

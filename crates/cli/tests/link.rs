@@ -1,0 +1,136 @@
+//! `lwcbench link` end to end: the default session (embedded broker + SQLite), UDP, and every
+//! bad-input path (one `error:` line, non-zero exit, no result files left).
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lwcbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args).current_dir(cwd).output().expect("binary runs")
+}
+
+fn summary(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(dir.join("link_summary.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    r.records()
+        .map(|x| h.iter().zip(x.unwrap().iter()).map(|(a, b)| (a.to_string(), b.to_string())).collect())
+        .collect()
+}
+
+#[test]
+fn default_session_stores_every_reading() {
+    let d = tempfile::tempdir().unwrap();
+    let o = lwcbench(&["link", "-o", "out", "--messages", "40", "--interval", "1ms"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = d.path().join("out");
+    for f in ["run.json", "link_summary.csv", "link_messages.csv", "summary.md", "link.db"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let rows = summary(&out);
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(r["cipher"], "Ascon-AEAD128/rustcrypto");
+    assert_eq!(r["sent"], "320"); // 8 devices × 40
+    assert_eq!(r["stored"], "320");
+    assert_eq!(r["missing"], "0");
+    assert_eq!(r["mismatched"], "0");
+    // Readings of the built-in dataset are 4 channels × 4 bytes; frame = 15 + 16 + 16 (tag).
+    assert_eq!(r["plain_bytes"], "16.0");
+    assert_eq!(r["wire_bytes"], "47.0");
+    let msgs = std::fs::read_to_string(out.join("link_messages.csv")).unwrap();
+    assert_eq!(msgs.lines().count(), 321);
+    // The key file is private.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(out.join("state/master.key")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("## Link") && !md.contains("UNSAFE"));
+    // The store holds exactly the sent (device, counter) pairs, each once.
+    let db = rusqlite_count(&out.join("link.db"));
+    assert_eq!(db, 320);
+}
+
+fn rusqlite_count(p: &Path) -> i64 {
+    let c = rusqlite::Connection::open(p).unwrap();
+    c.query_row("SELECT COUNT(*) FROM (SELECT DISTINCT device, counter FROM readings)", [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn udp_and_several_ciphers_and_unsafe_marking() {
+    let d = tempfile::tempdir().unwrap();
+    let o = lwcbench(
+        &["link", "-o", "u", "--transport", "udp", "--messages", "20", "--cipher", "Ascon-AEAD128,DRACO,TinyJAMBU-128"],
+        d.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = summary(&d.path().join("u"));
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        let (sent, stored, missing): (u64, u64, u64) =
+            (r["sent"].parse().unwrap(), r["stored"].parse().unwrap(), r["missing"].parse().unwrap());
+        assert_eq!(sent, 160);
+        assert_eq!(stored + missing, sent, "UDP loss is counted, never silent");
+    }
+    assert_eq!(rows[2]["wire_bytes"], "39.0", "TinyJAMBU: 15 + 16 + 8-byte tag");
+    assert!(rows[1]["protection"].contains("this project's composition"));
+
+    let o = lwcbench(&["link", "-o", "x", "--messages", "5", "--cipher", "Trivium", "--unsafe-no-integrity"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("UNSAFE"));
+    let x = d.path().join("x");
+    assert!(summary(&x)[0]["protection"].starts_with("UNSAFE"));
+    assert!(std::fs::read_to_string(x.join("summary.md")).unwrap().contains("UNSAFE"));
+    assert!(std::fs::read_to_string(x.join("run.json")).unwrap().contains("UNSAFE"));
+}
+
+fn assert_clean_error(args: &[&str], needle: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let o = lwcbench(args, d.path());
+    assert!(!o.status.success(), "{args:?} should fail");
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: {err:?}");
+    assert!(lines[0].contains(needle), "{args:?}: {:?} lacks {needle:?}", lines[0]);
+    assert!(!d.path().join("o").exists(), "{args:?} left {:?}", std::fs::read_dir(d.path().join("o")).ok());
+}
+
+#[test]
+fn bad_input_is_one_error_line() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let unreachable = format!("mqtt://127.0.0.1:{port}");
+    assert_clean_error(&["link", "-o", "o", "--broker", &unreachable], "--broker");
+    assert_clean_error(&["link", "-o", "o", "--broker", "http://x"], "--broker");
+    assert_clean_error(&["link", "-o", "o", "--store", "/proc/nope/x.db"], "--store");
+    assert_clean_error(&["link", "-o", "o", "--store", "mysql://x/y"], "--store");
+    assert_clean_error(&["link", "-o", "o", "--rate=-5"], "--rate");
+    assert_clean_error(&["link", "-o", "o", "--rate", "fast"], "--rate");
+    assert_clean_error(&["link", "-o", "o", "--interval", "5parsecs"], "--interval");
+    assert_clean_error(&["link", "-o", "o", "--devices", "0"], "--devices");
+    assert_clean_error(&["link", "-o", "o", "--window", "0"], "--window");
+    assert_clean_error(&["link", "-o", "o", "--cipher", "ROT13"], "--cipher");
+    assert_clean_error(&["link", "-o", "o", "--cipher", "Ascon-AEAD128", "--unsafe-no-integrity"], "AEAD");
+    assert_clean_error(&["link", "-o", "o", "--transport", "carrier-pigeon"], "--transport");
+    let d = tempfile::tempdir().unwrap();
+    let kf = d.path().join("bad.key");
+    std::fs::write(&kf, "not a key\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&kf, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_clean_error(&["link", "-o", "o", "--key-file", kf.to_str().unwrap()], "line 1");
+}
+
+#[test]
+fn attack_suite_and_lora_preset_write_their_tables() {
+    let d = tempfile::tempdir().unwrap();
+    let o = lwcbench(&["link", "--attack", "-o", "a", "--cipher", "Grain-128AEADv2,Trivium"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t = std::fs::read_to_string(d.path().join("a/link_attack.csv")).unwrap();
+    assert_eq!(t.lines().count(), 1 + 2 * 14);
+    assert!(t.lines().skip(1).all(|l| l.ends_with(",true")), "{t}");
+    let o = lwcbench(&["link", "--preset", "lora-minute", "-o", "p", "--messages", "5"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let e = std::fs::read_to_string(d.path().join("p/link_energy.csv")).unwrap();
+    assert_eq!(e.lines().count(), 1 + 4 * 3, "4 ciphers × LoRa SF7/SF9/SF12");
+    let md = std::fs::read_to_string(d.path().join("p/summary.md")).unwrap();
+    assert!(md.contains("MODELLED") && md.contains("LoRa-SF12"));
+    assert_clean_error(&["link", "-o", "o", "--preset", "nope"], "--preset");
+    assert_clean_error(&["link", "-o", "o", "--radio", "smoke-signals"], "--radio");
+    assert_clean_error(&["link", "-o", "o", "--battery-mah", "0"], "--battery-mah");
+}

@@ -1,0 +1,144 @@
+//! The embedded MQTT broker (rumqttd inside this process, loopback only, a free port), and
+//! parsing of `--broker mqtt://HOST:PORT`.
+use std::collections::HashMap;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Where the MQTT broker is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokerAddr {
+    pub host: String,
+    pub port: u16,
+    pub embedded: bool,
+}
+
+impl BrokerAddr {
+    pub fn describe(&self) -> String {
+        if self.embedded {
+            format!("embedded rumqttd 0.20 on 127.0.0.1:{} (in this process)", self.port)
+        } else {
+            format!("mqtt://{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// Parse `mqtt://HOST:PORT` (port defaults to 1883).
+pub fn parse_url(url: &str) -> Result<BrokerAddr, String> {
+    let rest = url
+        .strip_prefix("mqtt://")
+        .ok_or_else(|| format!("--broker: '{url}' must start with mqtt:// (e.g. mqtt://127.0.0.1:1883)"))?;
+    let rest = rest.trim_end_matches('/');
+    if rest.is_empty() || rest.contains('/') || rest.contains('@') {
+        return Err(format!("--broker: '{url}' must be mqtt://HOST:PORT (no path, no credentials)"));
+    }
+    let (host, port_str) = if let Some(v6) = rest.strip_prefix('[') {
+        let (h, after) = v6.split_once(']').ok_or_else(|| format!("--broker: '{url}': unclosed '['"))?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match rest.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (rest, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(format!("--broker: '{url}' has no host"));
+    }
+    let port = match port_str {
+        None => 1883,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| format!("--broker: '{url}': port '{p}' is not 1-65535"))?,
+    };
+    let host = host.to_string();
+    Ok(BrokerAddr { host, port, embedded: false })
+}
+
+/// A TCP port that was free a moment ago on 127.0.0.1.
+pub fn free_port() -> Result<u16, String> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot find a free loopback port: {e}"))?;
+    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+static EMBEDDED: OnceLock<Result<u16, String>> = OnceLock::new();
+
+/// Start the embedded broker once per process and return its address.
+pub fn embedded() -> Result<BrokerAddr, String> {
+    let port = EMBEDDED.get_or_init(start_embedded).clone()?;
+    Ok(BrokerAddr { host: "127.0.0.1".into(), port, embedded: true })
+}
+
+fn start_embedded() -> Result<u16, String> {
+    // The port is chosen by binding :0 and released for rumqttd to bind; another process could
+    // take it in between, so a few attempts are made.
+    let mut last = String::new();
+    for _ in 0..5 {
+        let port = free_port()?;
+        let listen: SocketAddr = ([127, 0, 0, 1], port).into();
+        let conn = rumqttd::ConnectionSettings {
+            connection_timeout_ms: 10_000,
+            max_payload_size: crate::frame::MAX_FRAME + 1024,
+            max_inflight_count: 1024,
+            auth: None,
+            external_auth: None,
+            dynamic_filters: true,
+        };
+        let server = rumqttd::ServerSettings {
+            name: "lwcbench-link".into(),
+            listen,
+            tls: None,
+            next_connection_delay_ms: 0,
+            connections: conn,
+        };
+        let config = rumqttd::Config {
+            id: 0,
+            router: rumqttd::RouterConfig {
+                max_connections: 20_010,
+                max_outgoing_packet_count: 1024,
+                max_segment_size: 64 * 1024 * 1024,
+                max_segment_count: 4,
+                ..Default::default()
+            },
+            v4: Some(HashMap::from([("1".to_string(), server)])),
+            ..Default::default()
+        };
+        std::thread::Builder::new()
+            .name("rumqttd".into())
+            .spawn(move || {
+                let mut b = rumqttd::Broker::new(config);
+                let _ = b.start();
+            })
+            .map_err(|e| format!("cannot start the embedded broker: {e}"))?;
+        // Wait until it accepts connections.
+        for _ in 0..100 {
+            if TcpStream::connect_timeout(&listen, Duration::from_millis(100)).is_ok() {
+                return Ok(port);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        last = format!("embedded broker did not listen on {listen}");
+    }
+    Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broker_urls() {
+        assert_eq!(
+            parse_url("mqtt://10.0.0.1:1884").unwrap(),
+            BrokerAddr { host: "10.0.0.1".into(), port: 1884, embedded: false }
+        );
+        assert_eq!(parse_url("mqtt://broker").unwrap().port, 1883);
+        assert_eq!(parse_url("mqtt://[::1]:9").unwrap().host, "::1");
+        for bad in
+            ["http://x:1", "mqtt://", "mqtt://x:0", "mqtt://x:99999", "mqtt://x:1/t", "mqtt://u:p@x:1", "mqtt://:5"]
+        {
+            assert!(parse_url(bad).is_err(), "{bad}");
+        }
+    }
+}

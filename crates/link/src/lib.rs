@@ -1,0 +1,23 @@
+//! `lwcbench link`: a chosen cipher on a real sensor → broker → gateway → database path,
+//! measured end to end and attacked. See docs/link.md.
+//!
+//! * [`frame`] — the versioned binary frame and the nonce rule;
+//! * [`suite`] — which catalogue ciphers protect it (AEADs as they are, stream ciphers with this
+//!   project's Poly1305 composition);
+//! * [`keys`] — master key file and per-device HKDF keys;
+//! * [`counter`] — persistent per-device counters (reserve a block durably before use);
+//! * [`replay`] — the per-device sliding replay window;
+//! * [`gateway`], [`store`] — checking, opening and storing (SQLite or PostgreSQL);
+//! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session.
+pub mod attack;
+pub mod broker;
+pub mod counter;
+pub mod energy;
+pub mod frame;
+pub mod gateway;
+pub mod keys;
+pub mod replay;
+pub mod results;
+pub mod run;
+pub mod store;
+pub mod suite;

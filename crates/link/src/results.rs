@@ -1,0 +1,356 @@
+//! Result files of a link session: per-message latencies, a summary row per cipher, the
+//! attack tally, the energy model, a markdown report section and run.json (written last, so
+//! a directory with run.json is complete — the engine's convention).
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::gateway::Refusal;
+use crate::run::Outcome;
+
+/// Nearest-rank percentile of sorted values (0 if empty).
+pub fn pct(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+#[derive(Serialize, Clone, Debug)]
+pub struct MessageRow {
+    pub cipher: String,
+    pub device: u32,
+    pub counter: u64,
+    pub plain_bytes: u32,
+    pub wire_bytes: u32,
+    pub seal_ns: u64,
+    pub transport_ns: u64,
+    pub open_ns: u64,
+    pub store_ns: u64,
+    pub e2e_ns: u64,
+}
+
+#[derive(Serialize, Clone, Debug, Default)]
+pub struct SummaryRow {
+    pub cipher: String,
+    pub cipher_id: u8,
+    pub protection: String,
+    pub transport: String,
+    pub store: String,
+    pub devices: u32,
+    pub sent: u64,
+    pub stored: u64,
+    pub missing: u64,
+    pub duplicates_ignored: u64,
+    pub mismatched: u64,
+    pub accepted: u64,
+    pub refused_malformed: u64,
+    pub refused_unknown_device: u64,
+    pub refused_wrong_cipher: u64,
+    pub refused_replay: u64,
+    pub refused_too_old: u64,
+    pub refused_bad_tag: u64,
+    pub elapsed_s: f64,
+    pub msgs_per_s: f64,
+    pub gateway_cpu_us_per_msg: f64,
+    pub process_cpu_us_per_msg: f64,
+    pub plain_bytes: f64,
+    pub wire_bytes: f64,
+    pub overhead_bytes: f64,
+    pub overhead_pct: f64,
+    pub seal_p50_us: f64,
+    pub seal_p99_us: f64,
+    pub transport_p50_us: f64,
+    pub transport_p99_us: f64,
+    pub open_p50_us: f64,
+    pub open_p99_us: f64,
+    pub store_p50_us: f64,
+    pub store_p99_us: f64,
+    pub e2e_p50_us: f64,
+    pub e2e_p90_us: f64,
+    pub e2e_p99_us: f64,
+    pub e2e_p999_us: f64,
+    pub e2e_max_us: f64,
+    pub counter_fsyncs: u64,
+}
+
+/// Join device and gateway timestamps per message.
+pub fn message_rows(cipher: &str, o: &Outcome) -> Vec<MessageRow> {
+    let mut by = HashMap::with_capacity(o.dev.len());
+    for d in &o.dev {
+        by.insert((d.device, d.counter), d);
+    }
+    o.gw.iter()
+        .filter_map(|g| {
+            let d = by.get(&(g.device, g.counter))?;
+            Some(MessageRow {
+                cipher: cipher.to_string(),
+                device: g.device,
+                counter: g.counter,
+                plain_bytes: d.plain,
+                wire_bytes: d.wire,
+                seal_ns: d.sent.saturating_sub(d.seal_start),
+                transport_ns: g.start.saturating_sub(d.sent),
+                open_ns: g.opened.saturating_sub(g.start),
+                store_ns: g.committed.saturating_sub(g.opened),
+                e2e_ns: g.committed.saturating_sub(d.seal_start),
+            })
+        })
+        .collect()
+}
+
+fn us(ns: u64) -> f64 {
+    (ns as f64 / 1e3 * 100.0).round() / 100.0
+}
+
+pub fn summary_row(
+    suite: &crate::suite::Suite,
+    unauth: bool,
+    devices: u32,
+    o: &Outcome,
+    msgs: &[MessageRow],
+) -> SummaryRow {
+    let col = |f: fn(&MessageRow) -> u64| {
+        let mut v: Vec<u64> = msgs.iter().map(f).collect();
+        v.sort_unstable();
+        v
+    };
+    let (seal, tr, open, st, e2e) =
+        (col(|m| m.seal_ns), col(|m| m.transport_ns), col(|m| m.open_ns), col(|m| m.store_ns), col(|m| m.e2e_ns));
+    let n = o.dev.len().max(1) as f64;
+    let plain = o.dev.iter().map(|d| d.plain as f64).sum::<f64>() / n;
+    let wire = o.dev.iter().map(|d| d.wire as f64).sum::<f64>() / n;
+    let processed = (o.tally.accepted + o.tally.refused_total()).max(1) as f64;
+    let elapsed_s = o.elapsed_ns as f64 / 1e9;
+    SummaryRow {
+        cipher: suite.name(),
+        cipher_id: suite.id,
+        protection: suite.protection(unauth).to_string(),
+        transport: o.transport_desc.clone(),
+        store: o.store_desc.clone(),
+        devices,
+        sent: o.sent,
+        stored: o.new_rows,
+        missing: o.missing,
+        duplicates_ignored: o.duplicates,
+        mismatched: o.mismatched,
+        accepted: o.tally.accepted,
+        refused_malformed: o.tally.count(Refusal::Malformed),
+        refused_unknown_device: o.tally.count(Refusal::UnknownDevice),
+        refused_wrong_cipher: o.tally.count(Refusal::WrongCipher),
+        refused_replay: o.tally.count(Refusal::Replay),
+        refused_too_old: o.tally.count(Refusal::TooOld),
+        refused_bad_tag: o.tally.count(Refusal::BadTag),
+        elapsed_s,
+        msgs_per_s: if elapsed_s > 0.0 { (o.new_rows as f64 / elapsed_s).round() } else { 0.0 },
+        gateway_cpu_us_per_msg: (o.gateway_cpu_ns as f64 / processed / 1e3 * 100.0).round() / 100.0,
+        process_cpu_us_per_msg: (o.process_cpu_ns as f64 / processed / 1e3 * 100.0).round() / 100.0,
+        plain_bytes: plain,
+        wire_bytes: wire,
+        overhead_bytes: wire - plain,
+        overhead_pct: if plain > 0.0 { ((wire - plain) / plain * 1000.0).round() / 10.0 } else { 0.0 },
+        seal_p50_us: us(pct(&seal, 50.0)),
+        seal_p99_us: us(pct(&seal, 99.0)),
+        transport_p50_us: us(pct(&tr, 50.0)),
+        transport_p99_us: us(pct(&tr, 99.0)),
+        open_p50_us: us(pct(&open, 50.0)),
+        open_p99_us: us(pct(&open, 99.0)),
+        store_p50_us: us(pct(&st, 50.0)),
+        store_p99_us: us(pct(&st, 99.0)),
+        e2e_p50_us: us(pct(&e2e, 50.0)),
+        e2e_p90_us: us(pct(&e2e, 90.0)),
+        e2e_p99_us: us(pct(&e2e, 99.0)),
+        e2e_p999_us: us(pct(&e2e, 99.9)),
+        e2e_max_us: us(e2e.last().copied().unwrap_or(0)),
+        counter_fsyncs: o.counter_writes,
+    }
+}
+
+pub fn summary_markdown(rows: &[SummaryRow]) -> String {
+    let mut md = String::from("## Link: sensor → broker → gateway → store\n\n");
+    if let Some(r) = rows.first() {
+        md += &format!("Transport: {}. Store: {}. Devices: {}.\n\n", r.transport, r.store, r.devices);
+    }
+    md += "| cipher | protection | sent | stored | missing | refused | msgs/s | wire B | overhead | seal p50 µs | e2e p50 µs | e2e p99 µs | gateway CPU µs/msg |\n";
+    md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for r in rows {
+        let refused = r.refused_malformed
+            + r.refused_unknown_device
+            + r.refused_wrong_cipher
+            + r.refused_replay
+            + r.refused_too_old
+            + r.refused_bad_tag;
+        md += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} B ({:.1} %) | {} | {} | {} | {} |\n",
+            r.cipher,
+            r.protection,
+            r.sent,
+            r.stored,
+            r.missing,
+            refused,
+            r.msgs_per_s,
+            r.wire_bytes,
+            r.overhead_bytes,
+            r.overhead_pct,
+            r.seal_p50_us,
+            r.e2e_p50_us,
+            r.e2e_p99_us,
+            r.gateway_cpu_us_per_msg
+        );
+    }
+    if rows.iter().any(|r| r.protection.starts_with("UNSAFE")) {
+        md += "\n**UNSAFE: at least one row ran without integrity (--unsafe-no-integrity); forged frames would be accepted.**\n";
+    }
+    md += "\nLatency parts: seal (device), transport (handed to the transport → gateway starts the check, queueing included), \
+open (check + replay window + decrypt), store (until the batch's commit). msgs/s = rows stored / (first seal → last commit). \
+Gateway CPU = CPU time of the gateway thread only; process CPU includes devices and the embedded broker.\n";
+    md
+}
+
+/// Serialise rows to CSV.
+pub fn to_csv<T: Serialize>(rows: &[T]) -> Vec<u8> {
+    lwcbench_engine::results::to_csv(rows)
+}
+
+/// run.json of a link session.
+#[derive(Serialize)]
+pub struct LinkRecord {
+    pub tool: String,
+    pub version: String,
+    pub kind: String,
+    pub args: Vec<String>,
+    pub session: String,
+    pub unsafe_no_integrity: bool,
+    pub config: serde_json::Value,
+    pub machine: lwcbench_engine::machine::Machine,
+    pub build: lwcbench_engine::machine::Build,
+    pub started_utc: String,
+    pub finished_utc: String,
+    pub files: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// Write `files` then run.json, each atomically.
+pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)], record: &mut LinkRecord) -> Result<(), String> {
+    let _ = std::fs::remove_file(dir.join("run.json"));
+    for (name, bytes) in files {
+        lwcbench_engine::results::write_atomic(dir, name, bytes)
+            .map_err(|e| format!("--out: {}: cannot write {name}: {e}", dir.display()))?;
+    }
+    record.files = files.iter().map(|(n, _)| n.clone()).chain(["run.json".to_string()]).collect();
+    let json = serde_json::to_vec_pretty(record).expect("record serialises");
+    lwcbench_engine::results::write_atomic(dir, "run.json", &json)
+        .map_err(|e| format!("--out: {}: cannot write run.json: {e}", dir.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_by_hand() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(pct(&v, 50.0), 50);
+        assert_eq!(pct(&v, 99.0), 99);
+        assert_eq!(pct(&v, 100.0), 100);
+        assert_eq!(pct(&[7], 99.9), 7);
+        assert_eq!(pct(&[], 50.0), 0);
+    }
+}
+
+/// One row of the MODELLED energy table.
+#[derive(Serialize, Clone, Debug)]
+pub struct EnergyRow {
+    pub cipher: String,
+    pub radio: String,
+    pub radio_figures: String,
+    pub power_profile: String,
+    pub plain_bytes: f64,
+    pub frame_bytes: f64,
+    pub air_time_ms: f64,
+    pub radio_uj: f64,
+    pub seal_ns_host: f64,
+    pub crypto_uj: f64,
+    pub total_uj: f64,
+    pub interval_s: f64,
+    pub battery_mah: f64,
+    pub sleep_ua: f64,
+    pub battery_days_modelled: f64,
+}
+
+/// Energy per message and battery life for each summary row × radio.
+pub fn energy_rows(
+    rows: &[SummaryRow],
+    radios: &[crate::energy::Radio],
+    profile: &lwcbench_engine::power::PowerProfile,
+    bat: &crate::energy::Battery,
+) -> Vec<EnergyRow> {
+    let mut out = Vec::new();
+    for r in rows {
+        for radio in radios {
+            let frame = r.wire_bytes.round() as usize;
+            let air = radio.air_time(frame);
+            let e_radio = radio.energy_j(frame);
+            let seal_ns = r.seal_p50_us * 1e3;
+            let e_crypto = lwcbench_engine::power::energy_j(profile, seal_ns);
+            let total = e_radio + e_crypto;
+            out.push(EnergyRow {
+                cipher: r.cipher.clone(),
+                radio: radio.name.clone(),
+                radio_figures: radio.status.clone(),
+                power_profile: format!("{} ({} W)", profile.device, profile.active_w),
+                plain_bytes: r.plain_bytes,
+                frame_bytes: r.wire_bytes,
+                air_time_ms: (air * 1e6).round() / 1e3,
+                radio_uj: (e_radio * 1e9).round() / 1e3,
+                seal_ns_host: seal_ns,
+                crypto_uj: (e_crypto * 1e9).round() / 1e3,
+                total_uj: (total * 1e9).round() / 1e3,
+                interval_s: bat.interval_s,
+                battery_mah: bat.capacity_mah,
+                sleep_ua: bat.sleep_ua,
+                battery_days_modelled: (bat.life_days(total) * 10.0).round() / 10.0,
+            });
+        }
+    }
+    out
+}
+
+pub fn energy_markdown(rows: &[EnergyRow], bat: &crate::energy::Battery) -> String {
+    let mut md = format!(
+        "\n## Link energy and battery (MODELLED, not measured)\n\nOne report every {} s, {} mAh at {} V, sleep {} µA. \
+Crypto = seal time on this host × device profile power (a lower bound: a microcontroller is slower); \
+radio = time on air × transmit power (data/radio-profiles.csv; `estimate` marks figures not confirmed in a primary document).\n\n\
+| radio | cipher | frame B | air ms | radio µJ | crypto µJ | battery days (modelled) | vs best |\n|---|---|---:|---:|---:|---:|---:|---:|\n",
+        bat.interval_s, bat.capacity_mah, bat.volts, bat.sleep_ua
+    );
+    let mut radios: Vec<&str> = Vec::new();
+    for r in rows {
+        if !radios.contains(&r.radio.as_str()) {
+            radios.push(&r.radio);
+        }
+    }
+    for radio in radios {
+        let mut rs: Vec<&EnergyRow> = rows.iter().filter(|r| r.radio == radio).collect();
+        rs.sort_by(|a, b| b.battery_days_modelled.total_cmp(&a.battery_days_modelled));
+        let best = rs.first().map(|r| r.battery_days_modelled).unwrap_or(1.0);
+        for r in rs {
+            md += &format!(
+                "| {} ({}) | {} | {:.0} | {} | {} | {} | {} | {:+.1} % |\n",
+                r.radio,
+                r.radio_figures,
+                r.cipher,
+                r.frame_bytes,
+                r.air_time_ms,
+                r.radio_uj,
+                r.crypto_uj,
+                r.battery_days_modelled,
+                (r.battery_days_modelled / best - 1.0) * 100.0
+            );
+        }
+    }
+    md
+}

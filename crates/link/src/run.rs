@@ -1,0 +1,764 @@
+//! The running path: device fleet → transport (MQTT QoS 1 or UDP) → gateway → store, with a
+//! timestamp at every hop so end-to-end latency splits into seal / transport / open / store.
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
+use tokio::sync::mpsc;
+
+use crate::broker::BrokerAddr;
+use crate::counter::{CounterStore, DeviceCounter};
+use crate::gateway::{Gateway, Tally};
+use crate::keys::MasterKey;
+use crate::store::{Row, Store};
+use crate::suite::{Keyed, Suite};
+
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+/// Nanoseconds on one monotonic clock shared by devices and gateway of this process.
+pub fn now_ns() -> u64 {
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// Receives every frame before it is sent (the kill test's capture).
+pub type Capture = Box<dyn FnMut(&[u8]) -> Result<(), String> + Send>;
+
+/// How frames travel.
+#[derive(Clone, Debug)]
+pub enum Transport {
+    Mqtt(BrokerAddr),
+    /// Plain UDP datagrams to the gateway on loopback: no retransmission, loss is counted.
+    Udp,
+}
+
+impl Transport {
+    pub fn describe(&self) -> String {
+        match self {
+            Transport::Mqtt(b) => format!("MQTT 3.1.1 QoS 1, persistent sessions, {}", b.describe()),
+            Transport::Udp => "UDP datagrams on loopback (no retransmission)".into(),
+        }
+    }
+}
+
+/// MQTT topic of a device's frames.
+pub fn topic(session: &str, device: u32) -> String {
+    format!("lwcbench/link/{session}/{device}")
+}
+
+/// One message as the device saw it.
+#[derive(Clone, Copy, Debug)]
+pub struct DevSample {
+    pub device: u32,
+    pub counter: u64,
+    /// Dataset row the reading came from.
+    pub row: u32,
+    pub seal_start: u64,
+    pub sent: u64,
+    pub wire: u32,
+    pub plain: u32,
+}
+
+/// One frame as the gateway saw it.
+#[derive(Clone, Copy, Debug)]
+pub struct GwSample {
+    pub device: u32,
+    pub counter: u64,
+    /// Transport handed it over (MQTT event loop / UDP socket).
+    pub recv: u64,
+    /// Gateway began checking it.
+    pub start: u64,
+    /// Opened and window moved.
+    pub opened: u64,
+    /// Its batch committed.
+    pub committed: u64,
+}
+
+struct Incoming {
+    frame: Vec<u8>,
+    recv: u64,
+    ack: Option<rumqttc::Publish>,
+}
+
+/// What the gateway thread hands back.
+pub struct GwResult {
+    pub tally: Tally,
+    pub samples: Vec<GwSample>,
+    pub new_rows: u64,
+    pub duplicates: u64,
+    pub cpu_ns: u64,
+    pub store: Box<dyn Store>,
+    pub error: Option<String>,
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CPU time of the whole process (all threads: devices, broker, gateway) so far.
+pub fn process_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: as above.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Gateway settings.
+pub struct GatewaySpec {
+    pub suite: Suite,
+    pub unauthenticated: bool,
+    pub devices: Vec<u32>,
+    pub window: u64,
+    pub store: Box<dyn Store>,
+    pub session: String,
+    pub transport: Transport,
+    pub batch: usize,
+    pub max_samples: usize,
+}
+
+/// A running gateway.
+pub struct GatewayHandle {
+    processed: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    join: Option<std::thread::JoinHandle<GwResult>>,
+    recv_task: Option<tokio::task::JoinHandle<()>>,
+    udp_thread: Option<std::thread::JoinHandle<()>>,
+    pub udp_addr: Option<SocketAddr>,
+    mqtt: Option<AsyncClient>,
+}
+
+fn mqtt_options(id: &str, b: &BrokerAddr) -> MqttOptions {
+    let mut o = MqttOptions::new(id, b.host.clone(), b.port);
+    o.set_keep_alive(Duration::from_secs(30));
+    o.set_clean_session(false);
+    o.set_max_packet_size(crate::frame::MAX_FRAME + 1024, crate::frame::MAX_FRAME + 1024);
+    o.set_inflight(1000);
+    o
+}
+
+/// Connect-time limit for the first CONNACK/SUBACK.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl GatewayHandle {
+    /// Start the gateway: subscribe (MQTT) or bind (UDP), then a thread that checks, opens and
+    /// stores in batched transactions, acknowledging MQTT messages only after their commit.
+    pub fn start(spec: GatewaySpec, master: &MasterKey, rt: &tokio::runtime::Handle) -> Result<GatewayHandle, String> {
+        let gw = Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
+        let (tx, rx) = mpsc::channel::<Incoming>(16 * 1024);
+        let processed = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut h = GatewayHandle {
+            processed: processed.clone(),
+            stop: stop.clone(),
+            join: None,
+            recv_task: None,
+            udp_thread: None,
+            udp_addr: None,
+            mqtt: None,
+        };
+        match &spec.transport {
+            Transport::Mqtt(b) => {
+                let mut o = mqtt_options(&format!("lwcbench-gw-{}", spec.session), b);
+                o.set_manual_acks(true);
+                let (client, mut ev) = AsyncClient::new(o, 16 * 1024);
+                let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+                let filter = format!("lwcbench/link/{}/+", spec.session);
+                let sub_client = client.clone();
+                let broker = b.describe();
+                let task = rt.spawn(async move {
+                    let mut ready = Some(ready_tx);
+                    loop {
+                        match ev.poll().await {
+                            Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                                // (Re)subscribe on every connect; harmless with a persistent session.
+                                let c = sub_client.clone();
+                                let f = filter.clone();
+                                tokio::spawn(async move {
+                                    let _ = c.subscribe(f, QoS::AtLeastOnce).await;
+                                });
+                            }
+                            Ok(Event::Incoming(Packet::SubAck(_))) => {
+                                if let Some(r) = ready.take() {
+                                    let _ = r.send(Ok(()));
+                                }
+                            }
+                            Ok(Event::Incoming(Packet::Publish(p))) => {
+                                let inc = Incoming { frame: p.payload.to_vec(), recv: now_ns(), ack: Some(p) };
+                                if tx.send(inc).await.is_err() {
+                                    return;
+                                }
+                            }
+                            Ok(_) => {}
+                            Err(e) => {
+                                if let Some(r) = ready.take() {
+                                    let _ = r.send(Err(format!("--broker: cannot reach {broker}: {e}")));
+                                    return;
+                                }
+                                tokio::time::sleep(Duration::from_millis(100)).await;
+                            }
+                        }
+                    }
+                });
+                match ready_rx.recv_timeout(CONNECT_TIMEOUT) {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        task.abort();
+                        return Err(e);
+                    }
+                    Err(_) => {
+                        task.abort();
+                        return Err(format!("--broker: no answer from {} within 5 s", b.describe()));
+                    }
+                }
+                h.recv_task = Some(task);
+                h.mqtt = Some(client);
+            }
+            Transport::Udp => {
+                let sock = UdpSocket::bind("127.0.0.1:0").map_err(|e| format!("udp: cannot bind: {e}"))?;
+                set_rcvbuf(&sock, 8 << 20);
+                sock.set_read_timeout(Some(Duration::from_millis(50))).map_err(|e| e.to_string())?;
+                h.udp_addr = Some(sock.local_addr().map_err(|e| e.to_string())?);
+                let stop2 = stop.clone();
+                h.udp_thread = Some(
+                    std::thread::Builder::new()
+                        .name("link-udp-rx".into())
+                        .spawn(move || {
+                            let mut buf = vec![0u8; 65536];
+                            while !stop2.load(Ordering::Relaxed) {
+                                if let Ok((n, _)) = sock.recv_from(&mut buf) {
+                                    let inc = Incoming { frame: buf[..n].to_vec(), recv: now_ns(), ack: None };
+                                    if tx.blocking_send(inc).is_err() {
+                                        return;
+                                    }
+                                }
+                            }
+                        })
+                        .map_err(|e| e.to_string())?,
+                );
+            }
+        }
+        let acker = h.mqtt.clone();
+        let rt2 = rt.clone();
+        let (batch, max_samples, store) = (spec.batch.max(1), spec.max_samples, spec.store);
+        h.join = Some(
+            std::thread::Builder::new()
+                .name("link-gateway".into())
+                .spawn(move || gateway_loop(gw, store, rx, acker, rt2, processed, batch, max_samples))
+                .map_err(|e| e.to_string())?,
+        );
+        Ok(h)
+    }
+
+    /// Frames checked so far (accepted + refused).
+    pub fn processed(&self) -> u64 {
+        self.processed.load(Ordering::Acquire)
+    }
+
+    /// Stop receiving, let the gateway finish what it holds, and return its result.
+    pub fn stop(mut self, rt: &tokio::runtime::Handle) -> GwResult {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.recv_task.take() {
+            t.abort();
+        }
+        if let Some(c) = self.mqtt.take() {
+            let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(1), c.disconnect()).await });
+        }
+        if let Some(u) = self.udp_thread.take() {
+            let _ = u.join();
+        }
+        self.join.take().expect("started").join().expect("gateway thread does not panic")
+    }
+}
+
+fn set_rcvbuf(sock: &UdpSocket, bytes: i32) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: setsockopt on our own socket with a pointer to a live i32. Failure only means a
+    // smaller buffer (more loss under overload, counted).
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            &bytes as *const i32 as *const libc::c_void,
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        );
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gateway_loop(
+    mut gw: Gateway,
+    mut store: Box<dyn Store>,
+    mut rx: mpsc::Receiver<Incoming>,
+    acker: Option<AsyncClient>,
+    rt: tokio::runtime::Handle,
+    processed: Arc<AtomicU64>,
+    batch_max: usize,
+    max_samples: usize,
+) -> GwResult {
+    let cpu0 = thread_cpu_ns();
+    let mut samples: Vec<GwSample> = Vec::new();
+    let (mut new_rows, mut dups) = (0u64, 0u64);
+    let mut error = None;
+    let mut batch: Vec<Incoming> = Vec::with_capacity(batch_max);
+    let mut rows: Vec<Row> = Vec::with_capacity(batch_max);
+    let mut pending: Vec<GwSample> = Vec::with_capacity(batch_max);
+    while let Some(first) = rx.blocking_recv() {
+        batch.push(first);
+        while batch.len() < batch_max {
+            match rx.try_recv() {
+                Ok(x) => batch.push(x),
+                Err(_) => break,
+            }
+        }
+        rows.clear();
+        pending.clear();
+        for inc in &batch {
+            let start = now_ns();
+            if let Ok(o) = gw.open(&inc.frame) {
+                pending.push(GwSample {
+                    device: o.device,
+                    counter: o.counter,
+                    recv: inc.recv,
+                    start,
+                    opened: now_ns(),
+                    committed: 0,
+                });
+                rows.push(Row { device: o.device, counter: o.counter, cipher: o.cipher, payload: o.reading });
+            }
+        }
+        if !rows.is_empty() {
+            match store.insert(&rows) {
+                Ok(n) => {
+                    new_rows += n;
+                    dups += rows.len() as u64 - n;
+                }
+                Err(e) => {
+                    // Nothing of this batch is acknowledged: the broker will redeliver it.
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        let t = now_ns();
+        for mut s in pending.drain(..) {
+            if samples.len() < max_samples {
+                s.committed = t;
+                samples.push(s);
+            }
+        }
+        // Acknowledge after the commit (refused frames too: they must not come back).
+        if let Some(c) = &acker {
+            for inc in batch.drain(..) {
+                if let Some(p) = inc.ack {
+                    if c.try_ack(&p).is_err() {
+                        let _ = rt.block_on(c.ack(&p));
+                    }
+                }
+            }
+        }
+        processed.fetch_add(batch.len().max(rows.len()) as u64, Ordering::Release);
+        batch.clear();
+    }
+    GwResult {
+        tally: gw.tally.clone(),
+        samples,
+        new_rows,
+        duplicates: dups,
+        cpu_ns: thread_cpu_ns() - cpu0,
+        store,
+        error,
+    }
+}
+
+/// How a device hands a frame to the transport.
+#[derive(Clone)]
+pub enum Publisher {
+    Mqtt { client: AsyncClient, session: String },
+    Udp { sock: Arc<tokio::net::UdpSocket>, to: SocketAddr },
+}
+
+impl Publisher {
+    pub async fn send(&self, device: u32, frame: Vec<u8>) -> Result<(), String> {
+        match self {
+            Publisher::Mqtt { client, session } => client
+                .publish(topic(session, device), QoS::AtLeastOnce, false, frame)
+                .await
+                .map_err(|e| format!("mqtt publish: {e}")),
+            Publisher::Udp { sock, to } => {
+                // A full socket buffer is loss on this transport, not an error.
+                let _ = sock.send_to(&frame, to).await;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// An MQTT publisher connection with its event loop running; counts PUBACKs so a device can
+/// wait until the broker holds everything it sent.
+pub struct MqttConn {
+    pub client: AsyncClient,
+    pub acked: Arc<AtomicU64>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Connect a publisher (persistent session) and wait for its CONNACK.
+pub async fn mqtt_connect(id: &str, b: &BrokerAddr) -> Result<MqttConn, String> {
+    let (client, mut ev) = AsyncClient::new(mqtt_options(id, b), 4096);
+    let acked = Arc::new(AtomicU64::new(0));
+    let a2 = acked.clone();
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
+    let broker = b.describe();
+    let task = tokio::spawn(async move {
+        let mut ready = Some(ready_tx);
+        loop {
+            match ev.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    if let Some(r) = ready.take() {
+                        let _ = r.send(Ok(()));
+                    }
+                }
+                Ok(Event::Incoming(Packet::PubAck(_))) => {
+                    a2.fetch_add(1, Ordering::Release);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    if let Some(r) = ready.take() {
+                        let _ = r.send(Err(format!("--broker: cannot reach {broker}: {e}")));
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    });
+    match tokio::time::timeout(CONNECT_TIMEOUT, ready_rx).await {
+        Ok(Ok(Ok(()))) => Ok(MqttConn { client, acked, task }),
+        Ok(Ok(Err(e))) => Err(e),
+        _ => {
+            task.abort();
+            Err(format!("--broker: no answer from {} within 5 s", b.describe()))
+        }
+    }
+}
+
+/// What one simulated device does.
+pub struct DeviceSpec {
+    pub device: u32,
+    pub messages: u64,
+    /// None: as fast as possible.
+    pub interval: Option<Duration>,
+    /// Delay before the first reading (spreads devices over the interval).
+    pub offset: Duration,
+    /// Row of the dataset the first reading takes.
+    pub first_row: usize,
+}
+
+/// Run one device: take a counter, seal the next reading, hand it to the transport.
+/// `capture` (if any) receives every frame before it is sent.
+pub async fn device_task(
+    spec: DeviceSpec,
+    mut keyed: Keyed,
+    mut counter: DeviceCounter,
+    readings: Arc<Vec<Vec<u8>>>,
+    publisher: Publisher,
+    mut capture: Option<Capture>,
+) -> Result<Vec<DevSample>, String> {
+    let mut out = Vec::with_capacity(spec.messages.min(1 << 20) as usize);
+    if !spec.offset.is_zero() {
+        tokio::time::sleep(spec.offset).await;
+    }
+    let mut tick = spec.interval.map(|i| {
+        let mut t = tokio::time::interval(i);
+        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        t
+    });
+    for i in 0..spec.messages {
+        match tick.as_mut() {
+            Some(t) => {
+                t.tick().await;
+            }
+            None if i % 64 == 63 => tokio::task::yield_now().await,
+            None => {}
+        }
+        let row = (spec.first_row + i as usize) % readings.len();
+        let reading = &readings[row];
+        let seal_start = now_ns();
+        let c = counter.take()?;
+        let mut frame = Vec::with_capacity(reading.len() + 48);
+        keyed.seal(spec.device, c, reading, &mut frame)?;
+        let sent = now_ns();
+        if let Some(cap) = capture.as_mut() {
+            cap(&frame)?;
+        }
+        let wire = frame.len() as u32;
+        publisher.send(spec.device, frame).await?;
+        if out.len() < (1 << 22) {
+            out.push(DevSample {
+                device: spec.device,
+                counter: c,
+                row: row as u32,
+                seal_start,
+                sent,
+                wire,
+                plain: reading.len() as u32,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The readings of a dataset as the payloads devices send: one row of every channel, float32
+/// big-endian (the engine's default encoding).
+pub fn dataset_readings(ds: &lwcbench_engine::dataset::Dataset) -> Arc<Vec<Vec<u8>>> {
+    Arc::new(ds.rows.iter().map(|r| r.iter().flat_map(|v| (*v as f32).to_be_bytes()).collect()).collect())
+}
+
+/// One whole link session.
+pub struct LinkConfig {
+    pub suite: Suite,
+    pub unauthenticated: bool,
+    pub devices: u32,
+    pub messages: u64,
+    pub interval: Option<Duration>,
+    pub transport: Transport,
+    pub store: String,
+    pub window: u64,
+    pub counter_block: u64,
+    pub key_file: PathBuf,
+    pub counter_file: PathBuf,
+    pub connections: usize,
+    pub drain_timeout: Duration,
+    pub readings: Arc<Vec<Vec<u8>>>,
+    pub batch: usize,
+    pub session: String,
+}
+
+/// The measured outcome of a session.
+pub struct Outcome {
+    pub sent: u64,
+    pub new_rows: u64,
+    pub duplicates: u64,
+    pub tally: Tally,
+    pub dev: Vec<DevSample>,
+    pub gw: Vec<GwSample>,
+    /// First seal → last commit.
+    pub elapsed_ns: u64,
+    pub gateway_cpu_ns: u64,
+    pub process_cpu_ns: u64,
+    pub store_desc: String,
+    pub transport_desc: String,
+    /// Stored rows whose payload differs from what the device sent, or that no device sent.
+    pub mismatched: u64,
+    /// Sent but not stored.
+    pub missing: u64,
+    pub counter_writes: u64,
+}
+
+/// A random session id (topic namespace and client ids).
+pub fn new_session() -> String {
+    let mut b = [0u8; 6];
+    rand::fill(&mut b);
+    hex::encode(b)
+}
+
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("link-rt")
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// Run devices → transport → gateway → store once and measure it.
+pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
+    if cfg.devices == 0 || cfg.devices > 100_000 {
+        return Err(format!("--devices: {} is not in 1..=100000", cfg.devices));
+    }
+    if cfg.messages == 0 {
+        return Err("--messages: at least one message per device".into());
+    }
+    if cfg.readings.is_empty() {
+        return Err("dataset has no readings".into());
+    }
+    let master = MasterKey::load_or_create(&cfg.key_file)?;
+    let counters = CounterStore::open(&cfg.counter_file, cfg.counter_block)?;
+    let store = crate::store::open(&cfg.store, &cfg.session)?;
+    let store_desc = store.describe();
+    let ids: Vec<u32> = (0..cfg.devices).collect();
+    let blocks = counters.reserve_all(&ids)?;
+    let rt = runtime()?;
+    let handle = rt.handle().clone();
+    let gw = GatewayHandle::start(
+        GatewaySpec {
+            suite: cfg.suite.clone(),
+            unauthenticated: cfg.unauthenticated,
+            devices: ids.clone(),
+            window: cfg.window,
+            store,
+            session: cfg.session.clone(),
+            transport: cfg.transport.clone(),
+            batch: cfg.batch,
+            max_samples: 4 << 20,
+        },
+        &master,
+        &handle,
+    )?;
+    let ncon = cfg.connections.clamp(1, cfg.devices as usize);
+    let (publishers, conns) = rt.block_on(async {
+        let mut pubs = Vec::new();
+        let mut conns = Vec::new();
+        for k in 0..ncon {
+            match &cfg.transport {
+                Transport::Mqtt(b) => {
+                    let c = mqtt_connect(&format!("lwcbench-dev-{}-{k}", cfg.session), b).await?;
+                    pubs.push(Publisher::Mqtt { client: c.client.clone(), session: cfg.session.clone() });
+                    conns.push(c);
+                }
+                Transport::Udp => {
+                    let s = tokio::net::UdpSocket::bind("127.0.0.1:0").await.map_err(|e| format!("udp: {e}"))?;
+                    pubs.push(Publisher::Udp { sock: Arc::new(s), to: gw.udp_addr.expect("udp gateway") });
+                }
+            }
+        }
+        Ok::<_, String>((pubs, conns))
+    })?;
+    let cpu0 = process_cpu_ns();
+    let t0 = now_ns();
+    let mut tasks = Vec::new();
+    for (i, (&d, block)) in ids.iter().zip(blocks).enumerate() {
+        let key = master.device_key(cfg.suite.id, d, cfg.suite.key_len());
+        let keyed = Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?;
+        let counter = DeviceCounter::with_block(&counters, d, block);
+        let offset = cfg.interval.map(|iv| iv.mul_f64(i as f64 / cfg.devices as f64)).unwrap_or_default();
+        let spec = DeviceSpec { device: d, messages: cfg.messages, interval: cfg.interval, offset, first_row: i * 7 };
+        tasks.push(handle.spawn(device_task(
+            spec,
+            keyed,
+            counter,
+            cfg.readings.clone(),
+            publishers[i % ncon].clone(),
+            None,
+        )));
+    }
+    let mut dev = Vec::new();
+    let mut first_err = None;
+    for t in tasks {
+        match rt.block_on(t) {
+            Ok(Ok(s)) => dev.extend(s),
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(e) => {
+                first_err.get_or_insert(format!("device task failed: {e}"));
+            }
+        }
+    }
+    let sent = dev.len() as u64;
+    // Drain: wait until the gateway has checked every frame sent (MQTT delivers them all), or
+    // for UDP until nothing has arrived for a while (the rest is lost).
+    let deadline = Instant::now() + cfg.drain_timeout;
+    let mut last = (gw.processed(), Instant::now());
+    while gw.processed() < sent && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+        let p = gw.processed();
+        if p != last.0 {
+            last = (p, Instant::now());
+        } else if matches!(cfg.transport, Transport::Udp) && last.1.elapsed() > Duration::from_millis(500) {
+            break;
+        }
+    }
+    let mut res = gw.stop(&handle);
+    let process_cpu_ns = process_cpu_ns() - cpu0;
+    for c in conns {
+        let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(1), c.client.disconnect()).await });
+        c.task.abort();
+    }
+    rt.shutdown_timeout(Duration::from_secs(1));
+    if let Some(e) = first_err.or(res.error.take()) {
+        return Err(e);
+    }
+    let t_end = res.samples.iter().map(|s| s.committed).max().unwrap_or(t0);
+    // Verify the store bit for bit against what the devices sent.
+    let rows = res.store.all()?;
+    let mut expected = std::collections::HashMap::with_capacity(dev.len());
+    for s in &dev {
+        expected.insert((s.device, s.counter), s.row);
+    }
+    let mut mismatched = 0;
+    let mut matched = 0;
+    for r in &rows {
+        match expected.get(&(r.device, r.counter)) {
+            Some(&row) if cfg.readings[row as usize] == r.payload => matched += 1,
+            _ => mismatched += 1,
+        }
+    }
+    Ok(Outcome {
+        sent,
+        new_rows: res.new_rows,
+        duplicates: res.duplicates,
+        tally: res.tally,
+        dev,
+        gw: res.samples,
+        elapsed_ns: t_end.saturating_sub(t0),
+        gateway_cpu_ns: res.cpu_ns,
+        process_cpu_ns,
+        store_desc,
+        transport_desc: cfg.transport.describe(),
+        mismatched,
+        missing: sent - matched.min(sent),
+        counter_writes: counters.writes(),
+    })
+}
+
+/// One device as its own process (`lwcbench link device`): its own counter state file, its own
+/// MQTT session; returns after the broker acknowledged every reading (QoS 1).
+pub struct DeviceProcess {
+    pub suite: Suite,
+    pub device: u32,
+    pub session: String,
+    pub broker: BrokerAddr,
+    pub master: MasterKey,
+    pub counters: CounterStore,
+    pub messages: u64,
+    pub interval: Option<Duration>,
+    pub capture: Option<Capture>,
+}
+
+impl DeviceProcess {
+    pub fn run(self) -> Result<u64, String> {
+        let key = self.master.device_key(self.suite.id, self.device, self.suite.key_len());
+        let keyed = Keyed::new(&self.suite, &key, false)?;
+        let readings = dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
+        let rt = runtime()?;
+        let (device, session, messages, interval) = (self.device, self.session.clone(), self.messages, self.interval);
+        let (broker, counters, capture) = (self.broker.clone(), self.counters.clone(), self.capture);
+        let r = rt.block_on(async move {
+            let conn = mqtt_connect(&format!("lwcbench-dev-{session}-{device}"), &broker).await?;
+            let counter = DeviceCounter::new(&counters, device)?;
+            let spec = DeviceSpec { device, messages, interval, offset: Duration::ZERO, first_row: 0 };
+            let publisher = Publisher::Mqtt { client: conn.client.clone(), session: session.clone() };
+            let samples = device_task(spec, keyed, counter, readings, publisher, capture).await?;
+            let n = samples.len() as u64;
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            while conn.acked.load(Ordering::Acquire) < n {
+                if tokio::time::Instant::now() > deadline {
+                    return Err(format!(
+                        "broker acknowledged only {} of {n} readings within 30 s",
+                        conn.acked.load(Ordering::Acquire)
+                    ));
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            let _ = conn.client.disconnect().await;
+            Ok::<u64, String>(n)
+        });
+        rt.shutdown_timeout(Duration::from_secs(1));
+        r
+    }
+}

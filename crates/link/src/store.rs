@@ -1,0 +1,214 @@
+//! Where the gateway puts accepted readings: SQLite (default, embedded, WAL) or PostgreSQL.
+//! Both have a unique (device, counter) key, so a frame the broker delivers twice (QoS 1 is
+//! at-least-once) is stored once; such a second copy is counted as a duplicate, not an error.
+use std::path::{Path, PathBuf};
+
+/// One accepted reading.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub device: u32,
+    pub counter: u64,
+    pub cipher: u8,
+    pub payload: Vec<u8>,
+}
+
+pub trait Store: Send {
+    /// Insert rows in one transaction; returns how many were new (the rest were duplicates).
+    fn insert(&mut self, rows: &[Row]) -> Result<u64, String>;
+    /// Every stored row, ordered by (device, counter).
+    fn all(&mut self) -> Result<Vec<Row>, String>;
+    /// What the store is, for run.json ("sqlite:/path", "postgres://host:port/db").
+    fn describe(&self) -> String;
+}
+
+/// `--store`: a `postgres://` / `postgresql://` URL, `sqlite:PATH`, or a plain path (SQLite).
+pub fn open(spec: &str, run: &str) -> Result<Box<dyn Store>, String> {
+    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        Ok(Box::new(Postgres::open(spec, run)?))
+    } else if spec.contains("://") {
+        Err(format!("--store: '{spec}' is neither a postgres:// URL nor a file path"))
+    } else {
+        let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
+        Ok(Box::new(Sqlite::open(Path::new(path))?))
+    }
+}
+
+pub struct Sqlite {
+    conn: rusqlite::Connection,
+    path: PathBuf,
+}
+
+impl Sqlite {
+    pub fn open(path: &Path) -> Result<Sqlite, String> {
+        let p = path.display();
+        let conn = rusqlite::Connection::open(path).map_err(|e| format!("--store: {p}: {e}"))?;
+        // WAL + synchronous=NORMAL: a committed batch survives a crash of this process (the
+        // WAL is written before COMMIT returns); only an OS crash/power cut may lose the last
+        // commits. busy_timeout lets a second reader (a test) look while the gateway writes.
+        conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(|e| format!("--store: {p}: {e}"))?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(|e| format!("--store: {p}: cannot switch to WAL: {e}"))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(format!("--store: {p}: journal mode is '{mode}', WAL refused"));
+        }
+        conn.execute_batch(
+            "PRAGMA synchronous=NORMAL;
+             CREATE TABLE IF NOT EXISTS readings (
+                 device  INTEGER NOT NULL,
+                 counter INTEGER NOT NULL,
+                 cipher  INTEGER NOT NULL,
+                 payload BLOB    NOT NULL,
+                 UNIQUE (device, counter)
+             );",
+        )
+        .map_err(|e| format!("--store: {p}: {e}"))?;
+        Ok(Sqlite { conn, path: path.to_path_buf() })
+    }
+}
+
+impl Store for Sqlite {
+    fn insert(&mut self, rows: &[Row]) -> Result<u64, String> {
+        let p = self.path.display().to_string();
+        let tx = self.conn.transaction().map_err(|e| format!("store {p}: {e}"))?;
+        let mut new = 0u64;
+        {
+            let mut st = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO readings (device, counter, cipher, payload) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(|e| format!("store {p}: {e}"))?;
+            for r in rows {
+                new += st
+                    .execute(rusqlite::params![r.device as i64, r.counter as i64, r.cipher as i64, r.payload])
+                    .map_err(|e| format!("store {p}: {e}"))? as u64;
+            }
+        }
+        tx.commit().map_err(|e| format!("store {p}: commit: {e}"))?;
+        Ok(new)
+    }
+
+    fn all(&mut self) -> Result<Vec<Row>, String> {
+        let mut st = self
+            .conn
+            .prepare("SELECT device, counter, cipher, payload FROM readings ORDER BY device, counter")
+            .map_err(|e| e.to_string())?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(Row {
+                    device: r.get::<_, i64>(0)? as u32,
+                    counter: r.get::<_, i64>(1)? as u64,
+                    cipher: r.get::<_, i64>(2)? as u8,
+                    payload: r.get(3)?,
+                })
+            })
+            .map_err(|e| e.to_string())?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+    }
+
+    fn describe(&self) -> String {
+        format!("sqlite:{} (WAL, synchronous=NORMAL)", self.path.display())
+    }
+}
+
+/// PostgreSQL: table `lwcbench_link_readings`, one run's rows tagged with its run id, unique
+/// (run, device, counter).
+pub struct Postgres {
+    client: postgres::Client,
+    url_shown: String,
+    run: String,
+}
+
+impl Postgres {
+    pub fn open(url: &str, run: &str) -> Result<Postgres, String> {
+        // Never echo a password: show scheme://host part only.
+        let shown = match url.split_once('@') {
+            Some((_, host)) => format!("postgres://…@{host}"),
+            None => url.to_string(),
+        };
+        let mut client = postgres::Client::connect(url, postgres::NoTls)
+            .map_err(|e| format!("--store: cannot connect to {shown}: {e}"))?;
+        client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS lwcbench_link_readings (
+                     run     TEXT     NOT NULL,
+                     device  BIGINT   NOT NULL,
+                     counter BIGINT   NOT NULL,
+                     cipher  SMALLINT NOT NULL,
+                     payload BYTEA    NOT NULL,
+                     UNIQUE (run, device, counter)
+                 )",
+            )
+            .map_err(|e| format!("--store: {shown}: {e}"))?;
+        Ok(Postgres { client, url_shown: shown, run: run.to_string() })
+    }
+}
+
+impl Store for Postgres {
+    fn insert(&mut self, rows: &[Row]) -> Result<u64, String> {
+        let shown = self.url_shown.clone();
+        let mut tx = self.client.transaction().map_err(|e| format!("store {shown}: {e}"))?;
+        let st = tx
+            .prepare(
+                "INSERT INTO lwcbench_link_readings (run, device, counter, cipher, payload)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            )
+            .map_err(|e| format!("store {shown}: {e}"))?;
+        let mut new = 0;
+        for r in rows {
+            new += tx
+                .execute(&st, &[&self.run, &(r.device as i64), &(r.counter as i64), &(r.cipher as i16), &r.payload])
+                .map_err(|e| format!("store {shown}: {e}"))?;
+        }
+        tx.commit().map_err(|e| format!("store {shown}: commit: {e}"))?;
+        Ok(new)
+    }
+
+    fn all(&mut self) -> Result<Vec<Row>, String> {
+        let rows = self
+            .client
+            .query(
+                "SELECT device, counter, cipher, payload FROM lwcbench_link_readings WHERE run = $1
+                 ORDER BY device, counter",
+                &[&self.run],
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(rows
+            .iter()
+            .map(|r| Row {
+                device: r.get::<_, i64>(0) as u32,
+                counter: r.get::<_, i64>(1) as u64,
+                cipher: r.get::<_, i16>(2) as u8,
+                payload: r.get(3),
+            })
+            .collect())
+    }
+
+    fn describe(&self) -> String {
+        format!("{} (table lwcbench_link_readings, run {})", self.url_shown, self.run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_unique_key_and_wal() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.db");
+        let mut s = Sqlite::open(&p).unwrap();
+        let r = |c| Row { device: 1, counter: c, cipher: 1, payload: vec![c as u8] };
+        assert_eq!(s.insert(&[r(1), r(2)]).unwrap(), 2);
+        assert_eq!(s.insert(&[r(2), r(3)]).unwrap(), 1, "the second copy of counter 2 is not stored");
+        assert_eq!(s.all().unwrap(), vec![r(1), r(2), r(3)]);
+        let mode: String = s.conn.query_row("PRAGMA journal_mode", [], |x| x.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn unwritable_store_and_bad_url_are_errors() {
+        assert!(open("/proc/no-such/x.db", "r").is_err());
+        assert!(open("mysql://x", "r").err().unwrap().contains("neither"));
+    }
+}

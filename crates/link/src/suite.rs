@@ -1,0 +1,381 @@
+//! Which catalogue ciphers protect the link, and how.
+//!
+//! * AEADs from the catalogue are used as they are: nonce from [`crate::frame::nonce`], associated
+//!   data = the 15-byte frame header, the cipher's own tag.
+//! * Stream ciphers get integrity from **this project's composition** (not the cipher's own
+//!   design): per message the cipher is initialised with (device key, nonce); keystream bytes
+//!   0..32 are a one-time Poly1305 key (r ‖ s), bytes 32..64 are discarded, the reading is
+//!   XORed with keystream from byte 64 on, and the 16-byte tag is Poly1305 over
+//!   `AD ‖ pad16 ‖ CT ‖ pad16 ‖ le64(|AD|) ‖ le64(|CT|)` — RFC 8439 §2.6/§2.8 with the stream
+//!   cipher in place of ChaCha20. With ChaCha20 it is exactly RFC 8439's AEAD (a test checks that).
+//! * Confidentiality only (no tag) exists for stream ciphers behind an explicit unsafe flag.
+use lwcbench_catalog::{Entry, Make};
+use lwcbench_core::{Aead, StreamCipher};
+use poly1305::universal_hash::{KeyInit, UniversalHash};
+use zeroize::{Zeroize, Zeroizing};
+
+use crate::frame::{self, Header, HEADER_LEN};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The catalogue AEAD, unchanged.
+    Aead,
+    /// Stream cipher + one-time Poly1305 key from its keystream (this project's composition).
+    StreamPoly1305,
+}
+
+/// Stable cipher ids of the frame (docs/link.md lists them). Never renumber: old frames and
+/// stores name ciphers by these numbers.
+pub const SUITES: &[(u8, &str, Kind)] = &[
+    (1, "Ascon-AEAD128/rustcrypto", Kind::Aead),
+    (2, "Ascon-128/rustcrypto", Kind::Aead),
+    (3, "AES-128-CCM/rustcrypto", Kind::Aead),
+    (4, "AES-128-GCM/rustcrypto", Kind::Aead),
+    (5, "AES-128-CCM/openssl", Kind::Aead),
+    (6, "AES-128-GCM/openssl", Kind::Aead),
+    (7, "AES-128-CCM/gcrypt", Kind::Aead),
+    (8, "AES-128-GCM/gcrypt", Kind::Aead),
+    (9, "AES-128-CCM/wolfssl", Kind::Aead),
+    (10, "AES-128-GCM/wolfssl", Kind::Aead),
+    (11, "ChaCha20-Poly1305/rustcrypto", Kind::Aead),
+    (12, "ChaCha20-Poly1305/openssl", Kind::Aead),
+    (13, "TinyJAMBU-128/rust-ref", Kind::Aead),
+    (14, "Xoodyak/rust-ref", Kind::Aead),
+    (15, "SCHWAEMM256-128/rust-ref", Kind::Aead),
+    (16, "Grain-128AEADv2/rust-ref", Kind::Aead),
+    (17, "AES-128-OCB/rustcrypto", Kind::Aead),
+    (18, "AES-128-EAX/rustcrypto", Kind::Aead),
+    (32, "DRACO/rust-fast", Kind::StreamPoly1305),
+    (33, "DRACO/rust-ref", Kind::StreamPoly1305),
+    (34, "DRACO/cpp-fast", Kind::StreamPoly1305),
+    (35, "Trivium/rust", Kind::StreamPoly1305),
+    (36, "Grain-128a/rust", Kind::StreamPoly1305),
+    (37, "ChaCha20/rustcrypto", Kind::StreamPoly1305),
+    (38, "Grain-v1/rust", Kind::StreamPoly1305),
+    (39, "MICKEY-2.0/rust", Kind::StreamPoly1305),
+    (40, "MICKEY-128-2.0/rust", Kind::StreamPoly1305),
+    (41, "Sosemanuk/rust", Kind::StreamPoly1305),
+    (42, "HC-128/rust", Kind::StreamPoly1305),
+    (43, "Rabbit/rustcrypto", Kind::StreamPoly1305),
+    (44, "Salsa20-128/rustcrypto", Kind::StreamPoly1305),
+    (45, "Salsa20/rustcrypto", Kind::StreamPoly1305),
+];
+
+/// Tag length of the Poly1305 composition.
+pub const POLY_TAG: usize = 16;
+/// Keystream bytes used before the reading: 32 for the Poly1305 key, 32 discarded.
+pub const STREAM_SKIP: usize = 64;
+
+/// One cipher the link can use.
+#[derive(Clone)]
+pub struct Suite {
+    pub id: u8,
+    pub kind: Kind,
+    pub entry: Entry,
+}
+
+impl Suite {
+    /// "cipher/implementation" as the catalogue names it.
+    pub fn name(&self) -> String {
+        self.entry.id()
+    }
+    pub fn key_len(&self) -> usize {
+        self.entry.info.key_bytes()
+    }
+    /// Tag bytes on the wire (0 in the unsafe confidentiality-only mode).
+    pub fn tag_len(&self, unauthenticated: bool) -> usize {
+        match (self.kind, unauthenticated) {
+            (_, true) => 0,
+            (Kind::Aead, false) => self.entry.info.tag_bytes(),
+            (Kind::StreamPoly1305, false) => POLY_TAG,
+        }
+    }
+    /// Frame bytes beyond the plaintext reading.
+    pub fn overhead(&self, unauthenticated: bool) -> usize {
+        HEADER_LEN + self.tag_len(unauthenticated)
+    }
+    /// How integrity is obtained, for every output.
+    pub fn protection(&self, unauthenticated: bool) -> &'static str {
+        match (self.kind, unauthenticated) {
+            (_, true) => "UNSAFE: confidentiality only, no integrity (forged frames are accepted)",
+            (Kind::Aead, false) => "the cipher's own AEAD",
+            (Kind::StreamPoly1305, false) => {
+                "this project's composition: stream cipher + one-time Poly1305 key (RFC 8439 style)"
+            }
+        }
+    }
+}
+
+/// Every suite whose catalogue entry exists in this build (native libraries may be absent).
+pub fn offered() -> Vec<Suite> {
+    let reg = lwcbench_catalog::registry();
+    SUITES
+        .iter()
+        .filter_map(|&(id, name, kind)| {
+            reg.iter().find(|e| e.id() == name).map(|e| Suite { id, kind, entry: e.clone() })
+        })
+        .collect()
+}
+
+/// A suite by user selector: "name/impl", a bare name (first implementation in the table), or a number.
+pub fn find(sel: &str) -> Result<Suite, String> {
+    let all = offered();
+    let s = sel.trim();
+    let hit = all
+        .iter()
+        .find(|x| x.name().eq_ignore_ascii_case(s) || s.parse::<u8>().ok() == Some(x.id))
+        .or_else(|| all.iter().find(|x| x.entry.info.name.eq_ignore_ascii_case(s)));
+    hit.cloned().ok_or_else(|| {
+        let names: Vec<String> = all.iter().map(|x| x.name()).collect();
+        format!("--cipher: '{sel}' is not a link cipher (offered: {})", names.join(", "))
+    })
+}
+
+pub fn by_id(id: u8) -> Option<Suite> {
+    offered().into_iter().find(|s| s.id == id)
+}
+
+enum Inst {
+    Aead(Box<dyn Aead + Send>),
+    Stream(Box<dyn StreamCipher + Send>, Zeroizing<Vec<u8>>),
+}
+
+/// Why a frame did not open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenError {
+    /// Shorter than header + tag, or the cipher refused its shape.
+    Malformed,
+    /// Tag check failed.
+    BadTag,
+}
+
+/// One device's cipher instance under its key; seals (device side) and opens (gateway side).
+pub struct Keyed {
+    pub suite: Suite,
+    inst: Inst,
+    unauthenticated: bool,
+    nonce: Vec<u8>,
+}
+
+fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    // Constant time for equal lengths: no early exit on the first differing byte.
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Keyed {
+    pub fn new(suite: &Suite, key: &[u8], unauthenticated: bool) -> Result<Keyed, String> {
+        if unauthenticated && suite.kind == Kind::Aead {
+            return Err(format!(
+                "--unsafe-no-integrity: {} is an AEAD; the confidentiality-only mode exists only for stream ciphers",
+                suite.name()
+            ));
+        }
+        let inst = match suite.entry.make {
+            Make::Aead(mk) => {
+                let mut a = mk();
+                a.set_key(key).map_err(|e| format!("{}: {e}", suite.name()))?;
+                Inst::Aead(a)
+            }
+            Make::Stream(mk) => {
+                if key.len() != suite.key_len() {
+                    return Err(format!("{}: key must be {} bytes, got {}", suite.name(), suite.key_len(), key.len()));
+                }
+                Inst::Stream(mk(), Zeroizing::new(key.to_vec()))
+            }
+            _ => return Err(format!("{} is neither an AEAD nor a stream cipher", suite.name())),
+        };
+        let nonce = vec![0u8; suite.entry.info.iv_bytes()];
+        Ok(Keyed { suite: suite.clone(), inst, unauthenticated, nonce })
+    }
+
+    pub fn tag_len(&self) -> usize {
+        self.suite.tag_len(self.unauthenticated)
+    }
+
+    fn set_nonce(&mut self, device: u32, counter: u64) {
+        frame::nonce(device, counter, &mut self.nonce);
+        if let Some(rule) = self.suite.entry.iv_rule {
+            rule(&mut self.nonce);
+        }
+    }
+
+    /// Stream path: init, split off the Poly1305 key, position the keystream at byte 64.
+    fn stream_start(
+        c: &mut (dyn StreamCipher + Send),
+        key: &[u8],
+        nonce: &[u8],
+    ) -> Result<Zeroizing<[u8; 32]>, OpenError> {
+        c.init(key, nonce).map_err(|_| OpenError::Malformed)?;
+        let mut ks = Zeroizing::new([0u8; STREAM_SKIP]);
+        c.keystream(&mut ks[..]).map_err(|_| OpenError::Malformed)?;
+        let mut pk = Zeroizing::new([0u8; 32]);
+        pk.copy_from_slice(&ks[..32]);
+        Ok(pk)
+    }
+
+    fn poly_tag(pk: &[u8; 32], ad: &[u8], ct: &[u8]) -> [u8; 16] {
+        let mut key = poly1305::Key::from(*pk);
+        let mut p = poly1305::Poly1305::new(&key);
+        key.zeroize();
+        p.update_padded(ad);
+        p.update_padded(ct);
+        let mut lens = [0u8; 16];
+        lens[..8].copy_from_slice(&(ad.len() as u64).to_le_bytes());
+        lens[8..].copy_from_slice(&(ct.len() as u64).to_le_bytes());
+        p.update_padded(&lens);
+        p.finalize().into()
+    }
+
+    /// Append the frame for (device, counter, reading) to `out` (cleared first).
+    pub fn seal(&mut self, device: u32, counter: u64, reading: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        if counter > frame::MAX_COUNTER {
+            return Err(format!("device {device}: counter space exhausted"));
+        }
+        let hdr = Header {
+            version: frame::VERSION,
+            cipher: self.suite.id,
+            flags: if self.unauthenticated { frame::FLAG_UNAUTHENTICATED } else { 0 },
+            device,
+            counter,
+        }
+        .encode();
+        self.set_nonce(device, counter);
+        let tl = self.tag_len();
+        out.clear();
+        out.extend_from_slice(&hdr);
+        out.extend_from_slice(reading);
+        out.resize(HEADER_LEN + reading.len() + tl, 0);
+        let (head, rest) = out.split_at_mut(HEADER_LEN);
+        let (body, tag) = rest.split_at_mut(reading.len());
+        match &mut self.inst {
+            Inst::Aead(a) => a.encrypt(&self.nonce, head, body, tag).map_err(|e| format!("{}: {e}", self.suite.name())),
+            Inst::Stream(c, key) => {
+                let pk = Self::stream_start(c.as_mut(), key, &self.nonce)
+                    .map_err(|_| format!("{}: stream cipher refused key/IV", self.suite.name()))?;
+                c.apply(body).map_err(|e| format!("{}: {e}", self.suite.name()))?;
+                if !self.unauthenticated {
+                    tag.copy_from_slice(&Self::poly_tag(&pk, head, body));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Check and decrypt a whole frame whose header was parsed as `h`; returns the reading.
+    pub fn open(&mut self, h: &Header, frame: &[u8]) -> Result<Vec<u8>, OpenError> {
+        let tl = self.tag_len();
+        if frame.len() < HEADER_LEN + tl {
+            return Err(OpenError::Malformed);
+        }
+        self.set_nonce(h.device, h.counter);
+        let (head, rest) = frame.split_at(HEADER_LEN);
+        let (body, tag) = rest.split_at(rest.len() - tl);
+        let mut buf = body.to_vec();
+        match &mut self.inst {
+            Inst::Aead(a) => match a.decrypt(&self.nonce, head, &mut buf, tag) {
+                Ok(()) => Ok(buf),
+                Err(lwcbench_core::CipherError::AuthenticationFailed) => Err(OpenError::BadTag),
+                Err(_) => Err(OpenError::Malformed),
+            },
+            Inst::Stream(c, key) => {
+                let pk = Self::stream_start(c.as_mut(), key, &self.nonce)?;
+                if !self.unauthenticated && !ct_eq(&Self::poly_tag(&pk, head, body), tag) {
+                    return Err(OpenError::BadTag);
+                }
+                c.apply(&mut buf).map_err(|_| OpenError::Malformed)?;
+                Ok(buf)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chacha20poly1305::aead::AeadInOut;
+
+    fn rfc8439(key: &[u8; 32], nonce: &[u8; 12], ad: &[u8], pt: &[u8]) -> Vec<u8> {
+        let c = chacha20poly1305::ChaCha20Poly1305::new(key.into());
+        let mut buf = pt.to_vec();
+        let tag = c.encrypt_inout_detached(nonce.into(), ad, buf.as_mut_slice().into()).unwrap();
+        buf.extend_from_slice(&tag);
+        buf
+    }
+
+    /// The composition with ChaCha20 as the stream cipher is RFC 8439's AEAD: checked against
+    /// the RustCrypto chacha20poly1305 crate called directly (independent of the composition code).
+    #[test]
+    fn stream_composition_with_chacha20_is_rfc8439() {
+        let s = find("ChaCha20/rustcrypto").unwrap();
+        assert_eq!(s.kind, Kind::StreamPoly1305);
+        let key = [0x42u8; 32];
+        let mut k = Keyed::new(&s, &key, false).unwrap();
+        for len in [0usize, 1, 15, 16, 17, 64, 100] {
+            let reading: Vec<u8> = (0..len as u8).collect();
+            let mut f = Vec::new();
+            k.seal(0xDEAD_BEEF, 77 + len as u64, &reading, &mut f).unwrap();
+            let mut nonce = [0u8; 12];
+            crate::frame::nonce(0xDEAD_BEEF, 77 + len as u64, &mut nonce);
+            assert_eq!(&f[HEADER_LEN..], rfc8439(&key, &nonce, &f[..HEADER_LEN], &reading), "len {len}");
+            let h = Header::parse(&f).unwrap();
+            assert_eq!(k.open(&h, &f).unwrap(), reading);
+        }
+    }
+
+    /// The AEAD path of ChaCha20-Poly1305 (catalogue adapter) equals the crate called directly.
+    #[test]
+    fn aead_path_chacha20poly1305_matches_crate() {
+        let s = find("ChaCha20-Poly1305/rustcrypto").unwrap();
+        let key = [9u8; 32];
+        let mut k = Keyed::new(&s, &key, false).unwrap();
+        let mut f = Vec::new();
+        k.seal(5, 1234, b"reading", &mut f).unwrap();
+        let mut nonce = [0u8; 12];
+        crate::frame::nonce(5, 1234, &mut nonce);
+        assert_eq!(&f[..HEADER_LEN], &[1, 11, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0x04, 0xD2]);
+        assert_eq!(&f[HEADER_LEN..], rfc8439(&key, &nonce, &f[..HEADER_LEN], b"reading"));
+    }
+
+    #[test]
+    fn every_suite_roundtrips_and_refuses_changes() {
+        let all = offered();
+        assert!(all.len() >= 10, "only {} suites", all.len());
+        for s in &all {
+            let key: Vec<u8> = (0..s.key_len() as u8).collect();
+            let mut k = Keyed::new(s, &key, false).unwrap();
+            let reading = b"0123456789abcdefghij".to_vec();
+            let mut f = Vec::new();
+            k.seal(3, 10, &reading, &mut f).unwrap();
+            assert_eq!(f.len() - reading.len(), s.overhead(false), "{}", s.name());
+            assert_ne!(&f[HEADER_LEN..HEADER_LEN + reading.len()], &reading[..], "{} did not encrypt", s.name());
+            let h = Header::parse(&f).unwrap();
+            assert_eq!(k.open(&h, &f).unwrap(), reading, "{}", s.name());
+            for i in [0, 3, 7, 14, HEADER_LEN, f.len() - 1] {
+                let mut g = f.clone();
+                g[i] ^= 0x01;
+                assert_eq!(k.open(&h, &g), Err(OpenError::BadTag), "{} byte {i}", s.name());
+            }
+            let other: Vec<u8> = key.iter().map(|b| b ^ 0xff).collect();
+            let mut k2 = Keyed::new(s, &other, false).unwrap();
+            assert_eq!(k2.open(&h, &f), Err(OpenError::BadTag), "{} other key", s.name());
+            assert_eq!(k.open(&h, &f[..f.len() - 1]).ok(), None, "{} truncated", s.name());
+            // Different counters give different ciphertexts (the nonce changes).
+            let mut f2 = Vec::new();
+            k.seal(3, 11, &reading, &mut f2).unwrap();
+            assert_ne!(f[HEADER_LEN..], f2[HEADER_LEN..], "{}", s.name());
+        }
+    }
+
+    #[test]
+    fn unsafe_mode_only_for_stream_ciphers_and_has_no_tag() {
+        let a = find("Ascon-AEAD128").unwrap();
+        assert!(Keyed::new(&a, &[0; 16], true).is_err());
+        let d = find("DRACO/rust-fast").unwrap();
+        let mut k = Keyed::new(&d, &[1; 16], true).unwrap();
+        let mut f = Vec::new();
+        k.seal(1, 2, b"abc", &mut f).unwrap();
+        assert_eq!(f.len(), HEADER_LEN + 3);
+        assert_eq!(f[2], crate::frame::FLAG_UNAUTHENTICATED);
+        assert!(d.protection(true).starts_with("UNSAFE"));
+    }
+}
