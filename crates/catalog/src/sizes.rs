@@ -70,7 +70,7 @@ mod tests {
             }
         }
         let get = |id: &str| supported(&crate::find(id).unwrap().info);
-        assert!(get("MICKEY-2.0/rust").iv_bits.iter().any(|&b| b == 32));
+        assert!(get("MICKEY-2.0/rust").iv_bits.contains(&32));
         assert!(get("Sosemanuk/rust").key_bits.contains(&256));
         assert_eq!(get("Trivium/rust").iv_bits.first(), Some(&0));
     }

@@ -848,7 +848,13 @@ impl Engine {
             )),
             Err(f) => return Err(f),
             Ok((ct, tag)) => {
-                if let Some((id, (want_ct, want_tag))) = reference_encrypt(o, &key, &iv, &aad, &pt) {
+                if let Some((id, (mut want_ct, want_tag))) = reference_encrypt(o, &key, &iv, &aad, &pt) {
+                    // The catalogue's CBC/ECB pad with PKCS#7; an engine may encrypt the whole
+                    // blocks it is given without padding. The input is whole blocks, so the
+                    // padding is one extra block at the end: compare what both computed.
+                    if o.family != Family::Aead && ct.len() + bb == want_ct.len() {
+                        want_ct.truncate(ct.len());
+                    }
                     if (&ct, &tag) != (&want_ct, &want_tag) {
                         Some(format!(
                             "{}: wrong output: the engine's encryption of a fixed input (ct {} tag {}) differs from {id} (ct {} tag {})",
@@ -886,9 +892,12 @@ impl Engine {
     }
 }
 
+/// An implementation id with the ciphertext and tag it produced.
+type Reference = (String, (Vec<u8>, Vec<u8>));
+
 /// `(implementation id, (ct, tag))` from the first catalogue implementation with this
 /// cipher name whose family matches and that accepts the input; `None` if there is none.
-fn reference_encrypt(o: &Offer, key: &[u8], iv: &[u8], aad: &[u8], pt: &[u8]) -> Option<(String, (Vec<u8>, Vec<u8>))> {
+fn reference_encrypt(o: &Offer, key: &[u8], iv: &[u8], aad: &[u8], pt: &[u8]) -> Option<Reference> {
     let family_fits = |f: Family| f == o.family || (o.family == Family::Block && f == Family::Mode);
     lwcbench_catalog::registry()
         .into_iter()
@@ -917,7 +926,7 @@ fn reference_encrypt(o: &Offer, key: &[u8], iv: &[u8], aad: &[u8], pt: &[u8]) ->
                     let mut c = m();
                     c.set_key(key).ok()?;
                     let bb = c.info().block_bytes();
-                    if bb == 0 || pt.len() % bb != 0 {
+                    if bb == 0 || !pt.len().is_multiple_of(bb) {
                         return None;
                     }
                     let mut buf = pt.to_vec();
