@@ -91,6 +91,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // report.html is written with the run it shows, as part of the same directory unit.
     let _ = lwcbench_engine::results::REPORT_RENDERER.set(lwcbench_report::render_html);
+    let _ = lwcbench_link::results::PAGE_RENDERER.set(lwcbench_report::link::render);
     let r = match cli.cmd {
         Cmd::List(a) => cmd_list::run(&a),
         Cmd::Verify(a) => cmd_verify::run(&a),

@@ -134,3 +134,29 @@ fn attack_suite_and_lora_preset_write_their_tables() {
     assert_clean_error(&["link", "-o", "o", "--radio", "smoke-signals"], "--radio");
     assert_clean_error(&["link", "-o", "o", "--battery-mah", "0"], "--battery-mah");
 }
+
+#[test]
+fn report_page_is_written_with_the_run_and_stale_tables_go_with_force() {
+    let d = tempfile::tempdir().unwrap();
+    let o = lwcbench(&["link", "-o", "r", "--messages", "10", "--interval", "1ms"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = d.path().join("r");
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let files: Vec<&str> = run["files"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
+    assert!(files.contains(&"report.html") && files.contains(&"link_summary.csv"), "{files:?}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("lwcbench report — link") && html.contains("Ascon-AEAD128/rustcrypto"));
+    assert!(html.contains("<svg") && html.contains("<table>"), "latency chart and the summary tables");
+    // `lwcbench report` re-renders the same kind of page (it used to fail on the link's run.json)
+    let o = lwcbench(&["report", "r"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // An attack run replacing the session run leaves none of the session's tables behind.
+    let o = lwcbench(&["link", "--attack", "-o", "r", "--force", "--cipher", "Ascon-AEAD128"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for stale in ["link_summary.csv", "link_messages.csv", "link_energy.csv"] {
+        assert!(!out.join(stale).exists(), "{stale} of the replaced run is still there");
+    }
+    assert!(out.join("link_attack.csv").is_file() && out.join("report.html").is_file());
+    // the counter state and the key stay (counters must never restart under the same key)
+    assert!(out.join("state/master.key").is_file() && out.join("state/counters").is_file());
+}

@@ -19,8 +19,24 @@ use crate::runner::{count_ops, Config};
 pub const CHILD_ENV: &str = "LWCBENCH_COUNT_CHILD";
 /// Untimed operations before counting (one-time costs: feature detection, first touches).
 pub const WARM_OPS: u64 = 4;
-/// Counted operations per group.
+/// Counted operations per group of small operations.
 pub const OPS: u64 = 16;
+/// Counted bytes per group beyond which fewer operations are counted (at least 2 after 1
+/// untimed one): the count of one operation is exact, so more operations add only time — a
+/// 1.4 MB video frame through the bit-serial DRACO reference is ~10^9 instructions, minutes
+/// under callgrind.
+pub const BYTES_BUDGET: u64 = 256 * 1024;
+
+/// (untimed, counted) operations for a group whose operation handles `size_bits` bits. Both
+/// sides (the callgrind child and the parent that divides) use this, so the figures stay exact
+/// and identical between runs.
+pub fn ops_for(size_bits: usize) -> (u64, u64) {
+    let bytes = (size_bits as u64).div_ceil(8);
+    if bytes == 0 || bytes * OPS <= BYTES_BUDGET {
+        return (WARM_OPS, OPS);
+    }
+    (1, (BYTES_BUDGET / bytes).clamp(2, OPS))
+}
 /// Seed of the random key/IV draws while counting.
 pub const COUNT_SEED: u64 = 1;
 
@@ -83,11 +99,12 @@ pub fn child(groups: &[Group], cfg: &Config) -> Result<(), String> {
     let cfg = Config { seed: COUNT_SEED, ..cfg.clone() };
     for (i, g) in groups.iter().enumerate() {
         let name = std::ffi::CString::new(label(i, g)).map_err(|e| e.to_string())?;
+        let (warm, ops) = ops_for(g.size_bits);
         count_ops(
             g,
             &cfg,
-            WARM_OPS,
-            OPS,
+            warm,
+            ops,
             || {
                 vg::request(0, vg::TOGGLE_COLLECT, 0);
             },
@@ -177,7 +194,8 @@ pub fn count(exe: &Path, args: &[String], groups: &[Group], work: &Path) -> Resu
             .map(|(i, g)| {
                 let l = label(i, g);
                 let ir = *found.get(&l).ok_or_else(|| format!("--counter instructions: no count for {}", g.label()))?;
-                let per_op = ir as f64 / OPS as f64;
+                let ops = ops_for(g.size_bits).1;
+                let per_op = ir as f64 / ops as f64;
                 let bytes = g.size_bits.div_ceil(8);
                 Ok(InstrRow {
                     cipher: g.entry.info.name.into(),
@@ -186,7 +204,7 @@ pub fn count(exe: &Path, args: &[String], groups: &[Group], work: &Path) -> Resu
                     kiv: g.kiv.label().into(),
                     size_bits: g.size_bits as u64,
                     payload: g.payload.label.clone(),
-                    ops: OPS,
+                    ops,
                     instructions: ir,
                     instructions_per_op: per_op,
                     instructions_per_byte: (bytes > 0 && g.size_bits > 0).then(|| per_op / bytes as f64),
@@ -206,6 +224,17 @@ mod tests {
     fn native_run_is_not_valgrind() {
         // the client request is a no-op on hardware: rdx keeps the default (0)
         assert!(!on_valgrind());
+    }
+
+    #[test]
+    fn ops_shrink_only_for_large_operations() {
+        // 16 ops of up to 16 KiB stay 16 (16 × 16 KiB = the 256 KiB budget)
+        assert_eq!(ops_for(0), (4, 16));
+        assert_eq!(ops_for(8 * 16 * 1024), (4, 16));
+        // 64 KiB: 256 KiB / 64 KiB = 4 ops after 1 untimed one
+        assert_eq!(ops_for(8 * 64 * 1024), (1, 4));
+        // a 1280×720 4:2:0 frame (1,382,400 B): never fewer than 2
+        assert_eq!(ops_for(8 * 1_382_400), (1, 2));
     }
 
     #[test]

@@ -43,7 +43,8 @@ type Key = (String, String, String, String, u64, String);
 /// Spread over the run directories (each a finished run of the same plan).
 pub fn spread(dirs: &[PathBuf]) -> Result<Vec<RepeatRow>, String> {
     let mut med: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
-    let mut instr: BTreeMap<Key, Vec<u64>> = BTreeMap::new();
+    // (instructions, operations counted) per run
+    let mut instr: BTreeMap<Key, Vec<(u64, u64)>> = BTreeMap::new();
     let mut order: Vec<Key> = Vec::new();
     for d in dirs {
         for r in read::<SummaryRow>(&d.join("summary.csv"))?.into_iter().filter(|r| r.kiv != "all") {
@@ -57,7 +58,7 @@ pub fn spread(dirs: &[PathBuf]) -> Result<Vec<RepeatRow>, String> {
         if ip.exists() {
             for r in read::<InstrRow>(&ip)? {
                 let k = (r.cipher, r.implementation, r.scenario, r.kiv, r.size_bits, r.payload);
-                instr.entry(k).or_default().push(r.instructions);
+                instr.entry(k).or_default().push((r.instructions, r.ops.max(1)));
             }
         }
     }
@@ -75,9 +76,7 @@ pub fn spread(dirs: &[PathBuf]) -> Result<Vec<RepeatRow>, String> {
                 median_max_ns: s.max,
                 spread_pct: (s.max - s.min) / s.median * 100.0,
                 medians_ns: m.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(";"),
-                instructions_per_op: counts
-                    .filter(|_| same == Some(true))
-                    .map(|c| c[0] as f64 / crate::counter::OPS as f64),
+                instructions_per_op: counts.filter(|_| same == Some(true)).map(|c| c[0].0 as f64 / c[0].1 as f64),
                 instructions_identical: same,
                 cipher: k.0,
                 implementation: k.1,

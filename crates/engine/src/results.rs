@@ -434,6 +434,15 @@ fn sibling(parent: &Path, name: &str, kind: &str) -> PathBuf {
     parent.join(format!(".{name}.lwcbench-{kind}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)))
 }
 
+/// A fresh hidden scratch directory beside `out` (not inside it), named like the staging
+/// directories, so a killed run's scratch is removed by the next [`prepare_dir`] and never
+/// makes `out` look half-written. The caller removes it when done.
+pub fn scratch_sibling(out: &Path) -> io::Result<PathBuf> {
+    let (parent, name) = split_out(out)?;
+    fs::create_dir_all(&parent)?;
+    Ok(sibling(&parent, &name, "new"))
+}
+
 /// Remove the siblings of `out` left by killed processes (their pid no longer runs).
 fn remove_stale_siblings(parent: &Path, name: &str) {
     let Ok(rd) = fs::read_dir(parent) else { return };
@@ -759,6 +768,24 @@ mod tests {
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_868_800)), "2000-03-01T00:00:00Z");
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)), "2026-11-18T11:06:40Z");
         // `date -u -d @1795000000`
+    }
+
+    #[test]
+    fn a_killed_runs_scratch_is_beside_out_and_removed_by_the_next_run() {
+        let d = std::env::temp_dir().join(format!("lwcbench-scratch-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        let out = d.join("run");
+        let s = scratch_sibling(&out).unwrap();
+        assert_eq!(s.parent(), Some(d.as_path()), "beside --out, not inside it");
+        // as a killed process (pid 2^22 + 1 is above pid_max's default) would leave it
+        let stale = d.join(".run.lwcbench-new-4194305-0");
+        fs::create_dir_all(stale.join("callgrind")).unwrap();
+        fs::create_dir_all(&s).unwrap(); // ours: this pid runs, so it stays
+        prepare_dir(&out, false).unwrap();
+        assert!(!stale.exists(), "the dead process's scratch is gone");
+        assert!(s.exists() && !out.exists());
+        let _ = fs::remove_dir_all(&d);
     }
 
     fn row(imp: &str, kiv: &str, ns: f64) -> SampleRow {

@@ -303,11 +303,12 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         let exe = std::env::current_exe().map_err(|e| format!("--counter instructions: {e}"))?;
         let own: Vec<Group> =
             groups.iter().filter(|g| req.selection.external.engine_for(&g.entry).is_none()).cloned().collect();
-        let work = out.join(format!(".callgrind-{}", std::process::id()));
+        // Beside the run, not in it: a kill must not leave `out` non-empty without run.json.
+        let work = results::scratch_sibling(&out).map_err(|e| format!("--counter instructions: {e}"))?;
         let rows = crate::counter::count(&exe, req.args.get(1..).unwrap_or(&[]), &own, &work)?;
         extra.push(("instructions.csv", results::to_csv(&rows)));
         record.notes.push(format!(
-            "instructions.csv: instructions per operation counted by valgrind callgrind ({} operations per group after {} untimed ones; random key/IV parts from the fixed seed {}); deterministic for a given binary",
+            "instructions.csv: instructions per operation counted by valgrind callgrind ({} operations per group after {} untimed ones, fewer for operations over 16 KiB: see the ops column; random key/IV parts from the fixed seed {}); deterministic for a given binary",
             crate::counter::OPS,
             crate::counter::WARM_OPS,
             crate::counter::COUNT_SEED

@@ -232,15 +232,63 @@ pub struct LinkRecord {
     pub notes: Vec<String>,
 }
 
-/// Write `files` then run.json, each atomically.
+/// Renders `report.html` of a link directory from its files and its run.json record (set by
+/// the CLI to the report crate's renderer; this crate cannot depend on that one).
+pub type PageRenderer = fn(&Path, &serde_json::Value) -> Result<Vec<u8>, String>;
+/// See [`PageRenderer`].
+pub static PAGE_RENDERER: std::sync::OnceLock<PageRenderer> = std::sync::OnceLock::new();
+
+/// Plain file names a previous run listed in `dir/run.json` (nothing with a path separator:
+/// the listing is not trusted).
+fn previous_files(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("files").and_then(|f| f.as_array()).cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|f| f.as_str())
+        .filter(|f| !f.is_empty() && !f.contains(['/', '\\']) && *f != "." && *f != "..")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Write `files`, then `report.html` (rendered from them and the record), then run.json, each
+/// atomically: run.json last, so a directory with run.json is complete and lists everything.
+/// Result files of a previous run in `dir` (`--force`) that this run does not write again
+/// are removed first, so no stale table sits beside the new run. The state (`state/`) and the
+/// store (`link.db`) are not result files and stay: the counters must survive.
 pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)], record: &mut LinkRecord) -> Result<(), String> {
+    let stale = previous_files(dir);
     let _ = std::fs::remove_file(dir.join("run.json"));
+    for f in stale {
+        if f != "run.json" && !files.iter().any(|(n, _)| *n == f) {
+            let _ = std::fs::remove_file(dir.join(&f));
+        }
+    }
     for (name, bytes) in files {
         lwcbench_engine::results::write_atomic(dir, name, bytes)
             .map_err(|e| format!("--out: {}: cannot write {name}: {e}", dir.display()))?;
     }
-    record.files = files.iter().map(|(n, _)| n.clone()).chain(["run.json".to_string()]).collect();
-    let json = serde_json::to_vec_pretty(record).expect("record serialises");
+    let renderer = PAGE_RENDERER.get();
+    record.files = files
+        .iter()
+        .map(|(n, _)| n.clone())
+        .chain(renderer.map(|_| "report.html".to_string()))
+        .chain(["run.json".to_string()])
+        .collect();
+    let value = serde_json::to_value(&*record).expect("record serialises");
+    match renderer {
+        Some(render) => {
+            let html = render(dir, &value)?;
+            lwcbench_engine::results::write_atomic(dir, "report.html", &html)
+                .map_err(|e| format!("--out: {}: cannot write report.html: {e}", dir.display()))?;
+        }
+        None => {
+            let _ = std::fs::remove_file(dir.join("report.html"));
+        }
+    }
+    let json = serde_json::to_vec_pretty(&value).expect("record serialises");
     lwcbench_engine::results::write_atomic(dir, "run.json", &json)
         .map_err(|e| format!("--out: {}: cannot write run.json: {e}", dir.display()))?;
     Ok(())

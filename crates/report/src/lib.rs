@@ -2,6 +2,7 @@
 //! network), a Markdown summary, and the comparison of two runs.
 pub mod compare;
 pub mod html;
+pub mod link;
 mod load;
 pub mod mcu;
 pub mod rank;
@@ -12,11 +13,16 @@ pub use load::Run;
 
 use std::path::{Path, PathBuf};
 
-/// The HTML page for a run directory (a board/host run, or an `lwcbench mcu` directory).
+/// The HTML page for a run directory (a board/host run, an `lwcbench mcu` or `lwcbench link`
+/// directory).
 pub fn render_html(dir: &Path) -> Result<Vec<u8>, String> {
     // `lwcbench mcu` directories: their own page (no samples to summarize)
     if mcu::is_mcu_dir(dir) {
         return Ok(mcu::page(dir)?.into_bytes());
+    }
+    // `lwcbench link` directories: their own page (link tables, no benchmark samples)
+    if link::is_link_dir(dir) {
+        return Ok(link::page_of_dir(dir)?.into_bytes());
     }
     let run = Run::load(dir)?;
     let mut html = html::render(&run);
@@ -37,7 +43,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, String> {
     let mut changes = vec![("report.html", html)];
     // summary.md is the run's own (with its dataset tables and study sections); write one
     // from summary.csv only where it is missing, e.g. a directory assembled by hand.
-    if !mcu::is_mcu_dir(dir) && !dir.join("summary.md").is_file() {
+    if !mcu::is_mcu_dir(dir) && !link::is_link_dir(dir) && !dir.join("summary.md").is_file() {
         let run = Run::load(dir)?;
         let md = lwcbench_engine::markdown::summary_markdown(&run.summary, &run.comparison);
         changes.push(("summary.md", md.into_bytes()));

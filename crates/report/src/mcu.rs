@@ -6,12 +6,17 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// True when `dir/run.json` was written by `lwcbench mcu`.
-pub fn is_mcu_dir(dir: &Path) -> bool {
+/// The `kind` field of `dir/run.json` (`mcu`, `link`; absent for `lwcbench run` directories).
+pub fn run_kind(dir: &Path) -> Option<String> {
     std::fs::read_to_string(dir.join("run.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .is_some_and(|v| v.get("kind").and_then(|k| k.as_str()) == Some("mcu"))
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
+}
+
+/// True when `dir/run.json` was written by `lwcbench mcu`.
+pub fn is_mcu_dir(dir: &Path) -> bool {
+    run_kind(dir).as_deref() == Some("mcu")
 }
 
 /// The HTML section for `dir/mcu.md`, if the file exists.

@@ -198,8 +198,8 @@ fn bench_rejects_malformed_sample_streams() {
     assert!(broken("sample rep=1 warmup=0 batch=1 ns=1\n").contains("out of order"));
     assert!(broken("sample rep=0 warmup=1 batch=1 ns=1\n").contains("warmup=1"));
     assert!(broken("sample rep=0 warmup=0 batch=1 ns=1\nsample rep=1 warmup=0 batch=2 ns=1\n").contains("batch 2"));
-    assert!(broken("sample rep=0 warmup=0 batch=1 ns=-1\n").contains("not a duration"));
-    assert!(broken("sample rep=0 warmup=0 batch=1 ns=NaN\n").contains("not a duration"));
+    assert!(broken("sample rep=0 warmup=0 batch=1 ns=-1\n").contains("bad time: ns=-1e0 is not a positive duration"));
+    assert!(broken("sample rep=0 warmup=0 batch=1 ns=NaN\n").contains("bad time: ns=NaN is not a positive duration"));
     assert!(broken("sample rep=0 warmup=0 batch=1\n").contains("'ns' missing"));
     assert!(broken("sample rep=0 warmup=0 batch=1 ns=1\nend count=1\n").contains("1 measured samples arrived"));
     assert!(broken("sample rep=0 warmup=0 batch=1 ns=1\nsample rep=1 warmup=0 batch=1 ns=1\nend count=5\n")
