@@ -161,6 +161,9 @@ struct DeviceArgs {
     /// With --durable: rewrite this JSON file with the device's counters about once a second.
     #[arg(long, requires = "durable")]
     stats: Option<PathBuf>,
+    /// With --durable: re-publish the frames of this last stretch after every reconnect (0 = none).
+    #[arg(long, default_value = "3s", requires = "durable")]
+    resend_window: String,
 }
 
 /// "10ms", "1s", "500us", "2m", "0".
@@ -409,6 +412,7 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
             interval: (!interval.is_zero()).then_some(interval),
             capture: a.capture.clone().expect("clap: --durable requires --capture"),
             stats: a.stats.clone(),
+            resend_window: parse_duration(&a.resend_window, "--resend-window")?,
         }
         .run()?;
         println!("device {} sent {} readings", a.id, st.sent);

@@ -66,6 +66,9 @@ pub struct ChaosArgs {
     /// Times a (random) device process is SIGKILLed and restarted.
     #[arg(long, default_value_t = 4)]
     device_kills: u32,
+    /// Times the gateway is SIGKILLed and then, while it is down, mosquitto too (overlapping faults).
+    #[arg(long, default_value_t = 2)]
+    double_kills: u32,
     /// No faults at all (a soak run): same as all three kill counts 0.
     #[arg(long)]
     no_faults: bool,
@@ -83,6 +86,10 @@ pub struct ChaosArgs {
     window: u64,
     #[arg(long, default_value_t = 256)]
     batch: usize,
+    /// Devices re-publish the frames of this last stretch after every reconnect (0 = none: shows
+    /// what a broker restart loses without it).
+    #[arg(long, default_value = "3s")]
+    resend_window: String,
     /// Longest wait, after the devices stopped, for the store to hold every captured reading.
     #[arg(long, default_value = "30s")]
     drain_timeout: String,
@@ -212,6 +219,7 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
         return Err("--forge-every: at least 1ms (or 0 for none)".into());
     }
     let drain = parse_duration(&a.drain_timeout, "--drain-timeout")?;
+    let resend_window = parse_duration(&a.resend_window, "--resend-window")?;
     let sample = parse_duration(&a.sample_every, "--sample-every")?;
     if sample < Duration::from_millis(100) {
         return Err("--sample-every: at least 100ms".into());
@@ -231,9 +239,10 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
         return Err(format!("--mosquitto: {} not found (Debian: apt-get install mosquitto)", a.mosquitto.display()));
     };
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the lwcbench binary: {e}"))?;
-    let (g, b, d) = if a.no_faults { (0, 0, 0) } else { (a.gateway_kills, a.broker_kills, a.device_kills) };
-    if g + b + d > 1000 {
-        return Err("--gateway-kills + --broker-kills + --device-kills: at most 1000".into());
+    let (g, b, d, gb) =
+        if a.no_faults { (0, 0, 0, 0) } else { (a.gateway_kills, a.broker_kills, a.device_kills, a.double_kills) };
+    if g as u64 + b as u64 + d as u64 + gb as u64 > 1000 {
+        return Err("--gateway-kills + --broker-kills + --device-kills + --double-kills: at most 1000".into());
     }
     let out = a.out.clone().unwrap_or_else(|| default_out("chaos"));
     let started = SystemTime::now();
@@ -251,12 +260,14 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
             gateway_kills: g,
             broker_kills: b,
             device_kills: d,
+            double_kills: gb,
             forge_every: (!forge.is_zero()).then_some(forge),
             window: a.window,
             batch: a.batch,
             drain_timeout: drain,
             sample_every: sample,
             store: a.store.clone(),
+            resend_window,
         };
         let o = chaos::run(&cfg)?;
         let md = chaos::markdown(&o);
@@ -271,8 +282,8 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
         let config = serde_json::json!({
             "cipher": s.name(), "devices": a.devices, "interval_s": interval.as_secs_f64(),
             "duration_s": duration.as_secs_f64(), "seed": a.seed,
-            "faults": {"gateway_kills": g, "broker_kills": b, "device_kills": d},
-            "forge_every_s": forge.as_secs_f64(), "window": a.window, "batch": a.batch,
+            "faults": {"gateway_kills": g, "broker_kills": b, "device_kills": d, "double_kills": gb},
+            "forge_every_s": forge.as_secs_f64(), "resend_window_s": resend_window.as_secs_f64(), "window": a.window, "batch": a.batch,
             "broker": format!("mosquitto on 127.0.0.1:{} (persistence on, autosave_interval 1, max_queued_messages 0)", o.broker_port),
             "store": cfg.store.clone().unwrap_or_else(|| cfg.dir.join("chaos.db").display().to_string()),
             "session": o.session,

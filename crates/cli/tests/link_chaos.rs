@@ -1,5 +1,6 @@
 //! The fault test (issue 19): one `lwcbench link chaos` run SIGKILLs and restarts the gateway
-//! process, mosquitto (persistence on) and device processes at seeded random moments. The tool
+//! process, mosquitto (persistence on) and device processes at seeded random moments, and twice
+//! the broker while the gateway is down. The tool
 //! gives its own verdict; this test does not trust it and checks the evidence itself, from the
 //! devices' capture files (every frame, written before it was first published), the key file and
 //! the SQLite store:
@@ -93,7 +94,18 @@ fn gateway_broker_and_device_kills_lose_nothing_and_duplicate_nothing() {
     let t0 = Instant::now();
     let o = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
         .args(["link", "chaos", "-o", "out", "--devices", "4", "--interval", "2ms", "--duration", "25s"])
-        .args(["--seed", "19", "--gateway-kills", "3", "--broker-kills", "3", "--device-kills", "4"])
+        .args([
+            "--seed",
+            "19",
+            "--gateway-kills",
+            "3",
+            "--broker-kills",
+            "3",
+            "--device-kills",
+            "4",
+            "--double-kills",
+            "2",
+        ])
         .arg("--mosquitto")
         .arg(&bin)
         .current_dir(d.path())
@@ -108,7 +120,8 @@ fn gateway_broker_and_device_kills_lose_nothing_and_duplicate_nothing() {
     // The fault table: every planned fault was injected and recovered from.
     let faults = csv_rows(&out.join("chaos_faults.csv"));
     let n = |kind: &str| faults.iter().filter(|r| r["fault"] == kind).count();
-    assert_eq!((n("gateway SIGKILL"), n("broker SIGKILL"), n("device SIGKILL")), (3, 3, 4));
+    let both = n("gateway SIGKILL, then broker SIGKILL while it is down");
+    assert_eq!((n("gateway SIGKILL"), n("broker SIGKILL"), n("device SIGKILL"), both), (3, 3, 4, 2));
     assert!(faults.iter().all(|r| !r["recovery_ms"].is_empty()), "a fault without recovery: {faults:?}");
     let table = csv_rows(&out.join("chaos_table.csv"));
     assert!(table.iter().all(|r| r["readings_lost"] == "0" && r["duplicates_stored"] == "0"), "{table:?}");

@@ -42,7 +42,8 @@ use crate::suite::{Keyed, Suite};
 
 /// Captured frames re-published when a device process starts.
 pub const RESEND_ON_START: usize = 64;
-/// Frames younger than this are re-published after every reconnect.
+/// Frames younger than this are re-published after every reconnect (the default of
+/// `--resend-window`).
 pub const RING: Duration = Duration::from_secs(3);
 /// Re-publish the frame in hand if no PUBACK came within this time.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -91,6 +92,9 @@ pub struct DurableDevice {
     pub capture: PathBuf,
     /// JSON counters rewritten about once a second.
     pub stats: Option<PathBuf>,
+    /// Frames younger than this are re-published after a reconnect (zero: none; the frame in
+    /// hand is then re-published only after [`ACK_TIMEOUT`]).
+    pub resend_window: Duration,
 }
 
 /// What a durable device did (this process only).
@@ -195,10 +199,14 @@ impl DurableDevice {
                 // From here on the reading counts as sent.
                 cap.write_all(line.as_bytes()).map_err(|e| format!("--capture: {shown}: {e}"))?;
                 let now = Instant::now();
-                while ring.front().is_some_and(|(t, _)| now.duration_since(*t) > RING) || ring.len() > 65_536 {
+                while ring.front().is_some_and(|(t, _)| now.duration_since(*t) > self.resend_window)
+                    || ring.len() > 65_536
+                {
                     ring.pop_front();
                 }
-                ring.push_back((now, frame.clone()));
+                if !self.resend_window.is_zero() {
+                    ring.push_back((now, frame.clone()));
+                }
                 let before = acked.load(Ordering::SeqCst);
                 publish(frame.clone()).await?;
                 st.sent += 1;
@@ -216,7 +224,9 @@ impl DurableDevice {
                             publish(f.clone()).await?;
                             st.ring_resent += 1;
                         }
-                        break;
+                        if !ring.is_empty() {
+                            break;
+                        }
                     }
                     if t_pub.elapsed() > ACK_TIMEOUT {
                         st.ack_timeouts += 1;
@@ -263,6 +273,9 @@ pub enum FaultKind {
     Gateway,
     Broker,
     Device,
+    /// The gateway, then the broker while the gateway is down (what the broker queued for the
+    /// gateway exists only in its memory and its last snapshot).
+    GatewayThenBroker,
 }
 
 impl FaultKind {
@@ -271,6 +284,7 @@ impl FaultKind {
             FaultKind::Gateway => "gateway SIGKILL",
             FaultKind::Broker => "broker SIGKILL",
             FaultKind::Device => "device SIGKILL",
+            FaultKind::GatewayThenBroker => "gateway SIGKILL, then broker SIGKILL while it is down",
         }
     }
 }
@@ -292,6 +306,8 @@ pub struct ChaosConfig {
     pub gateway_kills: u32,
     pub broker_kills: u32,
     pub device_kills: u32,
+    /// Overlapping faults: [`FaultKind::GatewayThenBroker`].
+    pub double_kills: u32,
     /// A forged frame (bad tag, unknown device, truncated) this often; None = no forger.
     pub forge_every: Option<Duration>,
     pub window: u64,
@@ -302,6 +318,8 @@ pub struct ChaosConfig {
     pub sample_every: Duration,
     /// Store: a SQLite path or postgres:// URL (default dir/chaos.db).
     pub store: Option<String>,
+    /// Passed to every device (`--resend-window`).
+    pub resend_window: Duration,
 }
 
 /// One injected fault.
@@ -369,6 +387,7 @@ pub struct Verdict {
     pub gateway_restarts: u32,
     pub broker_restarts: u32,
     pub device_restarts: u32,
+    pub double_kills: u32,
     pub device_ring_resent: u64,
     pub device_resent_on_start: u64,
     pub device_ack_timeouts: u64,
@@ -457,7 +476,7 @@ struct Ctl<'a> {
     db: Option<rusqlite::Connection>,
     timeline: Vec<Sample>,
     next_sample: Instant,
-    restarts: [u32; 3],
+    restarts: [u32; 4],
 }
 
 fn log_file(p: &Path) -> Result<std::fs::File, String> {
@@ -567,6 +586,7 @@ impl Ctl<'_> {
             .arg(self.dev_path(d, "capture"))
             .arg("--stats")
             .arg(self.dev_path(d, "json"))
+            .args(["--resend-window", &format!("{}ms", c.resend_window.as_millis())])
             .stdout(Stdio::null())
             .stderr(log_file(&self.dev_path(d, "log"))?)
             .spawn()
@@ -767,7 +787,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         db: None,
         timeline: Vec::new(),
         next_sample: Instant::now(),
-        restarts: [0; 3],
+        restarts: [0; 4],
     };
     ctl.start_broker()?;
     ctl.start_gateway()?;
@@ -813,6 +833,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     let mut plan: Vec<FaultKind> = std::iter::repeat_n(FaultKind::Gateway, cfg.gateway_kills as usize)
         .chain(std::iter::repeat_n(FaultKind::Broker, cfg.broker_kills as usize))
         .chain(std::iter::repeat_n(FaultKind::Device, cfg.device_kills as usize))
+        .chain(std::iter::repeat_n(FaultKind::GatewayThenBroker, cfg.double_kills as usize))
         .collect();
     plan.shuffle(&mut rng);
     let mut faults = Vec::new();
@@ -831,6 +852,13 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
             FaultKind::Gateway => ctl.gateway.sigkill(),
             FaultKind::Broker => ctl.broker.sigkill(),
             FaultKind::Device => ctl.devices[target as usize].sigkill(),
+            FaultKind::GatewayThenBroker => {
+                ctl.gateway.sigkill();
+                // Devices keep publishing; mosquitto queues it for the absent gateway.
+                let gap = Duration::from_millis(rng.random_range(200..900));
+                ctl.sleep(gap);
+                ctl.broker.sigkill();
+            }
         }
         ctl.sleep(down);
         let t_restart = Instant::now();
@@ -838,6 +866,10 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
             FaultKind::Gateway => ctl.start_gateway()?,
             FaultKind::Broker => ctl.start_broker()?,
             FaultKind::Device => ctl.start_device(target)?,
+            FaultKind::GatewayThenBroker => {
+                ctl.start_broker()?;
+                ctl.start_gateway()?;
+            }
         }
         ctl.restarts[*kind as usize] += 1;
         // Recovered once a reading captured after the kill is stored.
@@ -866,6 +898,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
                 FaultKind::Device => format!("device {target}"),
                 FaultKind::Gateway => "gateway".into(),
                 FaultKind::Broker => "mosquitto".into(),
+                FaultKind::GatewayThenBroker => "gateway + mosquitto".into(),
             },
             t_kill_s: t_kill.duration_since(ctl.t0).as_secs_f64(),
             down_ms: down.as_millis() as u64,
@@ -982,14 +1015,14 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     }
     v.gateway_duplicates_ignored = last.values().map(|l| l.duplicates).sum();
     v.gateway_refused = last.values().map(|l| l.refused).sum();
-    [v.gateway_restarts, v.broker_restarts, v.device_restarts] = ctl.restarts;
+    [v.gateway_restarts, v.broker_restarts, v.device_restarts, v.double_kills] = ctl.restarts;
     let ds = ctl.device_stats();
     v.device_ring_resent = ds.iter().map(|s| s.ring_resent).sum();
     v.device_resent_on_start = ds.iter().map(|s| s.resent_on_start).sum();
     v.device_ack_timeouts = ds.iter().map(|s| s.ack_timeouts).sum();
 
     let mut table = Vec::new();
-    for kind in [FaultKind::Gateway, FaultKind::Broker, FaultKind::Device] {
+    for kind in [FaultKind::Gateway, FaultKind::Broker, FaultKind::Device, FaultKind::GatewayThenBroker] {
         let fs: Vec<&FaultRow> = faults.iter().filter(|f| f.fault == kind.as_str()).collect();
         let mut rec: Vec<u64> = fs.iter().filter_map(|f| f.recovery_ms).collect();
         let mut out: Vec<u64> = fs.iter().filter_map(|f| f.outage_ms).collect();
