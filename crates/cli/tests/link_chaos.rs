@@ -179,3 +179,43 @@ fn chaos_bad_input_is_one_error_line() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("--devices"), "{err}");
 }
+
+#[test]
+fn overload_steps_report_every_rate_and_lose_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+        .args(["link", "overload", "-o", "ov", "--rates", "1000,4000", "--step", "500ms", "--devices", "4"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = csv_rows(&d.path().join("ov/link_overload.csv"));
+    assert_eq!(rows.len(), 2);
+    for (r, rate) in rows.iter().zip(["1000", "4000"]) {
+        assert_eq!(r["offered_per_s"], rate);
+        // 4 devices × ceil(rate × 0.5 s / 4) readings, all stored (back-pressure, no drops).
+        let want = 4 * (rate.parse::<u64>().unwrap() / 2).div_ceil(4);
+        assert_eq!(r["sent"], want.to_string());
+        assert_eq!(r["stored"], want.to_string());
+        assert_eq!(r["missing"], "0");
+        assert!(r["rss_peak_mb"].parse::<f64>().unwrap() > 1.0);
+    }
+    assert!(std::fs::read_to_string(d.path().join("ov/summary.md")).unwrap().contains("Sustainable rate"));
+    assert!(!d.path().join("ov/work").exists(), "the step stores are removed");
+    for (args, opt) in
+        [(["--rates", "fast"]), (["--step", "1us"]), (["--keep", "2"])].iter().zip(["--rates", "--step", "--keep"])
+    {
+        let o = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+            .args(["link", "overload", "-o", "bad"])
+            .args(args.iter())
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.lines().filter(|l| l.starts_with("error:")).count() == 1 && err.contains(opt),
+            "{err}"
+        );
+        assert!(!d.path().join("bad").exists());
+    }
+}
