@@ -192,7 +192,7 @@ fn overload_steps_report_every_rate_and_lose_nothing() {
     let rows = csv_rows(&d.path().join("ov/link_overload.csv"));
     assert_eq!(rows.len(), 2);
     for (r, rate) in rows.iter().zip(["1000", "4000"]) {
-        assert_eq!(r["offered_per_s"], rate);
+        assert_eq!(r["offered_per_s"].parse::<f64>().unwrap(), rate.parse::<f64>().unwrap());
         // 4 devices × ceil(rate × 0.5 s / 4) readings, all stored (back-pressure, no drops).
         let want = 4 * (rate.parse::<u64>().unwrap() / 2).div_ceil(4);
         assert_eq!(r["sent"], want.to_string());
