@@ -26,6 +26,13 @@ pub struct LinkArgs {
 enum LinkSub {
     /// Run ONE device as its own process (publishes to a broker; for restart/kill tests).
     Device(DeviceArgs),
+    /// Run the gateway as its own process: subscribe, check, store until SIGTERM (or SIGKILL).
+    Gateway(crate::cmd_link_chaos::GatewayArgs),
+    /// Faults: SIGKILL and restart gateway, broker (mosquitto) and devices at seeded random
+    /// moments, then prove nothing was lost, duplicated or forged into the store.
+    Chaos(crate::cmd_link_chaos::ChaosArgs),
+    /// Overload: step the offered rate, report the sustainable rate and peak memory.
+    Overload(crate::cmd_link_chaos::OverloadArgs),
 }
 
 #[derive(Args)]
@@ -147,6 +154,16 @@ struct DeviceArgs {
     /// Append every frame (hex, one per line) to this file before sending it.
     #[arg(long)]
     capture: Option<PathBuf>,
+    /// Deliver every captured frame: one frame in flight, re-send after reconnects and restarts
+    /// (needs --capture; --messages 0 = until SIGTERM). See docs/link.md "Faults".
+    #[arg(long, requires = "capture")]
+    durable: bool,
+    /// With --durable: rewrite this JSON file with the device's counters about once a second.
+    #[arg(long, requires = "durable")]
+    stats: Option<PathBuf>,
+    /// With --durable: re-publish the frames of this last stretch after every reconnect (0 = none).
+    #[arg(long, default_value = "3s", requires = "durable")]
+    resend_window: String,
 }
 
 /// "10ms", "1s", "500us", "2m", "0".
@@ -186,6 +203,9 @@ fn list() {
 pub fn run(a: &LinkArgs) -> Result<(), String> {
     match &a.sub {
         Some(LinkSub::Device(d)) => device(d),
+        Some(LinkSub::Gateway(g)) => crate::cmd_link_chaos::gateway(g),
+        Some(LinkSub::Chaos(c)) => crate::cmd_link_chaos::chaos(c),
+        Some(LinkSub::Overload(o)) => crate::cmd_link_chaos::overload(o),
         None => session(&a.session),
     }
 }
@@ -380,6 +400,27 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
     let interval = parse_duration(&a.interval, "--interval")?;
     let master = lwcbench_link::keys::MasterKey::read(&a.key_file)?;
     let counters = lwcbench_link::counter::CounterStore::open(&a.counter_state, a.counter_block)?;
+    if a.durable {
+        let st = lwcbench_link::chaos::DurableDevice {
+            suite: s,
+            device: a.id,
+            session: a.session.clone(),
+            broker: b,
+            master,
+            counters,
+            messages: a.messages,
+            interval: (!interval.is_zero()).then_some(interval),
+            capture: a.capture.clone().expect("clap: --durable requires --capture"),
+            stats: a.stats.clone(),
+            resend_window: parse_duration(&a.resend_window, "--resend-window")?,
+        }
+        .run()?;
+        println!("device {} sent {} readings", a.id, st.sent);
+        return Ok(());
+    }
+    if a.messages == 0 {
+        return Err("--messages: 0 (until SIGTERM) needs --durable".into());
+    }
     let capture: Option<run::Capture> = match &a.capture {
         Some(p) => {
             let mut f = std::fs::OpenOptions::new()

@@ -29,6 +29,7 @@ mod cmd_collect;
 mod cmd_compare;
 mod cmd_crypt;
 mod cmd_link;
+mod cmd_link_chaos;
 mod cmd_list;
 mod cmd_mcu;
 mod cmd_run;

@@ -8,14 +8,18 @@
 //! * [`counter`] — persistent per-device counters (reserve a block durably before use);
 //! * [`replay`] — the per-device sliding replay window;
 //! * [`gateway`], [`store`] — checking, opening and storing (SQLite or PostgreSQL);
-//! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session.
+//! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session;
+//! * [`gateway_proc`], [`chaos`], [`overload`] — the gateway as a process, faults, overload.
 pub mod attack;
 pub mod broker;
+pub mod chaos;
 pub mod counter;
 pub mod energy;
 pub mod frame;
 pub mod gateway;
+pub mod gateway_proc;
 pub mod keys;
+pub mod overload;
 pub mod replay;
 pub mod results;
 pub mod run;

@@ -121,9 +121,19 @@ pub struct GatewaySpec {
     pub max_samples: usize,
 }
 
+/// Counts a running gateway publishes while it runs (for a process that may be killed before
+/// it can report its final tally).
+#[derive(Default)]
+pub struct LiveCounts {
+    pub stored: AtomicU64,
+    pub duplicates: AtomicU64,
+    pub refused: AtomicU64,
+}
+
 /// A running gateway.
 pub struct GatewayHandle {
     processed: Arc<AtomicU64>,
+    live: Arc<LiveCounts>,
     stop: Arc<AtomicBool>,
     join: Option<std::thread::JoinHandle<GwResult>>,
     recv_task: Option<tokio::task::JoinHandle<()>>,
@@ -151,9 +161,11 @@ impl GatewayHandle {
         let gw = Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
         let (tx, rx) = mpsc::channel::<Incoming>(16 * 1024);
         let processed = Arc::new(AtomicU64::new(0));
+        let live = Arc::new(LiveCounts::default());
         let stop = Arc::new(AtomicBool::new(false));
         let mut h = GatewayHandle {
             processed: processed.clone(),
+            live: live.clone(),
             stop: stop.clone(),
             join: None,
             recv_task: None,
@@ -248,7 +260,7 @@ impl GatewayHandle {
         h.join = Some(
             std::thread::Builder::new()
                 .name("link-gateway".into())
-                .spawn(move || gateway_loop(gw, store, rx, acker, rt2, processed, batch, max_samples))
+                .spawn(move || gateway_loop(gw, store, rx, acker, rt2, processed, live, batch, max_samples))
                 .map_err(|e| e.to_string())?,
         );
         Ok(h)
@@ -257,6 +269,12 @@ impl GatewayHandle {
     /// Frames checked so far (accepted + refused).
     pub fn processed(&self) -> u64 {
         self.processed.load(Ordering::Acquire)
+    }
+
+    /// (rows stored, duplicates ignored, frames refused) so far.
+    pub fn live(&self) -> (u64, u64, u64) {
+        let l = &self.live;
+        (l.stored.load(Ordering::Acquire), l.duplicates.load(Ordering::Acquire), l.refused.load(Ordering::Acquire))
     }
 
     /// Stop receiving, let the gateway finish what it holds, and return its result.
@@ -298,6 +316,7 @@ fn gateway_loop(
     acker: Option<AsyncClient>,
     rt: tokio::runtime::Handle,
     processed: Arc<AtomicU64>,
+    live: Arc<LiveCounts>,
     batch_max: usize,
     max_samples: usize,
 ) -> GwResult {
@@ -362,6 +381,9 @@ fn gateway_loop(
                 }
             }
         }
+        live.stored.store(new_rows, Ordering::Release);
+        live.duplicates.store(dups, Ordering::Release);
+        live.refused.store(gw.tally.refused_total(), Ordering::Release);
         processed.fetch_add(batch.len().max(rows.len()) as u64, Ordering::Release);
         batch.clear();
     }

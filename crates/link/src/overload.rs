@@ -1,0 +1,190 @@
+//! Overload: step the offered rate up and find the highest one the path sustains (stored rate
+//! ≈ offered rate with bounded latency), measuring the process's memory while it runs.
+//! See docs/link.md "Overload".
+//!
+//! Every queue on the in-process path is bounded, so an offered rate above capacity becomes
+//! back-pressure on the devices (they send late: `sent_per_s` < offered) and latency, never
+//! unbounded memory: devices → publisher connection (rumqttc request channel, 4096 requests per
+//! connection) → broker (rumqttd: 1024 in flight per connection, 4 × 64 MiB segments) → gateway
+//! (channel of 16,384 frames; MQTT acknowledged only after the commit) → store (one transaction
+//! per batch). UDP has no back-pressure: what the socket buffer (8 MiB) cannot hold is dropped by
+//! the kernel and counted as `missing`.
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::gateway_proc::mem_kb;
+use crate::run::{self, LinkConfig, Transport};
+use crate::suite::Suite;
+
+pub struct OverloadConfig {
+    pub suite: Suite,
+    pub devices: u32,
+    pub rates: Vec<f64>,
+    /// Readings per step = rate × step.
+    pub step: Duration,
+    pub transport: Transport,
+    pub dir: std::path::PathBuf,
+    pub batch: usize,
+    pub connections: usize,
+    /// A step sustains its rate if stored ≥ `keep` × offered and e2e p99 ≤ `max_p99`.
+    pub keep: f64,
+    pub max_p99: Duration,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StepRow {
+    pub cipher: String,
+    pub transport: String,
+    pub offered_per_s: f64,
+    pub devices: u32,
+    pub sent: u64,
+    /// Rate the devices managed to hand to the transport (below offered = back-pressure).
+    pub sent_per_s: f64,
+    pub stored: u64,
+    pub stored_per_s: f64,
+    pub missing: u64,
+    pub refused: u64,
+    pub e2e_p50_ms: f64,
+    pub e2e_p99_ms: f64,
+    pub rss_start_mb: f64,
+    pub rss_peak_mb: f64,
+    pub sustained: bool,
+}
+
+fn pct(v: &mut [u64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_unstable();
+    v[((v.len() - 1) as f64 * p).round() as usize] as f64 / 1e6
+}
+
+/// Run every step; returns the rows (the caller picks the sustainable rate with [`sustainable`]).
+pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<Vec<StepRow>, String> {
+    if cfg.rates.is_empty() {
+        return Err("--rates: no rate given".into());
+    }
+    std::fs::create_dir_all(&cfg.dir).map_err(|e| format!("{}: {e}", cfg.dir.display()))?;
+    let key_file = cfg.dir.join("master.key");
+    let pid = std::process::id();
+    let mut rows = Vec::new();
+    for (i, &rate) in cfg.rates.iter().enumerate() {
+        let per_dev = ((rate * cfg.step.as_secs_f64()) / cfg.devices as f64).ceil().max(10.0) as u64;
+        let db = cfg.dir.join(format!("overload-{i}.db"));
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+        }
+        let lc = LinkConfig {
+            suite: cfg.suite.clone(),
+            unauthenticated: false,
+            devices: cfg.devices,
+            messages: per_dev,
+            interval: Some(Duration::from_secs_f64(cfg.devices as f64 / rate)),
+            transport: cfg.transport.clone(),
+            store: db.display().to_string(),
+            window: 1 << 16,
+            counter_block: 1 << 16,
+            key_file: key_file.clone(),
+            counter_file: cfg.dir.join("counters"),
+            connections: cfg.connections,
+            drain_timeout: Duration::from_secs(60),
+            readings: run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
+            batch: cfg.batch,
+            session: run::new_session(),
+        };
+        let rss_start = mem_kb(pid).map(|m| m.0).unwrap_or(0);
+        let peak = Arc::new(AtomicU64::new(rss_start));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p2, s2) = (peak.clone(), stop.clone());
+        let sampler = std::thread::spawn(move || {
+            while !s2.load(Ordering::Relaxed) {
+                if let Some((rss, _)) = mem_kb(pid) {
+                    p2.fetch_max(rss, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let o = run::run(&lc);
+        stop.store(true, Ordering::Relaxed);
+        let _ = sampler.join();
+        let o = o?;
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+        }
+        let first = o.dev.iter().map(|s| s.seal_start).min().unwrap_or(0);
+        let last_sent = o.dev.iter().map(|s| s.sent).max().unwrap_or(first);
+        let seal: std::collections::HashMap<(u32, u64), u64> =
+            o.dev.iter().map(|s| ((s.device, s.counter), s.seal_start)).collect();
+        let mut e2e: Vec<u64> =
+            o.gw.iter()
+                .filter_map(|g| seal.get(&(g.device, g.counter)).map(|&s| g.committed.saturating_sub(s)))
+                .collect();
+        let (p50, p99) = (pct(&mut e2e, 0.5), pct(&mut e2e, 0.99));
+        // N readings per device span N − 1 intervals: one interval is added to every span so a
+        // short step that kept its schedule shows its offered rate, not a fence-post shortfall.
+        let iv_ns = lc.interval.map(|d| d.as_nanos() as u64).unwrap_or(0);
+        let last_commit = o.gw.iter().map(|g| g.committed).max().unwrap_or(first);
+        let stored_per_s = o.new_rows as f64 / ((last_commit.saturating_sub(first) + iv_ns).max(1) as f64 / 1e9);
+        let row = StepRow {
+            cipher: cfg.suite.name(),
+            transport: match cfg.transport {
+                Transport::Mqtt(_) => "mqtt".into(),
+                Transport::Udp => "udp".into(),
+            },
+            offered_per_s: rate,
+            devices: cfg.devices,
+            sent: o.sent,
+            sent_per_s: o.sent as f64 / ((last_sent.saturating_sub(first) + iv_ns).max(1) as f64 / 1e9),
+            stored: o.new_rows,
+            stored_per_s,
+            missing: o.missing,
+            refused: o.tally.refused_total(),
+            e2e_p50_ms: p50,
+            e2e_p99_ms: p99,
+            rss_start_mb: rss_start as f64 / 1024.0,
+            rss_peak_mb: peak.load(Ordering::Relaxed) as f64 / 1024.0,
+            sustained: o.missing == 0 && stored_per_s >= cfg.keep * rate && p99 <= cfg.max_p99.as_secs_f64() * 1e3,
+        };
+        progress(&row);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// The highest offered rate that was sustained (None if none was).
+pub fn sustainable(rows: &[StepRow]) -> Option<f64> {
+    rows.iter().filter(|r| r.sustained).map(|r| r.offered_per_s).fold(None, |a, r| Some(a.map_or(r, |a: f64| a.max(r))))
+}
+
+pub fn markdown(rows: &[StepRow], cfg: &OverloadConfig) -> String {
+    let mut s = String::from("## Overload (lwcbench link overload)\n\n");
+    s += "| offered /s | sent /s | stored /s | missing | refused | e2e p50 (ms) | e2e p99 (ms) | peak RSS (MiB) | sustained |\n";
+    s += "|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+    for r in rows {
+        s += &format!(
+            "| {:.0} | {:.0} | {:.0} | {} | {} | {:.2} | {:.2} | {:.1} | {} |\n",
+            r.offered_per_s,
+            r.sent_per_s,
+            r.stored_per_s,
+            r.missing,
+            r.refused,
+            r.e2e_p50_ms,
+            r.e2e_p99_ms,
+            r.rss_peak_mb,
+            if r.sustained { "yes" } else { "no" }
+        );
+    }
+    s += &format!(
+        "\nSustained = nothing missing, stored ≥ {:.0} % of offered, e2e p99 ≤ {} ms. Sustainable rate: {}.\n",
+        cfg.keep * 100.0,
+        cfg.max_p99.as_millis(),
+        match sustainable(rows) {
+            Some(r) => format!("**{r:.0} readings/s**"),
+            None => "none of the offered rates".into(),
+        }
+    );
+    s
+}
