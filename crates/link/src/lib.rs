@@ -8,7 +8,8 @@
 //! * [`counter`] — persistent per-device counters (reserve a block durably before use);
 //! * [`replay`] — the per-device sliding replay window;
 //! * [`gateway`], [`store`] — checking, opening and storing (SQLite or PostgreSQL);
-//! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session.
+//! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session;
+//! * [`workers`] — K gateway workers on an MQTT v5 shared subscription, replay state in the store.
 pub mod attack;
 pub mod broker;
 pub mod counter;
@@ -21,3 +22,4 @@ pub mod results;
 pub mod run;
 pub mod store;
 pub mod suite;
+pub mod workers;
