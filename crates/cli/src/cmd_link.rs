@@ -334,6 +334,9 @@ fn session_in(
             row.wire_bytes,
             row.overhead_bytes
         );
+        if a.workers > 1 {
+            eprintln!("  frames checked per worker: {:?}", o.per_worker);
+        }
         summary.push(row);
         messages.extend(msgs);
     }

@@ -144,3 +144,20 @@ fn two_workers_mosquitto_postgres() {
     let b = broker::parse_url(&format!("mqtt://127.0.0.1:{}", m.port)).unwrap();
     k_run(b, url, 2);
 }
+
+/// The single gateway's PostgreSQL store inserts a batch in one statement: new rows counted,
+/// copies of stored (device, counter) pairs (also inside one batch) not stored again.
+#[test]
+fn postgres_store_batch_insert_counts_new_rows() {
+    use lwcbench_link::store::Row;
+    let Some((_pg, url)) = support::postgres() else { return };
+    let mut st = lwcbench_link::store::open(&url, "batch-run").unwrap();
+    let r = |c: u64| Row { device: 3, counter: c, cipher: 1, payload: vec![c as u8; 5] };
+    assert_eq!(st.insert(&[r(1), r(2)]).unwrap(), 2);
+    assert_eq!(st.insert(&[r(2), r(3), r(3)]).unwrap(), 1, "2 is stored already, 3 twice in the batch");
+    assert_eq!(st.all().unwrap(), vec![r(1), r(2), r(3)]);
+    // Another run id in the same table is a separate namespace.
+    let mut other = lwcbench_link::store::open(&url, "other-run").unwrap();
+    assert_eq!(other.insert(&[r(1)]).unwrap(), 1);
+    assert_eq!(st.all().unwrap().len(), 3);
+}

@@ -42,7 +42,8 @@ fn wait_port(port: u16, child: &mut Child, what: &str) {
     }
 }
 
-/// mosquitto on 127.0.0.1 and a free port (no persistence, anonymous, no inflight limit).
+/// mosquitto on 127.0.0.1 and a free port (no persistence, anonymous, no queue limit, at most
+/// 1000 QoS 1 messages in flight per client).
 pub fn mosquitto() -> Option<Service> {
     let bin = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].iter().map(PathBuf::from).find(|p| p.is_file());
     let Some(bin) = bin else {
@@ -55,7 +56,7 @@ pub fn mosquitto() -> Option<Service> {
     std::fs::write(
         &conf,
         format!(
-            "listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_inflight_messages 0\n\
+            "listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_inflight_messages 1000\n\
              max_queued_messages 0\n"
         ),
     )
