@@ -76,6 +76,10 @@ struct SessionArgs {
     /// Publisher connections the devices share (like sensors behind a concentrator).
     #[arg(long, default_value_t = 8)]
     connections: usize,
+    /// Gateway workers: 1 = one gateway; K > 1 = K workers on one MQTT v5 shared subscription,
+    /// replay state kept in the store (docs/link.md, "Scale-out"). MQTT only.
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
     /// Most frames the gateway stores per transaction.
     #[arg(long, default_value_t = 512)]
     batch: usize,
@@ -270,6 +274,12 @@ fn session(a: &SessionArgs) -> Result<(), String> {
     if a.messages == 0 || a.messages.saturating_mul(a.devices as u64) > 50_000_000 {
         return Err(format!("--messages: {} × {} devices is not in 1..=50,000,000 readings", a.messages, a.devices));
     }
+    if a.workers == 0 || a.workers > lwcbench_link::workers::MAX_WORKERS {
+        return Err(format!("--workers: {} is not in 1..={}", a.workers, lwcbench_link::workers::MAX_WORKERS));
+    }
+    if a.workers > 1 && a.transport != "mqtt" {
+        return Err("--workers above 1 needs --transport mqtt (the workers share one MQTT subscription)".into());
+    }
     lwcbench_link::replay::ReplayWindow::new(a.window)?;
     let ds = match &a.dataset {
         Some(p) => lwcbench_engine::dataset::Dataset::load(p, &[])?,
@@ -327,7 +337,7 @@ fn session_in(
             batch: a.batch,
             session: format!("{session}-{}", s.id),
         };
-        let o = run::run(&cfg)?;
+        let o = run::run_workers(&cfg, a.workers)?;
         let msgs = results::message_rows(&s.name(), &o);
         let row = results::summary_row(s, a.unsafe_no_integrity, a.devices, &o, &msgs);
         eprintln!(
@@ -344,6 +354,9 @@ fn session_in(
             row.wire_bytes,
             row.overhead_bytes
         );
+        if a.workers > 1 {
+            eprintln!("  frames checked per worker: {:?}", o.per_worker);
+        }
         summary.push(row);
         messages.extend(msgs);
     }
@@ -377,7 +390,7 @@ fn session_in(
             "store": summary.first().map(|r| r.store.clone()),
             "window": a.window, "counter_block": a.counter_block,
             "key_file": key_file.display().to_string(), "counter_state": counter_file.display().to_string(),
-            "connections": a.connections, "batch": a.batch,
+            "connections": a.connections, "batch": a.batch, "workers": a.workers,
             "dataset": ds.name, "channels": ds.channels.len(),
         }),
         machine: lwcbench_engine::machine::Machine::detect(),

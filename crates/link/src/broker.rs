@@ -62,21 +62,29 @@ pub fn free_port() -> Result<u16, String> {
     l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
 
-static EMBEDDED: OnceLock<Result<u16, String>> = OnceLock::new();
+static EMBEDDED: OnceLock<Result<(u16, u16), String>> = OnceLock::new();
 
-/// Start the embedded broker once per process and return its address.
+/// Start the embedded broker once per process and return its address (the MQTT 3.1.1 listener).
 pub fn embedded() -> Result<BrokerAddr, String> {
-    let port = EMBEDDED.get_or_init(start_embedded).clone()?;
+    let port = EMBEDDED.get_or_init(start_embedded).clone()?.0;
     Ok(BrokerAddr { host: "127.0.0.1".into(), port, embedded: true })
 }
 
-fn start_embedded() -> Result<u16, String> {
+/// The embedded broker's MQTT v5 listener (same router, so the same topics): the gateway
+/// workers' shared subscription (`--workers`) connects here.
+pub fn embedded_v5_port() -> Result<u16, String> {
+    EMBEDDED.get_or_init(start_embedded).clone().map(|p| p.1)
+}
+
+fn start_embedded() -> Result<(u16, u16), String> {
     // The port is chosen by binding :0 and released for rumqttd to bind; another process could
     // take it in between, so a few attempts are made.
     let mut last = String::new();
     for _ in 0..5 {
         let port = free_port()?;
+        let port5 = free_port()?;
         let listen: SocketAddr = ([127, 0, 0, 1], port).into();
+        let listen5: SocketAddr = ([127, 0, 0, 1], port5).into();
         let conn = rumqttd::ConnectionSettings {
             connection_timeout_ms: 10_000,
             max_payload_size: crate::frame::MAX_FRAME + 1024,
@@ -88,6 +96,13 @@ fn start_embedded() -> Result<u16, String> {
         let server = rumqttd::ServerSettings {
             name: "lwcbench-link".into(),
             listen,
+            tls: None,
+            next_connection_delay_ms: 0,
+            connections: conn.clone(),
+        };
+        let server5 = rumqttd::ServerSettings {
+            name: "lwcbench-link-v5".into(),
+            listen: listen5,
             tls: None,
             next_connection_delay_ms: 0,
             connections: conn,
@@ -102,6 +117,7 @@ fn start_embedded() -> Result<u16, String> {
                 ..Default::default()
             },
             v4: Some(HashMap::from([("1".to_string(), server)])),
+            v5: Some(HashMap::from([("5".to_string(), server5)])),
             ..Default::default()
         };
         std::thread::Builder::new()
@@ -113,8 +129,10 @@ fn start_embedded() -> Result<u16, String> {
             .map_err(|e| format!("cannot start the embedded broker: {e}"))?;
         // Wait until it accepts connections.
         for _ in 0..100 {
-            if TcpStream::connect_timeout(&listen, Duration::from_millis(100)).is_ok() {
-                return Ok(port);
+            if TcpStream::connect_timeout(&listen, Duration::from_millis(100)).is_ok()
+                && TcpStream::connect_timeout(&listen5, Duration::from_millis(100)).is_ok()
+            {
+                return Ok((port, port5));
             }
             std::thread::sleep(Duration::from_millis(20));
         }

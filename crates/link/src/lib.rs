@@ -9,7 +9,8 @@
 //! * [`replay`] — the per-device sliding replay window;
 //! * [`gateway`], [`store`] — checking, opening and storing (SQLite or PostgreSQL);
 //! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session;
-//! * [`gateway_proc`], [`chaos`], [`overload`] — the gateway as a process, faults, overload.
+//! * [`gateway_proc`], [`chaos`], [`overload`] — the gateway as a process, faults, overload;
+//! * [`workers`] — K gateway workers on an MQTT v5 shared subscription, replay state in the store.
 pub mod attack;
 pub mod broker;
 pub mod chaos;
@@ -25,3 +26,4 @@ pub mod results;
 pub mod run;
 pub mod store;
 pub mod suite;
+pub mod workers;

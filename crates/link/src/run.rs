@@ -580,6 +580,8 @@ pub struct Outcome {
     /// Sent but not stored.
     pub missing: u64,
     pub counter_writes: u64,
+    /// Frames each gateway worker checked (`--workers`; one entry for the single gateway).
+    pub per_worker: Vec<u64>,
 }
 
 /// A random session id (topic namespace and client ids).
@@ -599,6 +601,12 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 
 /// Run devices → transport → gateway → store once and measure it.
 pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
+    run_workers(cfg, 1)
+}
+
+/// [`run`] with `workers` gateway workers: 1 is the single gateway; more start a
+/// [`crate::workers::WorkerPool`] on an MQTT v5 shared subscription, replay state in the store.
+pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> {
     if cfg.devices == 0 || cfg.devices > 100_000 {
         return Err(format!("--devices: {} is not in 1..=100000", cfg.devices));
     }
@@ -616,21 +624,22 @@ pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
     let blocks = counters.reserve_all(&ids)?;
     let rt = runtime()?;
     let handle = rt.handle().clone();
-    let gw = GatewayHandle::start(
-        GatewaySpec {
-            suite: cfg.suite.clone(),
-            unauthenticated: cfg.unauthenticated,
-            devices: ids.clone(),
-            window: cfg.window,
-            store,
-            session: cfg.session.clone(),
-            transport: cfg.transport.clone(),
-            batch: cfg.batch,
-            max_samples: 4 << 20,
-        },
-        &master,
-        &handle,
-    )?;
+    let spec = GatewaySpec {
+        suite: cfg.suite.clone(),
+        unauthenticated: cfg.unauthenticated,
+        devices: ids.clone(),
+        window: cfg.window,
+        store,
+        session: cfg.session.clone(),
+        transport: cfg.transport.clone(),
+        batch: cfg.batch,
+        max_samples: 4 << 20,
+    };
+    let gw = if workers > 1 {
+        Gw::Pool(crate::workers::WorkerPool::start(spec, &cfg.store, workers, &master, &handle)?)
+    } else {
+        Gw::One(GatewayHandle::start(spec, &master, &handle)?)
+    };
     let ncon = cfg.connections.clamp(1, cfg.devices as usize);
     let (publishers, conns) = rt.block_on(async {
         let mut pubs = Vec::new();
@@ -644,7 +653,7 @@ pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
                 }
                 Transport::Udp => {
                     let s = tokio::net::UdpSocket::bind("127.0.0.1:0").await.map_err(|e| format!("udp: {e}"))?;
-                    pubs.push(Publisher::Udp { sock: Arc::new(s), to: gw.udp_addr.expect("udp gateway") });
+                    pubs.push(Publisher::Udp { sock: Arc::new(s), to: gw.udp_addr().expect("udp gateway") });
                 }
             }
         }
@@ -695,7 +704,7 @@ pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
             break;
         }
     }
-    let mut res = gw.stop(&handle);
+    let (mut res, per_worker) = gw.stop(&handle);
     let process_cpu_ns = process_cpu_ns() - cpu0;
     for c in conns {
         let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(1), c.client.disconnect()).await });
@@ -730,12 +739,49 @@ pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
         elapsed_ns: t_end.saturating_sub(t0),
         gateway_cpu_ns: res.cpu_ns,
         process_cpu_ns,
-        store_desc,
-        transport_desc: cfg.transport.describe(),
+        store_desc: match workers {
+            1 => store_desc,
+            _ => format!("{store_desc}; replay state shared in the store (per-device top + unique key)"),
+        },
+        transport_desc: match workers {
+            1 => cfg.transport.describe(),
+            k => format!("{}; {k} gateway workers on MQTT v5 shared subscription", cfg.transport.describe()),
+        },
         mismatched,
         missing: sent - matched.min(sent),
         counter_writes: counters.writes(),
+        per_worker,
     })
+}
+
+/// The single gateway or a pool of workers, as `run_workers` drives them.
+enum Gw {
+    One(GatewayHandle),
+    Pool(crate::workers::WorkerPool),
+}
+
+impl Gw {
+    fn processed(&self) -> u64 {
+        match self {
+            Gw::One(g) => g.processed(),
+            Gw::Pool(p) => p.processed(),
+        }
+    }
+    fn udp_addr(&self) -> Option<SocketAddr> {
+        match self {
+            Gw::One(g) => g.udp_addr,
+            Gw::Pool(_) => None,
+        }
+    }
+    fn stop(self, rt: &tokio::runtime::Handle) -> (GwResult, Vec<u64>) {
+        match self {
+            Gw::One(g) => {
+                let n = g.processed();
+                (g.stop(rt), vec![n])
+            }
+            Gw::Pool(p) => p.stop(rt),
+        }
+    }
 }
 
 /// One device as its own process (`lwcbench link device`): its own counter state file, its own

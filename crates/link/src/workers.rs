@@ -1,0 +1,673 @@
+//! Scale-out (`lwcbench link --workers K`): K gateway workers behind one MQTT v5 **shared
+//! subscription** (`$share/<group>/lwcbench/link/<session>/+`), the broker spreading the
+//! frames over them, each worker with its own MQTT connection, its own store connection and its
+//! own thread. See docs/link.md, "Scale-out".
+//!
+//! With a shared subscription one device's frames reach several workers, so a window in one
+//! worker's memory cannot decide alone. The **store is the authority** for replay state:
+//!
+//! * each worker keeps its own in-memory window as a *pre-filter* only: what it refuses is
+//!   refused correctly (a worker's `top` never exceeds the store's, below), what it passes is
+//!   not yet accepted;
+//! * the tag is verified (a forged frame never reaches the store, never moves any state);
+//! * in **one store transaction per batch**, with the device rows locked (PostgreSQL `SELECT …
+//!   FOR UPDATE` in device order; SQLite `BEGIN IMMEDIATE`): a counter ≤ `top − W` (`top` = the
+//!   device's highest stored counter, kept in a per-device table) is refused as `too_old`; the
+//!   rest is inserted under the UNIQUE (device, counter) key and a counter already there is
+//!   refused as `replay`; `top` moves to the highest inserted counter in the same transaction.
+//!
+//! The acceptance rule is the single gateway's window rule with "accepted inside the window"
+//! read from the readings table (an exact set instead of a bitmap).
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rumqttc::v5::mqttbytes::v5::{Packet, Publish};
+use rumqttc::v5::mqttbytes::QoS;
+use rumqttc::v5::{AsyncClient, Event, MqttOptions};
+use tokio::sync::mpsc;
+
+use crate::broker::BrokerAddr;
+use crate::gateway::{Gateway, Opened, Refusal};
+use crate::keys::MasterKey;
+use crate::run::{now_ns, GatewaySpec, GwResult, GwSample, Transport};
+use crate::store::Row;
+
+/// Most gateway workers one session may start.
+pub const MAX_WORKERS: usize = 64;
+
+/// What the store said about one accepted-so-far frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreVerdict {
+    Stored,
+    Replay,
+    TooOld,
+}
+
+enum Backend {
+    Sqlite(rusqlite::Connection),
+    Postgres(postgres::Client),
+}
+
+/// One worker's connection to the shared store, with the replay state the workers share.
+pub struct SharedState {
+    backend: Backend,
+    run: String,
+    window: i64,
+    shown: String,
+}
+
+fn pg_shown(url: &str) -> String {
+    match url.split_once('@') {
+        Some((_, host)) => format!("postgres://…@{host}"),
+        None => url.to_string(),
+    }
+}
+
+impl SharedState {
+    /// Connect to `spec` (as `--store`), create the readings and per-device tables if needed and
+    /// provision `devices` (their `top` starts at the highest counter already stored, or none).
+    pub fn open(spec: &str, run: &str, window: u64, devices: &[u32]) -> Result<SharedState, String> {
+        if window == 0 || window > crate::replay::MAX_WINDOW {
+            return Err(format!("--window: {window} is not in 1..={}", crate::replay::MAX_WINDOW));
+        }
+        // The readings table exactly as the single gateway creates it.
+        drop(crate::store::open(spec, run)?);
+        let ids: Vec<i64> = devices.iter().map(|&d| d as i64).collect();
+        let (backend, shown) = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            let shown = pg_shown(spec);
+            let mut c = postgres::Client::connect(spec, postgres::NoTls)
+                .map_err(|e| format!("--store: cannot connect to {shown}: {e}"))?;
+            c.batch_execute(
+                "CREATE TABLE IF NOT EXISTS lwcbench_link_devices (
+                     run    TEXT   NOT NULL,
+                     device BIGINT NOT NULL,
+                     top    BIGINT NOT NULL,
+                     PRIMARY KEY (run, device)
+                 )",
+            )
+            .map_err(|e| format!("--store: {shown}: {e}"))?;
+            c.execute(
+                "INSERT INTO lwcbench_link_devices (run, device, top)
+                 SELECT $1, d, COALESCE((SELECT max(counter) FROM lwcbench_link_readings r
+                                         WHERE r.run = $1 AND r.device = d), -1)
+                 FROM unnest($2::bigint[]) AS u(d) ORDER BY d
+                 ON CONFLICT DO NOTHING",
+                &[&run, &ids],
+            )
+            .map_err(|e| format!("--store: {shown}: provisioning devices: {e}"))?;
+            (Backend::Postgres(c), shown)
+        } else {
+            let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
+            let shown = format!("sqlite:{path}");
+            let mut c = rusqlite::Connection::open(path).map_err(|e| format!("--store: {path}: {e}"))?;
+            c.busy_timeout(Duration::from_secs(30)).map_err(|e| format!("--store: {path}: {e}"))?;
+            c.execute_batch(
+                "PRAGMA synchronous=NORMAL;
+                 CREATE TABLE IF NOT EXISTS readings_top (
+                     device INTEGER PRIMARY KEY,
+                     top    INTEGER NOT NULL
+                 );",
+            )
+            .map_err(|e| format!("--store: {path}: {e}"))?;
+            let tx = c.transaction().map_err(|e| format!("--store: {path}: {e}"))?;
+            {
+                let mut st = tx
+                    .prepare(
+                        "INSERT OR IGNORE INTO readings_top (device, top)
+                         VALUES (?1, COALESCE((SELECT max(counter) FROM readings WHERE device = ?1), -1))",
+                    )
+                    .map_err(|e| format!("--store: {path}: {e}"))?;
+                for d in &ids {
+                    st.execute([d]).map_err(|e| format!("--store: {path}: provisioning devices: {e}"))?;
+                }
+            }
+            tx.commit().map_err(|e| format!("--store: {path}: {e}"))?;
+            (Backend::Sqlite(c), shown)
+        };
+        Ok(SharedState { backend, run: run.to_string(), window: window as i64, shown })
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{}; replay state in the store (per-device top + UNIQUE (device, counter))", self.shown)
+    }
+
+    /// Decide and store `rows` in one transaction: one verdict per row, in the order given.
+    /// Nothing is stored for a `Replay` or `TooOld` row. On an error nothing of the batch is
+    /// stored (the transaction rolls back) and the caller must not acknowledge the frames.
+    pub fn commit(&mut self, rows: &[Row]) -> Result<Vec<StoreVerdict>, String> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Device order, counter order: locks are taken in one order by every worker, and a
+        // lower counter of a batch is judged before a higher one moves `top`.
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by_key(|&i| (rows[i].device, rows[i].counter));
+        let mut devices: Vec<i64> = order.iter().map(|&i| rows[i].device as i64).collect();
+        devices.dedup();
+        let mut last = String::new();
+        for _attempt in 0..8 {
+            let r = match &mut self.backend {
+                Backend::Postgres(c) => pg_commit(c, &self.run, self.window, rows, &order, &devices),
+                Backend::Sqlite(c) => sqlite_commit(c, self.window, rows, &order, &devices),
+            };
+            match r {
+                Ok(v) => return Ok(v),
+                Err(Retry::Again(e)) => last = e,
+                Err(Retry::Fatal(e)) => return Err(format!("store {}: {e}", self.shown)),
+            }
+        }
+        Err(format!("store {}: gave up after 8 serialization failures: {last}", self.shown))
+    }
+}
+
+enum Retry {
+    /// Deadlock / serialization failure: the transaction rolled back, try again.
+    Again(String),
+    Fatal(String),
+}
+
+/// The window rule against the stored `top` of each device: returns, in `order`, whether each
+/// row is a candidate for insertion (false = too old) and the new `top` per device.
+fn judge(
+    window: i64,
+    rows: &[Row],
+    order: &[usize],
+    tops: &HashMap<i64, i64>,
+) -> Result<(Vec<bool>, HashMap<i64, i64>), String> {
+    let mut running = HashMap::with_capacity(tops.len());
+    let mut cand = vec![false; rows.len()];
+    for &i in order {
+        let d = rows[i].device as i64;
+        let c = rows[i].counter as i64;
+        let top = match running.get(&d) {
+            Some(&t) => t,
+            None => *tops.get(&d).ok_or_else(|| format!("device {d} is not provisioned in the store"))?,
+        };
+        // top = -1: nothing stored yet, everything is fresh. Else c ≤ top − W is too old.
+        if top >= 0 && c <= top && top - c >= window {
+            running.insert(d, top);
+            continue;
+        }
+        cand[i] = true;
+        running.insert(d, top.max(c));
+    }
+    Ok((cand, running))
+}
+
+fn pg_commit(
+    c: &mut postgres::Client,
+    run: &str,
+    window: i64,
+    rows: &[Row],
+    order: &[usize],
+    devices: &[i64],
+) -> Result<Vec<StoreVerdict>, Retry> {
+    let fatal = |e: postgres::Error| {
+        let retry = e.code().is_some_and(|s| {
+            *s == postgres::error::SqlState::T_R_DEADLOCK_DETECTED
+                || *s == postgres::error::SqlState::T_R_SERIALIZATION_FAILURE
+        });
+        if retry {
+            Retry::Again(e.to_string())
+        } else {
+            Retry::Fatal(e.to_string())
+        }
+    };
+    let mut tx = c.transaction().map_err(fatal)?;
+    let locked = tx
+        .query(
+            "SELECT device, top FROM lwcbench_link_devices WHERE run = $1 AND device = ANY($2)
+             ORDER BY device FOR UPDATE",
+            &[&run, &devices],
+        )
+        .map_err(fatal)?;
+    let tops: HashMap<i64, i64> = locked.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
+    let (cand, new_tops) = judge(window, rows, order, &tops).map_err(Retry::Fatal)?;
+    let (mut d, mut k, mut ci, mut p) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for &i in order.iter().filter(|&&i| cand[i]) {
+        d.push(rows[i].device as i64);
+        k.push(rows[i].counter as i64);
+        ci.push(rows[i].cipher as i16);
+        p.push(rows[i].payload.as_slice());
+    }
+    let inserted = tx
+        .query(
+            "INSERT INTO lwcbench_link_readings (run, device, counter, cipher, payload)
+             SELECT $1, d, k, ci, p FROM unnest($2::bigint[], $3::bigint[], $4::smallint[], $5::bytea[])
+                    AS u(d, k, ci, p)
+             ON CONFLICT DO NOTHING RETURNING device, counter",
+            &[&run, &d, &k, &ci, &p],
+        )
+        .map_err(fatal)?;
+    let new: HashSet<(i64, i64)> = inserted.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
+    let (td, tt): (Vec<i64>, Vec<i64>) = new_tops.into_iter().filter(|(d, t)| tops.get(d) != Some(t)).unzip();
+    if !td.is_empty() {
+        tx.execute(
+            "UPDATE lwcbench_link_devices AS x SET top = GREATEST(x.top, u.t)
+             FROM unnest($2::bigint[], $3::bigint[]) AS u(d, t) WHERE x.run = $1 AND x.device = u.d",
+            &[&run, &td, &tt],
+        )
+        .map_err(fatal)?;
+    }
+    tx.commit().map_err(fatal)?;
+    Ok(rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match (cand[i], new.contains(&(r.device as i64, r.counter as i64))) {
+            (false, _) => StoreVerdict::TooOld,
+            (true, true) => StoreVerdict::Stored,
+            (true, false) => StoreVerdict::Replay,
+        })
+        .collect())
+}
+
+fn sqlite_commit(
+    c: &mut rusqlite::Connection,
+    window: i64,
+    rows: &[Row],
+    order: &[usize],
+    devices: &[i64],
+) -> Result<Vec<StoreVerdict>, Retry> {
+    let fatal = |e: rusqlite::Error| Retry::Fatal(e.to_string());
+    // IMMEDIATE: the write lock is taken first, so read-decide-write is one serial step.
+    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(fatal)?;
+    let mut tops = HashMap::with_capacity(devices.len());
+    let mut verdict = vec![StoreVerdict::TooOld; rows.len()];
+    {
+        let mut q = tx.prepare_cached("SELECT top FROM readings_top WHERE device = ?1").map_err(fatal)?;
+        for &d in devices {
+            if let Some(t) = q.query_row([d], |r| r.get::<_, i64>(0)).map(Some).or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(fatal(e)),
+            })? {
+                tops.insert(d, t);
+            }
+        }
+        let (cand, new_tops) = judge(window, rows, order, &tops).map_err(Retry::Fatal)?;
+        let mut ins = tx
+            .prepare_cached("INSERT OR IGNORE INTO readings (device, counter, cipher, payload) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(fatal)?;
+        for &i in order.iter().filter(|&&i| cand[i]) {
+            let r = &rows[i];
+            let n = ins
+                .execute(rusqlite::params![r.device as i64, r.counter as i64, r.cipher as i64, r.payload])
+                .map_err(fatal)?;
+            verdict[i] = if n == 1 { StoreVerdict::Stored } else { StoreVerdict::Replay };
+        }
+        let mut up =
+            tx.prepare_cached("UPDATE readings_top SET top = max(top, ?2) WHERE device = ?1").map_err(fatal)?;
+        for (d, t) in new_tops {
+            if tops.get(&d) != Some(&t) {
+                up.execute([d, t]).map_err(fatal)?;
+            }
+        }
+    }
+    tx.commit().map_err(fatal)?;
+    Ok(verdict)
+}
+
+/// One worker's whole check: the gateway's structure/device/cipher/local-window/tag checks,
+/// then the store's verdict. Refusals found at the store are moved in the tally from
+/// `accepted` to `replay` / `too_old`.
+pub struct Checker {
+    pub gateway: Gateway,
+    pub state: SharedState,
+    /// When the last batch's gateway checks ended and its store transaction began.
+    pub last_opened_ns: u64,
+}
+
+/// The outcome of one frame in a batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Checked {
+    Stored(Opened),
+    Refused(Refusal),
+}
+
+impl Checker {
+    pub fn new(gateway: Gateway, state: SharedState) -> Checker {
+        Checker { gateway, state, last_opened_ns: 0 }
+    }
+
+    /// Check, open and store a batch of frames; one outcome per frame, in order. `Err` means
+    /// the store failed: nothing of the batch is stored and nothing may be acknowledged.
+    pub fn process(&mut self, frames: &[&[u8]]) -> Result<Vec<Checked>, String> {
+        let mut out: Vec<Option<Checked>> = vec![None; frames.len()];
+        let mut idx = Vec::new();
+        let mut rows = Vec::new();
+        for (i, f) in frames.iter().enumerate() {
+            match self.gateway.open(f) {
+                Ok(o) => {
+                    idx.push((i, o.clone()));
+                    rows.push(Row { device: o.device, counter: o.counter, cipher: o.cipher, payload: o.reading });
+                }
+                Err(r) => out[i] = Some(Checked::Refused(r)),
+            }
+        }
+        self.last_opened_ns = now_ns();
+        let verdicts = self.state.commit(&rows)?;
+        for ((i, o), v) in idx.into_iter().zip(verdicts) {
+            out[i] = Some(match v {
+                StoreVerdict::Stored => Checked::Stored(o),
+                StoreVerdict::Replay | StoreVerdict::TooOld => {
+                    let r = if v == StoreVerdict::Replay { Refusal::Replay } else { Refusal::TooOld };
+                    self.gateway.tally.accepted -= 1;
+                    self.gateway.tally.refused[r as usize] += 1;
+                    Checked::Refused(r)
+                }
+            });
+        }
+        Ok(out.into_iter().map(|x| x.expect("every frame has an outcome")).collect())
+    }
+}
+
+struct Incoming {
+    frame: Vec<u8>,
+    recv: u64,
+    ack: Publish,
+}
+
+/// The shared subscription filter of a session's gateway workers.
+pub fn shared_filter(session: &str) -> String {
+    format!("$share/lwcbench-gw-{session}/lwcbench/link/{session}/+")
+}
+
+/// K running gateway workers.
+pub struct WorkerPool {
+    processed: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    workers: Vec<Worker>,
+    store: Option<Box<dyn crate::store::Store>>,
+}
+
+struct Worker {
+    client: AsyncClient,
+    task: tokio::task::JoinHandle<()>,
+    join: std::thread::JoinHandle<WorkerResult>,
+}
+
+struct WorkerResult {
+    tally: crate::gateway::Tally,
+    samples: Vec<GwSample>,
+    new_rows: u64,
+    cpu_ns: u64,
+    error: Option<String>,
+}
+
+fn v5_options(id: &str, host: &str, port: u16) -> MqttOptions {
+    let mut o = MqttOptions::new(id, host, port);
+    o.set_keep_alive(Duration::from_secs(30));
+    // A persistent session (clean start off, expiry > 0): a worker that reconnects with its id
+    // gets back what the broker queued for it.
+    o.set_clean_start(false);
+    o.set_session_expiry_interval(Some(600));
+    o.set_max_packet_size(Some((crate::frame::MAX_FRAME + 1024) as u32));
+    o.set_receive_maximum(Some(4096));
+    o.set_manual_acks(true);
+    o
+}
+
+impl WorkerPool {
+    /// Start `k` workers on `spec` (MQTT only; `store_spec` as `--store`). Each subscribes to
+    /// [`shared_filter`] over MQTT v5; the call returns after every worker's SUBACK.
+    pub fn start(
+        spec: GatewaySpec,
+        store_spec: &str,
+        k: usize,
+        master: &MasterKey,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<WorkerPool, String> {
+        if !(1..=MAX_WORKERS).contains(&k) {
+            return Err(format!("--workers: {k} is not in 1..={MAX_WORKERS}"));
+        }
+        let b: BrokerAddr = match &spec.transport {
+            Transport::Mqtt(b) => b.clone(),
+            Transport::Udp => return Err("--workers above 1 needs --transport mqtt (a shared subscription)".into()),
+        };
+        let port = if b.embedded { crate::broker::embedded_v5_port()? } else { b.port };
+        let processed = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let filter = shared_filter(&spec.session);
+        let mut pool = WorkerPool { processed: processed.clone(), stop, workers: Vec::new(), store: Some(spec.store) };
+        for i in 0..k {
+            let gw =
+                Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
+            let state = SharedState::open(store_spec, &spec.session, spec.window, &spec.devices)?;
+            let (tx, rx) = mpsc::channel::<Incoming>(16 * 1024);
+            let (client, mut ev) =
+                AsyncClient::new(v5_options(&format!("lwcbench-gw-{}-w{i}", spec.session), &b.host, port), 16 * 1024);
+            let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+            let (sub_client, f, broker) = (client.clone(), filter.clone(), b.describe());
+            let task = rt.spawn(async move {
+                let mut ready = Some(ready_tx);
+                loop {
+                    match ev.poll().await {
+                        Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                            let (c, f) = (sub_client.clone(), f.clone());
+                            tokio::spawn(async move {
+                                let _ = c.subscribe(f, QoS::AtLeastOnce).await;
+                            });
+                        }
+                        Ok(Event::Incoming(Packet::SubAck(s))) => {
+                            let ok = s
+                                .return_codes
+                                .iter()
+                                .all(|c| matches!(c, rumqttc::v5::mqttbytes::v5::SubscribeReasonCode::Success(_)));
+                            if let Some(r) = ready.take() {
+                                let _ = r.send(if ok {
+                                    Ok(())
+                                } else {
+                                    Err(format!("--workers: {broker} refused the shared subscription: {s:?}"))
+                                });
+                            }
+                        }
+                        Ok(Event::Incoming(Packet::Publish(p))) => {
+                            let inc = Incoming { frame: p.payload.to_vec(), recv: now_ns(), ack: p };
+                            if tx.send(inc).await.is_err() {
+                                return;
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            if let Some(r) = ready.take() {
+                                let _ = r.send(Err(format!("--broker: cannot reach {broker} (MQTT v5): {e}")));
+                                return;
+                            }
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                    }
+                }
+            });
+            match ready_rx.recv_timeout(Duration::from_secs(5)) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    task.abort();
+                    pool.abort();
+                    return Err(e);
+                }
+                Err(_) => {
+                    task.abort();
+                    pool.abort();
+                    return Err(format!("--broker: no MQTT v5 answer from {} within 5 s", b.describe()));
+                }
+            }
+            let (acker, rt2, processed2) = (client.clone(), rt.clone(), processed.clone());
+            let (batch, max_samples) = (spec.batch.max(1), spec.max_samples / k);
+            let join = std::thread::Builder::new()
+                .name(format!("link-gw-w{i}"))
+                .spawn(move || worker_loop(Checker::new(gw, state), rx, acker, rt2, processed2, batch, max_samples))
+                .map_err(|e| e.to_string())?;
+            pool.workers.push(Worker { client, task, join });
+        }
+        Ok(pool)
+    }
+
+    fn abort(&mut self) {
+        for w in self.workers.drain(..) {
+            w.task.abort();
+            drop(w.client);
+            let _ = w.join.join();
+        }
+    }
+
+    /// Frames checked so far by all workers.
+    pub fn processed(&self) -> u64 {
+        self.processed.load(Ordering::Acquire)
+    }
+
+    /// Stop every worker and merge their results; also the frames each worker checked.
+    pub fn stop(mut self, rt: &tokio::runtime::Handle) -> (GwResult, Vec<u64>) {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut res = GwResult {
+            tally: Default::default(),
+            samples: Vec::new(),
+            new_rows: 0,
+            duplicates: 0,
+            cpu_ns: 0,
+            store: self.store.take().expect("store kept until stop"),
+            error: None,
+        };
+        let mut per_worker = Vec::new();
+        for w in self.workers.drain(..) {
+            w.task.abort();
+            let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(1), w.client.disconnect()).await });
+            drop(w.client);
+            let r = w.join.join().unwrap_or_else(|_| WorkerResult {
+                tally: Default::default(),
+                samples: Vec::new(),
+                new_rows: 0,
+                cpu_ns: 0,
+                error: Some("a gateway worker panicked".into()),
+            });
+            res.tally.accepted += r.tally.accepted;
+            for (a, b) in res.tally.refused.iter_mut().zip(r.tally.refused) {
+                *a += b;
+            }
+            per_worker.push(r.tally.accepted + r.tally.refused_total());
+            res.samples.extend(r.samples);
+            res.new_rows += r.new_rows;
+            res.cpu_ns += r.cpu_ns;
+            if res.error.is_none() {
+                res.error = r.error;
+            }
+        }
+        (res, per_worker)
+    }
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn worker_loop(
+    mut chk: Checker,
+    mut rx: mpsc::Receiver<Incoming>,
+    acker: AsyncClient,
+    rt: tokio::runtime::Handle,
+    processed: Arc<AtomicU64>,
+    batch_max: usize,
+    max_samples: usize,
+) -> WorkerResult {
+    let cpu0 = thread_cpu_ns();
+    let mut samples = Vec::new();
+    let mut new_rows = 0u64;
+    let mut error = None;
+    let mut batch: Vec<Incoming> = Vec::with_capacity(batch_max);
+    while let Some(first) = rx.blocking_recv() {
+        batch.push(first);
+        while batch.len() < batch_max {
+            match rx.try_recv() {
+                Ok(x) => batch.push(x),
+                Err(_) => break,
+            }
+        }
+        let start = now_ns();
+        let frames: Vec<&[u8]> = batch.iter().map(|b| b.frame.as_slice()).collect();
+        let out = match chk.process(&frames) {
+            Ok(o) => o,
+            Err(e) => {
+                // Nothing of this batch is acknowledged: the broker will deliver it again.
+                error = Some(e);
+                break;
+            }
+        };
+        let t = now_ns();
+        for (inc, o) in batch.iter().zip(&out) {
+            if let Checked::Stored(o) = o {
+                new_rows += 1;
+                if samples.len() < max_samples {
+                    // Per batch here: checks of the whole batch, then its one transaction.
+                    samples.push(GwSample {
+                        device: o.device,
+                        counter: o.counter,
+                        recv: inc.recv,
+                        start,
+                        opened: chk.last_opened_ns,
+                        committed: t,
+                    });
+                }
+            }
+        }
+        // Acknowledge after the commit (refused frames too: they must not come back).
+        for inc in batch.drain(..) {
+            if acker.try_ack(&inc.ack).is_err() {
+                let _ = rt.block_on(acker.ack(&inc.ack));
+            }
+        }
+        processed.fetch_add(out.len() as u64, Ordering::Release);
+    }
+    WorkerResult { tally: chk.gateway.tally.clone(), samples, new_rows, cpu_ns: thread_cpu_ns() - cpu0, error }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn row(device: u32, counter: u64) -> Row {
+        Row { device, counter, cipher: 1, payload: vec![counter as u8] }
+    }
+
+    #[test]
+    fn judge_follows_the_window_rule() {
+        // W = 4, stored top 10: 6 is too old (10 − 6 = 4 ≥ W), 7 is inside, 11 moves top.
+        let rows = vec![row(1, 6), row(1, 7), row(1, 11), row(2, 0)];
+        let order: Vec<usize> = (0..rows.len()).collect();
+        let tops = HashMap::from([(1i64, 10i64), (2, -1)]);
+        let (cand, new) = judge(4, &rows, &order, &tops).unwrap();
+        assert_eq!(cand, vec![false, true, true, true]);
+        assert_eq!(new[&1], 11);
+        assert_eq!(new[&2], 0);
+        // Within one batch a higher counter makes a lower one too old: 20 then 15 with W = 4.
+        let rows = vec![row(1, 15), row(1, 20)];
+        let (cand, _) = judge(4, &rows, &[0, 1], &tops).unwrap();
+        assert_eq!(cand, vec![true, true], "15 judged before 20 (counter order)");
+        assert!(judge(4, &[row(9, 1)], &[0], &tops).is_err(), "unprovisioned device");
+    }
+
+    #[test]
+    fn sqlite_state_is_shared_between_connections() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.db").display().to_string();
+        let mut a = SharedState::open(&p, "r", 4, &[1]).unwrap();
+        let mut b = SharedState::open(&p, "r", 4, &[1]).unwrap();
+        use StoreVerdict::*;
+        assert_eq!(a.commit(&[row(1, 5), row(1, 3)]).unwrap(), vec![Stored, Stored]);
+        // The same counters through the other connection: replays, not stored again.
+        assert_eq!(b.commit(&[row(1, 5)]).unwrap(), vec![Replay]);
+        // 4 is inside the window (5 − 4 < 4) and new; 1 is too old (5 − 1 ≥ 4).
+        assert_eq!(b.commit(&[row(1, 4), row(1, 1)]).unwrap(), vec![Stored, TooOld]);
+        assert_eq!(a.commit(&[row(1, 9)]).unwrap(), vec![Stored]);
+        assert_eq!(b.commit(&[row(1, 5), row(1, 6)]).unwrap(), vec![TooOld, Stored]);
+        let mut s = crate::store::Sqlite::open(std::path::Path::new(&p)).unwrap();
+        let got: Vec<u64> = s.all().unwrap().iter().map(|r| r.counter).collect();
+        assert_eq!(got, vec![3, 4, 5, 6, 9]);
+        // A new connection starts from what is stored.
+        let mut c = SharedState::open(&p, "r", 4, &[1]).unwrap();
+        assert_eq!(c.commit(&[row(1, 5), row(1, 8)]).unwrap(), vec![TooOld, Stored]);
+    }
+}

@@ -1,0 +1,127 @@
+//! Real services on loopback for the link's integration tests: Debian's mosquitto and
+//! PostgreSQL, started and stopped by the test (the same way as crates/cli/tests/link_services.rs).
+//! A test skips with a message only if the server binary is truly absent
+//! (`scripts/setup.sh --test` installs both).
+#![allow(dead_code)]
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A service process, killed when dropped; keeps its temporary directory alive.
+pub struct Service {
+    child: Child,
+    pub port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Service {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn wait_port(port: u16, child: &mut Child, what: &str) {
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("{what} exited: {st}");
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "{what} did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// mosquitto on 127.0.0.1 and a free port (no persistence, anonymous, no queue limit, at most
+/// 1000 QoS 1 messages in flight per client).
+pub fn mosquitto() -> Option<Service> {
+    let bin = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].iter().map(PathBuf::from).find(|p| p.is_file());
+    let Some(bin) = bin else {
+        eprintln!("SKIP: mosquitto not installed (scripts/setup.sh --test installs it)");
+        return None;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let conf = d.path().join("m.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_inflight_messages 1000\n\
+             max_queued_messages 0\n"
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(bin).arg("-c").arg(&conf).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_port(port, &mut child, "mosquitto");
+    Some(Service { child, port, _dir: d })
+}
+
+fn pg_bin(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir("/usr/lib/postgresql").ok()?.filter_map(|e| e.ok()).map(|e| e.path().join("bin")).collect();
+    dirs.sort();
+    dirs.into_iter().rev().map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+fn is_root() -> bool {
+    // SAFETY: getuid has no preconditions.
+    unsafe { libc::getuid() == 0 }
+}
+
+/// A fresh PostgreSQL cluster on 127.0.0.1 and a free port (trust auth); returns the service
+/// and its URL.
+pub fn postgres() -> Option<(Service, String)> {
+    let (Some(initdb), Some(postgres)) = (pg_bin("initdb"), pg_bin("postgres")) else {
+        eprintln!("SKIP: PostgreSQL server not installed (scripts/setup.sh --test installs postgresql)");
+        return None;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("pg");
+    // initdb and postgres refuse to run as root: run them as the postgres user then.
+    let root = is_root();
+    let as_pg = |cmd: &Path| {
+        let mut c = if root {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(cmd);
+            c
+        } else {
+            Command::new(cmd)
+        };
+        c.stdout(Stdio::null()).stderr(Stdio::piped());
+        c
+    };
+    if root {
+        std::fs::create_dir(&data).unwrap();
+        let ok = Command::new("chown").args(["-R", "postgres:postgres"]).arg(d.path()).status().unwrap();
+        assert!(ok.success(), "chown to postgres failed");
+    }
+    let o = as_pg(&initdb).args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "-D"]).arg(&data).output().unwrap();
+    assert!(o.status.success(), "initdb: {}", String::from_utf8_lossy(&o.stderr));
+    let port = free_port();
+    let mut child = as_pg(&postgres)
+        .arg("-D")
+        .arg(&data)
+        .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-k"])
+        .arg(d.path())
+        .spawn()
+        .unwrap();
+    wait_port(port, &mut child, "postgres");
+    let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
+    // The port answers a moment before the server accepts sessions.
+    let t0 = Instant::now();
+    while postgres::Client::connect(&url, postgres::NoTls).is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(30), "postgres does not accept sessions");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some((Service { child, port, _dir: d }, url))
+}

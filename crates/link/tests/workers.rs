@@ -1,0 +1,163 @@
+//! Scale-out: replay state correct across gateway workers (the store is the authority), and a
+//! K = 2 session on a shared subscription storing every reading exactly once.
+//! Expected verdicts are worked out by hand from the window rule in docs/link.md.
+mod support;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lwcbench_link::broker::{self, BrokerAddr};
+use lwcbench_link::gateway::{Gateway, Refusal};
+use lwcbench_link::keys::MasterKey;
+use lwcbench_link::run::{self, LinkConfig, Transport};
+use lwcbench_link::suite::{self, Keyed};
+use lwcbench_link::workers::{Checked, Checker, SharedState};
+
+const DEV: u32 = 7;
+const W: u64 = 8;
+
+fn frame(keyed: &mut Keyed, counter: u64) -> Vec<u8> {
+    let mut f = Vec::new();
+    keyed.seal(DEV, counter, &[counter as u8; 12], &mut f).unwrap();
+    f
+}
+
+fn worker(store: &str, master: &MasterKey, s: &suite::Suite) -> Checker {
+    let gw = Gateway::new(s, master, [DEV], W, false).unwrap();
+    Checker::new(gw, SharedState::open(store, "run-1", W, &[DEV]).unwrap())
+}
+
+fn stored(c: &Checked) -> bool {
+    matches!(c, Checked::Stored(_))
+}
+
+/// Worker A sees the originals, worker B the replays / old frames (and the other way round).
+fn replay_across_workers(store: &str) {
+    let s = suite::find("Ascon-AEAD128").unwrap();
+    let master = MasterKey::from_bytes([0x42; 32]);
+    let key = master.device_key(s.id, DEV, s.key_len());
+    let mut dev = Keyed::new(&s, &key, false).unwrap();
+    let mut a = worker(store, &master, &s);
+    let mut b = worker(store, &master, &s);
+    let mut f = |c| frame(&mut dev, c);
+    let (f5, f20, f3, f12, f13, f14, f15) = (f(5), f(20), f(3), f(12), f(13), f(14), f(15));
+
+    assert!(stored(&a.process(&[&f5]).unwrap()[0]));
+    // The same frame at the other worker, whose own window never saw device 7: replay.
+    assert_eq!(b.process(&[&f5]).unwrap(), vec![Checked::Refused(Refusal::Replay)]);
+    assert!(stored(&a.process(&[&f20]).unwrap()[0]));
+    // top = 20, W = 8: 3 and 12 (20 − 12 = 8) are too old at B although B never saw 20.
+    assert_eq!(
+        b.process(&[&f3, &f12]).unwrap(),
+        vec![Checked::Refused(Refusal::TooOld), Checked::Refused(Refusal::TooOld)]
+    );
+    // 13 is inside the window and new: accepted once, wherever it arrives first.
+    assert!(stored(&b.process(&[&f13]).unwrap()[0]));
+    assert_eq!(a.process(&[&f13]).unwrap(), vec![Checked::Refused(Refusal::Replay)]);
+    // A forged frame with a huge counter is refused on its tag and moves nothing.
+    let mut forged = frame(&mut dev, 1000);
+    *forged.last_mut().unwrap() ^= 1;
+    assert_eq!(b.process(&[&forged]).unwrap(), vec![Checked::Refused(Refusal::BadTag)]);
+    // Two copies of 14 in one batch at B, a third at A; 15 still fresh (top not moved to 1000).
+    let out = b.process(&[&f14, &f14, &f15]).unwrap();
+    assert!(stored(&out[0]) && stored(&out[2]), "{out:?}");
+    assert_eq!(out[1], Checked::Refused(Refusal::Replay));
+    assert_eq!(a.process(&[&f14]).unwrap(), vec![Checked::Refused(Refusal::Replay)]);
+
+    // Counted: A accepted 5, 20; refused 13, 14 as replay. B accepted 13, 14, 15; refused 5 and
+    // the second 14 as replay, 3 and 12 too old, the forgery on its tag.
+    assert_eq!((a.gateway.tally.accepted, a.gateway.tally.count(Refusal::Replay)), (2, 2));
+    let tb = &b.gateway.tally;
+    assert_eq!(
+        (tb.accepted, tb.count(Refusal::Replay), tb.count(Refusal::TooOld), tb.count(Refusal::BadTag)),
+        (3, 2, 2, 1)
+    );
+    // Stored exactly once each, and nothing refused.
+    let mut st = lwcbench_link::store::open(store, "run-1").unwrap();
+    let rows = st.all().unwrap();
+    let counters: Vec<u64> = rows.iter().map(|r| r.counter).collect();
+    assert_eq!(counters, vec![5, 13, 14, 15, 20]);
+    assert!(rows.iter().all(|r| r.payload == vec![r.counter as u8; 12]));
+}
+
+#[test]
+fn replay_and_too_old_across_workers_sqlite() {
+    let d = tempfile::tempdir().unwrap();
+    replay_across_workers(&d.path().join("w.db").display().to_string());
+}
+
+#[test]
+fn replay_and_too_old_across_workers_postgres() {
+    let Some((_pg, url)) = support::postgres() else { return };
+    replay_across_workers(&url);
+}
+
+fn k_run(transport: BrokerAddr, store: String, workers: usize) {
+    let d = tempfile::tempdir().unwrap();
+    let readings = run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
+    let cfg = LinkConfig {
+        suite: suite::find("Ascon-AEAD128").unwrap(),
+        unauthenticated: false,
+        devices: 8,
+        messages: 250,
+        interval: None,
+        transport: Transport::Mqtt(transport),
+        store,
+        window: 1024,
+        counter_block: 1024,
+        key_file: d.path().join("master.key"),
+        counter_file: d.path().join("counters"),
+        connections: 4,
+        drain_timeout: Duration::from_secs(30),
+        readings: Arc::clone(&readings),
+        batch: 64,
+        session: run::new_session(),
+    };
+    let o = run::run_workers(&cfg, workers).unwrap();
+    assert_eq!(o.sent, 2000);
+    assert_eq!((o.new_rows, o.missing, o.mismatched, o.duplicates), (2000, 0, 0, 0), "{:?}", o.tally);
+    assert_eq!(o.tally.refused_total(), 0, "{:?}", o.tally);
+    assert_eq!(o.per_worker.len(), workers);
+    assert_eq!(o.per_worker.iter().sum::<u64>(), 2000, "{:?}", o.per_worker);
+    assert!(o.per_worker.iter().all(|&n| n > 0), "the broker spread frames over every worker: {:?}", o.per_worker);
+    // Each (device, counter) the devices sent is in the store exactly once.
+    let sent: HashSet<(u32, u64)> = o.dev.iter().map(|s| (s.device, s.counter)).collect();
+    let mut st = lwcbench_link::store::open(&cfg.store, &cfg.session).unwrap();
+    let rows = st.all().unwrap();
+    let got: HashSet<(u32, u64)> = rows.iter().map(|r| (r.device, r.counter)).collect();
+    assert_eq!(rows.len(), 2000);
+    assert_eq!(got, sent);
+    assert!(o.transport_desc.contains(&format!("{workers} gateway workers")), "{}", o.transport_desc);
+}
+
+#[test]
+fn two_workers_embedded_broker_sqlite() {
+    let d = tempfile::tempdir().unwrap();
+    k_run(broker::embedded().unwrap(), d.path().join("k2.db").display().to_string(), 2);
+}
+
+#[test]
+fn two_workers_mosquitto_postgres() {
+    let Some(m) = support::mosquitto() else { return };
+    let Some((_pg, url)) = support::postgres() else { return };
+    let b = broker::parse_url(&format!("mqtt://127.0.0.1:{}", m.port)).unwrap();
+    k_run(b, url, 2);
+}
+
+/// The single gateway's PostgreSQL store inserts a batch in one statement: new rows counted,
+/// copies of stored (device, counter) pairs (also inside one batch) not stored again.
+#[test]
+fn postgres_store_batch_insert_counts_new_rows() {
+    use lwcbench_link::store::Row;
+    let Some((_pg, url)) = support::postgres() else { return };
+    let mut st = lwcbench_link::store::open(&url, "batch-run").unwrap();
+    let r = |c: u64| Row { device: 3, counter: c, cipher: 1, payload: vec![c as u8; 5] };
+    assert_eq!(st.insert(&[r(1), r(2)]).unwrap(), 2);
+    assert_eq!(st.insert(&[r(2), r(3), r(3)]).unwrap(), 1, "2 is stored already, 3 twice in the batch");
+    assert_eq!(st.all().unwrap(), vec![r(1), r(2), r(3)]);
+    // Another run id in the same table is a separate namespace.
+    let mut other = lwcbench_link::store::open(&url, "other-run").unwrap();
+    assert_eq!(other.insert(&[r(1)]).unwrap(), 1);
+    assert_eq!(st.all().unwrap().len(), 3);
+}
