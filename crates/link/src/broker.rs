@@ -71,12 +71,20 @@ pub fn embedded() -> Result<BrokerAddr, String> {
 }
 
 fn start_embedded() -> Result<u16, String> {
+    start_embedded_on([127, 0, 0, 1])
+}
+
+/// Start one more embedded broker listening on `ip` (e.g. 0.0.0.0 inside a network namespace of
+/// the tool's own, where only loopback and the veth exist) and return its port. Its threads live in
+/// the network namespace of the calling thread.
+pub fn start_embedded_on(ip: [u8; 4]) -> Result<u16, String> {
     // The port is chosen by binding :0 and released for rumqttd to bind; another process could
     // take it in between, so a few attempts are made.
     let mut last = String::new();
     for _ in 0..5 {
         let port = free_port()?;
-        let listen: SocketAddr = ([127, 0, 0, 1], port).into();
+        let listen: SocketAddr = (ip, port).into();
+        let probe: SocketAddr = ([127, 0, 0, 1], port).into();
         let conn = rumqttd::ConnectionSettings {
             connection_timeout_ms: 10_000,
             max_payload_size: crate::frame::MAX_FRAME + 1024,
@@ -113,7 +121,7 @@ fn start_embedded() -> Result<u16, String> {
             .map_err(|e| format!("cannot start the embedded broker: {e}"))?;
         // Wait until it accepts connections.
         for _ in 0..100 {
-            if TcpStream::connect_timeout(&listen, Duration::from_millis(100)).is_ok() {
+            if TcpStream::connect_timeout(&probe, Duration::from_millis(100)).is_ok() {
                 return Ok(port);
             }
             std::thread::sleep(Duration::from_millis(20));

@@ -8,7 +8,8 @@
 //! * [`counter`] — persistent per-device counters (reserve a block durably before use);
 //! * [`replay`] — the per-device sliding replay window;
 //! * [`gateway`], [`store`] — checking, opening and storing (SQLite or PostgreSQL);
-//! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session.
+//! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session;
+//! * [`netcond`], [`sweep`] — the same path across network namespaces under network conditions.
 pub mod attack;
 pub mod broker;
 pub mod counter;
@@ -16,8 +17,10 @@ pub mod energy;
 pub mod frame;
 pub mod gateway;
 pub mod keys;
+pub mod netcond;
 pub mod replay;
 pub mod results;
 pub mod run;
 pub mod store;
 pub mod suite;
+pub mod sweep;
