@@ -426,7 +426,13 @@ pub fn run_condition<'e>(
         let _ = rt_a.block_on(async { tokio::time::timeout(Duration::from_secs(1), c.client.disconnect()).await });
         c.task.abort();
     }
-    let nft_dropped = conditions::nft_dropped(&env.pair, Side::B).map_err(ni)?;
+    // Only where a loss rule exists: netimpair's `nft_dropped` reports a missing table as a missing
+    // `nft` (its `run_in` maps "No such file or directory" to MissingTool before the check).
+    let nft_dropped = if applied.iter().any(|a| a.mechanism == lwcbench_netimpair::Mechanism::Nftables) {
+        conditions::nft_dropped(&env.pair, Side::B).map_err(ni)?
+    } else {
+        0
+    };
     let qdisc = qdisc_drops(&env.pair, Side::A);
     let in_errors = udp_in_errors(&env.pair, Side::B).saturating_sub(in_errors0);
     if let Some(e) = first_err.or(res.error.take()) {
@@ -438,8 +444,15 @@ pub fn run_condition<'e>(
     for s in &dev {
         expected.insert((s.device, s.counter), s.row);
     }
+    // The SQLite store is shared by every run of a session (counters keep increasing per device
+    // across runs); this run's rows are those at or above the first counter each device used now.
+    let mut first = std::collections::HashMap::new();
+    for s in &dev {
+        let f = first.entry(s.device).or_insert(s.counter);
+        *f = (*f).min(s.counter);
+    }
     let (mut mismatched, mut matched) = (0u64, 0u64);
-    for r in &rows {
+    for r in rows.iter().filter(|r| first.get(&r.device).is_some_and(|&f| r.counter >= f)) {
         match expected.get(&(r.device, r.counter)) {
             Some(&row) if cfg.readings[row as usize] == r.payload => matched += 1,
             _ => mismatched += 1,
