@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use lwcbench_link::netcond::{self, Backend, ConditionRow, Conditions, NetEnv, NetTransport};
+use lwcbench_link::netcond::{self, Backend, ConditionRow, Conditions, NetBroker, NetEnv, NetTransport};
 use lwcbench_link::results::{self, LinkRecord};
 use lwcbench_link::run::{self, LinkConfig};
 use lwcbench_link::{suite, sweep};
@@ -36,6 +36,10 @@ pub(super) struct NetArgs {
     /// UDP relay / Toxiproxy).
     #[arg(long, default_value = "auto", value_name = "auto|fallback")]
     net_backend: String,
+    /// Network conditions, MQTT: the broker inside namespace B: embedded (rumqttd in this process)
+    /// or mosquitto (Debian's binary, started inside B by the tool).
+    #[arg(long, default_value = "embedded", value_name = "embedded|mosquitto")]
+    net_broker: String,
     /// Seed of the UDP relay's and Toxiproxy's random choices.
     #[arg(long, default_value_t = 1)]
     net_seed: u64,
@@ -55,6 +59,18 @@ pub(super) struct NetPlan {
     transports: Vec<NetTransport>,
     backend: Backend,
     sweep: bool,
+    mosquitto: Option<std::path::PathBuf>,
+}
+
+/// Debian's mosquitto, or one on PATH.
+fn find_mosquitto() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    ["/usr/sbin", "/usr/bin"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .chain(std::env::split_paths(&path))
+        .map(|d| d.join("mosquitto"))
+        .find(|p| p.is_file())
 }
 
 fn pct(v: &Option<String>, opt: &str) -> Result<f64, String> {
@@ -96,6 +112,13 @@ pub(super) fn parse(a: &SessionArgs) -> Result<Option<NetPlan>, String> {
         "fallback" => Backend::Fallback,
         b => return Err(format!("--net-backend: '{b}' is not auto or fallback")),
     };
+    let mosquitto = match n.net_broker.as_str() {
+        "embedded" => None,
+        "mosquitto" => {
+            Some(find_mosquitto().ok_or("--net-broker: mosquitto not found (Debian: apt-get install mosquitto)")?)
+        }
+        b => return Err(format!("--net-broker: '{b}' is not embedded or mosquitto")),
+    };
     if a.attack {
         return Err("--attack runs frames through the gateway in process: it takes no network conditions".into());
     }
@@ -115,6 +138,7 @@ pub(super) fn parse(a: &SessionArgs) -> Result<Option<NetPlan>, String> {
             transports: vec![NetTransport::Mqtt, NetTransport::Udp],
             backend,
             sweep: true,
+            mosquitto,
         }));
     }
     let c = Conditions {
@@ -132,7 +156,13 @@ pub(super) fn parse(a: &SessionArgs) -> Result<Option<NetPlan>, String> {
         return Err(format!("--jitter: {} ms exceeds --delay {} ms", c.jitter_ms, c.delay_ms));
     }
     c.validate().map_err(|e| format!("network conditions: {e}"))?;
-    Ok(Some(NetPlan { conds: vec![c], transports: vec![NetTransport::parse(&a.transport)?], backend, sweep: false }))
+    Ok(Some(NetPlan {
+        conds: vec![c],
+        transports: vec![NetTransport::parse(&a.transport)?],
+        backend,
+        sweep: false,
+        mosquitto,
+    }))
 }
 
 /// Runs every cipher × transport × condition and writes link_conditions.csv, summary.md, the
@@ -157,9 +187,18 @@ pub(super) fn session(
     let mut records = Vec::new();
     let mut notes = vec!["network conditions: see docs/network-conditions.md".to_string()];
     let mut netem = false;
+    let mut brokers = Vec::new();
     let mut n = 0usize;
     for &t in &plan.transports {
-        let env = NetEnv::create(t == NetTransport::Mqtt, plan.backend)?;
+        let broker = match (t, &plan.mosquitto) {
+            (NetTransport::Udp, _) => NetBroker::None,
+            (NetTransport::Mqtt, None) => NetBroker::Embedded,
+            (NetTransport::Mqtt, Some(bin)) => NetBroker::Mosquitto { bin: bin.clone(), conf_dir: state.clone() },
+        };
+        let env = NetEnv::create_with(broker, plan.backend)?;
+        if !env.broker_desc.is_empty() {
+            brokers.push(env.broker_desc.clone());
+        }
         netem = env.netem;
         let mut toxi = None;
         for c in &plan.conds {
@@ -255,6 +294,7 @@ pub(super) fn session(
                 "netem_available": netem,
                 "backend": a.net.net_backend,
                 "seed": a.net.net_seed,
+                "broker": brokers,
                 "direction": "device (namespace A) -> gateway (namespace B)",
                 "runs": records,
             },

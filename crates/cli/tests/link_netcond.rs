@@ -20,7 +20,7 @@ fn bad_condition_values_get_one_error_line() {
     let cases: [(&[&str], &str); 8] = [
         (&["--loss", "101"], "error: --loss: '101' is not a percentage in 0..=100"),
         (&["--loss", "x"], "error: --loss: 'x' is not a percentage in 0..=100"),
-        (&["--delay", "-5"], "error: --delay: '-5' is not a whole number of ms"),
+        (&["--delay", "5.5"], "error: --delay: '5.5' is not a whole number of ms"),
         (&["--delay", "10", "--jitter", "11"], "error: --jitter: 11 ms exceeds --delay 10 ms"),
         (&["--bandwidth", "0"], "error: --bandwidth: 0 kbit/s would block the path"),
         (&["--loss", "5", "--broker", "mqtt://127.0.0.1:1883"], "error: --broker: with network conditions"),
@@ -103,4 +103,35 @@ fn other_live(line: &str) -> bool {
         .and_then(|r| r.split('-').next())
         .and_then(|p| p.parse::<u32>().ok())
         .is_some_and(|p| Path::new(&format!("/proc/{p}")).exists())
+}
+
+#[test]
+fn without_root_conditions_stop_with_one_line() {
+    if !is_root() {
+        // Already unprivileged: the plain call is the test.
+        let d = tempfile::tempdir().unwrap();
+        let o = lwcbench(&["link", "-o", "out", "--loss", "5"], d.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success());
+        assert!(err.starts_with("error: network conditions need root"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        return;
+    }
+    // As root: drop to nobody without capabilities (util-linux setpriv).
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"])
+        .arg(env!("CARGO_BIN_EXE_lwcbench"))
+        .args(["link", "-o", "out", "--loss", "5"])
+        .current_dir(d.path())
+        .output()
+        .expect("setpriv runs (util-linux)");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert_eq!(
+        err.trim_end(),
+        "error: network conditions need root (CAP_NET_ADMIN is missing): run as root or without network conditions"
+    );
+    assert!(!d.path().join("out").exists(), "a failed run left its directory");
 }

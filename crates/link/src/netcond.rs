@@ -71,12 +71,27 @@ fn ni(e: lwcbench_netimpair::Error) -> String {
     e.to_string()
 }
 
+/// The MQTT broker inside namespace B.
+#[derive(Clone, Debug)]
+pub enum NetBroker {
+    /// No broker (UDP runs).
+    None,
+    /// rumqttd inside this process, its threads in namespace B.
+    Embedded,
+    /// An external mosquitto binary started inside B; its config is written to `conf_dir`.
+    Mosquitto { bin: std::path::PathBuf, conf_dir: std::path::PathBuf },
+}
+
 /// The namespace pair with a runtime in each namespace and (for MQTT) an embedded broker in B.
 /// Reused for every condition of a sweep; conditions are cleared between runs.
 pub struct NetEnv {
     rt_a: Option<tokio::runtime::Runtime>,
     rt_b: Option<tokio::runtime::Runtime>,
     broker_port: Option<u16>,
+    /// What the broker in B is ("embedded rumqttd 0.20" or "mosquitto (…)").
+    pub broker_desc: String,
+    /// An external broker process (mosquitto) running inside B; killed on drop.
+    broker_child: Option<std::process::Child>,
     /// Whether the kernel offers netem (probed once; false when the fallbacks are forced).
     pub netem: bool,
     pub backend: Backend,
@@ -89,18 +104,77 @@ impl NetEnv {
     /// Creates the pair (root needed: one-line error otherwise), one runtime per namespace, and the
     /// embedded broker in B when `mqtt`.
     pub fn create(mqtt: bool, backend: Backend) -> Result<NetEnv, String> {
+        NetEnv::create_with(if mqtt { NetBroker::Embedded } else { NetBroker::None }, backend)
+    }
+
+    /// As [`NetEnv::create`], with the broker chosen: none (UDP), embedded rumqttd, or an external
+    /// mosquitto started inside namespace B (`ip netns exec`), listening on 0.0.0.0:1883 there.
+    pub fn create_with(broker: NetBroker, backend: Backend) -> Result<NetEnv, String> {
         let pair = NetnsPair::create().map_err(ni)?;
         let rt_a = pair.in_ns(Side::A, crate::run::runtime).map_err(ni)??;
         let rt_b = pair.in_ns(Side::B, crate::run::runtime).map_err(ni)??;
         check_runtime_ns(&pair, Side::A, &rt_a)?;
         check_runtime_ns(&pair, Side::B, &rt_b)?;
         let netem = backend == Backend::Auto && conditions::netem_available(&pair).map_err(ni)?;
-        let broker_port = if mqtt {
-            Some(pair.in_ns(Side::B, || broker::start_embedded_on([0, 0, 0, 0])).map_err(ni)??)
-        } else {
-            None
+        let mut broker_child = None;
+        let (broker_port, broker_desc) = match &broker {
+            NetBroker::None => (None, String::new()),
+            NetBroker::Embedded => (
+                Some(pair.in_ns(Side::B, || broker::start_embedded_on([0, 0, 0, 0])).map_err(ni)??),
+                "embedded rumqttd 0.20 (in this process, namespace B)".to_string(),
+            ),
+            NetBroker::Mosquitto { bin, conf_dir } => {
+                let conf = conf_dir.join("mosquitto-netns.conf");
+                // max_queued_messages: mosquitto's default (1000) silently drops QoS 1 messages
+                // beyond it for a slow subscriber; the gateway acknowledges only after commits.
+                std::fs::write(
+                    &conf,
+                    "listener 1883 0.0.0.0\nallow_anonymous true\npersistence false\nmax_queued_messages 1000000\n",
+                )
+                .map_err(|e| format!("cannot write {}: {e}", conf.display()))?;
+                let mut child = pair
+                    .command(Side::B, &bin.display().to_string())
+                    .arg("-c")
+                    .arg(&conf)
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+                let probe = SocketAddr::from((Ipv4Addr::LOCALHOST, 1883));
+                let deadline = Instant::now() + Duration::from_secs(10);
+                loop {
+                    let up = pair
+                        .in_ns(Side::B, || std::net::TcpStream::connect_timeout(&probe, Duration::from_millis(200)))
+                        .map_err(ni)?;
+                    if up.is_ok() {
+                        break;
+                    }
+                    if let Ok(Some(st)) = child.try_wait() {
+                        return Err(format!("mosquitto exited at start in namespace B ({st})"));
+                    }
+                    if Instant::now() > deadline {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Err("mosquitto did not listen on 1883 in namespace B within 10 s".into());
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                broker_child = Some(child);
+                (Some(1883), format!("mosquitto ({}) in namespace B", bin.display()))
+            }
         };
-        Ok(NetEnv { rt_a: Some(rt_a), rt_b: Some(rt_b), broker_port, netem, backend, proxies: AtomicU64::new(0), pair })
+        Ok(NetEnv {
+            rt_a: Some(rt_a),
+            rt_b: Some(rt_b),
+            broker_port,
+            broker_desc,
+            broker_child,
+            netem,
+            backend,
+            proxies: AtomicU64::new(0),
+            pair,
+        })
     }
 
     fn rt_a(&self) -> &tokio::runtime::Runtime {
@@ -130,6 +204,11 @@ impl NetEnv {
 
 impl Drop for NetEnv {
     fn drop(&mut self) {
+        if let Some(mut c) = self.broker_child.take() {
+            // `ip netns exec` execs the broker, so the child pid is the broker itself.
+            let _ = c.kill();
+            let _ = c.wait();
+        }
         for rt in [self.rt_a.take(), self.rt_b.take()].into_iter().flatten() {
             rt.shutdown_timeout(Duration::from_secs(1));
         }
@@ -257,7 +336,7 @@ pub fn run_condition<'e>(
         NetTransport::Mqtt => Transport::Mqtt(BrokerAddr {
             host: "127.0.0.1".into(),
             port: env.broker_port.expect("checked"),
-            embedded: true,
+            embedded: env.broker_child.is_none(),
         }),
         NetTransport::Udp => Transport::Udp,
     };
@@ -302,8 +381,10 @@ pub fn run_condition<'e>(
         NetTransport::Mqtt => {
             let port = env.broker_port.expect("checked");
             if plan.user_space.is_none() {
-                path =
-                    format!("devices (ns A, {ADDR_A}) -> rumqttd (ns B, {ADDR_B}:{port}) <- gateway (ns B, 127.0.0.1)");
+                path = format!(
+                    "devices (ns A, {ADDR_A}) -> broker (ns B, {ADDR_B}:{port}; {}) <- gateway (ns B, 127.0.0.1)",
+                    env.broker_desc
+                );
                 dev_broker = Some(BrokerAddr { host: ADDR_B.to_string(), port, embedded: false });
             } else {
                 if toxi.is_none() {
@@ -316,7 +397,8 @@ pub fn run_condition<'e>(
                 t.proxy(&name, listen, SocketAddr::from((Ipv4Addr::LOCALHOST, port))).map_err(ni)?;
                 applied.extend(t.apply_user_space(&name, &plan.user_space).map_err(ni)?);
                 path = format!(
-                    "devices (ns A, {ADDR_A}) -> Toxiproxy {name} (ns B, {listen}) -> rumqttd (ns B, 127.0.0.1:{port}) <- gateway (ns B)"
+                    "devices (ns A, {ADDR_A}) -> Toxiproxy {name} (ns B, {listen}) -> broker (ns B, 127.0.0.1:{port}; {}) <- gateway (ns B)",
+                    env.broker_desc
                 );
                 dev_broker = Some(BrokerAddr { host: ADDR_B.to_string(), port: listen_port, embedded: false });
             }

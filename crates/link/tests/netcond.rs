@@ -155,3 +155,38 @@ fn udp_delay_duplicates_and_reordering_are_refused_or_accepted_once() {
         ]
     );
 }
+
+#[test]
+fn mqtt_through_mosquitto_in_namespace_b_under_loss() {
+    if !root_or_skip("mqtt_through_mosquitto_in_namespace_b_under_loss") {
+        return;
+    }
+    let Some(bin) =
+        ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].iter().map(std::path::PathBuf::from).find(|p| p.is_file())
+    else {
+        eprintln!("SKIPPED mqtt_through_mosquitto_in_namespace_b_under_loss: mosquitto not installed (scripts/setup.sh --test installs it)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 4, 50, 5);
+    let broker = netcond::NetBroker::Mosquitto { bin, conf_dir: dir.path().to_path_buf() };
+    let env = NetEnv::create_with(broker, Backend::Fallback).unwrap();
+    assert!(env.broker_desc.starts_with("mosquitto"), "{}", env.broker_desc);
+    let mut toxi = None;
+    let cond = Conditions { loss_pct: 10.0, ..Default::default() };
+    let r = netcond::run_condition(&env, &mut toxi, &cfg, NetTransport::Mqtt, &cond, 3).unwrap();
+    let o = &r.outcome;
+    assert_eq!(o.sent, 200);
+    assert!(r.nft_dropped > 0, "the loss rule dropped nothing");
+    assert_eq!(o.new_rows, 200, "MQTT lost readings (timed out: {})", r.timed_out);
+    assert_eq!(check_store(dir.path(), &cfg.readings, o), 200);
+    assert!(r.path.contains("mosquitto"), "{}", r.path);
+    drop(toxi);
+    drop(env);
+    // The broker process went with the environment.
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", &dir.path().join("mosquitto-netns.conf").display().to_string()])
+        .output()
+        .unwrap();
+    assert!(ps.stdout.is_empty(), "mosquitto still running: {}", String::from_utf8_lossy(&ps.stdout));
+}
