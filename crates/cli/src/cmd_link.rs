@@ -8,6 +8,9 @@ use lwcbench_link::results::{self, LinkRecord};
 use lwcbench_link::run::{self, LinkConfig, Transport};
 use lwcbench_link::suite;
 
+#[path = "cmd_link_net.rs"]
+mod net;
+
 #[derive(Args)]
 #[command(
     args_conflicts_with_subcommands = true,
@@ -98,6 +101,8 @@ struct SessionArgs {
     /// Replace a finished run in --out.
     #[arg(long)]
     force: bool,
+    #[command(flatten)]
+    net: net::NetArgs,
     /// List the link's ciphers (frame id, protection, overhead) and exit.
     #[arg(long)]
     list: bool,
@@ -107,6 +112,8 @@ struct SessionArgs {
     attack: bool,
     /// lora-minute: DRACO, Ascon-AEAD128, AES-128-CCM, ChaCha20-Poly1305 on LoRa SF7/SF9/SF12,
     /// one reading a minute: which cipher lets the battery last longest (modelled).
+    /// net-sweep: Ascon-AEAD128, AES-128-CCM, DRACO over MQTT and UDP under loss 0/1/5/10 % ×
+    /// delay 0/20/200 ms (root; see docs/network-conditions.md).
     #[arg(long)]
     preset: Option<String>,
     /// Radios for the modelled energy table (comma-separated names from data/radio-profiles.csv, or all).
@@ -236,7 +243,8 @@ fn session(a: &SessionArgs) -> Result<(), String> {
         Some("lora-minute") => {
             "DRACO/rust-fast,Ascon-AEAD128,AES-128-CCM/rustcrypto,ChaCha20-Poly1305/rustcrypto".into()
         }
-        Some(p) => return Err(format!("--preset: '{p}' is not a link preset (lora-minute)")),
+        Some("net-sweep") => lwcbench_link::sweep::SWEEP_CIPHERS.into(),
+        Some(p) => return Err(format!("--preset: '{p}' is not a link preset (lora-minute, net-sweep)")),
     };
     let suites = cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()?;
     if a.attack && a.unsafe_no_integrity {
@@ -285,11 +293,15 @@ fn session(a: &SessionArgs) -> Result<(), String> {
         Some(p) => lwcbench_engine::dataset::Dataset::load(p, &[])?,
         None => lwcbench_engine::dataset::Dataset::builtin(),
     };
-    let transport = transport_of(&a.transport, a.broker.as_deref())?;
+    let netc = net::parse(a)?;
+    let transport = if netc.is_none() { Some(transport_of(&a.transport, a.broker.as_deref())?) } else { None };
     let out = a.out.clone().unwrap_or_else(default_out);
     let created = !out.exists();
     lwcbench_engine::results::prepare_dir(&out, a.force)?;
-    let r = session_in(a, &out, &suites, interval, &ds, transport);
+    let r = match (&netc, transport) {
+        (Some(p), _) => net::session(a, &out, &suites, interval, &ds, p),
+        (None, t) => session_in(a, &out, &suites, interval, &ds, t.expect("set without conditions")),
+    };
     if r.is_err() && created {
         // Nothing half-written: a directory this run created goes away with its failure.
         let _ = std::fs::remove_dir_all(&out);

@@ -77,14 +77,29 @@ pub fn embedded_v5_port() -> Result<u16, String> {
 }
 
 fn start_embedded() -> Result<(u16, u16), String> {
+    start_listeners([127, 0, 0, 1])
+}
+
+/// Start one more embedded broker listening on `ip` (e.g. 0.0.0.0 inside a network namespace of
+/// the tool's own, where only loopback and the veth exist) and return its MQTT 3.1.1 port. Its
+/// threads live in the network namespace of the calling thread.
+pub fn start_embedded_on(ip: [u8; 4]) -> Result<u16, String> {
+    start_listeners(ip).map(|p| p.0)
+}
+
+/// An embedded broker with an MQTT 3.1.1 and an MQTT v5 listener on `ip`: (v3 port, v5 port).
+fn start_listeners(ip: [u8; 4]) -> Result<(u16, u16), String> {
     // The port is chosen by binding :0 and released for rumqttd to bind; another process could
     // take it in between, so a few attempts are made.
     let mut last = String::new();
     for _ in 0..5 {
         let port = free_port()?;
         let port5 = free_port()?;
-        let listen: SocketAddr = ([127, 0, 0, 1], port).into();
-        let listen5: SocketAddr = ([127, 0, 0, 1], port5).into();
+        let listen: SocketAddr = (ip, port).into();
+        let listen5: SocketAddr = (ip, port5).into();
+        // probed on loopback (an `ip` of 0.0.0.0 listens there too)
+        let probe: SocketAddr = ([127, 0, 0, 1], port).into();
+        let probe5: SocketAddr = ([127, 0, 0, 1], port5).into();
         let conn = rumqttd::ConnectionSettings {
             connection_timeout_ms: 10_000,
             max_payload_size: crate::frame::MAX_FRAME + 1024,
@@ -129,8 +144,8 @@ fn start_embedded() -> Result<(u16, u16), String> {
             .map_err(|e| format!("cannot start the embedded broker: {e}"))?;
         // Wait until it accepts connections.
         for _ in 0..100 {
-            if TcpStream::connect_timeout(&listen, Duration::from_millis(100)).is_ok()
-                && TcpStream::connect_timeout(&listen5, Duration::from_millis(100)).is_ok()
+            if TcpStream::connect_timeout(&probe, Duration::from_millis(100)).is_ok()
+                && TcpStream::connect_timeout(&probe5, Duration::from_millis(100)).is_ok()
             {
                 return Ok((port, port5));
             }

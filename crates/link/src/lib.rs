@@ -10,7 +10,8 @@
 //! * [`gateway`], [`store`] — checking, opening and storing (SQLite or PostgreSQL);
 //! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session;
 //! * [`gateway_proc`], [`chaos`], [`overload`] — the gateway as a process, faults, overload;
-//! * [`workers`] — K gateway workers on an MQTT v5 shared subscription, replay state in the store.
+//! * [`workers`] — K gateway workers on an MQTT v5 shared subscription, replay state in the store;
+//! * [`netcond`], [`sweep`] — the same path across network namespaces under network conditions.
 pub mod attack;
 pub mod broker;
 pub mod chaos;
@@ -20,10 +21,12 @@ pub mod frame;
 pub mod gateway;
 pub mod gateway_proc;
 pub mod keys;
+pub mod netcond;
 pub mod overload;
 pub mod replay;
 pub mod results;
 pub mod run;
 pub mod store;
 pub mod suite;
+pub mod sweep;
 pub mod workers;

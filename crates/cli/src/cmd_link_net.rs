@@ -1,0 +1,312 @@
+//! `lwcbench link` under network conditions (`--loss`, `--delay`, … and `--preset net-sweep`):
+//! devices in namespace A, broker and gateway in namespace B (docs/network-conditions.md).
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use clap::Args;
+use lwcbench_link::netcond::{self, Backend, ConditionRow, Conditions, NetBroker, NetEnv, NetTransport};
+use lwcbench_link::results::{self, LinkRecord};
+use lwcbench_link::run::{self, LinkConfig};
+use lwcbench_link::{suite, sweep};
+
+use super::SessionArgs;
+
+#[derive(Args, Default)]
+pub(super) struct NetArgs {
+    /// Network conditions: share of device → gateway packets dropped, in % (0.1 % steps). Any
+    /// condition runs devices and gateway in two network namespaces the tool creates (root needed).
+    #[arg(long, value_name = "PCT")]
+    loss: Option<String>,
+    /// Network conditions: one-way delay added device → gateway, in ms.
+    #[arg(long, value_name = "MS")]
+    delay: Option<String>,
+    /// Network conditions: uniform jitter ± this many ms around --delay (at most the delay).
+    #[arg(long, value_name = "MS")]
+    jitter: Option<String>,
+    /// Network conditions: share of datagrams reordered, in % (UDP, or TCP with kernel netem).
+    #[arg(long, value_name = "PCT")]
+    reorder: Option<String>,
+    /// Network conditions: share of datagrams duplicated, in % (UDP, or TCP with kernel netem).
+    #[arg(long, value_name = "PCT")]
+    duplicate: Option<String>,
+    /// Network conditions: bandwidth limit device → gateway in kbit/s (tbf).
+    #[arg(long, value_name = "KBIT")]
+    bandwidth: Option<String>,
+    /// Network conditions: auto (kernel netem where present) or fallback (always nftables / tbf /
+    /// UDP relay / Toxiproxy).
+    #[arg(long, default_value = "auto", value_name = "auto|fallback")]
+    net_backend: String,
+    /// Network conditions, MQTT: the broker inside namespace B: embedded (rumqttd in this process)
+    /// or mosquitto (Debian's binary, started inside B by the tool).
+    #[arg(long, default_value = "embedded", value_name = "embedded|mosquitto")]
+    net_broker: String,
+    /// Seed of the UDP relay's and Toxiproxy's random choices.
+    #[arg(long, default_value_t = 1)]
+    net_seed: u64,
+}
+
+impl NetArgs {
+    fn any(&self) -> bool {
+        [&self.loss, &self.delay, &self.jitter, &self.reorder, &self.duplicate, &self.bandwidth]
+            .iter()
+            .any(|o| o.is_some())
+    }
+}
+
+/// What to run under conditions.
+pub(super) struct NetPlan {
+    conds: Vec<Conditions>,
+    transports: Vec<NetTransport>,
+    backend: Backend,
+    sweep: bool,
+    mosquitto: Option<std::path::PathBuf>,
+}
+
+/// Debian's mosquitto, or one on PATH.
+fn find_mosquitto() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    ["/usr/sbin", "/usr/bin"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .chain(std::env::split_paths(&path))
+        .map(|d| d.join("mosquitto"))
+        .find(|p| p.is_file())
+}
+
+fn pct(v: &Option<String>, opt: &str) -> Result<f64, String> {
+    match v {
+        None => Ok(0.0),
+        Some(s) => s
+            .trim()
+            .trim_end_matches('%')
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && (0.0..=100.0).contains(x))
+            .ok_or_else(|| format!("{opt}: '{s}' is not a percentage in 0..=100")),
+    }
+}
+
+fn whole(v: &Option<String>, opt: &str, unit: &str, max: u32) -> Result<Option<u32>, String> {
+    match v {
+        None => Ok(None),
+        Some(s) => s
+            .trim()
+            .trim_end_matches(unit)
+            .parse::<u32>()
+            .ok()
+            .filter(|x| *x <= max)
+            .map(Some)
+            .ok_or_else(|| format!("{opt}: '{s}' is not a whole number of {unit} in 0..={max}")),
+    }
+}
+
+/// The conditions asked for on the command line, or None for a plain session.
+pub(super) fn parse(a: &SessionArgs) -> Result<Option<NetPlan>, String> {
+    let n = &a.net;
+    let sweep = a.preset.as_deref() == Some("net-sweep");
+    if !n.any() && !sweep {
+        return Ok(None);
+    }
+    let backend = match n.net_backend.as_str() {
+        "auto" => Backend::Auto,
+        "fallback" => Backend::Fallback,
+        b => return Err(format!("--net-backend: '{b}' is not auto or fallback")),
+    };
+    let mosquitto = match n.net_broker.as_str() {
+        "embedded" => None,
+        "mosquitto" => {
+            Some(find_mosquitto().ok_or("--net-broker: mosquitto not found (Debian: apt-get install mosquitto)")?)
+        }
+        b => return Err(format!("--net-broker: '{b}' is not embedded or mosquitto")),
+    };
+    if a.attack {
+        return Err("--attack runs frames through the gateway in process: it takes no network conditions".into());
+    }
+    if a.broker.is_some() {
+        return Err("--broker: with network conditions the broker runs inside the tool's namespace B (embedded \
+                    rumqttd); an external broker is not reachable from there"
+            .into());
+    }
+    if sweep {
+        if n.any() {
+            return Err("--preset net-sweep sets loss and delay itself: drop --loss/--delay/--jitter/--reorder/\
+                        --duplicate/--bandwidth"
+                .into());
+        }
+        return Ok(Some(NetPlan {
+            conds: sweep::sweep_conditions(),
+            transports: vec![NetTransport::Mqtt, NetTransport::Udp],
+            backend,
+            sweep: true,
+            mosquitto,
+        }));
+    }
+    let c = Conditions {
+        loss_pct: pct(&n.loss, "--loss")?,
+        delay_ms: whole(&n.delay, "--delay", "ms", 60_000)?.unwrap_or(0),
+        jitter_ms: whole(&n.jitter, "--jitter", "ms", 60_000)?.unwrap_or(0),
+        reorder_pct: pct(&n.reorder, "--reorder")?,
+        duplicate_pct: pct(&n.duplicate, "--duplicate")?,
+        rate_kbit: whole(&n.bandwidth, "--bandwidth", "kbit", 100_000_000)?,
+    };
+    if c.rate_kbit == Some(0) {
+        return Err("--bandwidth: 0 kbit/s would block the path: give a positive rate".into());
+    }
+    if c.jitter_ms > c.delay_ms {
+        return Err(format!("--jitter: {} ms exceeds --delay {} ms", c.jitter_ms, c.delay_ms));
+    }
+    c.validate().map_err(|e| format!("network conditions: {e}"))?;
+    Ok(Some(NetPlan {
+        conds: vec![c],
+        transports: vec![NetTransport::parse(&a.transport)?],
+        backend,
+        sweep: false,
+        mosquitto,
+    }))
+}
+
+/// Runs every cipher × transport × condition and writes link_conditions.csv, summary.md, the
+/// figures (sweep) and run.json.
+pub(super) fn session(
+    a: &SessionArgs,
+    out: &Path,
+    suites: &[suite::Suite],
+    interval: Option<Duration>,
+    ds: &lwcbench_engine::dataset::Dataset,
+    plan: &NetPlan,
+) -> Result<(), String> {
+    let readings = run::dataset_readings(ds);
+    let state = out.join("state");
+    std::fs::create_dir_all(&state).map_err(|e| format!("--out: cannot create {}: {e}", state.display()))?;
+    let key_file = a.key_file.clone().unwrap_or_else(|| state.join("master.key"));
+    let counter_file = a.counter_state.clone().unwrap_or_else(|| state.join("counters"));
+    let store = a.store.clone().unwrap_or_else(|| out.join("link.db").display().to_string());
+    let started = SystemTime::now();
+    let session = run::new_session();
+    let mut rows: Vec<ConditionRow> = Vec::new();
+    let mut records = Vec::new();
+    let mut notes = vec!["network conditions: see docs/network-conditions.md".to_string()];
+    let mut netem = false;
+    let mut brokers = Vec::new();
+    let mut n = 0usize;
+    for &t in &plan.transports {
+        let broker = match (t, &plan.mosquitto) {
+            (NetTransport::Udp, _) => NetBroker::None,
+            (NetTransport::Mqtt, None) => NetBroker::Embedded,
+            (NetTransport::Mqtt, Some(bin)) => NetBroker::Mosquitto { bin: bin.clone(), conf_dir: state.clone() },
+        };
+        let env = NetEnv::create_with(broker, plan.backend)?;
+        if !env.broker_desc.is_empty() {
+            brokers.push(env.broker_desc.clone());
+        }
+        netem = env.netem;
+        let mut toxi = None;
+        for c in &plan.conds {
+            for s in suites {
+                n += 1;
+                let cfg = LinkConfig {
+                    suite: s.clone(),
+                    unauthenticated: a.unsafe_no_integrity,
+                    devices: a.devices,
+                    messages: a.messages,
+                    interval,
+                    transport: run::Transport::Udp, // unused: `t` decides
+                    store: store.clone(),
+                    window: a.window,
+                    counter_block: a.counter_block,
+                    key_file: key_file.clone(),
+                    counter_file: counter_file.clone(),
+                    connections: a.connections,
+                    drain_timeout: Duration::from_secs_f64(a.drain_timeout),
+                    readings: readings.clone(),
+                    batch: a.batch,
+                    session: format!("{session}-{}-{}-{n}", s.id, t.as_str()),
+                };
+                let r = netcond::run_condition(&env, &mut toxi, &cfg, t, c, a.net.net_seed)?;
+                let row = ConditionRow::new(&s.name(), a.devices, interval, &r);
+                eprintln!(
+                    "{} {} [{}]: sent {} stored {} ({:.1} %), counted drops {}, not delivered {}{}, e2e p50 {} ms p99 {} ms",
+                    t.as_str(),
+                    row.cipher,
+                    sweep::label(c),
+                    row.sent,
+                    row.stored,
+                    row.delivery_ratio * 100.0,
+                    row.counted_drops,
+                    row.not_delivered_within_t,
+                    if row.timed_out { format!(" within {} s", row.timeout_s) } else { String::new() },
+                    row.e2e_p50_ms,
+                    row.e2e_p99_ms
+                );
+                if t == NetTransport::Udp && row.not_delivered_within_t != 0 {
+                    let w = format!(
+                        "WARNING: udp {} [{}]: {} readings neither stored nor counted by any drop counter",
+                        row.cipher,
+                        sweep::label(c),
+                        row.not_delivered_within_t
+                    );
+                    eprintln!("{w}");
+                    notes.push(w);
+                }
+                if row.mismatched > 0 {
+                    return Err(format!(
+                        "{}: {} stored readings differ from what was sent",
+                        row.cipher, row.mismatched
+                    ));
+                }
+                records.push(netcond::run_json(&s.name(), &r));
+                rows.push(row);
+            }
+        }
+        drop(toxi);
+        drop(env);
+    }
+    let mut figures = Vec::new();
+    let mut files = vec![("link_conditions.csv".to_string(), results::to_csv(&rows))];
+    if plan.sweep {
+        files.push(("link_conditions_delivery.svg".into(), sweep::delivery_svg(&rows).into_bytes()));
+        files.push(("link_conditions_latency.svg".into(), sweep::latency_svg(&rows).into_bytes()));
+        figures = vec!["link_conditions_delivery.svg", "link_conditions_latency.svg"];
+    }
+    files.push(("summary.md".into(), sweep::markdown(&rows, netem, &figures).into_bytes()));
+    files.sort_by(|x, y| x.0.cmp(&y.0));
+    if a.unsafe_no_integrity {
+        notes.insert(0, "UNSAFE: --unsafe-no-integrity: frames carried no tag; forged frames would be accepted".into());
+    }
+    let mut rec = LinkRecord {
+        tool: "lwcbench link".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        kind: "link-conditions".into(),
+        args: std::env::args().collect(),
+        session,
+        unsafe_no_integrity: a.unsafe_no_integrity,
+        config: serde_json::json!({
+            "ciphers": suites.iter().map(|s| s.name()).collect::<Vec<_>>(),
+            "devices": a.devices, "messages_per_device": a.messages,
+            "interval_s": interval.map(|d| d.as_secs_f64()),
+            "transports": plan.transports.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+            "store": store, "window": a.window, "counter_block": a.counter_block,
+            "connections": a.connections, "batch": a.batch,
+            "dataset": ds.name, "channels": ds.channels.len(),
+            "timeout_per_condition_s": a.drain_timeout,
+            "preset": a.preset,
+            "network": {
+                "netem_available": netem,
+                "backend": a.net.net_backend,
+                "seed": a.net.net_seed,
+                "broker": brokers,
+                "direction": "device (namespace A) -> gateway (namespace B)",
+                "runs": records,
+            },
+        }),
+        machine: lwcbench_engine::machine::Machine::detect(),
+        build: lwcbench_engine::machine::Build::current(lwcbench_catalog::build_info()),
+        started_utc: lwcbench_engine::results::rfc3339(started),
+        finished_utc: lwcbench_engine::results::rfc3339(SystemTime::now()),
+        files: vec![],
+        notes,
+    };
+    results::write_dir(out, &files, &mut rec)?;
+    println!("wrote {}", out.display());
+    Ok(())
+}
