@@ -8,7 +8,6 @@ use lwcbench_engine::markdown::fmt_ns;
 use lwcbench_engine::request::{self, RunOptions};
 use lwcbench_engine::results;
 use lwcbench_engine::session::{self, Request};
-use lwcbench_engine::video;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -303,7 +302,7 @@ fn print_overview(res: &[lwcbench_engine::GroupResult]) {
     if !t1.is_empty() {
         print!("{}", lwcbench_engine::tables::markdown(&t1, &t2));
     }
-    print!("{}", video::frames_markdown(&summary));
+    print!("{}", lwcbench_engine::markdown::frames_markdown(&summary));
     let cmp = results::comparison_rows(&rows);
     if !cmp.is_empty() {
         println!(

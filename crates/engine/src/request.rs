@@ -200,7 +200,6 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
     for b in &a.budget {
         req.study_options.budgets.push(crate::studies::ics::parse_budget(b)?);
     }
-    let sel = &mut req.selection;
     if !a.engine.is_empty() {
         // A name that is neither a built-in engine nor a command line (a misspelling such as
         // `pycryptodom`) is an error; a command that fails to start turns its rows off with one
@@ -223,10 +222,11 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
         // Without --cipher/--impl/--all the engine's ciphers are the selection (docs/
         // engine-protocol.md), also when --scenario, --sizes or --video narrow it.
         if preset.is_none() && a.cipher.is_empty() && a.implementation.is_empty() && !a.all {
-            sel.implementations = offered.implementations();
+            req.selection.implementations = offered.implementations();
         }
-        sel.external = offered;
+        req.engines = offered;
     }
+    let sel = &mut req.selection;
     if !a.cipher.is_empty() {
         sel.ciphers = a.cipher.clone();
     }

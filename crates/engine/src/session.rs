@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use crate::clock::ClockInfo;
 use crate::machine::{Build, Machine};
 use crate::plan::Group;
-use crate::plan::{expand, Selection};
+use crate::plan::{expand_with, Selection};
 use crate::presets::Preset;
 use crate::results::{self, RunRecord};
 use crate::runner::{measure_rounds, Config, GroupResult, TWIN_MARK};
@@ -16,6 +16,8 @@ use crate::studies::{StudyFn, StudyInput, StudyOptions, StudyOutput};
 #[derive(Clone, Debug)]
 pub struct Request {
     pub selection: Selection,
+    /// External engines (`--engine`) whose ciphers the selection may name.
+    pub engines: crate::external::Offered,
     pub preset: Option<&'static str>,
     pub config: Config,
     /// None = `lwcbench-results/<UTC time>-<preset or custom>`.
@@ -39,6 +41,7 @@ impl Request {
     pub fn new(selection: Selection) -> Self {
         Request {
             selection,
+            engines: Default::default(),
             preset: None,
             config: Config::default(),
             out: None,
@@ -69,7 +72,7 @@ pub struct Outcome {
 
 /// The run's groups (with the A/A twins when asked for).
 fn plan_groups(req: &Request) -> Result<Vec<Group>, String> {
-    let mut groups = expand(&req.selection).map_err(|e| e.to_string())?;
+    let mut groups = expand_with(&req.selection, &req.engines).map_err(|e| e.to_string())?;
     if let Some(p) = req.twin {
         if p > 100 {
             return Err(format!("--twin: {p} is not a slowdown in % (0–100)"));
@@ -83,8 +86,7 @@ fn plan_groups(req: &Request) -> Result<Vec<Group>, String> {
 /// [`crate::counter::CHILD_ENV`] set): counts every group, writes no result directory.
 pub fn count_child(req: &Request) -> Result<(), String> {
     let groups = plan_groups(req)?;
-    let own: Vec<Group> =
-        groups.into_iter().filter(|g| req.selection.external.engine_for(&g.entry).is_none()).collect();
+    let own: Vec<Group> = groups.into_iter().filter(|g| req.engines.engine_for(&g.entry).is_none()).collect();
     crate::counter::child(&own, &req.config)
 }
 
@@ -156,7 +158,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let mut by_key: std::collections::HashMap<(String, String, crate::plan::Kiv, usize), usize> =
         std::collections::HashMap::new();
     for (i, g) in groups.iter().enumerate() {
-        if req.selection.external.engine_for(&g.entry).is_some() {
+        if req.engines.engine_for(&g.entry).is_some() {
             clusters.push(vec![i]); // engine groups are timed by the engine, one by one
             continue;
         }
@@ -172,7 +174,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let mut timed: Vec<&Vec<usize>> = Vec::new();
     for c in &clusters {
         let members: Vec<&Group> = c.iter().map(|&i| &groups[i]).collect();
-        let Some(eng) = req.selection.external.engine_for(&members[0].entry) else {
+        let Some(eng) = req.engines.engine_for(&members[0].entry) else {
             timed.push(c);
             continue;
         };
@@ -246,7 +248,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         "groups were measured in {} interleaved rounds; summary.csv round_spread_pct is the spread of the per-round medians",
         cfg.rounds.clamp(1, cfg.reps.max(1))
     ));
-    notes.extend(req.selection.external.notes(&groups));
+    notes.extend(req.engines.notes(&groups));
     notes.extend(engine_skips.iter().map(|e| format!("skipped (engine failed): {e}")));
     if groups.iter().any(|g| g.entry.info.note.contains("provisional")) {
         notes.push(
@@ -287,8 +289,13 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         Some(f) => {
             let samples = results::sample_rows(&results_v);
             let summary = results::summary_rows(&samples);
-            let input =
-                StudyInput { request: req, results: &results_v, samples: &samples, summary: &summary, record: &record };
+            let input = StudyInput {
+                options: &req.study_options,
+                results: &results_v,
+                samples: &samples,
+                summary: &summary,
+                record: &record,
+            };
             f(&input)?
         }
         None => StudyOutput::default(),
@@ -301,8 +308,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     }
     if req.count_instructions {
         let exe = std::env::current_exe().map_err(|e| format!("--counter instructions: {e}"))?;
-        let own: Vec<Group> =
-            groups.iter().filter(|g| req.selection.external.engine_for(&g.entry).is_none()).cloned().collect();
+        let own: Vec<Group> = groups.iter().filter(|g| req.engines.engine_for(&g.entry).is_none()).cloned().collect();
         let work = out.join(format!(".callgrind-{}", std::process::id()));
         let rows = crate::counter::count(&exe, req.args.get(1..).unwrap_or(&[]), &own, &work)?;
         extra.push(("instructions.csv", results::to_csv(&rows)));
@@ -313,7 +319,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
             crate::counter::COUNT_SEED
         ));
     }
-    results::write_run(&out, &results_v, &mut record, &extra, &study.markdown)
+    crate::output::write_run(&out, &results_v, &mut record, &extra, &study.markdown)
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(Outcome { dir: out, record, results: results_v })
 }

@@ -141,7 +141,7 @@ pub fn dataset_vs_random(rows: &[SampleRow]) -> (Vec<Table1Row>, Vec<Table2Row>)
 
 /// Markdown of both tables in the study's layout.
 pub fn markdown(t1: &[Table1Row], t2: &[Table2Row]) -> String {
-    use crate::markdown::fmt_ns;
+    use crate::text::fmt_ns;
     let mut s = String::new();
     if t1.is_empty() {
         return s;

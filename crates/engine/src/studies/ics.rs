@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::{StudyInput, StudyOutput};
-use crate::markdown::fmt_ns;
+use crate::text::fmt_ns;
 
 /// A latency budget with its source.
 #[derive(Clone, Debug, PartialEq)]
@@ -160,7 +160,7 @@ fn governor_warning(governor: &str) -> Option<String> {
 
 pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     let mut budgets = default_budgets();
-    for (name, ms) in &input.request.study_options.budgets {
+    for (name, ms) in &input.options.budgets {
         budgets.push(Budget { name: name.clone(), ms: *ms, source: "user-supplied (--budget)".into() });
     }
     // One row per AEAD implementation × message size, from the roundtrip samples.

@@ -15,8 +15,8 @@ use std::fmt::Write;
 use lwcbench_catalog::Make;
 
 use super::{StudyInput, StudyOutput};
-use crate::markdown::fmt_ns;
 use crate::power::{self, PowerProfile};
+use crate::text::fmt_ns;
 
 /// The study's eight ciphers, as catalogue selectors.
 pub const CIPHERS: [&str; 8] =
@@ -170,7 +170,7 @@ struct CipherRow {
 }
 
 pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
-    let opts = &input.request.study_options;
+    let opts = &input.options;
     // Default ESP32: the study ran on one. Modelled, never measured.
     let profile: PowerProfile = power::resolve(Some(opts.power_profile.as_deref().unwrap_or("ESP32")), opts.watts)?;
     let weightings = resolve_weights(opts.weights.as_deref())?;

@@ -12,7 +12,6 @@ pub mod stream_study;
 
 use crate::results::{RunRecord, SampleRow, SummaryRow};
 use crate::runner::GroupResult;
-use crate::session::Request;
 
 /// Options a study may read; set from the command line or the Python bindings.
 #[derive(Clone, Debug, Default)]
@@ -32,7 +31,8 @@ pub struct StudyOptions {
 
 /// What a study sees.
 pub struct StudyInput<'a> {
-    pub request: &'a Request,
+    /// The study options of the run (`--power-profile`, `--weights`, `--budget`, …).
+    pub options: &'a StudyOptions,
     pub results: &'a [GroupResult],
     pub samples: &'a [SampleRow],
     pub summary: &'a [SummaryRow],

@@ -398,7 +398,7 @@ Rank = throughput / (ROM + 2·RAM) in (MB/s)/B; E-Rank = Rank / energy per frame
 
 /// The study entry point named by the `stream-study` preset.
 pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
-    let o = &input.request.study_options;
+    let o = &input.options;
     let profile = power::resolve(Some(o.power_profile.as_deref().unwrap_or(DEFAULT_DEVICE)), o.watts)?;
     let ghz = max_freq_ghz();
     let rows = table(input.summary, &profile, ghz)?;
