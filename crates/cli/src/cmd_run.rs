@@ -298,11 +298,11 @@ fn print_overview(res: &[lwcbench_engine::GroupResult]) {
             r.mbit_per_s.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into())
         );
     }
-    let (t1, t2) = lwcbench_engine::tables::dataset_vs_random(&rows);
+    let (t1, t2) = lwcbench_engine::studies::sensor::dataset_vs_random(&rows);
     if !t1.is_empty() {
-        print!("{}", lwcbench_engine::tables::markdown(&t1, &t2));
+        print!("{}", lwcbench_engine::studies::sensor::markdown(&t1, &t2));
     }
-    print!("{}", lwcbench_engine::markdown::frames_markdown(&summary));
+    print!("{}", lwcbench_engine::studies::video::frames_markdown(&summary));
     let cmp = results::comparison_rows(&rows);
     if !cmp.is_empty() {
         println!(

@@ -7,10 +7,9 @@ use crate::clock::ClockInfo;
 use crate::machine::{Build, Machine};
 use crate::plan::Group;
 use crate::plan::{expand_with, Selection};
-use crate::presets::Preset;
 use crate::results::{self, RunRecord};
 use crate::runner::{measure_rounds, Config, GroupResult, TWIN_MARK};
-use crate::studies::{StudyFn, StudyInput, StudyOptions, StudyOutput};
+use crate::studies::{Study, StudyInput, StudyOptions, StudyOutput};
 
 /// Everything a run needs. Build it with [`Request::new`] and adjust fields.
 #[derive(Clone, Debug)]
@@ -25,8 +24,8 @@ pub struct Request {
     pub force: bool,
     /// Recorded in run.json (the command line, or the Python call).
     pub args: Vec<String>,
-    /// Extra tables computed after measurement (from the preset).
-    pub study: Option<StudyFn>,
+    /// The preset's study: its tables are derived after measurement.
+    pub study: Option<&'static dyn Study>,
     pub study_options: StudyOptions,
     /// A/A experiment (test-only, `lwcbench run --twin P`): every group is measured a second
     /// time in the same run as implementation `<impl>~twin` (P = 0) or, with a planted
@@ -53,12 +52,12 @@ impl Request {
             count_instructions: false,
         }
     }
-    pub fn from_preset(p: &'static Preset) -> Self {
-        let mut r = Request::new((p.selection)());
-        r.preset = Some(p.name);
-        r.config.reps = p.reps;
-        r.config.warmup = p.warmup;
-        r.study = p.study;
+    pub fn from_preset(p: &'static dyn Study) -> Self {
+        let mut r = Request::new(p.selection());
+        r.preset = Some(p.name());
+        r.config.reps = p.reps();
+        r.config.warmup = p.warmup();
+        r.study = Some(p);
         r
     }
 }
@@ -285,8 +284,9 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         files: vec![],
         notes,
     };
-    let study = match req.study {
-        Some(f) => {
+    // The preset's study; the studies derived from every run are the writer's (crate::output).
+    let study = match req.study.filter(|s| !s.every_run()) {
+        Some(s) => {
             let samples = results::sample_rows(&results_v);
             let summary = results::summary_rows(&samples);
             let input = StudyInput {
@@ -296,7 +296,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
                 summary: &summary,
                 record: &record,
             };
-            f(&input)?
+            s.derive(&input)?
         }
         None => StudyOutput::default(),
     };

@@ -445,46 +445,6 @@ mod tests {
     }
 
     #[test]
-    fn frames_section_by_hand() {
-        let row = |scenario: &str, med: f64| crate::results::SummaryRow {
-            cipher: "X".into(),
-            implementation: "i".into(),
-            language: "Rust".into(),
-            family: "stream".into(),
-            scenario: scenario.into(),
-            kiv: "all".into(),
-            size_bits: 8_000_000,
-            payload: "video:v".into(),
-            batch: 1,
-            n: 10,
-            mean_ns: med,
-            sd_ns: 0.0,
-            median_ns: med,
-            round_spread_pct: None,
-            min_ns: med,
-            max_ns: med,
-            p95_ns: med,
-            p99_ns: med,
-            ci95_lo_ns: med,
-            ci95_hi_ns: med,
-            median_ci95_lo_ns: med / 2.0,
-            median_ci95_hi_ns: med * 2.0,
-            outliers: 0,
-            median_cycles: None,
-            ns_per_bit: None,
-            mbit_per_s: None,
-            cycles_per_bit: None,
-        };
-        assert_eq!(crate::markdown::frames_markdown(&[row("full", 1e6)]), "");
-        // 1,000,000-byte frame in 2 ms: 500 frames/s (interval 250 – 1000), 500 MB/s
-        let md = crate::markdown::frames_markdown(&[row("frame", 2e6)]);
-        assert!(
-            md.ends_with("| X | i | all | video:v | 1000000 | 2.00 ms | 500.0 | 250.0 – 1000.0 | 500.0 |\n"),
-            "{md}"
-        );
-    }
-
-    #[test]
     fn comparison_finds_a_tampered_byte() {
         let a: Vec<u8> = (0..100u8).collect();
         let mut b = a.clone();
