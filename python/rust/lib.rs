@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use lwcbench_catalog::{registry, Entry, Make, VerifyCtx};
 use lwcbench_core::{BitOrder, CipherError};
 use lwcbench_engine::request::{self, RunOptions};
-use lwcbench_engine::session::{self, Request};
+use lwcbench_engine::session;
 use lwcbench_engine::studies;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
