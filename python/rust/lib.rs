@@ -6,9 +6,9 @@ use std::sync::Mutex;
 
 use lwcbench_catalog::{registry, Entry, Make, VerifyCtx};
 use lwcbench_core::{BitOrder, CipherError};
-use lwcbench_engine::presets;
 use lwcbench_engine::request::{self, RunOptions};
-use lwcbench_engine::session::{self, Request};
+use lwcbench_engine::session;
+use lwcbench_engine::studies;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -71,12 +71,12 @@ fn ciphers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 #[pyfunction]
 fn presets_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let out = PyList::empty(py);
-    for p in presets::PRESETS {
+    for p in studies::ALL {
         let d = PyDict::new(py);
-        d.set_item("name", p.name)?;
-        d.set_item("about", p.about)?;
-        d.set_item("reps", p.reps)?;
-        d.set_item("warmup", p.warmup)?;
+        d.set_item("name", p.name())?;
+        d.set_item("about", p.about())?;
+        d.set_item("reps", p.reps())?;
+        d.set_item("warmup", p.warmup())?;
         out.append(d)?;
     }
     Ok(out)

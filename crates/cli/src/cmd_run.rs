@@ -8,7 +8,6 @@ use lwcbench_engine::markdown::fmt_ns;
 use lwcbench_engine::request::{self, RunOptions};
 use lwcbench_engine::results;
 use lwcbench_engine::session::{self, Request};
-use lwcbench_engine::video;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -299,11 +298,11 @@ fn print_overview(res: &[lwcbench_engine::GroupResult]) {
             r.mbit_per_s.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into())
         );
     }
-    let (t1, t2) = lwcbench_engine::tables::dataset_vs_random(&rows);
+    let (t1, t2) = lwcbench_engine::studies::sensor::dataset_vs_random(&rows);
     if !t1.is_empty() {
-        print!("{}", lwcbench_engine::tables::markdown(&t1, &t2));
+        print!("{}", lwcbench_engine::studies::sensor::markdown(&t1, &t2));
     }
-    print!("{}", video::frames_markdown(&summary));
+    print!("{}", lwcbench_engine::studies::video::frames_markdown(&summary));
     let cmp = results::comparison_rows(&rows);
     if !cmp.is_empty() {
         println!(

@@ -106,9 +106,9 @@ fn main() -> ExitCode {
         Cmd::Decrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Decrypt),
         Cmd::Keystream(a) => cmd_crypt::keystream(&a),
         Cmd::Presets => {
-            let w = lwcbench_engine::presets::PRESETS.iter().map(|p| p.name.len()).max().unwrap_or(0);
-            for p in lwcbench_engine::presets::PRESETS {
-                println!("{:<w$}  {}", p.name, p.about);
+            let w = lwcbench_engine::studies::ALL.iter().map(|p| p.name().len()).max().unwrap_or(0);
+            for p in lwcbench_engine::studies::ALL {
+                println!("{:<w$}  {}", p.name(), p.about());
             }
             Ok(())
         }

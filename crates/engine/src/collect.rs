@@ -1,6 +1,6 @@
 //! `lwcbench collect`: turn the lines a board prints (format version 1, `docs/board.md`) into
 //! the usual result files. Parsing is a pure function of the text ([`parse_log`]); writing goes
-//! through [`crate::results::write_rows`], so a collected run has exactly the files of a host run.
+//! through [`crate::output::write_rows`], so a collected run has exactly the files of a host run.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -636,7 +636,7 @@ pub fn write_collected(
         record.notes.push("the firmware did not report its timer overhead (overhead_ns = 0)".into());
     }
     let extra = [("board-log.txt", p.raw.clone().into_bytes())];
-    results::write_rows(out, &p.samples, &p.warmup, &mut record, &extra, "")
+    crate::output::write_rows(out, &p.samples, &p.warmup, &mut record, &extra, "")
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(record)
 }

@@ -1132,6 +1132,15 @@ impl Offered {
     }
 }
 
+impl crate::plan::ExtraEntries for Offered {
+    fn entries(&self) -> &[Entry] {
+        Offered::entries(self)
+    }
+    fn offers_scenario(&self, e: &Entry, sc: Scenario) -> bool {
+        Offered::offers_scenario(self, e, sc)
+    }
+}
+
 /// Lock an engine; a panic elsewhere while holding it does not make it unusable.
 pub fn lock(e: &Mutex<Engine>) -> std::sync::MutexGuard<'_, Engine> {
     e.lock().unwrap_or_else(|p| p.into_inner())

@@ -1,18 +1,11 @@
 //! Markdown tables for a run (also printed to the terminal).
-use crate::results::{ComparisonRow, SummaryRow};
+use crate::results::SummaryRow;
 
-/// Human-friendly duration: picks ns/µs/ms.
-pub fn fmt_ns(ns: f64) -> String {
-    if ns < 1_000.0 {
-        format!("{ns:.1} ns")
-    } else if ns < 1_000_000.0 {
-        format!("{:.2} µs", ns / 1e3)
-    } else {
-        format!("{:.2} ms", ns / 1e6)
-    }
-}
+pub use crate::text::fmt_ns;
 
-pub fn summary_markdown(summary: &[SummaryRow], comparison: &[ComparisonRow]) -> String {
+/// The summary table of `summary.md`; the studies' sections follow it (see
+/// [`crate::output::summary_markdown`]).
+pub fn summary_markdown(summary: &[SummaryRow]) -> String {
     let mut s = String::new();
     s.push_str("# lwcbench summary\n\nMedian time per operation with its 95 % confidence interval (distribution-free), per group; ");
     s.push_str("`kiv = all` pools the four static/random key–IV variants (the study's aggregate table).\n\n");
@@ -37,30 +30,5 @@ pub fn summary_markdown(summary: &[SummaryRow], comparison: &[ComparisonRow]) ->
             r.outliers
         ));
     }
-    if !comparison.is_empty() {
-        let margin = comparison[0].margin_pct.unwrap_or(lwcbench_stats::DEFAULT_MARGIN * 100.0);
-        s.push_str(&format!("\n## C++ against Rust\n\nRatio of medians C++/Rust (> 1: C++ slower) with its bootstrap 95 % CI. A verdict names a winner only when the difference is significant (two-sided Mann–Whitney U, α = 0.05 Bonferroni-corrected over the table) **and** the whole CI of the ratio lies outside the practical-equivalence band 1 ± {margin} %.\n\n"));
-        s.push_str("| cipher | variant | scenario | kiv | bits | Rust median | C++ median | C++/Rust | 95 % CI | p | verdict |\n|---|---|---|---|---:|---:|---:|---:|---|---:|---|\n");
-        for c in comparison {
-            s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {} | {:.2e} | {} |\n",
-                c.cipher,
-                c.variant,
-                c.scenario,
-                c.kiv,
-                if c.size_bits > 0 { c.size_bits.to_string() } else { "–".into() },
-                fmt_ns(c.rust_median_ns),
-                fmt_ns(c.cpp_median_ns),
-                c.ratio_cpp_rust,
-                match (c.ratio_ci95_lo, c.ratio_ci95_hi) {
-                    (Some(lo), Some(hi)) => format!("{lo:.2}–{hi:.2}"),
-                    _ => "–".into(),
-                },
-                c.mann_whitney_p,
-                c.verdict
-            ));
-        }
-    }
-    s += &crate::video::frames_markdown(summary);
     s
 }

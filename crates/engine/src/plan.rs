@@ -206,8 +206,23 @@ pub struct Selection {
     pub all_stream_and_aead: bool,
     /// Clip for the `frame` scenario; None = the default clip (loaded when `frame` is selected).
     pub video: Option<std::sync::Arc<crate::video::Clip>>,
-    /// Ciphers of external engines (`--engine`), selectable like catalogue entries.
-    pub external: crate::external::Offered,
+}
+
+/// Ciphers from outside the catalogue (an external engine's, `--engine`), selectable like its
+/// entries. [`crate::external::Offered`] implements it; `()` adds nothing.
+pub trait ExtraEntries {
+    fn entries(&self) -> &[Entry];
+    /// False only for one of its own entries that does not offer this scenario.
+    fn offers_scenario(&self, e: &Entry, sc: Scenario) -> bool;
+}
+
+impl ExtraEntries for () {
+    fn entries(&self) -> &[Entry] {
+        &[]
+    }
+    fn offers_scenario(&self, _: &Entry, _: Scenario) -> bool {
+        true
+    }
 }
 
 pub const DEFAULT_SIZES: [usize; 4] = [1, 8, 128, 1024];
@@ -290,9 +305,9 @@ impl std::error::Error for PlanError {}
 
 /// Entries matching the cipher/implementation filters. A cipher filter matches the name
 /// (case-insensitive) or the full id "name/impl". Unknown names are errors.
-pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
+pub fn select_entries(sel: &Selection, extra: &dyn ExtraEntries) -> Result<Vec<Entry>, PlanError> {
     let mut all = registry();
-    all.extend(sel.external.entries().iter().cloned());
+    all.extend(extra.entries().iter().cloned());
     for c in sel.ciphers.iter().filter(|_| !sel.all_stream_and_aead) {
         if !all.iter().any(|e| e.matches(c)) {
             return Err(PlanError(format!("--cipher: unknown cipher '{c}' (see `lwcbench list`)")));
@@ -324,13 +339,18 @@ pub fn select_entries(sel: &Selection) -> Result<Vec<Entry>, PlanError> {
 
 /// Expand a selection into groups, in a stable order.
 pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
+    expand_with(sel, &())
+}
+
+/// [`expand`] with the ciphers of external engines besides the catalogue's.
+pub fn expand_with(sel: &Selection, extra: &dyn ExtraEntries) -> Result<Vec<Group>, PlanError> {
     if sel.sizes_bits.contains(&0) {
         return Err(PlanError("--sizes: a size of 0 bits measures nothing; sizes must be ≥ 1".into()));
     }
     if let Some(s) = sel.sizes_bits.iter().find(|&&s| s > MAX_SIZE_BITS) {
         return Err(PlanError(format!("--sizes: {s} bits is larger than the 1 GiB limit")));
     }
-    let entries = select_entries(sel)?;
+    let entries = select_entries(sel, extra)?;
     let sizes: Vec<usize> = if sel.sizes_bits.is_empty() { DEFAULT_SIZES.to_vec() } else { unique(&sel.sizes_bits) };
     let kivs: Vec<Kiv> = if sel.kivs.is_empty() { Kiv::ALL.to_vec() } else { unique(&sel.kivs) };
     let payloads: Vec<Payload> = if sel.payloads.is_empty() { vec![Payload::random()] } else { unique(&sel.payloads) };
@@ -350,7 +370,7 @@ pub fn expand(sel: &Selection) -> Result<Vec<Group>, PlanError> {
             if !sel.scenarios.is_empty() && !sel.scenarios.contains(&sc) {
                 continue;
             }
-            if !sel.external.offers_scenario(e, sc) {
+            if !extra.offers_scenario(e, sc) {
                 continue; // an engine's cipher: only the scenarios its engine lists
             }
             for &kiv in &kivs {

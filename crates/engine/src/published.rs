@@ -4,8 +4,10 @@
 //! `report.html` (via [`html`]). This module is the one place those figures live in the repo.
 use std::fmt::Write;
 
+use crate::results::SampleRow;
+use crate::studies::sensor::{dataset_vs_random, Table1Row, Table2Row};
 use crate::studies::stream_study::StreamStudyRow;
-use crate::tables::{Table1Row, Table2Row};
+use crate::studies::{aes_libs, ics as ics_study, lightweight_rank, sensor, stream_study};
 
 pub const DRACO_STUDY: &str = "Seedorf, Rawal, Hamann et al. (HFT Stuttgart), \"On-sensor Stream Cipher Encryption for Protecting Smart City Sensor Data directly on Resource-Constrained IoT-Sensors\"";
 pub const VIDEO_STUDY: &str = "Khan, Dagenborg, Johansen, \"Performance Evaluation of Lightweight Stream Ciphers for Real-Time Video Feed Encryption on ARM Processor\", Future Internet 2024, 16(8), 261";
@@ -74,10 +76,10 @@ pub struct Ours<'a> {
 /// The section for a run's preset, or None where the preset reproduces no study.
 pub fn section(o: &Ours) -> Option<Section> {
     match o.preset? {
-        "sensor-study" => Some(draco(o.t1, o.t2)),
-        "stream-study" => Some(video(o.stream)),
-        "ics-latency" => Some(ics(o.ics_csv)),
-        "aes-libs" => Some(Section {
+        p if p == sensor::NAME => Some(draco(o.t1, o.t2)),
+        p if p == stream_study::NAME => Some(video(o.stream)),
+        p if p == ics_study::NAME => Some(ics(o.ics_csv)),
+        p if p == aes_libs::NAME => Some(Section {
             title: "Published figures: the AES library study".into(),
             paragraphs: vec![
                 format!("{AES_STUDY}. The study's text keeps no numeric tables, so only its findings can stand beside ours (tables above)."),
@@ -86,7 +88,7 @@ pub fn section(o: &Ours) -> Option<Section> {
             ],
             tables: vec![],
         }),
-        "lightweight-study" => Some(Section {
+        p if p == lightweight_rank::NAME => Some(Section {
             title: "Published figures: the CryptoBench lightweight study".into(),
             paragraphs: vec![
                 format!("{LIGHTWEIGHT_STUDY}. Its results are given as plots only, so no number is transcribed (values are not read off plots)."),
@@ -400,15 +402,18 @@ pub fn markdown(o: &Ours) -> String {
 }
 
 /// [`markdown`] for a run being written: the study files come from the files the study hands
-/// to the writer (`stream_study.csv`, `ics-latency.csv`).
-pub fn markdown_for_run(preset: Option<&str>, t1: &[Table1Row], t2: &[Table2Row], files: &[(&str, Vec<u8>)]) -> String {
+/// to the writer (the stream study's and the ICS study's tables); the sensor tables come from
+/// the samples.
+pub fn markdown_for_run(preset: Option<&str>, samples: &[SampleRow], files: &[(&str, Vec<u8>)]) -> String {
+    // The sensor tables only where the section shows them (they bootstrap).
+    let (t1, t2) = if preset == Some(sensor::NAME) { dataset_vs_random(samples) } else { Default::default() };
     let file =
         |name: &str| files.iter().find(|(n, _)| *n == name).map(|(_, b)| String::from_utf8_lossy(b).into_owned());
-    let stream: Vec<StreamStudyRow> = file("stream_study.csv")
+    let stream: Vec<StreamStudyRow> = file(stream_study::FILE)
         .map(|t| csv::Reader::from_reader(t.as_bytes()).deserialize().flatten().collect())
         .unwrap_or_default();
-    let ics = file("ics-latency.csv");
-    markdown(&Ours { preset, t1, t2, stream: &stream, ics_csv: ics.as_deref() })
+    let ics = file(ics_study::LATENCY_FILE);
+    markdown(&Ours { preset, t1: &t1, t2: &t2, stream: &stream, ics_csv: ics.as_deref() })
 }
 
 /// The HTML section for a run being reported (empty where the preset reproduces no study).

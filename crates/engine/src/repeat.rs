@@ -105,7 +105,7 @@ pub fn text(rows: &[RepeatRow], runs: usize) -> String {
             r.scenario,
             r.kiv,
             r.size_bits,
-            crate::markdown::fmt_ns(r.median_ns),
+            crate::text::fmt_ns(r.median_ns),
             r.spread_pct,
             match (r.instructions_per_op, r.instructions_identical) {
                 (Some(v), _) => format!("{v:.1}"),

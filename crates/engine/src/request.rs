@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use crate::dataset::{self, ByteOrder, Dataset, Encode, Encoding, Layout, TextEncoding};
 use crate::plan::{Kiv, Payload, Scenario};
-use crate::presets;
 use crate::session::Request;
+use crate::studies::{self, StudyArgs};
 use crate::video;
 
 /// Every `lwcbench run` option, as given. `None`/empty/false means "not given": the preset's
@@ -154,13 +154,13 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
     }
     // Resolve preset: explicit, or the default when nothing is selected.
     let preset = match &a.preset {
-        Some(p) => Some(presets::find(p).ok_or_else(|| {
+        Some(p) => Some(studies::find(p).ok_or_else(|| {
             format!(
                 "--preset: unknown preset '{p}' (known: {})",
-                presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                studies::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
             )
         })?),
-        None if !has_selection(a) && a.engine.is_empty() => Some(presets::default_preset()),
+        None if !has_selection(a) && a.engine.is_empty() => Some(studies::default_study()),
         None => None,
     };
     let mut req = match preset {
@@ -170,37 +170,28 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
     if let Some(args) = &a.args {
         req.args = args.clone();
     }
-    // Study options apply only to the presets whose study reads them; elsewhere they would be
-    // silently ignored.
-    let preset_name = preset.map(|p| p.name).unwrap_or("");
-    let only_in = |opt: &str, given: bool, presets: &[&str]| -> Result<(), String> {
-        if given && !presets.contains(&preset_name) {
+    // Study options apply only to the presets whose study reads them (Study::options);
+    // elsewhere they would be silently ignored. The study checks and keeps them.
+    let given = StudyArgs {
+        power_profile: a.power_profile.clone(),
+        watts: a.watts,
+        weights: a.weights.clone(),
+        budget: a.budget.clone(),
+    };
+    let preset_name = preset.map(|p| p.name()).unwrap_or("");
+    for o in given.given() {
+        if !preset.is_some_and(|p| p.options().contains(&o)) {
             let now = if preset_name.is_empty() { "no preset".to_string() } else { format!("--preset {preset_name}") };
             return Err(format!(
-                "{opt}: applies only to --preset {} (with {now} it would be ignored)",
-                presets.join(" or ")
+                "{}: applies only to --preset {} (with {now} it would be ignored)",
+                o.flag(),
+                studies::reading(o).join(" or ")
             ));
         }
-        Ok(())
-    };
-    only_in("--power-profile", a.power_profile.is_some(), &["lightweight-study", "stream-study"])?;
-    only_in("--watts", a.watts.is_some(), &["lightweight-study", "stream-study"])?;
-    only_in("--weights", a.weights.is_some(), &["lightweight-study"])?;
-    only_in("--budget", !a.budget.is_empty(), &["ics-latency"])?;
-    if a.power_profile.is_some() || a.watts.is_some() {
-        // Validate now, so a bad profile fails before anything is measured.
-        crate::power::resolve(a.power_profile.as_deref(), a.watts)?;
-        req.study_options.power_profile = a.power_profile.clone();
-        req.study_options.watts = a.watts;
     }
-    if let Some(w) = &a.weights {
-        crate::studies::lightweight_rank::resolve_weights(Some(w))?;
-        req.study_options.weights = Some(w.clone());
+    if let Some(p) = preset {
+        p.take_options(&given, &mut req.study_options)?;
     }
-    for b in &a.budget {
-        req.study_options.budgets.push(crate::studies::ics::parse_budget(b)?);
-    }
-    let sel = &mut req.selection;
     if !a.engine.is_empty() {
         // A name that is neither a built-in engine nor a command line (a misspelling such as
         // `pycryptodom`) is an error; a command that fails to start turns its rows off with one
@@ -223,10 +214,11 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
         // Without --cipher/--impl/--all the engine's ciphers are the selection (docs/
         // engine-protocol.md), also when --scenario, --sizes or --video narrow it.
         if preset.is_none() && a.cipher.is_empty() && a.implementation.is_empty() && !a.all {
-            sel.implementations = offered.implementations();
+            req.selection.implementations = offered.implementations();
         }
-        sel.external = offered;
+        req.engines = offered;
     }
+    let sel = &mut req.selection;
     if !a.cipher.is_empty() {
         sel.ciphers = a.cipher.clone();
     }

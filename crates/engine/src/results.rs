@@ -678,67 +678,6 @@ fn link_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) -> io::Result<
     Ok(())
 }
 
-/// Write all files of a run; `run.json` last. Returns the file names written.
-pub fn write_run(
-    dir: &Path,
-    results: &[GroupResult],
-    record: &mut RunRecord,
-    extra: &[(&str, Vec<u8>)],
-    extra_md: &str,
-) -> std::io::Result<()> {
-    write_rows(dir, &sample_rows(results), &warmup_rows(results), record, extra, extra_md)
-}
-
-/// [`write_run`] from sample rows that did not come from the runner (`lwcbench collect`).
-pub fn write_rows(
-    dir: &Path,
-    samples: &[SampleRow],
-    warm: &[SampleRow],
-    record: &mut RunRecord,
-    extra: &[(&str, Vec<u8>)],
-    extra_md: &str,
-) -> std::io::Result<()> {
-    let (samples, warm) = (samples.to_vec(), warm.to_vec());
-    let summary = summary_rows(&samples);
-    let comparison = comparison_rows(&samples);
-    let (t1, t2) = crate::tables::dataset_vs_random(&samples);
-    let mut md = crate::markdown::summary_markdown(&summary, &comparison);
-    md += &crate::tables::markdown(&t1, &t2);
-    md += extra_md;
-    md += &crate::published::markdown_for_run(record.preset.as_deref(), &t1, &t2, extra);
-    let mut files = vec![
-        ("samples.csv", csv_or_header(&samples, SAMPLE_HEADER)),
-        ("warmup.csv", csv_or_header(&warm, SAMPLE_HEADER)),
-        ("summary.csv", to_csv(&summary)),
-        ("comparison.csv", csv_or_header(&comparison, COMPARISON_HEADER)),
-        ("summary.md", md.into_bytes()),
-    ];
-    if !t1.is_empty() {
-        files.push(("table1_dataset_vs_random.csv", to_csv(&t1)));
-        files.push(("table2_dataset_vs_random.csv", to_csv(&t2)));
-    }
-    files.extend(extra.iter().map(|(n, b)| (*n, b.clone())));
-    let renderer = REPORT_RENDERER.get();
-    let mut w = RunDirWriter::begin(dir)?;
-    for (name, bytes) in &files {
-        w.add(name, bytes)?;
-    }
-    record.files = files
-        .iter()
-        .map(|(n, _)| n.to_string())
-        .chain(renderer.map(|_| "report.html".to_string()))
-        .chain(["run.json".to_string()])
-        .collect();
-    let json = serde_json::to_vec_pretty(record).expect("record serialises");
-    w.add("run.json", &json)?;
-    // The report is rendered from the unit as it will be (its run.json already lists it).
-    if let Some(render) = renderer {
-        let html = render(w.stage()).map_err(io::Error::other)?;
-        w.add("report.html", &html)?;
-    }
-    w.commit()
-}
-
 /// Format a UNIX time as RFC 3339 UTC (civil-from-days, Howard Hinnant's algorithm).
 pub fn rfc3339(t: std::time::SystemTime) -> String {
     let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();

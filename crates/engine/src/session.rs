@@ -6,16 +6,17 @@ use std::time::SystemTime;
 use crate::clock::ClockInfo;
 use crate::machine::{Build, Machine};
 use crate::plan::Group;
-use crate::plan::{expand, Selection};
-use crate::presets::Preset;
+use crate::plan::{expand_with, Selection};
 use crate::results::{self, RunRecord};
 use crate::runner::{measure_rounds, Config, GroupResult, TWIN_MARK};
-use crate::studies::{StudyFn, StudyInput, StudyOptions, StudyOutput};
+use crate::studies::{Study, StudyInput, StudyOptions, StudyOutput};
 
 /// Everything a run needs. Build it with [`Request::new`] and adjust fields.
 #[derive(Clone, Debug)]
 pub struct Request {
     pub selection: Selection,
+    /// External engines (`--engine`) whose ciphers the selection may name.
+    pub engines: crate::external::Offered,
     pub preset: Option<&'static str>,
     pub config: Config,
     /// None = `lwcbench-results/<UTC time>-<preset or custom>`.
@@ -23,8 +24,8 @@ pub struct Request {
     pub force: bool,
     /// Recorded in run.json (the command line, or the Python call).
     pub args: Vec<String>,
-    /// Extra tables computed after measurement (from the preset).
-    pub study: Option<StudyFn>,
+    /// The preset's study: its tables are derived after measurement.
+    pub study: Option<&'static dyn Study>,
     pub study_options: StudyOptions,
     /// A/A experiment (test-only, `lwcbench run --twin P`): every group is measured a second
     /// time in the same run as implementation `<impl>~twin` (P = 0) or, with a planted
@@ -39,6 +40,7 @@ impl Request {
     pub fn new(selection: Selection) -> Self {
         Request {
             selection,
+            engines: Default::default(),
             preset: None,
             config: Config::default(),
             out: None,
@@ -50,12 +52,12 @@ impl Request {
             count_instructions: false,
         }
     }
-    pub fn from_preset(p: &'static Preset) -> Self {
-        let mut r = Request::new((p.selection)());
-        r.preset = Some(p.name);
-        r.config.reps = p.reps;
-        r.config.warmup = p.warmup;
-        r.study = p.study;
+    pub fn from_preset(p: &'static dyn Study) -> Self {
+        let mut r = Request::new(p.selection());
+        r.preset = Some(p.name());
+        r.config.reps = p.reps();
+        r.config.warmup = p.warmup();
+        r.study = Some(p);
         r
     }
 }
@@ -69,7 +71,7 @@ pub struct Outcome {
 
 /// The run's groups (with the A/A twins when asked for).
 fn plan_groups(req: &Request) -> Result<Vec<Group>, String> {
-    let mut groups = expand(&req.selection).map_err(|e| e.to_string())?;
+    let mut groups = expand_with(&req.selection, &req.engines).map_err(|e| e.to_string())?;
     if let Some(p) = req.twin {
         if p > 100 {
             return Err(format!("--twin: {p} is not a slowdown in % (0–100)"));
@@ -83,8 +85,7 @@ fn plan_groups(req: &Request) -> Result<Vec<Group>, String> {
 /// [`crate::counter::CHILD_ENV`] set): counts every group, writes no result directory.
 pub fn count_child(req: &Request) -> Result<(), String> {
     let groups = plan_groups(req)?;
-    let own: Vec<Group> =
-        groups.into_iter().filter(|g| req.selection.external.engine_for(&g.entry).is_none()).collect();
+    let own: Vec<Group> = groups.into_iter().filter(|g| req.engines.engine_for(&g.entry).is_none()).collect();
     crate::counter::child(&own, &req.config)
 }
 
@@ -156,7 +157,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let mut by_key: std::collections::HashMap<(String, String, crate::plan::Kiv, usize), usize> =
         std::collections::HashMap::new();
     for (i, g) in groups.iter().enumerate() {
-        if req.selection.external.engine_for(&g.entry).is_some() {
+        if req.engines.engine_for(&g.entry).is_some() {
             clusters.push(vec![i]); // engine groups are timed by the engine, one by one
             continue;
         }
@@ -172,7 +173,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let mut timed: Vec<&Vec<usize>> = Vec::new();
     for c in &clusters {
         let members: Vec<&Group> = c.iter().map(|&i| &groups[i]).collect();
-        let Some(eng) = req.selection.external.engine_for(&members[0].entry) else {
+        let Some(eng) = req.engines.engine_for(&members[0].entry) else {
             timed.push(c);
             continue;
         };
@@ -246,7 +247,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         "groups were measured in {} interleaved rounds; summary.csv round_spread_pct is the spread of the per-round medians",
         cfg.rounds.clamp(1, cfg.reps.max(1))
     ));
-    notes.extend(req.selection.external.notes(&groups));
+    notes.extend(req.engines.notes(&groups));
     notes.extend(engine_skips.iter().map(|e| format!("skipped (engine failed): {e}")));
     if groups.iter().any(|g| g.entry.info.note.contains("provisional")) {
         notes.push(
@@ -283,13 +284,19 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         files: vec![],
         notes,
     };
-    let study = match req.study {
-        Some(f) => {
+    // The preset's study; the studies derived from every run are the writer's (crate::output).
+    let study = match req.study.filter(|s| !s.every_run()) {
+        Some(s) => {
             let samples = results::sample_rows(&results_v);
             let summary = results::summary_rows(&samples);
-            let input =
-                StudyInput { request: req, results: &results_v, samples: &samples, summary: &summary, record: &record };
-            f(&input)?
+            let input = StudyInput {
+                options: &req.study_options,
+                results: &results_v,
+                samples: &samples,
+                summary: &summary,
+                record: &record,
+            };
+            s.derive(&input)?
         }
         None => StudyOutput::default(),
     };
@@ -301,8 +308,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     }
     if req.count_instructions {
         let exe = std::env::current_exe().map_err(|e| format!("--counter instructions: {e}"))?;
-        let own: Vec<Group> =
-            groups.iter().filter(|g| req.selection.external.engine_for(&g.entry).is_none()).cloned().collect();
+        let own: Vec<Group> = groups.iter().filter(|g| req.engines.engine_for(&g.entry).is_none()).cloned().collect();
         // Beside the run, not in it: a kill must not leave `out` non-empty without run.json.
         let work = results::scratch_sibling(&out).map_err(|e| format!("--counter instructions: {e}"))?;
         let rows = crate::counter::count(&exe, req.args.get(1..).unwrap_or(&[]), &own, &work)?;
@@ -314,7 +320,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
             crate::counter::COUNT_SEED
         ));
     }
-    results::write_run(&out, &results_v, &mut record, &extra, &study.markdown)
+    crate::output::write_run(&out, &results_v, &mut record, &extra, &study.markdown)
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(Outcome { dir: out, record, results: results_v })
 }

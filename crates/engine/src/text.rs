@@ -22,6 +22,17 @@ pub fn one_line(s: &str, max: usize) -> String {
     out
 }
 
+/// Human-friendly duration: picks ns/µs/ms.
+pub fn fmt_ns(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.1} ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{:.2} ms", ns / 1e6)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -291,38 +291,6 @@ pub fn first_difference(original: &[u8], decrypted: &[u8]) -> Option<usize> {
     original.iter().zip(decrypted).position(|(a, b)| a != b)
 }
 
-/// The `summary.md` section for frame groups: frames per second (1e9 / median ns per frame,
-/// its 95 % interval from the median's) and throughput (frame bytes / median time). Empty when
-/// the run has no frame groups.
-pub fn frames_markdown(summary: &[crate::results::SummaryRow]) -> String {
-    let rows: Vec<_> = summary.iter().filter(|r| r.scenario == "frame" && r.size_bits > 0).collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    let mut s = String::from("\n## Video frames\n\nOne operation = one whole frame: next counter IV, frame copied into the output buffer, init + encrypt (stream) or encrypt + tag (AEAD). ");
-    s.push_str("Before timing, every frame of the clip was encrypted and decrypted with each cipher and compared bit for bit. ");
-    s.push_str("frames/s = 10⁹ / median ns per frame (95 % interval from the median's); MB/s = frame bytes / median time (10⁶ bytes).\n\n");
-    s.push_str("| cipher | implementation | kiv | payload | frame bytes | median per frame | frames/s | 95 % CI of frames/s | MB/s |\n|---|---|---|---|---:|---:|---:|---|---:|\n");
-    for r in rows {
-        let fps = |ns: f64| if ns > 0.0 { 1e9 / ns } else { f64::NAN };
-        let bytes = r.size_bits / 8;
-        s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1} – {:.1} | {:.1} |\n",
-            r.cipher,
-            r.implementation,
-            r.kiv,
-            r.payload,
-            bytes,
-            crate::markdown::fmt_ns(r.median_ns),
-            fps(r.median_ns),
-            fps(r.median_ci95_hi_ns),
-            fps(r.median_ci95_lo_ns),
-            bytes as f64 / r.median_ns * 1e3
-        ));
-    }
-    s
-}
-
 /// Write a clip as `.y4m` (tests and tools; the header carries W, H, F and C).
 pub fn to_y4m(c: &Clip) -> Vec<u8> {
     let mut out = format!(
@@ -474,46 +442,6 @@ mod tests {
         let missing = dir.join("none.y4m");
         assert!(Clip::load(&missing, None).unwrap_err().starts_with(&missing.display().to_string()));
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn frames_section_by_hand() {
-        let row = |scenario: &str, med: f64| crate::results::SummaryRow {
-            cipher: "X".into(),
-            implementation: "i".into(),
-            language: "Rust".into(),
-            family: "stream".into(),
-            scenario: scenario.into(),
-            kiv: "all".into(),
-            size_bits: 8_000_000,
-            payload: "video:v".into(),
-            batch: 1,
-            n: 10,
-            mean_ns: med,
-            sd_ns: 0.0,
-            median_ns: med,
-            round_spread_pct: None,
-            min_ns: med,
-            max_ns: med,
-            p95_ns: med,
-            p99_ns: med,
-            ci95_lo_ns: med,
-            ci95_hi_ns: med,
-            median_ci95_lo_ns: med / 2.0,
-            median_ci95_hi_ns: med * 2.0,
-            outliers: 0,
-            median_cycles: None,
-            ns_per_bit: None,
-            mbit_per_s: None,
-            cycles_per_bit: None,
-        };
-        assert_eq!(frames_markdown(&[row("full", 1e6)]), "");
-        // 1,000,000-byte frame in 2 ms: 500 frames/s (interval 250 – 1000), 500 MB/s
-        let md = frames_markdown(&[row("frame", 2e6)]);
-        assert!(
-            md.ends_with("| X | i | all | video:v | 1000000 | 2.00 ms | 500.0 | 250.0 – 1000.0 | 500.0 |\n"),
-            "{md}"
-        );
     }
 
     #[test]

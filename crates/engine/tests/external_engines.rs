@@ -51,10 +51,10 @@ fn a_run_with_a_mock_engine_writes_ordinary_results_and_survives_its_crash() {
         scenarios: vec![Scenario::Encrypt, Scenario::Init],
         kivs: vec![Kiv { random_key: false, random_iv: false }],
         sizes_bits: vec![64],
-        external: offered,
         ..Default::default()
     };
     let mut req = Request::new(sel);
+    req.engines = offered;
     req.config.reps = 3;
     req.config.warmup = 1;
     req.config.min_sample_ns = 1000.0;
@@ -120,10 +120,10 @@ fn pycryptodome_engine_measures_through_a_session() {
         scenarios: vec![Scenario::Encrypt, Scenario::Decrypt, Scenario::Keysetup, Scenario::Reading],
         kivs: vec![Kiv { random_key: false, random_iv: false }, Kiv { random_key: true, random_iv: true }],
         sizes_bits: vec![128],
-        external: offered,
         ..Default::default()
     };
     let mut req = Request::new(sel);
+    req.engines = offered;
     req.config.reps = 5;
     req.config.warmup = 2;
     req.config.min_sample_ns = 20_000.0;

@@ -3,15 +3,15 @@
 //! and the modelled-energy note in run.json.
 use lwcbench_catalog::registry;
 use lwcbench_core::Family;
-use lwcbench_engine::presets;
 use lwcbench_engine::session::{run, Request};
+use lwcbench_engine::studies;
 
 #[test]
 fn stream_study_preset_fills_every_column() {
     // Without the video clip (frames/s derived from throughput), to keep the test short; the
     // frame scenario itself is tested in the engine's video tests.
     std::env::set_var(lwcbench_engine::video::ENV_VAR, "/nonexistent/lwcbench-test.y4m");
-    let p = presets::find("stream-study").expect("preset exists");
+    let p = studies::find("stream-study").expect("preset exists");
     let mut req = Request::from_preset(p);
     req.config.reps = 3;
     req.config.warmup = 0;
@@ -69,7 +69,7 @@ fn stream_study_preset_fills_every_column() {
 #[test]
 fn watts_override_and_bad_profile() {
     std::env::set_var(lwcbench_engine::video::ENV_VAR, "/nonexistent/lwcbench-test.y4m");
-    let p = presets::find("stream-study").unwrap();
+    let p = studies::find("stream-study").unwrap();
     let mut req = Request::from_preset(p);
     req.selection.ciphers = vec!["ChaCha20".into()];
     req.config.reps = 2;

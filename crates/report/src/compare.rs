@@ -2,7 +2,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use lwcbench_engine::markdown::fmt_ns;
+use lwcbench_engine::text::fmt_ns;
 use lwcbench_stats::{bonferroni, decide, summarize, Shift, DEFAULT_MARGIN};
 
 use crate::html::STYLE;

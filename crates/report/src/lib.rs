@@ -45,7 +45,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, String> {
     // from summary.csv only where it is missing, e.g. a directory assembled by hand.
     if !mcu::is_mcu_dir(dir) && !link::is_link_dir(dir) && !dir.join("summary.md").is_file() {
         let run = Run::load(dir)?;
-        let md = lwcbench_engine::markdown::summary_markdown(&run.summary, &run.comparison);
+        let md = lwcbench_engine::output::summary_markdown(&run.samples, &run.summary, &run.record)?;
         changes.push(("summary.md", md.into_bytes()));
     }
     lwcbench_engine::results::rewrite_dir(dir, &changes).map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -39,7 +39,7 @@ impl Run {
             .map_err(|e| format!("{}: {e} (is this a finished lwcbench run?)", rj.display()))?;
         let record: RunRecord =
             serde_json::from_str(&text).map_err(|e| format!("{}:{}:{}: {e}", rj.display(), e.line(), e.column()))?;
-        let comparison_path = dir.join("comparison.csv");
+        let comparison_path = dir.join(lwcbench_engine::studies::draco::FILE);
         Ok(Run {
             record,
             samples: read_csv(&dir.join("samples.csv"))?,

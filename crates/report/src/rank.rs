@@ -4,7 +4,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use lwcbench_engine::markdown::fmt_ns;
+use lwcbench_engine::studies::{ics, lightweight_rank};
+use lwcbench_engine::text::fmt_ns;
 
 use crate::svg::{color, esc};
 
@@ -81,7 +82,7 @@ fn num(v: &str) -> f64 {
 
 /// The lightweight-study section: WSM radar, criterion radar and the ranking table.
 pub fn lightweight_section(dir: &Path, fig: &mut usize) -> String {
-    let Some((hd, rows)) = read(dir, "lightweight-scores.csv") else { return String::new() };
+    let Some((hd, rows)) = read(dir, lightweight_rank::SCORES_FILE) else { return String::new() };
     let (Some(ci), Some(ii)) = (col(&hd, "cipher"), col(&hd, "implementation")) else { return String::new() };
     let weightings: Vec<String> = hd.iter().filter_map(|h| h.strip_prefix("wsm_").map(str::to_string)).collect();
     let names: Vec<String> = rows.iter().map(|r| r[ci].clone()).collect();
@@ -137,7 +138,7 @@ pub fn lightweight_section(dir: &Path, fig: &mut usize) -> String {
 
 /// The ics-latency section: one row per AEAD × message with % of each budget.
 pub fn ics_section(dir: &Path, governor: &str) -> String {
-    let Some((hd, rows)) = read(dir, "ics-latency.csv") else { return String::new() };
+    let Some((hd, rows)) = read(dir, ics::LATENCY_FILE) else { return String::new() };
     // Only the max columns (pct_of_*), not the p99.9 ones (p99_9_pct_of_*).
     let budgets: Vec<(usize, String)> =
         hd.iter().enumerate().filter_map(|(i, h)| h.strip_prefix("pct_of_").map(|b| (i, b.to_string()))).collect();

@@ -18,8 +18,56 @@ use std::fmt::Write as _;
 
 use lwcbench_catalog::aes::{self, check, Kind, Lib};
 
-use super::{StudyInput, StudyOutput};
+use super::study::{Study, StudyInput, StudyOutput};
+use crate::plan::{Scenario, Selection};
 use crate::resources::heap::heap_in_use;
+
+pub const NAME: &str = "aes-libs";
+
+/// The four-library AES study.
+pub struct AesLibs;
+
+impl Study for AesLibs {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn about(&self) -> &'static str {
+        "The four-library AES study: every AES mode (ECB, CBC, CFB, CFB8, OFB, CTR, GCM, CCM, EAX, OCB, SIV) × key size 128/192/256 × library (RustCrypto, OpenSSL, libgcrypt, wolfSSL — those built) × {16 B, 1 KiB, 16 KiB, 64 KiB}, keysetup/encrypt/decrypt; writes support_matrix.csv/.md, ciphertext_lengths.csv and aes_libs.csv (median + CI, geometric mean over each library's modes)"
+    }
+    fn selection(&self) -> Selection {
+        let mut ciphers = Vec::new();
+        for k in Kind::ALL {
+            for b in aes::KEY_BITS {
+                ciphers.push(aes::name(k, b).to_string());
+            }
+        }
+        Selection {
+            ciphers,
+            scenarios: vec![Scenario::Keysetup, Scenario::Encrypt, Scenario::Decrypt],
+            sizes_bits: vec![16 * 8, 1024 * 8, 16384 * 8, 65536 * 8],
+            ..Default::default()
+        }
+    }
+    fn reps(&self) -> usize {
+        30
+    }
+    fn warmup(&self) -> usize {
+        3
+    }
+    fn files(&self) -> &'static [&'static str] {
+        &[
+            "support_matrix.csv",
+            "support_matrix.md",
+            "ciphertext_lengths.csv",
+            "memory.csv",
+            "aes_libs.csv",
+            "aes_libs.md",
+        ]
+    }
+    fn derive(&self, input: &StudyInput) -> Result<StudyOutput, String> {
+        run(input)
+    }
+}
 
 pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
     let mut out = StudyOutput::default();

@@ -14,9 +14,62 @@ use std::fmt::Write;
 
 use lwcbench_catalog::Make;
 
-use super::{StudyInput, StudyOutput};
-use crate::markdown::fmt_ns;
+use super::study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput};
+use crate::plan::{Kiv, Scenario, Selection};
 use crate::power::{self, PowerProfile};
+use crate::text::fmt_ns;
+
+pub const NAME: &str = "lightweight-study";
+/// Per-implementation metrics (times, throughput, RR%, energy, memory).
+pub const METRICS_FILE: &str = "lightweight-metrics.csv";
+/// Normalised criteria, WSM scores and ranks per weighting.
+pub const SCORES_FILE: &str = "lightweight-scores.csv";
+/// The weightings used.
+pub const WEIGHTS_FILE: &str = "lightweight-weights.csv";
+
+/// The ESP32 lightweight-cipher study.
+pub struct Lightweight;
+
+impl Study for Lightweight {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn about(&self) -> &'static str {
+        "The ESP32 lightweight-cipher study: AES-128, LEA-128, SPECK-64/128, XTEA, HIGHT, SCHWAEMM256-128, TinyJAMBU-128, Xoodyak × {keysetup, encrypt, decrypt} × {16, 64, 256, 1024} B, static and random key; per-block/per-byte time, throughput, modelled energy (ESP32 profile unless --power-profile/--watts), RR% against AES-128, memory per operation, WSM rankings (battery/speed, --weights) and a radar chart"
+    }
+    fn selection(&self) -> Selection {
+        Selection {
+            ciphers: CIPHERS.iter().map(|s| s.to_string()).collect(),
+            scenarios: vec![Scenario::Keysetup, Scenario::Encrypt, Scenario::Decrypt],
+            sizes_bits: SIZES_BYTES.iter().map(|b| b * 8).collect(),
+            kivs: vec![Kiv { random_key: false, random_iv: false }, Kiv { random_key: true, random_iv: false }],
+            ..Default::default()
+        }
+    }
+    fn reps(&self) -> usize {
+        100
+    }
+    fn warmup(&self) -> usize {
+        10
+    }
+    fn options(&self) -> &'static [StudyOption] {
+        &[StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Weights]
+    }
+    fn take_options(&self, given: &StudyArgs, into: &mut StudyOptions) -> Result<(), String> {
+        super::study::take_power_options(given, into)?;
+        if let Some(w) = &given.weights {
+            resolve_weights(Some(w))?;
+            into.weights = Some(w.clone());
+        }
+        Ok(())
+    }
+    fn files(&self) -> &'static [&'static str] {
+        &[METRICS_FILE, SCORES_FILE, WEIGHTS_FILE]
+    }
+    fn derive(&self, input: &StudyInput) -> Result<StudyOutput, String> {
+        study(input)
+    }
+}
 
 /// The study's eight ciphers, as catalogue selectors.
 pub const CIPHERS: [&str; 8] =
@@ -170,7 +223,7 @@ struct CipherRow {
 }
 
 pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
-    let opts = &input.request.study_options;
+    let opts = &input.options;
     // Default ESP32: the study ran on one. Modelled, never measured.
     let profile: PowerProfile = power::resolve(Some(opts.power_profile.as_deref().unwrap_or("ESP32")), opts.watts)?;
     let weightings = resolve_weights(opts.weights.as_deref())?;
@@ -384,9 +437,9 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
         files: vec![
             // Also on its own: `lwcbench report` rewrites summary.md from summary.csv alone.
             ("lightweight-rank.md".into(), md.clone().into_bytes()),
-            ("lightweight-metrics.csv".into(), m.into_bytes()),
-            ("lightweight-scores.csv".into(), sc.into_bytes()),
-            ("lightweight-weights.csv".into(), wc.into_bytes()),
+            (METRICS_FILE.into(), m.into_bytes()),
+            (SCORES_FILE.into(), sc.into_bytes()),
+            (WEIGHTS_FILE.into(), wc.into_bytes()),
         ],
         markdown: md,
         notes,
@@ -453,7 +506,7 @@ mod tests {
 
     #[test]
     fn preset_end_to_end_writes_every_column() {
-        let p = crate::presets::find("lightweight-study").expect("preset");
+        let p = crate::studies::find("lightweight-study").expect("preset");
         let mut req = crate::session::Request::from_preset(p);
         req.config.reps = 3;
         req.config.warmup = 1;

@@ -1,52 +1,52 @@
-//! Studies: the extra tables a preset derives from (or measures next to) its timing samples —
-//! e.g. the stream-cipher resource table with Rank/E-Rank, or the ICS latency budget table.
-//! A preset names at most one study; the session calls it after the measurement loop and
-//! writes the files it returns atomically with the others (before `run.json`), and appends
-//! its Markdown to `summary.md`. One module per study lives beside this file.
-use std::path::PathBuf;
-
+//! Studies: everything a preset adds to the ordinary measurement — its selection and defaults,
+//! the options it reads, the tables it derives from (or measures next to) the timing samples
+//! and their Markdown section — one file per study, each implementing [`Study`]
+//! ([`study`]), listed once in [`ALL`]. `lwcbench presets`, `--preset NAME`, the option
+//! checks of the request resolver, the run writer ([`crate::output`]) and the report all go
+//! through this list.
 pub mod aes_libs;
+pub mod draco;
 pub mod ics;
 pub mod lightweight_rank;
+pub mod quick;
+pub mod sensor;
 pub mod stream_study;
+pub mod study;
+pub mod video;
 
-use crate::results::{RunRecord, SampleRow, SummaryRow};
-use crate::runner::GroupResult;
-use crate::session::Request;
+pub use study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput};
 
-/// Options a study may read; set from the command line or the Python bindings.
-#[derive(Clone, Debug, Default)]
-pub struct StudyOptions {
-    /// Device power profile: a built-in name (see [`crate::power`]) or a CSV file.
-    pub power_profile: Option<String>,
-    /// Measured or assumed active power in watts; overrides the profile's figure.
-    pub watts: Option<f64>,
-    /// Extra inputs by name (e.g. a video file); each study documents what it reads.
-    pub inputs: Vec<(String, PathBuf)>,
-    /// Extra latency budgets `(name, milliseconds)` for the ICS study (`--budget NAME=MS`).
-    pub budgets: Vec<(String, f64)>,
-    /// WSM weightings for the lightweight ranking: "battery", "speed" or a CSV file
-    /// (`--weights`); None = both built-in weightings.
-    pub weights: Option<String>,
+/// Every study, in `lwcbench presets` order. Adding a study = its file + one line here.
+pub static ALL: &[&dyn Study] = &[
+    &self::quick::Quick,
+    &self::draco::Draco,
+    &self::sensor::Sensor,
+    &self::video::Video,
+    &self::lightweight_rank::Lightweight,
+    &self::ics::Ics,
+    &self::stream_study::StreamStudy,
+    &self::aes_libs::AesLibs,
+];
+
+/// The study of a preset name (case-insensitive).
+pub fn find(name: &str) -> Option<&'static dyn Study> {
+    ALL.iter().copied().find(|s| s.name().eq_ignore_ascii_case(name))
 }
 
-/// What a study sees.
-pub struct StudyInput<'a> {
-    pub request: &'a Request,
-    pub results: &'a [GroupResult],
-    pub samples: &'a [SampleRow],
-    pub summary: &'a [SummaryRow],
-    pub record: &'a RunRecord,
+/// The preset `lwcbench run` uses without arguments: the DRACO study where DRACO is built,
+/// else `quick`.
+pub fn default_study() -> &'static dyn Study {
+    let has_draco = lwcbench_catalog::registry().iter().any(|e| e.info.name == "DRACO");
+    find(if has_draco { self::draco::NAME } else { self::quick::NAME }).expect("built-in study")
 }
 
-/// What a study hands back: files for the run directory, a Markdown section for
-/// `summary.md`, and notes for `run.json`.
-#[derive(Default)]
-pub struct StudyOutput {
-    pub files: Vec<(String, Vec<u8>)>,
-    pub markdown: String,
-    pub notes: Vec<String>,
+/// The names of the studies that read an option, in [`ALL`] order.
+pub fn reading(o: StudyOption) -> Vec<&'static str> {
+    ALL.iter().filter(|s| s.options().contains(&o)).map(|s| s.name()).collect()
 }
 
-/// A study's entry point. An `Err` aborts the run before any file is written.
-pub type StudyFn = fn(&StudyInput) -> Result<StudyOutput, String>;
+impl std::fmt::Debug for dyn Study {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

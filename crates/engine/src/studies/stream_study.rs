@@ -11,12 +11,12 @@ use lwcbench_catalog::{registry, Entry, Make};
 use lwcbench_core::Family;
 use serde::{Deserialize, Serialize};
 
+use super::study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput};
 use crate::plan::{Kiv, Scenario, Selection};
 use crate::power::{self, PowerProfile};
 use crate::resources::{codesize, rss, stack};
 use crate::results::SummaryRow;
 use crate::runner::default_static;
-use crate::studies::{StudyInput, StudyOutput};
 
 /// Long-message size for throughput and cycles/byte (64 KiB).
 pub const LONG_BYTES: usize = 64 * 1024;
@@ -32,7 +32,41 @@ pub const STACK_DEPTH: usize = 256 * 1024;
 /// Memory-footprint measurements per implementation (median reported).
 pub const RSS_REPS: usize = 5;
 
+pub const NAME: &str = "stream-study";
 pub const FILE: &str = "stream_study.csv";
+
+/// The stream-cipher study's table for this machine.
+pub struct StreamStudy;
+
+impl Study for StreamStudy {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn about(&self) -> &'static str {
+        "The stream-cipher study's table for this machine: every stream cipher × {full, keystream, init} on 64 KiB with a fresh random key/IV per repetition, plus whole frames of the default video clip when ./scripts/setup.sh has made it, 30 repetitions; writes stream_study.csv with throughput, cycles/byte, init time, frames/s, code size, state + peak stack, RSS growth per byte, MODELLED energy (--power-profile, default Raspberry Pi Zero W; --watts), Rank and E-Rank, each with its 95 % CI (docs/metrics.md)"
+    }
+    fn selection(&self) -> Selection {
+        selection()
+    }
+    fn reps(&self) -> usize {
+        30
+    }
+    fn warmup(&self) -> usize {
+        3
+    }
+    fn options(&self) -> &'static [StudyOption] {
+        &[StudyOption::PowerProfile, StudyOption::Watts]
+    }
+    fn take_options(&self, given: &StudyArgs, into: &mut StudyOptions) -> Result<(), String> {
+        super::study::take_power_options(given, into)
+    }
+    fn files(&self) -> &'static [&'static str] {
+        &[FILE]
+    }
+    fn derive(&self, input: &StudyInput) -> Result<StudyOutput, String> {
+        study(input)
+    }
+}
 
 /// The preset's selection: every stream cipher × {full, keystream, init} at 64 KiB, fresh
 /// random key and IV for every repetition.
@@ -398,7 +432,7 @@ Rank = throughput / (ROM + 2·RAM) in (MB/s)/B; E-Rank = Rank / energy per frame
 
 /// The study entry point named by the `stream-study` preset.
 pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
-    let o = &input.request.study_options;
+    let o = &input.options;
     let profile = power::resolve(Some(o.power_profile.as_deref().unwrap_or(DEFAULT_DEVICE)), o.watts)?;
     let ghz = max_freq_ghz();
     let rows = table(input.summary, &profile, ghz)?;

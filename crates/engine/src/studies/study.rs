@@ -1,0 +1,146 @@
+//! What a study is: the one trait every study implements, and the values it sees and returns.
+//! A study is everything a preset adds to the ordinary measurement — its selection and
+//! defaults, the options it reads, the tables it derives and their Markdown section — in one
+//! file beside this one, listed once in [`crate::studies::ALL`]. This module depends only on
+//! the data types of a run, so every study can use it without depending on the others.
+use crate::plan::Selection;
+use crate::power;
+use crate::results::{RunRecord, SampleRow, SummaryRow};
+use crate::runner::GroupResult;
+
+/// A study option of `lwcbench run` (and the Python `lwcbench.run`). A study declares the
+/// ones it reads in [`Study::options`]; giving one to a run whose study does not read it is an
+/// error (it would be silently ignored).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StudyOption {
+    /// `--power-profile NAME|FILE`: the device whose power models energy.
+    PowerProfile,
+    /// `--watts W`: active power in watts, overriding the profile's.
+    Watts,
+    /// `--weights battery|speed|FILE`: WSM weightings.
+    Weights,
+    /// `--budget NAME=MS` (repeatable): an extra latency budget.
+    Budget,
+}
+
+impl StudyOption {
+    pub const ALL: [StudyOption; 4] =
+        [StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Weights, StudyOption::Budget];
+    /// The command-line spelling, as in error messages.
+    pub fn flag(self) -> &'static str {
+        match self {
+            StudyOption::PowerProfile => "--power-profile",
+            StudyOption::Watts => "--watts",
+            StudyOption::Weights => "--weights",
+            StudyOption::Budget => "--budget",
+        }
+    }
+}
+
+/// Study options as given (strings, not yet checked); the request resolver fills this from
+/// the CLI or Python and hands it to the run's study ([`Study::take_options`]).
+#[derive(Clone, Debug, Default)]
+pub struct StudyArgs {
+    pub power_profile: Option<String>,
+    pub watts: Option<f64>,
+    pub weights: Option<String>,
+    pub budget: Vec<String>,
+}
+
+impl StudyArgs {
+    /// The options given, in [`StudyOption::ALL`] order.
+    pub fn given(&self) -> Vec<StudyOption> {
+        StudyOption::ALL
+            .into_iter()
+            .filter(|o| match o {
+                StudyOption::PowerProfile => self.power_profile.is_some(),
+                StudyOption::Watts => self.watts.is_some(),
+                StudyOption::Weights => self.weights.is_some(),
+                StudyOption::Budget => !self.budget.is_empty(),
+            })
+            .collect()
+    }
+}
+
+/// Checked study options, as the study reads them after measurement.
+#[derive(Clone, Debug, Default)]
+pub struct StudyOptions {
+    /// Device power profile: a built-in name (see [`crate::power`]) or a CSV file.
+    pub power_profile: Option<String>,
+    /// Measured or assumed active power in watts; overrides the profile's figure.
+    pub watts: Option<f64>,
+    /// Extra latency budgets `(name, milliseconds)` for the ICS study (`--budget NAME=MS`).
+    pub budgets: Vec<(String, f64)>,
+    /// WSM weightings for the lightweight ranking: "battery", "speed" or a CSV file
+    /// (`--weights`); None = both built-in weightings.
+    pub weights: Option<String>,
+}
+
+/// What a study sees after measurement. `results` is empty for collected board logs.
+pub struct StudyInput<'a> {
+    /// The study options of the run (`--power-profile`, `--weights`, `--budget`, …).
+    pub options: &'a StudyOptions,
+    pub results: &'a [GroupResult],
+    pub samples: &'a [SampleRow],
+    pub summary: &'a [SummaryRow],
+    pub record: &'a RunRecord,
+}
+
+/// What a study hands back: files for the run directory, a Markdown section for
+/// `summary.md`, and notes for `run.json`.
+#[derive(Default)]
+pub struct StudyOutput {
+    pub files: Vec<(String, Vec<u8>)>,
+    pub markdown: String,
+    pub notes: Vec<String>,
+}
+
+/// One study. Only [`name`](Study::name), [`about`](Study::about), [`selection`](Study::selection)
+/// and the defaults are required; the rest default to "nothing extra".
+pub trait Study: Sync {
+    /// The preset name (`--preset NAME`).
+    fn name(&self) -> &'static str;
+    /// One paragraph for `lwcbench presets`.
+    fn about(&self) -> &'static str;
+    /// What the preset measures.
+    fn selection(&self) -> Selection;
+    /// Repetitions per group unless `--reps` says otherwise.
+    fn reps(&self) -> usize;
+    /// Excluded warm-up repetitions unless `--warmup` says otherwise.
+    fn warmup(&self) -> usize;
+    /// The study options this study reads.
+    fn options(&self) -> &'static [StudyOption] {
+        &[]
+    }
+    /// Check the given options (only those in [`options`](Study::options) are ever given) and
+    /// keep them; called before anything is measured, so a bad value fails early.
+    fn take_options(&self, _given: &StudyArgs, _into: &mut StudyOptions) -> Result<(), String> {
+        Ok(())
+    }
+    /// True for a study whose tables follow from what any run measured (the sensor study's
+    /// dataset-against-random tables, the video frames, the C++/Rust comparison):
+    /// [`derive`](Study::derive) then runs for every run, host or collected, not only under its
+    /// preset. Such a study must return nothing where the run has nothing for it.
+    fn every_run(&self) -> bool {
+        false
+    }
+    /// The result files [`derive`](Study::derive) may write; the report finds them here.
+    fn files(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Tables derived after measurement. An `Err` aborts the run before any file is written.
+    fn derive(&self, _input: &StudyInput) -> Result<StudyOutput, String> {
+        Ok(StudyOutput::default())
+    }
+}
+
+/// Check `--power-profile`/`--watts` now (a bad profile fails before anything is measured)
+/// and keep them; for the studies that model energy.
+pub fn take_power_options(given: &StudyArgs, into: &mut StudyOptions) -> Result<(), String> {
+    if given.power_profile.is_some() || given.watts.is_some() {
+        power::resolve(given.power_profile.as_deref(), given.watts)?;
+        into.power_profile = given.power_profile.clone();
+        into.watts = given.watts;
+    }
+    Ok(())
+}
