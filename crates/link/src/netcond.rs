@@ -540,6 +540,7 @@ pub fn run_condition<'e>(
             _ => mismatched += 1,
         }
     }
+    let checked = res.tally.accepted + res.tally.refused_total();
     let outcome = Outcome {
         sent,
         new_rows: res.new_rows,
@@ -550,6 +551,7 @@ pub fn run_condition<'e>(
         elapsed_ns: t_end.saturating_sub(t0),
         gateway_cpu_ns: res.cpu_ns,
         process_cpu_ns: process_cpu,
+        per_worker: vec![checked],
         store_desc,
         transport_desc: format!(
             "{} under network conditions: {path}",
