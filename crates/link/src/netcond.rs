@@ -32,14 +32,13 @@ use lwcbench_netimpair::{conditions, Applied, NetnsPair, RelayConfig, RelayCount
 use serde::Serialize;
 
 use crate::broker::{self, BrokerAddr};
-use crate::counter::{CounterStore, DeviceCounter};
+use crate::counter::CounterStore;
 use crate::keys::MasterKey;
 use crate::results::pct;
 use crate::run::{
-    device_task, mqtt_connect, now_ns, process_cpu_ns, DeviceSpec, GatewayHandle, GatewaySpec, LinkConfig, Outcome,
-    Publisher, Transport,
+    mqtt_connect, now_ns, process_cpu_ns, run_fleet, GatewayHandle, GatewaySpec, LinkConfig, Outcome, Publisher,
+    Transport,
 };
-use crate::suite::Keyed;
 
 pub use lwcbench_netimpair::{Backend, Conditions};
 
@@ -434,35 +433,7 @@ pub fn run_condition<'e>(
 
     let cpu0 = process_cpu_ns();
     let t0 = now_ns();
-    let mut tasks = Vec::new();
-    for (i, (&d, block)) in ids.iter().zip(blocks).enumerate() {
-        let key = master.device_key(cfg.suite.id, d, cfg.suite.key_len());
-        let keyed = Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?;
-        let counter = DeviceCounter::with_block(&counters, d, block);
-        let offset = cfg.interval.map(|iv| iv.mul_f64(i as f64 / cfg.devices as f64)).unwrap_or_default();
-        let spec = DeviceSpec { device: d, messages: cfg.messages, interval: cfg.interval, offset, first_row: i * 7 };
-        tasks.push(rt_a.spawn(device_task(
-            spec,
-            keyed,
-            counter,
-            cfg.readings.clone(),
-            publishers[i % ncon].clone(),
-            None,
-        )));
-    }
-    let mut dev = Vec::new();
-    let mut first_err = None;
-    for t in tasks {
-        match rt_a.block_on(t) {
-            Ok(Ok(s)) => dev.extend(s),
-            Ok(Err(e)) => {
-                first_err.get_or_insert(e);
-            }
-            Err(e) => {
-                first_err.get_or_insert(format!("device task failed: {e}"));
-            }
-        }
-    }
+    let (dev, first_err) = run_fleet(rt_a.handle(), cfg, &ids, blocks, &master, &counters, &publishers)?;
     let sent = dev.len() as u64;
 
     // Drain within the per-condition limit. MQTT: until the gateway has checked every frame.

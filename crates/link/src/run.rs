@@ -535,6 +535,50 @@ pub async fn device_task(
     Ok(out)
 }
 
+/// Start every device of `cfg` as a task on `rt` (device i publishes on `publishers[i mod n]`)
+/// and wait for all of them: the samples they sent, and the first device error (the others'
+/// samples are kept). Shared by the plain session and the network-conditions session.
+pub fn run_fleet(
+    rt: &tokio::runtime::Handle,
+    cfg: &LinkConfig,
+    ids: &[u32],
+    blocks: Vec<std::ops::Range<u64>>,
+    master: &MasterKey,
+    counters: &CounterStore,
+    publishers: &[Publisher],
+) -> Result<(Vec<DevSample>, Option<String>), String> {
+    let mut tasks = Vec::new();
+    for (i, (&d, block)) in ids.iter().zip(blocks).enumerate() {
+        let key = master.device_key(cfg.suite.id, d, cfg.suite.key_len());
+        let keyed = Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?;
+        let counter = DeviceCounter::with_block(counters, d, block);
+        let offset = cfg.interval.map(|iv| iv.mul_f64(i as f64 / cfg.devices as f64)).unwrap_or_default();
+        let spec = DeviceSpec { device: d, messages: cfg.messages, interval: cfg.interval, offset, first_row: i * 7 };
+        tasks.push(rt.spawn(device_task(
+            spec,
+            keyed,
+            counter,
+            cfg.readings.clone(),
+            publishers[i % publishers.len()].clone(),
+            None,
+        )));
+    }
+    let mut dev = Vec::new();
+    let mut first_err = None;
+    for t in tasks {
+        match rt.block_on(t) {
+            Ok(Ok(s)) => dev.extend(s),
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(e) => {
+                first_err.get_or_insert(format!("device task failed: {e}"));
+            }
+        }
+    }
+    Ok((dev, first_err))
+}
+
 /// The readings of a dataset as the payloads devices send: one row of every channel, float32
 /// big-endian (the engine's default encoding).
 pub fn dataset_readings(ds: &lwcbench_engine::dataset::Dataset) -> Arc<Vec<Vec<u8>>> {
@@ -661,35 +705,7 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     })?;
     let cpu0 = process_cpu_ns();
     let t0 = now_ns();
-    let mut tasks = Vec::new();
-    for (i, (&d, block)) in ids.iter().zip(blocks).enumerate() {
-        let key = master.device_key(cfg.suite.id, d, cfg.suite.key_len());
-        let keyed = Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?;
-        let counter = DeviceCounter::with_block(&counters, d, block);
-        let offset = cfg.interval.map(|iv| iv.mul_f64(i as f64 / cfg.devices as f64)).unwrap_or_default();
-        let spec = DeviceSpec { device: d, messages: cfg.messages, interval: cfg.interval, offset, first_row: i * 7 };
-        tasks.push(handle.spawn(device_task(
-            spec,
-            keyed,
-            counter,
-            cfg.readings.clone(),
-            publishers[i % ncon].clone(),
-            None,
-        )));
-    }
-    let mut dev = Vec::new();
-    let mut first_err = None;
-    for t in tasks {
-        match rt.block_on(t) {
-            Ok(Ok(s)) => dev.extend(s),
-            Ok(Err(e)) => {
-                first_err.get_or_insert(e);
-            }
-            Err(e) => {
-                first_err.get_or_insert(format!("device task failed: {e}"));
-            }
-        }
-    }
+    let (dev, first_err) = run_fleet(&handle, cfg, &ids, blocks, &master, &counters, &publishers)?;
     let sent = dev.len() as u64;
     // Drain: wait until the gateway has checked every frame sent (MQTT delivers them all), or
     // for UDP until nothing has arrived for a while (the rest is lost).
