@@ -387,14 +387,12 @@ fn session_in(
     if a.unsafe_no_integrity {
         notes.insert(0, "UNSAFE: --unsafe-no-integrity: frames carried no tag; forged frames would be accepted".into());
     }
-    let mut rec = LinkRecord {
-        tool: "lwcbench link".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        kind: "link".into(),
-        args: std::env::args().collect(),
+    let mut rec = LinkRecord::new(
+        "lwcbench link".into(),
+        "link".into(),
         session,
-        unsafe_no_integrity: a.unsafe_no_integrity,
-        config: serde_json::json!({
+        a.unsafe_no_integrity,
+        serde_json::json!({
             "ciphers": suites.iter().map(|s| s.name()).collect::<Vec<_>>(),
             "devices": a.devices, "messages_per_device": a.messages,
             "interval_s": interval.map(|d| d.as_secs_f64()),
@@ -405,13 +403,9 @@ fn session_in(
             "connections": a.connections, "batch": a.batch, "workers": a.workers,
             "dataset": ds.name, "channels": ds.channels.len(),
         }),
-        machine: lwcbench_engine::machine::Machine::detect(),
-        build: lwcbench_engine::machine::Build::current(lwcbench_catalog::build_info()),
-        started_utc: lwcbench_engine::results::rfc3339(started),
-        finished_utc: lwcbench_engine::results::rfc3339(SystemTime::now()),
-        files: vec![],
+        started,
         notes,
-    };
+    );
     results::write_dir(out, &files, &mut rec)?;
     println!("wrote {}", out.display());
     Ok(())
@@ -534,22 +528,16 @@ fn attack(a: &SessionArgs, out: &std::path::Path, suites: &[suite::Suite]) -> Re
     let md = lwcbench_link::attack::markdown(&rows);
     let files =
         vec![("link_attack.csv".to_string(), results::to_csv(&rows)), ("summary.md".to_string(), md.into_bytes())];
-    let mut rec = LinkRecord {
-        tool: "lwcbench link --attack".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        kind: "link-attack".into(),
-        args: std::env::args().collect(),
-        session: run::new_session(),
-        unsafe_no_integrity: false,
-        config: serde_json::json!({ "ciphers": suites.iter().map(|s| s.name()).collect::<Vec<_>>(), "window": 64,
+    let mut rec = LinkRecord::new(
+        "lwcbench link --attack".into(),
+        "link-attack".into(),
+        run::new_session(),
+        false,
+        serde_json::json!({ "ciphers": suites.iter().map(|s| s.name()).collect::<Vec<_>>(), "window": 64,
             "path": "frames delivered to the gateway's check/open/store path in process (no broker)" }),
-        machine: lwcbench_engine::machine::Machine::detect(),
-        build: lwcbench_engine::machine::Build::current(lwcbench_catalog::build_info()),
-        started_utc: lwcbench_engine::results::rfc3339(started),
-        finished_utc: lwcbench_engine::results::rfc3339(SystemTime::now()),
-        files: vec![],
-        notes: vec![],
-    };
+        started,
+        vec![],
+    );
     results::write_dir(out, &files, &mut rec)?;
     let bad: Vec<String> = rows.iter().filter(|r| !r.pass).map(|r| format!("{} / {}", r.cipher, r.class)).collect();
     if !bad.is_empty() {

@@ -179,21 +179,15 @@ fn default_out(kind: &str) -> PathBuf {
 }
 
 fn record(kind: &str, config: serde_json::Value, started: SystemTime, notes: Vec<String>) -> LinkRecord {
-    LinkRecord {
-        tool: format!("lwcbench link {kind}"),
-        version: env!("CARGO_PKG_VERSION").into(),
-        kind: format!("link-{kind}"),
-        args: std::env::args().collect(),
-        session: lwcbench_link::run::new_session(),
-        unsafe_no_integrity: false,
+    LinkRecord::new(
+        format!("lwcbench link {kind}"),
+        format!("link-{kind}"),
+        lwcbench_link::run::new_session(),
+        false,
         config,
-        machine: lwcbench_engine::machine::Machine::detect(),
-        build: lwcbench_engine::machine::Build::current(lwcbench_catalog::build_info()),
-        started_utc: lwcbench_engine::results::rfc3339(started),
-        finished_utc: lwcbench_engine::results::rfc3339(SystemTime::now()),
-        files: vec![],
+        started,
         notes,
-    }
+    )
 }
 
 /// Run `f` in a fresh --out directory; a directory this run created goes away if it fails.

@@ -273,14 +273,12 @@ pub(super) fn session(
     if a.unsafe_no_integrity {
         notes.insert(0, "UNSAFE: --unsafe-no-integrity: frames carried no tag; forged frames would be accepted".into());
     }
-    let mut rec = LinkRecord {
-        tool: "lwcbench link".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        kind: "link-conditions".into(),
-        args: std::env::args().collect(),
+    let mut rec = LinkRecord::new(
+        "lwcbench link".into(),
+        "link-conditions".into(),
         session,
-        unsafe_no_integrity: a.unsafe_no_integrity,
-        config: serde_json::json!({
+        a.unsafe_no_integrity,
+        serde_json::json!({
             "ciphers": suites.iter().map(|s| s.name()).collect::<Vec<_>>(),
             "devices": a.devices, "messages_per_device": a.messages,
             "interval_s": interval.map(|d| d.as_secs_f64()),
@@ -299,13 +297,9 @@ pub(super) fn session(
                 "runs": records,
             },
         }),
-        machine: lwcbench_engine::machine::Machine::detect(),
-        build: lwcbench_engine::machine::Build::current(lwcbench_catalog::build_info()),
-        started_utc: lwcbench_engine::results::rfc3339(started),
-        finished_utc: lwcbench_engine::results::rfc3339(SystemTime::now()),
-        files: vec![],
+        started,
         notes,
-    };
+    );
     results::write_dir(out, &files, &mut rec)?;
     println!("wrote {}", out.display());
     Ok(())

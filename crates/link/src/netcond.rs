@@ -302,15 +302,7 @@ pub fn run_condition<'e>(
     cond: &Conditions,
     seed: u64,
 ) -> Result<CondRun, String> {
-    if cfg.devices == 0 || cfg.devices > 100_000 {
-        return Err(format!("--devices: {} is not in 1..=100000", cfg.devices));
-    }
-    if cfg.messages == 0 {
-        return Err("--messages: at least one message per device".into());
-    }
-    if cfg.readings.is_empty() {
-        return Err("dataset has no readings".into());
-    }
+    cfg.check()?;
     cond.validate().map_err(ni)?;
     if transport == NetTransport::Mqtt && env.broker_port.is_none() {
         return Err("internal: MQTT condition run without a broker in namespace B".into());

@@ -232,6 +232,36 @@ pub struct LinkRecord {
     pub notes: Vec<String>,
 }
 
+impl LinkRecord {
+    /// A record of this process (version, command line, machine, build), started at `started`
+    /// and finished now; `files` is filled by [`write_dir`].
+    pub fn new(
+        tool: String,
+        kind: String,
+        session: String,
+        unsafe_no_integrity: bool,
+        config: serde_json::Value,
+        started: std::time::SystemTime,
+        notes: Vec<String>,
+    ) -> LinkRecord {
+        LinkRecord {
+            tool,
+            version: env!("CARGO_PKG_VERSION").into(),
+            kind,
+            args: std::env::args().collect(),
+            session,
+            unsafe_no_integrity,
+            config,
+            machine: lwcbench_engine::machine::Machine::detect(),
+            build: lwcbench_engine::machine::Build::current(lwcbench_catalog::build_info()),
+            started_utc: lwcbench_engine::results::rfc3339(started),
+            finished_utc: lwcbench_engine::results::rfc3339(std::time::SystemTime::now()),
+            files: vec![],
+            notes,
+        }
+    }
+}
+
 /// Renders `report.html` of a link directory from its files and its run.json record (set by
 /// the CLI to the report crate's renderer; this crate cannot depend on that one).
 pub type PageRenderer = fn(&Path, &serde_json::Value) -> Result<Vec<u8>, String>;

@@ -605,6 +605,22 @@ pub struct LinkConfig {
     pub session: String,
 }
 
+impl LinkConfig {
+    /// The limits every session checks before it starts anything.
+    pub fn check(&self) -> Result<(), String> {
+        if self.devices == 0 || self.devices > 100_000 {
+            return Err(format!("--devices: {} is not in 1..=100000", self.devices));
+        }
+        if self.messages == 0 {
+            return Err("--messages: at least one message per device".into());
+        }
+        if self.readings.is_empty() {
+            return Err("dataset has no readings".into());
+        }
+        Ok(())
+    }
+}
+
 /// The measured outcome of a session.
 pub struct Outcome {
     pub sent: u64,
@@ -651,15 +667,7 @@ pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
 /// [`run`] with `workers` gateway workers: 1 is the single gateway; more start a
 /// [`crate::workers::WorkerPool`] on an MQTT v5 shared subscription, replay state in the store.
 pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> {
-    if cfg.devices == 0 || cfg.devices > 100_000 {
-        return Err(format!("--devices: {} is not in 1..=100000", cfg.devices));
-    }
-    if cfg.messages == 0 {
-        return Err("--messages: at least one message per device".into());
-    }
-    if cfg.readings.is_empty() {
-        return Err("dataset has no readings".into());
-    }
+    cfg.check()?;
     let master = MasterKey::load_or_create(&cfg.key_file)?;
     let counters = CounterStore::open(&cfg.counter_file, cfg.counter_block)?;
     let store = crate::store::open(&cfg.store, &cfg.session)?;
