@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 struct Service(Child);
 impl Drop for Service {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        stop(&mut self.0);
     }
 }
 
@@ -88,13 +87,14 @@ fn whole_path_into_postgresql() {
     // initdb and postgres refuse to run as root: run them as the postgres user then.
     let root = unsafe_is_root();
     let as_pg = |cmd: &Path| {
-        let mut c = if root {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(cmd);
-            c
-        } else {
-            Command::new(cmd)
-        };
+        // Switch user in the child itself (no `runuser` in between): the pid the test holds
+        // is then the server's own, so stopping it stops PostgreSQL (killing a `runuser`
+        // wrapper left the server running on its port after the test).
+        let mut c = Command::new(cmd);
+        if root {
+            use std::os::unix::process::CommandExt;
+            c.uid(postgres_id("-u")).gid(postgres_id("-g"));
+        }
         c.stdout(Stdio::null()).stderr(Stdio::piped());
         c
     };
@@ -140,4 +140,25 @@ fn unsafe_is_root() -> bool {
 extern "C" {
     #[link_name = "getuid"]
     fn libc_getuid() -> u32;
+}
+
+/// The postgres account's uid (`-u`) or gid (`-g`), from `id`.
+fn postgres_id(which: &str) -> u32 {
+    let o = Command::new("id").args([which, "postgres"]).output().expect("id runs");
+    assert!(o.status.success(), "no postgres account: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().parse().expect("numeric id")
+}
+
+/// Stop a server: SIGINT first (PostgreSQL's fast shutdown, mosquitto's exit), SIGKILL after 10 s.
+fn stop(child: &mut Child) {
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(10) {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }

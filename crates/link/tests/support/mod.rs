@@ -16,8 +16,7 @@ pub struct Service {
 
 impl Drop for Service {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop(&mut self.child);
     }
 }
 
@@ -90,13 +89,14 @@ pub fn postgres() -> Option<(Service, String)> {
     // initdb and postgres refuse to run as root: run them as the postgres user then.
     let root = is_root();
     let as_pg = |cmd: &Path| {
-        let mut c = if root {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(cmd);
-            c
-        } else {
-            Command::new(cmd)
-        };
+        // Switch user in the child itself (no `runuser` in between): the pid the test holds
+        // is then the server's own, so stopping it stops PostgreSQL (killing a `runuser`
+        // wrapper left the server running on its port after the test).
+        let mut c = Command::new(cmd);
+        if root {
+            use std::os::unix::process::CommandExt;
+            c.uid(postgres_id("-u")).gid(postgres_id("-g"));
+        }
         c.stdout(Stdio::null()).stderr(Stdio::piped());
         c
     };
@@ -124,4 +124,25 @@ pub fn postgres() -> Option<(Service, String)> {
         std::thread::sleep(Duration::from_millis(100));
     }
     Some((Service { child, port, _dir: d }, url))
+}
+
+/// The postgres account's uid (`-u`) or gid (`-g`), from `id`.
+fn postgres_id(which: &str) -> u32 {
+    let o = Command::new("id").args([which, "postgres"]).output().expect("id runs");
+    assert!(o.status.success(), "no postgres account: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().parse().expect("numeric id")
+}
+
+/// Stop a server: SIGINT first (PostgreSQL's fast shutdown, mosquitto's exit), SIGKILL after 10 s.
+fn stop(child: &mut Child) {
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(10) {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
