@@ -68,6 +68,8 @@ fn udp_and_several_ciphers_and_unsafe_marking() {
             (r["sent"].parse().unwrap(), r["stored"].parse().unwrap(), r["missing"].parse().unwrap());
         assert_eq!(sent, 160);
         assert_eq!(stored + missing, sent, "UDP loss is counted, never silent");
+        // the store file holds all three ciphers' rows: each run checks only its own
+        assert_eq!(r["mismatched"], "0", "{}", r["cipher"]);
     }
     assert_eq!(rows[2]["wire_bytes"], "39.0", "TinyJAMBU: 15 + 16 + 8-byte tag");
     assert!(rows[1]["protection"].contains("this project's composition"));

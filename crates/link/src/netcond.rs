@@ -484,25 +484,7 @@ pub fn run_condition<'e>(
         return Err(e);
     }
     let t_end = res.samples.iter().map(|s| s.committed).max().unwrap_or(t0);
-    let rows = res.store.all()?;
-    let mut expected = std::collections::HashMap::with_capacity(dev.len());
-    for s in &dev {
-        expected.insert((s.device, s.counter), s.row);
-    }
-    // The SQLite store is shared by every run of a session (counters keep increasing per device
-    // across runs); this run's rows are those at or above the first counter each device used now.
-    let mut first = std::collections::HashMap::new();
-    for s in &dev {
-        let f = first.entry(s.device).or_insert(s.counter);
-        *f = (*f).min(s.counter);
-    }
-    let (mut mismatched, mut matched) = (0u64, 0u64);
-    for r in rows.iter().filter(|r| first.get(&r.device).is_some_and(|&f| r.counter >= f)) {
-        match expected.get(&(r.device, r.counter)) {
-            Some(&row) if cfg.readings[row as usize] == r.payload => matched += 1,
-            _ => mismatched += 1,
-        }
-    }
+    let (matched, mismatched) = crate::run::check_store(&res.store.all()?, &dev, &cfg.readings);
     let checked = res.tally.accepted + res.tally.refused_total();
     let outcome = Outcome {
         sent,

@@ -579,6 +579,28 @@ pub fn run_fleet(
     Ok((dev, first_err))
 }
 
+/// (matched, mismatched): this run's rows of the store compared bit for bit with what the
+/// devices sent. A store file holds every run of a session and earlier sessions too (each
+/// cipher of `--cipher A,B` is one run; `--force` keeps the store); counters only grow per
+/// device, so this run's rows are those at or above the first counter each device used now.
+pub fn check_store(rows: &[Row], dev: &[DevSample], readings: &[Vec<u8>]) -> (u64, u64) {
+    let mut expected = std::collections::HashMap::with_capacity(dev.len());
+    let mut first = std::collections::HashMap::new();
+    for s in dev {
+        expected.insert((s.device, s.counter), s.row);
+        let f = first.entry(s.device).or_insert(s.counter);
+        *f = (*f).min(s.counter);
+    }
+    let (mut matched, mut mismatched) = (0u64, 0u64);
+    for r in rows.iter().filter(|r| first.get(&r.device).is_some_and(|&f| r.counter >= f)) {
+        match expected.get(&(r.device, r.counter)) {
+            Some(&row) if readings[row as usize] == r.payload => matched += 1,
+            _ => mismatched += 1,
+        }
+    }
+    (matched, mismatched)
+}
+
 /// The readings of a dataset as the payloads devices send: one row of every channel, float32
 /// big-endian (the engine's default encoding).
 pub fn dataset_readings(ds: &lwcbench_engine::dataset::Dataset) -> Arc<Vec<Vec<u8>>> {
@@ -740,19 +762,7 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     }
     let t_end = res.samples.iter().map(|s| s.committed).max().unwrap_or(t0);
     // Verify the store bit for bit against what the devices sent.
-    let rows = res.store.all()?;
-    let mut expected = std::collections::HashMap::with_capacity(dev.len());
-    for s in &dev {
-        expected.insert((s.device, s.counter), s.row);
-    }
-    let mut mismatched = 0;
-    let mut matched = 0;
-    for r in &rows {
-        match expected.get(&(r.device, r.counter)) {
-            Some(&row) if cfg.readings[row as usize] == r.payload => matched += 1,
-            _ => mismatched += 1,
-        }
-    }
+    let (matched, mismatched) = check_store(&res.store.all()?, &dev, &cfg.readings);
     Ok(Outcome {
         sent,
         new_rows: res.new_rows,
