@@ -91,7 +91,7 @@ fn keystream<'py>(
     nbits: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let e = find_entry(cipher_id)?;
-    let Make::Stream(make) = e.make else {
+    let Some(Make::Stream(make)) = e.make else {
         return Err(value_err(format!(
             "{}: keystream needs a stream cipher, this is a {} cipher",
             e.id(),
@@ -109,7 +109,10 @@ fn keystream<'py>(
 fn crypt(cipher_id: &str, key: &[u8], iv: &[u8], data: &[u8], ad: &[u8], decrypt: bool) -> PyResult<Vec<u8>> {
     let e = find_entry(cipher_id)?;
     let id = e.id();
-    match e.make {
+    let Some(made) = e.make else {
+        return Err(value_err(format!("{id}: not an implementation of this process")));
+    };
+    match made {
         Make::Stream(make) => {
             if !ad.is_empty() {
                 return Err(value_err(format!("{id}: associated data needs an AEAD; this is a stream cipher")));

@@ -23,9 +23,14 @@ pub type Verify = fn(&Entry, &VerifyCtx) -> Vec<Check>;
 #[derive(Clone)]
 pub struct Entry {
     pub info: CipherInfo,
-    pub make: Make,
-    /// Runs this implementation's known-answer and cross-check tests (call [`Entry::checks`]).
-    pub verify: Verify,
+    /// How to make an instance in this process. `None` for an implementation that lives in
+    /// another process (an external engine's offer, `engine::external`): it is timed and
+    /// checked there, and nothing here can construct it.
+    pub make: Option<Make>,
+    /// Runs this implementation's known-answer and cross-check tests (call [`Entry::checks`]);
+    /// `None` where the implementation is checked elsewhere (an engine's answers are checked
+    /// against the built-in ciphers when the engine starts).
+    pub verify: Option<Verify>,
     /// Applied by the benchmark engine to every IV it draws at random, so that a drawn IV
     /// selects the mode the entry is measured in (Grain-128a: IV bit 0 would otherwise pick
     /// the half-rate authentication mode for half the draws). `None`: any IV is as good.
@@ -41,9 +46,18 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// An entry with no IV rule, no code markers and no MCU image.
+    /// An in-process entry with no IV rule, no code markers and no MCU image.
     pub fn from_parts(info: CipherInfo, make: Make, verify: Verify) -> Self {
-        Entry { info, make, verify, iv_rule: None, code_markers: &[], mcu_image: None }
+        Entry { info, make: Some(make), verify: Some(verify), iv_rule: None, code_markers: &[], mcu_image: None }
+    }
+    /// An implementation in another process: described by `info`, with no constructor and no
+    /// in-process verification (see [`Entry::make`]).
+    pub fn elsewhere(info: CipherInfo) -> Self {
+        Entry { info, make: None, verify: None, iv_rule: None, code_markers: &[], mcu_image: None }
+    }
+    /// Can this process construct (and so time) the implementation?
+    pub fn in_process(&self) -> bool {
+        self.make.is_some()
     }
     fn checked(make: Make, family: Family, verify: Verify) -> Self {
         let info = match make {
@@ -84,7 +98,10 @@ impl Entry {
     }
     /// Run this entry's verification.
     pub fn checks(&self, ctx: &VerifyCtx) -> Vec<Check> {
-        (self.verify)(self, ctx)
+        match self.verify {
+            Some(v) => v(self, ctx),
+            None => Vec::new(),
+        }
     }
     /// Does a user's selector name this entry? A bare algorithm name selects every
     /// implementation of it; "name/impl" selects one (both case-insensitive).
@@ -98,21 +115,21 @@ impl Entry {
     /// The stream constructor, or a failed check naming the mismatch (for verify functions).
     pub fn stream_make(&self) -> Result<fn() -> Box<dyn StreamCipher + Send>, Check> {
         match self.make {
-            Make::Stream(m) => Ok(m),
+            Some(Make::Stream(m)) => Ok(m),
             _ => Err(self.wrong_family("stream")),
         }
     }
     /// The block-cipher constructor, or a failed check naming the mismatch.
     pub fn block_make(&self) -> Result<fn() -> Box<dyn BlockCipher + Send>, Check> {
         match self.make {
-            Make::Block(m) => Ok(m),
+            Some(Make::Block(m)) => Ok(m),
             _ => Err(self.wrong_family("block")),
         }
     }
     /// The AEAD constructor, or a failed check naming the mismatch.
     pub fn aead_make(&self) -> Result<fn() -> Box<dyn Aead + Send>, Check> {
         match self.make {
-            Make::Aead(m) => Ok(m),
+            Some(Make::Aead(m)) => Ok(m),
             _ => Err(self.wrong_family("aead")),
         }
     }

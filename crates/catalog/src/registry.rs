@@ -119,7 +119,7 @@ mod tests {
         assert!(iv[1..].iter().all(|&b| b == 0xff));
         let mut iv = [0x80u8; 12];
         (e.iv_rule.unwrap())(&mut iv);
-        let Make::Stream(mk) = e.make else { panic!("stream") };
+        let Some(Make::Stream(mk)) = e.make else { panic!("stream") };
         let mut c = mk();
         c.init(&[0; 16], &[iv[0], 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
         let mut z = [0u8; 4];

@@ -60,7 +60,7 @@ mod tests {
         for e in crate::registry() {
             let s = supported(&e.info);
             assert!(s.key_bits.contains(&e.info.key_bits) && s.iv_bits.contains(&e.info.iv_bits), "{}", e.id());
-            if let crate::Make::Stream(mk) = e.make {
+            if let Some(crate::Make::Stream(mk)) = e.make {
                 for &k in &s.key_bits {
                     for &iv in &s.iv_bits {
                         let r = mk().init(&vec![7u8; k as usize / 8], &vec![9u8; iv as usize / 8]);

@@ -174,7 +174,7 @@ enum Kind {
 impl Local {
     /// None for block ciphers (no message-level API to torture).
     pub fn new(e: &Entry) -> Option<Self> {
-        let kind = match e.make {
+        let kind = match e.make? {
             Make::Aead(mk) => Kind::Aead(mk()),
             Make::Mode(mk) => Kind::Mode(mk()),
             Make::Stream(mk) => Kind::Stream(mk()),

@@ -179,7 +179,7 @@ fn library_limitation(e: &Entry, len: usize) -> Option<&'static str> {
 pub fn keystream(a: &KeystreamArgs) -> Result<(), String> {
     let e = find(&a.cipher)?;
     let info = e.info;
-    let Make::Stream(mk) = e.make else {
+    let Some(Make::Stream(mk)) = e.make else {
         return Err(format!(
             "{} has no keystream (it is {} cipher; keystream needs a stream cipher)",
             e.id(),
@@ -257,7 +257,10 @@ pub fn run(a: &CryptArgs, mode: Mode) -> Result<(), String> {
         None => err,
     }
     };
-    let output: Vec<u8> = match (e.make, mode) {
+    let Some(make) = e.make else {
+        return Err(format!("{}: not an implementation of this process (an engine's cipher)", e.id()));
+    };
+    let output: Vec<u8> = match (make, mode) {
         (Make::Stream(mk), _) => {
             let mut c = mk();
             c.init(&key, &iv).map_err(cerr)?;

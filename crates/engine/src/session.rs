@@ -8,7 +8,7 @@ use crate::machine::{Build, Machine};
 use crate::plan::Group;
 use crate::plan::{expand_with, Selection};
 use crate::results::{self, RunRecord};
-use crate::runner::{measure_rounds, Config, GroupResult, TWIN_MARK};
+use crate::runner::{Config, GroupResult, TWIN_MARK};
 use crate::studies::{Study, StudyInput, StudyOptions, StudyOutput};
 
 /// Everything a run needs. Build it with [`Request::new`] and adjust fields.
@@ -85,7 +85,7 @@ fn plan_groups(req: &Request) -> Result<Vec<Group>, String> {
 /// [`crate::counter::CHILD_ENV`] set): counts every group, writes no result directory.
 pub fn count_child(req: &Request) -> Result<(), String> {
     let groups = plan_groups(req)?;
-    let own: Vec<Group> = groups.into_iter().filter(|g| req.engines.engine_for(&g.entry).is_none()).collect();
+    let own: Vec<Group> = groups.into_iter().filter(|g| g.entry.in_process()).collect();
     crate::counter::child(&own, &req.config)
 }
 
@@ -147,63 +147,17 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let machine = Machine::detect();
     let total = (groups.len() * (cfg.reps + cfg.warmup)) as u64;
     let mut done = 0u64;
-    // Groups that differ only in payload are measured in turn, sample by sample (see
-    // runner::measure_interleaved); results keep the plan's order. An external engine's
-    // group is timed by the engine; a failing engine skips the group (one line on stderr
-    // and in run.json) instead of ending the run.
-    let mut results_v: Vec<Option<GroupResult>> = (0..groups.len()).map(|_| None).collect();
-    let mut engine_skips: Vec<String> = Vec::new();
-    let mut clusters: Vec<Vec<usize>> = Vec::new();
-    let mut by_key: std::collections::HashMap<(String, String, crate::plan::Kiv, usize), usize> =
-        std::collections::HashMap::new();
-    for (i, g) in groups.iter().enumerate() {
-        if req.engines.engine_for(&g.entry).is_some() {
-            clusters.push(vec![i]); // engine groups are timed by the engine, one by one
-            continue;
-        }
-        match by_key.entry(payload_free_label(g)) {
-            std::collections::hash_map::Entry::Occupied(e) => clusters[*e.get()].push(i),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(clusters.len());
-                clusters.push(vec![i]);
-            }
-        }
-    }
-    // Engine groups first, one by one; then every other cluster in interleaved rounds.
-    let mut timed: Vec<&Vec<usize>> = Vec::new();
-    for c in &clusters {
-        let members: Vec<&Group> = c.iter().map(|&i| &groups[i]).collect();
-        let Some(eng) = req.engines.engine_for(&members[0].entry) else {
-            timed.push(c);
-            continue;
-        };
-        let g = members[0];
-        let label = g.label();
-        progress(done, total, &label);
-        let before = done;
-        match crate::external::measure_group(&eng, g, cfg, || {
-            done += 1;
-            progress(done, total, &label);
-        }) {
-            Ok(r) => results_v[c[0]] = Some(r),
-            Err(e) => {
-                eprintln!("lwcbench: skipped {e}");
-                engine_skips.push(e);
-                done = before + (cfg.reps + cfg.warmup) as u64;
-            }
-        }
-    }
-    let member_refs: Vec<Vec<&Group>> = timed.iter().map(|c| c.iter().map(|&i| &groups[i]).collect()).collect();
-    let rs = measure_rounds(&member_refs, cfg, cfg.rounds, |g| {
-        done += 1;
-        progress(done, total, &g.label());
-    })
-    .map_err(|e| e.to_string())?;
-    for (c, rs) in timed.iter().zip(rs) {
-        for (&i, r) in c.iter().zip(rs) {
-            results_v[i] = Some(r);
-        }
-    }
+    // Every group goes to the source that takes it (crate::measurer): the engines' groups
+    // first, one request each, then this process's in interleaved rounds, groups that differ
+    // only in payload sample by sample in turn. Results keep the plan's order; a failing
+    // engine skips its group (one line on stderr and in run.json) instead of ending the run.
+    let mut engines = req.engines.clone();
+    let mut in_process = crate::measurer::InProcess;
+    let (results_v, engine_skips) =
+        crate::measurer::measure_all(&groups, &mut [&mut engines, &mut in_process], cfg, &mut |g, n| {
+            done += n;
+            progress(done, total, &g.label());
+        })?;
     // Skipped engine groups leave no result.
     let results_v: Vec<GroupResult> = results_v.into_iter().flatten().collect();
     // Exit rule (docs/engine-protocol.md): a run in which no group was measured is an error
@@ -308,7 +262,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     }
     if req.count_instructions {
         let exe = std::env::current_exe().map_err(|e| format!("--counter instructions: {e}"))?;
-        let own: Vec<Group> = groups.iter().filter(|g| req.engines.engine_for(&g.entry).is_none()).cloned().collect();
+        let own: Vec<Group> = groups.iter().filter(|g| g.entry.in_process()).cloned().collect();
         // Beside the run, not in it: a kill must not leave `out` non-empty without run.json.
         let work = results::scratch_sibling(&out).map_err(|e| format!("--counter instructions: {e}"))?;
         let rows = crate::counter::count(&exe, req.args.get(1..).unwrap_or(&[]), &own, &work)?;
@@ -327,15 +281,6 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
 
 fn hex_encode(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// A group's identity without its payload (and without a twin's mark, so an A/A twin is
-/// measured sample by sample in turn with its original): cipher, implementation, scenario,
-/// key/IV variant, size.
-fn payload_free_label(g: &Group) -> (String, String, crate::plan::Kiv, usize) {
-    let id = g.entry.id();
-    let id = id.split(TWIN_MARK).next().unwrap_or(&id).to_string();
-    (id, g.scenario.to_string(), g.kiv, g.size_bits)
 }
 
 /// Each group followed by its twin: same cipher and implementation, implementation name

@@ -171,12 +171,12 @@ impl Keyed {
             ));
         }
         let inst = match suite.entry.make {
-            Make::Aead(mk) => {
+            Some(Make::Aead(mk)) => {
                 let mut a = mk();
                 a.set_key(key).map_err(|e| format!("{}: {e}", suite.name()))?;
                 Inst::Aead(a)
             }
-            Make::Stream(mk) => {
+            Some(Make::Stream(mk)) => {
                 if key.len() != suite.key_len() {
                     return Err(format!("{}: key must be {} bytes, got {}", suite.name(), suite.key_len(), key.len()));
                 }

@@ -3,7 +3,8 @@ use std::io::Cursor;
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::plan::{Kiv, Payload};
+use crate::plan::{Kiv, Payload, Scenario};
+use lwcbench_core::Family;
 
 const HELLO: &str = "ok protocol=1 engine=mock engine-version=0.1 implementation=mock language=C timer=clock_gettime resolution-ns=1 note=fake%20engine\n";
 const LIST: &str = "cipher name=AES-128-GCM family=aead key-bits=128 iv-bits=96 block-bits=128 tag-bits=128 scenarios=keysetup,encrypt,decrypt\n\

@@ -195,7 +195,7 @@ fn object_bytes(cipher: &str, implementation: &str) -> Option<(usize, usize)> {
         .into_iter()
         .find(|e| e.info.name == cipher && e.info.implementation == implementation)?;
     let key = vec![0x5au8; e.info.key_bytes()];
-    match e.make {
+    match e.make? {
         Make::Block(mk) => {
             let mut c = mk();
             c.set_key(&key).ok()?;

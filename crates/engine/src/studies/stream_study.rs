@@ -235,7 +235,7 @@ fn max_freq_ghz() -> Option<f64> {
 
 /// Peak stack of init + keystream for a fresh instance (state on the heap, outside the count).
 pub fn stack_of(e: &Entry) -> Result<u64, String> {
-    let Make::Stream(mk) = e.make else { return Err(format!("{}: not a stream cipher", e.id())) };
+    let Some(Make::Stream(mk)) = e.make else { return Err(format!("{}: not a stream cipher", e.id())) };
     let (key, iv) = (default_static(e.info.key_bytes()), default_static(e.info.iv_bytes()));
     let mut c = mk();
     let mut buf = vec![0u8; STACK_KEYSTREAM_BYTES];
@@ -250,7 +250,7 @@ pub fn stack_of(e: &Entry) -> Result<u64, String> {
 
 /// Median resident-set growth while a fresh instance encrypts `n` bytes out of place.
 pub fn rss_of(e: &Entry, n: usize) -> Result<u64, String> {
-    let Make::Stream(mk) = e.make else { return Err(format!("{}: not a stream cipher", e.id())) };
+    let Some(Make::Stream(mk)) = e.make else { return Err(format!("{}: not a stream cipher", e.id())) };
     let (key, iv) = (default_static(e.info.key_bytes()), default_static(e.info.iv_bytes()));
     let plain: Vec<u8> = (0..n).map(|i| (i * 31 + 7) as u8).collect();
     let mut v = Vec::with_capacity(RSS_REPS);
