@@ -471,13 +471,8 @@ pub fn run_condition<'e>(
         let _ = rt_a.block_on(async { tokio::time::timeout(Duration::from_secs(1), c.client.disconnect()).await });
         c.task.abort();
     }
-    // Only where a loss rule exists: netimpair's `nft_dropped` reports a missing table as a missing
-    // `nft` (its `run_in` maps "No such file or directory" to MissingTool before the check).
-    let nft_dropped = if applied.iter().any(|a| a.mechanism == lwcbench_netimpair::Mechanism::Nftables) {
-        conditions::nft_dropped(&env.pair, Side::B).map_err(ni)?
-    } else {
-        0
-    };
+    // 0 where no loss rule was applied (the table does not exist).
+    let nft_dropped = conditions::nft_dropped(&env.pair, Side::B).map_err(ni)?;
     let qdisc = qdisc_drops(&env.pair, Side::A);
     let in_errors = udp_in_errors(&env.pair, Side::B).saturating_sub(in_errors0);
     if let Some(e) = first_err.or(res.error.take()) {

@@ -81,6 +81,19 @@ pub(crate) fn run(program: &str, args: &[&str]) -> Result<Output> {
     Ok(out)
 }
 
+/// `ip netns exec` reports a missing program as its own failure (`exec of "nft" failed: No
+/// such file or directory`): name the program instead. The program's own errors stay as they
+/// are — `nft list chain` of a table that does not exist also says "No such file or
+/// directory", and that is not a missing `nft`.
+fn exec_error(program: &str, e: Error) -> Error {
+    match e {
+        Error::Failed(m) if m.contains(&format!("exec of \"{program}\" failed")) => {
+            Error::MissingTool(format!("`{program}` not found: install it (Debian: {})", debian_package(program)))
+        }
+        other => other,
+    }
+}
+
 fn debian_package(program: &str) -> &'static str {
     match program {
         "ip" | "tc" => "iproute2",
@@ -228,13 +241,7 @@ impl NetnsPair {
     pub(crate) fn run_in(&self, side: Side, program: &str, args: &[&str]) -> Result<Output> {
         let mut all = vec!["netns", "exec", self.namespace(side), program];
         all.extend_from_slice(args);
-        run("ip", &all).map_err(|e| match e {
-            // `ip netns exec` reports a missing program as its own failure; name the program instead.
-            Error::Failed(m) if m.contains("No such file or directory") => {
-                Error::MissingTool(format!("`{program}` not found: install it (Debian: {})", debian_package(program)))
-            }
-            other => other,
-        })
+        run("ip", &all).map_err(|e| exec_error(program, e))
     }
 
     /// Runs `f` on a helper thread that has entered the namespace of `side`. Sockets `f` opens stay in
@@ -283,6 +290,24 @@ impl Drop for NetnsPair {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two "No such file or directory" failures seen on Debian 12 (iproute2 6.1, nftables
+    /// 1.0.6): a program `ip netns exec` cannot start, and `nft list chain` of a table that does
+    /// not exist. Only the first is a missing tool.
+    #[test]
+    fn a_missing_table_is_not_a_missing_program() {
+        let missing_prog = Error::Failed(
+            "`ip netns exec lwcb-1-0-b nft -j list chain inet t c` failed: exec of \"nft\" failed: No such file or directory"
+                .into(),
+        );
+        assert!(matches!(exec_error("nft", missing_prog), Error::MissingTool(m) if m.contains("nftables")));
+        let missing_table = Error::Failed(
+            "`ip netns exec lwcb-1-0-b nft -j list chain inet t c` failed: Error: No such file or directory".into(),
+        );
+        assert!(
+            matches!(exec_error("nft", missing_table), Error::Failed(m) if m.ends_with("Error: No such file or directory"))
+        );
+    }
 
     #[test]
     fn owner_pid_parses_only_own_names() {
