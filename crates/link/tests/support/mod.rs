@@ -1,5 +1,6 @@
 //! Real services on loopback for the link's integration tests: Debian's mosquitto and
-//! PostgreSQL, started and stopped by the test (the same way as crates/cli/tests/link_services.rs).
+//! PostgreSQL, started and stopped by the test. Also compiled into crates/cli/tests/link_services.rs
+//! (by `#[path]`), so there is one copy of this code.
 //! A test skips with a message only if the server binary is truly absent
 //! (`scripts/setup.sh --test` installs both).
 #![allow(dead_code)]
