@@ -61,6 +61,9 @@ pub const SUITES: &[(u8, &str, Kind)] = &[
     (45, "Salsa20/rustcrypto", Kind::StreamPoly1305),
 ];
 
+/// The suite whose frames the gateway opens in bit-sliced batches (DRACO/rust-fast).
+pub const DRACO_BATCH_SUITE: u8 = 32;
+
 /// Tag length of the Poly1305 composition.
 pub const POLY_TAG: usize = 16;
 /// Keystream bytes used before the reading: 32 for the Poly1305 key, 32 discarded.
@@ -259,6 +262,21 @@ impl Keyed {
                 Ok(())
             }
         }
+    }
+
+    /// For the gateway's batch opener (`Gateway::open_many`): the device key and this frame's
+    /// nonce, if this is the authenticated DRACO/rust-fast composition (16-byte key, 12-byte
+    /// nonce) — the one `lwcbench_draco::batch` opens bit-sliced, byte for byte the same
+    /// construction as [`Keyed::open`].
+    pub(crate) fn draco_batch_parts(&mut self, h: &Header) -> Option<(Zeroizing<[u8; 16]>, [u8; 12])> {
+        if self.unauthenticated || self.suite.id != DRACO_BATCH_SUITE {
+            return None;
+        }
+        let Inst::Stream(_, key) = &self.inst else { return None };
+        let key = Zeroizing::new(<[u8; 16]>::try_from(key.as_slice()).ok()?);
+        self.set_nonce(h.device, h.counter);
+        let iv: [u8; 12] = self.nonce.as_slice().try_into().ok()?;
+        Some((key, iv))
     }
 
     /// Check and decrypt a whole frame whose header was parsed as `h`; returns the reading.
