@@ -63,6 +63,9 @@ impl Tally {
     }
 }
 
+/// A frame for the batch: its header, the device key and the frame's nonce.
+type Candidate = (Header, Zeroizing<[u8; 16]>, [u8; 12]);
+
 struct DeviceState {
     keyed: Keyed,
     window: ReplayWindow,
@@ -165,7 +168,7 @@ impl Gateway {
         }
         // Pass 1: the frames that pass every check before the cipher against the window as it
         // is now — the candidates for the batch.
-        let mut parts: Vec<Option<(Header, Zeroizing<[u8; 16]>, [u8; 12])>> = Vec::with_capacity(frames.len());
+        let mut parts: Vec<Option<Candidate>> = Vec::with_capacity(frames.len());
         for f in frames {
             let p = self.precheck(f).ok().and_then(|h| {
                 let st = self.devices.get_mut(&h.device).expect("prechecked");
