@@ -4,11 +4,11 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use lwcbench_engine::html::{bars_ci, boxplot, esc, BoxStats};
 use lwcbench_engine::results::{SampleRow, SummaryRow};
 use lwcbench_engine::studies::{ics, lightweight_rank, stream_study, Study};
 use lwcbench_engine::text::fmt_ns;
 
-use crate::svg::{bars_ci, boxplot, esc, BoxStats};
 use crate::Run;
 
 const KIV_ORDER: [&str; 4] = ["s,s", "s,r", "r,s", "r,r"];

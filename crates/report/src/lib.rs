@@ -7,7 +7,6 @@ mod load;
 pub mod mcu;
 pub mod rank;
 pub mod stream_study;
-pub mod svg;
 
 pub use load::Run;
 

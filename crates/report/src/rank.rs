@@ -1,88 +1,16 @@
 //! Report sections of the lightweight-study (WSM radar charts and the ranking table) and the
 //! ics-latency preset (latency table with % of budget). Both read the study files of the run
-//! directory, so a run without them gets no section.
+//! directory, so a run without them gets no section. Charts and escaping: lwcbench_engine::html.
 use std::fmt::Write;
 use std::path::Path;
 
+use lwcbench_engine::html::{col, esc, num, radar, read_table};
 use lwcbench_engine::studies::{ics, lightweight_rank};
 use lwcbench_engine::text::fmt_ns;
 
-use crate::svg::{color, esc};
-
-fn read(dir: &Path, name: &str) -> Option<(Vec<String>, Vec<Vec<String>>)> {
-    let mut r = csv::Reader::from_path(dir.join(name)).ok()?;
-    let headers: Vec<String> = r.headers().ok()?.iter().map(str::to_string).collect();
-    let rows: Vec<Vec<String>> =
-        r.records().filter_map(Result::ok).map(|rec| rec.iter().map(str::to_string).collect()).collect();
-    Some((headers, rows))
-}
-
-/// A radar (spider) chart: one axis per entry of `axes`, values in [0, 1] from the centre out,
-/// one closed polygon per series. Rings at 0.25, 0.5, 0.75 and 1.
-pub fn radar(axes: &[String], series: &[(String, Vec<f64>)], title: &str) -> String {
-    let (w, h, cx, cy, r) = (720.0, 520.0, 300.0, 270.0, 190.0);
-    let n = axes.len().max(3) as f64;
-    let pt = |i: usize, v: f64| {
-        let a = -std::f64::consts::FRAC_PI_2 + 2.0 * std::f64::consts::PI * i as f64 / n;
-        (cx + r * v.clamp(0.0, 1.0) * a.cos(), cy + r * v.clamp(0.0, 1.0) * a.sin())
-    };
-    let mut s = format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-size="12" font-family="system-ui,sans-serif"><rect width="{w}" height="{h}" fill="#fff"/><text x="{cx}" y="24" text-anchor="middle" font-weight="bold">{}</text>"##,
-        esc(title)
-    );
-    for ring in [0.25, 0.5, 0.75, 1.0] {
-        let pts: Vec<String> = (0..axes.len()).map(|i| pt(i, ring)).map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-        let _ = write!(s, r##"<polygon points="{}" fill="none" stroke="#ccc"/>"##, pts.join(" "));
-    }
-    for (i, a) in axes.iter().enumerate() {
-        let (x, y) = pt(i, 1.0);
-        let (lx, ly) = pt(i, 1.12);
-        let anchor = if (lx - cx).abs() < 5.0 {
-            "middle"
-        } else if lx > cx {
-            "start"
-        } else {
-            "end"
-        };
-        let _ = write!(
-            s,
-            r##"<line x1="{cx}" y1="{cy}" x2="{x:.1}" y2="{y:.1}" stroke="#999"/><text x="{lx:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"##,
-            ly + 4.0,
-            esc(a)
-        );
-    }
-    for (k, (name, vals)) in series.iter().enumerate() {
-        let pts: Vec<String> =
-            vals.iter().enumerate().map(|(i, &v)| pt(i, v)).map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-        let col = color(k);
-        let _ = write!(
-            s,
-            r##"<polygon points="{}" fill="{col}" fill-opacity="0.12" stroke="{col}" stroke-width="2"><title>{}</title></polygon>"##,
-            pts.join(" "),
-            esc(name)
-        );
-        let ly = 50.0 + 18.0 * k as f64;
-        let _ = write!(
-            s,
-            r##"<rect x="560" y="{:.1}" width="12" height="12" fill="{col}"/><text x="578" y="{ly:.1}">{}</text>"##,
-            ly - 10.0,
-            esc(name)
-        );
-    }
-    s + "</svg>"
-}
-
-fn col(headers: &[String], name: &str) -> Option<usize> {
-    headers.iter().position(|h| h == name)
-}
-
-fn num(v: &str) -> f64 {
-    v.parse().unwrap_or(f64::NAN)
-}
-
 /// The lightweight-study section: WSM radar, criterion radar and the ranking table.
 pub fn lightweight_section(dir: &Path, fig: &mut usize) -> String {
-    let Some((hd, rows)) = read(dir, lightweight_rank::SCORES_FILE) else { return String::new() };
+    let Some((hd, rows)) = read_table(&dir.join(lightweight_rank::SCORES_FILE)) else { return String::new() };
     let (Some(ci), Some(ii)) = (col(&hd, "cipher"), col(&hd, "implementation")) else { return String::new() };
     let weightings: Vec<String> = hd.iter().filter_map(|h| h.strip_prefix("wsm_").map(str::to_string)).collect();
     let names: Vec<String> = rows.iter().map(|r| r[ci].clone()).collect();
@@ -138,7 +66,7 @@ pub fn lightweight_section(dir: &Path, fig: &mut usize) -> String {
 
 /// The ics-latency section: one row per AEAD × message with % of each budget.
 pub fn ics_section(dir: &Path, governor: &str) -> String {
-    let Some((hd, rows)) = read(dir, ics::LATENCY_FILE) else { return String::new() };
+    let Some((hd, rows)) = read_table(&dir.join(ics::LATENCY_FILE)) else { return String::new() };
     // Only the max columns (pct_of_*), not the p99.9 ones (p99_9_pct_of_*).
     let budgets: Vec<(usize, String)> =
         hd.iter().enumerate().filter_map(|(i, h)| h.strip_prefix("pct_of_").map(|b| (i, b.to_string()))).collect();
@@ -180,20 +108,6 @@ pub fn ics_section(dir: &Path, governor: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn radar_is_well_formed_and_scaled() {
-        let axes: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
-        let svg = radar(&axes, &[("x<y".into(), vec![1.0, 0.5, 0.0, 0.25])], "t");
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
-        assert!(svg.contains("x&lt;y"), "names escaped");
-        // 4 rings + 1 series polygon
-        assert_eq!(svg.matches("<polygon").count(), 5);
-        // axis 0 points straight up: value 1 at (300, 270 − 190) = (300, 80); value 0.5 on
-        // axis 1 (pointing right) at (300 + 95, 270); 0 at the centre; 0.25 on axis 3 (left)
-        // at (300 − 47.5, 270).
-        assert!(svg.contains("300.0,80.0 395.0,270.0 300.0,270.0 252.5,270.0"), "{svg}");
-    }
 
     #[test]
     fn sections_read_the_study_files() {

@@ -3,9 +3,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use lwcbench_engine::html::{bars_ci, esc};
 use lwcbench_engine::studies::stream_study::{StreamStudyRow, FILE};
-
-use crate::svg::{bars_ci, esc};
 
 /// Rows of `stream_study.csv` in `dir`, or none if the run had no stream study.
 pub fn load(dir: &Path) -> Result<Vec<StreamStudyRow>, String> {
