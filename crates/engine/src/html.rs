@@ -1,8 +1,8 @@
 //! What a report section is drawn with: HTML escaping and minimal SVG charts (box plots, bars
-//! with confidence intervals, radar charts), used by `lwcbench-report`. Text is left to the
-//! browser (no font metrics needed), colours are the Okabe–Ito colour-blind-safe palette, and
-//! value axes switch to log scale when data spans decades. Everything read from a file goes
-//! through [`esc`].
+//! with confidence intervals, radar charts), used by `lwcbench-report` and by the studies' own
+//! sections ([`crate::studies::Study::html`]). Text is left to the browser (no font metrics
+//! needed), colours are the Okabe–Ito colour-blind-safe palette, and value axes switch to log
+//! scale when data spans decades. Everything read from a file goes through [`esc`].
 use std::fmt::Write;
 use std::path::Path;
 
