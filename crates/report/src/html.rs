@@ -46,7 +46,7 @@ fn summary_table(rows: &[&SummaryRow]) -> String {
             s,
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} – {}</td><td>{}</td><td>{} – {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&r.implementation),
-            r.scenario,
+            esc(&r.scenario),
             esc(&r.kiv),
             if r.size_bits > 0 { r.size_bits.to_string() } else { "–".into() },
             r.n,
@@ -223,11 +223,13 @@ pub fn render(run: &Run) -> Result<String, String> {
             body += "<p class=\"note\">DRACO (provisional reconstruction, not interoperable with the published cipher): the selection of the non-volatile bit, the initialisation and the bit order are this project's provisional choices (docs/draco.md). Costs per clock are faithful; outputs are not the published cipher's.</p>";
         }
         for sc in order(samples.iter().map(|r| r.scenario.as_str()), &SCENARIO_ORDER) {
+            // the scenario comes from samples.csv: escaped like all text read from a file
+            let sc_html = esc(&sc);
             if let Some(svg) = scenario_boxplot(&samples, &impls, &sc) {
                 fig += 1;
                 let _ = write!(
                     body,
-                    "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc}</b>: time per operation, box = quartiles, line = median, whiskers = 1.5 × IQR, circles = outliers; {} samples per box.</figcaption></figure>",
+                    "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc_html}</b>: time per operation, box = quartiles, line = median, whiskers = 1.5 × IQR, circles = outliers; {} samples per box.</figcaption></figure>",
                     esc(c),
                     rec.reps
                 );
@@ -243,7 +245,7 @@ pub fn render(run: &Run) -> Result<String, String> {
                 fig += 1;
                 let _ = write!(
                     body,
-                    "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc}</b> at {size} bits, all key/IV variants pooled: mean throughput with 95 % confidence interval.</figcaption></figure>",
+                    "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc_html}</b> at {size} bits, all key/IV variants pooled: mean throughput with 95 % confidence interval.</figcaption></figure>",
                     esc(c)
                 );
                 let rows: Vec<&SummaryRow> =

@@ -191,3 +191,34 @@ fn the_report_crate_names_no_study() {
     }
     assert!(checked >= 5);
 }
+
+/// Text read from the run's files reaches the page escaped, in the per-cipher figures and in the
+/// study sections alike: a hostile scenario, cipher and payload name in samples.csv (and from
+/// there in comparison.csv and the dataset tables) leave no tag. Before the scenario was
+/// escaped, the figure captions and tables printed it as it was.
+#[test]
+fn text_from_the_files_is_escaped_everywhere() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("run");
+    let hostile = "<script>alert(1)</script>";
+    let mut samples = Vec::new();
+    for i in 0..20u32 {
+        let e = f64::from(i);
+        for r in [
+            row("rust-ref", "Rust", "random", 100.0 + e, i),
+            row("cpp-ref", "C++", "random", 300.0 + e, i),
+            row("rust-ref", "Rust", &format!("dataset:{hostile}"), 100.0 + e, i),
+        ] {
+            samples.push(SampleRow { scenario: hostile.into(), cipher: format!("X{hostile}"), ..r });
+        }
+    }
+    let rec = record();
+    write_run(&dir, &samples, &rec);
+    for (name, bytes) in study_files(&samples, &rec) {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let html = page(&dir);
+    assert!(html.contains("id=\"cpp-rust\"") && html.contains("id=\"dataset\""), "both study sections drawn");
+    assert!(!html.to_lowercase().contains("<script"), "a tag from a file reached the page");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}

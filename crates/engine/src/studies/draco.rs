@@ -130,7 +130,7 @@ pub fn comparison_html(comparison: &[ComparisonRow], fig: &mut usize) -> String 
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.1e}</td><td class=\"l\">{}</td></tr>",
             esc(&c.cipher),
             esc(&c.variant),
-            c.scenario,
+            esc(&c.scenario),
             esc(&c.kiv),
             if c.size_bits > 0 { c.size_bits.to_string() } else { "–".into() },
             fmt_ns(c.rust_median_ns),
