@@ -1,10 +1,12 @@
 //! The published figures of the studies lwcbench reproduces, transcribed (facts and figures
 //! only) from `shared/studies/published-figures.md`, which cites each study, and the sections
 //! that print them beside this machine's figures in `summary.md` (via [`markdown`]) and in
-//! `report.html` (via [`html`]). This module is the one place those figures live in the repo.
+//! `report.html` (via [`html_for_dir`]). This module is the one place those figures live in
+//! the repo.
 use std::fmt::Write;
+use std::path::Path;
 
-use crate::results::SampleRow;
+use crate::results::{read_csv_in, SampleRow};
 use crate::studies::sensor::{dataset_vs_random, Table1Row, Table2Row};
 use crate::studies::stream_study::StreamStudyRow;
 use crate::studies::{aes_libs, ics as ics_study, lightweight_rank, sensor, stream_study};
@@ -419,6 +421,19 @@ pub fn markdown_for_run(preset: Option<&str>, samples: &[SampleRow], files: &[(&
 /// The HTML section for a run being reported (empty where the preset reproduces no study).
 pub fn html(o: &Ours) -> String {
     section(o).map(|s| to_html(&s)).unwrap_or_default()
+}
+
+/// [`html`] for a finished run directory: the study files are read from it (the sensor tables
+/// from the files the sensor study wrote, where the section shows them).
+pub fn html_for_dir(preset: Option<&str>, dir: &Path) -> Result<String, String> {
+    let (t1, t2) = if preset == Some(sensor::NAME) {
+        (read_csv_in(dir, sensor::TABLE1_FILE)?, read_csv_in(dir, sensor::TABLE2_FILE)?)
+    } else {
+        Default::default()
+    };
+    let stream: Vec<StreamStudyRow> = read_csv_in(dir, stream_study::FILE)?;
+    let ics = std::fs::read_to_string(dir.join(ics_study::LATENCY_FILE)).ok();
+    Ok(html(&Ours { preset, t1: &t1, t2: &t2, stream: &stream, ics_csv: ics.as_deref() }))
 }
 
 #[cfg(test)]

@@ -403,6 +403,29 @@ pub fn to_csv<T: Serialize>(rows: &[T]) -> Vec<u8> {
     w.into_inner().expect("in-memory writer")
 }
 
+/// The rows of a CSV result file; an error names the file and the line.
+pub fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
+    let mut r = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    r.deserialize()
+        .map(|row| {
+            row.map_err(|e| {
+                let line = e.position().map(|p| format!(":{}", p.line())).unwrap_or_default();
+                format!("{}{line}: {e}", path.display())
+            })
+        })
+        .collect()
+}
+
+/// [`read_csv`] of the file `name` in a run directory; no rows where the file is missing.
+pub fn read_csv_in<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>, String> {
+    let p = dir.join(name);
+    if p.exists() {
+        read_csv(&p)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
 /// Header-only CSV for an empty table (so pandas still finds the columns).
 pub fn csv_or_header<T: Serialize>(rows: &[T], header: &str) -> Vec<u8> {
     if rows.is_empty() {

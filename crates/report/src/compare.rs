@@ -6,8 +6,8 @@ use lwcbench_engine::text::fmt_ns;
 use lwcbench_stats::{bonferroni, decide, summarize, Shift, DEFAULT_MARGIN};
 
 use crate::html::STYLE;
-use crate::svg::esc;
 use crate::Run;
+use lwcbench_engine::html::esc;
 
 /// One group present in A, B or both.
 #[derive(Clone, Debug, PartialEq)]

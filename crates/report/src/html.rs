@@ -1,14 +1,15 @@
 //! The HTML report of one run. Figures follow the studies lwcbench reproduces: box plots per
 //! `<k,iv | bits>` with implementations side by side, initialisation box plots, bars with 95 %
-//! confidence intervals, and the C++/Rust ratios. Every figure has its numbers in a table.
+//! confidence intervals. Every figure has its numbers in a table. After them, each study's own
+//! section, which the study draws ([`lwcbench_engine::studies::Study::html`]).
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use lwcbench_engine::html::{bars_ci, boxplot, esc, BoxStats};
 use lwcbench_engine::results::{SampleRow, SummaryRow};
-use lwcbench_engine::studies::{ics, lightweight_rank, stream_study, Study};
+use lwcbench_engine::studies::{self, StudyRun};
 use lwcbench_engine::text::fmt_ns;
 
-use crate::svg::{bars_ci, boxplot, esc, BoxStats};
 use crate::Run;
 
 const KIV_ORDER: [&str; 4] = ["s,s", "s,r", "r,s", "r,r"];
@@ -45,7 +46,7 @@ fn summary_table(rows: &[&SummaryRow]) -> String {
             s,
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} – {}</td><td>{}</td><td>{} – {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&r.implementation),
-            r.scenario,
+            esc(&r.scenario),
             esc(&r.kiv),
             if r.size_bits > 0 { r.size_bits.to_string() } else { "–".into() },
             r.n,
@@ -147,7 +148,7 @@ fn throughput_bars(summary: &[&SummaryRow], scenario: &str, impls: &[String]) ->
     Some((bars_ci(&bars, &colors, "throughput, Mbit/s (mean, 95 % CI)", "implementation", &[]), size))
 }
 
-pub fn render(run: &Run) -> String {
+pub fn render(run: &Run) -> Result<String, String> {
     let rec = &run.record;
     let mut h = String::new();
     let _ = write!(
@@ -208,152 +209,76 @@ pub fn render(run: &Run) -> String {
     h += "<h2>Environment and settings</h2>";
     h += &kv_table(&env);
 
-    // One section per cipher.
+    // One section per cipher, then the studies' sections; the contents list comes first.
     let ciphers = order(run.samples.iter().map(|r| r.cipher.as_str()), &["DRACO"]);
-    h += "<h2>Contents</h2><ul>";
-    for c in &ciphers {
-        let _ = write!(h, "<li><a href=\"#c-{}\">{}</a></li>", esc(&slug(c)), esc(c));
-    }
-    if !run.comparison.is_empty() {
-        h += "<li><a href=\"#cpp-rust\">C++ against Rust</a></li>";
-    }
-    h += "</ul>";
+    let mut body = String::new();
     let mut fig = 0;
     for c in &ciphers {
         let samples: Vec<&SampleRow> = run.samples.iter().filter(|r| &r.cipher == c).collect();
         let summary: Vec<&SummaryRow> = run.summary.iter().filter(|r| &r.cipher == c).collect();
         let impls =
             order(samples.iter().map(|r| r.implementation.as_str()), &["rust-ref", "cpp-ref", "rust-fast", "cpp-fast"]);
-        let _ = write!(h, "<h2 id=\"c-{}\">{}</h2>", esc(&slug(c)), esc(c));
+        let _ = write!(body, "<h2 id=\"c-{}\">{}</h2>", esc(&slug(c)), esc(c));
         if c == "DRACO" {
-            h += "<p class=\"note\">DRACO (provisional reconstruction, not interoperable with the published cipher): the selection of the non-volatile bit, the initialisation and the bit order are this project's provisional choices (docs/draco.md). Costs per clock are faithful; outputs are not the published cipher's.</p>";
+            body += "<p class=\"note\">DRACO (provisional reconstruction, not interoperable with the published cipher): the selection of the non-volatile bit, the initialisation and the bit order are this project's provisional choices (docs/draco.md). Costs per clock are faithful; outputs are not the published cipher's.</p>";
         }
         for sc in order(samples.iter().map(|r| r.scenario.as_str()), &SCENARIO_ORDER) {
+            // the scenario comes from samples.csv: escaped like all text read from a file
+            let sc_html = esc(&sc);
             if let Some(svg) = scenario_boxplot(&samples, &impls, &sc) {
                 fig += 1;
                 let _ = write!(
-                    h,
-                    "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc}</b>: time per operation, box = quartiles, line = median, whiskers = 1.5 × IQR, circles = outliers; {} samples per box.</figcaption></figure>",
+                    body,
+                    "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc_html}</b>: time per operation, box = quartiles, line = median, whiskers = 1.5 × IQR, circles = outliers; {} samples per box.</figcaption></figure>",
                     esc(c),
                     rec.reps
                 );
                 let rows: Vec<&SummaryRow> =
                     summary.iter().filter(|r| r.scenario == sc && r.kiv != "all").copied().collect();
-                let _ =
-                    write!(h, "<details><summary>Figure {fig} as a table</summary>{}</details>", summary_table(&rows));
+                let _ = write!(
+                    body,
+                    "<details><summary>Figure {fig} as a table</summary>{}</details>",
+                    summary_table(&rows)
+                );
             }
             if let Some((svg, size)) = throughput_bars(&summary, &sc, &impls) {
                 fig += 1;
                 let _ = write!(
-                    h,
-                    "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc}</b> at {size} bits, all key/IV variants pooled: mean throughput with 95 % confidence interval.</figcaption></figure>",
+                    body,
+                    "<figure class=\"fig\">{svg}<figcaption>Figure {fig}. {} — <b>{sc_html}</b> at {size} bits, all key/IV variants pooled: mean throughput with 95 % confidence interval.</figcaption></figure>",
                     esc(c)
                 );
                 let rows: Vec<&SummaryRow> =
                     summary.iter().filter(|r| r.scenario == sc && r.kiv == "all").copied().collect();
-                let _ = write!(h, "<details><summary>Figure {fig} as a table (the study's aggregate table: all four key/IV variants pooled)</summary>{}</details>", summary_table(&rows));
+                let _ = write!(body, "<details><summary>Figure {fig} as a table (the study's aggregate table: all four key/IV variants pooled)</summary>{}</details>", summary_table(&rows));
             }
         }
     }
 
-    let (t1, t2) = lwcbench_engine::studies::sensor::dataset_vs_random(&run.samples);
-    if !t1.is_empty() {
-        h += "<h2 id=\"dataset\">Dataset against random payload</h2><p>The study's Table 1 (all four key/IV variants pooled) and Table 2 (mean per key/IV variant). Test: two-sided Mann–Whitney U (timing data is skewed; no normality assumed), α = 0.05 Bonferroni-corrected; a verdict names a difference only when it is also outside the practical-equivalence band 1 ± 5 % (the whole bootstrap 95 % CI of the ratio of medians outside it; see docs/measurement.md).</p>";
-        h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>bits</th><th class=\"l\">payload</th><th>n</th><th>mean</th><th>median</th><th>sd</th><th>min</th><th>max</th><th>dataset/random</th><th>p</th><th class=\"l\">verdict</th></tr>";
-        for r in &t1 {
-            let _ = write!(
-                h,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.1e}</td><td class=\"l\">{}</td></tr>",
-                esc(&r.cipher), esc(&r.implementation), esc(&r.scenario), r.size_bits, esc(&r.payload), r.n,
-                fmt_ns(r.mean_ns), fmt_ns(r.median_ns), fmt_ns(r.sd_ns), fmt_ns(r.min_ns), fmt_ns(r.max_ns),
-                r.ratio_dataset_random, r.mann_whitney_p, esc(&r.verdict)
-            );
+    // Each study's own section, drawn by the study (Study::html) in the order of the study
+    // list, where the run holds one of the study's files.
+    let srun = StudyRun { dir: &run.dir, record: rec, samples: &run.samples, summary: &run.summary };
+    let mut contents: Vec<(&str, &str)> = Vec::new();
+    for s in studies::ALL.iter().filter(|s| srun.has_files_of(**s)) {
+        let sec = s.html(&srun, &mut fig)?;
+        if let (false, Some(link)) = (sec.is_empty(), s.html_contents()) {
+            contents.push(link);
         }
-        h += "</table><table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>&lt;k,iv&gt;</th><th>dataset mean</th><th>random mean</th><th>difference</th><th>p</th></tr>";
-        for r in &t2 {
-            let _ = write!(
-                h,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>&lt;{}&gt;</td><td>{}</td><td>{}</td><td>{:+.2} %</td><td>{:.1e}</td></tr>",
-                esc(&r.cipher), esc(&r.implementation), esc(&r.scenario), esc(&r.kiv), fmt_ns(r.dataset_mean_ns), fmt_ns(r.random_mean_ns), r.diff_pct, r.mann_whitney_p
-            );
-        }
-        h += "</table>";
+        body += &sec;
     }
-
-    if !run.comparison.is_empty() {
-        h += "<h2 id=\"cpp-rust\">C++ against Rust</h2><p>Ratio of medians C++/Rust per group (&gt; 1: C++ slower). Verdict: two-sided Mann–Whitney U test, α = 0.05 with a Bonferroni correction over the table.</p>";
-        let bars: Vec<(String, f64, f64, f64)> = run
-            .comparison
-            .iter()
-            .map(|c| {
-                let lbl = if c.size_bits > 0 {
-                    format!("{} {} <{} | {}>", c.variant, c.scenario, c.kiv, c.size_bits)
-                } else {
-                    format!("{} {} <{}>", c.variant, c.scenario, c.kiv)
-                };
-                (lbl, c.ratio_cpp_rust, c.ratio_cpp_rust, c.ratio_cpp_rust)
-            })
-            .collect();
-        let variants = order(run.comparison.iter().map(|c| c.variant.as_str()), &[]);
-        let colors: Vec<usize> =
-            run.comparison.iter().map(|c| variants.iter().position(|v| v == &c.variant).unwrap_or(0)).collect();
-        fig += 1;
-        let _ = write!(
-            h,
-            "<figure class=\"fig\">{}<figcaption>Figure {fig}. C++/Rust ratio of median times per group; colour = variant.</figcaption></figure>",
-            bars_ci(&bars, &colors, "C++ / Rust (median time ratio)", "group", &variants)
-        );
-        h += "<p>Verdict: significant (Mann–Whitney U, α = 0.05 Bonferroni-corrected) and the whole bootstrap 95 % CI of the ratio outside the practical-equivalence band 1 ± 5 %; otherwise no difference is claimed.</p>";
-        h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">variant</th><th class=\"l\">scenario</th><th>kiv</th><th>bits</th><th>Rust median</th><th>C++ median</th><th>C++/Rust</th><th>p</th><th class=\"l\">verdict</th></tr>";
-        for c in &run.comparison {
-            let _ = write!(
-                h,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.1e}</td><td class=\"l\">{}</td></tr>",
-                esc(&c.cipher),
-                esc(&c.variant),
-                c.scenario,
-                esc(&c.kiv),
-                if c.size_bits > 0 { c.size_bits.to_string() } else { "–".into() },
-                fmt_ns(c.rust_median_ns),
-                fmt_ns(c.cpp_median_ns),
-                c.ratio_cpp_rust,
-                c.mann_whitney_p,
-                esc(&c.verdict)
-            );
-        }
-        h += "</table>";
+    h += "<h2>Contents</h2><ul>";
+    for c in &ciphers {
+        let _ = write!(h, "<li><a href=\"#c-{}\">{}</a></li>", esc(&slug(c)), esc(c));
     }
-    // Each study's own section, found through the study list; a run without the study's files
-    // gets none.
-    for s in lwcbench_engine::studies::ALL {
-        h += &study_section(*s, run, &mut fig);
+    for (id, title) in contents {
+        let _ = write!(h, "<li><a href=\"#{}\">{}</a></li>", esc(id), esc(title));
     }
+    h += "</ul>";
+    h += &body;
     // The reproduced study's published figures beside this run's (engine::published).
-    let ics_csv = std::fs::read_to_string(run.dir.join(ics::LATENCY_FILE)).ok();
-    h += &lwcbench_engine::published::html(&lwcbench_engine::published::Ours {
-        preset: rec.preset.as_deref(),
-        t1: &t1,
-        t2: &t2,
-        stream: &run.stream_study,
-        ics_csv: ics_csv.as_deref(),
-    });
+    h += &lwcbench_engine::published::html_for_dir(rec.preset.as_deref(), &run.dir)?;
     let _ = write!(h, "<hr><p>Generated by lwcbench {} from the files in this directory (samples.csv, summary.csv, comparison.csv, run.json).</p></body></html>", esc(&rec.version));
-    h
-}
-
-/// The HTML section of one study where the run holds its files ([`Study::files`]). The DRACO
-/// and sensor studies' tables are drawn above (beside the figures they explain); the AES
-/// library study has no section beyond its files.
-fn study_section(s: &dyn Study, run: &Run, fig: &mut usize) -> String {
-    if !s.files().iter().any(|f| run.dir.join(f).is_file()) {
-        return String::new();
-    }
-    match s.name() {
-        n if n == lightweight_rank::NAME => crate::rank::lightweight_section(&run.dir, fig),
-        n if n == ics::NAME => crate::rank::ics_section(&run.dir, &run.record.machine.governor),
-        n if n == stream_study::NAME => crate::stream_study::html(&run.stream_study),
-        _ => String::new(),
-    }
+    Ok(h)
 }
 
 fn slug(s: &str) -> String {

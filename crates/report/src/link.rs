@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::mcu::md_to_html;
-use crate::svg::{color, esc};
+use lwcbench_engine::html::{color, esc};
 
 /// True when `dir/run.json` was written by `lwcbench link`.
 pub fn is_link_dir(dir: &Path) -> bool {

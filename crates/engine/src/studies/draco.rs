@@ -1,10 +1,15 @@
 //! The DRACO study: the C++ and Rust implementations of DRACO (and of every cipher that has
-//! both) against each other. `comparison.csv` and the "C++ against Rust" section follow from
-//! any run that measured both languages, so [`Draco`] derives them for every run (the file
-//! with its header only where there is no pair).
-use super::study::{Study, StudyInput, StudyOutput};
+//! both) against each other. `comparison.csv` and the "C++ against Rust" sections of
+//! `summary.md` and `report.html` follow from any run that measured both languages, so
+//! [`Draco`] derives them for every run (the file with its header only where there is no
+//! pair).
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use super::study::{Study, StudyInput, StudyOutput, StudyRun};
+use crate::html::{bars_ci, esc};
 use crate::plan::{Scenario, Selection, DEFAULT_SIZES};
-use crate::results::{comparison_rows, csv_or_header, ComparisonRow, COMPARISON_HEADER};
+use crate::results::{comparison_rows, csv_or_header, read_csv_in, ComparisonRow, COMPARISON_HEADER};
 use crate::text::fmt_ns;
 
 pub const NAME: &str = "draco-study";
@@ -49,6 +54,12 @@ impl Study for Draco {
             notes: vec![],
         })
     }
+    fn html(&self, run: &StudyRun, fig: &mut usize) -> Result<String, String> {
+        Ok(comparison_html(&read_csv_in(run.dir, FILE)?, fig))
+    }
+    fn html_contents(&self) -> Option<(&'static str, &'static str)> {
+        Some(("cpp-rust", "C++ against Rust"))
+    }
 }
 
 /// The "C++ against Rust" section of `summary.md`; empty without pairs.
@@ -80,4 +91,55 @@ pub fn comparison_markdown(comparison: &[ComparisonRow]) -> String {
         ));
     }
     s
+}
+
+/// The "C++ against Rust" section of report.html: a bar per group (colour = variant) and the
+/// table; empty without pairs.
+pub fn comparison_html(comparison: &[ComparisonRow], fig: &mut usize) -> String {
+    if comparison.is_empty() {
+        return String::new();
+    }
+    let mut h = String::new();
+    h += "<h2 id=\"cpp-rust\">C++ against Rust</h2><p>Ratio of medians C++/Rust per group (&gt; 1: C++ slower). Verdict: two-sided Mann–Whitney U test, α = 0.05 with a Bonferroni correction over the table.</p>";
+    let bars: Vec<(String, f64, f64, f64)> = comparison
+        .iter()
+        .map(|c| {
+            let lbl = if c.size_bits > 0 {
+                format!("{} {} <{} | {}>", c.variant, c.scenario, c.kiv, c.size_bits)
+            } else {
+                format!("{} {} <{}>", c.variant, c.scenario, c.kiv)
+            };
+            (lbl, c.ratio_cpp_rust, c.ratio_cpp_rust, c.ratio_cpp_rust)
+        })
+        .collect();
+    let variants: Vec<String> =
+        comparison.iter().map(|c| c.variant.as_str()).collect::<BTreeSet<_>>().into_iter().map(String::from).collect();
+    let colors: Vec<usize> =
+        comparison.iter().map(|c| variants.iter().position(|v| v == &c.variant).unwrap_or(0)).collect();
+    *fig += 1;
+    let _ = write!(
+        h,
+        "<figure class=\"fig\">{}<figcaption>Figure {fig}. C++/Rust ratio of median times per group; colour = variant.</figcaption></figure>",
+        bars_ci(&bars, &colors, "C++ / Rust (median time ratio)", "group", &variants)
+    );
+    h += "<p>Verdict: significant (Mann–Whitney U, α = 0.05 Bonferroni-corrected) and the whole bootstrap 95 % CI of the ratio outside the practical-equivalence band 1 ± 5 %; otherwise no difference is claimed.</p>";
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">variant</th><th class=\"l\">scenario</th><th>kiv</th><th>bits</th><th>Rust median</th><th>C++ median</th><th>C++/Rust</th><th>p</th><th class=\"l\">verdict</th></tr>";
+    for c in comparison {
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.1e}</td><td class=\"l\">{}</td></tr>",
+            esc(&c.cipher),
+            esc(&c.variant),
+            esc(&c.scenario),
+            esc(&c.kiv),
+            if c.size_bits > 0 { c.size_bits.to_string() } else { "–".into() },
+            fmt_ns(c.rust_median_ns),
+            fmt_ns(c.cpp_median_ns),
+            c.ratio_cpp_rust,
+            c.mann_whitney_p,
+            esc(&c.verdict)
+        );
+    }
+    h += "</table>";
+    h
 }

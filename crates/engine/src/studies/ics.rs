@@ -9,8 +9,10 @@
 //! - % of budget = max / budget × 100.
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::Path;
 
-use super::study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput};
+use super::study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput, StudyRun};
+use crate::html::{col, esc, num, read_table};
 use crate::plan::{Kiv, Scenario, Selection};
 use crate::text::fmt_ns;
 
@@ -70,6 +72,9 @@ impl Study for Ics {
     }
     fn derive(&self, input: &StudyInput) -> Result<StudyOutput, String> {
         study(input)
+    }
+    fn html(&self, run: &StudyRun, _fig: &mut usize) -> Result<String, String> {
+        Ok(html(run.dir, &run.record.machine.governor))
     }
 }
 
@@ -341,6 +346,48 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     })
 }
 
+/// The study's section of report.html: one row per AEAD × message with % of each budget, from
+/// `ics-latency.csv` in `dir` (empty without it).
+pub fn html(dir: &Path, governor: &str) -> String {
+    let Some((hd, rows)) = read_table(&dir.join(LATENCY_FILE)) else { return String::new() };
+    // Only the max columns (pct_of_*), not the p99.9 ones (p99_9_pct_of_*).
+    let budgets: Vec<(usize, String)> =
+        hd.iter().enumerate().filter_map(|(i, h)| h.strip_prefix("pct_of_").map(|b| (i, b.to_string()))).collect();
+    let mut h = String::from("<h2 id=\"ics\">ICS latency budget</h2>");
+    if governor != "performance" {
+        let _ = write!(h, "<p class=\"note\"><b>Warning:</b> CPU frequency governor is '{}', not 'performance': frequency scaling can inflate the worst case.</p>", esc(governor));
+    }
+    h += "<p>Seal + open of one message per sample (batch 1, fresh counter nonce); percentiles nearest-rank; jitter = p99 − p1; % of budget = max / budget. Each time includes one clock start/stop (overhead in the Environment table). Budgets and sources: ics-budgets.csv; message sizes and sources: ics-messages.csv.</p>";
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">protocol</th><th class=\"l\">message</th><th>bytes</th><th>n</th><th>median</th><th>p99</th><th>p99.9</th><th>max</th><th>jitter</th>";
+    for (_, b) in &budgets {
+        let _ = write!(h, "<th>max % of {}</th>", esc(b));
+    }
+    h += "</tr>";
+    for r in &rows {
+        let g = |n: &str| col(&hd, n).map(|c| r[c].clone()).unwrap_or_default();
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}/{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            esc(&g("cipher")),
+            esc(&g("implementation")),
+            esc(&g("protocol")),
+            esc(&g("message")),
+            esc(&g("bytes")),
+            esc(&g("n")),
+            fmt_ns(num(&g("median_ns"))),
+            fmt_ns(num(&g("p99_ns"))),
+            fmt_ns(num(&g("p99_9_ns"))),
+            fmt_ns(num(&g("max_ns"))),
+            fmt_ns(num(&g("jitter_p99_p1_ns")))
+        );
+        for (i, _) in &budgets {
+            let _ = write!(h, "<td>{:.3} %</td>", num(&r[*i]));
+        }
+        h += "</tr>";
+    }
+    h + "</table>"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -449,6 +496,29 @@ mod tests {
             assert!(out.record.notes.iter().any(|n| n.starts_with("WARNING (ics-latency)")));
             assert!(std::fs::read_to_string(dir.join("ics-latency.md")).unwrap().contains("**Warning:**"));
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The report section from a hand-written latency file: the governor warning, escaped
+    /// cells, the max % of budget and none of the p99.9 % columns.
+    #[test]
+    fn html_reads_the_latency_file() {
+        let dir = std::env::temp_dir().join(format!("lwcbench-ics-html-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(html(&dir, "powersave"), "", "no file, no section");
+        std::fs::write(
+            dir.join(LATENCY_FILE),
+            "cipher,implementation,protocol,message,bytes,n,min_ns,p1_ns,median_ns,p99_ns,p99_9_ns,max_ns,jitter_p99_p1_ns,range_ns,clock_overhead_ns,governor,pct_of_G,p99_9_pct_of_G\nA,x,P,\"m, <1>\",12,10,1,1,2,3,4,30000,2,29999,20,\"powersave\",1.0,0.5\n",
+        )
+        .unwrap();
+        let h = html(&dir, "powersave");
+        assert!(
+            h.contains("Warning")
+                && h.contains("m, &lt;1&gt;")
+                && h.contains("<td>1.000 %</td>")
+                && !h.contains("p99_9_pct"),
+            "{h}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

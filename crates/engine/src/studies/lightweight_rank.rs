@@ -11,10 +11,12 @@
 //!   min x / x — and the score is Σ wⱼ·sⱼ / Σ wⱼ; rank 1 = highest score.
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::Path;
 
 use lwcbench_catalog::Make;
 
-use super::study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput};
+use super::study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput, StudyRun};
+use crate::html::{col, esc, num, radar, read_table};
 use crate::plan::{Kiv, Scenario, Selection};
 use crate::power::{self, PowerProfile};
 use crate::text::fmt_ns;
@@ -68,6 +70,9 @@ impl Study for Lightweight {
     }
     fn derive(&self, input: &StudyInput) -> Result<StudyOutput, String> {
         study(input)
+    }
+    fn html(&self, run: &StudyRun, fig: &mut usize) -> Result<String, String> {
+        Ok(html(run.dir, fig))
     }
 }
 
@@ -446,6 +451,63 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     })
 }
 
+/// The study's section of report.html: WSM radar, criterion radar and the ranking table, from
+/// `lightweight-scores.csv` in `dir` (empty without it).
+pub fn html(dir: &Path, fig: &mut usize) -> String {
+    let Some((hd, rows)) = read_table(&dir.join(SCORES_FILE)) else { return String::new() };
+    let (Some(ci), Some(ii)) = (col(&hd, "cipher"), col(&hd, "implementation")) else { return String::new() };
+    let weightings: Vec<String> = hd.iter().filter_map(|h| h.strip_prefix("wsm_").map(str::to_string)).collect();
+    let names: Vec<String> = rows.iter().map(|r| r[ci].clone()).collect();
+    let mut h = String::from("<h2 id=\"lightweight\">Lightweight ciphers: WSM ranking</h2><p>Weighted scoring model over four criteria normalised by their best value (benefit x / max, cost min / x): modelled energy per byte at 16 B, encrypt throughput at the largest size, key-schedule time, memory per operation. Energy is <b>modelled</b> (time × device power), not measured. Details: docs/rankings.md; numbers: lightweight-scores.csv, lightweight-metrics.csv.</p>");
+    let series: Vec<(String, Vec<f64>)> = weightings
+        .iter()
+        .filter_map(|w| col(&hd, &format!("wsm_{w}")).map(|c| (w.clone(), rows.iter().map(|r| num(&r[c])).collect())))
+        .collect();
+    *fig += 1;
+    let _ = write!(
+        h,
+        "<figure class=\"fig\">{}<figcaption>Figure {fig}. WSM score per cipher (1 = best on every criterion), one polygon per weighting.</figcaption></figure>",
+        radar(&names, &series, "WSM score per cipher")
+    );
+    let crit = ["energy_per_byte", "throughput", "key_schedule", "memory"];
+    let cs: Vec<Option<usize>> = crit.iter().map(|c| col(&hd, &format!("score_{c}"))).collect();
+    if cs.iter().all(Option::is_some) {
+        let per: Vec<(String, Vec<f64>)> =
+            rows.iter().map(|r| (r[ci].clone(), cs.iter().map(|c| num(&r[c.unwrap()])).collect())).collect();
+        *fig += 1;
+        let axes: Vec<String> =
+            ["energy/byte", "throughput", "key schedule", "memory"].iter().map(|s| s.to_string()).collect();
+        let _ = write!(
+            h,
+            "<figure class=\"fig\">{}<figcaption>Figure {fig}. Normalised criterion scores per cipher (outer ring = best of the eight).</figcaption></figure>",
+            radar(&axes, &per, "criterion scores")
+        );
+    }
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th>energy/byte (modelled)</th><th>throughput MB/s</th><th>key schedule</th><th>memory B</th>";
+    for w in &weightings {
+        let _ = write!(h, "<th>WSM {0}</th><th>rank {0}</th>", esc(w));
+    }
+    h += "</tr>";
+    for r in &rows {
+        let g = |n: &str| col(&hd, n).map(|c| r[c].clone()).unwrap_or_default();
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3e} J</td><td>{:.1}</td><td>{}</td><td>{}</td>",
+            esc(&r[ci]),
+            esc(&r[ii]),
+            num(&g("energy_per_byte_j_modelled")),
+            num(&g("throughput_mb_s")),
+            fmt_ns(num(&g("key_schedule_ns"))),
+            esc(&g("memory_bytes"))
+        );
+        for w in &weightings {
+            let _ = write!(h, "<td>{:.3}</td><td>{}</td>", num(&g(&format!("wsm_{w}"))), esc(&g(&format!("rank_{w}"))));
+        }
+        h += "</tr>";
+    }
+    h + "</table>"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -555,6 +617,26 @@ mod tests {
             }
         }
         assert!(std::fs::read_to_string(dir.join("lightweight-rank.md")).unwrap().contains("WSM battery"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The report section from a hand-written scores file: two radar figures, the table with
+    /// one WSM and rank column per weighting.
+    #[test]
+    fn html_reads_the_scores_file() {
+        let dir = std::env::temp_dir().join(format!("lwcbench-lw-html-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(html(&dir, &mut 0), "", "no file, no section");
+        std::fs::write(
+            dir.join(SCORES_FILE),
+            "cipher,implementation,energy_per_byte_j_modelled,throughput_mb_s,key_schedule_ns,memory_bytes,score_energy_per_byte,score_throughput,score_key_schedule,score_memory,wsm_battery,rank_battery\nA,x,1e-9,100,10,64,1,1,1,1,1,1\nB<i>,y,2e-9,50,20,128,0.5,0.5,0.5,0.5,0.5,2\n",
+        )
+        .unwrap();
+        let mut fig = 0;
+        let lw = html(&dir, &mut fig);
+        assert_eq!(fig, 2, "two radar figures");
+        assert!(lw.contains("<th>WSM battery</th>") && lw.contains("<td>0.500</td><td>2</td>"), "{lw}");
+        assert!(lw.contains("B&lt;i&gt;") && !lw.contains("B<i>"), "cells escaped");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,9 +1,10 @@
 //! Studies: everything a preset adds to the ordinary measurement — its selection and defaults,
-//! the options it reads, the tables it derives from (or measures next to) the timing samples
-//! and their Markdown section — one file per study, each implementing [`Study`]
-//! ([`study`]), listed once in [`ALL`]. `lwcbench presets`, `--preset NAME`, the option
-//! checks of the request resolver, the run writer ([`crate::output`]) and the report all go
-//! through this list.
+//! the options it reads, the tables it derives from (or measures next to) the timing samples,
+//! their Markdown section and their section of `report.html` — one file per study, each
+//! implementing [`Study`] ([`study`]), listed once in [`ALL`]. `lwcbench presets`,
+//! `--preset NAME`, the option checks of the request resolver, the run writer
+//! ([`crate::output`]) and the report (which asks each study for its section) all go through
+//! this list.
 pub mod aes_libs;
 pub mod draco;
 pub mod ics;
@@ -14,7 +15,7 @@ pub mod stream_study;
 pub mod study;
 pub mod video;
 
-pub use study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput};
+pub use study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput, StudyRun};
 
 /// Every study, in `lwcbench presets` order. Adding a study = its file + one line here.
 pub static ALL: &[&dyn Study] = &[

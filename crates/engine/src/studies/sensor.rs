@@ -15,14 +15,17 @@
 //! The tables follow from what any run measured, so [`Sensor`] derives them for every run
 //! (`--dataset` runs, collected board logs), not only under its preset `sensor-study`.
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 use lwcbench_stats::{decide, summarize, Shift, DEFAULT_MARGIN};
 use serde::{Deserialize, Serialize};
 
-use super::study::{Study, StudyInput, StudyOutput};
+use super::study::{Study, StudyInput, StudyOutput, StudyRun};
 use crate::dataset::{Dataset, Encode};
+use crate::html::esc;
 use crate::plan::{Payload, Scenario, Selection};
-use crate::results::{to_csv, SampleRow};
+use crate::results::{read_csv_in, to_csv, SampleRow};
+use crate::text::fmt_ns;
 
 pub const NAME: &str = "sensor-study";
 /// Table 1 (pooled over the key/IV variants).
@@ -75,6 +78,11 @@ impl Study for Sensor {
             markdown: markdown(&t1, &t2),
             notes: vec![],
         })
+    }
+    /// Both tables from the files [`derive`](Study::derive) wrote (not recomputed: they
+    /// bootstrap).
+    fn html(&self, run: &StudyRun, _fig: &mut usize) -> Result<String, String> {
+        Ok(html(&read_csv_in(run.dir, TABLE1_FILE)?, &read_csv_in(run.dir, TABLE2_FILE)?))
     }
 }
 
@@ -203,7 +211,6 @@ pub fn dataset_vs_random(rows: &[SampleRow]) -> (Vec<Table1Row>, Vec<Table2Row>)
 
 /// Markdown of both tables in the study's layout.
 pub fn markdown(t1: &[Table1Row], t2: &[Table2Row]) -> String {
-    use crate::text::fmt_ns;
     let mut s = String::new();
     if t1.is_empty() {
         return s;
@@ -248,6 +255,36 @@ pub fn markdown(t1: &[Table1Row], t2: &[Table2Row]) -> String {
         ));
     }
     s
+}
+
+/// The section of report.html: Table 1 and Table 2 as the study printed them, with the
+/// verdicts; empty without dataset/random pairs.
+pub fn html(t1: &[Table1Row], t2: &[Table2Row]) -> String {
+    if t1.is_empty() {
+        return String::new();
+    }
+    let mut h = String::new();
+    h += "<h2 id=\"dataset\">Dataset against random payload</h2><p>The study's Table 1 (all four key/IV variants pooled) and Table 2 (mean per key/IV variant). Test: two-sided Mann–Whitney U (timing data is skewed; no normality assumed), α = 0.05 Bonferroni-corrected; a verdict names a difference only when it is also outside the practical-equivalence band 1 ± 5 % (the whole bootstrap 95 % CI of the ratio of medians outside it; see docs/measurement.md).</p>";
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>bits</th><th class=\"l\">payload</th><th>n</th><th>mean</th><th>median</th><th>sd</th><th>min</th><th>max</th><th>dataset/random</th><th>p</th><th class=\"l\">verdict</th></tr>";
+    for r in t1 {
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.1e}</td><td class=\"l\">{}</td></tr>",
+            esc(&r.cipher), esc(&r.implementation), esc(&r.scenario), r.size_bits, esc(&r.payload), r.n,
+            fmt_ns(r.mean_ns), fmt_ns(r.median_ns), fmt_ns(r.sd_ns), fmt_ns(r.min_ns), fmt_ns(r.max_ns),
+            r.ratio_dataset_random, r.mann_whitney_p, esc(&r.verdict)
+        );
+    }
+    h += "</table><table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>&lt;k,iv&gt;</th><th>dataset mean</th><th>random mean</th><th>difference</th><th>p</th></tr>";
+    for r in t2 {
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>&lt;{}&gt;</td><td>{}</td><td>{}</td><td>{:+.2} %</td><td>{:.1e}</td></tr>",
+            esc(&r.cipher), esc(&r.implementation), esc(&r.scenario), esc(&r.kiv), fmt_ns(r.dataset_mean_ns), fmt_ns(r.random_mean_ns), r.diff_pct, r.mann_whitney_p
+        );
+    }
+    h += "</table>";
+    h
 }
 
 #[cfg(test)]

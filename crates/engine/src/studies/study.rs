@@ -1,8 +1,10 @@
 //! What a study is: the one trait every study implements, and the values it sees and returns.
 //! A study is everything a preset adds to the ordinary measurement — its selection and
-//! defaults, the options it reads, the tables it derives and their Markdown section — in one
-//! file beside this one, listed once in [`crate::studies::ALL`]. This module depends only on
+//! defaults, the options it reads, the tables it derives, their Markdown section and their
+//! section of `report.html` — in one file beside this one, listed once in [`crate::studies::ALL`]. This module depends only on
 //! the data types of a run, so every study can use it without depending on the others.
+use std::path::Path;
+
 use crate::plan::Selection;
 use crate::power;
 use crate::results::{RunRecord, SampleRow, SummaryRow};
@@ -95,6 +97,23 @@ pub struct StudyOutput {
     pub notes: Vec<String>,
 }
 
+/// What a study's section of `report.html` sees: the finished run directory (the study reads
+/// its [`files`](Study::files) there) and what the report loaded from it.
+pub struct StudyRun<'a> {
+    pub dir: &'a Path,
+    pub record: &'a RunRecord,
+    pub samples: &'a [SampleRow],
+    pub summary: &'a [SummaryRow],
+}
+
+impl StudyRun<'_> {
+    /// True where the run directory holds one of the study's files: only then does the report
+    /// ask the study for its section.
+    pub fn has_files_of(&self, s: &dyn Study) -> bool {
+        s.files().iter().any(|f| self.dir.join(f).is_file())
+    }
+}
+
 /// One study. Only [`name`](Study::name), [`about`](Study::about), [`selection`](Study::selection)
 /// and the defaults are required; the rest default to "nothing extra".
 pub trait Study: Sync {
@@ -131,6 +150,20 @@ pub trait Study: Sync {
     /// Tables derived after measurement. An `Err` aborts the run before any file is written.
     fn derive(&self, _input: &StudyInput) -> Result<StudyOutput, String> {
         Ok(StudyOutput::default())
+    }
+    /// Its section of `report.html` (HTML, with `<h2 id="…">`), read from its files in
+    /// `run.dir`. The report asks every study of [`crate::studies::ALL`], in that order, after
+    /// the per-cipher figures, but only where the run holds one of its [`files`](Study::files).
+    /// `fig` is the number of the last figure so far: add one per numbered figure. Text read
+    /// from a file goes through [`crate::html::esc`]. An `Err` (a malformed file) fails the
+    /// report.
+    fn html(&self, _run: &StudyRun, _fig: &mut usize) -> Result<String, String> {
+        Ok(String::new())
+    }
+    /// The section's entry in the report's contents list, `(anchor id, title)`, listed where
+    /// [`html`](Study::html) is not empty; None = not listed.
+    fn html_contents(&self) -> Option<(&'static str, &'static str)> {
+        None
     }
 }
 

@@ -1,6 +1,10 @@
-//! Minimal SVG charts for the HTML report: box plots and bars with confidence intervals.
-//! Text is left to the browser (no font metrics needed), colours are the Okabe–Ito
-//! colour-blind-safe palette, and value axes switch to log scale when data spans decades.
+//! What a report section is drawn with: HTML escaping and minimal SVG charts (box plots, bars
+//! with confidence intervals, radar charts), used by `lwcbench-report` and by the studies' own
+//! sections ([`crate::studies::Study::html`]). Text is left to the browser (no font metrics
+//! needed), colours are the Okabe–Ito colour-blind-safe palette, and value axes switch to log
+//! scale when data spans decades. Everything read from a file goes through [`esc`].
+use std::fmt::Write;
+use std::path::Path;
 
 /// Okabe & Ito (2008) colour-blind-safe palette, black last.
 pub const PALETTE: [&str; 8] = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000"];
@@ -309,6 +313,81 @@ pub fn bars_ci(
     s + "</svg>"
 }
 
+/// A radar (spider) chart: one axis per entry of `axes`, values in [0, 1] from the centre out,
+/// one closed polygon per series. Rings at 0.25, 0.5, 0.75 and 1.
+pub fn radar(axes: &[String], series: &[(String, Vec<f64>)], title: &str) -> String {
+    let (w, h, cx, cy, r) = (720.0, 520.0, 300.0, 270.0, 190.0);
+    let n = axes.len().max(3) as f64;
+    let pt = |i: usize, v: f64| {
+        let a = -std::f64::consts::FRAC_PI_2 + 2.0 * std::f64::consts::PI * i as f64 / n;
+        (cx + r * v.clamp(0.0, 1.0) * a.cos(), cy + r * v.clamp(0.0, 1.0) * a.sin())
+    };
+    let mut s = format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-size="12" font-family="system-ui,sans-serif"><rect width="{w}" height="{h}" fill="#fff"/><text x="{cx}" y="24" text-anchor="middle" font-weight="bold">{}</text>"##,
+        esc(title)
+    );
+    for ring in [0.25, 0.5, 0.75, 1.0] {
+        let pts: Vec<String> = (0..axes.len()).map(|i| pt(i, ring)).map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+        let _ = write!(s, r##"<polygon points="{}" fill="none" stroke="#ccc"/>"##, pts.join(" "));
+    }
+    for (i, a) in axes.iter().enumerate() {
+        let (x, y) = pt(i, 1.0);
+        let (lx, ly) = pt(i, 1.12);
+        let anchor = if (lx - cx).abs() < 5.0 {
+            "middle"
+        } else if lx > cx {
+            "start"
+        } else {
+            "end"
+        };
+        let _ = write!(
+            s,
+            r##"<line x1="{cx}" y1="{cy}" x2="{x:.1}" y2="{y:.1}" stroke="#999"/><text x="{lx:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"##,
+            ly + 4.0,
+            esc(a)
+        );
+    }
+    for (k, (name, vals)) in series.iter().enumerate() {
+        let pts: Vec<String> =
+            vals.iter().enumerate().map(|(i, &v)| pt(i, v)).map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+        let col = color(k);
+        let _ = write!(
+            s,
+            r##"<polygon points="{}" fill="{col}" fill-opacity="0.12" stroke="{col}" stroke-width="2"><title>{}</title></polygon>"##,
+            pts.join(" "),
+            esc(name)
+        );
+        let ly = 50.0 + 18.0 * k as f64;
+        let _ = write!(
+            s,
+            r##"<rect x="560" y="{:.1}" width="12" height="12" fill="{col}"/><text x="578" y="{ly:.1}">{}</text>"##,
+            ly - 10.0,
+            esc(name)
+        );
+    }
+    s + "</svg>"
+}
+
+/// The index of a column by its header.
+pub fn col(headers: &[String], name: &str) -> Option<usize> {
+    headers.iter().position(|h| h == name)
+}
+
+/// A cell as a number (NaN where it is none).
+pub fn num(v: &str) -> f64 {
+    v.parse().unwrap_or(f64::NAN)
+}
+
+/// A CSV file of a study as text: its header and rows (None where it is missing or has no
+/// header; unreadable rows are skipped). Print every cell through [`esc`].
+pub fn read_table(path: &Path) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let mut r = csv::Reader::from_path(path).ok()?;
+    let headers: Vec<String> = r.headers().ok()?.iter().map(str::to_string).collect();
+    let rows: Vec<Vec<String>> =
+        r.records().filter_map(Result::ok).map(|rec| rec.iter().map(str::to_string).collect()).collect();
+    Some((headers, rows))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,5 +423,19 @@ mod tests {
         assert!((a.px(10.0) - (100.0 - 100.0 * 1.08 / 3.08)).abs() < 1e-9);
         assert!(!Axis::new(1.0, 5.0, None, 100.0, 0.0).log);
         assert_eq!(tick_label(2500.0, "ns"), "2.5 µs");
+    }
+
+    #[test]
+    fn radar_is_well_formed_and_scaled() {
+        let axes: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        let svg = radar(&axes, &[("x<y".into(), vec![1.0, 0.5, 0.0, 0.25])], "t");
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert!(svg.contains("x&lt;y"), "names escaped");
+        // 4 rings + 1 series polygon
+        assert_eq!(svg.matches("<polygon").count(), 5);
+        // axis 0 points straight up: value 1 at (300, 270 − 190) = (300, 80); value 0.5 on
+        // axis 1 (pointing right) at (300 + 95, 270); 0 at the centre; 0.25 on axis 3 (left)
+        // at (300 − 47.5, 270).
+        assert!(svg.contains("300.0,80.0 395.0,270.0 300.0,270.0 252.5,270.0"), "{svg}");
     }
 }
