@@ -108,6 +108,12 @@ impl Entry {
     pub fn matches(&self, selector: &str) -> bool {
         self.info.name.eq_ignore_ascii_case(selector) || self.id().eq_ignore_ascii_case(selector)
     }
+    /// This implementation's stable cipher number in the link's frame, if the link offers it
+    /// (`crate::link_ids`).
+    pub fn link_id(&self) -> Option<u8> {
+        let id = self.id();
+        crate::link_ids::LINK_IDS.iter().find(|(_, n)| *n == id).map(|&(k, _)| k)
+    }
     /// "cipher/implementation", the id used on the command line.
     pub fn id(&self) -> String {
         format!("{}/{}", self.info.name, self.info.implementation)

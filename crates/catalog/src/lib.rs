@@ -16,6 +16,7 @@ pub mod aes;
 pub mod conformance;
 mod entry;
 pub mod kat;
+pub mod link_ids;
 mod registry;
 pub mod sizes;
 pub mod torture;

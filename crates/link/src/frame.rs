@@ -3,7 +3,7 @@
 //! ```text
 //! offset size field
 //! 0      1    version      (1)
-//! 1      1    cipher id    (see `suite::SUITES`; stable numbers, documented in docs/link.md)
+//! 1      1    cipher id    (`lwcbench_catalog::link_ids`; stable numbers, documented in docs/link.md)
 //! 2      1    flags        bit 0 = confidentiality only (UNSAFE, no tag); other bits must be 0
 //! 3      4    device id    big-endian u32
 //! 7      8    counter      big-endian u64 (< 2^63)

@@ -24,43 +24,6 @@ pub enum Kind {
     StreamPoly1305,
 }
 
-/// Stable cipher ids of the frame (docs/link.md lists them). Never renumber: old frames and
-/// stores name ciphers by these numbers.
-pub const SUITES: &[(u8, &str, Kind)] = &[
-    (1, "Ascon-AEAD128/rustcrypto", Kind::Aead),
-    (2, "Ascon-128/rustcrypto", Kind::Aead),
-    (3, "AES-128-CCM/rustcrypto", Kind::Aead),
-    (4, "AES-128-GCM/rustcrypto", Kind::Aead),
-    (5, "AES-128-CCM/openssl", Kind::Aead),
-    (6, "AES-128-GCM/openssl", Kind::Aead),
-    (7, "AES-128-CCM/gcrypt", Kind::Aead),
-    (8, "AES-128-GCM/gcrypt", Kind::Aead),
-    (9, "AES-128-CCM/wolfssl", Kind::Aead),
-    (10, "AES-128-GCM/wolfssl", Kind::Aead),
-    (11, "ChaCha20-Poly1305/rustcrypto", Kind::Aead),
-    (12, "ChaCha20-Poly1305/openssl", Kind::Aead),
-    (13, "TinyJAMBU-128/rust-ref", Kind::Aead),
-    (14, "Xoodyak/rust-ref", Kind::Aead),
-    (15, "SCHWAEMM256-128/rust-ref", Kind::Aead),
-    (16, "Grain-128AEADv2/rust-ref", Kind::Aead),
-    (17, "AES-128-OCB/rustcrypto", Kind::Aead),
-    (18, "AES-128-EAX/rustcrypto", Kind::Aead),
-    (32, "DRACO/rust-fast", Kind::StreamPoly1305),
-    (33, "DRACO/rust-ref", Kind::StreamPoly1305),
-    (34, "DRACO/cpp-fast", Kind::StreamPoly1305),
-    (35, "Trivium/rust", Kind::StreamPoly1305),
-    (36, "Grain-128a/rust", Kind::StreamPoly1305),
-    (37, "ChaCha20/rustcrypto", Kind::StreamPoly1305),
-    (38, "Grain-v1/rust", Kind::StreamPoly1305),
-    (39, "MICKEY-2.0/rust", Kind::StreamPoly1305),
-    (40, "MICKEY-128-2.0/rust", Kind::StreamPoly1305),
-    (41, "Sosemanuk/rust", Kind::StreamPoly1305),
-    (42, "HC-128/rust", Kind::StreamPoly1305),
-    (43, "Rabbit/rustcrypto", Kind::StreamPoly1305),
-    (44, "Salsa20-128/rustcrypto", Kind::StreamPoly1305),
-    (45, "Salsa20/rustcrypto", Kind::StreamPoly1305),
-];
-
 /// The suite whose frames the gateway opens in bit-sliced batches (DRACO/rust-fast).
 pub const DRACO_BATCH_SUITE: u8 = 32;
 
@@ -109,13 +72,21 @@ impl Suite {
     }
 }
 
-/// Every suite whose catalogue entry exists in this build (native libraries may be absent).
+/// Every suite whose catalogue entry exists in this build (native libraries may be absent):
+/// the entries with a link number (`Entry::link_id`), in the catalogue's link order.
 pub fn offered() -> Vec<Suite> {
     let reg = lwcbench_catalog::registry();
-    SUITES
+    lwcbench_catalog::link_ids::LINK_IDS
         .iter()
-        .filter_map(|&(id, name, kind)| {
-            reg.iter().find(|e| e.id() == name).map(|e| Suite { id, kind, entry: e.clone() })
+        .filter_map(|&(id, name)| {
+            let e = reg.iter().find(|e| e.id() == name)?;
+            let kind = match e.info.family {
+                lwcbench_core::Family::Aead => Kind::Aead,
+                lwcbench_core::Family::Stream => Kind::StreamPoly1305,
+                // the catalogue's test keeps block ciphers and modes out of the link table
+                lwcbench_core::Family::Block | lwcbench_core::Family::Mode => return None,
+            };
+            Some(Suite { id, kind, entry: e.clone() })
         })
         .collect()
 }
