@@ -817,6 +817,12 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
             break;
         }
     }
+    // MQTT QoS 1 loses nothing: frames the gateway has not checked by now are held up, not lost,
+    // and a run that reported them as `missing` and exited 0 hid a stall (issue 19).
+    let stalled = match cfg.transport {
+        Transport::Mqtt(_) => undrained(sent, gw.processed(), last.1.elapsed(), cfg.drain_timeout),
+        Transport::Udp => None,
+    };
     let (mut res, per_worker) = gw.stop(&handle);
     let process_cpu_ns = process_cpu_ns() - cpu0;
     for c in conns {
@@ -824,7 +830,7 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
         c.task.abort();
     }
     rt.shutdown_timeout(Duration::from_secs(1));
-    if let Some(e) = first_err.or(res.error.take()) {
+    if let Some(e) = first_err.or(res.error.take()).or(stalled) {
         return Err(e);
     }
     let t_end = res.samples.iter().map(|s| s.committed).max().unwrap_or(t0);
@@ -852,6 +858,29 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
         missing: sent - matched.min(sent),
         counter_writes: counters.writes(),
         per_worker,
+    })
+}
+
+/// The error of an MQTT run whose gateway had checked only `checked` of the `sent` frames when the
+/// drain timeout ended, the last of them `idle` ago; None when it checked them all.
+pub fn undrained(sent: u64, checked: u64, idle: Duration, timeout: Duration) -> Option<String> {
+    if checked >= sent {
+        return None;
+    }
+    let rest = sent - checked;
+    Some(if idle >= Duration::from_secs(1) {
+        format!(
+            "gateway stalled: it checked {checked} of {sent} readings and none in the last {:.1} s of the {:.1} s drain \
+             timeout; {rest} not delivered (MQTT QoS 1: the broker still holds them)",
+            idle.as_secs_f64(),
+            timeout.as_secs_f64()
+        )
+    } else {
+        format!(
+            "drain timeout: the gateway checked {checked} of {sent} readings within {:.1} s after the devices finished \
+             and was still receiving; {rest} not delivered (raise --drain-timeout)",
+            timeout.as_secs_f64()
+        )
     })
 }
 
@@ -929,5 +958,29 @@ impl DeviceProcess {
         });
         rt.shutdown_timeout(Duration::from_secs(1));
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undrained_names_a_stall_and_a_slow_drain() {
+        let t = Duration::from_secs(20);
+        assert_eq!(undrained(64_000, 64_000, Duration::ZERO, t), None);
+        assert_eq!(undrained(64_000, 64_010, Duration::from_secs(20), t), None);
+        // Idle for 18 s of 20: stopped receiving. 64,000 − 35,000 = 29,000 held up.
+        assert_eq!(
+            undrained(64_000, 35_000, Duration::from_secs(18), t).unwrap(),
+            "gateway stalled: it checked 35000 of 64000 readings and none in the last 18.0 s of the 20.0 s drain \
+             timeout; 29000 not delivered (MQTT QoS 1: the broker still holds them)"
+        );
+        // Last frame 10 ms before the deadline: slow, not stopped.
+        assert_eq!(
+            undrained(64_000, 63_999, Duration::from_millis(10), t).unwrap(),
+            "drain timeout: the gateway checked 63999 of 64000 readings within 20.0 s after the devices finished \
+             and was still receiving; 1 not delivered (raise --drain-timeout)"
+        );
     }
 }

@@ -1,13 +1,17 @@
 //! Issue 19: the single gateway (`--workers 1`) stopped receiving under load. Its MQTT event
 //! loop waited for room in the gateway's channel while the gateway thread waited for room in the
 //! MQTT client's request channel to acknowledge — which only the event loop empties. Tiny queues
-//! make both fill without any machine load.
+//! make both fill without any machine load; and a run whose gateway stops receiving must end in
+//! an error, not in `missing` readings with exit 0.
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lwcbench_link::broker::{self, BrokerAddr};
 use lwcbench_link::counter::{CounterStore, DeviceCounter};
 use lwcbench_link::keys::MasterKey;
-use lwcbench_link::run::{self, DeviceSpec, GatewayHandle, GatewaySpec, Publisher, Transport};
+use lwcbench_link::run::{self, DeviceSpec, GatewayHandle, GatewaySpec, LinkConfig, Publisher, Transport};
 use lwcbench_link::suite::{self, Keyed};
 use lwcbench_link::workers::WorkerPool;
 
@@ -100,4 +104,80 @@ fn a_worker_keeps_receiving_when_its_queues_are_full() {
     assert_eq!(checked, N, "the worker stopped receiving after {checked} of {N} frames");
     assert_eq!(res.new_rows, N);
     assert!(res.error.is_none(), "{:?}", res.error);
+}
+
+/// A broker that accepts everything and delivers nothing: CONNACK, SUBACK, PUBACK, PINGRESP
+/// (MQTT 3.1.1 packet layouts, sections 3.2, 3.9, 3.4, 3.13), never a PUBLISH to a subscriber.
+fn black_hole_broker() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = serve(c);
+            });
+        }
+    });
+    port
+}
+
+fn serve(mut c: TcpStream) -> std::io::Result<()> {
+    loop {
+        let mut h = [0u8; 1];
+        c.read_exact(&mut h)?;
+        let (mut len, mut shift) = (0usize, 0);
+        loop {
+            let mut b = [0u8; 1];
+            c.read_exact(&mut b)?;
+            len |= ((b[0] & 0x7f) as usize) << shift;
+            shift += 7;
+            if b[0] & 0x80 == 0 {
+                break;
+            }
+        }
+        let mut body = vec![0u8; len];
+        c.read_exact(&mut body)?;
+        match h[0] >> 4 {
+            1 => c.write_all(&[0x20, 2, 0, 0])?,
+            3 if (h[0] >> 1) & 3 == 1 => {
+                let t = u16::from_be_bytes([body[0], body[1]]) as usize;
+                c.write_all(&[0x40, 2, body[2 + t], body[3 + t]])?;
+            }
+            8 => c.write_all(&[0x90, 3, body[0], body[1], 1])?,
+            12 => c.write_all(&[0xd0, 0])?,
+            14 => return Ok(()),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn a_gateway_that_receives_nothing_is_an_error_not_missing_readings() {
+    let d = tempfile::tempdir().unwrap();
+    let port = black_hole_broker();
+    let cfg = LinkConfig {
+        suite: suite::find("Ascon-AEAD128").unwrap(),
+        unauthenticated: false,
+        devices: 2,
+        messages: 10,
+        interval: None,
+        transport: Transport::Mqtt(BrokerAddr { host: "127.0.0.1".into(), port, embedded: false }),
+        store: d.path().join("s.db").display().to_string(),
+        window: 1024,
+        counter_block: 1024,
+        key_file: d.path().join("master.key"),
+        counter_file: d.path().join("counters"),
+        connections: 1,
+        drain_timeout: Duration::from_millis(1500),
+        readings: Arc::clone(&run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin())),
+        batch: 64,
+        session: run::new_session(),
+    };
+    let e = match run::run_workers(&cfg, 1) {
+        Ok(o) => panic!("a run with {} of {} readings missing succeeded", o.missing, o.sent),
+        Err(e) => e,
+    };
+    assert!(e.starts_with("gateway stalled: it checked 0 of 20 readings and none in the last 1."), "{e}");
+    assert!(e.ends_with("20 not delivered (MQTT QoS 1: the broker still holds them)"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
 }
