@@ -79,7 +79,19 @@ pub struct GwSample {
 struct Incoming {
     frame: Vec<u8>,
     recv: u64,
+    /// What the PUBACK needs (packet id, QoS), without the payload.
     ack: Option<rumqttc::Publish>,
+}
+
+/// Frames the gateway thread may hold unchecked, and PUBACKs the MQTT client may hold unsent.
+pub const QUEUE: usize = 16 * 1024;
+
+/// Only what a PUBACK is made from (packet id and QoS): an acknowledgement waiting for its turn
+/// does not keep the frame's payload and topic alive.
+fn ack_of(p: &rumqttc::Publish) -> rumqttc::Publish {
+    let mut a = rumqttc::Publish::new("", p.qos, Vec::new());
+    a.pkid = p.pkid;
+    a
 }
 
 /// What the gateway thread hands back.
@@ -137,6 +149,7 @@ pub struct GatewayHandle {
     stop: Arc<AtomicBool>,
     join: Option<std::thread::JoinHandle<GwResult>>,
     recv_task: Option<tokio::task::JoinHandle<()>>,
+    ack_task: Option<tokio::task::JoinHandle<()>>,
     udp_thread: Option<std::thread::JoinHandle<()>>,
     pub udp_addr: Option<SocketAddr>,
     mqtt: Option<AsyncClient>,
@@ -157,9 +170,29 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 impl GatewayHandle {
     /// Start the gateway: subscribe (MQTT) or bind (UDP), then a thread that checks, opens and
     /// stores in batched transactions, acknowledging MQTT messages only after their commit.
+    ///
+    /// Nothing waits in a circle: the MQTT event-loop task waits for room in the gateway's
+    /// channel; the gateway thread waits for frames and for the store, never for the event loop
+    /// (it hands acknowledgements to an acker task without waiting); the acker task waits for
+    /// room in the client's request channel, which the event loop empties. An MQTT 3.1.1 client
+    /// cannot limit what the broker sends it unacknowledged (mosquitto 2.0.11 sent ~40,000 with
+    /// `max_inflight_messages 1000`); the acker's queue is bounded by the broker's packet ids
+    /// (at most 65,535 unacknowledged per session).
     pub fn start(spec: GatewaySpec, master: &MasterKey, rt: &tokio::runtime::Handle) -> Result<GatewayHandle, String> {
+        Self::start_queued(spec, master, rt, QUEUE)
+    }
+
+    /// [`GatewayHandle::start`] with `queue` in place of [`QUEUE`] for the gateway's channel and
+    /// the MQTT request channel (tests make them tiny to provoke full queues).
+    #[doc(hidden)]
+    pub fn start_queued(
+        spec: GatewaySpec,
+        master: &MasterKey,
+        rt: &tokio::runtime::Handle,
+        queue: usize,
+    ) -> Result<GatewayHandle, String> {
         let gw = Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
-        let (tx, rx) = mpsc::channel::<Incoming>(16 * 1024);
+        let (tx, rx) = mpsc::channel::<Incoming>(queue.max(1));
         let processed = Arc::new(AtomicU64::new(0));
         let live = Arc::new(LiveCounts::default());
         let stop = Arc::new(AtomicBool::new(false));
@@ -169,6 +202,7 @@ impl GatewayHandle {
             stop: stop.clone(),
             join: None,
             recv_task: None,
+            ack_task: None,
             udp_thread: None,
             udp_addr: None,
             mqtt: None,
@@ -177,7 +211,7 @@ impl GatewayHandle {
             Transport::Mqtt(b) => {
                 let mut o = mqtt_options(&format!("lwcbench-gw-{}", spec.session), b);
                 o.set_manual_acks(true);
-                let (client, mut ev) = AsyncClient::new(o, 16 * 1024);
+                let (client, mut ev) = AsyncClient::new(o, queue.max(1));
                 let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
                 let filter = format!("lwcbench/link/{}/+", spec.session);
                 let sub_client = client.clone();
@@ -200,7 +234,7 @@ impl GatewayHandle {
                                 }
                             }
                             Ok(Event::Incoming(Packet::Publish(p))) => {
-                                let inc = Incoming { frame: p.payload.to_vec(), recv: now_ns(), ack: Some(p) };
+                                let inc = Incoming { frame: p.payload.to_vec(), recv: now_ns(), ack: Some(ack_of(&p)) };
                                 if tx.send(inc).await.is_err() {
                                     return;
                                 }
@@ -254,13 +288,19 @@ impl GatewayHandle {
                 );
             }
         }
-        let acker = h.mqtt.clone();
-        let rt2 = rt.clone();
+        let acker = h.mqtt.clone().map(|c| {
+            let (tx, task) = spawn_acker(rt, move |p: rumqttc::Publish| {
+                let c = c.clone();
+                async move { c.ack(&p).await.is_ok() }
+            });
+            h.ack_task = Some(task);
+            tx
+        });
         let (batch, max_samples, store) = (spec.batch.max(1), spec.max_samples, spec.store);
         h.join = Some(
             std::thread::Builder::new()
                 .name("link-gateway".into())
-                .spawn(move || gateway_loop(gw, store, rx, acker, rt2, processed, live, batch, max_samples))
+                .spawn(move || gateway_loop(gw, store, rx, acker, processed, live, batch, max_samples))
                 .map_err(|e| e.to_string())?,
         );
         Ok(h)
@@ -289,8 +329,39 @@ impl GatewayHandle {
         if let Some(u) = self.udp_thread.take() {
             let _ = u.join();
         }
-        self.join.take().expect("started").join().expect("gateway thread does not panic")
+        let r = self.join.take().expect("started").join().expect("gateway thread does not panic");
+        if let Some(t) = self.ack_task.take() {
+            t.abort();
+        }
+        r
     }
+}
+
+/// The task that hands committed frames' PUBACKs to the MQTT client, in commit order. The
+/// gateway thread sends to it without ever waiting; the task waits for room in the client's
+/// request channel. (The gateway thread used to wait for that room itself: with the event loop
+/// waiting for room in the gateway's channel, each waited for the other for ever — issue 19.)
+/// `ack` hands one PUBACK to the client and says whether the client is still there (MQTT 3.1.1
+/// here, MQTT v5 for the workers).
+pub(crate) fn spawn_acker<P, F, Fut>(
+    rt: &tokio::runtime::Handle,
+    ack: F,
+) -> (mpsc::UnboundedSender<P>, tokio::task::JoinHandle<()>)
+where
+    P: Send + 'static,
+    F: Fn(P) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<P>();
+    let task = rt.spawn(async move {
+        while let Some(p) = rx.recv().await {
+            if !ack(p).await {
+                // The event loop is gone (the gateway stops): unacknowledged frames come back.
+                return;
+            }
+        }
+    });
+    (tx, task)
 }
 
 fn set_rcvbuf(sock: &UdpSocket, bytes: i32) {
@@ -313,8 +384,7 @@ fn gateway_loop(
     mut gw: Gateway,
     mut store: Box<dyn Store>,
     mut rx: mpsc::Receiver<Incoming>,
-    acker: Option<AsyncClient>,
-    rt: tokio::runtime::Handle,
+    acker: Option<mpsc::UnboundedSender<rumqttc::Publish>>,
     processed: Arc<AtomicU64>,
     live: Arc<LiveCounts>,
     batch_max: usize,
@@ -372,13 +442,10 @@ fn gateway_loop(
             }
         }
         // Acknowledge after the commit (refused frames too: they must not come back).
-        if let Some(c) = &acker {
-            for inc in batch.drain(..) {
-                if let Some(p) = inc.ack {
-                    if c.try_ack(&p).is_err() {
-                        let _ = rt.block_on(c.ack(&p));
-                    }
-                }
+        // Never waits: the acker task waits for the client (see `spawn_acker`).
+        if let Some(a) = &acker {
+            for p in batch.iter_mut().filter_map(|inc| inc.ack.take()) {
+                let _ = a.send(p);
             }
         }
         live.stored.store(new_rows, Ordering::Release);
@@ -750,6 +817,12 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
             break;
         }
     }
+    // MQTT QoS 1 loses nothing: frames the gateway has not checked by now are held up, not lost,
+    // and a run that reported them as `missing` and exited 0 hid a stall (issue 19).
+    let stalled = match cfg.transport {
+        Transport::Mqtt(_) => undrained(sent, gw.processed(), last.1.elapsed(), cfg.drain_timeout),
+        Transport::Udp => None,
+    };
     let (mut res, per_worker) = gw.stop(&handle);
     let process_cpu_ns = process_cpu_ns() - cpu0;
     for c in conns {
@@ -757,7 +830,7 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
         c.task.abort();
     }
     rt.shutdown_timeout(Duration::from_secs(1));
-    if let Some(e) = first_err.or(res.error.take()) {
+    if let Some(e) = first_err.or(res.error.take()).or(stalled) {
         return Err(e);
     }
     let t_end = res.samples.iter().map(|s| s.committed).max().unwrap_or(t0);
@@ -785,6 +858,29 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
         missing: sent - matched.min(sent),
         counter_writes: counters.writes(),
         per_worker,
+    })
+}
+
+/// The error of an MQTT run whose gateway had checked only `checked` of the `sent` frames when the
+/// drain timeout ended, the last of them `idle` ago; None when it checked them all.
+pub fn undrained(sent: u64, checked: u64, idle: Duration, timeout: Duration) -> Option<String> {
+    if checked >= sent {
+        return None;
+    }
+    let rest = sent - checked;
+    Some(if idle >= Duration::from_secs(1) {
+        format!(
+            "gateway stalled: it checked {checked} of {sent} readings and none in the last {:.1} s of the {:.1} s drain \
+             timeout; {rest} not delivered (MQTT QoS 1: the broker still holds them)",
+            idle.as_secs_f64(),
+            timeout.as_secs_f64()
+        )
+    } else {
+        format!(
+            "drain timeout: the gateway checked {checked} of {sent} readings within {:.1} s after the devices finished \
+             and was still receiving; {rest} not delivered (raise --drain-timeout)",
+            timeout.as_secs_f64()
+        )
     })
 }
 
@@ -862,5 +958,29 @@ impl DeviceProcess {
         });
         rt.shutdown_timeout(Duration::from_secs(1));
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undrained_names_a_stall_and_a_slow_drain() {
+        let t = Duration::from_secs(20);
+        assert_eq!(undrained(64_000, 64_000, Duration::ZERO, t), None);
+        assert_eq!(undrained(64_000, 64_010, Duration::from_secs(20), t), None);
+        // Idle for 18 s of 20: stopped receiving. 64,000 − 35,000 = 29,000 held up.
+        assert_eq!(
+            undrained(64_000, 35_000, Duration::from_secs(18), t).unwrap(),
+            "gateway stalled: it checked 35000 of 64000 readings and none in the last 18.0 s of the 20.0 s drain \
+             timeout; 29000 not delivered (MQTT QoS 1: the broker still holds them)"
+        );
+        // Last frame 10 ms before the deadline: slow, not stopped.
+        assert_eq!(
+            undrained(64_000, 63_999, Duration::from_millis(10), t).unwrap(),
+            "drain timeout: the gateway checked 63999 of 64000 readings within 20.0 s after the devices finished \
+             and was still receiving; 1 not delivered (raise --drain-timeout)"
+        );
     }
 }

@@ -384,6 +384,7 @@ pub struct WorkerPool {
 struct Worker {
     client: AsyncClient,
     task: tokio::task::JoinHandle<()>,
+    ack_task: tokio::task::JoinHandle<()>,
     join: std::thread::JoinHandle<WorkerResult>,
 }
 
@@ -410,13 +411,30 @@ fn v5_options(id: &str, host: &str, port: u16) -> MqttOptions {
 
 impl WorkerPool {
     /// Start `k` workers on `spec` (MQTT only; `store_spec` as `--store`). Each subscribes to
-    /// [`shared_filter`] over MQTT v5; the call returns after every worker's SUBACK.
+    /// [`shared_filter`] over MQTT v5; the call returns after every worker's SUBACK. A worker
+    /// acknowledges through an acker task as the single gateway does (see
+    /// [`crate::run::GatewayHandle::start`]): the receive maximum (4096) bounds what a broker
+    /// that honours it sends unacknowledged, but nothing waits in a circle either way.
     pub fn start(
         spec: GatewaySpec,
         store_spec: &str,
         k: usize,
         master: &MasterKey,
         rt: &tokio::runtime::Handle,
+    ) -> Result<WorkerPool, String> {
+        Self::start_queued(spec, store_spec, k, master, rt, crate::run::QUEUE)
+    }
+
+    /// [`WorkerPool::start`] with `queue` in place of [`crate::run::QUEUE`] for each worker's
+    /// channel and MQTT request channel (tests make them tiny to provoke full queues).
+    #[doc(hidden)]
+    pub fn start_queued(
+        spec: GatewaySpec,
+        store_spec: &str,
+        k: usize,
+        master: &MasterKey,
+        rt: &tokio::runtime::Handle,
+        queue: usize,
     ) -> Result<WorkerPool, String> {
         if !(1..=MAX_WORKERS).contains(&k) {
             return Err(format!("--workers: {k} is not in 1..={MAX_WORKERS}"));
@@ -434,9 +452,10 @@ impl WorkerPool {
             let gw =
                 Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
             let state = SharedState::open(store_spec, &spec.session, spec.window, &spec.devices)?;
-            let (tx, rx) = mpsc::channel::<Incoming>(16 * 1024);
+            let queue = queue.max(1);
+            let (tx, rx) = mpsc::channel::<Incoming>(queue);
             let (client, mut ev) =
-                AsyncClient::new(v5_options(&format!("lwcbench-gw-{}-w{i}", spec.session), &b.host, port), 16 * 1024);
+                AsyncClient::new(v5_options(&format!("lwcbench-gw-{}-w{i}", spec.session), &b.host, port), queue);
             let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
             let (sub_client, f, broker) = (client.clone(), filter.clone(), b.describe());
             let task = rt.spawn(async move {
@@ -492,13 +511,18 @@ impl WorkerPool {
                     return Err(format!("--broker: no MQTT v5 answer from {} within 5 s", b.describe()));
                 }
             }
-            let (acker, rt2, processed2) = (client.clone(), rt.clone(), processed.clone());
+            let c = client.clone();
+            let (acker, ack_task) = crate::run::spawn_acker(rt, move |p: Publish| {
+                let c = c.clone();
+                async move { c.ack(&p).await.is_ok() }
+            });
+            let processed2 = processed.clone();
             let (batch, max_samples) = (spec.batch.max(1), spec.max_samples / k);
             let join = std::thread::Builder::new()
                 .name(format!("link-gw-w{i}"))
-                .spawn(move || worker_loop(Checker::new(gw, state), rx, acker, rt2, processed2, batch, max_samples))
+                .spawn(move || worker_loop(Checker::new(gw, state), rx, acker, processed2, batch, max_samples))
                 .map_err(|e| e.to_string())?;
-            pool.workers.push(Worker { client, task, join });
+            pool.workers.push(Worker { client, task, ack_task, join });
         }
         Ok(pool)
     }
@@ -508,6 +532,7 @@ impl WorkerPool {
             w.task.abort();
             drop(w.client);
             let _ = w.join.join();
+            w.ack_task.abort();
         }
     }
 
@@ -540,6 +565,7 @@ impl WorkerPool {
                 cpu_ns: 0,
                 error: Some("a gateway worker panicked".into()),
             });
+            w.ack_task.abort();
             res.tally.accepted += r.tally.accepted;
             for (a, b) in res.tally.refused.iter_mut().zip(r.tally.refused) {
                 *a += b;
@@ -566,8 +592,7 @@ fn thread_cpu_ns() -> u64 {
 fn worker_loop(
     mut chk: Checker,
     mut rx: mpsc::Receiver<Incoming>,
-    acker: AsyncClient,
-    rt: tokio::runtime::Handle,
+    acker: mpsc::UnboundedSender<Publish>,
     processed: Arc<AtomicU64>,
     batch_max: usize,
     max_samples: usize,
@@ -612,11 +637,10 @@ fn worker_loop(
                 }
             }
         }
-        // Acknowledge after the commit (refused frames too: they must not come back).
+        // Acknowledge after the commit (refused frames too: they must not come back), without
+        // waiting: the acker task waits for the client (issue 19).
         for inc in batch.drain(..) {
-            if acker.try_ack(&inc.ack).is_err() {
-                let _ = rt.block_on(acker.ack(&inc.ack));
-            }
+            let _ = acker.send(inc.ack);
         }
         processed.fetch_add(out.len() as u64, Ordering::Release);
     }
