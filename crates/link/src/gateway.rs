@@ -149,6 +149,11 @@ impl Gateway {
         }
     }
 
+    /// Does [`Gateway::open_many`] open this suite's frames together (bit-sliced DRACO)?
+    pub fn opens_in_batches(&self) -> bool {
+        !self.unauthenticated && self.suite.id == DRACO_BATCH_SUITE
+    }
+
     /// Open a batch of frames with exactly the verdicts and window moves of calling
     /// [`Gateway::open`] on each in order. For DRACO/rust-fast the frames that pass the
     /// structure, device, cipher and window checks are decrypted and tag-checked together on
@@ -163,7 +168,7 @@ impl Gateway {
     /// verdict, as in `open`), so two copies of one frame in a batch give one reading and one
     /// replay.
     pub fn open_many(&mut self, frames: &[&[u8]]) -> Vec<Result<Opened, Refusal>> {
-        if self.unauthenticated || self.suite.id != DRACO_BATCH_SUITE || frames.len() < 2 {
+        if !self.opens_in_batches() || frames.len() < 2 {
             return frames.iter().map(|f| self.open(f)).collect();
         }
         // Pass 1: the frames that pass every check before the cipher against the window as it
