@@ -167,6 +167,16 @@ fn mqtt_options(id: &str, b: &BrokerAddr) -> MqttOptions {
 /// Connect-time limit for the first CONNACK/SUBACK.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a client keeps retrying its first connection before `--broker: cannot reach`: a
+/// broker that is still starting (or, under heavy load, the embedded one dropping a first
+/// connection) is not an unreachable broker. Well inside [`CONNECT_TIMEOUT`].
+pub(crate) const FIRST_CONNECT_RETRY: Duration = Duration::from_secs(2);
+
+/// Still inside [`FIRST_CONNECT_RETRY`] of a client's start at `t0`?
+pub(crate) fn still_connecting(t0: std::time::Instant) -> bool {
+    t0.elapsed() < FIRST_CONNECT_RETRY
+}
+
 impl GatewayHandle {
     /// Start the gateway: subscribe (MQTT) or bind (UDP), then a thread that checks, opens and
     /// stores in batched transactions, acknowledging MQTT messages only after their commit.
@@ -216,6 +226,7 @@ impl GatewayHandle {
                 let filter = format!("lwcbench/link/{}/+", spec.session);
                 let sub_client = client.clone();
                 let broker = b.describe();
+                let t0 = std::time::Instant::now();
                 let task = rt.spawn(async move {
                     let mut ready = Some(ready_tx);
                     loop {
@@ -242,8 +253,12 @@ impl GatewayHandle {
                             Ok(_) => {}
                             Err(e) => {
                                 if let Some(r) = ready.take() {
-                                    let _ = r.send(Err(format!("--broker: cannot reach {broker}: {e}")));
-                                    return;
+                                    if still_connecting(t0) {
+                                        ready = Some(r); // a first refusal may be the broker still starting
+                                    } else {
+                                        let _ = r.send(Err(format!("--broker: cannot reach {broker}: {e}")));
+                                        return;
+                                    }
                                 }
                                 tokio::time::sleep(Duration::from_millis(100)).await;
                             }
@@ -525,6 +540,7 @@ pub async fn mqtt_connect(id: &str, b: &BrokerAddr) -> Result<MqttConn, String> 
     let a2 = acked.clone();
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
     let broker = b.describe();
+    let t0 = std::time::Instant::now();
     let task = tokio::spawn(async move {
         let mut ready = Some(ready_tx);
         loop {
@@ -540,8 +556,12 @@ pub async fn mqtt_connect(id: &str, b: &BrokerAddr) -> Result<MqttConn, String> 
                 Ok(_) => {}
                 Err(e) => {
                     if let Some(r) = ready.take() {
-                        let _ = r.send(Err(format!("--broker: cannot reach {broker}: {e}")));
-                        return;
+                        if still_connecting(t0) {
+                            ready = Some(r); // a first refusal may be the broker still starting
+                        } else {
+                            let _ = r.send(Err(format!("--broker: cannot reach {broker}: {e}")));
+                            return;
+                        }
                     }
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }

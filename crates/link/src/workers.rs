@@ -459,6 +459,7 @@ impl WorkerPool {
                 AsyncClient::new(v5_options(&format!("lwcbench-gw-{}-w{i}", spec.session), &b.host, port), queue);
             let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
             let (sub_client, f, broker) = (client.clone(), filter.clone(), b.describe());
+            let t0 = std::time::Instant::now();
             let task = rt.spawn(async move {
                 let mut ready = Some(ready_tx);
                 loop {
@@ -491,8 +492,12 @@ impl WorkerPool {
                         Ok(_) => {}
                         Err(e) => {
                             if let Some(r) = ready.take() {
-                                let _ = r.send(Err(format!("--broker: cannot reach {broker} (MQTT v5): {e}")));
-                                return;
+                                if crate::run::still_connecting(t0) {
+                                    ready = Some(r); // a first refusal may be the broker still starting
+                                } else {
+                                    let _ = r.send(Err(format!("--broker: cannot reach {broker} (MQTT v5): {e}")));
+                                    return;
+                                }
                             }
                             tokio::time::sleep(Duration::from_millis(100)).await;
                         }

@@ -181,3 +181,40 @@ fn a_gateway_that_receives_nothing_is_an_error_not_missing_readings() {
     assert!(e.ends_with("20 not delivered (MQTT QoS 1: the broker still holds them)"), "{e}");
     assert!(!e.contains('\n'), "{e}");
 }
+
+/// A broker that starts listening a moment after the gateway starts connecting (a service
+/// still starting; under load, the embedded broker once dropped a gateway's first connection):
+/// the gateway retries its first connection instead of failing with "cannot reach" at once.
+/// Before the retry, the refused first connection ended `GatewayHandle::start` with an error.
+#[test]
+fn the_gateway_waits_for_a_broker_that_is_still_starting() {
+    let d = tempfile::tempdir().unwrap();
+    let real = broker::embedded().unwrap();
+    // A port nobody listens on yet; 700 ms later a relay to the embedded broker binds it.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (up_tx, up_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        up_tx.send(()).unwrap();
+        for c in l.incoming().flatten() {
+            let s = TcpStream::connect(("127.0.0.1", real.port)).unwrap();
+            let (mut c2, mut s2) = (c.try_clone().unwrap(), s.try_clone().unwrap());
+            let (mut c, mut s) = (c, s);
+            std::thread::spawn(move || std::io::copy(&mut c, &mut s));
+            std::thread::spawn(move || std::io::copy(&mut s2, &mut c2));
+        }
+    });
+    let late = BrokerAddr { host: "127.0.0.1".into(), port, embedded: false };
+    let rt = run::runtime().unwrap();
+    let h = rt.handle().clone();
+    let session = run::new_session();
+    let store = d.path().join("late.db").display().to_string();
+    let t0 = Instant::now();
+    let gw = GatewayHandle::start(spec(&late, &store, &session), &MasterKey::from_bytes([1; 32]), &h);
+    assert!(up_rx.try_recv().is_ok(), "the relay was not up when the gateway connected");
+    assert!(t0.elapsed() >= Duration::from_millis(700));
+    let gw = gw.unwrap_or_else(|e| panic!("a broker 0.7 s late was reported unreachable: {e}"));
+    let _ = gw.stop(&h);
+    rt.shutdown_timeout(Duration::from_secs(1));
+}
