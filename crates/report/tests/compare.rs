@@ -1,10 +1,10 @@
 //! `compare` on two small synthetic runs whose differences are known by construction.
 use std::path::Path;
 
-use lwcbench_engine::clock::ClockInfo;
-use lwcbench_engine::machine::{Build, Machine};
-use lwcbench_engine::results::{self, RunRecord, SampleRow};
+use lwcbench_engine::results::{self, SampleRow};
 use lwcbench_report::{compare::compare_runs, Run};
+
+mod support;
 
 fn row(imp: &str, ns: f64, rep: u32) -> SampleRow {
     SampleRow {
@@ -27,35 +27,8 @@ fn write_run(dir: &Path, rows: &[SampleRow]) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("samples.csv"), results::to_csv(rows)).unwrap();
     std::fs::write(dir.join("summary.csv"), results::to_csv(&results::summary_rows(rows))).unwrap();
-    let rec = RunRecord {
-        tool: "lwcbench".into(),
-        version: "test".into(),
-        args: vec![],
-        preset: None,
-        seed: 1,
-        reps: 20,
-        warmup: 0,
-        warmup_policy: String::new(),
-        min_sample_ns: 1.0,
-        static_key_hex: None,
-        static_iv_hex: None,
-        payload: String::new(),
-        groups: 1,
-        machine: Machine::detect(),
-        build: Build::current(vec![]),
-        clock: ClockInfo {
-            time_source: "t".into(),
-            cycle_source: "c".into(),
-            overhead_ns: 1.0,
-            resolution_ns: 1.0,
-            cycles_per_ns: None,
-        },
-        started_utc: "2026-01-01T00:00:00Z".into(),
-        finished_utc: "2026-01-01T00:00:01Z".into(),
-        duration_s: 1.0,
-        files: vec![],
-        notes: vec![],
-    };
+    let rec = support::record(1);
+
     std::fs::write(dir.join("run.json"), serde_json::to_vec(&rec).unwrap()).unwrap();
 }
 

@@ -3,12 +3,12 @@
 //! the report crate names no individual study.
 use std::path::Path;
 
-use lwcbench_engine::clock::ClockInfo;
-use lwcbench_engine::machine::{Build, Machine};
 use lwcbench_engine::output::every_run_studies;
 use lwcbench_engine::results::{self, RunRecord, SampleRow};
 use lwcbench_engine::studies::{self, StudyRun};
 use lwcbench_report::{render_html, Run};
+
+mod support;
 
 fn row(imp: &str, lang: &str, payload: &str, ns: f64, rep: u32) -> SampleRow {
     SampleRow {
@@ -28,35 +28,7 @@ fn row(imp: &str, lang: &str, payload: &str, ns: f64, rep: u32) -> SampleRow {
 }
 
 fn record() -> RunRecord {
-    RunRecord {
-        tool: "lwcbench".into(),
-        version: "test".into(),
-        args: vec![],
-        preset: None,
-        seed: 1,
-        reps: 20,
-        warmup: 0,
-        warmup_policy: String::new(),
-        min_sample_ns: 1.0,
-        static_key_hex: None,
-        static_iv_hex: None,
-        payload: String::new(),
-        groups: 4,
-        machine: Machine::detect(),
-        build: Build::current(vec![]),
-        clock: ClockInfo {
-            time_source: "t".into(),
-            cycle_source: "c".into(),
-            overhead_ns: 1.0,
-            resolution_ns: 1.0,
-            cycles_per_ns: None,
-        },
-        started_utc: "2026-01-01T00:00:00Z".into(),
-        finished_utc: "2026-01-01T00:00:01Z".into(),
-        duration_s: 1.0,
-        files: vec![],
-        notes: vec![],
-    }
+    support::record(4)
 }
 
 /// Every study file this test can make: the every-run studies' (C++/Rust pairs and
