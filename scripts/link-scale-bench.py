@@ -15,6 +15,7 @@ the postgres user (it refuses root).
 import argparse
 import csv
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -107,31 +108,27 @@ def main():
         procs.append(mosq)
         wait_port(mport, mosq, "mosquitto")
         data = os.path.join(tmp, "pg")
-        pre = ["runuser", "-u", "postgres", "--"] if root else []
+        # initdb and postgres refuse to run as root: switch to the postgres account in the child
+        # itself (no runuser in between), so the pid held here is the postmaster's and
+        # terminate() stops PostgreSQL.
+        as_pg = {}
+        if root:
+            pw = pwd.getpwnam("postgres")
+            as_pg = {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
         if root:
             os.mkdir(data)
             shutil.chown(tmp, "postgres", "postgres")
             shutil.chown(data, "postgres", "postgres")
-        subprocess.run(pre + [pg_bin("initdb"), "-U", "postgres", "--auth=trust", "-E", "UTF8", "-D", data],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([pg_bin("initdb"), "-U", "postgres", "--auth=trust", "-E", "UTF8", "-D", data],
+                       check=True, stdout=subprocess.DEVNULL, **as_pg)
         pport = free_port()
-        pg = subprocess.Popen(pre + [pg_bin("postgres"), "-D", data, "-p", str(pport), "-c",
-                                     "listen_addresses=127.0.0.1", "-k", tmp],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pg = subprocess.Popen([pg_bin("postgres"), "-D", data, "-p", str(pport), "-c",
+                               "listen_addresses=127.0.0.1", "-k", tmp],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **as_pg)
         procs.append(pg)
         wait_port(pport, pg, "postgres")
         time.sleep(1)
-        # With runuser, the postmaster is runuser's child.
         pm = pg.pid
-        if root:
-            for p in os.listdir("/proc"):
-                if p.isdigit():
-                    try:
-                        s = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
-                    except OSError:
-                        continue
-                    if int(s[1]) == pg.pid:
-                        pm = int(p)
         broker = f"mqtt://127.0.0.1:{mport}"
         store = f"postgres://postgres@127.0.0.1:{pport}/postgres"
         model = next((l.split(":", 1)[1].strip() for l in subprocess.run(
