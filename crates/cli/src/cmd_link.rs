@@ -383,10 +383,7 @@ fn session_in(
         ("summary.md".to_string(), md.into_bytes()),
     ];
     files.sort_by(|x, y| x.0.cmp(&y.0));
-    let mut notes = vec!["latency parts and energy figures: see docs/link.md".to_string()];
-    if a.unsafe_no_integrity {
-        notes.insert(0, "UNSAFE: --unsafe-no-integrity: frames carried no tag; forged frames would be accepted".into());
-    }
+    let notes = vec!["latency parts and energy figures: see docs/link.md".to_string()];
     let mut rec = LinkRecord::new(
         "lwcbench link".into(),
         "link".into(),

@@ -270,9 +270,6 @@ pub(super) fn session(
     }
     files.push(("summary.md".into(), sweep::markdown(&rows, netem, &figures).into_bytes()));
     files.sort_by(|x, y| x.0.cmp(&y.0));
-    if a.unsafe_no_integrity {
-        notes.insert(0, "UNSAFE: --unsafe-no-integrity: frames carried no tag; forged frames would be accepted".into());
-    }
     let mut rec = LinkRecord::new(
         "lwcbench link".into(),
         "link-conditions".into(),

@@ -234,7 +234,8 @@ pub struct LinkRecord {
 
 impl LinkRecord {
     /// A record of this process (version, command line, machine, build), started at `started`
-    /// and finished now; `files` is filled by [`write_dir`].
+    /// and finished now; `files` is filled by [`write_dir`]. An unsafe (no integrity) run gets
+    /// its warning as the first note.
     pub fn new(
         tool: String,
         kind: String,
@@ -242,8 +243,14 @@ impl LinkRecord {
         unsafe_no_integrity: bool,
         config: serde_json::Value,
         started: std::time::SystemTime,
-        notes: Vec<String>,
+        mut notes: Vec<String>,
     ) -> LinkRecord {
+        if unsafe_no_integrity {
+            notes.insert(
+                0,
+                "UNSAFE: --unsafe-no-integrity: frames carried no tag; forged frames would be accepted".into(),
+            );
+        }
         LinkRecord {
             tool,
             version: env!("CARGO_PKG_VERSION").into(),

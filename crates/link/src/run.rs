@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::broker::BrokerAddr;
 use crate::counter::{CounterStore, DeviceCounter};
-use crate::gateway::{Gateway, Tally};
+use crate::gateway::{Gateway, Opened, Refusal, Tally};
 use crate::keys::MasterKey;
 use crate::store::{Row, Store};
 use crate::suite::{Keyed, Suite};
@@ -394,6 +394,20 @@ fn set_rcvbuf(sock: &UdpSocket, bytes: i32) {
     }
 }
 
+/// Wait for the next frame, then take what else is already queued, up to `max` in all, into
+/// the (empty) `batch`; false once the channel is closed and drained.
+pub(crate) fn next_batch<T>(rx: &mut mpsc::Receiver<T>, batch: &mut Vec<T>, max: usize) -> bool {
+    let Some(first) = rx.blocking_recv() else { return false };
+    batch.push(first);
+    while batch.len() < max {
+        match rx.try_recv() {
+            Ok(x) => batch.push(x),
+            Err(_) => break,
+        }
+    }
+    true
+}
+
 #[allow(clippy::too_many_arguments)]
 fn gateway_loop(
     mut gw: Gateway,
@@ -412,50 +426,38 @@ fn gateway_loop(
     let mut batch: Vec<Incoming> = Vec::with_capacity(batch_max);
     let mut rows: Vec<Row> = Vec::with_capacity(batch_max);
     let mut pending: Vec<GwSample> = Vec::with_capacity(batch_max);
-    while let Some(first) = rx.blocking_recv() {
-        batch.push(first);
-        while batch.len() < batch_max {
-            match rx.try_recv() {
-                Ok(x) => batch.push(x),
-                Err(_) => break,
-            }
-        }
+    while next_batch(&mut rx, &mut batch, batch_max) {
         rows.clear();
         pending.clear();
-        if gw.opens_in_batches() {
-            // Bit-sliced DRACO: the batch is opened together, so a frame's open stage is its
-            // batch's (docs/link.md "Gateway-side DRACO").
+        // (open started, opened, verdict) per frame. Bit-sliced DRACO opens the batch together,
+        // so a frame's open stage is its batch's (docs/link.md "Gateway-side DRACO").
+        let opened: Vec<(u64, u64, Result<Opened, Refusal>)> = if gw.opens_in_batches() {
             let start = now_ns();
             let frames: Vec<&[u8]> = batch.iter().map(|i| i.frame.as_slice()).collect();
             let results = gw.open_many(&frames);
-            let opened = now_ns();
-            for (inc, r) in batch.iter().zip(results) {
-                if let Ok(o) = r {
-                    pending.push(GwSample {
-                        device: o.device,
-                        counter: o.counter,
-                        recv: inc.recv,
-                        start,
-                        opened,
-                        committed: 0,
-                    });
-                    rows.push(Row { device: o.device, counter: o.counter, cipher: o.cipher, payload: o.reading });
-                }
-            }
+            let end = now_ns();
+            results.into_iter().map(|r| (start, end, r)).collect()
         } else {
-            for inc in &batch {
-                let start = now_ns();
-                if let Ok(o) = gw.open(&inc.frame) {
-                    pending.push(GwSample {
-                        device: o.device,
-                        counter: o.counter,
-                        recv: inc.recv,
-                        start,
-                        opened: now_ns(),
-                        committed: 0,
-                    });
-                    rows.push(Row { device: o.device, counter: o.counter, cipher: o.cipher, payload: o.reading });
-                }
+            batch
+                .iter()
+                .map(|inc| {
+                    let start = now_ns();
+                    let r = gw.open(&inc.frame);
+                    (start, now_ns(), r)
+                })
+                .collect()
+        };
+        for (inc, (start, opened, r)) in batch.iter().zip(opened) {
+            if let Ok(o) = r {
+                pending.push(GwSample {
+                    device: o.device,
+                    counter: o.counter,
+                    recv: inc.recv,
+                    start,
+                    opened,
+                    committed: 0,
+                });
+                rows.push(Row { device: o.device, counter: o.counter, cipher: o.cipher, payload: o.reading });
             }
         }
         if !rows.is_empty() {

@@ -608,14 +608,7 @@ fn worker_loop(
     let mut new_rows = 0u64;
     let mut error = None;
     let mut batch: Vec<Incoming> = Vec::with_capacity(batch_max);
-    while let Some(first) = rx.blocking_recv() {
-        batch.push(first);
-        while batch.len() < batch_max {
-            match rx.try_recv() {
-                Ok(x) => batch.push(x),
-                Err(_) => break,
-            }
-        }
+    while crate::run::next_batch(&mut rx, &mut batch, batch_max) {
         let start = now_ns();
         let frames: Vec<&[u8]> = batch.iter().map(|b| b.frame.as_slice()).collect();
         let out = match chk.process(&frames) {
