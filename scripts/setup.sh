@@ -24,6 +24,7 @@ if ((want_test)); then
   # Go toolchain for Toxiproxy (TCP delay/jitter/resets where the kernel lacks netem), unless present
   command -v go >/dev/null 2>&1 || pkgs+=(golang-go)
   pkgs+=(mosquitto postgresql)  # lwcbench link tests: external broker and store, started by the tests
+  pkgs+=(mosquitto-clients coreutils)  # scripts/link-probe.py: a foreign MQTT client (mosquitto_pub/_sub), stdbuf
 fi
 # The default video clip is decoded in .venv (see below) unless it exists already.
 [ -s data/video/bigbuckbunny.y4m ] || ((want_test)) || pkgs+=(python3-venv)

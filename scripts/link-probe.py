@@ -1,0 +1,690 @@
+#!/usr/bin/env python3
+"""End-to-end probes of `lwcbench link` as an attacker and a careless operator would try it.
+
+Each probe starts what it needs (mosquitto on 127.0.0.1, gateway and device processes of the
+binary under test, a second MQTT client: Debian's mosquitto_pub / mosquitto_sub) and checks the
+outcome from outside: frames seen on the broker, rows in the store, exit codes, stderr lines.
+Nothing here trusts the code under test to report on itself.
+
+    scripts/link-probe.py [--bin target/release/lwcbench] [--ci] [--only NAME,...] [--list]
+
+--ci bounds the sizes (fewer readings per device process) so the whole set runs in about a
+minute; every probe has its own time limit. Exit 0 when every probe passes, 1 otherwise; one line
+per probe (`PASS name: …` / `FAIL name: …`) and a closing `N passed, N failed`.
+Needs mosquitto and mosquitto-clients (scripts/setup.sh --test installs them).
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MOSQUITTO = next((p for p in ("/usr/sbin/mosquitto", "/usr/bin/mosquitto") if os.path.exists(p)), None)
+KEY_MAGIC = "lwcbench-link-master-key v1"  # docs/link.md, key file format
+HEADER = 15  # docs/link.md: version, cipher, flags, device (4, BE), counter (8, BE)
+MAX_FRAME = 256 * 1024  # docs/link.md: a frame larger than 256 KiB is refused
+
+
+class ProbeFailed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise ProbeFailed(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, what, limit=10.0):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        if proc.poll() is not None:
+            raise ProbeFailed(f"{what} exited with {proc.returncode} before listening")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise ProbeFailed(f"{what} did not listen on {port} within {limit} s")
+
+
+class Env:
+    """One probe's temporary directory, its processes, and the binary under test."""
+
+    def __init__(self, binary, ci):
+        self.bin = binary
+        self.ci = ci
+        self.dir = Path(tempfile.mkdtemp(prefix="lwcbench-probe-"))
+        self.procs = []
+        self.port = None
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def spawn(self, args, **kw):
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+        p = subprocess.Popen(args, stdin=subprocess.DEVNULL, **kw)
+        self.procs.append(p)
+        return p
+
+    def run(self, args, timeout=60, **kw):
+        """Run to completion with a time limit; a hang is a failure, not a wait."""
+        try:
+            return subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, **kw)
+        except subprocess.TimeoutExpired:
+            raise ProbeFailed(f"`{' '.join(map(str, args[:4]))} …` still running after {timeout} s (hang)")
+
+    def mosquitto(self, extra=""):
+        check(MOSQUITTO is not None, "mosquitto not installed (scripts/setup.sh --test installs it)")
+        self.port = free_port()
+        conf = self.dir / "mosquitto.conf"
+        # No queue limit, so a backlog of any size waits for a persistent session.
+        conf.write_text(
+            f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+            f"max_inflight_messages 1000\nmax_queued_messages 0\n{extra}"
+        )
+        p = self.spawn([MOSQUITTO, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_port(self.port, p, "mosquitto")
+        return p
+
+    @property
+    def broker(self):
+        return f"mqtt://127.0.0.1:{self.port}"
+
+    def key(self, name="master.key"):
+        path = self.dir / name
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{KEY_MAGIC}\n{os.urandom(32).hex()}\n")
+        return path
+
+    def gateway(self, session, key, store, devices="1-2", stats=None, extra=()):
+        args = [self.bin, "link", "gateway", "--broker", self.broker, "--session", session, "--key-file", str(key),
+                "--devices", devices, "--store", str(store), *extra]
+        if stats:
+            args += ["--stats", str(stats), "--stats-every", "100ms"]
+        p = self.spawn(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        t0 = time.monotonic()
+        line = p.stdout.readline()  # blocks until `ready` or exit
+        check(line.strip() == "ready",
+              f"gateway not ready after {time.monotonic() - t0:.1f} s: stdout {line.strip()!r}, "
+              f"exit {p.poll()}, stderr {last_line(p)!r}")
+        return p
+
+    def device(self, dev, session, key, state, messages, extra=(), timeout=120):
+        return self.run([self.bin, "link", "device", "--id", str(dev), "--session", session, "--broker", self.broker,
+                         "--key-file", str(key), "--counter-state", str(state), "--messages", str(messages),
+                         "--interval", "0", *extra], timeout=timeout)
+
+    def sniffer(self, topic, out):
+        """A second, foreign MQTT client recording every payload (hex) published on `topic`."""
+        f = open(out, "w")
+        # Line-buffered: the sniffer is stopped with SIGTERM, which would drop a stdio buffer.
+        p = self.spawn(["stdbuf", "-oL", "mosquitto_sub", "-p", str(self.port), "-h", "127.0.0.1", "-q", "1", "-t", topic,
+                        "-F", "%t %x"], stdout=f, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        return p
+
+
+def last_line(p):
+    if p.poll() is None:
+        return ""
+    err = p.stderr.read() if p.stderr else ""
+    err = err.decode(errors="replace") if isinstance(err, bytes) else (err or "")
+    lines = [line for line in err.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def rows(store, device=None):
+    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
+    try:
+        if device is None:
+            return con.execute("SELECT count(*) FROM readings").fetchone()[0]
+        return con.execute("SELECT count(*) FROM readings WHERE device = ?", (device,)).fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        con.close()
+
+
+def wait_rows(store, want, limit, proc=None):
+    t0 = time.monotonic()
+    n = 0
+    while time.monotonic() - t0 < limit:
+        n = rows(store)
+        if n >= want:
+            return n
+        if proc is not None and proc.poll() is not None:
+            return n
+        time.sleep(0.2)
+    return n
+
+
+def read_frames(path):
+    """Frames as hex, one per line (a capture file, or `mosquitto_sub -F '%t %x'` lines, whose
+    topic then names the group); returns [(group, frame)]."""
+    out = []
+    for line in Path(path).read_text().splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        group = parts[0].split("/")[2] if len(parts) == 2 and parts[0].count("/") >= 3 else str(path)
+        try:
+            frame = bytes.fromhex(parts[-1])
+        except ValueError:
+            continue
+        if len(frame) >= HEADER:
+            out.append((group, frame))
+    return out
+
+
+def nonce_reuse(frames):
+    """(cipher, device, counter) triples sealed by two different sealers (groups: processes or
+    sessions), or twice with different bytes by one: a reused (key, nonce) under one key. Two
+    runs that re-seal the same plaintext produce identical frames, so bytes alone do not tell."""
+    first, reused = {}, set()
+    for group, frame in frames:
+        ident = (frame[1], int.from_bytes(frame[3:7], "big"), int.from_bytes(frame[7:15], "big"))
+        if ident in first and (first[ident][0] != group or first[ident][1] != frame):
+            reused.add(ident)
+        first.setdefault(ident, (group, frame))
+    return first, reused
+
+
+def one_error_line(res, *names):
+    """A refused input: non-zero exit, no panic, one `error:` line naming each of `names`."""
+    err = res.stderr.strip()
+    check(res.returncode != 0, f"exit 0 (stderr {err[-200:]!r})")
+    check("panicked" not in err and "RUST_BACKTRACE" not in err, f"panic: {err[-300:]!r}")
+    lines = [line for line in err.splitlines() if line.strip()]
+    check(len(lines) == 1 and lines[0].startswith("error:"), f"not one error line: {err[-300:]!r}")
+    for n in names:
+        check(n in lines[0], f"the error does not name {n!r}: {lines[0]!r}")
+    return lines[0]
+
+
+# ---- High ---------------------------------------------------------------------------------------
+
+def probe_oversized(env, retained):
+    """One oversized message (no key needed) must be counted and acknowledged, never stop the
+    gateway; a retained one must not block a brand-new session either."""
+    env.mosquitto()
+    key = env.key()
+    session = "big"
+    big = env.dir / "big.bin"
+    hdr = bytes([1, 1, 0]) + (1).to_bytes(4, "big") + (0).to_bytes(8, "big")
+    big.write_bytes(hdr + os.urandom(300 * 1024))
+    topic = f"lwcbench/link/{session}/1"
+    pub = ["mosquitto_pub", "-p", str(env.port), "-h", "127.0.0.1", "-q", "1", "-t", topic, "-f", str(big)]
+    if retained:
+        check(env.run(pub + ["-r"], timeout=20).returncode == 0, "mosquitto_pub failed")
+    store = env.dir / "g.db"
+    gw = env.gateway(session, key, store, stats=env.dir / "stats.jsonl")
+    if not retained:
+        check(env.run(pub, timeout=20).returncode == 0, "mosquitto_pub failed")
+    n = 20
+    dev = env.device(1, session, key, env.dir / "c1", n)
+    check(dev.returncode == 0, f"device failed: {dev.stderr.strip()[-200:]}")
+    got = wait_rows(store, n, 20, gw)
+    check(gw.poll() is None, f"gateway exited ({gw.returncode}): {last_line(gw)!r}")
+    check(got == n, f"{got} of {n} valid readings stored after the oversized message")
+    gw.send_signal(signal.SIGTERM)
+    gw.wait(timeout=20)
+    final = [json.loads(x) for x in (env.dir / "stats.jsonl").read_text().splitlines() if x.strip()][-1]
+    check(final.get("refused", 0) >= 1, f"the oversized message was not counted as refused: {final}")
+    # The restart must come up: nothing oversized is left to redeliver.
+    gw2 = env.gateway(session, key, store)
+    gw2.send_signal(signal.SIGTERM)
+    gw2.wait(timeout=20)
+    return f"{n}/{n} stored after a 300 KiB {'retained ' if retained else ''}publish, refused {final.get('refused')}"
+
+
+def probe_backlog_restart(env):
+    """A gateway SIGKILLed with a large backlog in flight must come up again and store every
+    reading exactly once."""
+    env.mosquitto()
+    key = env.key()
+    session = "backlog"
+    store = env.dir / "g.db"
+    n = 100_000
+    # A first start creates the persistent session the backlog queues for.
+    gw = env.gateway(session, key, store, devices="1")
+    gw.send_signal(signal.SIGTERM)
+    gw.wait(timeout=20)
+    dev = env.device(1, session, key, env.dir / "c1", n, timeout=300)
+    check(dev.returncode == 0, f"device failed: {dev.stderr.strip()[-200:]}")
+    # Three kills 0.5 s after start, each with tens of thousands of frames delivered but not yet
+    # acknowledged: every restart must come up (the broker re-sends them all at CONNACK).
+    for _ in range(3):
+        gw = env.gateway(session, key, store, devices="1")  # fails here when the event loop blocks
+        time.sleep(0.5)
+        gw.kill()
+        gw.wait()
+    before = rows(store)
+    gw = env.gateway(session, key, store, devices="1")
+    got = wait_rows(store, n, 120, gw)
+    check(gw.poll() is None, f"restarted gateway exited ({gw.returncode}): {last_line(gw)!r}")
+    check(got == n, f"{got} of {n} stored after the restart ({before} before it)")
+    gw.send_signal(signal.SIGTERM)
+    gw.wait(timeout=30)
+    return f"3 SIGKILLs with a backlog of {n}: {before} stored before the last restart, {got}/{n} after"
+
+
+def probe_shared_counter_state(env):
+    """Two device processes on one counter-state file (different ids, then the same id), then a
+    restart, must not seal two frames under one (key, nonce): one is refused, or the counters
+    never overlap. Each process captures what it sealed; the broker's copy is checked too."""
+    env.mosquitto()
+    key = env.key()
+    session = "shared"
+    sniff = env.dir / "sniffed.txt"
+    sub = env.sniffer(f"lwcbench/link/{session}/#", sniff)
+    state = env.dir / "counters"
+    n = 300 if env.ci else 2000
+    refused, captures = [], []
+
+    def device_args(dev):
+        cap = env.dir / f"capture-{len(captures)}.hex"
+        captures.append(cap)
+        return [env.bin, "link", "device", "--id", str(dev), "--session", session, "--broker", env.broker,
+                "--key-file", str(key), "--counter-state", str(state), "--messages", str(n), "--interval", "0",
+                "--counter-block", "16", "--capture", str(cap)]
+
+    # Two at once on one file (ids 1 and 2, then 1 and 1), then device 1 alone (a restart).
+    for ids in ((1, 2), (1, 1), (1,)):
+        procs = [env.spawn(device_args(i), text=True) for i in ids]
+        for p in procs:
+            try:
+                _, err = p.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                raise ProbeFailed("a device process hung")
+            if p.returncode != 0:
+                refused.append(err.strip().splitlines()[-1] if err.strip() else f"exit {p.returncode}")
+        check(len(ids) == 2 or not refused or refused[-1] != "", "restart refused")
+    time.sleep(1.0)
+    sub.terminate()
+    sub.wait(timeout=5)
+    frames = [f for cap in captures if cap.exists() for f in read_frames(cap)]
+    seen, reused = nonce_reuse(frames)
+    check(not reused, f"{len(reused)} (key, nonce) pairs sealed by two processes, e.g. {sorted(reused)[:3]}")
+    _, reused_wire = nonce_reuse([("broker", f) for _, f in read_frames(sniff)])
+    check(not reused_wire, f"{len(reused_wire)} (key, nonce) pairs seen twice with different bytes on the broker")
+    for r in refused:
+        check(r.startswith("error:") and "counter" in r.lower(), f"a refused device said {r!r}")
+    check(len(seen) > 0, "no frame sealed")
+    return f"{len(seen)} frames from {len(captures)} processes, 0 reused nonces; refused: {len(refused)}"
+
+
+def probe_key_reuse_across_runs(env):
+    """Two runs with one key file and different output directories must not reuse a counter."""
+    env.mosquitto()
+    key = env.key()
+    sniff = env.dir / "frames.hex"
+    sub = env.sniffer("lwcbench/link/#", sniff)
+    for out in ("o1", "o2"):
+        res = env.run([env.bin, "link", "--broker", env.broker, "--key-file", str(key), "--devices", "4",
+                       "--messages", "10", "--interval", "1ms", "-o", str(env.dir / out)], timeout=120)
+        check(res.returncode == 0, f"run {out} failed: {res.stderr.strip()[-300:]}")
+    time.sleep(1.0)
+    sub.terminate()
+    sub.wait(timeout=5)
+    seen, reused = nonce_reuse(read_frames(sniff))
+    check(len(seen) >= 40, f"only {len(seen)} frames seen for 2 runs × 4 devices × 10 readings")
+    check(not reused, f"{len(reused)} (key, nonce) pairs sealed twice across the two runs")
+    return f"{len(seen)} frames over two runs with one key, 0 reused nonces"
+
+
+# ---- Medium and Low -----------------------------------------------------------------------------
+
+def probe_store_locked(env):
+    """A store that fails under the gateway (another process holds the SQLite write lock for
+    longer than its busy timeout) stops the gateway with a non-zero exit and a line saying so."""
+    env.mosquitto()
+    key = env.key()
+    store = env.dir / "g.db"
+    gw = env.gateway("lock", key, store)
+    holder = sqlite3.connect(store, timeout=1, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        env.device(1, "lock", key, env.dir / "c1", 5)
+        try:
+            gw.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise ProbeFailed("the gateway is still running 30 s after its store failed")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    err = last_line(gw)
+    check(gw.returncode != 0, f"gateway exited 0 after a store failure ({err!r})")
+    check("store" in err.lower(), f"the gateway's last line does not name the store: {err!r}")
+    return f"exit {gw.returncode}: {err[:120]}"
+
+
+def probe_schema(env):
+    """An existing `readings` table without the unique key is refused, not written into."""
+    key = env.key()
+    store = env.dir / "foreign.db"
+    con = sqlite3.connect(store)
+    con.execute("CREATE TABLE readings (device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB)")
+    con.commit()
+    con.close()
+    res = env.run([env.bin, "link", "--key-file", str(key), "--store", str(store), "--devices", "2", "--messages", "3",
+                   "-o", str(env.dir / "out")], timeout=60)
+    one_error_line(res, str(store))
+    return "refused: " + res.stderr.strip()[:120]
+
+
+def probe_rate_bounds(env):
+    out = []
+    for opt in (["--rate", "1e-300"], ["--rate", "1e-12"], ["--rate", "nan"], ["--rate", "-5"]):
+        res = env.run([env.bin, "link", *opt, "-o", str(env.dir / "r")], timeout=30)
+        out.append(one_error_line(res, "--rate"))
+    res = env.run([env.bin, "link", "overload", "--rates", "1e-300", "-o", str(env.dir / "ov")], timeout=30)
+    one_error_line(res, "--rates")
+    check(not (env.dir / "ov").exists(), "overload left a half-created --out")
+    return f"{len(out) + 1} bad rates refused"
+
+
+def probe_window_memory(env):
+    res = env.run([env.bin, "link", "--devices", "100000", "--window", "1048576", "--messages", "1",
+                   "-o", str(env.dir / "w")], timeout=30)
+    one_error_line(res, "--window")
+    return "refused: " + res.stderr.strip()[:120]
+
+
+def probe_key_file_types(env):
+    fifo = env.dir / "fifo"
+    os.mkfifo(fifo, 0o600)
+    d = env.dir / "dir"
+    d.mkdir(mode=0o700)
+    for path in (fifo, d):
+        res = env.run([env.bin, "link", "--key-file", str(path), "--messages", "1", "-o", str(env.dir / "k")], timeout=15)
+        line = one_error_line(res, "--key-file")
+        check("permission" not in line.lower(), f"{path.name}: reported as a permissions problem: {line!r}")
+    return "FIFO and directory refused at once"
+
+
+def probe_session_names(env):
+    env.mosquitto()
+    key = env.key()
+    for bad in ("", "a/b", "../../etc", "#", "+"):
+        res = env.device(1, bad, key, env.dir / "c", 1, timeout=15)
+        one_error_line(res, "--session")
+    return "5 bad session names refused by the device"
+
+
+def probe_counter_state_lines(env):
+    """A counter-state file with two lines for one device, or a value beyond the counter's
+    range, is refused with a line naming the file (a valid file is made first by a device)."""
+    env.mosquitto()
+    key = env.key()
+    state = env.dir / "state"
+    res = env.device(1, "s", key, state, 3)
+    check(res.returncode == 0 and state.exists(), f"device failed: {res.stderr.strip()[-200:]}")
+    lines = state.read_text().splitlines()
+    dev_lines = [i for i, line in enumerate(lines) if line.split()[:1] == ["1"]]
+    check(len(dev_lines) == 1, f"expected one line for device 1 in {lines}")
+    i = dev_lines[0]
+    variants = {
+        "dup": lines + ["1 0"],
+        "huge": lines[:i] + [f"1 {2**63 + 5}"] + lines[i + 1:],
+    }
+    for name, text in variants.items():
+        bad = env.dir / f"state-{name}"
+        bad.write_text("\n".join(text) + "\n")
+        bad.chmod(state.stat().st_mode & 0o777)
+        res = env.device(1, "s", key, bad, 1, timeout=15)
+        one_error_line(res, str(bad))
+    return "duplicate and out-of-range counter lines refused"
+
+
+def probe_store_secrets(env):
+    key = env.key()
+    port = free_port()  # nothing listens: the connection fails, and the error must not leak
+    for url in (f"postgres://u@127.0.0.1:{port}/db?user=u&password=hunter2",
+                f"postgres://u:hunter2@ss@127.0.0.1:{port}/db"):
+        res = env.run([env.bin, "link", "--key-file", str(key), "--store", url, "--messages", "1",
+                       "-o", str(env.dir / "p")], timeout=30)
+        check(res.returncode != 0, "exit 0 with an unreachable store")
+        check("hunter2" not in res.stderr and "ss@" not in res.stderr.replace("@127", ""),
+              f"the password leaks: {res.stderr.strip()[-200:]!r}")
+    res = env.run([env.bin, "link", "--key-file", str(key), "--store", "x\n# Injected\n<b>x</b>", "--messages", "1",
+                   "-o", str(env.dir / "inj")], timeout=30)
+    one_error_line(res, "--store")
+    return "no password in errors; a --store with a newline refused"
+
+
+def probe_broker_urls(env):
+    for url in ("mqtt://[::1]garbage", "mqtt://127.0.0.1:+18883", "mqtt://127.0.0.1:99999"):
+        res = env.run([env.bin, "link", "--broker", url, "--messages", "1", "-o", str(env.dir / "b")], timeout=15)
+        line = one_error_line(res, "--broker")
+        check("reach" not in line and "no answer" not in line, f"{url}: parsed and tried instead of refused: {line!r}")
+    return "3 malformed broker URLs refused"
+
+
+def probe_failpoint_force(env):
+    """A disk-full during `link --force` leaves the previous complete run (docs/security.md)."""
+    out = env.dir / "run"
+    base = [env.bin, "link", "--devices", "2", "--messages", "3", "-o", str(out)]
+    res = env.run(base, timeout=120)
+    check(res.returncode == 0, f"first run failed: {res.stderr.strip()[-200:]}")
+    before = sorted(p.name for p in out.iterdir())
+    run_json = (out / "run.json").read_bytes()
+    res = env.run(base + ["--force"], timeout=120, env={**os.environ, "LWCBENCH_FAILPOINT": "1:enospc"})
+    check(res.returncode != 0, "the failpoint did not fail the run")
+    check(sorted(p.name for p in out.iterdir()) == before and (out / "run.json").read_bytes() == run_json,
+          "the previous run was changed by a failed --force")
+    res = env.run(base + ["--force"], timeout=120)
+    check(res.returncode == 0, f"the next --force failed: {res.stderr.strip()[-200:]}")
+    return "failed --force left the previous run whole; the next --force succeeded"
+
+
+def probe_two_sessions_one_store(env):
+    key1, key2 = env.key("k1"), env.key("k2")
+    store = env.dir / "shared.db"
+    for i, k in ((1, key1), (2, key2)):
+        res = env.run([env.bin, "link", "--key-file", str(k), "--store", str(store), "--devices", "4", "--messages",
+                       "10", "-o", str(env.dir / f"s{i}")], timeout=120)
+        check(res.returncode == 0 or "error:" in res.stderr, f"session {i}: exit {res.returncode} without an error line")
+        if res.returncode == 0:
+            check(rows(store) == 40 * i, f"session {i} exit 0 but the store holds {rows(store)} rows, not {40 * i}")
+    return f"the store holds {rows(store)} rows after two sessions"
+
+
+def probe_capture_non_utf8(env):
+    """One non-UTF-8 byte in a durable device's capture file: the restart either re-sends the
+    intact frames or stops with a line naming the file; it never re-sends nothing silently."""
+    env.mosquitto()
+    key = env.key()
+    cap, state, stats = env.dir / "cap.hex", env.dir / "counters", env.dir / "stats.json"
+    durable = ["--capture", str(cap), "--durable", "--stats", str(stats)]
+    res = env.device(1, "dur", key, state, 10, extra=durable, timeout=60)
+    check(res.returncode == 0, f"durable device failed: {res.stderr.strip()[-200:]}")
+    lines = cap.read_bytes().split(b"\n")
+    check(len([x for x in lines if x]) == 10, f"expected 10 captured frames, found {len(lines)}")
+    lines[4] = lines[4][:6] + b"\xff" + lines[4][7:]  # one byte of frame 5 becomes invalid UTF-8
+    cap.write_bytes(b"\n".join(lines))
+    stats.unlink(missing_ok=True)
+    res = env.device(1, "dur", key, state, 1, extra=durable, timeout=60)
+    if res.returncode != 0:
+        line = one_error_line(res, str(cap))
+        return f"refused: {line[:120]}"
+    st = json.loads(stats.read_text())
+    check(st.get("resent_on_start", 0) >= 9, f"the restart re-sent {st.get('resent_on_start')} of 9 intact frames")
+    return f"restart re-sent {st['resent_on_start']} intact frames"
+
+
+def probe_frame_too_large(env):
+    """A reading whose frame would exceed 256 KiB is refused before anything is sent, as such."""
+    wide = env.dir / "wide.csv"
+    cols = 70_000  # float32 each: 280,000 bytes of plaintext
+    wide.write_text(",".join(f"c{i}" for i in range(cols)) + "\n" + ",".join("1" for _ in range(cols)) + "\n")
+    res = env.run([env.bin, "link", "--dataset", str(wide), "--devices", "1", "--messages", "1",
+                   "-o", str(env.dir / "w")], timeout=60)
+    line = one_error_line(res)
+    check("stall" not in line, f"reported as a stall: {line!r}")
+    check("256" in line or "too large" in line.lower(), f"the error does not say the frame is too large: {line!r}")
+    return f"refused: {line[:120]}"
+
+
+def probe_stats_unwritable(env):
+    """An unwritable --stats fails the gateway before it says `ready`."""
+    env.mosquitto()
+    key = env.key()
+    res = env.run([env.bin, "link", "gateway", "--broker", env.broker, "--session", "s", "--key-file", str(key),
+                   "--devices", "1", "--store", str(env.dir / "g.db"), "--stats", str(env.dir / "no/such/dir/s.jsonl")],
+                  timeout=20)
+    check("ready" not in res.stdout, "the gateway said ready with an unwritable --stats")
+    one_error_line(res, "--stats")
+    return "refused before ready"
+
+
+def probe_store_read_only(env):
+    """A store on a read-only file system: the error names the path and says why."""
+    ro = env.dir / "ro"
+    ro.mkdir()
+    mounted = False
+    if os.geteuid() == 0:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(ro)]).returncode == 0
+    if not mounted:
+        ro.chmod(0o555)
+    try:
+        store = ro / "g.db"
+        res = env.run([env.bin, "link", "--store", str(store), "--devices", "1", "--messages", "1",
+                       "-o", str(env.dir / "o")], timeout=30)
+        line = one_error_line(res, str(store))
+        check(any(w in line.lower() for w in ("read-only", "not writable", "permission")),
+              f"the error does not say why: {line!r}")
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(ro)])
+    return f"refused: {line[:140]}"
+
+
+def postgres(env):
+    """A throw-away PostgreSQL on 127.0.0.1 (as the postgres account when root); returns the URL."""
+    bins = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
+    check(bins, "PostgreSQL not installed (scripts/setup.sh --test installs it)")
+    pgdir = env.dir / "pg"
+    pgdir.mkdir()
+    kw = {}
+    if os.geteuid() == 0:
+        env.dir.chmod(0o711)  # the postgres account must reach its directory
+        shutil.chown(pgdir, "postgres", "postgres")
+        kw = {"user": "postgres", "group": "postgres"}
+    data = pgdir / "data"
+    r = subprocess.run([bins[-1] / "initdb", "-U", "postgres", "--auth=trust", "-E", "UTF8", "-D", str(data)],
+                       capture_output=True, text=True, **kw)
+    check(r.returncode == 0, f"initdb failed: {r.stderr.strip()[-200:]}")
+    port = free_port()
+    p = env.spawn([bins[-1] / "postgres", "-D", str(data), "-p", str(port), "-c", "listen_addresses=127.0.0.1",
+                   "-k", str(pgdir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+    wait_port(port, p, "postgres", limit=30)
+    time.sleep(1.0)  # the port answers a moment before sessions are accepted
+    return port
+
+
+def probe_postgres_errors(env):
+    """With a reachable server: a missing database is named in the error, and a password in the
+    URL reaches no output file."""
+    port = postgres(env)
+    key = env.key()
+    res = env.run([env.bin, "link", "--key-file", str(key), "--store", f"postgres://postgres@127.0.0.1:{port}/nosuchdb",
+                   "--devices", "1", "--messages", "1", "-o", str(env.dir / "nodb")], timeout=60)
+    line = one_error_line(res, "--store")
+    check("nosuchdb" in line and "db error" != line.split(":")[-1].strip(), f"the error does not say what is missing: {line!r}")
+    out = env.dir / "ok"
+    url = f"postgres://postgres:hunter2@127.0.0.1:{port}/postgres?password=hunter2"
+    res = env.run([env.bin, "link", "--key-file", str(key), "--store", url, "--devices", "2", "--messages", "3",
+                   "-o", str(out)], timeout=120)
+    check(res.returncode == 0, f"run with a reachable PostgreSQL failed: {res.stderr.strip()[-200:]}")
+    check("hunter2" not in res.stdout + res.stderr, "the password is printed")
+    leaked = [f.name for f in out.rglob("*") if f.is_file() and b"hunter2" in f.read_bytes()]
+    check(not leaked, f"the password is written into {leaked}")
+    return "missing database named; no password in output"
+
+
+PROBES = {
+    # High: nonce reuse and a gateway stopped for good
+    "oversized-message": lambda e: probe_oversized(e, retained=False),
+    "oversized-retained": lambda e: probe_oversized(e, retained=True),
+    "backlog-restart": probe_backlog_restart,
+    "shared-counter-state": probe_shared_counter_state,
+    "key-reuse-across-runs": probe_key_reuse_across_runs,
+    # Medium and Low
+    "store-failure-is-loud": probe_store_locked,
+    "store-schema": probe_schema,
+    "two-sessions-one-store": probe_two_sessions_one_store,
+    "failpoint-force": probe_failpoint_force,
+    "rate-bounds": probe_rate_bounds,
+    "window-memory": probe_window_memory,
+    "store-secrets": probe_store_secrets,
+    "key-file-types": probe_key_file_types,
+    "session-names": probe_session_names,
+    "counter-state-lines": probe_counter_state_lines,
+    "broker-urls": probe_broker_urls,
+    "capture-non-utf8": probe_capture_non_utf8,
+    "frame-too-large": probe_frame_too_large,
+    "stats-unwritable": probe_stats_unwritable,
+    "store-read-only": probe_store_read_only,
+    "postgres-errors": probe_postgres_errors,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default=str(ROOT / "target/release/lwcbench"))
+    ap.add_argument("--ci", action="store_true", help="bounded sizes for CI")
+    ap.add_argument("--only", help="comma-separated probe names")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+    if a.list:
+        print("\n".join(PROBES))
+        return 0
+    names = a.only.split(",") if a.only else list(PROBES)
+    unknown = [n for n in names if n not in PROBES]
+    if unknown:
+        print(f"error: --only: unknown probe {unknown[0]!r} (see --list)", file=sys.stderr)
+        return 2
+    if not os.access(a.bin, os.X_OK):
+        print(f"error: --bin: {a.bin} is not an executable (build with scripts/setup.sh)", file=sys.stderr)
+        return 2
+    passed = failed = 0
+    for name in names:
+        env = Env(a.bin, a.ci)
+        t0 = time.monotonic()
+        try:
+            detail = PROBES[name](env)
+            passed += 1
+            print(f"PASS {name} ({time.monotonic() - t0:.1f} s): {detail}", flush=True)
+        except ProbeFailed as e:
+            failed += 1
+            print(f"FAIL {name} ({time.monotonic() - t0:.1f} s): {e}", flush=True)
+        finally:
+            env.close()
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
