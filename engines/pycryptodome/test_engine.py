@@ -14,7 +14,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import engine  # noqa: E402
 
-pytest.importorskip("Crypto", reason="pycryptodome is not installed (scripts/setup.sh --test installs it)")
+if os.environ.get("LWCBENCH_REQUIRE_SERVICES") == "1":
+    # CI cannot pass by skipping: a missing package fails collection, naming it.
+    import Crypto  # noqa: F401
+else:
+    pytest.importorskip("Crypto", reason="pycryptodome is not installed (scripts/setup.sh --test installs it)")
 
 
 def session(*requests):

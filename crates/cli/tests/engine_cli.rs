@@ -1,5 +1,7 @@
 //! `--engine` on list, verify and run, with the awk mock engine (always available where `sh`
 //! and `awk` are) and the failure paths: one line, and the rest of the run carries on.
+#[path = "../../../tests/support/required.rs"]
+mod required;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -96,7 +98,7 @@ fn verify_runs_the_vectors_through_the_engine() {
     let o = lwcbench(&["verify", "--engine", "pycryptodome", "--cipher", "AES-128-GCM,AES-256-OCB"], dir.path());
     let out = text(&o.stdout);
     if out.contains("pycryptodome is not installed") || out.contains("cannot start") {
-        println!("SKIPPED: PyCryptodome engine unavailable: {out}");
+        required::missing(&format!("PyCryptodome engine unavailable: {out}"));
         return;
     }
     assert!(o.status.success(), "{out}{}", text(&o.stderr));

@@ -2,6 +2,8 @@
 //! input below once panicked, aborted, ran without bound, or gave an unhelpful error. Every one
 //! must now give exactly one `error:` line naming the option (or file:line:column), a failure
 //! exit, no backtrace, and no result files.
+#[path = "../../../tests/support/required.rs"]
+mod required;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -585,7 +587,7 @@ fn openssl_empty_siv_is_named_as_a_library_limitation() {
     let d = tempfile::tempdir().unwrap();
     let list = text(&lwcbench(&["list", "--format", "csv"], d.path()).stdout);
     if !list.contains("AES-128-SIV,openssl,") {
-        println!("SKIPPED: OpenSSL not built");
+        required::missing("OpenSSL not built");
         return;
     }
     let k32 = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";

@@ -10,6 +10,8 @@
 //! * `PRAGMA integrity_check` is ok.
 //!
 //! Then it deletes one stored row and checks that its own checker reports exactly that loss.
+#[path = "../../../tests/support/required.rs"]
+mod required;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -87,7 +89,7 @@ fn csv_rows(p: &Path) -> Vec<HashMap<String, String>> {
 #[test]
 fn gateway_broker_and_device_kills_lose_nothing_and_duplicate_nothing() {
     let Some(bin) = mosquitto() else {
-        eprintln!("SKIP: mosquitto not installed (scripts/setup.sh --test installs it)");
+        required::missing("mosquitto not installed (scripts/setup.sh --test installs it)");
         return;
     };
     let d = tempfile::tempdir().unwrap();

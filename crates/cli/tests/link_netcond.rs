@@ -1,6 +1,8 @@
 //! `lwcbench link` under network conditions through the CLI: bad condition values (one `error:`
 //! line, non-zero exit, nothing written; no root needed) and, as root, a UDP run whose run.json
 //! records the mechanism of every condition and whose link_conditions.csv balances.
+#[path = "../../../tests/support/required.rs"]
+mod required;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -42,7 +44,7 @@ fn bad_condition_values_get_one_error_line() {
 #[test]
 fn udp_run_records_mechanisms_and_counts_every_drop() {
     if !is_root() {
-        eprintln!("SKIPPED udp_run_records_mechanisms_and_counts_every_drop: network namespaces need root");
+        required::missing("network namespaces need root");
         return;
     }
     let d = tempfile::tempdir().unwrap();

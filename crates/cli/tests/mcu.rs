@@ -2,6 +2,8 @@
 //! (unicorn/capstone, from `scripts/setup.sh --test`) and builds the -Os images incrementally
 //! into target/mcu (which mcu/tests then reuse); without the venv it is skipped with a note.
 //! The error paths always run.
+#[path = "../../../tests/support/required.rs"]
+mod required;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -52,7 +54,7 @@ fn mcu_sizes_preset_writes_tables_and_report() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !have_venv {
-        eprintln!("skipped: no mcu venv at {} (scripts/setup.sh --test makes it)", venv.display());
+        required::missing(&format!("no mcu venv at {} (scripts/setup.sh --test makes it)", venv.display()));
         return;
     }
     let d = tempfile::tempdir().unwrap();

@@ -1,5 +1,7 @@
 //! Real engine processes over the protocol: the awk mock (always) and the PyCryptodome engine
 //! (skipped, with the reason printed, only where pycryptodome is not installed).
+#[path = "../../../tests/support/required.rs"]
+mod required;
 use std::path::PathBuf;
 
 use lwcbench_catalog::VerifyCtx;
@@ -85,7 +87,7 @@ fn pycryptodome() -> Option<Engine> {
     match Engine::start("pycryptodome") {
         Ok(e) => Some(e),
         Err(m) if m.contains("not installed") || m.contains("cannot start") => {
-            println!("SKIPPED: the PyCryptodome engine is unavailable here: {m}");
+            required::missing(&format!("the PyCryptodome engine is unavailable here: {m}"));
             None
         }
         Err(m) => panic!("{m}"),

@@ -2,6 +2,8 @@
 //! These need root (network namespaces); they skip with a visible message only when the process
 //! lacks CAP_NET_ADMIN/CAP_SYS_ADMIN. CI runs them as root. The fallback mechanisms are forced
 //! (nftables loss has a drop counter; netem has none), so the checks are the same on every kernel.
+#[path = "../../../tests/support/required.rs"]
+mod required;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +15,7 @@ fn root_or_skip(test: &str) -> bool {
     match lwcbench_netimpair::preflight() {
         Ok(()) => true,
         Err(lwcbench_netimpair::Error::Unprivileged(m)) => {
-            eprintln!("SKIPPED {test}: {m}");
+            required::missing(&format!("{test}: {m}"));
             false
         }
         Err(e) => panic!("{test}: {e}"),
@@ -164,7 +166,7 @@ fn mqtt_through_mosquitto_in_namespace_b_under_loss() {
     let Some(bin) =
         ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].iter().map(std::path::PathBuf::from).find(|p| p.is_file())
     else {
-        eprintln!("SKIPPED mqtt_through_mosquitto_in_namespace_b_under_loss: mosquitto not installed (scripts/setup.sh --test installs it)");
+        required::missing("mosquitto not installed (scripts/setup.sh --test installs it)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,7 @@
 //! Namespace pair, teardown and the kernel mechanisms (nftables loss, tbf). These need root; they skip
 //! with a message only when the process lacks CAP_NET_ADMIN/CAP_SYS_ADMIN (CI runs them as root).
+#[path = "../../../tests/support/required.rs"]
+mod required;
 
 use lwcbench_netimpair::{
     apply, netns, nft_dropped, Backend, Conditions, Error, Mechanism, NetnsPair, Side, Transport,
@@ -13,7 +15,7 @@ fn pair_or_skip() -> Option<NetnsPair> {
     match NetnsPair::create() {
         Ok(p) => Some(p),
         Err(Error::Unprivileged(m)) => {
-            eprintln!("skipped: {m}");
+            required::missing(&m);
             None
         }
         Err(e) => panic!("error: {e}"),
@@ -237,7 +239,7 @@ fn without_net_admin_create_fails_with_one_clear_line() {
         return;
     }
     if lwcbench_netimpair::preflight().is_err() {
-        eprintln!("skipped: already unprivileged (the other tests cover the skip)");
+        required::missing("root: the test drops its own privileges (the other tests cover the skip)");
         return;
     }
     let exe = std::env::current_exe().unwrap();

@@ -1,5 +1,7 @@
 //! The UDP relay (delay, duplication, reordering, bounded queue) inside a namespace pair: device side
 //! A sends to the relay on B's veth address, the relay forwards to a receiver on B's loopback.
+#[path = "../../../tests/support/required.rs"]
+mod required;
 
 use lwcbench_netimpair::relay::{grow_recv_buffer, ppm};
 use lwcbench_netimpair::{Error, Mechanism, NetnsPair, RelayConfig, Side, UdpRelay};
@@ -12,7 +14,7 @@ fn pair_or_skip() -> Option<NetnsPair> {
     match NetnsPair::create() {
         Ok(p) => Some(p),
         Err(Error::Unprivileged(m)) => {
-            eprintln!("skipped: {m}");
+            required::missing(&m);
             None
         }
         Err(e) => panic!("error: {e}"),

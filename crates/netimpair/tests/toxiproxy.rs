@@ -1,5 +1,7 @@
 //! Toxiproxy inside the namespace pair: TCP latency (lower bound) and connection resets. Needs root and
 //! `toxiproxy-server` (scripts/setup.sh --test builds it); skips only without root.
+#[path = "../../../tests/support/required.rs"]
+mod required;
 
 use lwcbench_netimpair::conditions::UserSpace;
 use lwcbench_netimpair::{Error, Mechanism, NetnsPair, Side, Toxiproxy};
@@ -11,7 +13,7 @@ fn pair_or_skip() -> Option<NetnsPair> {
     match NetnsPair::create() {
         Ok(p) => Some(p),
         Err(Error::Unprivileged(m)) => {
-            eprintln!("skipped: {m}");
+            required::missing(&m);
             None
         }
         Err(e) => panic!("error: {e}"),

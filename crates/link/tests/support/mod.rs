@@ -2,8 +2,11 @@
 //! PostgreSQL, started and stopped by the test. Also compiled into crates/cli/tests/link_services.rs
 //! (by `#[path]`), so there is one copy of this code.
 //! A test skips with a message only if the server binary is truly absent
-//! (`scripts/setup.sh --test` installs both).
+//! (`scripts/setup.sh --test` installs both), and fails instead under
+//! `LWCBENCH_REQUIRE_SERVICES=1` (tests/support/required.rs).
 #![allow(dead_code)]
+#[path = "../../../../tests/support/required.rs"]
+pub mod required;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -42,12 +45,21 @@ fn wait_port(port: u16, child: &mut Child, what: &str) {
     }
 }
 
+/// The mosquitto binary: `LWCBENCH_MOSQUITTO` if set (a test sets it to a missing path to see
+/// the skip rule at work), else Debian's.
+pub fn mosquitto_bin() -> Option<PathBuf> {
+    match std::env::var_os("LWCBENCH_MOSQUITTO") {
+        Some(p) => Some(PathBuf::from(p)).filter(|p| p.is_file()),
+        None => ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].iter().map(PathBuf::from).find(|p| p.is_file()),
+    }
+}
+
 /// mosquitto on 127.0.0.1 and a free port (no persistence, anonymous, no queue limit, at most
 /// 1000 QoS 1 messages in flight per client).
 pub fn mosquitto() -> Option<Service> {
-    let bin = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].iter().map(PathBuf::from).find(|p| p.is_file());
+    let bin = mosquitto_bin();
     let Some(bin) = bin else {
-        eprintln!("SKIP: mosquitto not installed (scripts/setup.sh --test installs it)");
+        required::missing("mosquitto not installed (scripts/setup.sh --test installs it)");
         return None;
     };
     let d = tempfile::tempdir().unwrap();
@@ -82,7 +94,7 @@ fn is_root() -> bool {
 /// and its URL.
 pub fn postgres() -> Option<(Service, String)> {
     let (Some(initdb), Some(postgres)) = (pg_bin("initdb"), pg_bin("postgres")) else {
-        eprintln!("SKIP: PostgreSQL server not installed (scripts/setup.sh --test installs postgresql)");
+        required::missing("PostgreSQL server not installed (scripts/setup.sh --test installs postgresql)");
         return None;
     };
     let d = tempfile::tempdir().unwrap();
