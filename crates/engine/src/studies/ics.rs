@@ -165,15 +165,6 @@ pub fn parse_budget(s: &str) -> Result<(String, f64), String> {
     Ok((name.to_string(), v))
 }
 
-/// Nearest-rank percentile of sorted data: the value at 1-based rank ⌈p/100 · n⌉ (rank ≥ 1).
-pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
-    assert!(!sorted.is_empty(), "percentile of no data");
-    let n = sorted.len();
-    // The small epsilon keeps p·n that are whole numbers from rounding up (0.99 × 100 = 99.000…01).
-    let rank = ((p / 100.0 * n as f64) - 1e-9).ceil().max(1.0) as usize;
-    sorted[rank.min(n) - 1]
-}
-
 /// The latency figures of one set of per-message times (ns).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Latency {
@@ -193,15 +184,17 @@ pub struct Latency {
 pub fn latency(times_ns: &[f64]) -> Latency {
     let mut v = times_ns.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
-    let (p1, p99) = (nearest_rank(&v, 1.0), nearest_rank(&v, 99.0));
+    // A group always has at least one repetition, so every percentile exists.
+    let nearest_rank = |p| lwcbench_stats::percentile_nearest_rank(&v, p).expect("latency of no samples");
+    let (p1, p99) = (nearest_rank(1.0), nearest_rank(99.0));
     let (min, max) = (v[0], v[v.len() - 1]);
     Latency {
         n: v.len(),
         min,
         p1,
-        median: nearest_rank(&v, 50.0),
+        median: nearest_rank(50.0),
         p99,
-        p999: nearest_rank(&v, 99.9),
+        p999: nearest_rank(99.9),
         max,
         jitter: p99 - p1,
         range: max - min,
@@ -393,18 +386,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nearest_rank_percentiles_by_hand() {
-        // 1..=10: p50 → rank 5 → 5; p99 → rank ⌈9.9⌉ = 10; p1 → rank ⌈0.1⌉ = 1; p90 → rank 9.
-        let v: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert_eq!(nearest_rank(&v, 50.0), 5.0);
-        assert_eq!(nearest_rank(&v, 99.0), 10.0);
-        assert_eq!(nearest_rank(&v, 1.0), 1.0);
-        assert_eq!(nearest_rank(&v, 90.0), 9.0);
+    fn latency_percentiles_are_nearest_rank_by_hand() {
+        // 10..=1 reversed (latency sorts): p1 → rank ⌈0.1⌉ = 1, p50 → 5, p99 → ⌈9.9⌉ = 10.
+        let v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
+        let l = latency(&v);
+        assert_eq!((l.min, l.p1, l.median, l.p99, l.p999, l.max), (1.0, 1.0, 5.0, 10.0, 10.0, 10.0));
+        assert_eq!((l.jitter, l.range), (9.0, 9.0));
         // 1..=1000: p99.9 → rank 999; p99 → rank 990; p1 → rank 10.
         let w: Vec<f64> = (1..=1000).map(f64::from).collect();
-        assert_eq!(nearest_rank(&w, 99.9), 999.0);
-        assert_eq!(nearest_rank(&w, 99.0), 990.0);
-        assert_eq!(nearest_rank(&w, 1.0), 10.0);
+        let l = latency(&w);
+        assert_eq!((l.p1, l.median, l.p99, l.p999), (10.0, 500.0, 990.0, 999.0));
     }
 
     #[test]
