@@ -4,7 +4,8 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Args, Subcommand};
 use lwcbench_link::broker;
-use lwcbench_link::results::{self, LinkRecord};
+use lwcbench_link::input;
+use lwcbench_link::results::{self, LinkRecord, RunDir};
 use lwcbench_link::run::{self, LinkConfig, Transport};
 use lwcbench_link::suite;
 
@@ -52,7 +53,8 @@ struct SessionArgs {
     /// Report interval per device (e.g. 10ms, 1s, 500us). Ignored with --rate.
     #[arg(long, default_value = "10ms")]
     interval: String,
-    /// Total rate over all devices: readings/s, or `max` (as fast as possible). Overrides --interval.
+    /// Total rate over all devices: readings/s (from one reading per device a day, devices/86400,
+    /// to 10,000,000), or `max` (as fast as possible). Overrides --interval.
     #[arg(long)]
     rate: Option<String>,
     /// mqtt (QoS 1, persistent sessions) or udp (plain datagrams; loss is counted).
@@ -61,7 +63,8 @@ struct SessionArgs {
     /// External broker mqtt://HOST:PORT (default: an embedded broker on a free loopback port).
     #[arg(long)]
     broker: Option<String>,
-    /// Store: a SQLite file path (default OUT/link.db) or postgres://USER@HOST:PORT/DB.
+    /// Store: a SQLite file path (default OUT/link.db, kept across --force) or
+    /// postgres://USER@HOST:PORT/DB (a password is never shown).
     #[arg(long)]
     store: Option<String>,
     /// Replay window size in counters per device (1..=1048576).
@@ -141,7 +144,7 @@ struct DeviceArgs {
     /// Device id.
     #[arg(long)]
     id: u32,
-    /// Session id (topic namespace) shared with the gateway.
+    /// Session id (topic namespace) shared with the gateway: 1 to 64 of A-Z a-z 0-9 - _.
     #[arg(long)]
     session: String,
     /// Broker mqtt://HOST:PORT.
@@ -256,11 +259,9 @@ fn session(a: &SessionArgs) -> Result<(), String> {
     let interval = match a.rate.as_deref() {
         Some("max") => None,
         Some(r) => {
-            let v: f64 = r.parse().map_err(|_| format!("--rate: '{r}' is not a number of readings/s or max"))?;
-            if !(v.is_finite() && v > 0.0 && v <= 10_000_000.0) {
-                return Err(format!("--rate: {r} readings/s is not in (0, 10,000,000]"));
-            }
-            Some(Duration::from_secs_f64(a.devices.max(1) as f64 / v))
+            let v: f64 =
+                r.parse().map_err(|_| format!("--rate: '{}' is not a number of readings/s or max", input::shown(r)))?;
+            Some(input::interval_for_rate("--rate", v, a.devices)?)
         }
         None => {
             let d = parse_duration(&a.interval, "--interval")?;
@@ -289,6 +290,9 @@ fn session(a: &SessionArgs) -> Result<(), String> {
         return Err("--workers above 1 needs --transport mqtt (the workers share one MQTT subscription)".into());
     }
     lwcbench_link::replay::ReplayWindow::new(a.window)?;
+    if let Some(s) = &a.store {
+        input::no_control("--store", s)?;
+    }
     let ds = match &a.dataset {
         Some(p) => lwcbench_engine::dataset::Dataset::load(p, &[])?,
         None => lwcbench_engine::dataset::Dataset::builtin(),
@@ -296,22 +300,38 @@ fn session(a: &SessionArgs) -> Result<(), String> {
     let netc = net::parse(a)?;
     let transport = if netc.is_none() { Some(transport_of(&a.transport, a.broker.as_deref())?) } else { None };
     let out = a.out.clone().unwrap_or_else(default_out);
-    let created = !out.exists();
-    lwcbench_engine::results::prepare_dir(&out, a.force)?;
+    // Nothing half-written: the run is written beside --out and swapped in when complete.
+    let rd = RunDir::begin(&out, a.force)?;
     let r = match (&netc, transport) {
-        (Some(p), _) => net::session(a, &out, &suites, interval, &ds, p),
-        (None, t) => session_in(a, &out, &suites, interval, &ds, t.expect("set without conditions")),
+        (Some(p), _) => net::session(a, rd, &suites, interval, &ds, p),
+        (None, t) => session_in(a, rd, &suites, interval, &ds, t.expect("set without conditions")),
     };
-    if r.is_err() && created {
-        // Nothing half-written: a directory this run created goes away with its failure.
-        let _ = std::fs::remove_dir_all(&out);
+    r?;
+    println!("wrote {}", out.display());
+    Ok(())
+}
+
+/// The key file and counter state of a session: the options, else `state/` of the run
+/// directory (kept across `--force` runs, see [`results::KEPT`]).
+pub(crate) fn state_files(
+    rd: &RunDir,
+    key_file: &Option<PathBuf>,
+    counter_state: &Option<PathBuf>,
+) -> Result<(PathBuf, PathBuf), String> {
+    let state = rd.kept("state");
+    if key_file.is_none() || counter_state.is_none() {
+        std::fs::create_dir_all(&state)
+            .map_err(|e| format!("--out: cannot create {}: {e}", rd.shown(&state.display().to_string())))?;
     }
-    r
+    Ok((
+        key_file.clone().unwrap_or_else(|| state.join("master.key")),
+        counter_state.clone().unwrap_or_else(|| state.join("counters")),
+    ))
 }
 
 fn session_in(
     a: &SessionArgs,
-    out: &std::path::Path,
+    rd: RunDir,
     suites: &[suite::Suite],
     interval: Option<Duration>,
     ds: &lwcbench_engine::dataset::Dataset,
@@ -319,13 +339,10 @@ fn session_in(
 ) -> Result<(), String> {
     let readings = run::dataset_readings(ds);
     if a.attack {
-        return attack(a, out, suites);
+        return attack(a, rd, suites);
     }
-    let state = out.join("state");
-    std::fs::create_dir_all(&state).map_err(|e| format!("--out: cannot create {}: {e}", state.display()))?;
-    let key_file = a.key_file.clone().unwrap_or_else(|| state.join("master.key"));
-    let counter_file = a.counter_state.clone().unwrap_or_else(|| state.join("counters"));
-    let store = a.store.clone().unwrap_or_else(|| out.join("link.db").display().to_string());
+    let (key_file, counter_file) = state_files(&rd, &a.key_file, &a.counter_state)?;
+    let store = a.store.clone().unwrap_or_else(|| rd.kept("link.db").display().to_string());
     let started = SystemTime::now();
     let session = run::new_session();
     let mut summary = Vec::new();
@@ -349,9 +366,10 @@ fn session_in(
             batch: a.batch,
             session: format!("{session}-{}", s.id),
         };
-        let o = run::run_workers(&cfg, a.workers)?;
+        let o = run::run_workers(&cfg, a.workers).map_err(|e| rd.shown(&e))?;
         let msgs = results::message_rows(&s.name(), &o);
-        let row = results::summary_row(s, a.unsafe_no_integrity, a.devices, &o, &msgs);
+        let mut row = results::summary_row(s, a.unsafe_no_integrity, a.devices, &o, &msgs);
+        row.store = rd.shown(&row.store);
         eprintln!(
             "{}{}: sent {} stored {} missing {} refused {} — {} msgs/s, e2e p50 {} µs p99 {} µs, wire {:.0} B ({:+.0} B)",
             if a.unsafe_no_integrity { "UNSAFE (no integrity) " } else { "" },
@@ -396,21 +414,21 @@ fn session_in(
             "transport": transport.describe(),
             "store": summary.first().map(|r| r.store.clone()),
             "window": a.window, "counter_block": a.counter_block,
-            "key_file": key_file.display().to_string(), "counter_state": counter_file.display().to_string(),
+            "key_file": rd.shown(&key_file.display().to_string()),
+            "counter_state": rd.shown(&counter_file.display().to_string()),
             "connections": a.connections, "batch": a.batch, "workers": a.workers,
             "dataset": ds.name, "channels": ds.channels.len(),
         }),
         started,
         notes,
     );
-    results::write_dir(out, &files, &mut rec)?;
-    println!("wrote {}", out.display());
-    Ok(())
+    rd.finish(&files, &mut rec)
 }
 
 /// One device as its own process: same counter rule, same frame, its own MQTT session.
 fn device(a: &DeviceArgs) -> Result<(), String> {
     use std::io::Write;
+    input::check_session(&a.session)?;
     let s = suite::find(&a.cipher)?;
     let b = broker::parse_url(&a.broker)?;
     let interval = parse_duration(&a.interval, "--interval")?;
@@ -506,36 +524,40 @@ fn energy_inputs(a: &SessionArgs) -> Result<EnergyInputs, String> {
 }
 
 /// `--attack`: the attack suite for each cipher, against the gateway's check and a SQLite store.
-fn attack(a: &SessionArgs, out: &std::path::Path, suites: &[suite::Suite]) -> Result<(), String> {
+fn attack(a: &SessionArgs, rd: RunDir, suites: &[suite::Suite]) -> Result<(), String> {
     let started = SystemTime::now();
-    let state = out.join("state");
-    std::fs::create_dir_all(&state).map_err(|e| format!("--out: cannot create {}: {e}", state.display()))?;
-    let key_file = a.key_file.clone().unwrap_or_else(|| state.join("master.key"));
-    let master = lwcbench_link::keys::MasterKey::load_or_create(&key_file)?;
+    let (key_file, _) = state_files(&rd, &a.key_file, &a.counter_state)?;
+    let master = lwcbench_link::keys::MasterKey::load_or_create(&key_file).map_err(|e| rd.shown(&e))?;
     let mut rows = Vec::new();
+    let session = run::new_session();
+    // The attack stores are scratch: in the new run while it is written, removed before it is
+    // complete.
+    let scratch = rd.stage().join("attack-work");
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("--out: cannot create a scratch directory: {e}"))?;
     for s in suites {
-        let db = out.join(format!("attack-{}.db", s.id));
-        let _ = std::fs::remove_file(&db);
-        let mut st = lwcbench_link::store::Sqlite::open(&db)?;
+        let db = scratch.join(format!("attack-{}.db", s.id));
+        let mut st = lwcbench_link::store::Sqlite::open(&db, &session).map_err(|e| rd.shown(&e))?;
         let t = lwcbench_link::attack::run(s, &master, &mut st)?;
         let failed = t.iter().filter(|r| !r.pass).count();
         eprintln!("{}: attack suite {} classes, {} failed", s.name(), t.len(), failed);
         rows.extend(t);
     }
+    std::fs::remove_dir_all(&scratch).map_err(|e| format!("--out: cannot remove the attack stores: {e}"))?;
     let md = lwcbench_link::attack::markdown(&rows);
     let files =
         vec![("link_attack.csv".to_string(), results::to_csv(&rows)), ("summary.md".to_string(), md.into_bytes())];
     let mut rec = LinkRecord::new(
         "lwcbench link --attack".into(),
         "link-attack".into(),
-        run::new_session(),
+        session,
         false,
         serde_json::json!({ "ciphers": suites.iter().map(|s| s.name()).collect::<Vec<_>>(), "window": 64,
             "path": "frames delivered to the gateway's check/open/store path in process (no broker)" }),
         started,
         vec![],
     );
-    results::write_dir(out, &files, &mut rec)?;
+    let out = rd.shown(&rd.stage().display().to_string());
+    rd.finish(&files, &mut rec)?;
     let bad: Vec<String> = rows.iter().filter(|r| !r.pass).map(|r| format!("{} / {}", r.cipher, r.class)).collect();
     if !bad.is_empty() {
         // The result files stay (they are the evidence): report and exit non-zero here.
@@ -543,10 +565,9 @@ fn attack(a: &SessionArgs, out: &std::path::Path, suites: &[suite::Suite]) -> Re
             "error: attack suite: {} class(es) not handled as expected: {} (see {})",
             bad.len(),
             bad.join(", "),
-            out.display()
+            out
         );
         std::process::exit(1);
     }
-    println!("wrote {}", out.display());
     Ok(())
 }

@@ -3,8 +3,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use lwcbench_link::results::{self, LinkRecord};
-use lwcbench_link::{broker, chaos, gateway_proc, overload, suite};
+use lwcbench_link::results::{self, LinkRecord, RunDir};
+use lwcbench_link::{broker, chaos, gateway_proc, input, overload, suite};
 
 use crate::cmd_link::parse_duration;
 
@@ -13,8 +13,8 @@ pub struct GatewayArgs {
     /// Broker mqtt://HOST:PORT.
     #[arg(long)]
     broker: String,
-    /// Session id (topic namespace lwcbench/link/SESSION/+); the MQTT client id derives from it,
-    /// so a restarted gateway resumes the same persistent session.
+    /// Session id (topic namespace lwcbench/link/SESSION/+; 1 to 64 of A-Z a-z 0-9 - _); the MQTT
+    /// client id derives from it, so a restarted gateway resumes the same persistent session.
     #[arg(long)]
     session: String,
     /// Master key file (must exist, mode 0600).
@@ -144,9 +144,8 @@ pub fn gateway(a: &GatewayArgs) -> Result<(), String> {
     if a.batch == 0 || a.batch > 100_000 {
         return Err(format!("--batch: {} is not in 1..=100000", a.batch));
     }
-    if a.session.is_empty() || a.session.contains(['/', '+', '#']) {
-        return Err(format!("--session: '{}' must be non-empty without / + #", a.session));
-    }
+    input::check_session(&a.session)?;
+    input::no_control("--store", &a.store)?;
     let every = parse_duration(&a.stats_every, "--stats-every")?;
     if every < Duration::from_millis(10) {
         return Err("--stats-every: at least 10ms".into());
@@ -190,17 +189,6 @@ fn record(kind: &str, config: serde_json::Value, started: SystemTime, notes: Vec
     )
 }
 
-/// Run `f` in a fresh --out directory; a directory this run created goes away if it fails.
-fn in_out(out: &Path, force: bool, f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
-    let created = !out.exists();
-    lwcbench_engine::results::prepare_dir(out, force)?;
-    let r = f();
-    if r.is_err() && created {
-        let _ = std::fs::remove_dir_all(out);
-    }
-    r
-}
-
 pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
     let s = suite::find(&a.cipher)?;
     let interval = parse_duration(&a.interval, "--interval")?;
@@ -238,13 +226,19 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
     if g as u64 + b as u64 + d as u64 + gb as u64 > 1000 {
         return Err("--gateway-kills + --broker-kills + --device-kills + --double-kills: at most 1000".into());
     }
+    if let Some(s) = &a.store {
+        input::no_control("--store", s)?;
+    }
     let out = a.out.clone().unwrap_or_else(|| default_out("chaos"));
     let started = SystemTime::now();
-    let mut failures = Vec::new();
-    in_out(&out, a.force, || {
+    let failures;
+    // Written beside --out and swapped in whole; the work directory (captures, store, broker
+    // data, logs) is part of the run.
+    let rd = RunDir::begin(&out, a.force)?;
+    {
         let cfg = chaos::ChaosConfig {
             exe,
-            dir: out.join("work"),
+            dir: rd.stage().join("work"),
             mosquitto,
             suite: s.clone(),
             devices: a.devices,
@@ -263,7 +257,7 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
             store: a.store.clone(),
             resend_window,
         };
-        let o = chaos::run(&cfg)?;
+        let o = chaos::run(&cfg).map_err(|e| rd.shown(&e))?;
         let md = chaos::markdown(&o);
         eprint!("{md}");
         failures = o.verdict.failures();
@@ -279,14 +273,14 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
             "faults": {"gateway_kills": g, "broker_kills": b, "device_kills": d, "double_kills": gb},
             "forge_every_s": forge.as_secs_f64(), "resend_window_s": resend_window.as_secs_f64(), "window": a.window, "batch": a.batch,
             "broker": format!("mosquitto on 127.0.0.1:{} (persistence on, autosave_interval 1, max_queued_messages 0)", o.broker_port),
-            "store": cfg.store.clone().unwrap_or_else(|| cfg.dir.join("chaos.db").display().to_string()),
+            "store": rd.shown(&input::redact(&cfg.store.clone().unwrap_or_else(|| cfg.dir.join("chaos.db").display().to_string()))),
             "session": o.session,
             "verdict": o.verdict,
             "delivery_rule": "a reading counts as sent once its frame is in the device's capture file; see docs/link.md Faults",
         });
         let mut rec = record("chaos", config, started, failures.clone());
-        results::write_dir(&out, &files, &mut rec)
-    })?;
+        rd.finish(&files, &mut rec)?;
+    }
     if !failures.is_empty() {
         // The result files stay (they are the evidence).
         eprintln!("error: chaos: {} (see {})", failures.join("; "), out.display());
@@ -302,11 +296,11 @@ pub fn overload(a: &OverloadArgs) -> Result<(), String> {
         .rates
         .split(',')
         .map(|r| {
-            r.trim()
+            let v = r
+                .trim()
                 .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v > 0.0 && *v <= 10_000_000.0)
-                .ok_or_else(|| format!("--rates: '{r}' is not a rate in (0, 10,000,000] readings/s"))
+                .map_err(|_| format!("--rates: '{}' is not a number of readings/s", input::shown(r)))?;
+            input::interval_for_rate("--rates", v, a.devices).map(|_| v)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let step = parse_duration(&a.step, "--step")?;
@@ -340,14 +334,15 @@ pub fn overload(a: &OverloadArgs) -> Result<(), String> {
     };
     let out = a.out.clone().unwrap_or_else(|| default_out("overload"));
     let started = SystemTime::now();
-    in_out(&out, a.force, || {
+    let rd = RunDir::begin(&out, a.force)?;
+    {
         let cfg = overload::OverloadConfig {
             suite: s.clone(),
             devices: a.devices,
             rates,
             step,
             transport: transport.clone(),
-            dir: out.join("work"),
+            dir: rd.stage().join("work"),
             batch: a.batch,
             connections: a.connections,
             keep: a.keep,
@@ -364,8 +359,10 @@ pub fn overload(a: &OverloadArgs) -> Result<(), String> {
                 r.rss_peak_mb,
                 if r.sustained { "sustained" } else { "NOT sustained" }
             )
-        })?;
-        let _ = std::fs::remove_dir_all(out.join("work"));
+        })
+        .map_err(|e| rd.shown(&e))?;
+        std::fs::remove_dir_all(rd.stage().join("work"))
+            .map_err(|e| format!("--out: {}: cannot remove the work directory: {e}", out.display()))?;
         let md = overload::markdown(&rows, &cfg);
         eprint!("{md}");
         let files = vec![
@@ -379,8 +376,8 @@ pub fn overload(a: &OverloadArgs) -> Result<(), String> {
             "sustainable_per_s": overload::sustainable(&rows),
         });
         let mut rec = record("overload", config, started, vec![]);
-        results::write_dir(&out, &files, &mut rec)
-    })?;
+        rd.finish(&files, &mut rec)?;
+    }
     println!("wrote {}", out.display());
     Ok(())
 }

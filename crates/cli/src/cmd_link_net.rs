@@ -1,6 +1,5 @@
 //! `lwcbench link` under network conditions (`--loss`, `--delay`, … and `--preset net-sweep`):
 //! devices in namespace A, broker and gateway in namespace B (docs/network-conditions.md).
-use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
@@ -169,18 +168,18 @@ pub(super) fn parse(a: &SessionArgs) -> Result<Option<NetPlan>, String> {
 /// figures (sweep) and run.json.
 pub(super) fn session(
     a: &SessionArgs,
-    out: &Path,
+    rd: lwcbench_link::results::RunDir,
     suites: &[suite::Suite],
     interval: Option<Duration>,
     ds: &lwcbench_engine::dataset::Dataset,
     plan: &NetPlan,
 ) -> Result<(), String> {
     let readings = run::dataset_readings(ds);
-    let state = out.join("state");
-    std::fs::create_dir_all(&state).map_err(|e| format!("--out: cannot create {}: {e}", state.display()))?;
-    let key_file = a.key_file.clone().unwrap_or_else(|| state.join("master.key"));
-    let counter_file = a.counter_state.clone().unwrap_or_else(|| state.join("counters"));
-    let store = a.store.clone().unwrap_or_else(|| out.join("link.db").display().to_string());
+    let state = rd.kept("state");
+    std::fs::create_dir_all(&state)
+        .map_err(|e| format!("--out: cannot create {}: {e}", rd.shown(&state.display().to_string())))?;
+    let (key_file, counter_file) = super::state_files(&rd, &a.key_file, &a.counter_state)?;
+    let store = a.store.clone().unwrap_or_else(|| rd.kept("link.db").display().to_string());
     let started = SystemTime::now();
     let session = run::new_session();
     let mut rows: Vec<ConditionRow> = Vec::new();
@@ -222,7 +221,8 @@ pub(super) fn session(
                     batch: a.batch,
                     session: format!("{session}-{}-{}-{n}", s.id, t.as_str()),
                 };
-                let r = netcond::run_condition(&env, &mut toxi, &cfg, t, c, a.net.net_seed)?;
+                let r =
+                    netcond::run_condition(&env, &mut toxi, &cfg, t, c, a.net.net_seed).map_err(|e| rd.shown(&e))?;
                 let row = ConditionRow::new(&s.name(), a.devices, interval, &r);
                 eprintln!(
                     "{} {} [{}]: sent {} stored {} ({:.1} %), counted drops {}, not delivered {}{}, e2e p50 {} ms p99 {} ms",
@@ -280,7 +280,7 @@ pub(super) fn session(
             "devices": a.devices, "messages_per_device": a.messages,
             "interval_s": interval.map(|d| d.as_secs_f64()),
             "transports": plan.transports.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
-            "store": store, "window": a.window, "counter_block": a.counter_block,
+            "store": rd.shown(&lwcbench_link::input::redact(&store)), "window": a.window, "counter_block": a.counter_block,
             "connections": a.connections, "batch": a.batch,
             "dataset": ds.name, "channels": ds.channels.len(),
             "timeout_per_condition_s": a.drain_timeout,
@@ -297,7 +297,5 @@ pub(super) fn session(
         started,
         notes,
     );
-    results::write_dir(out, &files, &mut rec)?;
-    println!("wrote {}", out.display());
-    Ok(())
+    rd.finish(&files, &mut rec)
 }

@@ -50,3 +50,65 @@ fn whole_path_into_postgresql() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.lines().filter(|l| l.starts_with("error:")).count() == 1 && err.contains("--store"), "{err}");
 }
+
+/// Every file of a run directory (state/ included) as text, for a search.
+fn all_text(dir: &Path) -> String {
+    let mut t = String::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            t += &all_text(&p);
+        } else {
+            t += &String::from_utf8_lossy(&std::fs::read(&p).unwrap());
+        }
+    }
+    t
+}
+
+#[test]
+fn postgres_passwords_are_redacted_and_errors_carry_the_servers_message() {
+    let Some((svc, _url)) = support::postgres() else { return };
+    let port = svc.port;
+    // Trust authentication: the server ignores the password, so the run goes through and
+    // writes every file; none may hold it.
+    for url in [
+        format!("postgres://postgres:hunter2@127.0.0.1:{port}/postgres"),
+        format!("postgres://127.0.0.1:{port}/postgres?user=postgres&password=hunter2"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+            .args(["link", "-o", "out", "--store", &url, "--messages", "5", "--interval", "1ms"])
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = d.path().join("out");
+        for f in ["summary.md", "run.json", "link_summary.csv", "report.html"] {
+            assert!(out.join(f).is_file(), "{f}");
+        }
+        let text = all_text(&out) + &String::from_utf8_lossy(&o.stderr) + &String::from_utf8_lossy(&o.stdout);
+        assert!(!text.contains("hunter2"), "{url}: the password is in the output");
+        assert!(text.contains("password=***") || text.contains("postgres:***@"), "{url}: no redacted URL shown");
+    }
+    let fail = |url: &str| {
+        let d = tempfile::tempdir().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+            .args(["link", "-o", "out", "--store", url, "--messages", "5"])
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        lines[0].to_string()
+    };
+    // The server says which database or role is missing (not only "db error").
+    let e = fail(&format!("postgres://postgres:hunter2@127.0.0.1:{port}/nosuchdb"));
+    assert!(e.contains("database \"nosuchdb\" does not exist") && !e.contains("hunter2"), "{e}");
+    let e = fail(&format!("postgres://nosuchrole@127.0.0.1:{port}/postgres?password=hunter2"));
+    assert!(e.contains("role \"nosuchrole\" does not exist") && !e.contains("hunter2"), "{e}");
+    // A password holding '@' is hidden whole.
+    let e = fail(&format!("postgres://nosuchrole:p@ss@127.0.0.1:{port}/postgres"));
+    assert!(!e.contains("p@ss") && !e.contains("ss@127"), "{e}");
+}

@@ -678,7 +678,7 @@ pub fn rewrite_dir(dir: &Path, changes: &[(&str, Vec<u8>)]) -> io::Result<()> {
 
 /// Hard-link (or copy) every entry of `src` into the existing directory `dst`, recursively,
 /// except top-level names for which `skip` is true.
-fn link_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) -> io::Result<()> {
+pub fn link_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) -> io::Result<()> {
     for e in fs::read_dir(src)? {
         let e = e?;
         let name = e.file_name();
@@ -691,12 +691,18 @@ fn link_tree(src: &Path, dst: &Path, skip: &dyn Fn(&str) -> bool) -> io::Result<
             fs::create_dir(&to)?;
             link_tree(&from, &to, &|_| false)?;
         } else if t.is_file() {
-            step("link")?;
-            if fs::hard_link(&from, &to).is_err() {
-                fs::copy(&from, &to)?;
-            }
+            link_file(&from, &to)?;
         }
         // symlinks and special files are not part of a run
+    }
+    Ok(())
+}
+
+/// Hard-link the file `from` as `to` (a copy where linking fails): one step of writing a run.
+pub fn link_file(from: &Path, to: &Path) -> io::Result<()> {
+    step("link")?;
+    if fs::hard_link(from, to).is_err() {
+        fs::copy(from, to)?;
     }
     Ok(())
 }

@@ -23,18 +23,34 @@ impl BrokerAddr {
     }
 }
 
-/// Parse `mqtt://HOST:PORT` (port defaults to 1883).
+/// Parse `mqtt://HOST:PORT` (port defaults to 1883): HOST a name, an IPv4 address or an IPv6
+/// address in brackets, PORT 1 to 5 decimal digits in 1..=65535, nothing else (no path, no
+/// credentials, nothing after the port). Errors name `--broker`, show the URL redacted and say
+/// what is wrong.
 pub fn parse_url(url: &str) -> Result<BrokerAddr, String> {
-    let rest = url
-        .strip_prefix("mqtt://")
-        .ok_or_else(|| format!("--broker: '{url}' must start with mqtt:// (e.g. mqtt://127.0.0.1:1883)"))?;
-    let rest = rest.trim_end_matches('/');
-    if rest.is_empty() || rest.contains('/') || rest.contains('@') {
-        return Err(format!("--broker: '{url}' must be mqtt://HOST:PORT (no path, no credentials)"));
+    let shown = crate::input::shown(url);
+    let bad =
+        |what: &str| format!("--broker: '{shown}': {what} (expected mqtt://HOST:PORT, e.g. mqtt://127.0.0.1:1883)");
+    let rest = url.strip_prefix("mqtt://").ok_or_else(|| bad("must start with mqtt://"))?;
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    if rest.contains('@') {
+        return Err(bad("credentials are not supported"));
+    }
+    if rest.contains(['/', '?', '#']) {
+        return Err(bad("a path or query is not supported"));
     }
     let (host, port_str) = if let Some(v6) = rest.strip_prefix('[') {
-        let (h, after) = v6.split_once(']').ok_or_else(|| format!("--broker: '{url}': unclosed '['"))?;
-        (h, after.strip_prefix(':'))
+        let (h, after) = v6.split_once(']').ok_or_else(|| bad("unclosed '['"))?;
+        if h.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(bad(&format!("'{}' in brackets is not an IPv6 address", crate::input::shown(h))));
+        }
+        match after {
+            "" => (h, None),
+            a => match a.strip_prefix(':') {
+                Some(p) => (h, Some(p)),
+                None => return Err(bad(&format!("'{}' after ']' is not ':PORT'", crate::input::shown(a)))),
+            },
+        }
     } else {
         match rest.split_once(':') {
             Some((h, p)) => (h, Some(p)),
@@ -42,15 +58,19 @@ pub fn parse_url(url: &str) -> Result<BrokerAddr, String> {
         }
     };
     if host.is_empty() {
-        return Err(format!("--broker: '{url}' has no host"));
+        return Err(bad("no host"));
+    }
+    let host_ok = host.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'));
+    if !host_ok {
+        return Err(bad(&format!("host '{}' holds characters no host name has", crate::input::shown(host))));
     }
     let port = match port_str {
         None => 1883,
-        Some(p) => p
-            .parse::<u16>()
-            .ok()
+        Some(p) => Some(p)
+            .filter(|p| (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|p| p.parse::<u16>().ok())
             .filter(|&p| p != 0)
-            .ok_or_else(|| format!("--broker: '{url}': port '{p}' is not 1-65535"))?,
+            .ok_or_else(|| bad(&format!("port '{}' is not a number in 1..=65535", crate::input::shown(p))))?,
     };
     let host = host.to_string();
     Ok(BrokerAddr { host, port, embedded: false })
@@ -168,10 +188,31 @@ mod tests {
         );
         assert_eq!(parse_url("mqtt://broker").unwrap().port, 1883);
         assert_eq!(parse_url("mqtt://[::1]:9").unwrap().host, "::1");
-        for bad in
-            ["http://x:1", "mqtt://", "mqtt://x:0", "mqtt://x:99999", "mqtt://x:1/t", "mqtt://u:p@x:1", "mqtt://:5"]
-        {
-            assert!(parse_url(bad).is_err(), "{bad}");
+        assert_eq!(parse_url("mqtt://[::1]").unwrap().port, 1883);
+        assert_eq!(parse_url("mqtt://h:1883/").unwrap().port, 1883);
+        for bad in [
+            "http://x:1",
+            "mqtt://",
+            "mqtt://x:0",
+            "mqtt://x:99999",
+            "mqtt://x:1/t",
+            "mqtt://u:p@x:1",
+            "mqtt://:5",
+            "mqtt://[::1]garbage",
+            "mqtt://[::1]:+18883",
+            "mqtt://h:+18883",
+            "mqtt://h:018830",
+            "mqtt://h: 1883",
+            "mqtt://[nothost]:1",
+            "mqtt://h\n:1",
+            "mqtt://h:1?x",
+        ] {
+            let e = parse_url(bad).unwrap_err();
+            assert!(e.starts_with("--broker: '") && !e.contains('\n'), "{bad}: {e}");
         }
+        assert!(parse_url("mqtt://[::1]garbage").unwrap_err().contains("'garbage' after ']' is not ':PORT'"));
+        assert!(parse_url("mqtt://h:+18883").unwrap_err().contains("port '+18883' is not a number"));
+        let e = parse_url("mqtt://u:hunter2@h:1").unwrap_err();
+        assert!(!e.contains("hunter2") && e.contains("credentials"), "{e}");
     }
 }

@@ -100,6 +100,18 @@ impl GatewayProcess {
     /// `ready` is called once the subscription is in place.
     pub fn run(self, ready: impl FnOnce()) -> Result<String, String> {
         install_stop_signals();
+        crate::input::check_session(&self.session)?;
+        // Opened before anything starts: an unwritable stats file fails before `ready`.
+        let mut stats = match &self.stats {
+            Some(p) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .map_err(|e| format!("--stats: {}: {e}", crate::input::shown(&p.display().to_string())))?,
+            ),
+            None => None,
+        };
         let store = crate::store::open(&self.store, &self.session)?;
         let rt = run::runtime()?;
         let gw = GatewayHandle::start(
@@ -118,16 +130,6 @@ impl GatewayProcess {
             rt.handle(),
         )?;
         ready();
-        let mut stats = match &self.stats {
-            Some(p) => Some(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .map_err(|e| format!("--stats: {}: {e}", p.display()))?,
-            ),
-            None => None,
-        };
         let pid = std::process::id();
         let line = |gw: &GatewayHandle| {
             let (stored, dups, refused) = gw.live();

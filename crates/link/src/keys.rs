@@ -71,8 +71,19 @@ impl MasterKey {
 
     /// Read a key file; errors name the file and line.
     pub fn read(path: &Path) -> Result<MasterKey, String> {
+        use std::io::Read;
         let p = path.display();
-        let meta = std::fs::metadata(path).map_err(|e| format!("--key-file: {p}: {e}"))?;
+        // Non-blocking open: a FIFO would otherwise block the open for ever. The type is then
+        // checked on the opened file (no window for a swap between a check and the open).
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+            .map_err(|e| format!("--key-file: {p}: {e}"))?;
+        let meta = f.metadata().map_err(|e| format!("--key-file: {p}: {e}"))?;
+        if !meta.is_file() {
+            return Err(format!("--key-file: {p} is {}, not a regular file", file_type_name(&meta.file_type())));
+        }
         if meta.len() > 4096 {
             return Err(format!("--key-file: {p}: too large to be a key file"));
         }
@@ -82,7 +93,15 @@ impl MasterKey {
                 meta.permissions().mode() & 0o777
             ));
         }
-        let text = Zeroizing::new(std::fs::read_to_string(path).map_err(|e| format!("--key-file: {p}: {e}"))?);
+        let mut raw = Zeroizing::new(Vec::with_capacity(4097));
+        (&mut f).take(4097).read_to_end(&mut raw).map_err(|e| format!("--key-file: {p}: {e}"))?;
+        if raw.len() > 4096 {
+            return Err(format!("--key-file: {p}: too large to be a key file"));
+        }
+        let text = Zeroizing::new(
+            String::from_utf8(std::mem::take(&mut *raw))
+                .map_err(|_| format!("--key-file: {p}: line 1: expected '{KEYFILE_MAGIC}'"))?,
+        );
         let mut lines = text.lines();
         if lines.next().map(str::trim) != Some(KEYFILE_MAGIC) {
             return Err(format!("--key-file: {p}: line 1: expected '{KEYFILE_MAGIC}'"));
@@ -100,13 +119,34 @@ impl MasterKey {
 
     /// Read `path` if it exists, else create it with a fresh random key.
     pub fn load_or_create(path: &Path) -> Result<MasterKey, String> {
-        if path.exists() {
+        // symlink_metadata: a dangling link is "there" too, and is refused by `read`, not replaced
+        if std::fs::symlink_metadata(path).is_ok() {
             Self::read(path)
         } else {
             let k = Self::random();
             k.write_new(path)?;
             Ok(k)
         }
+    }
+}
+
+/// What a file that is not a regular file is, for an error line.
+pub fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
     }
 }
 
@@ -151,5 +191,25 @@ mod tests {
         assert!(MasterKey::read(&bad).unwrap_err().contains("line 2"));
         std::fs::write(&bad, "hello\n").unwrap();
         assert!(MasterKey::read(&bad).unwrap_err().contains("line 1"));
+    }
+
+    #[test]
+    fn a_fifo_or_a_directory_is_named_not_waited_on() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // On a thread, so a blocking open fails the test instead of hanging it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let f2 = fifo.clone();
+        std::thread::spawn(move || tx.send(MasterKey::load_or_create(&f2).map(|_| ())).unwrap());
+        let r = rx.recv_timeout(std::time::Duration::from_secs(5)).expect("reading a FIFO key file blocked");
+        assert_eq!(
+            r.unwrap_err(),
+            format!("--key-file: {} is a FIFO (named pipe), not a regular file", fifo.display())
+        );
+        let e = MasterKey::load_or_create(d.path()).unwrap_err();
+        assert_eq!(e, format!("--key-file: {} is a directory, not a regular file", d.path().display()));
     }
 }

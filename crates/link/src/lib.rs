@@ -10,6 +10,7 @@
 //! * [`gateway`], [`store`] — checking, opening and storing (SQLite or PostgreSQL);
 //! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session;
 //! * [`gateway_proc`], [`chaos`], [`overload`] — the gateway as a process, faults, overload;
+//! * [`input`] — command-line strings: secrets redacted, control characters refused, session names;
 //! * [`workers`] — K gateway workers on an MQTT v5 shared subscription, replay state in the store;
 //! * [`netcond`], [`sweep`] — the same path across network namespaces under network conditions.
 pub mod attack;
@@ -20,6 +21,7 @@ pub mod energy;
 pub mod frame;
 pub mod gateway;
 pub mod gateway_proc;
+pub mod input;
 pub mod keys;
 pub mod netcond;
 pub mod overload;

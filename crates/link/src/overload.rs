@@ -67,10 +67,13 @@ pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<V
     if cfg.rates.is_empty() {
         return Err("--rates: no rate given".into());
     }
-    std::fs::create_dir_all(&cfg.dir).map_err(|e| format!("{}: {e}", cfg.dir.display()))?;
     let key_file = cfg.dir.join("master.key");
     let pid = std::process::id();
     let mut rows = Vec::new();
+    for &rate in &cfg.rates {
+        crate::input::interval_for_rate("--rates", rate, cfg.devices)?;
+    }
+    std::fs::create_dir_all(&cfg.dir).map_err(|e| format!("{}: {e}", cfg.dir.display()))?;
     for (i, &rate) in cfg.rates.iter().enumerate() {
         let per_dev = ((rate * cfg.step.as_secs_f64()) / cfg.devices as f64).ceil().max(10.0) as u64;
         let db = cfg.dir.join(format!("overload-{i}.db"));
@@ -82,7 +85,7 @@ pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<V
             unauthenticated: false,
             devices: cfg.devices,
             messages: per_dev,
-            interval: Some(Duration::from_secs_f64(cfg.devices as f64 / rate)),
+            interval: Some(crate::input::interval_for_rate("--rates", rate, cfg.devices)?),
             transport: cfg.transport.clone(),
             store: db.display().to_string(),
             window: 1 << 16,

@@ -171,7 +171,12 @@ pub fn summary_row(
 pub fn summary_markdown(rows: &[SummaryRow]) -> String {
     let mut md = String::from("## Link: sensor → broker → gateway → store\n\n");
     if let Some(r) = rows.first() {
-        md += &format!("Transport: {}. Store: {}. Devices: {}.\n\n", r.transport, r.store, r.devices);
+        md += &format!(
+            "Transport: {}. Store: {}. Devices: {}.\n\n",
+            crate::input::md(&r.transport),
+            crate::input::md(&r.store),
+            r.devices
+        );
     }
     md += "| cipher | protection | sent | stored | missing | refused | msgs/s | wire B | overhead | seal p50 µs | e2e p50 µs | e2e p99 µs | gateway CPU µs/msg |\n";
     md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -255,7 +260,8 @@ impl LinkRecord {
             tool,
             version: env!("CARGO_PKG_VERSION").into(),
             kind,
-            args: std::env::args().collect(),
+            // redacted: a --store or --broker URL may carry a password
+            args: std::env::args().map(|a| crate::input::redact(&a)).collect(),
             session,
             unsafe_no_integrity,
             config,
@@ -275,60 +281,93 @@ pub type PageRenderer = fn(&Path, &serde_json::Value) -> Result<Vec<u8>, String>
 /// See [`PageRenderer`].
 pub static PAGE_RENDERER: std::sync::OnceLock<PageRenderer> = std::sync::OnceLock::new();
 
-/// Plain file names a previous run listed in `dir/run.json` (nothing with a path separator:
-/// the listing is not trusted).
-fn previous_files(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join("run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("files").and_then(|f| f.as_array()).cloned())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|f| f.as_str())
-        .filter(|f| !f.is_empty() && !f.contains(['/', '\\']) && *f != "." && *f != "..")
-        .map(str::to_string)
-        .collect()
+/// Entries of a link directory that are not results of one run: the master key and counter
+/// state, and the default store. They belong to the directory: a run into an existing one
+/// (`--force`) uses them where they are, and the new run takes them over whole (hard links, or
+/// copies where linking fails, made after the run; the old directory and its links go away
+/// with the swap). So whichever run a kill or a full disk leaves, it holds the key and the
+/// newest counters: the key is never lost or replaced, and no counter is handed out twice.
+pub const KEPT: [&str; 4] = ["state", "link.db", "link.db-wal", "link.db-shm"];
+
+/// A link run directory written as one unit (the engine's [`RunDirWriter`]): every file goes
+/// into a hidden sibling of `out`, which replaces `out` with one rename when the run is
+/// complete; a kill or a full disk at any step leaves the previous complete run, the new
+/// complete run, or nothing.
+///
+/// [`RunDirWriter`]: lwcbench_engine::results::RunDirWriter
+pub struct RunDir {
+    out: std::path::PathBuf,
+    w: lwcbench_engine::results::RunDirWriter,
 }
 
-/// Write `files`, then `report.html` (rendered from them and the record), then run.json, each
-/// atomically: run.json last, so a directory with run.json is complete and lists everything.
-/// Result files of a previous run in `dir` (`--force`) that this run does not write again
-/// are removed first, so no stale table sits beside the new run. The state (`state/`) and the
-/// store (`link.db`) are not result files and stay: the counters must survive.
-pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)], record: &mut LinkRecord) -> Result<(), String> {
-    let stale = previous_files(dir);
-    let _ = std::fs::remove_file(dir.join("run.json"));
-    for f in stale {
-        if f != "run.json" && !files.iter().any(|(n, _)| *n == f) {
-            let _ = std::fs::remove_file(dir.join(&f));
+impl RunDir {
+    /// Check `out` ([`prepare_dir`](lwcbench_engine::results::prepare_dir): a finished run is
+    /// replaced only with `force`) and start the new run beside it.
+    pub fn begin(out: &Path, force: bool) -> Result<RunDir, String> {
+        lwcbench_engine::results::prepare_dir(out, force)?;
+        let w = lwcbench_engine::results::RunDirWriter::begin(out)
+            .map_err(|e| format!("--out: {}: cannot start the run: {e}", out.display()))?;
+        Ok(RunDir { out: out.to_path_buf(), w })
+    }
+
+    /// Where the kept entry `name` (one of [`KEPT`]) is during this run: in `out` when the run
+    /// being replaced has it, else in the new run.
+    pub fn kept(&self, name: &str) -> std::path::PathBuf {
+        debug_assert!(KEPT.contains(&name));
+        let old = self.out.join(name);
+        if std::fs::symlink_metadata(&old).is_ok() {
+            old
+        } else {
+            self.w.stage().join(name)
         }
     }
-    for (name, bytes) in files {
-        lwcbench_engine::results::write_atomic(dir, name, bytes)
-            .map_err(|e| format!("--out: {}: cannot write {name}: {e}", dir.display()))?;
+
+    /// The new run's directory while it is written (work files that end up in the run).
+    pub fn stage(&self) -> &Path {
+        self.w.stage()
     }
-    let renderer = PAGE_RENDERER.get();
-    record.files = files
-        .iter()
-        .map(|(n, _)| n.clone())
-        .chain(renderer.map(|_| "report.html".to_string()))
-        .chain(["run.json".to_string()])
-        .collect();
-    let value = serde_json::to_value(&*record).expect("record serialises");
-    match renderer {
-        Some(render) => {
-            let html = render(dir, &value)?;
-            lwcbench_engine::results::write_atomic(dir, "report.html", &html)
-                .map_err(|e| format!("--out: {}: cannot write report.html: {e}", dir.display()))?;
-        }
-        None => {
-            let _ = std::fs::remove_file(dir.join("report.html"));
-        }
+
+    /// `s` with the path of the run being written replaced by `--out`, where it will be.
+    pub fn shown(&self, s: &str) -> String {
+        s.replace(&self.w.stage().display().to_string(), &self.out.display().to_string())
     }
-    let json = serde_json::to_vec_pretty(&value).expect("record serialises");
-    lwcbench_engine::results::write_atomic(dir, "run.json", &json)
-        .map_err(|e| format!("--out: {}: cannot write run.json: {e}", dir.display()))?;
-    Ok(())
+
+    /// Write `files`, then `report.html` (rendered from them and the record), then run.json
+    /// listing them all; take over the [`KEPT`] entries of the replaced run; swap the unit in.
+    pub fn finish(mut self, files: &[(String, Vec<u8>)], record: &mut LinkRecord) -> Result<(), String> {
+        let out = self.out.display().to_string();
+        let io = |what: &str, e: std::io::Error| format!("--out: {out}: {what}: {e}");
+        for (name, bytes) in files {
+            self.w.add(name, bytes).map_err(|e| io(&format!("cannot write {name}"), e))?;
+        }
+        let renderer = PAGE_RENDERER.get();
+        record.files = files
+            .iter()
+            .map(|(n, _)| n.clone())
+            .chain(renderer.map(|_| "report.html".to_string()))
+            .chain(["run.json".to_string()])
+            .collect();
+        let value = serde_json::to_value(&*record).expect("record serialises");
+        if let Some(render) = renderer {
+            let html = render(self.w.stage(), &value)?;
+            self.w.add("report.html", &html).map_err(|e| io("cannot write report.html", e))?;
+        }
+        let json = serde_json::to_vec_pretty(&value).expect("record serialises");
+        self.w.add("run.json", &json).map_err(|e| io("cannot write run.json", e))?;
+        for name in KEPT {
+            let (old, new) = (self.out.join(name), self.w.stage().join(name));
+            if std::fs::symlink_metadata(&old).is_err() || std::fs::symlink_metadata(&new).is_ok() {
+                continue;
+            }
+            let taken = if old.is_dir() {
+                std::fs::create_dir(&new).and_then(|_| lwcbench_engine::results::link_tree(&old, &new, &|_| false))
+            } else {
+                lwcbench_engine::results::link_file(&old, &new)
+            };
+            taken.map_err(|e| io(&format!("cannot take over {name} of the replaced run"), e))?;
+        }
+        self.w.commit().map_err(|e| io("cannot put the run in place", e))
+    }
 }
 
 #[cfg(test)]

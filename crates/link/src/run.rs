@@ -690,20 +690,16 @@ pub fn run_fleet(
     Ok((dev, first_err))
 }
 
-/// (matched, mismatched): this run's rows of the store compared bit for bit with what the
-/// devices sent. A store file holds every run of a session and earlier sessions too (each
-/// cipher of `--cipher A,B` is one run; `--force` keeps the store); counters only grow per
-/// device, so this run's rows are those at or above the first counter each device used now.
+/// (matched, mismatched): this run's rows of the store (`rows`: the store gives only the rows
+/// tagged with this run) compared bit for bit with what the devices sent. A row no device of
+/// this run sent is mismatched.
 pub fn check_store(rows: &[Row], dev: &[DevSample], readings: &[Vec<u8>]) -> (u64, u64) {
     let mut expected = std::collections::HashMap::with_capacity(dev.len());
-    let mut first = std::collections::HashMap::new();
     for s in dev {
         expected.insert((s.device, s.counter), s.row);
-        let f = first.entry(s.device).or_insert(s.counter);
-        *f = (*f).min(s.counter);
     }
     let (mut matched, mut mismatched) = (0u64, 0u64);
-    for r in rows.iter().filter(|r| first.get(&r.device).is_some_and(|&f| r.counter >= f)) {
+    for r in rows {
         match expected.get(&(r.device, r.counter)) {
             Some(&row) if readings[row as usize] == r.payload => matched += 1,
             _ => mismatched += 1,
@@ -741,6 +737,7 @@ pub struct LinkConfig {
 impl LinkConfig {
     /// The limits every session checks before it starts anything.
     pub fn check(&self) -> Result<(), String> {
+        crate::input::check_session(&self.session)?;
         if self.devices == 0 || self.devices > 100_000 {
             return Err(format!("--devices: {} is not in 1..=100000", self.devices));
         }
@@ -749,6 +746,17 @@ impl LinkConfig {
         }
         if self.readings.is_empty() {
             return Err("dataset has no readings".into());
+        }
+        // A frame above the gateway's limit would be refused unread (or never delivered by the
+        // broker): say so before anything is sent.
+        let longest = self.readings.iter().map(Vec::len).max().unwrap_or(0);
+        let frame = longest + self.suite.overhead(self.unauthenticated);
+        if frame > crate::frame::MAX_FRAME {
+            return Err(format!(
+                "--dataset: a reading of {longest} bytes makes a {frame}-byte frame, above the {} KiB frame limit \
+                 (fewer channels per row)",
+                crate::frame::MAX_FRAME / 1024
+            ));
         }
         Ok(())
     }
@@ -880,6 +888,16 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     let t_end = res.samples.iter().map(|s| s.committed).max().unwrap_or(t0);
     // Verify the store bit for bit against what the devices sent.
     let (matched, mismatched) = check_store(&res.store.all()?, &dev, &cfg.readings);
+    // MQTT QoS 1 delivered every frame (the drain above): a reading sent and not stored as this
+    // run's is lost, and the run fails rather than report it as a number.
+    if matches!(cfg.transport, Transport::Mqtt(_)) && (matched < sent || mismatched > 0) {
+        return Err(format!(
+            "store {store_desc}: {} of {sent} readings sent are not stored as this run's and {mismatched} stored \
+             rows differ from what was sent ({} duplicates ignored)",
+            sent - matched.min(sent),
+            res.duplicates
+        ));
+    }
     Ok(Outcome {
         sent,
         new_rows: res.new_rows,

@@ -1,6 +1,8 @@
 //! Where the gateway puts accepted readings: SQLite (default, embedded, WAL) or PostgreSQL.
-//! Both have a unique (device, counter) key, so a frame the broker delivers twice (QoS 1 is
-//! at-least-once) is stored once; such a second copy is counted as a duplicate, not an error.
+//! Both tag every row with its run (one cipher of one session) and have a unique (run, device,
+//! counter) key, so a frame the broker delivers twice (QoS 1 is at-least-once) is stored once
+//! and counted as a duplicate, while another run in the same store (a fresh key whose counters
+//! start at 0 again) never collides with it.
 use std::path::{Path, PathBuf};
 
 /// One accepted reading.
@@ -15,7 +17,7 @@ pub struct Row {
 pub trait Store: Send {
     /// Insert rows in one transaction; returns how many were new (the rest were duplicates).
     fn insert(&mut self, rows: &[Row]) -> Result<u64, String>;
-    /// Every stored row, ordered by (device, counter).
+    /// Every row of this run, ordered by (device, counter).
     fn all(&mut self) -> Result<Vec<Row>, String>;
     /// What the store is, for run.json ("sqlite:/path", "postgres://host:port/db").
     fn describe(&self) -> String;
@@ -26,16 +28,17 @@ pub fn open(spec: &str, run: &str) -> Result<Box<dyn Store>, String> {
     if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
         Ok(Box::new(Postgres::open(spec, run)?))
     } else if spec.contains("://") {
-        Err(format!("--store: '{spec}' is neither a postgres:// URL nor a file path"))
+        Err(format!("--store: '{}' is neither a postgres:// URL nor a file path", crate::input::shown(spec)))
     } else {
         let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
-        Ok(Box::new(Sqlite::open(Path::new(path))?))
+        Ok(Box::new(Sqlite::open(Path::new(path), run)?))
     }
 }
 
 pub struct Sqlite {
     conn: rusqlite::Connection,
     path: PathBuf,
+    run: String,
     // held for its Drop: stops and joins the thread
     _checkpointer: Option<Checkpointer>,
 }
@@ -79,10 +82,38 @@ impl Checkpointer {
     }
 }
 
+/// Why SQLite could not open or write `path`, naming the path: "unable to open database file"
+/// alone does not say that the file system is read-only or the directory not writable. The
+/// reason is the errno of trying what SQLite needs (open the file for writing, or create a
+/// file beside it), so it is right for root too.
+pub(crate) fn sqlite_error(path: &Path, e: &rusqlite::Error) -> String {
+    let p = crate::input::shown(&path.display().to_string());
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let d = crate::input::shown(&dir.display().to_string());
+    let tried = if path.exists() {
+        std::fs::OpenOptions::new().append(true).open(path).map(drop)
+    } else {
+        let probe = dir.join(format!(".lwcbench-probe-{}", std::process::id()));
+        std::fs::OpenOptions::new().write(true).create_new(true).open(&probe).map(|_| {
+            let _ = std::fs::remove_file(&probe);
+        })
+    };
+    match tried.err().and_then(|x| x.raw_os_error().map(|n| (n, x))) {
+        Some((libc::EROFS, _)) => format!("--store: {p}: the file system is read-only ({e})"),
+        Some((libc::EACCES | libc::EPERM, x)) if path.exists() => {
+            format!("--store: {p}: the file is not writable ({x})")
+        }
+        Some((libc::EACCES | libc::EPERM, x)) => format!("--store: {p}: its directory {d} is not writable ({x})"),
+        Some((libc::ENOENT | libc::ENOTDIR, _)) => format!("--store: {p}: directory {d} does not exist"),
+        _ => format!("--store: {p}: {e}"),
+    }
+}
+
 impl Sqlite {
-    pub fn open(path: &Path) -> Result<Sqlite, String> {
-        let p = path.display();
-        let conn = rusqlite::Connection::open(path).map_err(|e| format!("--store: {p}: {e}"))?;
+    /// The store of the run `run` in the SQLite file `path`.
+    pub fn open(path: &Path, run: &str) -> Result<Sqlite, String> {
+        let p = crate::input::shown(&path.display().to_string());
+        let conn = rusqlite::Connection::open(path).map_err(|e| sqlite_error(path, &e))?;
         // WAL + synchronous=NORMAL: a committed batch survives a crash of this process (the
         // WAL is written before COMMIT returns); only an OS crash/power cut may lose the last
         // commits. busy_timeout lets a second reader (a test) look while the gateway writes.
@@ -93,41 +124,55 @@ impl Sqlite {
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(format!("--store: {p}: journal mode is '{mode}', WAL refused"));
         }
+        let has_run = conn
+            .prepare("SELECT 1 FROM pragma_table_info('readings') WHERE name = 'run'")
+            .and_then(|mut st| st.exists([]))
+            .map_err(|e| sqlite_error(path, &e))?;
+        let has_table = conn
+            .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'readings'")
+            .and_then(|mut st| st.exists([]))
+            .map_err(|e| sqlite_error(path, &e))?;
+        if has_table && !has_run {
+            return Err(format!(
+                "--store: {p}: its table readings has no run column (written by an older lwcbench): use a new store file"
+            ));
+        }
         conn.execute_batch(
             "PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS readings (
+                 run     TEXT    NOT NULL,
                  device  INTEGER NOT NULL,
                  counter INTEGER NOT NULL,
                  cipher  INTEGER NOT NULL,
                  payload BLOB    NOT NULL,
-                 UNIQUE (device, counter)
+                 UNIQUE (run, device, counter)
              );",
         )
-        .map_err(|e| format!("--store: {p}: {e}"))?;
+        .map_err(|e| sqlite_error(path, &e))?;
         // Checkpoints run on their own thread (below); the writer's auto-checkpoint stays as
         // the fallback only if that thread could not start.
         let checkpointer = Checkpointer::start(path);
         if checkpointer.is_some() {
             conn.execute_batch("PRAGMA wal_autocheckpoint=0;").map_err(|e| format!("--store: {p}: {e}"))?;
         }
-        Ok(Sqlite { conn, path: path.to_path_buf(), _checkpointer: checkpointer })
+        Ok(Sqlite { conn, path: path.to_path_buf(), run: run.to_string(), _checkpointer: checkpointer })
     }
 }
 
 impl Store for Sqlite {
     fn insert(&mut self, rows: &[Row]) -> Result<u64, String> {
-        let p = self.path.display().to_string();
+        let p = crate::input::shown(&self.path.display().to_string());
         let tx = self.conn.transaction().map_err(|e| format!("store {p}: {e}"))?;
         let mut new = 0u64;
         {
             let mut st = tx
                 .prepare_cached(
-                    "INSERT OR IGNORE INTO readings (device, counter, cipher, payload) VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT OR IGNORE INTO readings (run, device, counter, cipher, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
                 )
                 .map_err(|e| format!("store {p}: {e}"))?;
             for r in rows {
                 new += st
-                    .execute(rusqlite::params![r.device as i64, r.counter as i64, r.cipher as i64, r.payload])
+                    .execute(rusqlite::params![self.run, r.device as i64, r.counter as i64, r.cipher as i64, r.payload])
                     .map_err(|e| format!("store {p}: {e}"))? as u64;
             }
         }
@@ -138,10 +183,10 @@ impl Store for Sqlite {
     fn all(&mut self) -> Result<Vec<Row>, String> {
         let mut st = self
             .conn
-            .prepare("SELECT device, counter, cipher, payload FROM readings ORDER BY device, counter")
+            .prepare("SELECT device, counter, cipher, payload FROM readings WHERE run = ?1 ORDER BY device, counter")
             .map_err(|e| e.to_string())?;
         let rows = st
-            .query_map([], |r| {
+            .query_map([&self.run], |r| {
                 Ok(Row {
                     device: r.get::<_, i64>(0)? as u32,
                     counter: r.get::<_, i64>(1)? as u64,
@@ -154,7 +199,11 @@ impl Store for Sqlite {
     }
 
     fn describe(&self) -> String {
-        format!("sqlite:{} (WAL, synchronous=NORMAL)", self.path.display())
+        format!(
+            "sqlite:{} (WAL, synchronous=NORMAL, run {})",
+            crate::input::shown(&self.path.display().to_string()),
+            self.run
+        )
     }
 }
 
@@ -166,15 +215,28 @@ pub struct Postgres {
     run: String,
 }
 
+/// A PostgreSQL error as one line: the server's own message (which database or role is
+/// missing, which permission) where there is one, else the client's; redacted either way.
+pub(crate) fn pg_error(e: &postgres::Error) -> String {
+    use std::error::Error;
+    let text = match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(d) => format!("{}: {} ({d})", db.severity(), db.message()),
+            None => format!("{}: {}", db.severity(), db.message()),
+        },
+        None => match e.source() {
+            Some(src) => format!("{e}: {src}"),
+            None => e.to_string(),
+        },
+    };
+    crate::input::shown(&text)
+}
+
 impl Postgres {
     pub fn open(url: &str, run: &str) -> Result<Postgres, String> {
-        // Never echo a password: show scheme://host part only.
-        let shown = match url.split_once('@') {
-            Some((_, host)) => format!("postgres://…@{host}"),
-            None => url.to_string(),
-        };
+        let shown = crate::input::shown(url);
         let mut client = postgres::Client::connect(url, postgres::NoTls)
-            .map_err(|e| format!("--store: cannot connect to {shown}: {e}"))?;
+            .map_err(|e| format!("--store: cannot connect to {shown}: {}", pg_error(&e)))?;
         client
             .batch_execute(
                 "CREATE TABLE IF NOT EXISTS lwcbench_link_readings (
@@ -186,7 +248,7 @@ impl Postgres {
                      UNIQUE (run, device, counter)
                  )",
             )
-            .map_err(|e| format!("--store: {shown}: {e}"))?;
+            .map_err(|e| format!("--store: {shown}: {}", pg_error(&e)))?;
         Ok(Postgres { client, url_shown: shown, run: run.to_string() })
     }
 }
@@ -208,7 +270,7 @@ impl Store for Postgres {
                  ON CONFLICT DO NOTHING",
                 &[&self.run, &d, &k, &ci, &p],
             )
-            .map_err(|e| format!("store {shown}: {e}"))
+            .map_err(|e| format!("store {shown}: {}", pg_error(&e)))
     }
 
     fn all(&mut self) -> Result<Vec<Row>, String> {
@@ -219,7 +281,7 @@ impl Store for Postgres {
                  ORDER BY device, counter",
                 &[&self.run],
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("store {}: {}", self.url_shown, pg_error(&e)))?;
         Ok(rows
             .iter()
             .map(|r| Row {
@@ -244,7 +306,7 @@ mod tests {
     fn sqlite_unique_key_and_wal() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("s.db");
-        let mut s = Sqlite::open(&p).unwrap();
+        let mut s = Sqlite::open(&p, "r").unwrap();
         let r = |c| Row { device: 1, counter: c, cipher: 1, payload: vec![c as u8] };
         assert_eq!(s.insert(&[r(1), r(2)]).unwrap(), 2);
         assert_eq!(s.insert(&[r(2), r(3)]).unwrap(), 1, "the second copy of counter 2 is not stored");
@@ -261,7 +323,7 @@ mod tests {
         // only what CREATE TABLE had checkpointed (nothing: it was in the WAL too).
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("c.db");
-        let mut s = Sqlite::open(&p).unwrap();
+        let mut s = Sqlite::open(&p, "r").unwrap();
         let auto: i64 = s.conn.query_row("PRAGMA wal_autocheckpoint", [], |x| x.get(0)).unwrap();
         assert_eq!(auto, 0);
         for b in 0..20u64 {

@@ -13,7 +13,7 @@
 //! * in **one store transaction per batch**, with the device rows locked (PostgreSQL `SELECT …
 //!   FOR UPDATE` in device order; SQLite `BEGIN IMMEDIATE`): a counter ≤ `top − W` (`top` = the
 //!   device's highest stored counter, kept in a per-device table) is refused as `too_old`; the
-//!   rest is inserted under the UNIQUE (device, counter) key and a counter already there is
+//!   rest is inserted under the UNIQUE (run, device, counter) key and a counter already there is
 //!   refused as `replay`; `top` moves to the highest inserted counter in the same transaction.
 //!
 //! The acceptance rule is the single gateway's window rule with "accepted inside the window"
@@ -59,10 +59,7 @@ pub struct SharedState {
 }
 
 fn pg_shown(url: &str) -> String {
-    match url.split_once('@') {
-        Some((_, host)) => format!("postgres://…@{host}"),
-        None => url.to_string(),
-    }
+    crate::input::shown(url)
 }
 
 impl SharedState {
@@ -78,7 +75,7 @@ impl SharedState {
         let (backend, shown) = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
             let shown = pg_shown(spec);
             let mut c = postgres::Client::connect(spec, postgres::NoTls)
-                .map_err(|e| format!("--store: cannot connect to {shown}: {e}"))?;
+                .map_err(|e| format!("--store: cannot connect to {shown}: {}", crate::store::pg_error(&e)))?;
             c.batch_execute(
                 "CREATE TABLE IF NOT EXISTS lwcbench_link_devices (
                      run    TEXT   NOT NULL,
@@ -87,7 +84,7 @@ impl SharedState {
                      PRIMARY KEY (run, device)
                  )",
             )
-            .map_err(|e| format!("--store: {shown}: {e}"))?;
+            .map_err(|e| format!("--store: {shown}: {}", crate::store::pg_error(&e)))?;
             c.execute(
                 "INSERT INTO lwcbench_link_devices (run, device, top)
                  SELECT $1, d, COALESCE((SELECT max(counter) FROM lwcbench_link_readings r
@@ -96,41 +93,44 @@ impl SharedState {
                  ON CONFLICT DO NOTHING",
                 &[&run, &ids],
             )
-            .map_err(|e| format!("--store: {shown}: provisioning devices: {e}"))?;
+            .map_err(|e| format!("--store: {shown}: provisioning devices: {}", crate::store::pg_error(&e)))?;
             (Backend::Postgres(c), shown)
         } else {
             let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
-            let shown = format!("sqlite:{path}");
-            let mut c = rusqlite::Connection::open(path).map_err(|e| format!("--store: {path}: {e}"))?;
-            c.busy_timeout(Duration::from_secs(30)).map_err(|e| format!("--store: {path}: {e}"))?;
+            let shown = format!("sqlite:{}", crate::input::shown(path));
+            let sq = |e: rusqlite::Error| crate::store::sqlite_error(std::path::Path::new(path), &e);
+            let mut c = rusqlite::Connection::open(path).map_err(sq)?;
+            c.busy_timeout(Duration::from_secs(30)).map_err(sq)?;
             c.execute_batch(
                 "PRAGMA synchronous=NORMAL;
                  CREATE TABLE IF NOT EXISTS readings_top (
-                     device INTEGER PRIMARY KEY,
-                     top    INTEGER NOT NULL
+                     run    TEXT    NOT NULL,
+                     device INTEGER NOT NULL,
+                     top    INTEGER NOT NULL,
+                     PRIMARY KEY (run, device)
                  );",
             )
-            .map_err(|e| format!("--store: {path}: {e}"))?;
-            let tx = c.transaction().map_err(|e| format!("--store: {path}: {e}"))?;
+            .map_err(sq)?;
+            let tx = c.transaction().map_err(sq)?;
             {
                 let mut st = tx
                     .prepare(
-                        "INSERT OR IGNORE INTO readings_top (device, top)
-                         VALUES (?1, COALESCE((SELECT max(counter) FROM readings WHERE device = ?1), -1))",
+                        "INSERT OR IGNORE INTO readings_top (run, device, top)
+                         VALUES (?1, ?2, COALESCE((SELECT max(counter) FROM readings WHERE run = ?1 AND device = ?2), -1))",
                     )
-                    .map_err(|e| format!("--store: {path}: {e}"))?;
+                    .map_err(sq)?;
                 for d in &ids {
-                    st.execute([d]).map_err(|e| format!("--store: {path}: provisioning devices: {e}"))?;
+                    st.execute(rusqlite::params![run, d]).map_err(sq)?;
                 }
             }
-            tx.commit().map_err(|e| format!("--store: {path}: {e}"))?;
+            tx.commit().map_err(sq)?;
             (Backend::Sqlite(c), shown)
         };
         Ok(SharedState { backend, run: run.to_string(), window: window as i64, shown })
     }
 
     pub fn describe(&self) -> String {
-        format!("{}; replay state in the store (per-device top + UNIQUE (device, counter))", self.shown)
+        format!("{}; replay state in the store (per-device top + UNIQUE (run, device, counter))", self.shown)
     }
 
     /// Decide and store `rows` in one transaction: one verdict per row, in the order given.
@@ -150,7 +150,7 @@ impl SharedState {
         for _attempt in 0..8 {
             let r = match &mut self.backend {
                 Backend::Postgres(c) => pg_commit(c, &self.run, self.window, rows, &order, &devices),
-                Backend::Sqlite(c) => sqlite_commit(c, self.window, rows, &order, &devices),
+                Backend::Sqlite(c) => sqlite_commit(c, &self.run, self.window, rows, &order, &devices),
             };
             match r {
                 Ok(v) => return Ok(v),
@@ -265,6 +265,7 @@ fn pg_commit(
 
 fn sqlite_commit(
     c: &mut rusqlite::Connection,
+    run: &str,
     window: i64,
     rows: &[Row],
     order: &[usize],
@@ -276,31 +277,36 @@ fn sqlite_commit(
     let mut tops = HashMap::with_capacity(devices.len());
     let mut verdict = vec![StoreVerdict::TooOld; rows.len()];
     {
-        let mut q = tx.prepare_cached("SELECT top FROM readings_top WHERE device = ?1").map_err(fatal)?;
+        let mut q = tx.prepare_cached("SELECT top FROM readings_top WHERE run = ?1 AND device = ?2").map_err(fatal)?;
         for &d in devices {
-            if let Some(t) = q.query_row([d], |r| r.get::<_, i64>(0)).map(Some).or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(fatal(e)),
-            })? {
+            if let Some(t) =
+                q.query_row(rusqlite::params![run, d], |r| r.get::<_, i64>(0)).map(Some).or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(fatal(e)),
+                })?
+            {
                 tops.insert(d, t);
             }
         }
         let (cand, new_tops) = judge(window, rows, order, &tops).map_err(Retry::Fatal)?;
         let mut ins = tx
-            .prepare_cached("INSERT OR IGNORE INTO readings (device, counter, cipher, payload) VALUES (?1, ?2, ?3, ?4)")
+            .prepare_cached(
+                "INSERT OR IGNORE INTO readings (run, device, counter, cipher, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
             .map_err(fatal)?;
         for &i in order.iter().filter(|&&i| cand[i]) {
             let r = &rows[i];
             let n = ins
-                .execute(rusqlite::params![r.device as i64, r.counter as i64, r.cipher as i64, r.payload])
+                .execute(rusqlite::params![run, r.device as i64, r.counter as i64, r.cipher as i64, r.payload])
                 .map_err(fatal)?;
             verdict[i] = if n == 1 { StoreVerdict::Stored } else { StoreVerdict::Replay };
         }
-        let mut up =
-            tx.prepare_cached("UPDATE readings_top SET top = max(top, ?2) WHERE device = ?1").map_err(fatal)?;
+        let mut up = tx
+            .prepare_cached("UPDATE readings_top SET top = max(top, ?3) WHERE run = ?1 AND device = ?2")
+            .map_err(fatal)?;
         for (d, t) in new_tops {
             if tops.get(&d) != Some(&t) {
-                up.execute([d, t]).map_err(fatal)?;
+                up.execute(rusqlite::params![run, d, t]).map_err(fatal)?;
             }
         }
     }
@@ -686,7 +692,7 @@ mod tests {
         assert_eq!(b.commit(&[row(1, 4), row(1, 1)]).unwrap(), vec![Stored, TooOld]);
         assert_eq!(a.commit(&[row(1, 9)]).unwrap(), vec![Stored]);
         assert_eq!(b.commit(&[row(1, 5), row(1, 6)]).unwrap(), vec![TooOld, Stored]);
-        let mut s = crate::store::Sqlite::open(std::path::Path::new(&p)).unwrap();
+        let mut s = crate::store::Sqlite::open(std::path::Path::new(&p), "r").unwrap();
         let got: Vec<u64> = s.all().unwrap().iter().map(|r| r.counter).collect();
         assert_eq!(got, vec![3, 4, 5, 6, 9]);
         // A new connection starts from what is stored.
