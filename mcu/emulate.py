@@ -21,7 +21,11 @@ the cost of a conditional branch ending a block is resolved by where the next bl
 The "insn" mode hooks every instruction (slower); tests check that both agree. Everything is
 deterministic: no time, no randomness, same inputs -> same counts.
 
-CLI:  emulate.py ELF TARGET NBITS [--key HEX --iv HEX] [--mode insn|block]
+Board profiles (data/boards.toml, `Board`): with a board, instruction fetches from flash/XIP
+add stall cycles per fetch line that misses (wait states, cache) and the M4 model pipelines
+neighbouring loads/stores; without one, the core model alone.
+
+CLI:  emulate.py ELF TARGET NBITS [--key HEX --iv HEX] [--mode insn|block] [--board ID]
 """
 from __future__ import annotations
 
@@ -599,9 +603,24 @@ def main(argv=None) -> int:
     ap.add_argument("--key")
     ap.add_argument("--iv")
     ap.add_argument("--mode", choices=("block", "insn"), default="block")
+    ap.add_argument("--board", help="board profile id of data/boards.toml (default: the core model alone)")
     a = ap.parse_args(argv)
+    board = None
+    if a.board:
+        try:
+            boards = load_boards()
+        except BoardError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        if a.board not in boards:
+            print(f"error: --board: unknown board {a.board!r} (known: {', '.join(sorted(boards))})", file=sys.stderr)
+            return 2
+        board = boards[a.board]
+        if board.triple != a.target:
+            print(f"error: --board: {a.board} runs {board.triple}, not {a.target}", file=sys.stderr)
+            return 2
     img = load_image(a.elf)
-    r = Emulator(img, a.target, a.mode).run(
+    r = Emulator(img, a.target, a.mode, board=board).run(
         a.nbits, bytes.fromhex(a.key) if a.key else None, bytes.fromhex(a.iv) if a.iv else None)
     print(f"init: {r.init.insns} insns, {r.init.cycles} cycles; keystream({a.nbits}): "
           f"{r.keystream.insns} insns, {r.keystream.cycles} cycles; stack {r.stack_bytes} B; rc {r.rc}")

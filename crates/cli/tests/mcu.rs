@@ -82,3 +82,35 @@ fn mcu_sizes_preset_writes_tables_and_report() {
     assert!(html.contains("<h3>Flash and RAM"));
     assert!(html.contains("<td>DRACO</td><td>rust-fast</td>"));
 }
+
+#[test]
+fn mcu_nist_lwc_bad_input_is_one_clean_error() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let o = lwcbench(&["mcu", "nist-lwc", "--board", "uno", "--out", out.to_str().unwrap()], &[]);
+    one_error(&o, "--board");
+    let o = lwcbench(&["mcu", "nist-lwc", "--board", "mkrzero", "--config", "o4", "--out", out.to_str().unwrap()], &[]);
+    one_error(&o, "--config");
+    let venv = std::env::var("MCU_VENV").map(PathBuf::from).unwrap_or_else(|_| repo().join(".venv"));
+    let have_venv = Command::new(venv.join("bin/python"))
+        .args(["-c", "import unicorn, capstone, elftools"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_venv {
+        eprintln!("skipped the tree check: no mcu venv at {}", venv.display());
+        return;
+    }
+    let missing = d.path().join("no-nist-lwc");
+    let o = lwcbench(
+        &["mcu", "nist-lwc", "--board", "mkrzero", "--out", out.to_str().unwrap()],
+        &[
+            ("MCU_VENV", venv.to_str().unwrap()),
+            ("LWCBENCH_ROOT", repo().to_str().unwrap()),
+            ("LWCBENCH_NIST_LWC", missing.to_str().unwrap()),
+        ],
+    );
+    one_error(&o, "LWCBENCH_NIST_LWC");
+    assert!(!out.join("run.json").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(&out).unwrap().flatten().collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
