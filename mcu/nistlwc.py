@@ -44,6 +44,7 @@ REPO = MCU.parent
 sys.path.insert(0, str(MCU))
 
 import emulate  # noqa: E402
+from elftools.elf.elffile import ELFFile  # noqa: E402
 
 BOARD_TABLE = {"mkrzero": "mkrzero", "nano33ble": "nano33ble"}  # board id -> table prefix
 CPU_FLAGS = {
@@ -148,27 +149,37 @@ def err_pct(ours, pub):
 # --- building -----------------------------------------------------------------------------
 
 SRC_EXT = (".c", ".S", ".s", ".cpp")
-SKIP_SRC = {"lwc_crypto_aead.c", "lwc_crypto_aead.cpp", "genkat_aead.c", "printstate.c"}
+SKIP_SRC = {"genkat_aead.c", "printstate.c"}
 
 
 def impl_dir(root: pathlib.Path, row: Row) -> pathlib.Path:
-    return root / "implementations" / row.submission / "crypto_aead" / row.variant / row.implementation
+    """implementations/SUBMISSION/crypto_aead/VARIANT/IMPL; the tables spell some submissions
+    without the folder's hyphen (photonbeetle, giftcofb), so the variant folder is looked up."""
+    d = root / "implementations" / row.submission / "crypto_aead" / row.variant / row.implementation
+    if not d.is_dir():
+        found = sorted((root / "implementations").glob(f"*/crypto_aead/{row.variant}/{row.implementation}"))
+        if found:
+            return found[0]
+    return d
 
 
-def impl_kind(d: pathlib.Path) -> str:
-    """asm: assembly sources; inline-asm: asm statements in C; c: neither."""
-    files = [p for p in d.rglob("*") if p.is_file()]
-    if any(p.suffix in (".S", ".s") for p in files):
-        # rhys-style trees carry AVR/other-arch .S files guarded by #if; only ARM ones count
-        arm = [p for p in files if p.suffix in (".S", ".s") and "avr" not in p.name.lower()
-               and "riscv" not in p.name.lower() and "xtensa" not in p.name.lower()]
-        if arm:
-            return "asm"
+def impl_kind(d: pathlib.Path, asm_text_bytes: int) -> str:
+    """asm: assembly sources that assembled to code for this core (rhys-style trees carry
+    .S files for other cores, #if-guarded to nothing); inline-asm: asm statements in the C
+    sources (by text: an arch-guarded one counts too); c: neither."""
+    if asm_text_bytes:
+        return "asm"
     asm_re = re.compile(r"\b(__asm__|__asm|asm)\s*(volatile|__volatile__)?\s*\(")
-    for p in files:
-        if p.suffix in (".c", ".h", ".cpp", ".inc") and asm_re.search(p.read_text(errors="replace")):
+    for p in d.rglob("*"):
+        if p.is_file() and p.suffix in (".c", ".h", ".cpp", ".inc") and asm_re.search(p.read_text(errors="replace")):
             return "inline-asm"
     return "c"
+
+
+def text_bytes(obj: pathlib.Path) -> int:
+    with open(obj, "rb") as f:
+        return sum(sec["sh_size"] for sec in ELFFile(f).iter_sections()
+                   if sec["sh_type"] == "SHT_PROGBITS" and sec["sh_flags"] & 0x4)  # SHF_EXECINSTR
 
 
 def compiler_version(cc: str) -> str:
@@ -188,26 +199,37 @@ def first_error(stderr: str) -> str:
     return (lines[-1] if lines else "build failed")[:300]
 
 
-def build(root: pathlib.Path, row: Row, core: str, config: str, outdir: pathlib.Path) -> tuple[pathlib.Path | None, str]:
+def build(root: pathlib.Path, row: Row, core: str, config: str, outdir: pathlib.Path) -> tuple:
+    """(elf or None, failure reason, kind)."""
     d = impl_dir(root, row)
     if not d.is_dir():
-        return None, f"implementation folder missing: {d}"
+        return None, f"implementation folder missing: {d}", "?"
     srcs = sorted(p for p in d.iterdir() if p.is_file() and p.suffix in SRC_EXT and p.name not in SKIP_SRC)
-    inc = ["-I", str(d), "-I", str(root / "src" / "lwc-benchmarking" / "include")]
+    fw = root / "src" / "lwc-benchmarking"
+    inc = ["-I", str(d), "-I", str(fw / "include"), "-I", str(fw / "src")]
     flags = CPU_FLAGS[core] + [CONFIGS[config]]
     objs = []
     odir = outdir / row.key.replace("/", "__")
     odir.mkdir(parents=True, exist_ok=True)
+    asm_objs = []
+    direct = []  # the implementation's lwc_crypto_aead.c does not compile: call crypto_aead_encrypt
     for s in srcs + [MCU / "nistlwc" / "harness.c"]:
         o = odir / (s.name + ".o")
         if s.suffix == ".cpp":
             cmd = ["arm-none-eabi-g++", *flags, *CXX_FLAGS, *inc, "-c", str(s), "-o", str(o)]
         else:
-            cmd = ["arm-none-eabi-gcc", *flags, *COMMON_FLAGS, *inc, "-c", str(s), "-o", str(o)]
+            cmd = ["arm-none-eabi-gcc", *flags, *COMMON_FLAGS, *direct, *inc, "-c", str(s), "-o", str(o)]
         r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode and s.stem == "lwc_crypto_aead":
+            direct = ["-DLWC_DIRECT"]
+            continue
         if r.returncode:
-            return None, f"{s.name}: {first_error(r.stderr)}"
+            return None, f"{s.name}: {first_error(r.stderr)}", impl_kind(d, 0)
         objs.append(str(o))
+        if s.suffix in (".S", ".s"):
+            asm_objs.append(o)
+    asm_bytes = sum(text_bytes(o) for o in asm_objs)
+    kind = impl_kind(d, asm_bytes)
     elf = odir / "image.elf"
     link = ["arm-none-eabi-gcc", *flags, "-nostartfiles", "-T", str(MCU / "nistlwc" / "nistlwc.ld"),
             "-Wl,--gc-sections", "--specs=nosys.specs", *objs, "-lc", "-lgcc", "-o", str(elf)]
@@ -215,8 +237,8 @@ def build(root: pathlib.Path, row: Row, core: str, config: str, outdir: pathlib.
         link[0] = "arm-none-eabi-g++"
     r = subprocess.run(link, capture_output=True, text=True)
     if r.returncode:
-        return None, f"link: {first_error(r.stderr)}"
-    return elf, ""
+        return None, f"link: {first_error(r.stderr)}", kind
+    return elf, "", kind
 
 
 # --- emulation ----------------------------------------------------------------------------
@@ -398,9 +420,8 @@ def run(a) -> int:
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
         builds = [pool.submit(build, root, row, board.core, a.config, bdir) for row in rows]
         for i, (row, fut) in enumerate(zip(rows, builds), 1):
-            kind = impl_kind(impl_dir(root, row)) if impl_dir(root, row).is_dir() else "?"
+            elf, why, kind = fut.result()
             print(f"[{i}/{len(rows)}] {row.key} ({kind})", file=sys.stderr, flush=True)
-            elf, why = fut.result()
             results.append(emulate_row(row, kind, elf, why, board, cells, a.max_insns))
     # ciphertext cross-check: every implementation of a variant must agree with the majority
     by_var: dict = {}

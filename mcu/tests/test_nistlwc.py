@@ -87,6 +87,14 @@ def test_published_tables_parse_with_their_dash_cells():
         assert asc and nistlwc.slope(asc[0].cells) > 0
 
 
+def test_implementation_folder_is_found_when_the_table_spells_the_submission_without_hyphen():
+    root = _shared()
+    row = nistlwc.Row("photonbeetle", "photonbeetleaead128rate32v1", "ref", "o2", None, {})
+    assert nistlwc.impl_dir(root, row) == root / "implementations/photon-beetle/crypto_aead/photonbeetleaead128rate32v1/ref"
+    row = nistlwc.Row("ascon", "ascon128v12", "esp32", "o2", None, {})  # not in the shared tree
+    assert not nistlwc.impl_dir(root, row).exists()
+
+
 # --- board profiles ---------------------------------------------------------------------
 
 def test_board_profiles_load_with_the_shared_ids():
