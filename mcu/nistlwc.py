@@ -44,6 +44,7 @@ REPO = MCU.parent
 sys.path.insert(0, str(MCU))
 
 import emulate  # noqa: E402
+from run import _csv, write_atomic  # noqa: E402
 from elftools.elf.elffile import ELFFile  # noqa: E402
 
 BOARD_TABLE = {"mkrzero": "mkrzero", "nano33ble": "nano33ble"}  # board id -> table prefix
@@ -322,28 +323,6 @@ def _symbol_at(img, addr: int) -> str:
 
 
 # --- output -------------------------------------------------------------------------------
-
-def write_atomic(path: pathlib.Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _csv(cols, rows) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(cols)
-    w.writerows(rows)
-    return buf.getvalue()
-
 
 def _f(v, fmt="{:.1f}"):
     return "" if v is None else fmt.format(v)

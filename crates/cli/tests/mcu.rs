@@ -26,6 +26,19 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The mcu venv (unicorn/capstone), or None with a note (the test then skips its real run).
+fn mcu_venv() -> Option<PathBuf> {
+    let venv = std::env::var("MCU_VENV").map(PathBuf::from).unwrap_or_else(|_| repo().join(".venv"));
+    let ok = Command::new(venv.join("bin/python"))
+        .args(["-c", "import unicorn, capstone, elftools"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: no mcu venv at {} (scripts/setup.sh --test makes it)", venv.display());
+    }
+    ok.then_some(venv)
+}
+
 #[test]
 fn mcu_without_source_tree_or_venv_is_one_clean_error() {
     let d = tempfile::tempdir().unwrap();
@@ -44,17 +57,9 @@ fn mcu_without_source_tree_or_venv_is_one_clean_error() {
 
 #[test]
 fn mcu_sizes_preset_writes_tables_and_report() {
-    let venv = std::env::var("MCU_VENV").map(PathBuf::from).unwrap_or_else(|_| repo().join(".venv"));
+    let Some(venv) = mcu_venv() else { return };
     let tdir =
         std::env::var("LWCBENCH_MCU_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| repo().join("target/mcu"));
-    let have_venv = Command::new(venv.join("bin/python"))
-        .args(["-c", "import unicorn, capstone, elftools"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_venv {
-        eprintln!("skipped: no mcu venv at {} (scripts/setup.sh --test makes it)", venv.display());
-        return;
-    }
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("mcu");
     let env = [("MCU_VENV", venv.to_str().unwrap()), ("LWCBENCH_MCU_TARGET_DIR", tdir.to_str().unwrap())];
@@ -91,15 +96,7 @@ fn mcu_nist_lwc_bad_input_is_one_clean_error() {
     one_error(&o, "--board");
     let o = lwcbench(&["mcu", "nist-lwc", "--board", "mkrzero", "--config", "o4", "--out", out.to_str().unwrap()], &[]);
     one_error(&o, "--config");
-    let venv = std::env::var("MCU_VENV").map(PathBuf::from).unwrap_or_else(|_| repo().join(".venv"));
-    let have_venv = Command::new(venv.join("bin/python"))
-        .args(["-c", "import unicorn, capstone, elftools"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_venv {
-        eprintln!("skipped the tree check: no mcu venv at {}", venv.display());
-        return;
-    }
+    let Some(venv) = mcu_venv() else { return };
     let missing = d.path().join("no-nist-lwc");
     let o = lwcbench(
         &["mcu", "nist-lwc", "--board", "mkrzero", "--out", out.to_str().unwrap()],
