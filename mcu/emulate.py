@@ -21,14 +21,20 @@ the cost of a conditional branch ending a block is resolved by where the next bl
 The "insn" mode hooks every instruction (slower); tests check that both agree. Everything is
 deterministic: no time, no randomness, same inputs -> same counts.
 
-CLI:  emulate.py ELF TARGET NBITS [--key HEX --iv HEX] [--mode insn|block]
+Board profiles (data/boards.toml, `Board`): with a board, instruction fetches from flash/XIP
+add stall cycles per fetch line that misses (wait states, cache) and the M4 model pipelines
+neighbouring loads/stores; without one, the core model alone.
+
+CLI:  emulate.py ELF TARGET NBITS [--key HEX --iv HEX] [--mode insn|block] [--board ID]
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import pathlib
 import struct
 import sys
+import tomllib
 
 import capstone
 from capstone import arm_const as csarm
@@ -81,10 +87,94 @@ class Target:
 
 
 TARGETS = {
-    "thumbv6m-none-eabi": Target("thumbv6m-none-eabi", "Cortex-M0+", "m0plus", 125.0, "RP2040 @125 MHz"),
-    "riscv32imc-unknown-none-elf": Target("riscv32imc-unknown-none-elf", "RV32IMC", "rv32", 160.0, "ESP32-C3 @160 MHz"),
-    "thumbv7em-none-eabihf": Target("thumbv7em-none-eabihf", "Cortex-M4F", "m4", 64.0, "nRF52840-class @64 MHz"),
+    "thumbv6m-none-eabi": Target("thumbv6m-none-eabi", "Cortex-M0+", "m0plus", 125.0, "RP2040 @125 MHz, board profile rp2040"),
+    "riscv32imc-unknown-none-elf": Target("riscv32imc-unknown-none-elf", "RV32IMC", "rv32", 160.0, "ESP32-C3 @160 MHz, board profile esp32c3"),
+    "thumbv7em-none-eabihf": Target("thumbv7em-none-eabihf", "Cortex-M4F", "m4", 64.0, "nRF52840 @64 MHz, board profile nrf52840"),
 }
+
+
+# Board profiles (data/boards.toml) ----------------------------------------------------------
+BOARDS_FILE = pathlib.Path(__file__).resolve().parents[1] / "data" / "boards.toml"
+# The board each `mcu --preset counts` image stands for.
+DEFAULT_BOARD = {"thumbv6m-none-eabi": "rp2040", "thumbv7em-none-eabihf": "nrf52840",
+                 "riscv32imc-unknown-none-elf": "esp32c3"}
+_CORE_OF_TRIPLE = {"thumbv6m-none-eabi": "m0plus", "thumbv7em-none-eabihf": "m4", "riscv32imc-unknown-none-elf": "rv32"}
+
+
+class BoardError(ValueError):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Board:
+    id: str
+    name: str
+    chip: str
+    core: str
+    triple: str
+    mhz: float
+    code_in: str  # flash | sram | xip
+    flash_ws: int
+    fetch_line_bytes: int
+    cache_lines: int
+    cache_ways: int
+    miss_cycles: int  # stall per line fetch that misses (flash_ws unless given)
+    m4_ldst_pipelining: bool
+    sources: dict
+
+    def fetch_stalls(self) -> bool:
+        return self.code_in in ("flash", "xip") and self.miss_cycles > 0
+
+    def describe(self) -> str:
+        cache = (f"{self.cache_lines}x{self.fetch_line_bytes} B {self.cache_ways}-way cache" if self.cache_lines
+                 else "no cache")
+        return (f"{self.id}: {self.chip} {self.core} @ {self.mhz:g} MHz, code in {self.code_in}, "
+                f"{self.miss_cycles} stall cycles per missed {self.fetch_line_bytes}-byte line ({cache})"
+                + (", M4 load/store pipelining" if self.m4_ldst_pipelining else ""))
+
+
+def load_boards(path: pathlib.Path | str | None = None) -> dict[str, Board]:
+    """Parse and check the board profiles; BoardError names the file, board and key."""
+    path = pathlib.Path(path or BOARDS_FILE)
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise BoardError(f"{path}: {e}") from None
+    boards = {}
+    for bid, t in (doc.get("board") or {}).items():
+        where = f"{path}: board {bid}"
+
+        def get(key, typ, default=None):
+            v = t.get(key, default)
+            if v is None:
+                raise BoardError(f"{where}: missing {key}")
+            if typ is float and isinstance(v, int) and not isinstance(v, bool):
+                v = float(v)
+            if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+                raise BoardError(f"{where}: {key} must be {typ.__name__}, got {v!r}")
+            return v
+        core, triple = get("core", str), get("triple", str)
+        if _CORE_OF_TRIPLE.get(triple) != core:
+            raise BoardError(f"{where}: core {core!r} does not match triple {triple!r}")
+        code_in = get("code_in", str)
+        if code_in not in ("flash", "sram", "xip"):
+            raise BoardError(f"{where}: code_in must be flash, sram or xip, got {code_in!r}")
+        ints = {k: get(k, int) for k in ("flash_ws", "fetch_line_bytes", "cache_lines", "cache_ways")}
+        ints["miss_cycles"] = get("miss_cycles", int, ints["flash_ws"])
+        if any(v < 0 for v in ints.values()) or ints["fetch_line_bytes"] not in (2, 4, 8, 16, 32, 64) \
+                or ints["cache_ways"] < 1 or (ints["cache_lines"] % ints["cache_ways"]):
+            raise BoardError(f"{where}: fetch/cache parameters out of range: {ints}")
+        mhz = get("mhz", float)
+        if not 0 < mhz < 10_000:
+            raise BoardError(f"{where}: mhz out of range: {mhz}")
+        sources = t.get("sources", {})
+        if not isinstance(sources, dict) or "mhz" not in sources:
+            raise BoardError(f"{where}: sources table missing (mhz needs a source)")
+        boards[bid] = Board(bid, get("name", str), get("chip", str), core, triple, mhz, code_in,
+                            sources=dict(sources), m4_ldst_pipelining=get("m4_ldst_pipelining", bool, False), **ints)
+    if not boards:
+        raise BoardError(f"{path}: no [board.ID] tables")
+    return boards
 
 
 def _is_arm(triple: str) -> bool:
@@ -94,9 +184,10 @@ def _is_arm(triple: str) -> bool:
 class CostModel:
     """Per-instruction cost: (base cycles, extra cycles if a conditional branch is taken)."""
 
-    def __init__(self, triple: str):
+    def __init__(self, triple: str, board: Board | None = None):
         self.triple = triple
         self.model = TARGETS[triple].model
+        self.ldst_pipe = bool(board and board.m4_ldst_pipelining and self.model == "m4")
         if _is_arm(triple):
             self.md = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         else:
@@ -114,6 +205,13 @@ class CostModel:
         if self.model == "m4":
             return _m4(insn)
         return (0, 0)
+
+    def block_cost(self, ins) -> int:
+        """Base cycles of a straight-line run of instructions (M4 load/store pipelining applied)."""
+        base = sum(self.cost(i)[0] for i in ins)
+        if self.ldst_pipe:
+            base -= sum(1 for a, b in zip(ins, ins[1:]) if _m4_pipelines(a, b))
+        return base
 
 
 _M0_LOADSTORE = {getattr(csarm, "ARM_INS_" + n) for n in
@@ -203,6 +301,24 @@ def _m4(insn) -> tuple[int, int]:
     return (1, 0)
 
 
+def _m4_single_ldst(insn) -> bool:
+    return insn.id in _M4_LOADSTORE and insn.id not in (csarm.ARM_INS_VLDR, csarm.ARM_INS_VSTR)
+
+
+def _m4_pipelines(prev, cur) -> bool:
+    """Cortex-M4 TRM 3.3.2: a single LDR/STR right after another single LDR/STR pipelines its
+    address phase (costs 1, not 2) — not after a register-offset STR, not with writeback, and
+    not a load into PC."""
+    if not (_m4_single_ldst(prev) and _m4_single_ldst(cur)):
+        return False
+    if getattr(prev, "writeback", False) or getattr(cur, "writeback", False) or _writes_pc(cur):
+        return False
+    if prev.mnemonic.startswith("str") and any(o.type == csarm.ARM_OP_MEM and o.mem.index != 0
+                                               for o in prev.operands):
+        return False
+    return True
+
+
 _RV_BRANCH = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "beqz", "bnez", "blez", "bgez",
               "bltz", "bgtz", "bgt", "ble", "bgtu", "bleu"}
 _RV_LOAD = {"lb", "lh", "lw", "lbu", "lhu", "lwsp"}
@@ -232,6 +348,10 @@ def _rv32(insn) -> tuple[int, int]:
     if m in _RV_DIV:
         return (33, 0)
     return (1, 0)
+
+
+class InsnCapExceeded(RuntimeError):
+    pass
 
 
 @dataclasses.dataclass
@@ -284,12 +404,52 @@ class Result:
 
 
 class Emulator:
-    def __init__(self, image: Image, triple: str, mode: str = "block"):
-        self.img, self.triple, self.mode = image, triple, mode
+    def __init__(self, image: Image, triple: str, mode: str = "block", board: Board | None = None,
+                 max_insns: int = 2_000_000_000, profile: bool = False):
+        if board is not None and board.triple != triple:
+            raise ValueError(f"board {board.id} runs {board.triple}, not {triple}")
+        self.img, self.triple, self.mode, self.board = image, triple, mode, board
         self.arm = _is_arm(triple)
-        self.costs = CostModel(triple)
+        self.costs = CostModel(triple, board)
         self.block_cache: dict = {}
         self.insn_cache: dict = {}
+        self.max_insns = max_insns
+        # instruction fetch model: stalls per line fetch that misses (code in flash / XIP)
+        self.fetch = bool(board and board.fetch_stalls() and self.costs.model)
+        if self.fetch:
+            self.line_bytes, self.miss = board.fetch_line_bytes, board.miss_cycles
+            self.ways = board.cache_ways
+            self.sets = board.cache_lines // board.cache_ways if board.cache_lines else 0
+        self.profile: dict | None = {} if profile else None  # block addr -> [executions, cycles]
+        self._reset_fetch()
+
+    def _reset_fetch(self):
+        """A fresh board: empty cache, no line buffered."""
+        self.cur_line = -1
+        self.cache = [[] for _ in range(self.sets)] if self.fetch and self.sets else None
+        self.stall_cycles = 0
+
+    def _fetch_lines(self, lines) -> int:
+        """Stall cycles for entering these lines in order (sequential re-use of the current line
+        is free; with a cache, a hit is free; every other line fetch costs miss cycles)."""
+        stall = 0
+        for ln in lines:
+            if ln == self.cur_line:
+                continue
+            self.cur_line = ln
+            if self.cache is not None:
+                s = self.cache[ln % self.sets]
+                if ln in s:
+                    if s[-1] != ln:
+                        s.remove(ln)
+                        s.append(ln)  # most recently used last
+                    continue
+                s.append(ln)
+                if len(s) > self.ways:
+                    del s[0]
+            stall += self.miss
+        self.stall_cycles += stall
+        return stall
 
     def _new_uc(self):
         if self.arm:
@@ -317,9 +477,18 @@ class Emulator:
             ins = self.costs.insns(code, addr)
             if sum(i.size for i in ins) != size:
                 raise RuntimeError(f"capstone could not decode block {addr:#x}+{size}")
-            base = sum(self.costs.cost(i)[0] for i in ins)
+            base = self.costs.block_cost(ins)
             extra = self.costs.cost(ins[-1])[1]
-            info = (len(ins), base, extra, addr + size)
+            lines = ()
+            if self.fetch and FLASH[0] <= addr < FLASH[0] + FLASH[1]:
+                lb = self.line_bytes
+                seq = []
+                for i in ins:
+                    for ln in range(i.address // lb, (i.address + i.size - 1) // lb + 1):
+                        if not seq or seq[-1] != ln:
+                            seq.append(ln)
+                lines = tuple(seq)
+            info = (len(ins), base, extra, addr + size, lines)
             self.block_cache[key] = info
         return info
 
@@ -328,10 +497,15 @@ class Emulator:
             return
         if st[3] and addr != st[4]:
             st[1] += st[3]
-        n, base, extra, fall = self._block_info(uc, addr, size)
+        n, base, extra, fall, lines = self._block_info(uc, addr, size)
+        cyc = base + (self._fetch_lines(lines) if lines else 0)
         st[0] += n
-        st[1] += base
+        st[1] += cyc
         st[3], st[4] = extra, fall
+        if self.profile is not None:
+            p = self.profile.setdefault(addr, [0, 0, size])
+            p[0] += 1
+            p[1] += cyc
 
     def _on_insn(self, uc, addr, size, st):
         if addr == SENTINEL:
@@ -342,10 +516,24 @@ class Emulator:
         if c is None:
             ins = self.costs.insns(bytes(uc.mem_read(addr, size)), addr)
             c = self.costs.cost(ins[0])
+            lines = ()
+            if self.fetch and FLASH[0] <= addr < FLASH[0] + FLASH[1]:
+                lines = tuple(range(addr // self.line_bytes, (addr + size - 1) // self.line_bytes + 1))
+            c = (c[0], c[1], lines)
             self.insn_cache[addr] = c
         st[0] += 1
-        st[1] += c[0]
+        st[1] += c[0] + (self._fetch_lines(c[2]) if c[2] else 0)
         st[3], st[4] = c[1], addr + size
+
+    def call(self, uc, fn: str, a0: int = 0, a1: int = 0) -> Phase:
+        """Call fn(a0, a1) on a machine from new_machine(); raises InsnCapExceeded past max_insns."""
+        return self._call(uc, fn, a0, a1)
+
+    def new_machine(self):
+        """A fresh board: image loaded, stack painted, empty instruction cache."""
+        self._rc = []
+        self._reset_fetch()
+        return self._new_uc()
 
     def _call(self, uc, fn: str, a0: int, a1: int) -> Phase:
         st = [0, 0, 0, 0, 0]  # insns, cycles, pending taken-extra, its fall-through
@@ -357,17 +545,19 @@ class Emulator:
             uc.reg_write(ua.UC_ARM_REG_R0, a0)
             uc.reg_write(ua.UC_ARM_REG_R1, a1)
             uc.reg_write(ua.UC_ARM_REG_LR, SENTINEL | 1)
-            uc.emu_start(addr | 1, SENTINEL, count=2_000_000_000)
+            uc.emu_start(addr | 1, SENTINEL, count=self.max_insns)
             pc, rc = uc.reg_read(ua.UC_ARM_REG_PC), uc.reg_read(ua.UC_ARM_REG_R0)
         else:
             uc.reg_write(ur.UC_RISCV_REG_SP, self.img.stack_top)
             uc.reg_write(ur.UC_RISCV_REG_A0, a0)
             uc.reg_write(ur.UC_RISCV_REG_A1, a1)
             uc.reg_write(ur.UC_RISCV_REG_RA, SENTINEL)
-            uc.emu_start(addr, SENTINEL, count=2_000_000_000)
+            uc.emu_start(addr, SENTINEL, count=self.max_insns)
             pc, rc = uc.reg_read(ur.UC_RISCV_REG_PC), uc.reg_read(ur.UC_RISCV_REG_A0)
         uc.hook_del(hook)
         if (pc & ~1) != SENTINEL:
+            if st[0] >= self.max_insns:
+                raise InsnCapExceeded(f"{fn}: more than {self.max_insns:,} instructions (cap)")
             raise RuntimeError(f"{fn} did not return (pc={pc:#x})")
         if st[3] and SENTINEL != st[4]:  # last block ended in a taken conditional branch (never: it returns)
             st[1] += st[3]
@@ -378,8 +568,7 @@ class Emulator:
     def run(self, nbits: int, key: bytes | None = None, iv: bytes | None = None) -> Result:
         key = key if key is not None else default_key(self.img.key_bytes)
         iv = iv if iv is not None else default_iv(self.img.iv_bytes)
-        uc = self._new_uc()
-        self._rc = []
+        uc = self.new_machine()
         uc.mem_write(KEY_AT, key)
         uc.mem_write(IV_AT, iv)
         init = self._call(uc, "lwc_init", KEY_AT, IV_AT)
@@ -414,9 +603,24 @@ def main(argv=None) -> int:
     ap.add_argument("--key")
     ap.add_argument("--iv")
     ap.add_argument("--mode", choices=("block", "insn"), default="block")
+    ap.add_argument("--board", help="board profile id of data/boards.toml (default: the core model alone)")
     a = ap.parse_args(argv)
+    board = None
+    if a.board:
+        try:
+            boards = load_boards()
+        except BoardError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        if a.board not in boards:
+            print(f"error: --board: unknown board {a.board!r} (known: {', '.join(sorted(boards))})", file=sys.stderr)
+            return 2
+        board = boards[a.board]
+        if board.triple != a.target:
+            print(f"error: --board: {a.board} runs {board.triple}, not {a.target}", file=sys.stderr)
+            return 2
     img = load_image(a.elf)
-    r = Emulator(img, a.target, a.mode).run(
+    r = Emulator(img, a.target, a.mode, board=board).run(
         a.nbits, bytes.fromhex(a.key) if a.key else None, bytes.fromhex(a.iv) if a.iv else None)
     print(f"init: {r.init.insns} insns, {r.init.cycles} cycles; keystream({a.nbits}): "
           f"{r.keystream.insns} insns, {r.keystream.cycles} cycles; stack {r.stack_bytes} B; rc {r.rc}")

@@ -14,6 +14,7 @@ import argparse
 import csv
 import dataclasses
 import io
+import json
 import os
 import pathlib
 import sys
@@ -93,11 +94,18 @@ SIZE_COLS = ["cipher", "implementation", "language", "image", "target", "core", 
              "text", "rodata", "data", "bss", "flash_bytes", "ram_static_bytes", "stack_bytes",
              "emulated"]
 COUNT_COLS = ["cipher", "implementation", "language", "image", "target", "core", "profile",
-              "phase", "nbits", "metric", "value", "unit", "timing_model"]
+              "phase", "nbits", "metric", "value", "unit", "timing_model", "board"]
+
+
+def boards_used() -> dict:
+    """The board profile (data/boards.toml) each emulated target stands for."""
+    boards = emulate.load_boards()
+    return {t: boards[b] for t, b in emulate.DEFAULT_BOARD.items()}
 
 
 def measure(imgs, nbits, log) -> tuple[list, list]:
     size_rows, count_rows = [], []
+    boards = boards_used()
     base_stack: dict = {}
     outputs: dict = {}
     for im in imgs:
@@ -107,7 +115,8 @@ def measure(imgs, nbits, log) -> tuple[list, list]:
         if im.emulable:
             t0 = time.time()
             img = emulate.load_image(str(im.elf))
-            em = emulate.Emulator(img, im.target)
+            board = boards.get(im.target)
+            em = emulate.Emulator(img, im.target, board=board)
             tgt = emulate.TARGETS[im.target]
             key = (im.target, im.profile, im.language, str(im.baseline))
             if key not in base_stack:
@@ -151,6 +160,9 @@ def measure(imgs, nbits, log) -> tuple[list, list]:
                     if n:
                         count_rows.append(common + ["full", n, "cycles_per_bit_est", f"{full_c / n:.2f}", "cycles/bit", model])
                 count_rows.append(common + ["init+keystream", n, "stack_bytes", r.stack_bytes, "bytes", ""])
+            for r_ in count_rows:
+                if len(r_) == len(COUNT_COLS) - 1:
+                    r_.append(board.id if board else "")
             stack = max(stacks)
             log(f"  {im.target:28} {im.profile} {im.image:11} {im.language:4} {time.time() - t0:6.1f} s")
         size_rows.append([im.cipher, im.implementation, im.language, im.image, im.target, CORE[im.target],
@@ -371,6 +383,9 @@ def main(argv=None) -> int:
     if not a.sizes_only:
         write_atomic(a.out / "mcu_counts.csv", _csv(COUNT_COLS, counts))
     write_atomic(a.out / "mcu.md", markdown(sizes, counts, nbits, a.sizes_only))
+    if not a.sizes_only:  # read by `lwcbench mcu` into run.json
+        write_atomic(a.out / "boards.json", json.dumps(
+            {t: dataclasses.asdict(b) for t, b in boards_used().items()}, indent=1) + "\n")
     log(f"wrote {a.out}/mcu_sizes.csv{'' if a.sizes_only else ', mcu_counts.csv'}, mcu.md")
     return 0
 

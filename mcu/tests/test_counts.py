@@ -188,6 +188,9 @@ def test_run_writes_a_row_per_cipher_and_target(built, tmp_path):
     counts = list(csv.DictReader(open(tmp_path / "mcu_counts.csv")))
     assert (tmp_path / "mcu.md").read_text().startswith("# Microcontroller cost")
     assert not list(tmp_path.glob(".*.tmp"))
+    # every emulated figure names the board profile its core stands for
+    assert all(r["board"] == emulate.DEFAULT_BOARD[r["target"]] for r in counts)
+    assert {t: b["id"] for t, b in json.loads((tmp_path / "boards.json").read_text()).items()} == emulate.DEFAULT_BOARD
     flash = {(r["cipher"], r["implementation"], r["target"]): int(r["flash_bytes"])
              for r in sizes if r["method"] == "image-minus-baseline"}
     for im in built.RUST_IMAGES:

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Instant, SystemTime};
 
-use clap::{Args, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum McuPreset {
@@ -23,20 +23,61 @@ pub enum McuPreset {
 }
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct McuArgs {
+    #[command(subcommand)]
+    sub: Option<McuSub>,
     /// What to produce: `sizes` (FELICS-style flash/RAM/stack table) or `counts` (also the
     /// emulated init/keystream/full counts at 1, 8, 128, 1024 and 22,464 bits).
     #[arg(long, value_enum, default_value = "counts")]
     preset: McuPreset,
     /// Output directory (created if missing); `lwcbench report DIR` renders it.
-    #[arg(short, long)]
-    out: PathBuf,
+    #[arg(short, long, required = true)]
+    out: Option<PathBuf>,
     /// Use the images already built (skip the cross-builds).
     #[arg(long)]
     no_build: bool,
     /// Build profiles: Os, O3 or both (comma-separated).
     #[arg(long, default_value = "Os,O3")]
     profiles: String,
+    /// Replace a finished run in --out.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Subcommand)]
+enum McuSub {
+    /// Reproduce a NIST LWC microcontroller AEAD table (MKR Zero / Nano 33 BLE) in emulation:
+    /// builds each implementation the published table lists from the shared NIST LWC tree
+    /// ($LWCBENCH_NIST_LWC, else ../shared/nist-lwc), emulates every enc(x:y) cell with the
+    /// board's profile (data/boards.toml) and writes published / emulated / error % per cell and
+    /// per implementation (nist_lwc_cells.csv, nist_lwc_impls.csv, nist_lwc.md, run.json).
+    NistLwc(NistLwcArgs),
+}
+
+#[derive(Args)]
+struct NistLwcArgs {
+    /// Board whose published table is reproduced (its profile in data/boards.toml).
+    #[arg(long, value_parser = ["mkrzero", "nano33ble"])]
+    board: String,
+    /// Compiler configuration of the published rows (-Os, -O1, -O2, -O3).
+    #[arg(long, default_value = "o2", value_parser = ["os", "o1", "o2", "o3"])]
+    config: String,
+    /// Only implementations matching this glob (SUBMISSION/VARIANT/IMPL or IMPL, e.g. 'armv*').
+    #[arg(long = "impl", default_value = "*")]
+    impl_glob: String,
+    /// Cells to emulate: every enc(x:y) of the table, or only enc(0:128) and enc(0:1024).
+    #[arg(long, default_value = "all", value_parser = ["all", "slope"])]
+    cells: String,
+    /// Instruction cap per encryption call (an implementation past it is reported, not run on).
+    #[arg(long, default_value_t = 300_000_000, value_parser = clap::value_parser!(u64).range(1000..=2_000_000_000))]
+    max_insns: u64,
+    /// Parallel builds.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    jobs: u32,
+    /// Output directory (created if missing).
+    #[arg(short, long)]
+    out: PathBuf,
     /// Replace a finished run in --out.
     #[arg(long)]
     force: bool,
@@ -60,6 +101,10 @@ fn python(root: &Path) -> PathBuf {
 }
 
 pub fn run(a: &McuArgs) -> Result<(), String> {
+    if let Some(McuSub::NistLwc(n)) = &a.sub {
+        return run_nist_lwc(n);
+    }
+    let out = a.out.as_ref().ok_or("--out: required")?;
     for p in a.profiles.split(',') {
         if !matches!(p, "Os" | "O3") {
             return Err(format!("--profiles: unknown profile {p:?} (expected Os, O3 or Os,O3)"));
@@ -67,10 +112,27 @@ pub fn run(a: &McuArgs) -> Result<(), String> {
     }
     let root = repo_root();
     let script = root.join("mcu/run.py");
+    let py = check_python(&root, &script)?;
+    let tmp = prepare_out(out, a.force)?;
+    let res = run_into(a, out, &root, &script, &py, &tmp);
+    let _ = std::fs::remove_dir_all(&tmp);
+    res
+}
+
+/// Refuses a finished run unless --force, creates --out, returns the temporary directory name.
+fn prepare_out(out: &Path, force: bool) -> Result<PathBuf, String> {
+    if out.join("run.json").exists() && !force {
+        return Err(format!("--out: {} already holds a finished run (use --force to replace it)", out.display()));
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("--out: {}: {e}", out.display()))?;
+    Ok(out.join(format!(".mcu-tmp-{}", std::process::id())))
+}
+
+fn check_python(root: &Path, script: &Path) -> Result<PathBuf, String> {
     if !script.is_file() {
         return Err(format!("mcu: {} not found (set LWCBENCH_ROOT to the lwcbench source tree)", script.display()));
     }
-    let py = python(&root);
+    let py = python(root);
     let ok = Command::new(&py)
         .args(["-c", "import unicorn, capstone, elftools"])
         .output()
@@ -79,17 +141,66 @@ pub fn run(a: &McuArgs) -> Result<(), String> {
     if !ok {
         return Err(format!("mcu: no Python venv with unicorn/capstone/pyelftools at {}; {SETUP_HINT}", py.display()));
     }
-    if a.out.join("run.json").exists() && !a.force {
-        return Err(format!("--out: {} already holds a finished run (use --force to replace it)", a.out.display()));
-    }
-    std::fs::create_dir_all(&a.out).map_err(|e| format!("--out: {}: {e}", a.out.display()))?;
-    let tmp = a.out.join(format!(".mcu-tmp-{}", std::process::id()));
-    let res = run_into(a, &root, &script, &py, &tmp);
+    Ok(py)
+}
+
+fn run_nist_lwc(n: &NistLwcArgs) -> Result<(), String> {
+    let root = repo_root();
+    let script = root.join("mcu/nistlwc.py");
+    let py = check_python(&root, &script)?;
+    let tmp = prepare_out(&n.out, n.force)?;
+    let res = nist_lwc_into(n, &py, &script, &tmp);
     let _ = std::fs::remove_dir_all(&tmp);
     res
 }
 
-fn run_into(a: &McuArgs, root: &Path, script: &Path, py: &Path, tmp: &Path) -> Result<(), String> {
+fn nist_lwc_into(n: &NistLwcArgs, py: &Path, script: &Path, tmp: &Path) -> Result<(), String> {
+    let started = SystemTime::now();
+    let mut cmd = Command::new(py);
+    cmd.arg(script).arg("--board").arg(&n.board).arg("--config").arg(&n.config).arg("--impl").arg(&n.impl_glob);
+    cmd.arg("--cells").arg(&n.cells).arg("--max-insns").arg(n.max_insns.to_string()).arg("--out").arg(tmp);
+    cmd.arg("--jobs").arg(n.jobs.to_string());
+    eprintln!("mcu nist-lwc: running {} (builds and emulates every implementation; minutes) ...", script.display());
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("mcu: {}: {e}", py.display()))?;
+    // progress goes through; nistlwc.py's own `error:` line becomes this command's one error
+    let mut last_err = None;
+    if let Some(err) = child.stderr.take() {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(err)).map_while(Result::ok) {
+            match line.strip_prefix("error: ") {
+                Some(e) => last_err = Some(e.to_string()),
+                None if line.starts_with("wrote ") => {}
+                None => eprintln!("{line}"),
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| format!("mcu: {}: {e}", py.display()))?;
+    if !status.success() {
+        return Err(last_err.unwrap_or_else(|| format!("mcu nist-lwc: mcu/nistlwc.py failed ({status})")));
+    }
+    let files = ["nist_lwc_cells.csv", "nist_lwc_impls.csv", "nist_lwc.md"];
+    for name in files {
+        std::fs::rename(tmp.join(name), n.out.join(name)).map_err(|e| format!("--out: {}: {e}", n.out.display()))?;
+    }
+    let text = std::fs::read_to_string(tmp.join("run.json")).map_err(|e| format!("mcu nist-lwc: run.json: {e}"))?;
+    let mut record: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("mcu nist-lwc: run.json from nistlwc.py: {e}"))?;
+    if let Some(o) = record.as_object_mut() {
+        o.insert("started_utc".into(), lwcbench_engine::results::rfc3339(started).into());
+        o.insert("args".into(), std::env::args().collect::<Vec<_>>().into());
+        o.insert("tool_version".into(), env!("CARGO_PKG_VERSION").into());
+    }
+    let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())? + "\n";
+    lwcbench_engine::results::write_atomic(&n.out, "run.json", text.as_bytes())
+        .map_err(|e| format!("--out: {}: {e}", n.out.display()))?;
+    println!("wrote {} ({}, run.json)", n.out.display(), files.join(", "));
+    Ok(())
+}
+
+fn run_into(a: &McuArgs, dest: &Path, root: &Path, script: &Path, py: &Path, tmp: &Path) -> Result<(), String> {
     let started = SystemTime::now();
     let t0 = Instant::now();
     let mut cmd = Command::new(py);
@@ -117,14 +228,20 @@ fn run_into(a: &McuArgs, root: &Path, script: &Path, py: &Path, tmp: &Path) -> R
     for name in ["mcu_sizes.csv", "mcu_counts.csv", "mcu.md"] {
         let src = tmp.join(name);
         if src.exists() {
-            std::fs::rename(&src, a.out.join(name)).map_err(|e| format!("--out: {}: {e}", a.out.display()))?;
+            std::fs::rename(&src, dest.join(name)).map_err(|e| format!("--out: {}: {e}", dest.display()))?;
             files.push(name);
         } else {
-            let _ = std::fs::remove_file(a.out.join(name)); // stale file of another preset
+            let _ = std::fs::remove_file(dest.join(name)); // stale file of another preset
         }
     }
+    // the board profile each emulated core stands for (run.py writes it; sizes-only runs have none)
+    let boards = std::fs::read_to_string(tmp.join("boards.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
     let record = serde_json::json!({
         "kind": "mcu",
+        "boards": boards,
         "preset": match a.preset { McuPreset::Sizes => "sizes", McuPreset::Counts => "counts" },
         "started_utc": lwcbench_engine::results::rfc3339(started),
         "duration_s": t0.elapsed().as_secs_f64(),
@@ -135,8 +252,8 @@ fn run_into(a: &McuArgs, root: &Path, script: &Path, py: &Path, tmp: &Path) -> R
         "method": "mcu/README.md",
     });
     let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())? + "\n";
-    lwcbench_engine::results::write_atomic(&a.out, "run.json", text.as_bytes())
-        .map_err(|e| format!("--out: {}: {e}", a.out.display()))?;
-    println!("wrote {} ({}, run.json)", a.out.display(), files.join(", "));
+    lwcbench_engine::results::write_atomic(dest, "run.json", text.as_bytes())
+        .map_err(|e| format!("--out: {}: {e}", dest.display()))?;
+    println!("wrote {} ({}, run.json)", dest.display(), files.join(", "));
     Ok(())
 }

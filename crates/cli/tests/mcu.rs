@@ -28,6 +28,19 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The mcu venv (unicorn/capstone), or None with a note (the test then skips its real run).
+fn mcu_venv() -> Option<PathBuf> {
+    let venv = std::env::var("MCU_VENV").map(PathBuf::from).unwrap_or_else(|_| repo().join(".venv"));
+    let ok = Command::new(venv.join("bin/python"))
+        .args(["-c", "import unicorn, capstone, elftools"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        required::missing(&format!("no mcu venv at {} (scripts/setup.sh --test makes it)", venv.display()));
+    }
+    ok.then_some(venv)
+}
+
 #[test]
 fn mcu_without_source_tree_or_venv_is_one_clean_error() {
     let d = tempfile::tempdir().unwrap();
@@ -46,17 +59,9 @@ fn mcu_without_source_tree_or_venv_is_one_clean_error() {
 
 #[test]
 fn mcu_sizes_preset_writes_tables_and_report() {
-    let venv = std::env::var("MCU_VENV").map(PathBuf::from).unwrap_or_else(|_| repo().join(".venv"));
+    let Some(venv) = mcu_venv() else { return };
     let tdir =
         std::env::var("LWCBENCH_MCU_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| repo().join("target/mcu"));
-    let have_venv = Command::new(venv.join("bin/python"))
-        .args(["-c", "import unicorn, capstone, elftools"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_venv {
-        required::missing(&format!("no mcu venv at {} (scripts/setup.sh --test makes it)", venv.display()));
-        return;
-    }
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("mcu");
     let env = [("MCU_VENV", venv.to_str().unwrap()), ("LWCBENCH_MCU_TARGET_DIR", tdir.to_str().unwrap())];
@@ -83,4 +88,28 @@ fn mcu_sizes_preset_writes_tables_and_report() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<h3>Flash and RAM"));
     assert!(html.contains("<td>DRACO</td><td>rust-fast</td>"));
+}
+
+#[test]
+fn mcu_nist_lwc_bad_input_is_one_clean_error() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let o = lwcbench(&["mcu", "nist-lwc", "--board", "uno", "--out", out.to_str().unwrap()], &[]);
+    one_error(&o, "--board");
+    let o = lwcbench(&["mcu", "nist-lwc", "--board", "mkrzero", "--config", "o4", "--out", out.to_str().unwrap()], &[]);
+    one_error(&o, "--config");
+    let Some(venv) = mcu_venv() else { return };
+    let missing = d.path().join("no-nist-lwc");
+    let o = lwcbench(
+        &["mcu", "nist-lwc", "--board", "mkrzero", "--out", out.to_str().unwrap()],
+        &[
+            ("MCU_VENV", venv.to_str().unwrap()),
+            ("LWCBENCH_ROOT", repo().to_str().unwrap()),
+            ("LWCBENCH_NIST_LWC", missing.to_str().unwrap()),
+        ],
+    );
+    one_error(&o, "LWCBENCH_NIST_LWC");
+    assert!(!out.join("run.json").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(&out).unwrap().flatten().collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 }
