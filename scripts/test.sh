@@ -60,6 +60,8 @@ suite "python + browser" env LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/b
 suite "pycryptodome engine" .venv/bin/python -m pytest -q engines/pycryptodome
 # Cross-built images: emulated keystream equals the host's, pinned instruction counts, tables.
 suite "mcu images" env CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q mcu/tests
+# data/emulated-cycles.csv (--board energy) equals what the emulator gives for a sample of images.
+suite "emulated cycles table" env CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q tests/energy
 mcu_run() {
   ./target/release/lwcbench mcu --preset counts --profiles Os --no-build --force --out target/mcu-run &&
     test -s target/mcu-run/mcu_sizes.csv && test -s target/mcu-run/mcu_counts.csv && test -s target/mcu-run/run.json &&

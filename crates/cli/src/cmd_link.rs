@@ -122,18 +122,28 @@ struct SessionArgs {
     /// Radios for the modelled energy table (comma-separated names from data/radio-profiles.csv, or all).
     #[arg(long, default_value = "all")]
     radio: String,
-    /// Device power profile for the crypto share of the energy (data/power-profiles.csv name).
+    /// Device power profile for the crypto share of the energy (data/power-profiles.csv name):
+    /// host seal time × its power. --board replaces it.
     #[arg(long, default_value = "ESP32")]
     power_profile: String,
+    /// Crypto energy from the device: emulated cycles of the cipher's image on this board
+    /// (rp2040, nrf52840, esp32c3, mkrzero, nano33ble; data/board-power.csv) × its datasheet
+    /// power, host time × that power for ciphers without an image; its sleep current unless --sleep-ua.
+    #[arg(long)]
+    board: Option<String>,
+    /// Battery chemistry for self-discharge and shelf life (data/battery-chemistries.csv):
+    /// alkaline-AA, Li-SOCl2, Li-ion, LiFePO4, CR2032.
+    #[arg(long, default_value = "alkaline-AA")]
+    chemistry: String,
     /// Battery capacity for the modelled battery life (mAh).
     #[arg(long, default_value_t = 2400.0)]
     battery_mah: f64,
     /// Battery voltage (V).
     #[arg(long, default_value_t = 3.0)]
     battery_v: f64,
-    /// Whole-board sleep current between reports (µA).
-    #[arg(long, default_value_t = 10.2)]
-    sleep_ua: f64,
+    /// Whole-board sleep current between reports (µA; default 10.2, or the --board's).
+    #[arg(long)]
+    sleep_ua: Option<f64>,
     /// Report interval the battery model assumes (e.g. 60s); the session itself runs at --interval/--rate.
     #[arg(long, default_value = "60s")]
     report_interval: String,
@@ -390,10 +400,10 @@ fn session_in(
         summary.push(row);
         messages.extend(msgs);
     }
-    let (radios, profile, bat) = energy_inputs(a)?;
-    let energy = results::energy_rows(&summary, &radios, &profile, &bat);
+    let (radios, crypto, bat) = energy_inputs(a)?;
+    let energy = lwcbench_link::energy::energy_rows(&summary, suites, a.unsafe_no_integrity, &radios, &crypto, &bat);
     let mut md = results::summary_markdown(&summary);
-    md += &results::energy_markdown(&energy, &bat);
+    md += &lwcbench_link::energy::energy_markdown(&energy, &bat, &crypto);
     let mut files = vec![
         ("link_energy.csv".to_string(), results::to_csv(&energy)),
         ("link_summary.csv".to_string(), results::to_csv(&summary)),
@@ -488,7 +498,7 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
 }
 
 type EnergyInputs =
-    (Vec<lwcbench_link::energy::Radio>, lwcbench_engine::power::PowerProfile, lwcbench_link::energy::Battery);
+    (Vec<lwcbench_link::energy::Radio>, lwcbench_link::energy::CryptoPower, lwcbench_link::energy::Battery);
 
 fn energy_inputs(a: &SessionArgs) -> Result<EnergyInputs, String> {
     use lwcbench_link::energy;
@@ -498,7 +508,7 @@ fn energy_inputs(a: &SessionArgs) -> Result<EnergyInputs, String> {
     } else {
         radio_sel.split(',').map(|r| energy::find_radio(r.trim())).collect::<Result<Vec<_>, _>>()?
     };
-    let profile = lwcbench_engine::power::resolve(Some(&a.power_profile), None)?;
+    let board = a.board.as_deref().map(lwcbench_engine::board::find).transpose()?;
     let pos = |v: f64, opt: &str| {
         if v.is_finite() && v > 0.0 && v < 1e9 {
             Ok(v)
@@ -513,14 +523,21 @@ fn energy_inputs(a: &SessionArgs) -> Result<EnergyInputs, String> {
     let bat = energy::Battery {
         capacity_mah: pos(a.battery_mah, "--battery-mah")?,
         volts: pos(a.battery_v, "--battery-v")?,
-        sleep_ua: if a.sleep_ua.is_finite() && a.sleep_ua >= 0.0 && a.sleep_ua < 1e9 {
-            a.sleep_ua
-        } else {
-            return Err(format!("--sleep-ua: {} is not a non-negative number", a.sleep_ua));
+        sleep_ua: match (a.sleep_ua, &board) {
+            (Some(s), _) if s.is_finite() && (0.0..1e9).contains(&s) => s,
+            (Some(s), _) => return Err(format!("--sleep-ua: {s} is not a non-negative number")),
+            // The board's sleep power, drawn from the battery at its voltage.
+            (None, Some(b)) => b.sleep_w() / a.battery_v * 1e6,
+            (None, None) => 10.2,
         },
         interval_s: interval.as_secs_f64(),
+        chemistry: energy::find_chemistry(&a.chemistry)?,
     };
-    Ok((radios, profile, bat))
+    let crypto = match board {
+        Some(b) => energy::CryptoPower::Board(b),
+        None => energy::CryptoPower::Profile(lwcbench_engine::power::resolve(Some(&a.power_profile), None)?),
+    };
+    Ok((radios, crypto, bat))
 }
 
 /// `--attack`: the attack suite for each cipher, against the gateway's check and a SQLite store.

@@ -105,6 +105,13 @@ pub struct RunArgs {
     /// Only with --preset lightweight-study or stream-study (elsewhere an error).
     #[arg(long)]
     watts: Option<f64>,
+    /// Crypto energy from the device: emulated cycles of the cipher's microcontroller image
+    /// (data/emulated-cycles.csv) ÷ the board's clock × its datasheet active power
+    /// (data/board-power.csv): rp2040, nrf52840, esp32c3, mkrzero, nano33ble. Ciphers without an
+    /// image fall back to host time × the board's power; the energy_source column says which.
+    /// Only with --preset lightweight-study or stream-study, not with --power-profile/--watts.
+    #[arg(long)]
+    board: Option<String>,
     /// Video for the frame scenario: a YUV4MPEG2 file (.y4m; C420jpeg/420/422/444/mono, 8-bit).
     /// Default: data/video/bigbuckbunny.y4m made by ./scripts/setup.sh (or $LWCBENCH_VIDEO).
     /// Make one from any video or a camera with `python -m lwcbench.video extract`. Selects the
@@ -174,6 +181,7 @@ impl RunArgs {
             readings: self.readings,
             power_profile: self.power_profile.clone(),
             watts: self.watts,
+            board: self.board.clone(),
             video: self.video.clone(),
             frames: self.frames,
             engine: self.engine.clone(),

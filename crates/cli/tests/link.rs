@@ -7,12 +7,16 @@ fn lwcbench(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args).current_dir(cwd).output().expect("binary runs")
 }
 
-fn summary(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(dir.join("link_summary.csv")).unwrap();
+fn csv_rows(p: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(p).unwrap();
     let h = r.headers().unwrap().clone();
     r.records()
         .map(|x| h.iter().zip(x.unwrap().iter()).map(|(a, b)| (a.to_string(), b.to_string())).collect())
         .collect()
+}
+
+fn summary(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    csv_rows(&dir.join("link_summary.csv"))
 }
 
 #[test]
@@ -135,6 +139,91 @@ fn attack_suite_and_lora_preset_write_their_tables() {
     assert_clean_error(&["link", "-o", "o", "--preset", "nope"], "--preset");
     assert_clean_error(&["link", "-o", "o", "--radio", "smoke-signals"], "--radio");
     assert_clean_error(&["link", "-o", "o", "--battery-mah", "0"], "--battery-mah");
+}
+
+/// `--board rp2040` (5 V × 25 mA at 125 MHz: 1 nJ per cycle, hand): Ascon-AEAD128's crypto
+/// energy is its M0+ image's emulated encrypt count for the 16-byte reading (the 128-bit count
+/// of data/emulated-cycles.csv), DRACO (stream + Poly1305, no image) falls back to host time,
+/// and battery life includes self-discharge: with the board's 2 mA sleep at 5 V drawn from
+/// 2 AA cells at 3 V (3.333 mA), 2400 mAh last 2.4 Ah / (3.3333 mA + 8.2 µA self-discharge +
+/// ~0.3 µA of reports) ≈ 718 h ≈ 29.9 days, load-limited. nRF52840 on a CR2032 with a 1 µA
+/// sleep and one ~14 µJ BLE report an hour (~1.3 nA): 225 mAh, 1.5 %/year = 0.385 µA →
+/// 0.225 Ah / 1.386 µA ≈ 162,000 h ≈ 6760 days (18.5 years), cut at the 10-year shelf life.
+#[test]
+fn board_energy_from_emulated_cycles_and_battery_with_self_discharge() {
+    let d = tempfile::tempdir().unwrap();
+    let cycles =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/emulated-cycles.csv")).unwrap();
+    let ascon = cycles
+        .lines()
+        .find(|l| l.starts_with("Ascon-AEAD128,rustcrypto,") && l.contains(",thumbv6m-none-eabi,"))
+        .expect("Ascon-AEAD128 M0+ row");
+    let at_128_bits: f64 = ascon.split(',').nth(9).unwrap().parse().unwrap();
+    let o = lwcbench(
+        &[
+            "link",
+            "-o",
+            "b",
+            "--board",
+            "rp2040",
+            "--messages",
+            "5",
+            "--interval",
+            "1ms",
+            "--cipher",
+            "Ascon-AEAD128,DRACO",
+            "--radio",
+            "BLE-1M",
+        ],
+        d.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = csv_rows(&d.path().join("b/link_energy.csv"));
+    assert_eq!(rows.len(), 2);
+    let a = rows.iter().find(|r| r["cipher"] == "Ascon-AEAD128/rustcrypto").unwrap();
+    assert_eq!(a["energy_source"], "emulated:rp2040 (M0+ model, 125 MHz)");
+    let uj: f64 = a["crypto_uj"].parse().unwrap();
+    assert!((uj - (at_128_bits * 1e-3 * 1e3).round() / 1e3).abs() < 1e-9, "{uj} µJ vs {at_128_bits} cycles");
+    let dr = rows.iter().find(|r| r["cipher"].starts_with("DRACO")).unwrap();
+    assert!(dr["energy_source"].starts_with("host-time×power (fallback"), "{}", dr["energy_source"]);
+    assert_eq!((a["chemistry"].as_str(), a["self_discharge_pct_year"].as_str()), ("alkaline-AA", "3.0"));
+    let days: f64 = a["battery_days_modelled"].parse().unwrap();
+    assert!((days - 29.9).abs() < 0.2 && a["life_limited_by"] == "load + self-discharge", "{a:?}");
+    let md = std::fs::read_to_string(d.path().join("b/summary.md")).unwrap();
+    assert!(md.contains("emulated:rp2040") && md.contains("self-discharge 3 % a year"), "{md}");
+
+    let o = lwcbench(
+        &[
+            "link",
+            "-o",
+            "c",
+            "--board",
+            "nrf52840",
+            "--chemistry",
+            "CR2032",
+            "--battery-mah",
+            "225",
+            "--sleep-ua",
+            "1",
+            "--report-interval",
+            "1h",
+            "--messages",
+            "3",
+            "--radio",
+            "BLE-1M",
+        ],
+        d.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = &csv_rows(&d.path().join("c/link_energy.csv"))[0];
+    assert_eq!((r["life_limited_by"].as_str(), r["battery_days_modelled"].as_str()), ("shelf life", "3652.5"), "{r:?}");
+    let load: f64 = r["battery_days_load_modelled"].parse().unwrap();
+    assert!(load > 6600.0 && load < 6900.0, "{load}");
+    assert_clean_error(
+        &["link", "-o", "o", "--board", "uno"],
+        "--board: 'uno' is not a board (rp2040, nrf52840, esp32c3, mkrzero, nano33ble)",
+    );
+    assert_clean_error(&["link", "-o", "o", "--chemistry", "NiMH"], "--chemistry: 'NiMH' is not one of");
 }
 
 #[test]

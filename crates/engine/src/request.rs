@@ -42,6 +42,7 @@ pub struct RunOptions {
     pub readings: Option<usize>,
     pub power_profile: Option<String>,
     pub watts: Option<f64>,
+    pub board: Option<String>,
     pub video: Option<PathBuf>,
     pub frames: Option<usize>,
     pub engine: Vec<String>,
@@ -83,6 +84,7 @@ pub const RUN_OPTIONS: &[&str] = &[
     "readings",
     "power_profile",
     "watts",
+    "board",
     "video",
     "frames",
     "engine",
@@ -175,6 +177,7 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
     let given = StudyArgs {
         power_profile: a.power_profile.clone(),
         watts: a.watts,
+        board: a.board.clone(),
         weights: a.weights.clone(),
         budget: a.budget.clone(),
     };

@@ -1,5 +1,5 @@
 //! Result files of a link session: per-message latencies, a summary row per cipher, the
-//! attack tally, the energy model, a markdown report section and run.json (written last, so
+//! attack tally, a markdown report section and run.json (written last, so
 //! a directory with run.json is complete — the engine's convention).
 use std::collections::HashMap;
 use std::path::Path;
@@ -383,98 +383,4 @@ mod tests {
         assert_eq!(pct(&[7], 99.9), 7);
         assert_eq!(pct(&[], 50.0), 0);
     }
-}
-
-/// One row of the MODELLED energy table.
-#[derive(Serialize, Clone, Debug)]
-pub struct EnergyRow {
-    pub cipher: String,
-    pub radio: String,
-    pub radio_figures: String,
-    pub power_profile: String,
-    pub plain_bytes: f64,
-    pub frame_bytes: f64,
-    pub air_time_ms: f64,
-    pub radio_uj: f64,
-    pub seal_ns_host: f64,
-    pub crypto_uj: f64,
-    pub total_uj: f64,
-    pub interval_s: f64,
-    pub battery_mah: f64,
-    pub sleep_ua: f64,
-    pub battery_days_modelled: f64,
-}
-
-/// Energy per message and battery life for each summary row × radio.
-pub fn energy_rows(
-    rows: &[SummaryRow],
-    radios: &[crate::energy::Radio],
-    profile: &lwcbench_engine::power::PowerProfile,
-    bat: &crate::energy::Battery,
-) -> Vec<EnergyRow> {
-    let mut out = Vec::new();
-    for r in rows {
-        for radio in radios {
-            let frame = r.wire_bytes.round() as usize;
-            let air = radio.air_time(frame);
-            let e_radio = radio.energy_j(frame);
-            let seal_ns = r.seal_p50_us * 1e3;
-            let e_crypto = lwcbench_engine::power::energy_j(profile, seal_ns);
-            let total = e_radio + e_crypto;
-            out.push(EnergyRow {
-                cipher: r.cipher.clone(),
-                radio: radio.name.clone(),
-                radio_figures: radio.status.clone(),
-                power_profile: format!("{} ({} W)", profile.device, profile.active_w),
-                plain_bytes: r.plain_bytes,
-                frame_bytes: r.wire_bytes,
-                air_time_ms: (air * 1e6).round() / 1e3,
-                radio_uj: (e_radio * 1e9).round() / 1e3,
-                seal_ns_host: seal_ns,
-                crypto_uj: (e_crypto * 1e9).round() / 1e3,
-                total_uj: (total * 1e9).round() / 1e3,
-                interval_s: bat.interval_s,
-                battery_mah: bat.capacity_mah,
-                sleep_ua: bat.sleep_ua,
-                battery_days_modelled: (bat.life_days(total) * 10.0).round() / 10.0,
-            });
-        }
-    }
-    out
-}
-
-pub fn energy_markdown(rows: &[EnergyRow], bat: &crate::energy::Battery) -> String {
-    let mut md = format!(
-        "\n## Link energy and battery (MODELLED, not measured)\n\nOne report every {} s, {} mAh at {} V, sleep {} µA. \
-Crypto = seal time on this host × device profile power (a lower bound: a microcontroller is slower); \
-radio = time on air × transmit power (data/radio-profiles.csv; `estimate` marks figures not confirmed in a primary document).\n\n\
-| radio | cipher | frame B | air ms | radio µJ | crypto µJ | battery days (modelled) | vs best |\n|---|---|---:|---:|---:|---:|---:|---:|\n",
-        bat.interval_s, bat.capacity_mah, bat.volts, bat.sleep_ua
-    );
-    let mut radios: Vec<&str> = Vec::new();
-    for r in rows {
-        if !radios.contains(&r.radio.as_str()) {
-            radios.push(&r.radio);
-        }
-    }
-    for radio in radios {
-        let mut rs: Vec<&EnergyRow> = rows.iter().filter(|r| r.radio == radio).collect();
-        rs.sort_by(|a, b| b.battery_days_modelled.total_cmp(&a.battery_days_modelled));
-        let best = rs.first().map(|r| r.battery_days_modelled).unwrap_or(1.0);
-        for r in rs {
-            md += &format!(
-                "| {} ({}) | {} | {:.0} | {} | {} | {} | {} | {:+.1} % |\n",
-                r.radio,
-                r.radio_figures,
-                r.cipher,
-                r.frame_bytes,
-                r.air_time_ms,
-                r.radio_uj,
-                r.crypto_uj,
-                r.battery_days_modelled,
-                (r.battery_days_modelled / best - 1.0) * 100.0
-            );
-        }
-    }
-    md
 }

@@ -154,6 +154,7 @@ def run(
     dataset_encoding: str = "utf8",
     power_profile: Optional[str] = None,
     watts: Optional[float] = None,
+    board: Optional[str] = None,
     video: Union[None, str, "os.PathLike[str]"] = None,
     frames: Optional[int] = None,
     engine: Union[None, str, Sequence[str]] = None,
@@ -183,7 +184,7 @@ def run(
     built-in office-building data), ``channels``, ``encoding`` ("float32" or "int32:SCALE"),
     ``byte_order`` ("be"/"le"), ``layout`` ("interleaved"/"per-channel") and ``readings``
     choose the payload; ``report=True`` writes ``report.html`` as ``lwcbench run`` does.
-    ``dataset_encoding``, ``power_profile``, ``watts``, ``video``, ``frames``, ``engine``
+    ``dataset_encoding``, ``power_profile``, ``watts``, ``board``, ``video``, ``frames``, ``engine``
     (one engine per list item), ``weights``, ``budget`` and ``twin`` are the options of the
     same names (see ``lwcbench run --help``); both front-ends resolve them with the same Rust
     code. ``repeat`` above 1 and ``counter="instructions"`` are command-line workflows (they
@@ -209,7 +210,7 @@ def run(
         "key": key if key is None or isinstance(key, str) else bytes(key).hex(),
         "iv": iv if iv is None or isinstance(iv, str) else bytes(iv).hex(),
         "dataset_encoding": dataset_encoding if dataset_encoding != "utf8" else None,
-        "power_profile": power_profile, "watts": watts,
+        "power_profile": power_profile, "watts": watts, "board": board,
         "video": os.fspath(video) if video is not None else None, "frames": frames, "engine": engine,
         "weights": weights, "budget": budget, "repeat": repeat if repeat != 1 else None,
         "counter": counter if counter != "time" else None, "twin": twin,
@@ -244,6 +245,7 @@ def run(
         dataset_encoding=dataset_encoding,
         power_profile=power_profile,
         watts=watts,
+        board=board,
         video=os.fspath(video) if video is not None else None,
         frames=frames,
         engine=[engine] if isinstance(engine, str) else list(engine or []),

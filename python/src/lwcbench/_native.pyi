@@ -38,6 +38,7 @@ def run(
     dataset_encoding: str = ...,
     power_profile: Optional[str] = ...,
     watts: Optional[float] = ...,
+    board: Optional[str] = ...,
     video: Optional[str] = ...,
     frames: Optional[int] = ...,
     engine: List[str] = ...,

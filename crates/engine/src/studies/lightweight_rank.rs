@@ -16,6 +16,7 @@ use std::path::Path;
 use lwcbench_catalog::Make;
 
 use super::study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput, StudyRun};
+use crate::board;
 use crate::html::{col, esc, num, radar, read_table};
 use crate::plan::{Kiv, Scenario, Selection};
 use crate::power::{self, PowerProfile};
@@ -55,7 +56,7 @@ impl Study for Lightweight {
         10
     }
     fn options(&self) -> &'static [StudyOption] {
-        &[StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Weights]
+        &[StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Weights, StudyOption::Board]
     }
     fn take_options(&self, given: &StudyArgs, into: &mut StudyOptions) -> Result<(), String> {
         super::study::take_power_options(given, into)?;
@@ -230,7 +231,24 @@ struct CipherRow {
 pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     let opts = &input.options;
     // Default ESP32: the study ran on one. Modelled, never measured.
-    let profile: PowerProfile = power::resolve(Some(opts.power_profile.as_deref().unwrap_or("ESP32")), opts.watts)?;
+    let board = opts.board.as_deref().map(board::find).transpose()?;
+    let profile: PowerProfile = match &board {
+        Some(b) => b.fallback_profile(),
+        None => power::resolve(Some(opts.power_profile.as_deref().unwrap_or("ESP32")), opts.watts)?,
+    };
+    // Joules of one operation and where they come from: the board's emulated cycles when the
+    // cipher has an image (keysetup = init, encrypt = the message phase; decrypt has none),
+    // else host time × power.
+    let energy = |cipher: &str, imp: &str, scenario: &str, bytes: usize, host_ns: f64| -> (f64, String) {
+        match &board {
+            Some(b) => match (b.cycles(cipher, imp), scenario) {
+                (Some(c), "keysetup") => (b.energy_j(c.init), b.label()),
+                (Some(c), "encrypt") => (b.energy_j(c.message(bytes as f64)), b.label()),
+                _ => (power::energy_j(&profile, host_ns), b.fallback_label()),
+            },
+            None => (power::energy_j(&profile, host_ns), board::host_label(&profile)),
+        }
+    };
     let weightings = resolve_weights(opts.weights.as_deref())?;
 
     // Medians per implementation × scenario × size, all key/IV variants together.
@@ -288,40 +306,49 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
             r.times.get(&(sc.to_string(), bytes)).copied()
         }
     };
-    let mut notes = vec![format!(
-        "lightweight-study: energy columns are MODELLED (time × {} W, profile '{}': {}), not measured",
-        profile.active_w, profile.device, profile.source
-    )];
+    let mut notes = vec![match &board {
+        Some(b) => format!(
+            "lightweight-study: energy columns are MODELLED, not measured: keysetup and encrypt from the emulated cycles of the cipher's image on {} ({}, {} MHz, {} V × {} mA, {}), decrypt and ciphers without an image from host time × {} W; the energy_source column says which (docs/metrics.md)",
+            b.id, b.core, b.clock_mhz, b.volts, b.active_ma, b.status, profile.active_w
+        ),
+        None => format!(
+            "lightweight-study: energy columns are MODELLED (time × {} W, profile '{}': {}), not measured",
+            profile.active_w, profile.device, profile.source
+        ),
+    }];
     if reference.is_none() {
         notes.push("lightweight-study: AES-128 was not measured, so RR% columns are empty".into());
     }
 
     // Per-operation metrics table.
-    let mut m = String::from("cipher,implementation,family,scenario,message_bytes,blocks,block_bytes,median_ns,ns_per_block,ns_per_byte,throughput_mb_s,energy_per_op_j_modelled,energy_per_block_j_modelled,energy_per_byte_j_modelled,rr_pct_vs_aes128,memory_bytes,object_bytes,power_profile,watts\n");
+    let mut m = String::from("cipher,implementation,family,scenario,message_bytes,blocks,block_bytes,median_ns,ns_per_block,ns_per_byte,throughput_mb_s,energy_per_op_j_modelled,energy_per_block_j_modelled,energy_per_byte_j_modelled,rr_pct_vs_aes128,memory_bytes,object_bytes,power_profile,watts,energy_source\n");
     let fmt_opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     for r in &rows {
         let rr = ref_time("keysetup", 0).map(|t| rr_pct(r.keysetup_ns, t));
+        let (e_key, src) = energy(&r.cipher, &r.implementation, "keysetup", 0, r.keysetup_ns);
         let _ = writeln!(
             m,
-            "{},{},{},keysetup,0,,{},{},,,,{},,,{},{},{},\"{}\",{}",
+            "{},{},{},keysetup,0,,{},{},,,,{},,,{},{},{},\"{}\",{},\"{}\"",
             r.cipher,
             r.implementation,
             r.family,
             r.block_bytes,
             r.keysetup_ns,
-            power::energy_j(&profile, r.keysetup_ns),
+            e_key,
             fmt_opt(rr),
             r.object_bytes,
             r.object_bytes,
             profile.device,
-            profile.active_w
+            profile.active_w,
+            src
         );
         for ((sc, bytes), &t) in &r.times {
             let blocks = bytes.div_ceil(r.block_bytes);
             let rr = ref_time(sc, *bytes).map(|tr| rr_pct(t, tr));
+            let (e_op, src) = energy(&r.cipher, &r.implementation, sc, *bytes, t);
             let _ = writeln!(
                 m,
-                "{},{},{},{sc},{bytes},{blocks},{},{t},{},{},{},{},{},{},{},{},{},\"{}\",{}",
+                "{},{},{},{sc},{bytes},{blocks},{},{t},{},{},{},{},{},{},{},{},{},\"{}\",{},\"{}\"",
                 r.cipher,
                 r.implementation,
                 r.family,
@@ -329,14 +356,15 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
                 t / blocks as f64,
                 t / *bytes as f64,
                 *bytes as f64 / t * 1000.0,
-                power::energy_j(&profile, t),
-                power::energy_j(&profile, t / blocks as f64),
-                power::energy_j(&profile, t / *bytes as f64),
+                e_op,
+                e_op / blocks as f64,
+                e_op / *bytes as f64,
                 fmt_opt(rr),
                 r.object_bytes + bytes + r.extra_bytes,
                 r.object_bytes,
                 profile.device,
-                profile.active_w
+                profile.active_w,
+                src
             );
         }
     }
@@ -346,15 +374,18 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     let small = |r: &CipherRow| r.times.keys().filter(|(s, _)| s == "encrypt").map(|(_, b)| *b).min();
     let mut crit: Vec<[f64; 4]> = Vec::new();
     let mut used: Vec<&CipherRow> = Vec::new();
+    let mut sources: Vec<String> = Vec::new();
     for r in &rows {
         let (Some(sm), Some(lg)) = (small(r), large(r)) else { continue };
-        let e = power::energy_j(&profile, r.times[&("encrypt".to_string(), sm)] / sm as f64);
+        let (e_sm, src) = energy(&r.cipher, &r.implementation, "encrypt", sm, r.times[&("encrypt".to_string(), sm)]);
+        let e = e_sm / sm as f64;
         let thr = lg as f64 / r.times[&("encrypt".to_string(), lg)] * 1000.0;
         if !r.keysetup_ns.is_finite() {
             continue;
         }
         crit.push([e, thr, r.keysetup_ns, (r.object_bytes + sm + r.extra_bytes) as f64]);
         used.push(r);
+        sources.push(src);
     }
     if used.is_empty() {
         return Err("lightweight-study: the ranking needs keysetup and encrypt samples".into());
@@ -366,7 +397,7 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     let scores: Vec<Vec<f64>> = weightings.iter().map(|w| norm.iter().map(|s| wsm(s, &w.w)).collect()).collect();
     let rank_v: Vec<Vec<usize>> = scores.iter().map(|s| ranks(s)).collect();
 
-    let mut sc = String::from("cipher,implementation,energy_per_byte_j_modelled,throughput_mb_s,key_schedule_ns,memory_bytes,score_energy_per_byte,score_throughput,score_key_schedule,score_memory");
+    let mut sc = String::from("cipher,implementation,energy_per_byte_j_modelled,throughput_mb_s,key_schedule_ns,memory_bytes,score_energy_per_byte,score_throughput,score_key_schedule,score_memory,energy_source");
     for w in &weightings {
         let _ = write!(sc, ",wsm_{0},rank_{0}", w.name);
     }
@@ -376,8 +407,8 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
         let n = norm[i];
         let _ = write!(
             sc,
-            "{},{},{},{},{},{},{},{},{},{}",
-            r.cipher, r.implementation, c[0], c[1], c[2], c[3], n[0], n[1], n[2], n[3]
+            "{},{},{},{},{},{},{},{},{},{},\"{}\"",
+            r.cipher, r.implementation, c[0], c[1], c[2], c[3], n[0], n[1], n[2], n[3], sources[i]
         );
         for k in 0..weightings.len() {
             let _ = write!(sc, ",{},{}", scores[k][i], rank_v[k][i]);
@@ -391,16 +422,23 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
 
     // Markdown: the eight-cipher table and the rankings.
     let mut md = String::from("\n## Lightweight ciphers: metrics, RR% and WSM ranking\n\n");
+    let energy_how = match &board {
+        Some(b) => format!(
+            "energy **modelled** from emulated cycles on {} ÷ {} MHz × {} V × {} mA where the cipher has an image, else host time × that power (the energy source column)",
+            b.id, b.clock_mhz, b.volts, b.active_ma
+        ),
+        None => format!("energy **modelled** as time × {} W ({})", profile.active_w, profile.device),
+    };
     let _ = writeln!(
         md,
-        "Medians over all samples; encrypt/decrypt per block at {SMALL} B; throughput = encrypt at the largest size; RR% = time / AES-128 time × 100 (same scenario and size); energy **modelled** as time × {} W ({}); memory = cipher object after key schedule + message + tag + nonce (bytes). Machine: {}.\n",
-        profile.active_w, profile.device, input.record.machine.cpu_model
+        "Medians over all samples; encrypt/decrypt per block at {SMALL} B; throughput = encrypt at the largest size; RR% = time / AES-128 time × 100 (same scenario and size); {energy_how}; memory = cipher object after key schedule + message + tag + nonce (bytes). Machine: {}.\n",
+        input.record.machine.cpu_model
     );
-    md += "| cipher | key schedule | enc/block | dec/block | enc RR% | dec RR% | key RR% | throughput MB/s | energy/block (modelled) | energy/byte (modelled) | memory B |";
+    md += "| cipher | key schedule | enc/block | dec/block | enc RR% | dec RR% | key RR% | throughput MB/s | energy/block (modelled) | energy/byte (modelled) | energy source | memory B |";
     for w in &weightings {
         let _ = write!(md, " WSM {0} (rank) |", w.name);
     }
-    md += "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+    md += "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|";
     md += &"---:|".repeat(weightings.len());
     md.push('\n');
     for (i, r) in used.iter().enumerate() {
@@ -415,7 +453,7 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
         };
         let _ = write!(
             md,
-            "| {}/{} | {} | {} | {} | {} | {} | {} | {:.1} | {:.3e} J | {:.3e} J | {} |",
+            "| {}/{} | {} | {} | {} | {} | {} | {} | {:.1} | {:.3e} J | {:.3e} J | {} | {} |",
             r.cipher,
             r.implementation,
             fmt_ns(r.keysetup_ns),
@@ -425,8 +463,9 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
             rr("decrypt", dec),
             rr("keysetup", r.keysetup_ns),
             crit[i][1],
-            power::energy_j(&profile, enc / blocks),
+            energy(&r.cipher, &r.implementation, "encrypt", sm, enc).0 / blocks,
             crit[i][0],
+            sources[i],
             crit[i][3]
         );
         for k in 0..weightings.len() {
@@ -458,7 +497,7 @@ pub fn html(dir: &Path, fig: &mut usize) -> String {
     let (Some(ci), Some(ii)) = (col(&hd, "cipher"), col(&hd, "implementation")) else { return String::new() };
     let weightings: Vec<String> = hd.iter().filter_map(|h| h.strip_prefix("wsm_").map(str::to_string)).collect();
     let names: Vec<String> = rows.iter().map(|r| r[ci].clone()).collect();
-    let mut h = String::from("<h2 id=\"lightweight\">Lightweight ciphers: WSM ranking</h2><p>Weighted scoring model over four criteria normalised by their best value (benefit x / max, cost min / x): modelled energy per byte at 16 B, encrypt throughput at the largest size, key-schedule time, memory per operation. Energy is <b>modelled</b> (time × device power), not measured. Details: docs/rankings.md; numbers: lightweight-scores.csv, lightweight-metrics.csv.</p>");
+    let mut h = String::from("<h2 id=\"lightweight\">Lightweight ciphers: WSM ranking</h2><p>Weighted scoring model over four criteria normalised by their best value (benefit x / max, cost min / x): modelled energy per byte at 16 B, encrypt throughput at the largest size, key-schedule time, memory per operation. Energy is <b>modelled</b>, not measured: emulated cycles on a board (<code>--board</code>) or host time × device power, as the energy source column says. Details: docs/rankings.md; numbers: lightweight-scores.csv, lightweight-metrics.csv.</p>");
     let series: Vec<(String, Vec<f64>)> = weightings
         .iter()
         .filter_map(|w| col(&hd, &format!("wsm_{w}")).map(|c| (w.clone(), rows.iter().map(|r| num(&r[c])).collect())))
@@ -483,7 +522,7 @@ pub fn html(dir: &Path, fig: &mut usize) -> String {
             radar(&axes, &per, "criterion scores")
         );
     }
-    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th>energy/byte (modelled)</th><th>throughput MB/s</th><th>key schedule</th><th>memory B</th>";
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th>energy/byte (modelled)</th><th class=\"l\">energy source</th><th>throughput MB/s</th><th>key schedule</th><th>memory B</th>";
     for w in &weightings {
         let _ = write!(h, "<th>WSM {0}</th><th>rank {0}</th>", esc(w));
     }
@@ -492,10 +531,11 @@ pub fn html(dir: &Path, fig: &mut usize) -> String {
         let g = |n: &str| col(&hd, n).map(|c| r[c].clone()).unwrap_or_default();
         let _ = write!(
             h,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3e} J</td><td>{:.1}</td><td>{}</td><td>{}</td>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3e} J</td><td class=\"l\">{}</td><td>{:.1}</td><td>{}</td><td>{}</td>",
             esc(&r[ci]),
             esc(&r[ii]),
             num(&g("energy_per_byte_j_modelled")),
+            esc(&g("energy_source")),
             num(&g("throughput_mb_s")),
             fmt_ns(num(&g("key_schedule_ns"))),
             esc(&g("memory_bytes"))
@@ -566,24 +606,32 @@ mod tests {
         assert!(resolve_weights(Some("/no/such/file")).unwrap_err().starts_with("--weights"));
     }
 
-    #[test]
-    fn preset_end_to_end_writes_every_column() {
+    /// The preset with few repetitions into a fresh temporary directory `tag`, with `given` options.
+    fn run_preset(tag: &str, given: super::super::study::StudyArgs) -> (std::path::PathBuf, crate::results::RunRecord) {
         let p = crate::studies::find("lightweight-study").expect("preset");
         let mut req = crate::session::Request::from_preset(p);
         req.config.reps = 3;
         req.config.warmup = 1;
         req.config.min_sample_ns = 2_000.0;
-        let dir = std::env::temp_dir().join(format!("lwcbench-lw-e2e-{}", std::process::id()));
+        p.take_options(&given, &mut req.study_options).unwrap();
+        let dir = std::env::temp_dir().join(format!("lwcbench-lw-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         req.out = Some(dir.clone());
         let out = crate::session::run(&req, |_, _, _| {}).expect("run");
-        assert!(out.record.notes.iter().any(|n| n.contains("MODELLED")));
+        (dir, out.record)
+    }
+
+    #[test]
+    fn preset_end_to_end_writes_every_column() {
+        let (dir, record) = run_preset("e2e", Default::default());
+        assert!(record.notes.iter().any(|n| n.contains("MODELLED")));
         // Every study cipher is in the scores, every cell filled.
-        let scores = std::fs::read_to_string(dir.join("lightweight-scores.csv")).unwrap();
-        let mut lines = scores.lines();
-        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-        assert_eq!(header.len(), 10 + 2 * 2, "4 raw + 4 scores + 2 per weighting");
-        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        let (header, rows) = read_csv(&dir.join("lightweight-scores.csv"));
+        let (header, rows): (Vec<&str>, Vec<Vec<&str>>) = (
+            header.iter().map(|s| s.as_str()).collect(),
+            rows.iter().map(|r| r.iter().map(|s| s.as_str()).collect()).collect(),
+        );
+        assert_eq!(header.len(), 11 + 2 * 2, "4 raw + 4 scores + energy source + 2 per weighting");
         assert_eq!(rows.len(), 8);
         for c in CIPHERS {
             let name = c.split('/').next().unwrap();
@@ -601,10 +649,14 @@ mod tests {
             assert_eq!(rk, (1..=8).collect::<Vec<_>>());
         }
         // Metrics: 8 ciphers × (keysetup + 4 sizes × {encrypt, decrypt}) rows; AES-128's RR% is 100.
-        let metrics = std::fs::read_to_string(dir.join("lightweight-metrics.csv")).unwrap();
-        let mh: Vec<&str> = metrics.lines().next().unwrap().split(',').collect();
+        let (mh, body) = read_csv(&dir.join("lightweight-metrics.csv"));
+        let (mh, body): (Vec<&str>, Vec<Vec<&str>>) = (
+            mh.iter().map(|s| s.as_str()).collect(),
+            body.iter().map(|r| r.iter().map(|s| s.as_str()).collect()).collect(),
+        );
         let rr = mh.iter().position(|h| *h == "rr_pct_vs_aes128").unwrap();
-        let body: Vec<Vec<&str>> = metrics.lines().skip(1).map(|l| l.split(',').collect()).collect();
+        let src = mh.iter().position(|h| *h == "energy_source").unwrap();
+        assert!(body.iter().all(|r| r[src] == "host-time×power (ESP32, 0.2244 W)"), "no --board: host time × ESP32");
         assert_eq!(body.len(), 8 * 9);
         for r in &body {
             assert_eq!(r.len(), mh.len());
@@ -617,6 +669,55 @@ mod tests {
             }
         }
         assert!(std::fs::read_to_string(dir.join("lightweight-rank.md")).unwrap().contains("WSM battery"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn read_csv(p: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+        let mut rd = csv::Reader::from_path(p).unwrap();
+        let h = rd.headers().unwrap().iter().map(str::to_string).collect();
+        (h, rd.records().map(|r| r.unwrap().iter().map(str::to_string).collect()).collect())
+    }
+
+    /// `--board rp2040` (5 V × 25 mA at 125 MHz = 1 nJ per cycle, by hand): keysetup and
+    /// encrypt rows of the eight ciphers from their images' emulated cycles, decrypt rows (no
+    /// image of decryption) from host time × 0.125 W, each row labelled.
+    #[test]
+    fn board_labels_every_energy_row() {
+        let given = super::super::study::StudyArgs { board: Some("rp2040".into()), ..Default::default() };
+        let (dir, record) = run_preset("board", given);
+        assert!(record.notes.iter().any(|n| n.contains("emulated cycles of the cipher's image on rp2040")));
+        let (h, body) = read_csv(&dir.join("lightweight-metrics.csv"));
+        let col = |n: &str| h.iter().position(|x| x == n).unwrap();
+        let (sc, by, e, src) =
+            (col("scenario"), col("message_bytes"), col("energy_per_op_j_modelled"), col("energy_source"));
+        let b = crate::board::find("rp2040").unwrap();
+        assert_eq!(body.len(), 8 * 9);
+        for r in &body {
+            let c = b.cycles(&r[0], &r[1]).unwrap_or_else(|| panic!("{}/{} has an M0+ image", r[0], r[1]));
+            let j: f64 = r[e].parse().unwrap();
+            match r[sc].as_str() {
+                "keysetup" => {
+                    assert_eq!(r[src], "emulated:rp2040 (M0+ model, 125 MHz)");
+                    assert!((j - c.init * 1e-9).abs() < 1e-9 * c.init * 1e-9, "{r:?}");
+                }
+                "encrypt" => {
+                    assert_eq!(r[src], "emulated:rp2040 (M0+ model, 125 MHz)");
+                    let bytes: f64 = r[by].parse().unwrap();
+                    assert!((j - c.message(bytes) * 1e-9).abs() < 1e-6 * j, "{r:?}");
+                }
+                _ => assert!(
+                    r[src].starts_with("host-time×power (fallback: no Cortex-M0+ image; 0.125 W of rp2040)"),
+                    "{r:?}"
+                ),
+            }
+        }
+        let (sh, srows) = read_csv(&dir.join("lightweight-scores.csv"));
+        let s = sh.iter().position(|x| x == "energy_source").unwrap();
+        assert!(srows.iter().all(|r| r[s] == "emulated:rp2040 (M0+ model, 125 MHz)"), "{srows:?}");
+        let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(md.contains("| energy source |") && md.contains("emulated:rp2040"), "{md}");
+        let page = html(&dir, &mut 0);
+        assert!(page.contains("<td class=\"l\">emulated:rp2040 (M0+ model, 125 MHz)</td>"), "{page}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

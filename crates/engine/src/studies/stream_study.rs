@@ -13,6 +13,7 @@ use lwcbench_core::Family;
 use serde::{Deserialize, Serialize};
 
 use super::study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput, StudyRun};
+use crate::board::{self, Board};
 use crate::html::{bars_ci, esc};
 use crate::plan::{Kiv, Scenario, Selection};
 use crate::power::{self, PowerProfile};
@@ -57,7 +58,7 @@ impl Study for StreamStudy {
         3
     }
     fn options(&self) -> &'static [StudyOption] {
-        &[StudyOption::PowerProfile, StudyOption::Watts]
+        &[StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Board]
     }
     fn take_options(&self, given: &StudyArgs, into: &mut StudyOptions) -> Result<(), String> {
         super::study::take_power_options(given, into)
@@ -150,6 +151,8 @@ pub struct StreamStudyRow {
     pub energy_per_frame_ci95_lo_uj_modelled: f64,
     pub energy_per_frame_ci95_hi_uj_modelled: f64,
     pub energy_per_byte_nj_modelled: f64,
+    /// Where the energy columns come from: `emulated:<board> (…)` or `host-time×power (…)`.
+    pub energy_source: String,
     pub rank_mb_s_per_byte: f64,
     pub rank_ci95_lo: f64,
     pub rank_ci95_hi: f64,
@@ -282,6 +285,7 @@ pub fn rss_of(e: &Entry, n: usize) -> Result<u64, String> {
 pub fn table(
     summary: &[SummaryRow],
     profile: &PowerProfile,
+    board: Option<&Board>,
     clock_ghz: Option<f64>,
 ) -> Result<Vec<StreamStudyRow>, String> {
     let bin = codesize::Binary::current()?;
@@ -318,7 +322,19 @@ pub fn table(
         let state = e.info.state_bytes as u64;
         let ram = state + peak;
         let growth = rss_of(&e, frame_bytes)?;
-        let energy = energy_uj(profile, frame_ns);
+        // A frame on the board: one init + the keystream over the frame (emulated, exact, so
+        // no interval); host time × power for ciphers without an image.
+        let host = || (energy_uj(profile, frame_ns), power::energy_j(profile, full.median_ns / long) * 1e9);
+        let ((energy, energy_nj_b), energy_source) = match board {
+            Some(b) => match b.cycles(e.info.name, e.info.implementation) {
+                Some(c) => {
+                    let uj = b.energy_j(c.init + c.message(frame_bytes as f64)) * 1e6;
+                    ((Est { v: uj, lo: uj, hi: uj }, b.energy_j(c.per_byte()) * 1e9), b.label())
+                }
+                None => (host(), b.fallback_label()),
+            },
+            None => (host(), board::host_label(profile)),
+        };
         let r = rank(thr, cs.bytes, ram);
         let er = erank(r, energy);
         out.push(StreamStudyRow {
@@ -358,7 +374,8 @@ pub fn table(
             energy_per_frame_uj_modelled: energy.v,
             energy_per_frame_ci95_lo_uj_modelled: energy.lo,
             energy_per_frame_ci95_hi_uj_modelled: energy.hi,
-            energy_per_byte_nj_modelled: power::energy_j(profile, full.median_ns / long) * 1e9,
+            energy_per_byte_nj_modelled: energy_nj_b,
+            energy_source,
             rank_mb_s_per_byte: r.v,
             rank_ci95_lo: r.lo,
             rank_ci95_hi: r.hi,
@@ -394,24 +411,29 @@ fn g(x: f64) -> String {
 /// when it rewrites summary.md).
 pub const MD_MARKER: &str = "<!-- lwcbench:study -->";
 
-pub fn markdown(rows: &[StreamStudyRow], p: &PowerProfile) -> String {
+pub fn markdown(rows: &[StreamStudyRow], p: &PowerProfile, board: Option<&Board>) -> String {
+    let energy_how = match board {
+        Some(b) => format!(
+            "from the emulated cycles of the cipher's image on {} (one init + the keystream over a frame) ÷ {} MHz × {} V × {} mA, else measured time × that power (energy source column)",
+            b.id, b.clock_mhz, b.volts, b.active_ma
+        ),
+        None => format!("time × {} W, {}: {}", p.active_w, p.device, p.source),
+    };
     let mut s = format!("\n{MD_MARKER}\n## Stream-cipher study (stream_study.csv)\n\n");
     let _ = writeln!(
         s,
         "Median with 95 % CI over independent repetitions (fresh random key and IV each). Throughput: `full` (keystream + XOR) on {} KiB messages; 1 MB = 10^6 bytes. \
-Energy is **MODELLED** (time × {} W, {}: {}), not measured. RAM = state + peak stack of init + keystream. \
+Energy is **MODELLED** ({}), not measured. RAM = state + peak stack of init + keystream. \
 Rank = throughput / (ROM + 2·RAM) in (MB/s)/B; E-Rank = Rank / energy per frame in (MB/s)/(B·µJ). Methods: docs/metrics.md.\n",
         LONG_BYTES / 1024,
-        p.active_w,
-        p.device,
-        p.source
+        energy_how
     );
-    s += "| cipher | impl | MB/s (95 % CI) | cycles/B | init µs | frames/s | ROM B | state B | stack B | RSS B/B | µJ/frame (modelled) | Rank | E-Rank (modelled) |\n";
-    s += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    s += "| cipher | impl | MB/s (95 % CI) | cycles/B | init µs | frames/s | ROM B | state B | stack B | RSS B/B | µJ/frame (modelled) | energy source | Rank | E-Rank (modelled) |\n";
+    s += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} ({}–{}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} ({}–{}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.cipher,
             r.implementation,
             g(r.throughput_mb_s),
@@ -425,6 +447,7 @@ Rank = throughput / (ROM + 2·RAM) in (MB/s)/B; E-Rank = Rank / energy per frame
             r.peak_stack_bytes,
             g(r.rss_growth_per_byte),
             g(r.energy_per_frame_uj_modelled),
+            r.energy_source,
             g(r.rank_mb_s_per_byte),
             g(r.erank_mb_s_per_byte_uj_modelled)
         );
@@ -438,13 +461,21 @@ Rank = throughput / (ROM + 2·RAM) in (MB/s)/B; E-Rank = Rank / energy per frame
 /// The study entry point named by the `stream-study` preset.
 pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     let o = &input.options;
-    let profile = power::resolve(Some(o.power_profile.as_deref().unwrap_or(DEFAULT_DEVICE)), o.watts)?;
+    let board = o.board.as_deref().map(board::find).transpose()?;
+    let profile = match &board {
+        Some(b) => b.fallback_profile(),
+        None => power::resolve(Some(o.power_profile.as_deref().unwrap_or(DEFAULT_DEVICE)), o.watts)?,
+    };
     let ghz = max_freq_ghz();
-    let rows = table(input.summary, &profile, ghz)?;
+    let rows = table(input.summary, &profile, board.as_ref(), ghz)?;
     let csv = crate::results::to_csv(&rows);
-    let md = markdown(&rows, &profile);
+    let md = markdown(&rows, &profile, board.as_ref());
+    let energy_note = match &board {
+        Some(b) => format!("stream_study.csv: energy columns are MODELLED, not measured: emulated cycles on {} ({}, {} MHz, {} V × {} mA, {}) where the cipher has an image, else measured time × {} W; energy_source says which per row (docs/metrics.md)", b.id, b.core, b.clock_mhz, b.volts, b.active_ma, b.status, profile.active_w),
+        None => format!("stream_study.csv: energy columns are MODELLED (measured time × {} W from the '{}' power profile: {}), not measured", profile.active_w, profile.device, profile.source),
+    };
     let notes = vec![
-        format!("stream_study.csv: energy columns are MODELLED (measured time × {} W from the '{}' power profile: {}), not measured", profile.active_w, profile.device, profile.source),
+        energy_note,
         format!("stream_study.csv: cycles_per_byte source: {}", rows[0].cycle_source),
         format!("stream_study.csv: frames_per_s {}", rows[0].frames_source),
         "stream_study.csv: code_bytes from the binary's symbols (roots + direct-call closure into cipher code; std excluded), peak_stack_bytes by stack painting, rss_growth by VmRSS (docs/metrics.md)".into(),
@@ -504,11 +535,14 @@ pub fn html(rows: &[StreamStudyRow]) -> String {
     let _ = write!(
         h,
         "<p>From stream_study.csv (methods: docs/metrics.md). Throughput on {} B messages, {} repetitions with a fresh random key/IV each; bars are medians with distribution-free 95 % CIs. \
-<b>Energy and E-Rank are MODELLED</b>: measured time × {} W ({}), not measured. Frames: {}. Cycles: {}. Colours: Rust, C++.</p>",
+<b>Energy and E-Rank are MODELLED</b>, not measured: {} (energy source column). Frames: {}. Cycles: {}. Colours: Rust, C++.</p>",
         r0.long_message_bytes,
         r0.n,
-        r0.power_w,
-        esc(&r0.power_device),
+        if r0.energy_source.starts_with("emulated:") || rows.iter().any(|r| r.energy_source.starts_with("emulated:")) {
+            "emulated cycles on a board × its datasheet power, host time × that power where the cipher has no image".to_string()
+        } else {
+            format!("measured time × {} W ({})", r0.power_w, esc(&r0.power_device))
+        },
         esc(&r0.frames_source),
         esc(&r0.cycle_source)
     );
@@ -528,11 +562,11 @@ pub fn html(rows: &[StreamStudyRow]) -> String {
         }
         let _ = write!(h, "<h3>{}</h3>{}", esc(title), bars_ci(&bars, &colors, axis, "cipher/implementation", &[]));
     }
-    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">impl</th><th>MB/s</th><th>95 % CI</th><th>cycles/B</th><th>init µs</th><th>frames/s</th><th>ROM B</th><th>state B</th><th>stack B</th><th>RSS B/B</th><th>µJ/frame (modelled)</th><th>nJ/B (modelled)</th><th>Rank</th><th>E-Rank (modelled)</th></tr>";
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">impl</th><th>MB/s</th><th>95 % CI</th><th>cycles/B</th><th>init µs</th><th>frames/s</th><th>ROM B</th><th>state B</th><th>stack B</th><th>RSS B/B</th><th>µJ/frame (modelled)</th><th>nJ/B (modelled)</th><th class=\"l\">energy source</th><th>Rank</th><th>E-Rank (modelled)</th></tr>";
     for r in rows {
         let _ = write!(
             h,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}–{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.1}</td><td>{:.3}</td><td>{:.3e}</td><td>{:.3e}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}–{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.1}</td><td>{:.3}</td><td class=\"l\">{}</td><td>{:.3e}</td><td>{:.3e}</td></tr>",
             esc(&r.cipher),
             esc(&r.implementation),
             r.throughput_mb_s,
@@ -547,6 +581,7 @@ pub fn html(rows: &[StreamStudyRow]) -> String {
             r.rss_growth_per_byte,
             r.energy_per_frame_uj_modelled,
             r.energy_per_byte_nj_modelled,
+            esc(&r.energy_source),
             r.rank_mb_s_per_byte,
             r.erank_mb_s_per_byte_uj_modelled
         );
@@ -625,7 +660,7 @@ mod tests {
             row("init", 0, 2_000.0, 1_900.0, 2_100.0),
         ];
         let p = PowerProfile { device: "Raspberry Pi Zero W".into(), active_w: 0.75, source: "s".into() };
-        let t = table(&s, &p, None).unwrap();
+        let t = table(&s, &p, None, None).unwrap();
         assert_eq!(t.len(), 1);
         let r = &t[0];
         assert!((r.throughput_mb_s - 500.0).abs() < 1e-9);
@@ -642,11 +677,56 @@ mod tests {
         assert_eq!(r.ram_bytes, r.state_bytes + r.peak_stack_bytes);
         assert!((r.rank_mb_s_per_byte - 500.0 / (r.code_bytes + 2 * r.ram_bytes) as f64).abs() < 1e-12);
         assert!(r.rss_growth_per_byte > 0.5 && r.rss_growth_per_byte < 2.0, "{}", r.rss_growth_per_byte);
-        let md = markdown(&t, &p);
+        let md = markdown(&t, &p, None);
         assert!(
             md.contains(MD_MARKER) && md.contains("MODELLED") && md.contains("| Trivium | rust | 500 (468–546) |"),
             "{md}"
         );
+    }
+
+    /// `--board rp2040`: 5 V × 25 mA at 125 MHz = 1 nJ per cycle (hand), so a frame costs
+    /// (init + keystream over the frame) cycles in nJ and a byte the slope in nJ; DRACO/cpp-fast
+    /// has no image (the cycles table is the Rust images') and keeps host time × 0.125 W.
+    #[test]
+    fn board_energy_is_labelled_per_row() {
+        if !crate::resources::in_own_process("studies::stream_study::tests::board_energy_is_labelled_per_row") {
+            return;
+        }
+        let mut s = vec![
+            row("full", LONG_BYTES as u64 * 8, 131_072.0, 120_000.0, 140_000.0),
+            row("keystream", LONG_BYTES as u64 * 8, 65_536.0, 60_000.0, 70_000.0),
+            row("init", 0, 2_000.0, 1_900.0, 2_100.0),
+        ];
+        let cpp: Vec<SummaryRow> = s
+            .iter()
+            .map(|r| SummaryRow {
+                cipher: "DRACO".into(),
+                implementation: "cpp-fast".into(),
+                language: "C++".into(),
+                ..r.clone()
+            })
+            .collect();
+        s.extend(cpp);
+        let b = board::find("rp2040").unwrap();
+        let t = table(&s, &b.fallback_profile(), Some(&b), None).unwrap();
+        let tri = t.iter().find(|r| r.cipher == "Trivium").unwrap();
+        assert_eq!(tri.energy_source, "emulated:rp2040 (M0+ model, 125 MHz)");
+        let c = b.cycles("Trivium", "rust").unwrap();
+        let frame_cycles = c.init + c.at_16_bytes + (FRAME_BYTES as f64 - 16.0) * c.per_byte();
+        assert!((tri.energy_per_frame_uj_modelled - frame_cycles * 1e-3).abs() < 1e-6 * frame_cycles * 1e-3);
+        assert_eq!(tri.energy_per_frame_ci95_lo_uj_modelled, tri.energy_per_frame_uj_modelled, "exact count");
+        assert!((tri.energy_per_byte_nj_modelled - c.per_byte()).abs() < 1e-9);
+        let d = t.iter().find(|r| r.cipher == "DRACO" && r.implementation == "cpp-fast").unwrap();
+        assert!(d.energy_source.starts_with("host-time×power (fallback: no Cortex-M0+ image"), "{}", d.energy_source);
+        // 921,600 B at 2 ns/B = 1,843,200 ns × 0.125 W = 230.4 µJ (hand).
+        assert!((d.energy_per_frame_uj_modelled - 230.4).abs() < 1e-9, "{}", d.energy_per_frame_uj_modelled);
+        let md = markdown(&t, &b.fallback_profile(), Some(&b));
+        assert!(
+            md.contains("emulated:rp2040 (M0+ model, 125 MHz)") && md.contains("host-time×power (fallback"),
+            "{md}"
+        );
+        let h = html(&t);
+        assert!(h.contains("emulated:rp2040") && h.contains("emulated cycles on a board"), "{h}");
     }
 
     #[test]
@@ -661,7 +741,7 @@ mod tests {
             },
         ];
         let p = PowerProfile { device: "d".into(), active_w: 1.0, source: "s".into() };
-        let r = &table(&s, &p, None).unwrap()[0];
+        let r = &table(&s, &p, None, None).unwrap()[0];
         assert_eq!(r.frame_bytes, 100_000);
         assert!((r.frames_per_s - 1000.0).abs() < 1e-9);
         assert!(r.frames_source.starts_with("measured"));
@@ -673,9 +753,9 @@ mod tests {
     fn missing_scenarios_are_named() {
         let s = vec![row("full", LONG_BYTES as u64 * 8, 131_072.0, 120_000.0, 140_000.0)];
         let p = PowerProfile { device: "d".into(), active_w: 1.0, source: "s".into() };
-        let e = table(&s, &p, None).unwrap_err();
+        let e = table(&s, &p, None, None).unwrap_err();
         assert!(e.contains("no `keystream` measurement for Trivium/rust"), "{e}");
-        assert!(table(&[], &p, None).unwrap_err().contains("no stream cipher"));
+        assert!(table(&[], &p, None, None).unwrap_err().contains("no stream cipher"));
     }
 
     #[test]
@@ -736,6 +816,7 @@ mod tests {
             energy_per_frame_ci95_lo_uj_modelled: 700.0,
             energy_per_frame_ci95_hi_uj_modelled: 800.0,
             energy_per_byte_nj_modelled: 0.8,
+            energy_source: "host-time×power (Raspberry Pi Zero W, 0.75 W)".into(),
             rank_mb_s_per_byte: 0.4,
             rank_ci95_lo: 0.35,
             rank_ci95_hi: 0.45,

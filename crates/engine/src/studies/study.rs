@@ -23,11 +23,13 @@ pub enum StudyOption {
     Weights,
     /// `--budget NAME=MS` (repeatable): an extra latency budget.
     Budget,
+    /// `--board NAME`: crypto energy from emulated cycles on a board (crate::board).
+    Board,
 }
 
 impl StudyOption {
-    pub const ALL: [StudyOption; 4] =
-        [StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Weights, StudyOption::Budget];
+    pub const ALL: [StudyOption; 5] =
+        [StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Weights, StudyOption::Budget, StudyOption::Board];
     /// The command-line spelling, as in error messages.
     pub fn flag(self) -> &'static str {
         match self {
@@ -35,6 +37,7 @@ impl StudyOption {
             StudyOption::Watts => "--watts",
             StudyOption::Weights => "--weights",
             StudyOption::Budget => "--budget",
+            StudyOption::Board => "--board",
         }
     }
 }
@@ -47,6 +50,7 @@ pub struct StudyArgs {
     pub watts: Option<f64>,
     pub weights: Option<String>,
     pub budget: Vec<String>,
+    pub board: Option<String>,
 }
 
 impl StudyArgs {
@@ -59,6 +63,7 @@ impl StudyArgs {
                 StudyOption::Watts => self.watts.is_some(),
                 StudyOption::Weights => self.weights.is_some(),
                 StudyOption::Budget => !self.budget.is_empty(),
+                StudyOption::Board => self.board.is_some(),
             })
             .collect()
     }
@@ -76,6 +81,8 @@ pub struct StudyOptions {
     /// WSM weightings for the lightweight ranking: "battery", "speed" or a CSV file
     /// (`--weights`); None = both built-in weightings.
     pub weights: Option<String>,
+    /// `--board`: crypto energy from emulated cycles on this board (crate::board).
+    pub board: Option<String>,
 }
 
 /// What a study sees after measurement. `results` is empty for collected board logs.
@@ -170,6 +177,14 @@ pub trait Study: Sync {
 /// Check `--power-profile`/`--watts` now (a bad profile fails before anything is measured)
 /// and keep them; for the studies that model energy.
 pub fn take_power_options(given: &StudyArgs, into: &mut StudyOptions) -> Result<(), String> {
+    if let Some(b) = &given.board {
+        // One power figure per run: the board's (emulated cycles, or host time as the fallback).
+        if given.power_profile.is_some() || given.watts.is_some() {
+            return Err("--board: not with --power-profile/--watts (the board's datasheet power is used)".into());
+        }
+        crate::board::find(b)?;
+        into.board = Some(b.clone());
+    }
     if given.power_profile.is_some() || given.watts.is_some() {
         power::resolve(given.power_profile.as_deref(), given.watts)?;
         into.power_profile = given.power_profile.clone();
