@@ -13,6 +13,7 @@
 #   --rounds R  A/B rounds (default 6)     --samples N  samples per run and size (default 30)
 #   --out DIR   where parity.csv / parity.md go (default lwcbench-results/host-parity-<time>)
 #   --only LIB  one library: openssl, gcrypt, wolfssl, rustcrypto, own
+# PARITY_LWCBENCH=path measures another lwcbench binary (e.g. an older build) against the loops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=6 SAMPLES=30 OUT="" ONLY="" QUICK=0
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
     --samples) SAMPLES="${2:?--samples needs a value}"; shift 2 ;;
     --out) OUT="${2:?--out needs a value}"; shift 2 ;;
     --only) ONLY="${2:?--only needs a value}"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -36,7 +37,7 @@ TARGET="${CARGO_TARGET_DIR:-target}"
 CFLAGS_PARITY="-O2 -march=native"
 
 cargo build --release --locked -q -p lwcbench -p lwcbench-catalog --bin lwcbench --example plain_loop
-LWC="$TARGET/release/lwcbench"
+LWC="${PARITY_LWCBENCH:-$TARGET/release/lwcbench}"
 RPLAIN="$TARGET/release/examples/plain_loop"
 CPLAIN="$OUT/plain"
 # shellcheck disable=SC2046
@@ -67,7 +68,7 @@ LWC_SIZES=$(for s in $SIZES; do printf '%sB,' "$s"; done | sed 's/,$//')
   echo "cc=$(gcc --version | head -1) cflags=$CFLAGS_PARITY"
   echo "rustc=$(rustc --version) rustflags=${RUSTFLAGS:-} profile=release"
   echo "libs=openssl $(pkg-config --modversion libcrypto) gcrypt $(pkg-config --modversion libgcrypt) wolfssl $(pkg-config --modversion wolfssl)"
-  echo "commit=$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)"
+  echo "commit=$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty) lwcbench=$LWC"
   echo "rounds=$ROUNDS samples=$SAMPLES sizes=$SIZES"
   echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/machine.txt"

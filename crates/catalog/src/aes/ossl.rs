@@ -7,7 +7,7 @@
 //!
 //! The per-message calls go straight to EVP through `openssl-sys` ([`evp`]): the crate's safe
 //! wrappers ask the context for its IV length, block size and wrap mode before every call,
-//! about 400 instructions per message (11–18 % of a 16-byte ChaCha20-Poly1305 or AES-GCM
+//! 230–264 instructions per message (7–10 % of a 16-byte ChaCha20-Poly1305 or AES-GCM
 //! message) that an application calling EVP does not pay (docs/measurement.md "Host parity").
 use lwcbench_core::{check_len, key_err, Aead, CipherError, CipherInfo, CipherMode};
 use openssl::cipher::{Cipher, CipherRef};
