@@ -4,8 +4,11 @@
 //! tag), both counted by valgrind's callgrind (deterministic, unlike a timed test). The
 //! `openssl` crate's safe wrappers query the context before every call, about 230–260
 //! instructions more per message on OpenSSL 3.0; the bound below fails if they return.
-//! Needs valgrind (scripts/setup.sh installs it); without it the test says so and passes.
+//! Needs valgrind (scripts/setup.sh installs it); without it the test skips, or fails under
+//! LWCBENCH_REQUIRE_SERVICES=1 (tests/support/required.rs).
 #![cfg(feature = "openssl")]
+#[path = "../../../tests/support/required.rs"]
+mod required;
 use std::hint::black_box;
 use std::process::Command;
 
@@ -107,7 +110,7 @@ fn count(id: &str, which: &str) -> f64 {
 #[test]
 fn openssl_aead_costs_what_a_plain_evp_loop_costs() {
     if Command::new("valgrind").arg("--version").output().is_err() {
-        eprintln!("skipped: valgrind not installed (scripts/setup.sh installs it)");
+        required::missing("valgrind not installed (scripts/setup.sh installs it)");
         return;
     }
     for id in ["ChaCha20-Poly1305/openssl", "AES-128-GCM/openssl"] {
