@@ -238,6 +238,10 @@ impl Store for Postgres {
     }
 }
 
+/// A column a store table must have: its name, a check of its declared type, and that type as
+/// the error names it.
+type WantColumn<'a> = (&'a str, &'a dyn Fn(&str) -> bool, &'a str);
+
 /// What is wrong with a table found in the store, against the columns (name, type) it must
 /// have and the one unique key: the deduplication of redelivered frames rests on that key, and
 /// a key on other columns (or a second, narrower one) would store copies or drop readings.
@@ -245,7 +249,7 @@ fn schema_problem(
     table: &str,
     kind_ok: Result<(), String>,
     columns: &[(String, String)],
-    want: &[(&str, &dyn Fn(&str) -> bool, &str)],
+    want: &[WantColumn],
     unique_keys: &[Vec<String>],
     key: &[&str],
 ) -> Result<(), String> {
