@@ -67,7 +67,7 @@ struct SessionArgs {
     /// postgres://USER@HOST:PORT/DB (a password is never shown).
     #[arg(long)]
     store: Option<String>,
-    /// Replay window size in counters per device (1..=1048576).
+    /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB).
     #[arg(long, default_value_t = 1024)]
     window: u64,
     /// Counters reserved per durable write of the counter state.

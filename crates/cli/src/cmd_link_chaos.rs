@@ -28,7 +28,7 @@ pub struct GatewayArgs {
     store: String,
     #[arg(long, default_value = "Ascon-AEAD128")]
     cipher: String,
-    /// Replay window size in counters per device.
+    /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB).
     #[arg(long, default_value_t = 1024)]
     window: u64,
     /// Most frames stored per transaction.

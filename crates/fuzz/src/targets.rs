@@ -1,9 +1,9 @@
-//! The five targets: what each feeds the input to and what it checks.
+//! The six targets: what each feeds the input to and what it checks.
 use lwcbench_engine::{collect, dataset, external, video};
 
 use crate::{check_error, Rng, Scratch, Target};
 
-pub const ALL: [Target; 5] = [BOARD_LOG, DATASET, Y4M, ENGINE_LINES, RUN_DIR];
+pub const ALL: [Target; 6] = [BOARD_LOG, DATASET, Y4M, ENGINE_LINES, RUN_DIR, LINK_FRAME];
 
 // ---- board log (`lwcbench collect`) ----------------------------------------------------------
 
@@ -190,3 +190,83 @@ fn run_dir(input: &[u8], s: &mut Scratch) -> Result<(), String> {
 }
 
 pub const RUN_DIR: Target = Target { name: "run-dir", check: run_dir, fixup: None };
+
+// ---- link frame (`lwcbench link`: an MQTT payload at the gateway) ----------------------------
+
+/// The master key of the link target's devices (its seed frames are sealed under it).
+pub const LINK_MASTER: [u8; 32] = [0x5a; 32];
+/// Devices provisioned at the link target's gateways.
+pub const LINK_DEVICES: std::ops::RangeInclusive<u32> = 0..=3;
+/// The suites the link target's gateways are provisioned with: an AEAD, the stream + Poly1305
+/// composition, and DRACO/rust-fast (opened in batches on the bit-sliced cipher).
+pub const LINK_SUITES: [&str; 3] = ["Ascon-AEAD128", "Trivium", "DRACO/rust-fast"];
+
+/// Authenticated, and for a stream cipher also the confidentiality-only mode (an AEAD has none).
+pub fn link_modes(suite: &lwcbench_link::suite::Suite) -> Vec<bool> {
+    match suite.kind {
+        lwcbench_link::suite::Kind::Aead => vec![false],
+        _ => vec![false, true],
+    }
+}
+
+fn link_gateway(suite: &lwcbench_link::suite::Suite, unauthenticated: bool) -> lwcbench_link::gateway::Gateway {
+    let m = lwcbench_link::keys::MasterKey::from_bytes(LINK_MASTER);
+    lwcbench_link::gateway::Gateway::new(suite, &m, LINK_DEVICES, 64, unauthenticated).expect("gateway")
+}
+
+/// One MQTT payload through the gateway's receive path (`run::received_frame`, then
+/// `Gateway::open` and `Gateway::open_many`) for each suite, authenticated and not. Contract: no
+/// panic; a payload above 256 KiB is `malformed`; an accepted frame is exactly what the device
+/// seals for its header's device and counter (nothing forged or altered opens), and opening it
+/// again is a replay; the batch opener gives the one-by-one verdicts and tally.
+fn link_frame(input: &[u8], _: &mut Scratch) -> Result<(), String> {
+    use lwcbench_link::gateway::Refusal;
+    // The input grown past the frame limit (the mutator stops at 256 KiB): refused, not copied.
+    let mut big = input.to_vec();
+    big.resize(lwcbench_link::frame::MAX_FRAME + 1 + input.len() % 7, 0);
+    let mut gw = link_gateway(&lwcbench_link::suite::find(LINK_SUITES[0])?, false);
+    let r = gw.open(&lwcbench_link::run::received_frame(&big));
+    if r != Err(Refusal::Malformed) {
+        return Err(format!("a payload of {} B gave {r:?}, not malformed", big.len()));
+    }
+    let frame = lwcbench_link::run::received_frame(input);
+    let m = lwcbench_link::keys::MasterKey::from_bytes(LINK_MASTER);
+    for name in LINK_SUITES {
+        let suite = lwcbench_link::suite::find(name)?;
+        for unauth in link_modes(&suite) {
+            let mut gw = link_gateway(&suite, unauth);
+            let first = gw.open(&frame);
+            if input.len() > lwcbench_link::frame::MAX_FRAME && first != Err(Refusal::Malformed) {
+                return Err(format!("{name}: a payload of {} B gave {first:?}, not malformed", input.len()));
+            }
+            if let Ok(o) = &first {
+                let key = m.device_key(suite.id, o.device, suite.key_len());
+                let mut k = lwcbench_link::suite::Keyed::new(&suite, &key, unauth)?;
+                let mut again = Vec::new();
+                k.seal(o.device, o.counter, &o.reading, &mut again)?;
+                if again != frame {
+                    return Err(format!("{name}: accepted a frame the device would not send"));
+                }
+                if gw.open(&frame) != Err(Refusal::Replay) {
+                    return Err(format!("{name}: an accepted frame opened twice"));
+                }
+            }
+            let total = gw.tally.accepted + gw.tally.refused_total();
+            if total != 1 + first.is_ok() as u64 {
+                return Err(format!("{name}: {total} verdicts counted"));
+            }
+            // The batch opener against one by one: the input twice, then its bytes cut short.
+            let cut = &frame[..frame.len() / 2];
+            let batch: [&[u8]; 3] = [&frame, &frame, cut];
+            let mut one = link_gateway(&suite, unauth);
+            let want: Vec<_> = batch.iter().map(|f| one.open(f)).collect();
+            let mut many = link_gateway(&suite, unauth);
+            if many.open_many(&batch) != want || many.tally != one.tally {
+                return Err(format!("{name}: open_many differs from open one by one"));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub const LINK_FRAME: Target = Target { name: "link-frame", check: link_frame, fixup: None };

@@ -27,6 +27,57 @@ fn fuzz_run_dir() {
     fuzz_and_assert(&targets::RUN_DIR);
 }
 
+#[test]
+fn fuzz_link_frame() {
+    fuzz_and_assert(&targets::LINK_FRAME);
+}
+
+/// The link corpus reaches the tag check and past it: its genuine frames open at a gateway of
+/// their suite (otherwise mutations would only ever be refused before the cipher).
+#[test]
+fn link_corpus_holds_genuine_frames() {
+    use lwcbench_link::{gateway::Gateway, keys::MasterKey, suite};
+    let m = MasterKey::from_bytes(targets::LINK_MASTER);
+    let mut opened = std::collections::BTreeSet::new();
+    for (name, bytes) in lwcbench_fuzz::corpus(targets::LINK_FRAME.name) {
+        for s in targets::LINK_SUITES {
+            let s = suite::find(s).unwrap();
+            for unauth in targets::link_modes(&s) {
+                let mut gw = Gateway::new(&s, &m, targets::LINK_DEVICES, 64, unauth).unwrap();
+                if gw.open(&bytes).is_ok() {
+                    opened.insert((s.name(), unauth, name.clone()));
+                }
+            }
+        }
+    }
+    let suites: std::collections::BTreeSet<_> = opened.iter().map(|(s, u, _)| (s.clone(), *u)).collect();
+    let modes: usize = targets::LINK_SUITES.iter().map(|s| targets::link_modes(&suite::find(s).unwrap()).len()).sum();
+    assert_eq!(suites.len(), modes, "suites and modes with a genuine seed: {suites:?}");
+}
+
+/// Writes the genuine seeds of the link corpus (run once by hand with --ignored; the other
+/// seeds are written by hand).
+#[test]
+#[ignore]
+fn write_link_seeds() {
+    use lwcbench_link::{keys::MasterKey, suite};
+    let m = MasterKey::from_bytes(targets::LINK_MASTER);
+    let dir = lwcbench_fuzz::corpus_dir(targets::LINK_FRAME.name);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, s) in targets::LINK_SUITES.iter().enumerate() {
+        let s = suite::find(s).unwrap();
+        for unauth in targets::link_modes(&s) {
+            let d = i as u32 + 1;
+            let mut k = suite::Keyed::new(&s, &m.device_key(s.id, d, s.key_len()), unauth).unwrap();
+            let mut f = Vec::new();
+            k.seal(d, 1000 + i as u64, &[0x41, 0x8c, 0xcc, 0xcd, 0x42, 0x48, 0, 0], &mut f).unwrap();
+            let tag = if unauth { "unsafe" } else { "sealed" };
+            let file = format!("{tag}-{}.bin", s.name().replace('/', "-").to_lowercase());
+            std::fs::write(dir.join(file), f).unwrap();
+        }
+    }
+}
+
 /// The mutator reaches the parsers: checksum repair makes mutated board-log lines pass the CRC
 /// (otherwise every input would stop at "checksum mismatch" and fuzz nothing).
 #[test]

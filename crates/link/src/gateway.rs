@@ -96,6 +96,8 @@ impl Gateway {
         window: u64,
         unauthenticated: bool,
     ) -> Result<Gateway, String> {
+        let devices: Vec<u32> = devices.into_iter().collect();
+        crate::replay::check_window_memory(devices.len() as u64, window, 1)?;
         let mut map = HashMap::new();
         for d in devices {
             let key = master.device_key(suite.id, d, suite.key_len());
@@ -316,6 +318,16 @@ mod tests {
             assert!(one.tally.count(r) > 0, "no {r:?} in the hand-built sequence");
         }
         assert_eq!(one.tally.accepted, 7); // 3 in batch 1; (1,2), (2,2), (3,3), (3,20) in batch 2
+    }
+
+    /// 100,000 devices × a window of 2^20 would take 12.2 GiB of bitmaps: refused before any
+    /// device is provisioned.
+    #[test]
+    fn devices_times_window_is_bounded() {
+        let suite = crate::suite::find("Ascon-AEAD128").unwrap();
+        let e = Gateway::new(&suite, &master(), 0..100_000, 1 << 20, false).err().expect("refused");
+        assert!(e.starts_with("--devices/--window: 100000 devices with a window of 1048576 need 12.2 GiB"), "{e}");
+        assert!(Gateway::new(&suite, &master(), 0..1000, 1 << 20, false).is_ok());
     }
 
     proptest! {

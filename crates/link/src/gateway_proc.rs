@@ -112,6 +112,8 @@ impl GatewayProcess {
             ),
             None => None,
         };
+        // before the store is created: nothing is written for a refused session
+        crate::replay::check_window_memory(self.devices.len() as u64, self.window, 1)?;
         let store = crate::store::open(&self.store, &self.session)?;
         let rt = run::runtime()?;
         let gw = GatewayHandle::start(
@@ -138,7 +140,8 @@ impl GatewayProcess {
                 "refused": refused, "rss_kb": rss, "hwm_kb": hwm})
         };
         let mut next = Instant::now();
-        while !stop_requested() {
+        // A gateway that stopped on an error (the store failed) ends the process with it.
+        while !stop_requested() && !gw.failed() {
             if Instant::now() >= next {
                 if let Some(f) = stats.as_mut() {
                     // A full disk must not stop the gateway: stats are best effort.

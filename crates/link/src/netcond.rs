@@ -439,7 +439,8 @@ pub fn run_condition<'e>(
     let mut timed_out = false;
     loop {
         let p = gw.processed();
-        if transport == NetTransport::Mqtt && p >= sent {
+        // a gateway stopped on a store error: its error ends the session below
+        if (transport == NetTransport::Mqtt && p >= sent) || gw.failed() {
             break;
         }
         if p != last.0 {

@@ -26,6 +26,31 @@ pub struct ReplayWindow {
 
 pub const MAX_WINDOW: u64 = 1 << 20;
 
+/// Most memory the replay bitmaps of one session's gateways may take: every provisioned
+/// device has its window from the start.
+pub const MAX_WINDOW_MEMORY: u64 = 1 << 30;
+
+/// Bytes of replay bitmaps for `devices` devices with a window of `window` in each of
+/// `gateways` gateways (the `--workers` each keep their own).
+pub fn window_memory(devices: u64, window: u64, gateways: u64) -> u64 {
+    devices.saturating_mul(window.div_ceil(64) * 8).saturating_mul(gateways)
+}
+
+/// Refuse `--devices` × `--window` (× gateways) whose bitmaps exceed [`MAX_WINDOW_MEMORY`].
+pub fn check_window_memory(devices: u64, window: u64, gateways: u64) -> Result<(), String> {
+    let need = window_memory(devices, window, gateways);
+    if need <= MAX_WINDOW_MEMORY {
+        return Ok(());
+    }
+    let per = if gateways > 1 { format!(" across {gateways} gateway workers") } else { String::new() };
+    Err(format!(
+        "--devices/--window: {devices} devices with a window of {window} need {:.1} GiB of replay bitmaps{per} \
+         (limit {} GiB); lower --window or provision fewer devices",
+        need as f64 / (1u64 << 30) as f64,
+        MAX_WINDOW_MEMORY >> 30
+    ))
+}
+
 impl ReplayWindow {
     /// A window of `size` counters (1..=2^20).
     pub fn new(size: u64) -> Result<ReplayWindow, String> {
@@ -123,6 +148,25 @@ mod tests {
             self.max = Some(self.max.map_or(c, |m| m.max(c)));
             Verdict::Fresh
         }
+    }
+
+    /// 100,000 devices × 1,048,576 counters: 16,384 words of 8 B each = 128 KiB per device,
+    /// 13,107,200,000 B = 12.2 GiB in all (worked out by hand).
+    #[test]
+    fn window_memory_is_bounded() {
+        assert_eq!(window_memory(100_000, 1 << 20, 1), 13_107_200_000);
+        let e = check_window_memory(100_000, 1 << 20, 1).unwrap_err();
+        assert_eq!(
+            e,
+            "--devices/--window: 100000 devices with a window of 1048576 need 12.2 GiB of replay bitmaps \
+             (limit 1 GiB); lower --window or provision fewer devices"
+        );
+        // 1,000,000 devices × the default window 1024: 16 words = 128 B each, 128,000,000 B.
+        assert!(check_window_memory(1_000_000, 1024, 1).is_ok());
+        // 8,192 devices × 2^20: exactly 1 GiB is allowed, one more device is not.
+        assert!(check_window_memory(8192, 1 << 20, 1).is_ok());
+        assert!(check_window_memory(8193, 1 << 20, 1).is_err());
+        assert!(check_window_memory(8192, 1 << 20, 2).unwrap_err().contains("across 2 gateway workers"));
     }
 
     #[test]

@@ -147,6 +147,8 @@ pub struct GatewayHandle {
     processed: Arc<AtomicU64>,
     live: Arc<LiveCounts>,
     stop: Arc<AtomicBool>,
+    /// Set by the gateway thread when it stops on an error (the store failed).
+    failed: Arc<AtomicBool>,
     join: Option<std::thread::JoinHandle<GwResult>>,
     recv_task: Option<tokio::task::JoinHandle<()>>,
     ack_task: Option<tokio::task::JoinHandle<()>>,
@@ -155,13 +157,82 @@ pub struct GatewayHandle {
     mqtt: Option<AsyncClient>,
 }
 
+/// Largest MQTT packet the protocol can carry (remaining length 268,435,455 B + fixed header).
+/// The gateway's clients accept anything a broker can deliver: a client limit below the
+/// broker's made the client drop the connection on an oversized message, which the broker then
+/// sent again on every reconnect, for ever. What exceeds [`crate::frame::MAX_FRAME`] is refused
+/// as `malformed` and acknowledged instead (see [`received_frame`]).
+pub const MQTT_MAX_PACKET: usize = 268_435_455 + 5;
+
 fn mqtt_options(id: &str, b: &BrokerAddr) -> MqttOptions {
     let mut o = MqttOptions::new(id, b.host.clone(), b.port);
     o.set_keep_alive(Duration::from_secs(30));
     o.set_clean_session(false);
-    o.set_max_packet_size(crate::frame::MAX_FRAME + 1024, crate::frame::MAX_FRAME + 1024);
+    o.set_max_packet_size(MQTT_MAX_PACKET, crate::frame::MAX_FRAME + 1024);
     o.set_inflight(1000);
     o
+}
+
+/// The frame the gateway checks for a received MQTT payload. A payload above
+/// [`crate::frame::MAX_FRAME`] is not copied: an empty frame stands for it, which the gateway
+/// refuses as `malformed` (shorter than a header), so it is counted and acknowledged like any
+/// refused frame and the queue never holds more than `MAX_FRAME` bytes per message.
+pub fn received_frame(payload: &[u8]) -> Vec<u8> {
+    if payload.len() > crate::frame::MAX_FRAME {
+        Vec::new()
+    } else {
+        payload.to_vec()
+    }
+}
+
+/// What a gateway's MQTT event loop reports while it starts.
+pub(crate) enum Ready {
+    /// CONNACK: the broker answered (a persistent session's backlog may follow).
+    Connected,
+    /// SUBACK: the subscription is in place.
+    Subscribed,
+    Failed(String),
+}
+
+/// Wait until the event loop behind `ready` reports the subscription in place. The broker must
+/// answer (CONNACK) within [`CONNECT_TIMEOUT`]; after that, the SUBACK may wait behind a
+/// persistent session's backlog, which the running gateway thread works through, so the wait
+/// goes on as long as `processed` moves and fails after [`CONNECT_TIMEOUT`] without progress.
+/// `failed`: the gateway thread has stopped on an error (returned as `Err(None)`).
+pub(crate) fn wait_ready(
+    ready: &std::sync::mpsc::Receiver<Ready>,
+    processed: &AtomicU64,
+    failed: &AtomicBool,
+    no_answer: &str,
+) -> Result<(), Option<String>> {
+    let t0 = Instant::now();
+    let mut connected = false;
+    let mut last = (processed.load(Ordering::Acquire), Instant::now());
+    loop {
+        match ready.recv_timeout(Duration::from_millis(50)) {
+            Ok(Ready::Subscribed) => return Ok(()),
+            Ok(Ready::Failed(e)) => return Err(Some(e)),
+            Ok(Ready::Connected) => {
+                connected = true;
+                last.1 = Instant::now();
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(if failed.load(Ordering::Acquire) { None } else { Some(no_answer.to_string()) })
+            }
+        }
+        if failed.load(Ordering::Acquire) {
+            return Err(None);
+        }
+        let p = processed.load(Ordering::Acquire);
+        if p != last.0 {
+            last = (p, Instant::now());
+        }
+        let waited = if connected { last.1.elapsed() } else { t0.elapsed() };
+        if waited >= CONNECT_TIMEOUT {
+            return Err(Some(no_answer.to_string()));
+        }
+    }
 }
 
 /// Connect-time limit for the first CONNACK/SUBACK.
@@ -206,10 +277,12 @@ impl GatewayHandle {
         let processed = Arc::new(AtomicU64::new(0));
         let live = Arc::new(LiveCounts::default());
         let stop = Arc::new(AtomicBool::new(false));
+        let failed = Arc::new(AtomicBool::new(false));
         let mut h = GatewayHandle {
             processed: processed.clone(),
             live: live.clone(),
             stop: stop.clone(),
+            failed: failed.clone(),
             join: None,
             recv_task: None,
             ack_task: None,
@@ -217,12 +290,13 @@ impl GatewayHandle {
             udp_addr: None,
             mqtt: None,
         };
+        let mut starting = None;
         match &spec.transport {
             Transport::Mqtt(b) => {
                 let mut o = mqtt_options(&format!("lwcbench-gw-{}", spec.session), b);
                 o.set_manual_acks(true);
                 let (client, mut ev) = AsyncClient::new(o, queue.max(1));
-                let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+                let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Ready>();
                 let filter = format!("lwcbench/link/{}/+", spec.session);
                 let sub_client = client.clone();
                 let broker = b.describe();
@@ -232,6 +306,9 @@ impl GatewayHandle {
                     loop {
                         match ev.poll().await {
                             Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                                if let Some(r) = &ready {
+                                    let _ = r.send(Ready::Connected);
+                                }
                                 // (Re)subscribe on every connect; harmless with a persistent session.
                                 let c = sub_client.clone();
                                 let f = filter.clone();
@@ -241,11 +318,18 @@ impl GatewayHandle {
                             }
                             Ok(Event::Incoming(Packet::SubAck(_))) => {
                                 if let Some(r) = ready.take() {
-                                    let _ = r.send(Ok(()));
+                                    let _ = r.send(Ready::Subscribed);
                                 }
                             }
                             Ok(Event::Incoming(Packet::Publish(p))) => {
-                                let inc = Incoming { frame: p.payload.to_vec(), recv: now_ns(), ack: Some(ack_of(&p)) };
+                                // Waits only for the gateway thread, which runs from before
+                                // the CONNACK: a persistent session's backlog, sent before the
+                                // SUBACK, is worked through, not waited on.
+                                let inc = Incoming {
+                                    frame: received_frame(&p.payload),
+                                    recv: now_ns(),
+                                    ack: Some(ack_of(&p)),
+                                };
                                 if tx.send(inc).await.is_err() {
                                     return;
                                 }
@@ -256,7 +340,7 @@ impl GatewayHandle {
                                     if still_connecting(t0) {
                                         ready = Some(r); // a first refusal may be the broker still starting
                                     } else {
-                                        let _ = r.send(Err(format!("--broker: cannot reach {broker}: {e}")));
+                                        let _ = r.send(Ready::Failed(format!("--broker: cannot reach {broker}: {e}")));
                                         return;
                                     }
                                 }
@@ -265,17 +349,7 @@ impl GatewayHandle {
                         }
                     }
                 });
-                match ready_rx.recv_timeout(CONNECT_TIMEOUT) {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => {
-                        task.abort();
-                        return Err(e);
-                    }
-                    Err(_) => {
-                        task.abort();
-                        return Err(format!("--broker: no answer from {} within 5 s", b.describe()));
-                    }
-                }
+                starting = Some((ready_rx, format!("--broker: no answer from {} within 5 s", b.describe())));
                 h.recv_task = Some(task);
                 h.mqtt = Some(client);
             }
@@ -312,18 +386,30 @@ impl GatewayHandle {
             tx
         });
         let (batch, max_samples, store) = (spec.batch.max(1), spec.max_samples, spec.store);
+        let failed2 = failed.clone();
         h.join = Some(
             std::thread::Builder::new()
                 .name("link-gateway".into())
-                .spawn(move || gateway_loop(gw, store, rx, acker, processed, live, batch, max_samples))
+                .spawn(move || gateway_loop(gw, store, rx, acker, processed, live, failed2, batch, max_samples))
                 .map_err(|e| e.to_string())?,
         );
+        if let Some((ready_rx, no_answer)) = starting {
+            if let Err(e) = wait_ready(&ready_rx, &h.processed, &failed, &no_answer) {
+                let res = h.stop(rt);
+                return Err(e.or(res.error).unwrap_or(no_answer));
+            }
+        }
         Ok(h)
     }
 
     /// Frames checked so far (accepted + refused).
     pub fn processed(&self) -> u64 {
         self.processed.load(Ordering::Acquire)
+    }
+
+    /// Has the gateway stopped on an error? [`GatewayHandle::stop`] returns it.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
     }
 
     /// (rows stored, duplicates ignored, frames refused) so far.
@@ -416,6 +502,7 @@ fn gateway_loop(
     acker: Option<mpsc::UnboundedSender<rumqttc::Publish>>,
     processed: Arc<AtomicU64>,
     live: Arc<LiveCounts>,
+    failed: Arc<AtomicBool>,
     batch_max: usize,
     max_samples: usize,
 ) -> GwResult {
@@ -467,8 +554,10 @@ fn gateway_loop(
                     dups += rows.len() as u64 - n;
                 }
                 Err(e) => {
-                    // Nothing of this batch is acknowledged: the broker will redeliver it.
+                    // Nothing of this batch is acknowledged: the broker will redeliver it. The
+                    // owner sees `failed` and ends the run or process with the error.
                     error = Some(e);
+                    failed.store(true, Ordering::Release);
                     break;
                 }
             }
@@ -758,7 +847,7 @@ impl LinkConfig {
                 crate::frame::MAX_FRAME / 1024
             ));
         }
-        Ok(())
+        crate::replay::check_window_memory(self.devices as u64, self.window, 1)
     }
 }
 
@@ -809,6 +898,7 @@ pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
 /// [`crate::workers::WorkerPool`] on an MQTT v5 shared subscription, replay state in the store.
 pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> {
     cfg.check()?;
+    crate::replay::check_window_memory(cfg.devices as u64, cfg.window, workers as u64)?;
     let master = MasterKey::load_or_create(&cfg.key_file)?;
     let counters = CounterStore::open(&cfg.counter_file, cfg.counter_block)?;
     let store = crate::store::open(&cfg.store, &cfg.session)?;
@@ -860,7 +950,7 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     // for UDP until nothing has arrived for a while (the rest is lost).
     let deadline = Instant::now() + cfg.drain_timeout;
     let mut last = (gw.processed(), Instant::now());
-    while gw.processed() < sent && Instant::now() < deadline {
+    while gw.processed() < sent && Instant::now() < deadline && !gw.failed() {
         std::thread::sleep(Duration::from_millis(2));
         let p = gw.processed();
         if p != last.0 {
@@ -872,6 +962,7 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     // MQTT QoS 1 loses nothing: frames the gateway has not checked by now are held up, not lost,
     // and a run that reported them as `missing` and exited 0 hid a stall (issue 19).
     let stalled = match cfg.transport {
+        _ if gw.failed() => None, // the gateway's own error is reported below
         Transport::Mqtt(_) => undrained(sent, gw.processed(), last.1.elapsed(), cfg.drain_timeout),
         Transport::Udp => None,
     };
@@ -957,6 +1048,12 @@ impl Gw {
         match self {
             Gw::One(g) => g.processed(),
             Gw::Pool(p) => p.processed(),
+        }
+    }
+    fn failed(&self) -> bool {
+        match self {
+            Gw::One(g) => g.failed(),
+            Gw::Pool(p) => p.failed(),
         }
     }
     fn udp_addr(&self) -> Option<SocketAddr> {

@@ -149,6 +149,7 @@ impl Sqlite {
              );",
         )
         .map_err(|e| sqlite_error(path, &e))?;
+        check_sqlite_schema(&conn).map_err(|e| format!("--store: {p}: {e}"))?;
         // Checkpoints run on their own thread (below); the writer's auto-checkpoint stays as
         // the fallback only if that thread could not start.
         let checkpointer = Checkpointer::start(path);
@@ -249,6 +250,7 @@ impl Postgres {
                  )",
             )
             .map_err(|e| format!("--store: {shown}: {}", pg_error(&e)))?;
+        check_pg_schema(&mut client).map_err(|e| format!("--store: {shown}: {e}"))?;
         Ok(Postgres { client, url_shown: shown, run: run.to_string() })
     }
 }
@@ -298,6 +300,165 @@ impl Store for Postgres {
     }
 }
 
+/// A column a store table must have: its name, a check of its declared type, and that type as
+/// the error names it.
+type WantColumn<'a> = (&'a str, &'a dyn Fn(&str) -> bool, &'a str);
+
+/// What is wrong with a table found in the store, against the columns (name, type) it must
+/// have and the one unique key: the deduplication of redelivered frames rests on that key, and
+/// a key on other columns (or a second, narrower one) would store copies or drop readings.
+fn schema_problem(
+    table: &str,
+    kind_ok: Result<(), String>,
+    columns: &[(String, String)],
+    want: &[WantColumn],
+    unique_keys: &[Vec<String>],
+    key: &[&str],
+) -> Result<(), String> {
+    kind_ok?;
+    for (name, ty) in columns {
+        match want.iter().find(|w| w.0 == name.as_str()) {
+            None => return Err(format!("table {table} has a column '{name}' this tool does not write")),
+            Some((_, ok, what)) if !ok(ty) => {
+                return Err(format!("table {table}: column '{name}' is '{ty}', not {what}"));
+            }
+            _ => {}
+        }
+    }
+    if let Some(w) = want.iter().find(|w| !columns.iter().any(|c| c.0 == w.0)) {
+        return Err(format!("table {table} has no column '{}'", w.0));
+    }
+    let mut key: Vec<String> = key.iter().map(|k| k.to_string()).collect();
+    key.sort();
+    let shown = key.join(", ");
+    if unique_keys.is_empty() {
+        return Err(format!("table {table} has no UNIQUE ({shown}) key"));
+    }
+    for u in unique_keys {
+        let mut u = u.clone();
+        u.sort();
+        if u != key {
+            return Err(format!("table {table} has a unique key on ({}), not only on ({shown})", u.join(", ")));
+        }
+    }
+    Ok(())
+}
+
+/// The `readings` table of an SQLite store as this tool creates it (a view, other columns or a
+/// missing or different unique key are refused).
+fn check_sqlite_schema(conn: &rusqlite::Connection) -> Result<(), String> {
+    let e = |e: rusqlite::Error| format!("reading the schema of table readings: {e}");
+    let kind: String =
+        conn.query_row("SELECT type FROM sqlite_master WHERE name = 'readings'", [], |r| r.get(0)).map_err(e)?;
+    let kind_ok = if kind == "table" { Ok(()) } else { Err(format!("'readings' is a {kind}, not a table")) };
+    let mut st = conn.prepare("SELECT name, type FROM pragma_table_info('readings')").map_err(e)?;
+    let columns = st
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .map_err(e)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(e)?;
+    let mut unique = Vec::new();
+    let mut st = conn.prepare("SELECT name, \"unique\", partial FROM pragma_index_list('readings')").map_err(e)?;
+    let indexes = st
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
+        .map_err(e)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(e)?;
+    for (name, is_unique, partial) in indexes {
+        if is_unique == 0 {
+            continue;
+        }
+        if partial != 0 {
+            return Err(format!("table readings: unique index '{name}' is partial"));
+        }
+        let mut cols = conn.prepare("SELECT name FROM pragma_index_info(?1)").map_err(e)?;
+        let cols = cols
+            .query_map([&name], |r| r.get::<_, Option<String>>(0))
+            .map_err(e)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(e)?;
+        // an expression column has no name
+        unique.push(cols.into_iter().map(|c| c.unwrap_or_else(|| "<expression>".into())).collect());
+    }
+    // INTEGER / BLOB affinity (SQLite 3 §3.1): an INT anywhere in the declared type; BLOB or none.
+    let int = |t: &str| t.to_ascii_uppercase().contains("INT");
+    let blob = |t: &str| t.is_empty() || t.eq_ignore_ascii_case("BLOB");
+    // TEXT affinity: CHAR, CLOB or TEXT in the declared type.
+    let text = |t: &str| ["CHAR", "CLOB", "TEXT"].iter().any(|k| t.to_ascii_uppercase().contains(k));
+    schema_problem(
+        "readings",
+        kind_ok,
+        &columns,
+        &[
+            ("run", &text, "TEXT"),
+            ("device", &int, "an INTEGER"),
+            ("counter", &int, "an INTEGER"),
+            ("cipher", &int, "an INTEGER"),
+            ("payload", &blob, "a BLOB"),
+        ],
+        &unique,
+        &["run", "device", "counter"],
+    )
+}
+
+/// The `lwcbench_link_readings` table of a PostgreSQL store as this tool creates it.
+fn check_pg_schema(c: &mut postgres::Client) -> Result<(), String> {
+    let table = "lwcbench_link_readings";
+    let e = |e: postgres::Error| format!("reading the schema of table {table}: {e}");
+    let kind: i8 =
+        c.query_one("SELECT relkind FROM pg_class WHERE oid = to_regclass($1)", &[&table]).map_err(e)?.get(0);
+    let kind_ok = match kind as u8 {
+        b'r' => Ok(()),
+        b'v' | b'm' => Err(format!("'{table}' is a view, not a table")),
+        k => Err(format!("'{table}' is not a plain table (relkind '{}')", k as char)),
+    };
+    let columns: Vec<(String, String)> = c
+        .query(
+            "SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute
+             WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+            &[&table],
+        )
+        .map_err(e)?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let mut unique = Vec::new();
+    for r in c
+        .query(
+            "SELECT i.indexrelid::regclass::text, i.indpred IS NOT NULL,
+                    ARRAY(SELECT COALESCE(a.attname::text, '<expression>')
+                          FROM unnest(i.indkey) WITH ORDINALITY AS k(n, o)
+                          LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n
+                          ORDER BY k.o)
+             FROM pg_index i WHERE i.indrelid = to_regclass($1) AND i.indisunique",
+            &[&table],
+        )
+        .map_err(e)?
+    {
+        let (name, partial, cols): (String, bool, Vec<String>) = (r.get(0), r.get(1), r.get(2));
+        if partial {
+            return Err(format!("table {table}: unique index '{name}' is partial"));
+        }
+        unique.push(cols);
+    }
+    let is = |want: &'static str| move |t: &str| t == want;
+    let (text, bigint, smallint, bytea) = (is("text"), is("bigint"), is("smallint"), is("bytea"));
+    schema_problem(
+        table,
+        kind_ok,
+        &columns,
+        &[
+            ("run", &text, "text"),
+            ("device", &bigint, "bigint"),
+            ("counter", &bigint, "bigint"),
+            ("cipher", &smallint, "smallint"),
+            ("payload", &bytea, "bytea"),
+        ],
+        &unique,
+        &["run", "device", "counter"],
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,6 +499,73 @@ mod tests {
         }
         assert!(size() >= 100 * 1024, "2000 rows of 64 B are not in the main file: {} B", size());
         drop(s); // stops and joins the checkpointer
+    }
+
+    /// Tables of someone else's under the name `readings`: each refused at open with one line
+    /// naming the store and what is wrong. Without the check, the first (no unique key) stored
+    /// a frame delivered twice twice.
+    #[test]
+    fn a_foreign_sqlite_table_is_refused() {
+        let cases = [
+            (
+                "CREATE TABLE readings (run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB)",
+                "table readings has no UNIQUE (counter, device, run) key",
+            ),
+            (
+                "CREATE TABLE readings (run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                 UNIQUE (run, device, counter), UNIQUE (device))",
+                "table readings has a unique key on (device), not only on (counter, device, run)",
+            ),
+            (
+                "CREATE TABLE readings (run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                 note TEXT, UNIQUE (run, device, counter))",
+                "table readings has a column 'note' this tool does not write",
+            ),
+            (
+                "CREATE TABLE readings (run TEXT, device INTEGER, counter TEXT, cipher INTEGER, payload BLOB,
+                 UNIQUE (run, device, counter))",
+                "table readings: column 'counter' is 'TEXT', not an INTEGER",
+            ),
+            (
+                "CREATE TABLE readings (run TEXT, device INTEGER, counter INTEGER, payload BLOB, UNIQUE (run, device, counter))",
+                "table readings has no column 'cipher'",
+            ),
+            (
+                "CREATE TABLE readings (run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB);
+                 CREATE UNIQUE INDEX some ON readings (run, device, counter) WHERE device > 5",
+                "table readings: unique index 'some' is partial",
+            ),
+            (
+                "CREATE TABLE t (run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB, UNIQUE (run, device, counter));
+                 CREATE VIEW readings AS SELECT * FROM t",
+                "'readings' is a view, not a table",
+            ),
+        ];
+        let d = tempfile::tempdir().unwrap();
+        for (i, (sql, want)) in cases.iter().enumerate() {
+            let p = d.path().join(format!("f{i}.db"));
+            rusqlite::Connection::open(&p).unwrap().execute_batch(sql).unwrap();
+            let e = match Sqlite::open(&p) {
+                Ok(_) => panic!("opened a store with: {sql}"),
+                Err(e) => e,
+            };
+            assert_eq!(e, format!("--store: {}: {want}", p.display()));
+        }
+        // The table as this tool creates it, and the same with a primary key in place of the
+        // UNIQUE constraint and shorter type names, open.
+        let p = d.path().join("pk.db");
+        rusqlite::Connection::open(&p)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE readings (device INT, counter INT, cipher INT, payload, PRIMARY KEY (counter, device))",
+            )
+            .unwrap();
+        let mut s = Sqlite::open(&p).unwrap();
+        let r = Row { device: 1, counter: 2, cipher: 3, payload: vec![4] };
+        assert_eq!(s.insert(&[r.clone(), r]).unwrap(), 1);
+        drop(s);
+        assert!(Sqlite::open(&d.path().join("new.db")).is_ok());
+        assert!(Sqlite::open(&d.path().join("new.db")).is_ok(), "its own table, opened again");
     }
 
     #[test]

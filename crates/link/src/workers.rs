@@ -384,6 +384,8 @@ pub fn shared_filter(session: &str) -> String {
 pub struct WorkerPool {
     processed: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
+    /// Set by a worker that stops on an error (its store failed).
+    failed: Arc<AtomicBool>,
     workers: Vec<Worker>,
     store: Option<Box<dyn crate::store::Store>>,
 }
@@ -410,7 +412,9 @@ fn v5_options(id: &str, host: &str, port: u16) -> MqttOptions {
     // gets back what the broker queued for it.
     o.set_clean_start(false);
     o.set_session_expiry_interval(Some(600));
-    o.set_max_packet_size(Some((crate::frame::MAX_FRAME + 1024) as u32));
+    // Anything the broker can deliver is read (and refused as `malformed` above MAX_FRAME): a
+    // limit here would make a compliant broker drop oversized messages for this client uncounted.
+    o.set_max_packet_size(Some(crate::run::MQTT_MAX_PACKET as u32));
     o.set_receive_maximum(Some(4096));
     o.set_manual_acks(true);
     o
@@ -454,7 +458,14 @@ impl WorkerPool {
         let processed = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let filter = shared_filter(&spec.session);
-        let mut pool = WorkerPool { processed: processed.clone(), stop, workers: Vec::new(), store: Some(spec.store) };
+        let failed = Arc::new(AtomicBool::new(false));
+        let mut pool = WorkerPool {
+            processed: processed.clone(),
+            stop,
+            failed: failed.clone(),
+            workers: Vec::new(),
+            store: Some(spec.store),
+        };
         for i in 0..k {
             let gw =
                 Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
@@ -463,7 +474,7 @@ impl WorkerPool {
             let (tx, rx) = mpsc::channel::<Incoming>(queue);
             let (client, mut ev) =
                 AsyncClient::new(v5_options(&format!("lwcbench-gw-{}-w{i}", spec.session), &b.host, port), queue);
-            let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+            let (ready_tx, ready_rx) = std::sync::mpsc::channel::<crate::run::Ready>();
             let (sub_client, f, broker) = (client.clone(), filter.clone(), b.describe());
             let t0 = std::time::Instant::now();
             let task = rt.spawn(async move {
@@ -471,6 +482,9 @@ impl WorkerPool {
                 loop {
                     match ev.poll().await {
                         Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                            if let Some(r) = &ready {
+                                let _ = r.send(crate::run::Ready::Connected);
+                            }
                             let (c, f) = (sub_client.clone(), f.clone());
                             tokio::spawn(async move {
                                 let _ = c.subscribe(f, QoS::AtLeastOnce).await;
@@ -483,14 +497,18 @@ impl WorkerPool {
                                 .all(|c| matches!(c, rumqttc::v5::mqttbytes::v5::SubscribeReasonCode::Success(_)));
                             if let Some(r) = ready.take() {
                                 let _ = r.send(if ok {
-                                    Ok(())
+                                    crate::run::Ready::Subscribed
                                 } else {
-                                    Err(format!("--workers: {broker} refused the shared subscription: {s:?}"))
+                                    crate::run::Ready::Failed(format!(
+                                        "--workers: {broker} refused the shared subscription: {s:?}"
+                                    ))
                                 });
                             }
                         }
                         Ok(Event::Incoming(Packet::Publish(p))) => {
-                            let inc = Incoming { frame: p.payload.to_vec(), recv: now_ns(), ack: p };
+                            // Waits only for the worker thread, which runs from before the CONNACK.
+                            let inc =
+                                Incoming { frame: crate::run::received_frame(&p.payload), recv: now_ns(), ack: p };
                             if tx.send(inc).await.is_err() {
                                 return;
                             }
@@ -501,7 +519,9 @@ impl WorkerPool {
                                 if crate::run::still_connecting(t0) {
                                     ready = Some(r); // a first refusal may be the broker still starting
                                 } else {
-                                    let _ = r.send(Err(format!("--broker: cannot reach {broker} (MQTT v5): {e}")));
+                                    let _ = r.send(crate::run::Ready::Failed(format!(
+                                        "--broker: cannot reach {broker} (MQTT v5): {e}"
+                                    )));
                                     return;
                                 }
                             }
@@ -510,47 +530,35 @@ impl WorkerPool {
                     }
                 }
             });
-            match ready_rx.recv_timeout(Duration::from_secs(5)) {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    task.abort();
-                    pool.abort();
-                    return Err(e);
-                }
-                Err(_) => {
-                    task.abort();
-                    pool.abort();
-                    return Err(format!("--broker: no MQTT v5 answer from {} within 5 s", b.describe()));
-                }
-            }
             let c = client.clone();
             let (acker, ack_task) = crate::run::spawn_acker(rt, move |p: Publish| {
                 let c = c.clone();
                 async move { c.ack(&p).await.is_ok() }
             });
-            let processed2 = processed.clone();
+            let (processed2, failed2) = (processed.clone(), failed.clone());
             let (batch, max_samples) = (spec.batch.max(1), spec.max_samples / k);
             let join = std::thread::Builder::new()
                 .name(format!("link-gw-w{i}"))
-                .spawn(move || worker_loop(Checker::new(gw, state), rx, acker, processed2, batch, max_samples))
+                .spawn(move || worker_loop(Checker::new(gw, state), rx, acker, processed2, failed2, batch, max_samples))
                 .map_err(|e| e.to_string())?;
             pool.workers.push(Worker { client, task, ack_task, join });
+            let no_answer = format!("--broker: no MQTT v5 answer from {} within 5 s", b.describe());
+            if let Err(e) = crate::run::wait_ready(&ready_rx, &processed, &failed, &no_answer) {
+                let (res, _) = pool.stop(rt);
+                return Err(e.or(res.error).unwrap_or(no_answer));
+            }
         }
         Ok(pool)
-    }
-
-    fn abort(&mut self) {
-        for w in self.workers.drain(..) {
-            w.task.abort();
-            drop(w.client);
-            let _ = w.join.join();
-            w.ack_task.abort();
-        }
     }
 
     /// Frames checked so far by all workers.
     pub fn processed(&self) -> u64 {
         self.processed.load(Ordering::Acquire)
+    }
+
+    /// Has a worker stopped on an error? [`WorkerPool::stop`] returns it.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
     }
 
     /// Stop every worker and merge their results; also the frames each worker checked.
@@ -606,6 +614,7 @@ fn worker_loop(
     mut rx: mpsc::Receiver<Incoming>,
     acker: mpsc::UnboundedSender<Publish>,
     processed: Arc<AtomicU64>,
+    failed: Arc<AtomicBool>,
     batch_max: usize,
     max_samples: usize,
 ) -> WorkerResult {
@@ -620,8 +629,10 @@ fn worker_loop(
         let out = match chk.process(&frames) {
             Ok(o) => o,
             Err(e) => {
-                // Nothing of this batch is acknowledged: the broker will deliver it again.
+                // Nothing of this batch is acknowledged: the broker will deliver it again. The
+                // owner sees `failed` and ends the run with the error.
                 error = Some(e);
+                failed.store(true, Ordering::Release);
                 break;
             }
         };
