@@ -545,7 +545,7 @@ mod tests {
         for (i, (sql, want)) in cases.iter().enumerate() {
             let p = d.path().join(format!("f{i}.db"));
             rusqlite::Connection::open(&p).unwrap().execute_batch(sql).unwrap();
-            let e = match Sqlite::open(&p) {
+            let e = match Sqlite::open(&p, "t") {
                 Ok(_) => panic!("opened a store with: {sql}"),
                 Err(e) => e,
             };
@@ -560,12 +560,12 @@ mod tests {
                 "CREATE TABLE readings (device INT, counter INT, cipher INT, payload, PRIMARY KEY (counter, device))",
             )
             .unwrap();
-        let mut s = Sqlite::open(&p).unwrap();
+        let mut s = Sqlite::open(&p, "t").unwrap();
         let r = Row { device: 1, counter: 2, cipher: 3, payload: vec![4] };
         assert_eq!(s.insert(&[r.clone(), r]).unwrap(), 1);
         drop(s);
-        assert!(Sqlite::open(&d.path().join("new.db")).is_ok());
-        assert!(Sqlite::open(&d.path().join("new.db")).is_ok(), "its own table, opened again");
+        assert!(Sqlite::open(&d.path().join("new.db"), "t").is_ok());
+        assert!(Sqlite::open(&d.path().join("new.db"), "t").is_ok(), "its own table, opened again");
     }
 
     #[test]

@@ -216,7 +216,7 @@ fn a_restart_with_a_backlog_comes_up_mosquitto() {
 /// that is otherwise the right one.
 fn failing_store(dir: &std::path::Path) -> String {
     let p = dir.join("full.db");
-    drop(store::Sqlite::open(&p).unwrap());
+    drop(store::Sqlite::open(&p, "setup").unwrap());
     let c = rusqlite::Connection::open(&p).unwrap();
     c.execute_batch(
         "CREATE TRIGGER full BEFORE INSERT ON readings BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
