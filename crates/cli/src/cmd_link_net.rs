@@ -179,7 +179,7 @@ pub(super) fn session(
     let state = out.join("state");
     std::fs::create_dir_all(&state).map_err(|e| format!("--out: cannot create {}: {e}", state.display()))?;
     let key_file = a.key_file.clone().unwrap_or_else(|| state.join("master.key"));
-    let counter_file = a.counter_state.clone().unwrap_or_else(|| state.join("counters"));
+    let counter_file = a.counter_state.clone().unwrap_or_else(|| lwcbench_link::counter::beside_key(&key_file));
     let store = a.store.clone().unwrap_or_else(|| out.join("link.db").display().to_string());
     let started = SystemTime::now();
     let session = run::new_session();

@@ -801,8 +801,7 @@ pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
 /// [`crate::workers::WorkerPool`] on an MQTT v5 shared subscription, replay state in the store.
 pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> {
     cfg.check()?;
-    let master = MasterKey::load_or_create(&cfg.key_file)?;
-    let counters = CounterStore::open(&cfg.counter_file, cfg.counter_block)?;
+    let (master, counters) = crate::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
     let store = crate::store::open(&cfg.store, &cfg.session)?;
     let store_desc = store.describe();
     let ids: Vec<u32> = (0..cfg.devices).collect();
