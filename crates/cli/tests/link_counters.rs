@@ -102,12 +102,13 @@ fn stored_pairs(db: &Path) -> BTreeSet<(i64, i64)> {
 #[test]
 fn two_runs_with_one_key_and_different_out_never_share_a_counter() {
     let d = tempfile::tempdir().unwrap();
-    let run = |out: &str, extra: &[&str]| {
+    let run_with = |key: &str, out: &str, extra: &[&str]| {
         let mut a =
-            vec!["link", "--key-file", "K", "-o", out, "--devices", "2", "--messages", "20", "--interval", "1ms"];
+            vec!["link", "--key-file", key, "-o", out, "--devices", "2", "--messages", "20", "--interval", "1ms"];
         a.extend(extra);
         lwcbench(&a, d.path())
     };
+    let run = |out: &str, extra: &[&str]| run_with("K", out, extra);
     for out in ["o1", "o2"] {
         let o = run(out, &[]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -122,7 +123,7 @@ fn two_runs_with_one_key_and_different_out_never_share_a_counter() {
     assert!(e.contains("other: missing, but --key-file K exists"), "{e}");
     assert!(!d.path().join("o3").exists() && !d.path().join("other").exists());
     // Another key on K's state: refused by the fingerprint.
-    let e = one_error(&run("o4", &["--key-file", "K2", "--counter-state", "K.counters"]));
+    let e = one_error(&run_with("K2", "o4", &["--counter-state", "K.counters"]));
     assert!(e.contains("K.counters: line 2: written for another key"), "{e}");
     assert!(!d.path().join("K2").exists() && !d.path().join("o4").exists());
 }
