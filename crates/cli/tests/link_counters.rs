@@ -35,30 +35,13 @@ fn a_second_device_process_on_one_state_file_is_refused() {
     let broker = lwcbench_link::broker::embedded().unwrap();
     let url = format!("mqtt://127.0.0.1:{}", broker.port);
     let (ctr, cap) = (d.path().join("counters"), d.path().join("cap1"));
-    let args = |id: &'static str, cap: &Path, messages: &'static str| -> Vec<String> {
-        [
-            "link",
-            "device",
-            "--id",
-            id,
-            "--session",
-            "s",
-            "--broker",
-            &url,
-            "--key-file",
-            key.to_str().unwrap(),
-            "--counter-state",
-            ctr.to_str().unwrap(),
-            "--capture",
-            cap.to_str().unwrap(),
-            "--messages",
-            messages,
-            "--interval",
-            "1ms",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    let args = |id: &str, cap: &Path, messages: &str| -> Vec<String> {
+        let (k, c, cap) = (key.display(), ctr.display(), cap.display());
+        format!("link device --id {id} --session s --broker {url} --key-file {k} --counter-state {c} --capture {cap}")
+            .split_whitespace()
+            .chain(["--messages", messages, "--interval", "1ms"])
+            .map(str::to_string)
+            .collect()
     };
     let mut first = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
         .args(args("1", &cap, "100000000"))
