@@ -76,7 +76,8 @@ struct SessionArgs {
     /// Master key file (created with mode 0600 if missing; default OUT/state/master.key).
     #[arg(long)]
     key_file: Option<PathBuf>,
-    /// Counter state file (default OUT/state/counters).
+    /// Counter state file of the key (default KEY_FILE.counters, beside --key-file; locked while in
+    /// use, tied to the key by its fingerprint; see docs/link.md "Counter persistence rule").
     #[arg(long)]
     counter_state: Option<PathBuf>,
     /// Publisher connections the devices share (like sensors behind a concentrator).
@@ -163,7 +164,8 @@ struct DeviceArgs {
     /// Master key file (must exist, mode 0600).
     #[arg(long)]
     key_file: PathBuf,
-    /// Counter state file of this device (created if missing).
+    /// Counter state file of this device (created if missing, unless --capture already holds
+    /// frames; locked while in use; refused if it belongs to another key).
     #[arg(long)]
     counter_state: PathBuf,
     #[arg(long, default_value = "Ascon-AEAD128")]
@@ -329,14 +331,15 @@ pub(crate) fn state_files(
     counter_state: &Option<PathBuf>,
 ) -> Result<(PathBuf, PathBuf), String> {
     let state = rd.kept("state");
-    if key_file.is_none() || counter_state.is_none() {
+    if key_file.is_none() {
         std::fs::create_dir_all(&state)
             .map_err(|e| format!("--out: cannot create {}: {e}", rd.shown(&state.display().to_string())))?;
     }
-    Ok((
-        key_file.clone().unwrap_or_else(|| state.join("master.key")),
-        counter_state.clone().unwrap_or_else(|| state.join("counters")),
-    ))
+    let key = key_file.clone().unwrap_or_else(|| state.join("master.key"));
+    // The counter state lives beside the key (KEY.counters): every run with one key continues
+    // one state, whatever its --out.
+    let counters = counter_state.clone().unwrap_or_else(|| lwcbench_link::counter::beside_key(&key));
+    Ok((key, counters))
 }
 
 fn session_in(
@@ -443,7 +446,17 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
     let b = broker::parse_url(&a.broker)?;
     let interval = parse_duration(&a.interval, "--interval")?;
     let master = lwcbench_link::keys::MasterKey::read(&a.key_file)?;
-    let counters = lwcbench_link::counter::CounterStore::open(&a.counter_state, a.counter_block)?;
+    let counters = lwcbench_link::counter::CounterStore::open(&a.counter_state, a.counter_block, &master)?;
+    if let Some(c) = a.capture.as_ref().filter(|c| !counters.existed() && c.metadata().is_ok_and(|m| m.len() > 0)) {
+        // Frames were sent under this key, but their counters' record is gone: starting again at 0
+        // would seal new readings under nonces already used.
+        return Err(format!(
+            "--counter-state: {} is missing, but --capture {} holds frames this device sent; restarting would \
+             repeat their counters (restore the state file)",
+            a.counter_state.display(),
+            c.display()
+        ));
+    }
     if a.durable {
         let st = lwcbench_link::chaos::DurableDevice {
             suite: s,
@@ -467,11 +480,7 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
     }
     let capture: Option<run::Capture> = match &a.capture {
         Some(p) => {
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| format!("--capture: {}: {e}", p.display()))?;
+            let mut f = lwcbench_link::chaos::open_capture(p)?;
             let shown = p.display().to_string();
             Some(Box::new(move |frame: &[u8]| {
                 let mut line = hex::encode(frame);
@@ -543,8 +552,10 @@ fn energy_inputs(a: &SessionArgs) -> Result<EnergyInputs, String> {
 /// `--attack`: the attack suite for each cipher, against the gateway's check and a SQLite store.
 fn attack(a: &SessionArgs, rd: RunDir, suites: &[suite::Suite]) -> Result<(), String> {
     let started = SystemTime::now();
-    let (key_file, _) = state_files(&rd, &a.key_file, &a.counter_state)?;
-    let master = lwcbench_link::keys::MasterKey::load_or_create(&key_file).map_err(|e| rd.shown(&e))?;
+    let (key_file, counter_file) = state_files(&rd, &a.key_file, &a.counter_state)?;
+    // The key gets its counter state even here: a later session with this key continues it.
+    let (master, _) = lwcbench_link::counter::open_session(&key_file, &counter_file, a.counter_block)
+        .map_err(|e| rd.shown(&e))?;
     let mut rows = Vec::new();
     let session = run::new_session();
     // The attack stores are scratch: in the new run while it is written, removed before it is

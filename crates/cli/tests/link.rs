@@ -249,5 +249,5 @@ fn report_page_is_written_with_the_run_and_stale_tables_go_with_force() {
     }
     assert!(out.join("link_attack.csv").is_file() && out.join("report.html").is_file());
     // the counter state and the key stay (counters must never restart under the same key)
-    assert!(out.join("state/master.key").is_file() && out.join("state/counters").is_file());
+    assert!(out.join("state/master.key").is_file() && out.join("state/master.key.counters").is_file());
 }

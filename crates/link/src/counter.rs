@@ -5,24 +5,56 @@
 //! directory). After a crash — `kill -9`, power loss — the device restarts from the recorded
 //! end, so a crash costs at most one block of skipped counters and never repeats one.
 //!
-//! State file: first line `lwcbench-link-counters v1`, then one `DEVICE NEXT` line per device
-//! (NEXT = first counter not yet reserved). One file may hold many devices (the in-process
-//! fleet) or one (a device process).
+//! State file (docs/link.md, "Counter persistence rule"):
+//! ```text
+//! lwcbench-link-counters v2
+//! key <the master key's fingerprint, 32 hex digits>
+//! DEVICE NEXT          (one line per device; NEXT = first counter not yet reserved, ≤ 2^63)
+//! ```
+//! A process holds an exclusive `flock` on `STATE.lock` for as long as it has the state open:
+//! two processes on one file would each hand out the same counters. The fingerprint ties the
+//! file to one key; a file of another key, a duplicate device, a value the frame's counter cannot
+//! carry, or a v1 file (no fingerprint) is refused with the file and line.
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::frame::MAX_COUNTER;
+use crate::keys::MasterKey;
 
-pub const MAGIC: &str = "lwcbench-link-counters v1";
+pub const MAGIC: &str = "lwcbench-link-counters v2";
+/// The format before the key fingerprint: refused (it cannot say which key it belongs to).
+pub const MAGIC_V1: &str = "lwcbench-link-counters v1";
 pub const DEFAULT_BLOCK: u64 = 1024;
+/// Larger than any real state file (100,000 devices take ~2 MB); bounds what is read.
+const MAX_STATE_BYTES: u64 = 64 << 20;
+
+/// The counter state of the key in `key_file`: `KEY_FILE.counters`, beside the key, so every
+/// run with one key continues one state.
+pub fn beside_key(key_file: &Path) -> PathBuf {
+    let mut s = key_file.as_os_str().to_os_string();
+    s.push(".counters");
+    PathBuf::from(s)
+}
+
+/// The lock file of a state file: `STATE.lock` (the state file itself is replaced by rename,
+/// so a lock on it would not hold across writes).
+pub fn lock_path(state: &Path) -> PathBuf {
+    let mut s = state.as_os_str().to_os_string();
+    s.push(".lock");
+    PathBuf::from(s)
+}
 
 struct Inner {
     path: PathBuf,
+    fingerprint: String,
     /// device -> first counter not yet reserved (what the file says).
     reserved: BTreeMap<u32, u64>,
     writes: u64,
+    /// Holds the exclusive lock until the store is dropped.
+    _lock: std::fs::File,
 }
 
 /// The state file shared by the devices of one process.
@@ -30,6 +62,7 @@ struct Inner {
 pub struct CounterStore {
     inner: Arc<Mutex<Inner>>,
     block: u64,
+    existed: bool,
 }
 
 /// Write `bytes` to `path` durably: temp file + fsync + rename + fsync of the directory.
@@ -51,44 +84,61 @@ pub fn write_durable(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 impl CounterStore {
-    /// Open (or start) the state file at `path`; `block` counters are reserved per write.
-    pub fn open(path: &Path, block: u64) -> Result<CounterStore, String> {
+    /// Open the state file at `path` for the key `master` (starting it if missing), locked
+    /// until the store is dropped; `block` counters are reserved per write.
+    pub fn open(path: &Path, block: u64, master: &MasterKey) -> Result<CounterStore, String> {
         if block == 0 || block > 1 << 32 {
             return Err(format!("--counter-block: {block} is not in 1..=2^32"));
         }
         let p = path.display();
-        let mut reserved = BTreeMap::new();
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                let mut lines = text.lines().enumerate();
-                if lines.next().map(|(_, l)| l.trim()) != Some(MAGIC) {
-                    return Err(format!("counter state {p}: line 1: expected '{MAGIC}'"));
-                }
-                for (i, line) in lines {
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    let mut it = line.split_whitespace();
-                    let parsed = match (it.next(), it.next(), it.next()) {
-                        (Some(d), Some(n), None) => d.parse::<u32>().ok().zip(n.parse::<u64>().ok()),
-                        _ => None,
-                    };
-                    match parsed {
-                        Some((d, n)) if n <= MAX_COUNTER + 1 => {
-                            reserved.insert(d, n);
-                        }
-                        _ => return Err(format!("counter state {p}: line {}: expected 'DEVICE NEXT'", i + 1)),
-                    }
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("counter state {p}: {e}")),
+        let lp = lock_path(path);
+        let lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lp)
+            .map_err(|e| format!("counter state {p}: cannot open its lock file {}: {e}", lp.display()))?;
+        // SAFETY: flock on a descriptor this function owns; no memory is passed.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                format!("counter state {p}: in use by another process (lock {} held); one state file serves one process at a time", lp.display())
+            } else {
+                format!("counter state {p}: cannot lock {}: {e}", lp.display())
+            });
         }
-        Ok(CounterStore { inner: Arc::new(Mutex::new(Inner { path: path.to_path_buf(), reserved, writes: 0 })), block })
+        let fingerprint = master.fingerprint();
+        let (reserved, existed) = match std::fs::File::open(path) {
+            Ok(f) => {
+                let mut text = String::new();
+                f.take(MAX_STATE_BYTES + 1)
+                    .read_to_string(&mut text)
+                    .map_err(|e| format!("counter state {p}: cannot read it as text: {e}"))?;
+                if text.len() as u64 > MAX_STATE_BYTES {
+                    return Err(format!("counter state {p}: larger than {} MiB", MAX_STATE_BYTES >> 20));
+                }
+                (parse(&text, &fingerprint).map_err(|e| format!("counter state {p}: {e}"))?, true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (BTreeMap::new(), false),
+            Err(e) => return Err(format!("counter state {p}: {e}")),
+        };
+        let inner = Inner { path: path.to_path_buf(), fingerprint, reserved, writes: 0, _lock: lock };
+        Ok(CounterStore { inner: Arc::new(Mutex::new(inner)), block, existed })
+    }
+
+    /// Whether the state file existed when it was opened (false: this store starts it).
+    pub fn existed(&self) -> bool {
+        self.existed
+    }
+
+    /// Write the file as it stands (a new state: header and fingerprint only).
+    pub fn save(&self) -> Result<(), String> {
+        Self::persist(&mut self.inner.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn persist(inner: &mut Inner) -> Result<(), String> {
-        let mut text = format!("{MAGIC}\n");
+        let mut text = format!("{MAGIC}\nkey {}\n", inner.fingerprint);
         for (d, n) in &inner.reserved {
             text.push_str(&format!("{d} {n}\n"));
         }
@@ -138,6 +188,87 @@ impl CounterStore {
     }
 }
 
+/// Parse a state file's text for the key with fingerprint `fp`; errors name the line.
+fn parse(text: &str, fp: &str) -> Result<BTreeMap<u32, u64>, String> {
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
+    match lines.next() {
+        Some((_, MAGIC)) => {}
+        Some((_, MAGIC_V1)) => {
+            return Err(format!(
+                "line 1: format v1 has no key fingerprint, so nothing ties it to a key; if it was written with this \
+                 key, make line 1 '{MAGIC}' and insert 'key {fp}' as line 2, otherwise use this key's own state file"
+            ))
+        }
+        _ => return Err(format!("line 1: expected '{MAGIC}' (not a counter state file of this lwcbench)")),
+    }
+    match lines.next() {
+        Some((_, l)) if l.strip_prefix("key ") == Some(fp) => {}
+        Some((_, l)) if l.starts_with("key ") => {
+            return Err(format!(
+                "line 2: written for another key (fingerprint {}, this key's is {fp}); a state file serves one key",
+                l[4..].trim()
+            ))
+        }
+        _ => return Err("line 2: expected 'key FINGERPRINT' (32 hex digits)".into()),
+    }
+    let mut reserved = BTreeMap::new();
+    let mut line_of = BTreeMap::new();
+    for (n, line) in lines {
+        if line.is_empty() {
+            continue;
+        }
+        let mut it = line.split_whitespace();
+        let (Some(d), Some(next), None) = (it.next(), it.next(), it.next()) else {
+            return Err(format!("line {n}: expected 'DEVICE NEXT'"));
+        };
+        let d: u32 = d.parse().map_err(|_| format!("line {n}: device '{d}' is not in 0..=4294967295"))?;
+        let next = match next.parse::<u64>() {
+            Ok(v) if v <= MAX_COUNTER + 1 => v,
+            _ if next.bytes().all(|b| b.is_ascii_digit()) => {
+                return Err(format!("line {n}: next counter {next} is above 2^63 (the frame's counter has 63 bits)"))
+            }
+            _ => return Err(format!("line {n}: next counter '{next}' is not a number in 0..=2^63")),
+        };
+        if let Some(first) = line_of.insert(d, n) {
+            return Err(format!("line {n}: device {d} again (first on line {first}); which counter holds is unknown"));
+        }
+        reserved.insert(d, next);
+    }
+    Ok(reserved)
+}
+
+/// The master key and counter state of a session (everything that seals in this process):
+/// an existing key must come with its existing state file — a missing one would restart its
+/// counters at 0 under a key that has sealed before. A key created here gets its state file
+/// first, so every key this tool made has one.
+pub fn open_session(key_file: &Path, state: &Path, block: u64) -> Result<(MasterKey, CounterStore), String> {
+    if key_file.exists() {
+        let master = MasterKey::read(key_file)?;
+        let store = CounterStore::open(state, block, &master)?;
+        if !store.existed() {
+            return Err(format!(
+                "counter state {}: missing, but --key-file {} exists: its counters would restart at 0 under a key \
+                 that may have sealed before; restore the state file, use a new key file, or — only if this key has \
+                 never sealed a frame — create the state file with the lines '{MAGIC}' and 'key {}'",
+                state.display(),
+                key_file.display(),
+                master.fingerprint()
+            ));
+        }
+        Ok((master, store))
+    } else {
+        let master = MasterKey::random();
+        let store = CounterStore::open(state, block, &master)?;
+        store.save()?;
+        if let Err(e) = master.write_new(key_file) {
+            // Nothing half-written: the state started for this key goes with it.
+            let _ = std::fs::remove_file(state);
+            return Err(e);
+        }
+        Ok((master, store))
+    }
+}
+
 /// A device's counter: hands out counters from its reserved block, reserving the next block
 /// (durably) when it runs out.
 pub struct DeviceCounter {
@@ -172,18 +303,28 @@ impl DeviceCounter {
 mod tests {
     use super::*;
 
+    fn key(b: u8) -> MasterKey {
+        MasterKey::from_bytes([b; 32])
+    }
+
+    /// Key [7; 32]'s fingerprint, computed independently with Python's hmac/hashlib (RFC 5869
+    /// extract + one expand block, info "lwcbench-link key id", first 16 bytes).
+    const FP7: &str = "32f4fc68107ab4dd67b987d1614f906b";
+
     #[test]
     fn counters_never_repeat_across_reopen() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("ctr");
-        let s = CounterStore::open(&p, 4).unwrap();
+        let s = CounterStore::open(&p, 4, &key(7)).unwrap();
+        assert!(!s.existed());
         let mut c = DeviceCounter::new(&s, 9).unwrap();
         let first: Vec<u64> = (0..6).map(|_| c.take().unwrap()).collect();
         assert_eq!(first, vec![0, 1, 2, 3, 4, 5]);
         // The file already says 8: the second block (4..8) was reserved before 4 was used.
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("{MAGIC}\n9 8\n"));
-        drop(c); // a "crash": 6 and 7 are never used
-        let s2 = CounterStore::open(&p, 4).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("{MAGIC}\nkey {FP7}\n9 8\n"));
+        drop((c, s)); // a "crash": 6 and 7 are never used
+        let s2 = CounterStore::open(&p, 4, &key(7)).unwrap();
+        assert!(s2.existed());
         let mut c2 = DeviceCounter::new(&s2, 9).unwrap();
         assert_eq!(c2.take().unwrap(), 8);
         let mut other = DeviceCounter::new(&s2, 1).unwrap();
@@ -194,17 +335,120 @@ mod tests {
     fn bad_state_files_are_refused_with_line() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("ctr");
-        std::fs::write(&p, "nope\n").unwrap();
-        assert!(CounterStore::open(&p, 4).err().unwrap().contains("line 1"));
-        std::fs::write(&p, format!("{MAGIC}\n1 2\nx y\n")).unwrap();
-        assert!(CounterStore::open(&p, 4).err().unwrap().contains("line 3"));
-        assert!(CounterStore::open(&d.path().join("n"), 0).is_err());
+        let open = |text: &str| {
+            std::fs::write(&p, text).unwrap();
+            CounterStore::open(&p, 4, &key(7)).err().unwrap()
+        };
+        let e = open("nope\n");
+        assert!(e.contains(&p.display().to_string()) && e.contains("line 1"), "{e}");
+        // No header at all (bare DEVICE NEXT lines): refused, not guessed.
+        assert!(open("1 2048\n").contains("line 1: expected 'lwcbench-link-counters v2'"));
+        assert!(open(&format!("{MAGIC}\n1 2\n")).contains("line 2: expected 'key FINGERPRINT'"));
+        assert!(open(&format!("{MAGIC}\nkey {FP7}\n1 2\nx y\n")).contains("line 4: device 'x'"));
+        assert!(open(&format!("{MAGIC}\nkey {FP7}\n1 2 3\n")).contains("line 3: expected 'DEVICE NEXT'"));
+        assert!(open(&format!("{MAGIC}\nkey {FP7}\n1 -1\n")).contains("line 3: next counter '-1' is not a number"));
+        assert!(CounterStore::open(&d.path().join("n"), 0, &key(7)).is_err());
+        assert!(CounterStore::open(&d.path().join("n"), (1 << 32) + 1, &key(7)).is_err());
+    }
+
+    /// Two lines for one device: which one the last run wrote is unknown, so neither is used.
+    #[test]
+    fn duplicate_device_lines_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("ctr");
+        std::fs::write(&p, format!("{MAGIC}\nkey {FP7}\n1 2048\n2 5\n1 0\n")).unwrap();
+        let e = CounterStore::open(&p, 4, &key(7)).err().expect("a duplicate device is an error");
+        assert!(e.contains("line 5: device 1 again (first on line 3)"), "{e}");
+    }
+
+    /// 2^63 (= MAX_COUNTER + 1, the space is used up) is the largest NEXT; beyond it, and beyond
+    /// u64, the line is refused as out of range.
+    #[test]
+    fn next_counters_above_2_63_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("ctr");
+        std::fs::write(&p, format!("{MAGIC}\nkey {FP7}\n1 9223372036854775808\n")).unwrap();
+        let s = CounterStore::open(&p, 4, &key(7)).unwrap();
+        assert!(s.reserve(1).unwrap_err().contains("exhausted"));
+        drop(s);
+        for big in ["9223372036854775809", "18446744073709551615", "99999999999999999999999"] {
+            std::fs::write(&p, format!("{MAGIC}\nkey {FP7}\n0 1\n1 {big}\n")).unwrap();
+            let e = CounterStore::open(&p, 4, &key(7)).err().unwrap();
+            assert!(e.contains(&format!("line 4: next counter {big} is above 2^63")), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_state_file_serves_one_key() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("ctr");
+        DeviceCounter::new(&CounterStore::open(&p, 4, &key(7)).unwrap(), 0).unwrap();
+        let e = CounterStore::open(&p, 4, &key(8)).err().expect("another key is refused");
+        // Key [8; 32]'s fingerprint, computed as FP7.
+        assert!(e.contains("line 2: written for another key") && e.contains(FP7), "{e}");
+        assert!(e.contains("4522d92be3296147132c72dd4fb8d592"), "{e}");
+        assert!(!std::fs::read_to_string(&p).unwrap().contains(&hex::encode([7u8; 32])), "never the key itself");
+    }
+
+    #[test]
+    fn version_1_files_are_refused_with_what_to_do() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("ctr");
+        std::fs::write(&p, "lwcbench-link-counters v1\n1 2048\n").unwrap();
+        let e = CounterStore::open(&p, 4, &key(7)).err().unwrap();
+        assert!(e.contains("line 1: format v1 has no key fingerprint") && e.contains(&format!("key {FP7}")), "{e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "lwcbench-link-counters v1\n1 2048\n", "left as it was");
+    }
+
+    /// Two openers of one state file would hand out the same counters: the second is refused
+    /// while the first holds it, and may open it once the first is gone.
+    #[test]
+    fn a_state_file_is_locked_while_open() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("ctr");
+        let s = CounterStore::open(&p, 4, &key(7)).unwrap();
+        let e = CounterStore::open(&p, 4, &key(7)).err().expect("a second opener is refused");
+        assert!(e.contains(&p.display().to_string()) && e.contains("in use by another process"), "{e}");
+        let clone = s.clone();
+        drop(s);
+        assert!(CounterStore::open(&p, 4, &key(7)).is_err(), "a clone still holds the lock");
+        drop(clone);
+        CounterStore::open(&p, 4, &key(7)).unwrap();
+    }
+
+    #[test]
+    fn sessions_pair_a_key_with_its_state() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let k = d.path().join("k");
+        let st = beside_key(&k);
+        assert_eq!(st, d.path().join("k.counters"));
+        // A new key starts its state at once, with its fingerprint.
+        let (m, s) = open_session(&k, &st, 4).unwrap();
+        let fp = m.fingerprint();
+        assert_eq!(std::fs::read_to_string(&st).unwrap(), format!("{MAGIC}\nkey {fp}\n"));
+        DeviceCounter::new(&s, 3).unwrap();
+        drop(s);
+        // The same key continues it.
+        let (_, s) = open_session(&k, &st, 4).unwrap();
+        assert_eq!(DeviceCounter::new(&s, 3).unwrap().take().unwrap(), 4);
+        drop(s);
+        // The key without its state: refused (its counters would restart at 0).
+        let other = d.path().join("elsewhere");
+        let e = open_session(&k, &other, 4).err().unwrap();
+        assert!(e.contains("elsewhere: missing, but --key-file") && e.contains(&fp), "{e}");
+        assert!(!other.exists());
+        // A state without its key: a new key is not paired with it, and no key file is left.
+        let k2 = d.path().join("k2");
+        assert!(open_session(&k2, &st, 4).err().unwrap().contains("written for another key"));
+        assert!(!k2.exists());
+        assert_eq!(std::fs::metadata(&k).unwrap().permissions().mode() & 0o777, 0o600);
     }
 
     #[test]
     fn unwritable_state_is_an_error_and_hands_out_nothing() {
         let p = Path::new("/proc/lwcbench-no-such-dir/ctr");
-        let s = CounterStore::open(p, 4).unwrap();
-        assert!(DeviceCounter::new(&s, 1).is_err());
+        let e = CounterStore::open(p, 4, &key(7)).err().unwrap();
+        assert!(e.contains("/proc/lwcbench-no-such-dir/ctr") && e.contains("lock file"), "{e}");
     }
 }

@@ -7,6 +7,8 @@
 //!                                   L = the cipher's key length)
 //! ```
 //! The cipher id is part of `info` so one device never uses the same key with two algorithms.
+//! The key's fingerprint (recorded in counter state files, never secret-bearing) is
+//! `HKDF-SHA256(salt = "lwcbench-link v1", IKM = master key, info = "lwcbench-link key id", L = 16)`.
 //! Key file: two lines, `lwcbench-link-master-key v1` and 64 hex digits; mode 0600 (refused if
 //! group or others may read it).
 use std::io::Write;
@@ -20,6 +22,7 @@ use zeroize::Zeroizing;
 pub const KEYFILE_MAGIC: &str = "lwcbench-link-master-key v1";
 pub const SALT: &[u8] = b"lwcbench-link v1";
 pub const INFO_PREFIX: &[u8] = b"lwcbench-link device key";
+pub const ID_INFO: &[u8] = b"lwcbench-link key id";
 
 pub struct MasterKey(Zeroizing<[u8; 32]>);
 
@@ -51,6 +54,14 @@ impl MasterKey {
         let mut okm = Zeroizing::new(vec![0u8; len]);
         hk.expand(&info, &mut okm).expect("key lengths are far below HKDF's 255*32 limit");
         okm
+    }
+
+    /// The key's id: 16 HKDF bytes under their own info label (hex), which names the key in a
+    /// counter state file without revealing it.
+    pub fn fingerprint(&self) -> String {
+        let mut id = [0u8; 16];
+        Hkdf::<Sha256>::new(Some(SALT), &self.0[..]).expand(ID_INFO, &mut id).expect("16 bytes");
+        hex::encode(id)
     }
 
     /// Write a new key file with mode 0600; refuses to overwrite an existing file.
@@ -116,18 +127,6 @@ impl MasterKey {
         }
         Ok(MasterKey(k))
     }
-
-    /// Read `path` if it exists, else create it with a fresh random key.
-    pub fn load_or_create(path: &Path) -> Result<MasterKey, String> {
-        // symlink_metadata: a dangling link is "there" too, and is refused by `read`, not replaced
-        if std::fs::symlink_metadata(path).is_ok() {
-            Self::read(path)
-        } else {
-            let k = Self::random();
-            k.write_new(path)?;
-            Ok(k)
-        }
-    }
 }
 
 /// What a file that is not a regular file is, for an error line.
@@ -174,11 +173,22 @@ mod tests {
         assert_eq!(*a, *m.device_key(1, 0, 16));
     }
 
+    /// The fingerprint is HKDF with its own info label: expected values computed independently
+    /// with Python's hmac/hashlib (RFC 5869 extract, one expand block, first 16 bytes).
+    #[test]
+    fn fingerprint_is_hkdf_under_its_own_label() {
+        assert_eq!(MasterKey::from_bytes([7; 32]).fingerprint(), "32f4fc68107ab4dd67b987d1614f906b");
+        assert_eq!(MasterKey::from_bytes([8; 32]).fingerprint(), "4522d92be3296147132c72dd4fb8d592");
+        let m = MasterKey::from_bytes([7; 32]);
+        assert_ne!(m.fingerprint(), hex::encode(&m.device_key(0, 0, 16)[..]));
+    }
+
     #[test]
     fn key_file_roundtrip_mode_and_errors() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("k");
-        let m = MasterKey::load_or_create(&p).unwrap();
+        let m = MasterKey::random();
+        m.write_new(&p).unwrap();
         assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
         let again = MasterKey::read(&p).unwrap();
         assert_eq!(*m.device_key(3, 4, 32), *again.device_key(3, 4, 32));
@@ -203,13 +213,13 @@ mod tests {
         // On a thread, so a blocking open fails the test instead of hanging it.
         let (tx, rx) = std::sync::mpsc::channel();
         let f2 = fifo.clone();
-        std::thread::spawn(move || tx.send(MasterKey::load_or_create(&f2).map(|_| ())).unwrap());
+        std::thread::spawn(move || tx.send(MasterKey::read(&f2).map(|_| ())).unwrap());
         let r = rx.recv_timeout(std::time::Duration::from_secs(5)).expect("reading a FIFO key file blocked");
         assert_eq!(
             r.unwrap_err(),
             format!("--key-file: {} is a FIFO (named pipe), not a regular file", fifo.display())
         );
-        let e = MasterKey::load_or_create(d.path()).unwrap_err();
+        let e = MasterKey::read(d.path()).unwrap_err();
         assert_eq!(e, format!("--key-file: {} is a directory, not a regular file", d.path().display()));
     }
 }

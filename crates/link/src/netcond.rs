@@ -32,8 +32,6 @@ use lwcbench_netimpair::{conditions, Applied, NetnsPair, RelayConfig, RelayCount
 use serde::Serialize;
 
 use crate::broker::{self, BrokerAddr};
-use crate::counter::CounterStore;
-use crate::keys::MasterKey;
 use crate::results::pct;
 use crate::run::{
     mqtt_connect, now_ns, process_cpu_ns, run_fleet, GatewayHandle, GatewaySpec, LinkConfig, Outcome, Publisher,
@@ -315,8 +313,7 @@ pub fn run_condition<'e>(
     let plan = conditions::apply(&env.pair, Side::A, cond, ni_transport, env.backend).map_err(ni)?;
     let mut applied = plan.applied.clone();
 
-    let master = MasterKey::load_or_create(&cfg.key_file)?;
-    let counters = CounterStore::open(&cfg.counter_file, cfg.counter_block)?;
+    let (master, counters) = crate::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
     let store = crate::store::open(&cfg.store, &cfg.session)?;
     let store_desc = store.describe();
     let ids: Vec<u32> = (0..cfg.devices).collect();

@@ -91,7 +91,7 @@ pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<V
             window: 1 << 16,
             counter_block: 1 << 16,
             key_file: key_file.clone(),
-            counter_file: cfg.dir.join("counters"),
+            counter_file: crate::counter::beside_key(&key_file),
             connections: cfg.connections,
             drain_timeout: Duration::from_secs(60),
             readings: run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),

@@ -899,8 +899,7 @@ pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
 pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> {
     cfg.check()?;
     crate::replay::check_window_memory(cfg.devices as u64, cfg.window, workers as u64)?;
-    let master = MasterKey::load_or_create(&cfg.key_file)?;
-    let counters = CounterStore::open(&cfg.counter_file, cfg.counter_block)?;
+    let (master, counters) = crate::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
     let store = crate::store::open(&cfg.store, &cfg.session)?;
     let store_desc = store.describe();
     let ids: Vec<u32> = (0..cfg.devices).collect();

@@ -23,7 +23,7 @@ const N: u64 = 3000;
 /// (QoS 1) or the client's queue took them.
 fn publish(b: &BrokerAddr, session: &str, master: &MasterKey, dir: &std::path::Path, h: &tokio::runtime::Handle) {
     let s = suite::find("Ascon-AEAD128").unwrap();
-    let counters = CounterStore::open(&dir.join("counters"), 1 << 16).unwrap();
+    let counters = CounterStore::open(&dir.join("counters"), 1 << 16, master).unwrap();
     let block = counters.reserve_all(&[0]).unwrap().remove(0);
     let readings = run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
     let dev = h

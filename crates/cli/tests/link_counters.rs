@@ -1,0 +1,153 @@
+//! Counter state that cannot be misused, end to end: one `link device` process per state file,
+//! one key's counters continued across runs with different `-o`, and the device's checks of its
+//! capture file (docs/link.md, "Counter persistence rule" and "Faults").
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn lwcbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args).current_dir(cwd).output().expect("binary runs")
+}
+
+/// The one `error:` line of a failed run.
+fn one_error(o: &Output) -> String {
+    assert!(!o.status.success(), "should fail");
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{err:?}");
+    lines[0].to_string()
+}
+
+fn new_key(p: &Path) -> lwcbench_link::keys::MasterKey {
+    let m = lwcbench_link::keys::MasterKey::random();
+    m.write_new(p).unwrap();
+    m
+}
+
+/// Two device processes on one state file would each hand out the same counters (and each
+/// rewrite the file from its own copy): while the first runs, the second is refused.
+#[test]
+fn a_second_device_process_on_one_state_file_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let key = d.path().join("master.key");
+    new_key(&key);
+    let broker = lwcbench_link::broker::embedded().unwrap();
+    let url = format!("mqtt://127.0.0.1:{}", broker.port);
+    let (ctr, cap) = (d.path().join("counters"), d.path().join("cap1"));
+    let args = |id: &str, cap: &Path, messages: &str| -> Vec<String> {
+        let (k, c, cap) = (key.display(), ctr.display(), cap.display());
+        format!("link device --id {id} --session s --broker {url} --key-file {k} --counter-state {c} --capture {cap}")
+            .split_whitespace()
+            .chain(["--messages", messages, "--interval", "1ms"])
+            .map(str::to_string)
+            .collect()
+    };
+    let mut first = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+        .args(args("1", &cap, "100000000"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Sealing has started once the capture has a frame: the state is open and locked by then.
+    let t0 = Instant::now();
+    while std::fs::read_to_string(&cap).map(|t| t.lines().count()).unwrap_or(0) < 5 {
+        assert!(t0.elapsed() < Duration::from_secs(30), "the first device did not send");
+        assert!(first.try_wait().unwrap().is_none(), "the first device exited early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let o =
+        Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args("2", &d.path().join("cap2"), "50")).output().unwrap();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let e = one_error(&o);
+    assert!(e.contains(ctr.to_str().unwrap()) && e.contains("in use by another process"), "{e}");
+    assert!(!d.path().join("cap2").exists(), "the refused device sealed nothing");
+    let state = std::fs::read_to_string(&ctr).unwrap();
+    let devices: Vec<&str> = state.lines().skip(2).collect();
+    assert_eq!(devices.len(), 1, "{state}");
+    assert!(devices[0].starts_with("1 "), "{state}");
+    // Once the first process is gone, the second may use the file.
+    let o = Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args("2", &d.path().join("cap2"), "5")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The (device, counter) pairs a run stored, read from its SQLite store (not from the counter code).
+fn stored_pairs(db: &Path) -> BTreeSet<(i64, i64)> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut st = c.prepare("SELECT device, counter FROM readings").unwrap();
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    rows.map(|r| r.unwrap()).collect()
+}
+
+/// One key, two output directories: the second run continues the key's counters (state beside
+/// the key file), so no (device, counter) pair is sealed twice under the key.
+#[test]
+fn two_runs_with_one_key_and_different_out_never_share_a_counter() {
+    let d = tempfile::tempdir().unwrap();
+    let run_with = |key: &str, out: &str, extra: &[&str]| {
+        let mut a =
+            vec!["link", "--key-file", key, "-o", out, "--devices", "2", "--messages", "20", "--interval", "1ms"];
+        a.extend(extra);
+        lwcbench(&a, d.path())
+    };
+    let run = |out: &str, extra: &[&str]| run_with("K", out, extra);
+    for out in ["o1", "o2"] {
+        let o = run(out, &[]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let (a, b) = (stored_pairs(&d.path().join("o1/link.db")), stored_pairs(&d.path().join("o2/link.db")));
+    assert_eq!((a.len(), b.len()), (40, 40));
+    let both: Vec<_> = a.intersection(&b).collect();
+    assert!(both.is_empty(), "{} (device, counter) pairs sealed in both runs: {both:?}", both.len());
+    assert!(d.path().join("K.counters").is_file() && !d.path().join("o1/state/master.key.counters").exists());
+    // The key with a state file of its own elsewhere: refused (it would start again at 0).
+    let e = one_error(&run("o3", &["--counter-state", "other"]));
+    assert!(e.contains("other: missing, but --key-file K exists"), "{e}");
+    assert!(!d.path().join("o3").exists() && !d.path().join("other").exists());
+    // Another key on K's state: refused by the fingerprint.
+    let e = one_error(&run_with("K2", "o4", &["--counter-state", "K.counters"]));
+    assert!(e.contains("K.counters: line 2: written for another key"), "{e}");
+    assert!(!d.path().join("K2").exists() && !d.path().join("o4").exists());
+}
+
+/// A capture with a frame on line 1, then `rest`.
+fn capture_with(p: &Path, master: &lwcbench_link::keys::MasterKey, rest: &[u8]) {
+    let s = lwcbench_link::suite::find("Ascon-AEAD128").unwrap();
+    let k = master.device_key(s.id, 3, s.key_len());
+    let mut f = Vec::new();
+    lwcbench_link::suite::Keyed::new(&s, &k, false).unwrap().seal(3, 0, b"reading", &mut f).unwrap();
+    let mut text = hex::encode(&f).into_bytes();
+    text.push(b'\n');
+    text.extend_from_slice(rest);
+    std::fs::write(p, text).unwrap();
+}
+
+#[test]
+fn a_device_checks_its_capture_before_it_seals() {
+    let d = tempfile::tempdir().unwrap();
+    let key = d.path().join("k");
+    let master = new_key(&key);
+    let (ctr, cap) = (d.path().join("ctr"), d.path().join("cap"));
+    // Nothing listens on port 1: every check below comes before the device connects.
+    let dev = |durable: bool| {
+        let mut a = vec!["link", "device", "--id", "3", "--session", "s", "--broker", "mqtt://127.0.0.1:1"];
+        a.extend(["--key-file", "k", "--counter-state", "ctr", "--capture", "cap", "--messages", "5"]);
+        if durable {
+            a.push("--durable");
+        }
+        lwcbench(&a, d.path())
+    };
+    // Frames captured, state gone: counters would restart at 0 under the same key.
+    capture_with(&cap, &master, b"");
+    for durable in [false, true] {
+        let e = one_error(&dev(durable));
+        assert!(e.contains("--counter-state: ctr is missing, but --capture cap holds frames"), "{e}");
+        assert!(!ctr.exists());
+    }
+    // A damaged line (a non-UTF-8 byte) in the durable device's capture: named, not read as "nothing sent".
+    lwcbench_link::counter::CounterStore::open(&ctr, 64, &master).unwrap().save().unwrap();
+    capture_with(&cap, &master, b"00\xff11\n");
+    let e = one_error(&dev(true));
+    assert!(e.contains("--capture: cap: line 2: not a frame in hex"), "{e}");
+}
