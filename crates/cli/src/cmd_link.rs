@@ -554,8 +554,8 @@ fn attack(a: &SessionArgs, rd: RunDir, suites: &[suite::Suite]) -> Result<(), St
     let started = SystemTime::now();
     let (key_file, counter_file) = state_files(&rd, &a.key_file, &a.counter_state)?;
     // The key gets its counter state even here: a later session with this key continues it.
-    let (master, _) = lwcbench_link::counter::open_session(&key_file, &counter_file, a.counter_block)
-        .map_err(|e| rd.shown(&e))?;
+    let (master, _) =
+        lwcbench_link::counter::open_session(&key_file, &counter_file, a.counter_block).map_err(|e| rd.shown(&e))?;
     let mut rows = Vec::new();
     let session = run::new_session();
     // The attack stores are scratch: in the new run while it is written, removed before it is

@@ -787,15 +787,6 @@ fn forged_frame(kind: u64, k: u64, devices: u32, suite: &Suite, wrong: &MasterKe
     }
 }
 
-fn pct(v: &mut [u64], p: f64) -> Option<u64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_unstable();
-    // Nearest rank, lower one on a tie (the median of two is the smaller).
-    Some(v[((v.len() - 1) as f64 * p).floor() as usize])
-}
-
 /// Run the chaos (or soak) session and prove its outcome.
 pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     if cfg.devices == 0 || cfg.devices > 64 {
@@ -1066,14 +1057,17 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         let fs: Vec<&FaultRow> = faults.iter().filter(|f| f.fault == kind.as_str()).collect();
         let mut rec: Vec<u64> = fs.iter().filter_map(|f| f.recovery_ms).collect();
         let mut out: Vec<u64> = fs.iter().filter_map(|f| f.outage_ms).collect();
+        rec.sort_unstable();
+        out.sort_unstable();
+        let nearest_rank = lwcbench_stats::percentile_nearest_rank::<u64>;
         table.push(TableRow {
             fault: kind.as_str().into(),
             count: fs.len() as u32,
             readings_lost: fs.iter().map(|f| f.readings_lost).sum(),
             duplicates_stored: fs.iter().map(|f| f.duplicates_stored).sum(),
-            recovery_p50_ms: pct(&mut rec, 0.5),
-            recovery_max_ms: pct(&mut rec, 1.0),
-            outage_max_ms: pct(&mut out, 1.0),
+            recovery_p50_ms: nearest_rank(&rec, 50.0),
+            recovery_max_ms: nearest_rank(&rec, 100.0),
+            outage_max_ms: nearest_rank(&out, 100.0),
         });
         if fs.iter().any(|f| f.recovery_ms.is_none()) {
             v.notes.push(format!("a {} did not recover within 30 s", kind.as_str()));

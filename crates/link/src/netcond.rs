@@ -32,11 +32,11 @@ use lwcbench_netimpair::{conditions, Applied, NetnsPair, RelayConfig, RelayCount
 use serde::Serialize;
 
 use crate::broker::{self, BrokerAddr};
-use crate::results::pct;
 use crate::run::{
     mqtt_connect, now_ns, process_cpu_ns, run_fleet, GatewayHandle, GatewaySpec, LinkConfig, Outcome, Publisher,
     Transport,
 };
+use lwcbench_stats::percentile_nearest_rank as nearest_rank;
 
 pub use lwcbench_netimpair::{Backend, Conditions};
 
@@ -630,9 +630,9 @@ impl ConditionRow {
             refused_too_old: o.tally.count(Refusal::TooOld),
             refused_bad_tag: o.tally.count(Refusal::BadTag),
             stored_per_s: if elapsed_s > 0.0 { (o.new_rows as f64 / elapsed_s).round() } else { 0.0 },
-            e2e_p50_ms: ms(pct(&e2e, 50.0)),
-            e2e_p90_ms: ms(pct(&e2e, 90.0)),
-            e2e_p99_ms: ms(pct(&e2e, 99.0)),
+            e2e_p50_ms: ms(nearest_rank(&e2e, 50.0).unwrap_or(0)),
+            e2e_p90_ms: ms(nearest_rank(&e2e, 90.0).unwrap_or(0)),
+            e2e_p99_ms: ms(nearest_rank(&e2e, 99.0).unwrap_or(0)),
             e2e_max_ms: ms(e2e.last().copied().unwrap_or(0)),
         }
     }

@@ -54,14 +54,6 @@ pub struct StepRow {
     pub sustained: bool,
 }
 
-fn pct(v: &mut [u64], p: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_unstable();
-    v[((v.len() - 1) as f64 * p).round() as usize] as f64 / 1e6
-}
-
 /// Run every step; returns the rows (the caller picks the sustainable rate with [`sustainable`]).
 pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<Vec<StepRow>, String> {
     if cfg.rates.is_empty() {
@@ -125,7 +117,9 @@ pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<V
             o.gw.iter()
                 .filter_map(|g| seal.get(&(g.device, g.counter)).map(|&s| g.committed.saturating_sub(s)))
                 .collect();
-        let (p50, p99) = (pct(&mut e2e, 0.5), pct(&mut e2e, 0.99));
+        e2e.sort_unstable();
+        let ms = |p| lwcbench_stats::percentile_nearest_rank(&e2e, p).map_or(f64::NAN, |v| v as f64 / 1e6);
+        let (p50, p99) = (ms(50.0), ms(99.0));
         // N readings per device span N − 1 intervals: one interval is added to every span so a
         // short step that kept its schedule shows its offered rate, not a fence-post shortfall.
         let iv_ns = lc.interval.map(|d| d.as_nanos() as u64).unwrap_or(0);

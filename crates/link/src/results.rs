@@ -4,19 +4,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use lwcbench_stats::percentile_nearest_rank as nearest_rank;
 use serde::Serialize;
 
 use crate::gateway::Refusal;
 use crate::run::Outcome;
-
-/// Nearest-rank percentile of sorted values (0 if empty).
-pub fn pct(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
 
 #[derive(Serialize, Clone, Debug)]
 pub struct MessageRow {
@@ -151,18 +143,18 @@ pub fn summary_row(
         wire_bytes: wire,
         overhead_bytes: wire - plain,
         overhead_pct: if plain > 0.0 { ((wire - plain) / plain * 1000.0).round() / 10.0 } else { 0.0 },
-        seal_p50_us: us(pct(&seal, 50.0)),
-        seal_p99_us: us(pct(&seal, 99.0)),
-        transport_p50_us: us(pct(&tr, 50.0)),
-        transport_p99_us: us(pct(&tr, 99.0)),
-        open_p50_us: us(pct(&open, 50.0)),
-        open_p99_us: us(pct(&open, 99.0)),
-        store_p50_us: us(pct(&st, 50.0)),
-        store_p99_us: us(pct(&st, 99.0)),
-        e2e_p50_us: us(pct(&e2e, 50.0)),
-        e2e_p90_us: us(pct(&e2e, 90.0)),
-        e2e_p99_us: us(pct(&e2e, 99.0)),
-        e2e_p999_us: us(pct(&e2e, 99.9)),
+        seal_p50_us: us(nearest_rank(&seal, 50.0).unwrap_or(0)),
+        seal_p99_us: us(nearest_rank(&seal, 99.0).unwrap_or(0)),
+        transport_p50_us: us(nearest_rank(&tr, 50.0).unwrap_or(0)),
+        transport_p99_us: us(nearest_rank(&tr, 99.0).unwrap_or(0)),
+        open_p50_us: us(nearest_rank(&open, 50.0).unwrap_or(0)),
+        open_p99_us: us(nearest_rank(&open, 99.0).unwrap_or(0)),
+        store_p50_us: us(nearest_rank(&st, 50.0).unwrap_or(0)),
+        store_p99_us: us(nearest_rank(&st, 99.0).unwrap_or(0)),
+        e2e_p50_us: us(nearest_rank(&e2e, 50.0).unwrap_or(0)),
+        e2e_p90_us: us(nearest_rank(&e2e, 90.0).unwrap_or(0)),
+        e2e_p99_us: us(nearest_rank(&e2e, 99.0).unwrap_or(0)),
+        e2e_p999_us: us(nearest_rank(&e2e, 99.9).unwrap_or(0)),
         e2e_max_us: us(e2e.last().copied().unwrap_or(0)),
         counter_fsyncs: o.counter_writes,
     }
@@ -367,20 +359,5 @@ impl RunDir {
             taken.map_err(|e| io(&format!("cannot take over {name} of the replaced run"), e))?;
         }
         self.w.commit().map_err(|e| io("cannot put the run in place", e))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nearest_rank_by_hand() {
-        let v: Vec<u64> = (1..=100).collect();
-        assert_eq!(pct(&v, 50.0), 50);
-        assert_eq!(pct(&v, 99.0), 99);
-        assert_eq!(pct(&v, 100.0), 100);
-        assert_eq!(pct(&[7], 99.9), 7);
-        assert_eq!(pct(&[], 50.0), 0);
     }
 }
