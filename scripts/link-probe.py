@@ -8,12 +8,14 @@ Nothing here trusts the code under test to report on itself.
 
     scripts/link-probe.py [--bin target/release/lwcbench] [--ci] [--only NAME,...] [--list]
 
---ci bounds the sizes (fewer readings per device process) so the whole set runs in about a
-minute; every probe has its own time limit. Exit 0 when every probe passes, 1 otherwise; one line
+--ci bounds the sizes (fewer readings per device process) so the whole set runs in under a
+minute (scripts/test.sh runs it so); every probe has its own time limit. Exit 0 when every probe passes, 1 otherwise; one line
 per probe (`PASS name: …` / `FAIL name: …`) and a closing `N passed, N failed`.
 Needs mosquitto and mosquitto-clients (scripts/setup.sh --test installs them).
 """
 import argparse
+import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -31,6 +33,14 @@ MOSQUITTO = next((p for p in ("/usr/sbin/mosquitto", "/usr/bin/mosquitto") if os
 KEY_MAGIC = "lwcbench-link-master-key v1"  # docs/link.md, key file format
 HEADER = 15  # docs/link.md: version, cipher, flags, device (4, BE), counter (8, BE)
 MAX_FRAME = 256 * 1024  # docs/link.md: a frame larger than 256 KiB is refused
+STATE_MAGIC = "lwcbench-link-counters v2"  # docs/link.md, counter state file format
+
+
+def fingerprint(master: bytes) -> str:
+    """docs/link.md: HKDF-SHA256(salt "lwcbench-link v1", IKM = master key, info "lwcbench-link
+    key id", L = 16), computed here with the standard library (RFC 5869), not by lwcbench."""
+    prk = hmac.new(b"lwcbench-link v1", master, hashlib.sha256).digest()
+    return hmac.new(prk, b"lwcbench-link key id" + b"\x01", hashlib.sha256).digest()[:16].hex()
 
 
 class ProbeFailed(Exception):
@@ -112,10 +122,16 @@ class Env:
         return f"mqtt://127.0.0.1:{self.port}"
 
     def key(self, name="master.key"):
+        """A new master key that has never sealed, with its empty counter state beside it
+        (KEY.counters: the documented way to provision a key by hand)."""
         path = self.dir / name
+        master = os.urandom(32)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
-            f.write(f"{KEY_MAGIC}\n{os.urandom(32).hex()}\n")
+            f.write(f"{KEY_MAGIC}\n{master.hex()}\n")
+        fd = os.open(f"{path}.counters", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{STATE_MAGIC}\nkey {fingerprint(master)}\n")
         return path
 
     def gateway(self, session, key, store, devices="1-2", stats=None, extra=()):
@@ -156,6 +172,8 @@ def last_line(p):
 
 
 def rows(store, device=None):
+    if not Path(store).exists():
+        return 0
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
     try:
         if device is None:
@@ -381,22 +399,28 @@ def probe_store_locked(env):
 
 
 def probe_schema(env):
-    """An existing `readings` table without the unique key is refused, not written into."""
+    """An existing `readings` table without the unique key (with or without a run column) is
+    refused, not written into."""
     key = env.key()
-    store = env.dir / "foreign.db"
-    con = sqlite3.connect(store)
-    con.execute("CREATE TABLE readings (device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB)")
-    con.commit()
-    con.close()
-    res = env.run([env.bin, "link", "--key-file", str(key), "--store", str(store), "--devices", "2", "--messages", "3",
-                   "-o", str(env.dir / "out")], timeout=60)
-    one_error_line(res, str(store))
-    return "refused: " + res.stderr.strip()[:120]
+    lines = []
+    for i, cols in enumerate(("device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB",
+                              "run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB")):
+        store = env.dir / f"foreign{i}.db"
+        con = sqlite3.connect(store)
+        con.execute(f"CREATE TABLE readings ({cols})")
+        con.commit()
+        con.close()
+        res = env.run([env.bin, "link", "--key-file", str(key), "--store", str(store), "--devices", "2",
+                       "--messages", "3", "-o", str(env.dir / f"out{i}")], timeout=60)
+        lines.append(one_error_line(res, str(store)))
+        check(rows(store) == 0, f"{rows(store)} rows written into the refused store")
+    check("UNIQUE" in lines[1] or "unique" in lines[1], f"the missing unique key is not named: {lines[1]!r}")
+    return "refused: " + lines[1][:120]
 
 
 def probe_rate_bounds(env):
     out = []
-    for opt in (["--rate", "1e-300"], ["--rate", "1e-12"], ["--rate", "nan"], ["--rate", "-5"]):
+    for opt in (["--rate", "1e-300"], ["--rate", "1e-12"], ["--rate", "nan"], ["--rate=-5"]):
         res = env.run([env.bin, "link", *opt, "-o", str(env.dir / "r")], timeout=30)
         out.append(one_error_line(res, "--rate"))
     res = env.run([env.bin, "link", "overload", "--rates", "1e-300", "-o", str(env.dir / "ov")], timeout=30)

@@ -3,7 +3,8 @@
 #  1. unit and integration tests of all Rust crates (release: the cipher tests push megabytes),
 #     and a build check of the own no_std cipher crates for 64-bit ARM
 #  2. lwcbench verify: every known-answer test and cross-check, official vectors included
-#  3. a smoke benchmark through the CLI, checking the result files exist
+#  3. a smoke benchmark through the CLI, checking the result files exist, and the link probe
+#     (scripts/link-probe.py --ci: 21 end-to-end probes against mosquitto and PostgreSQL)
 #  4. the Python package (bindings, loader, figures) and the HTML report in headless Chromium
 #  5. the PyCryptodome engine process (engine protocol) and its vectors
 #  6. microcontroller cross-builds (Cortex-M0+, M4F, RV32IMC; C++ also for ESP8266), flash/RAM
@@ -55,6 +56,9 @@ smoke_run() {
   done
 }
 suite "smoke run" smoke_run
+# The link probed end to end as an attacker and a careless operator would (mosquitto, a foreign
+# MQTT client, PostgreSQL): nonce reuse, a gateway stopped by one message, silent failures.
+suite "link probe" python3 scripts/link-probe.py --ci
 suite "python + browser" env LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q python/tests \
   tests/browser
 suite "pycryptodome engine" .venv/bin/python -m pytest -q engines/pycryptodome
