@@ -557,7 +557,7 @@ mod tests {
         rusqlite::Connection::open(&p)
             .unwrap()
             .execute_batch(
-                "CREATE TABLE readings (device INT, counter INT, cipher INT, payload, PRIMARY KEY (counter, device))",
+                "CREATE TABLE readings (run TEXT, device INT, counter INT, cipher INT, payload, PRIMARY KEY (counter, device, run))",
             )
             .unwrap();
         let mut s = Sqlite::open(&p, "t").unwrap();
