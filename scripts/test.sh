@@ -43,6 +43,9 @@ suite "cargo clippy" cargo clippy --workspace --all-targets --release --locked -
 # No import cycle between the modules of the catalogue or of the engine.
 suite "import cycles" python3 scripts/import-cycles.py --check crates/catalog crates/engine
 suite "cargo test" cargo test --workspace --release --locked --no-fail-fast
+# Instructions per message through lwcbench equal a plain loop calling the library directly
+# (callgrind; target/release/examples/plain_loop comes from the cargo test build above).
+suite "instruction parity" python3 scripts/parity/instructions.py --check
 # The own no_std cipher crates also build for 64-bit ARM (a Pi 4/5 class host): the x86-64
 # SIMD paths must stay behind their cfg gates.
 suite "aarch64 no_std build" env CARGO_TARGET_DIR="$PWD/target/aarch64" cargo check --release --locked \

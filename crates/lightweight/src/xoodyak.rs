@@ -109,7 +109,10 @@ impl Cyclist {
     }
     /// Crypt in place, at least one block (an empty message still runs Up(0x80), Down(ε)).
     /// The plaintext is absorbed: the input when encrypting, the output when decrypting.
-    fn crypt(&mut self, buf: &mut [u8], decrypt: bool) {
+    /// `DECRYPT` is a const parameter so each direction compiles to its own loop whatever the
+    /// caller inlines: a runtime flag leaves a per-byte branch wherever `crypt` is not inlined,
+    /// e.g. behind a trait object (scripts/parity/instructions.py checks the two agree).
+    fn crypt<const DECRYPT: bool>(&mut self, buf: &mut [u8]) {
         let mut cu = 0x80;
         let mut p = [0u8; R_KOUT];
         let mut blocks = buf.chunks_mut(R_KOUT);
@@ -118,7 +121,7 @@ impl Cyclist {
             self.up(cu);
             for (i, b) in blk.iter_mut().enumerate() {
                 let o = *b ^ self.byte(i);
-                p[i] = if decrypt { o } else { *b };
+                p[i] = if DECRYPT { o } else { *b };
                 *b = o;
             }
             self.down(&p[..blk.len()], 0x00);
@@ -175,13 +178,13 @@ impl Aead for Xoodyak {
     }
     fn encrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &mut [u8]) -> Result<(), CipherError> {
         let mut c = self.start(nonce, ad, tag.len())?;
-        c.crypt(buf, false);
+        c.crypt::<false>(buf);
         tag.copy_from_slice(&c.squeeze16());
         Ok(())
     }
     fn decrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), CipherError> {
         let mut c = self.start(nonce, ad, tag.len())?;
-        c.crypt(buf, true);
+        c.crypt::<true>(buf);
         crate::check_tag(&c.squeeze16(), tag, buf)
     }
 }
