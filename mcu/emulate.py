@@ -121,6 +121,7 @@ class Board:
     miss_cycles: int  # stall per line fetch that misses (flash_ws unless given)
     m4_ldst_pipelining: bool
     sources: dict
+    verified: tuple = ()  # parameters whose source text was read (data/boards.toml)
 
     def fetch_stalls(self) -> bool:
         return self.code_in in ("flash", "xip") and self.miss_cycles > 0
@@ -170,8 +171,12 @@ def load_boards(path: pathlib.Path | str | None = None) -> dict[str, Board]:
         sources = t.get("sources", {})
         if not isinstance(sources, dict) or "mhz" not in sources:
             raise BoardError(f"{where}: sources table missing (mhz needs a source)")
+        verified = t.get("verified", [])
+        if not isinstance(verified, list) or any(v not in sources for v in verified):
+            raise BoardError(f"{where}: verified must list parameters that have a source, got {verified!r}")
         boards[bid] = Board(bid, get("name", str), get("chip", str), core, triple, mhz, code_in,
-                            sources=dict(sources), m4_ldst_pipelining=get("m4_ldst_pipelining", bool, False), **ints)
+                            sources=dict(sources), m4_ldst_pipelining=get("m4_ldst_pipelining", bool, False),
+                            verified=tuple(verified), **ints)
     if not boards:
         raise BoardError(f"{path}: no [board.ID] tables")
     return boards
@@ -210,7 +215,9 @@ class CostModel:
         """Base cycles of a straight-line run of instructions (M4 load/store pipelining applied)."""
         base = sum(self.cost(i)[0] for i in ins)
         if self.ldst_pipe:
+            base -= sum(1 for i in ins if _m4_store_imm(i))
             base -= sum(1 for a, b in zip(ins, ins[1:]) if _m4_pipelines(a, b))
+            base += sum(1 for a, b in zip(ins, ins[1:]) if _m4_agu_stall(a, b))
         return base
 
 
@@ -305,18 +312,61 @@ def _m4_single_ldst(insn) -> bool:
     return insn.id in _M4_LOADSTORE and insn.id not in (csarm.ARM_INS_VLDR, csarm.ARM_INS_VSTR)
 
 
+def _m4_mem(insn):
+    return next((o.mem for o in insn.operands if o.type == csarm.ARM_OP_MEM), None)
+
+
+def _m4_is_store(insn) -> bool:
+    return insn.mnemonic.startswith("str")
+
+
+def _m4_addr_regs(insn) -> set:
+    """Registers a load/store computes its address from (LDM/STM/PUSH/POP: the base / SP)."""
+    m = _m4_mem(insn)
+    if m is not None:
+        return {r for r in (m.base, m.index) if r}
+    if insn.id in _M4_MULTI:
+        if insn.id in _M4_BASE_REG:
+            return {insn.operands[0].reg}
+        return {csarm.ARM_REG_SP}
+    return set()
+
+
+def _m4_is_ldst(insn) -> bool:
+    return insn.id in _M4_LOADSTORE or insn.id in _M4_DUAL or insn.id in _M4_MULTI
+
+
+def _m4_store_imm(insn) -> bool:
+    """STR/STRB/STRH with an immediate offset and no writeback: one cycle (TRM 3.3.2)."""
+    m = _m4_mem(insn)
+    return (insn.id in (csarm.ARM_INS_STR, csarm.ARM_INS_STRB, csarm.ARM_INS_STRH) and m is not None
+            and m.index == 0 and not getattr(insn, "writeback", False))
+
+
 def _m4_pipelines(prev, cur) -> bool:
-    """Cortex-M4 TRM 3.3.2: a single LDR/STR right after another single LDR/STR pipelines its
-    address phase (costs 1, not 2) — not after a register-offset STR, not with writeback, and
-    not a load into PC."""
-    if not (_m4_single_ldst(prev) and _m4_single_ldst(cur)):
+    """Cortex-M4 TRM 3.3.2: a single LDR/STR right after a single LDR pipelines (costs 1, not 2)
+    unless the first load's destination is used to compute the second's address; nothing
+    pipelines after a store, nor with writeback, nor a load into PC."""
+    if not (_m4_single_ldst(prev) and _m4_single_ldst(cur)) or _m4_is_store(prev):
         return False
-    if getattr(prev, "writeback", False) or getattr(cur, "writeback", False) or _writes_pc(cur):
+    if getattr(prev, "writeback", False) or getattr(cur, "writeback", False) or _writes_pc(cur) or _writes_pc(prev):
         return False
-    if prev.mnemonic.startswith("str") and any(o.type == csarm.ARM_OP_MEM and o.mem.index != 0
-                                               for o in prev.operands):
+    if _m4_store_imm(cur):
+        return False  # already one cycle
+    dest = prev.operands[0].reg if prev.operands and prev.operands[0].type == csarm.ARM_OP_REG else None
+    return dest not in _m4_addr_regs(cur)
+
+
+def _m4_agu_stall(prev, cur) -> bool:
+    """Cortex-M4 TRM 3.3.2: a load/store whose address depends on the result of the data
+    processing instruction right before it stalls one cycle (no forwarding path)."""
+    if not _m4_is_ldst(cur) or _m4_is_ldst(prev) or prev.group(csarm.ARM_GRP_JUMP):
         return False
-    return True
+    try:
+        written = set(prev.regs_access()[1])
+    except capstone.CsError:
+        return False
+    return bool(written & _m4_addr_regs(cur))
 
 
 _RV_BRANCH = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "beqz", "bnez", "blez", "bgez",

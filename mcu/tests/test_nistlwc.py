@@ -104,6 +104,7 @@ def test_board_profiles_load_with_the_shared_ids():
         assert b.sources.get("mhz"), b.id
     assert boards["mkrzero"].flash_ws == 1 and boards["mkrzero"].mhz == 48.0
     assert set(emulate.DEFAULT_BOARD.values()) <= set(boards)
+    assert "m4_ldst_pipelining" in boards["nano33ble"].verified and boards["rp2040"].verified == ()
 
 
 @pytest.mark.parametrize("edit,msg", [
@@ -113,6 +114,8 @@ def test_board_profiles_load_with_the_shared_ids():
     (lambda t: t.replace("fetch_line_bytes = 8", "fetch_line_bytes = 6", 1), "board mkrzero: fetch/cache parameters"),
     (lambda t: t.replace("mhz = 48.0", "", 1), "board mkrzero: missing mhz"),
     (lambda t: t + "\n[[", "boards.toml: "),
+    (lambda t: t.replace('verified = ["mhz"]', 'verified = ["flash_wait"]', 1),
+     "board mkrzero: verified must list parameters that have a source, got ['flash_wait']"),
 ])
 def test_bad_board_profile_is_one_error_naming_file_board_key(tmp_path, edit, msg):
     p = tmp_path / "boards.toml"
@@ -204,6 +207,35 @@ def test_m4_load_store_pipelining_saves_a_cycle_per_neighbouring_load():
     piped = _cycles(img, nrf, 0, "f", "thumbv7em-none-eabihf", a0=emulate.RAM[0])
     assert plain.cycles == 2 + 2 + (1 + emulate.M4_P)
     assert piped.cycles == 2 + 1 + (1 + emulate.M4_P)
+
+
+def _m4_cycles(halfwords, board=None):
+    img = _image(halfwords + [BX_LR], {"f": emulate.FLASH[0]})
+    return _cycles(img, board or emulate.load_boards()["nrf52840"], 0, "f", "thumbv7em-none-eabihf",
+                   a0=emulate.RAM[0]).cycles
+
+
+BX = 1 + emulate.M4_P  # bx lr
+
+
+@pytest.mark.parametrize("name,code,plain,trm", [
+    # TRM 3.3.2: "Any load or store that generates an address dependent on the result of a
+    # preceding data processing operation stalls the pipeline for an additional cycle"
+    ("adds r0,#4; ldr r2,[r0]", [0x3004, 0x6802], 1 + 2, 1 + 2 + 1),
+    # "... and the destination of the first LDR is not used to compute the address for the next
+    # instruction, then one cycle is removed": here it is used, so nothing is removed
+    ("ldr r1,[r0]; ldr r2,[r0,r1]", [0x6801, 0x5842], 2 + 2, 2 + 2),
+    # "STR Rx,[Ry,#imm] is always one cycle"; "nothing can be pipelined after the store"
+    ("str r2,[r0]; str r3,[r0,#4]", [0x6002, 0x6043], 2 + 2, 1 + 1),
+    ("str r2,[r0,r1]; ldr r3,[r0,#4]", [0x5042, 0x6843], 2 + 2, 2 + 2),
+    # "LDR R0,[R1,R2]; STR R0,[R3,#20] - normally three cycles total"
+    ("ldr r1,[r0,r2]; str r1,[r0,#20]", [0x5881, 0x6141], 2 + 2, 3),
+])
+def test_m4_trm_load_store_rules(name, code, plain, trm):
+    # expected cycles by hand from the quoted Cortex-M4 TRM sentences; bx lr = 1 + P
+    nrf = emulate.load_boards()["nrf52840"]
+    assert _m4_cycles(code, dataclasses.replace(nrf, m4_ldst_pipelining=False)) == plain + BX, name
+    assert _m4_cycles(code, nrf) == trm + BX, name
 
 
 # --- end to end: a small sample of the published tables ----------------------------------
