@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""Reproduce a NIST LWC microcontroller AEAD table in emulation, ours beside the published one.
+"""Reproduce a NIST LWC microcontroller AEAD or hash table in emulation, ours beside the published one.
 
-For one board (`--board mkrzero|nano33ble`) and one compiler configuration (`--config o2`),
-this reads the board's published AEAD table (benchmarks/<board>-aead-summary.csv of the shared
-NIST LWC tree), builds every implementation it lists for that config from implementations/
-with arm-none-eabi-gcc and mcu/nistlwc/harness.c, emulates every enc(x:y) cell of the table
-with the board's profile (data/boards.toml) and writes, into --out (each file atomically,
-run.json last):
+For one board (`--board mkrzero|nano33ble`), one primitive (`--primitive aead|hash`) and one
+compiler configuration (`--config o2`), this reads the board's published table
+(benchmarks/<board>-aead-summary.csv or -hash-summary.csv of the shared NIST LWC tree), builds
+every implementation it lists for that config from implementations/ with arm-none-eabi-gcc and
+mcu/nistlwc/harness.c (harness_hash.c), emulates every enc(x:y) / h(x) cell of the table with
+the board's profile (data/boards.toml) and writes, into --out (each file atomically, run.json
+last):
 
   nist_lwc_cells.csv   one row per implementation x cell: published / emulated cycles, error %,
                        instructions, fetch-stall cycles
-  nist_lwc_impls.csv   one row per implementation: per-byte slope (enc(0:1024)-enc(0:128))/896
-                       and enc(0:1024) total, published vs ours, error %, instructions per byte,
+  nist_lwc_impls.csv   one row per implementation: per-byte slope (enc(0:1024)-enc(0:128))/896,
+                       h(1024)-h(128) for hashes, and the 1024-byte total, published vs ours,
+                       error %, instructions per byte,
                        kind (asm / inline-asm / c), ciphertext cross-check, build failures
                        with the compiler's own reason
   nist_lwc.md          the same as tables, medians, and evidence for every slope beyond +-20 %
@@ -59,7 +61,15 @@ CXX_FLAGS = ["-std=gnu++17", "-fno-exceptions", "-fno-rtti", "-ffunction-section
 SLOPE_LO, SLOPE_HI = (0, 128), (0, 1024)
 FLAG_PCT = 20.0
 SLOPE_CELLS = [SLOPE_LO, SLOPE_HI]
-CELL_RE = re.compile(r"^enc\((\d+):(\d+)\)$")
+# primitive -> (table suffix, implementations folder, cell column, harness, framework glue source)
+PRIMITIVES = {
+    "aead": ("aead-summary", "crypto_aead", re.compile(r"^enc\((\d+):(\d+)\)$"), "harness.c", "lwc_crypto_aead"),
+    "hash": ("hash-summary", "crypto_hash", re.compile(r"^h\((\d+)\)$"), "harness_hash.c", "lwc_crypto_hash"),
+}
+
+
+def cell_label(primitive: str, xy) -> str:
+    return f"h({xy[1]})" if primitive == "hash" else f"enc({xy[0]}:{xy[1]})"
 DEFAULT_MAX_INSNS = 300_000_000
 
 
@@ -85,7 +95,8 @@ class Row:
     implementation: str
     config: str
     flash: int | None
-    cells: dict  # (ad, msg) -> cycles or None ('-')
+    cells: dict  # (ad, msg) -> cycles or None ('-'); hashes: (0, msg)
+    primitive: str = "aead"
 
     @property
     def key(self) -> str:
@@ -105,8 +116,10 @@ def _cell_value(text: str, where: str) -> int | None:
     return int(round(v))
 
 
-def parse_table(text: str, name: str = "table") -> list[Row]:
-    """Parse a published <board>-aead-summary.csv; '-' cells are None. Errors name file and line."""
+def parse_table(text: str, name: str = "table", primitive: str = "aead") -> list[Row]:
+    """Parse a published <board>-aead-summary.csv (or -hash-summary.csv); '-' cells are None.
+    Errors name file and line."""
+    cell_re = PRIMITIVES[primitive][2]
     rd = csv.reader(io.StringIO(text))
     try:
         header = next(rd)
@@ -117,9 +130,9 @@ def parse_table(text: str, name: str = "table") -> list[Row]:
         if n not in header:
             raise Fail(f"{name}: line 1: missing column {n!r}")
     col = {h: i for i, h in enumerate(header)}
-    enc = [(i, tuple(map(int, m.groups()))) for i, h in enumerate(header) if (m := CELL_RE.match(h.strip()))]
+    enc = [(i, (0, *map(int, m.groups()))[-2:]) for i, h in enumerate(header) if (m := cell_re.match(h.strip()))]
     if not enc:
-        raise Fail(f"{name}: line 1: no enc(x:y) columns")
+        raise Fail(f"{name}: line 1: no {'h(x)' if primitive == 'hash' else 'enc(x:y)'} columns")
     rows = []
     for ln, r in enumerate(rd, start=2):
         if not r or all(not c.strip() for c in r):
@@ -130,7 +143,7 @@ def parse_table(text: str, name: str = "table") -> list[Row]:
         flash = _cell_value(r[col["flash"]], where + ": flash") if "flash" in col else None
         cells = {xy: _cell_value(r[i], f"{where}: {header[i]}") for i, xy in enc}
         rows.append(Row(r[col["submission"]], r[col["variant"]], r[col["implementation"]],
-                        r[col["config"]].strip().lower(), flash, cells))
+                        r[col["config"]].strip().lower(), flash, cells, primitive))
     return rows
 
 
@@ -150,15 +163,16 @@ def err_pct(ours, pub):
 # --- building -----------------------------------------------------------------------------
 
 SRC_EXT = (".c", ".S", ".s", ".cpp")
-SKIP_SRC = {"genkat_aead.c", "printstate.c"}
+SKIP_SRC = {"genkat_aead.c", "genkat_hash.c", "printstate.c"}
 
 
 def impl_dir(root: pathlib.Path, row: Row) -> pathlib.Path:
-    """implementations/SUBMISSION/crypto_aead/VARIANT/IMPL; the tables spell some submissions
-    without the folder's hyphen (photonbeetle, giftcofb), so the variant folder is looked up."""
-    d = root / "implementations" / row.submission / "crypto_aead" / row.variant / row.implementation
+    """implementations/SUBMISSION/crypto_aead (crypto_hash)/VARIANT/IMPL; the tables spell some
+    submissions without the folder's hyphen (photonbeetle, giftcofb), so the variant folder is looked up."""
+    prim = PRIMITIVES[row.primitive][1]
+    d = root / "implementations" / row.submission / prim / row.variant / row.implementation
     if not d.is_dir():
-        found = sorted((root / "implementations").glob(f"*/crypto_aead/{row.variant}/{row.implementation}"))
+        found = sorted((root / "implementations").glob(f"*/{prim}/{row.variant}/{row.implementation}"))
         if found:
             return found[0]
     return d
@@ -196,7 +210,7 @@ def first_error(stderr: str) -> str:
     for pat in (r"undefined reference|multiple definition|will not fit|overflowed", r"\berror:", r"\bError:", r"\bfatal\b"):
         for ln in lines:
             if re.search(pat, ln) and "collect2" not in ln:
-                return re.sub(r"^.*?/crypto_aead/", "", ln)[:300]
+                return re.sub(r"^.*?/crypto_(aead|hash)/", "", ln)[:300]
     return (lines[-1] if lines else "build failed")[:300]
 
 
@@ -214,14 +228,15 @@ def build(root: pathlib.Path, row: Row, core: str, config: str, outdir: pathlib.
     odir.mkdir(parents=True, exist_ok=True)
     asm_objs = []
     direct = []  # the implementation's lwc_crypto_aead.c does not compile: call crypto_aead_encrypt
-    for s in srcs + [MCU / "nistlwc" / "harness.c"]:
+    _, _, _, harness, glue = PRIMITIVES[row.primitive]
+    for s in srcs + [MCU / "nistlwc" / harness]:
         o = odir / (s.name + ".o")
         if s.suffix == ".cpp":
             cmd = ["arm-none-eabi-g++", *flags, *CXX_FLAGS, *inc, "-c", str(s), "-o", str(o)]
         else:
             cmd = ["arm-none-eabi-gcc", *flags, *COMMON_FLAGS, *direct, *inc, "-c", str(s), "-o", str(o)]
         r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode and s.stem == "lwc_crypto_aead":
+        if r.returncode and s.stem == glue:
             direct = ["-DLWC_DIRECT"]
             continue
         if r.returncode:
@@ -345,9 +360,11 @@ def median_abs(vals):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--board", required=True, help="mkrzero | nano33ble")
+    ap.add_argument("--primitive", default="aead", help="aead (enc(x:y) cells, default) | hash (h(x) cells)")
     ap.add_argument("--config", default="o2", help="os | o1 | o2 | o3 (default o2)")
     ap.add_argument("--impl", default="*", help="glob over SUBMISSION/VARIANT/IMPLEMENTATION or IMPLEMENTATION")
-    ap.add_argument("--cells", default="all", help="all (every enc(x:y) of the table) or slope (enc(0:128), enc(0:1024))")
+    ap.add_argument("--cells", default="all",
+                    help="all (every cell of the table) or slope (enc(0:128), enc(0:1024); hashes h(128), h(1024))")
     ap.add_argument("--max-insns", type=int, default=DEFAULT_MAX_INSNS, help="instruction cap per encryption call")
     ap.add_argument("--jobs", type=int, default=2, help="parallel builds (default 2)")
     ap.add_argument("--boards-file", default=str(emulate.BOARDS_FILE))
@@ -365,6 +382,8 @@ def run(a) -> int:
     t0 = time.time()
     if a.board not in BOARD_TABLE:
         raise Fail(f"--board: {a.board!r} has no published NIST LWC table here (expected one of {', '.join(BOARD_TABLE)})")
+    if a.primitive not in PRIMITIVES:
+        raise Fail(f"--primitive: {a.primitive!r} (expected aead or hash)")
     if a.config not in CONFIGS:
         raise Fail(f"--config: {a.config!r} (expected os, o1, o2 or o3)")
     if a.cells not in ("all", "slope"):
@@ -378,9 +397,9 @@ def run(a) -> int:
         raise Fail(f"{a.boards_file}: no profile for board {a.board}")
     board = boards[a.board]
     root = shared_dir()
-    table = root / "benchmarks" / f"{BOARD_TABLE[a.board]}-aead-summary.csv"
+    table = root / "benchmarks" / f"{BOARD_TABLE[a.board]}-{PRIMITIVES[a.primitive][0]}.csv"
     try:
-        rows = parse_table(table.read_text(), str(table))
+        rows = parse_table(table.read_text(), str(table), a.primitive)
     except OSError as e:
         raise Fail(f"{table}: {e}") from None
     rows = [r for r in rows if r.config == a.config and (fnmatch.fnmatchcase(r.key, a.impl)
@@ -422,7 +441,7 @@ def run(a) -> int:
             pub = row.cells.get(xy)
             e = err_pct(c.cycles if c else None, pub)
             cell_rows.append([a.board, board.id, a.config, row.submission, row.variant, row.implementation,
-                              f"enc({xy[0]}:{xy[1]})", xy[0], xy[1], "" if pub is None else pub,
+                              cell_label(a.primitive, xy), xy[0], xy[1], "" if pub is None else pub,
                               "" if not c or c.cycles is None else c.cycles, _f(e), "" if not c or c.insns is None else c.insns,
                               "" if not c or c.stall is None else c.stall, c.error if c else "not run (cap)"])
         oc = {xy: (c.cycles if c.rc == 0 else None) for xy, c in cs.items()}
@@ -446,6 +465,7 @@ def run(a) -> int:
     record = {
         "kind": "mcu-nist-lwc",
         "board": a.board,
+        "primitive": a.primitive,
         "board_profile": dataclasses.asdict(board),
         "boards_file": str(a.boards_file),
         "config": a.config,
@@ -481,19 +501,22 @@ def summary(results) -> dict:
 
 def markdown(a, board, results, cc_version, duration) -> str:
     s = summary(results)
-    L = [f"# NIST LWC AEAD table, {a.board} ({a.config}): published vs emulated", "",
+    hi, lo = cell_label(a.primitive, SLOPE_HI), cell_label(a.primitive, SLOPE_LO)
+    call = "crypto_hash" if a.primitive == "hash" else "crypto_aead_encrypt"
+    L = [f"# NIST LWC {a.primitive.upper() if a.primitive == 'aead' else 'hash'} table, {a.board} ({a.config}): "
+         "published vs emulated", "",
          f"Board profile **{board.describe()}** (data/boards.toml). Compiler {cc_version}, "
          f"{' '.join(CPU_FLAGS[board.core] + [CONFIGS[a.config]])}. Published: the NIST LWC benchmarks "
-         f"(real board, median of trials, cycles); ours: emulated cycles of the one crypto_aead_encrypt call "
+         f"(real board, median of trials, cycles); ours: emulated cycles of the one {call} call "
          f"(mcu/emulate.py, {board.core} model + the board profile). Error = (ours - published) / published.", "",
          f"Median |slope error|: **{_f(s['asm_median']) or 'n/a'} %** over {s['asm_n']} asm/inline-asm "
          f"implementations, **{_f(s['all_median']) or 'n/a'} %** over all {s['all_n']} that build and run. "
          f"Run time {duration:.0f} s.", "",
-         "Slope = (enc(0:1024) - enc(0:128)) / 896, cycles per message byte; ins/B = instructions per byte "
+         f"Slope = ({hi} - {lo}) / 896, cycles per message byte; ins/B = instructions per byte "
          "(ours); pub. c/ins = the published slope over our instruction slope (what the board's CPI would be "
          "if its compiler had emitted our instructions).", "",
          "| implementation | kind | pub. c/B | ours c/B | slope err % | ins/B | ours c/ins | pub. c/ins | "
-         "enc(0:1024) pub. | ours | err % | median cell err % | ct check |",
+         f"{hi} pub. | ours | err % | median cell err % | output check |",
          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         if r["error"]:
@@ -515,7 +538,7 @@ def markdown(a, board, results, cc_version, duration) -> str:
     flagged = [r for r in results if r.get("slope_err") is not None and abs(r["slope_err"]) > FLAG_PCT]
     L += ["", f"## Beyond ±{FLAG_PCT:.0f} % (slope): evidence ({len(flagged)})", "",
           "Generated: the instruction slope and CPI beside the published figure, and the blocks that "
-          "took the most cycles in enc(0:1024). A published c/ins far from any plausible CPI for the core "
+          f"took the most cycles in {hi}. A published c/ins far from any plausible CPI for the core "
           "(M0+: ~1.1-2, M4: ~1-1.6 for this code) means the board ran different instructions (another "
           "compiler/flags), not that the timing model is off; a plausible one with a large error points at "
           "the model (memory wait states, pipelining).", ""]

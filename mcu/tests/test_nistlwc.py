@@ -59,6 +59,22 @@ def test_parse_table_reads_cells_and_dashes():
     assert nistlwc.slope(rows[1].cells) is None
 
 
+HASH_TABLE = textwrap.dedent("""\
+    submission,variant,primary,implementation,config,flash,h(0),h(8),h(128),h(1024),h(2048)
+    ascon,asconhashv12,yes,ref,o2,3000,500,600,2000,9168,-
+    """)
+
+
+def test_parse_hash_table_reads_h_cells_as_messages():
+    rows = nistlwc.parse_table(HASH_TABLE, "h.csv", "hash")
+    assert rows[0].primitive == "hash"
+    assert rows[0].cells == {(0, 0): 500, (0, 8): 600, (0, 128): 2000, (0, 1024): 9168, (0, 2048): None}
+    assert nistlwc.slope(rows[0].cells) == (9168 - 2000) / 896 == 8.0
+    assert nistlwc.cell_label("hash", (0, 1024)) == "h(1024)"
+    with pytest.raises(nistlwc.Fail, match=r"^h.csv: line 1: no h\(x\) columns$"):
+        nistlwc.parse_table(TABLE, "h.csv", "hash")
+
+
 @pytest.mark.parametrize("bad,msg", [
     (TABLE.replace("8168", "8k"), "t.csv: line 2: enc(0:1024): not a number: '8k'"),
     (TABLE.replace(",3100,", ",3100,1,"), "t.csv: line 3: 13 fields, header has 12"),
@@ -249,6 +265,13 @@ SAMPLE = {
     "nano33ble": [("o2", "ascon/ascon128v12/armv7m"), ("o2", "ascon/ascon128v12/bi32_armv7m"),
                   ("o2", "ascon/ascon128v12/ref")],
 }
+# h(x) tables through the same command, one run of two implementations each (so their digests
+# are cross-checked): the looped (small) asm permutations on the Nano 33 BLE, C on the MKR Zero
+# (its asm does not build with GCC 12, as above)
+HASH_SAMPLE = {
+    "mkrzero": [("o2", "ascon/asconhashv12/bi32_low*")],
+    "nano33ble": [("o2", "ascon/asconhashv12/*_small")],
+}
 
 
 @pytest.fixture(scope="module")
@@ -256,16 +279,17 @@ def sample_runs(tmp_path_factory):
     _shared()
     _toolchain()
     out = {}
-    for board, impls in SAMPLE.items():
-        d = tmp_path_factory.mktemp(board)
-        rows, runs = [], []
-        for config, impl in impls:
-            sub = d / (config + "_" + impl.replace("/", "_"))
-            assert nistlwc.main(["--board", board, "--config", config, "--impl", impl, "--cells", "slope",
-                                 "--out", str(sub)]) == 0, impl
-            rows += list(csv.DictReader(open(sub / "nist_lwc_impls.csv")))
-            runs.append(json.loads((sub / "run.json").read_text()))
-        out[board] = (rows, runs)
+    for prim, sample in (("aead", SAMPLE), ("hash", HASH_SAMPLE)):
+        for board, impls in sample.items():
+            d = tmp_path_factory.mktemp(prim + board)
+            rows, runs = [], []
+            for config, impl in impls:
+                sub = d / (config + "_" + impl.replace("/", "_"))
+                assert nistlwc.main(["--board", board, "--primitive", prim, "--config", config, "--impl", impl,
+                                     "--cells", "slope", "--out", str(sub)]) == 0, impl
+                rows += list(csv.DictReader(open(sub / "nist_lwc_impls.csv")))
+                runs.append(json.loads((sub / "run.json").read_text()))
+            out[(prim, board)] = (rows, runs)
     return out
 
 
@@ -275,7 +299,7 @@ def _median(v):
 
 @pytest.mark.parametrize("board", list(SAMPLE))
 def test_sample_slopes_within_the_target(sample_runs, board):
-    rows, runs = sample_runs[board]
+    rows, runs = sample_runs[("aead", board)]
     failed = {r["implementation"]: r["build_error"] for r in rows if r["build"] != "ok"}
     assert failed == ({"armv6m": "aead.c: ascon128v12/armv6m/round.h:9:3: error: 'asm' operand has impossible "
                                  "constraints"} if board == "mkrzero" else {})
@@ -291,10 +315,23 @@ def test_sample_slopes_within_the_target(sample_runs, board):
         assert nistlwc.CONFIGS[config] in rec["cflags"]
 
 
+@pytest.mark.parametrize("board", list(HASH_SAMPLE))
+def test_hash_sample_slopes_within_the_target(sample_runs, board):
+    rows, runs = sample_runs[("hash", board)]
+    assert [r["build"] for r in rows] == ["ok", "ok"], rows
+    errs = {r["implementation"]: float(r["slope_error_pct"]) for r in rows}
+    assert _median([abs(v) for v in errs.values()]) <= 5.0, errs
+    assert all(r["ct_check"] == "agrees" for r in rows), rows  # same digests from both implementations
+    for rec in runs:
+        assert rec["primitive"] == "hash" and rec["published_table"] == f"{board}-hash-summary.csv"
+
+
 def test_bad_options_are_one_error_line(capsys, tmp_path):
     assert nistlwc.main(["--board", "uno", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --board: 'uno'") and err.count("\n") == 1
     assert nistlwc.main(["--board", "mkrzero", "--config", "o4", "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("error: --config: 'o4'")
+    assert nistlwc.main(["--board", "mkrzero", "--primitive", "xof", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == "error: --primitive: 'xof' (expected aead or hash)\n"
     assert not list(tmp_path.iterdir())  # nothing written
