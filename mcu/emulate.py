@@ -73,8 +73,13 @@ PAINT = 0xC0FFEE5A  # stack paint word
 #   1+N;  load or POP/LDM writing PC: +P;  B, BL, BX, BLX: 1+P;  B<cc>, CBZ/CBNZ: 1 not
 #   taken, 1+P taken;  TBB/TBH: 2+P;  data processing writing PC: 1+P;  DMB/DSB/ISB: 4;
 #   FPU: VLDR/VSTR 2, VLDM/VSTM/VPUSH/VPOP 1+N, VDIV/VSQRT 14, other VFP 1.
-#   Simplifications: the TRM's pipelining of neighbouring loads/stores (a load after a load
-#   costs 1) is ignored, so runs of loads are over-estimated; no flash wait states.
+#   The TRM's load/store timings (3.3.2: STR [#imm] 1, LDR pipelining, address-generation
+#   stall) apply with a board profile that sets m4_ldst_pipelining (mcu/README.md).
+# Cortex-M3 ("m3"; the NIST LWC Arduino Due table), Arm Cortex-M3 TRM (DDI 0337I) Table 3.1
+#   "Cortex-M3 instruction set summary": as the M4 but SMULL/UMULL "3 to 5" and SMLAL/UMLAL
+#   "4 to 7" (early termination: worst case 5 and 7 taken, as SDIV/UDIV's 12), no DSP/SIMD
+#   instructions and no FPU (the compiler emits none for -mcpu=cortex-m3); its section 3.3.2
+#   "Load/store timings" has the same bullets as the M4's.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +95,8 @@ TARGETS = {
     "thumbv6m-none-eabi": Target("thumbv6m-none-eabi", "Cortex-M0+", "m0plus", 125.0, "RP2040 @125 MHz, board profile rp2040"),
     "riscv32imc-unknown-none-elf": Target("riscv32imc-unknown-none-elf", "RV32IMC", "rv32", 160.0, "ESP32-C3 @160 MHz, board profile esp32c3"),
     "thumbv7em-none-eabihf": Target("thumbv7em-none-eabihf", "Cortex-M4F", "m4", 64.0, "nRF52840 @64 MHz, board profile nrf52840"),
+    # the NIST LWC Arduino Due table only (mcu/nistlwc.py); no Rust images are built for it
+    "thumbv7m-none-eabi": Target("thumbv7m-none-eabi", "Cortex-M3", "m3", 84.0, "SAM3X8E @84 MHz, board profile due"),
 }
 
 
@@ -98,7 +105,8 @@ BOARDS_FILE = pathlib.Path(__file__).resolve().parents[1] / "data" / "boards.tom
 # The board each `mcu --preset counts` image stands for.
 DEFAULT_BOARD = {"thumbv6m-none-eabi": "rp2040", "thumbv7em-none-eabihf": "nrf52840",
                  "riscv32imc-unknown-none-elf": "esp32c3"}
-_CORE_OF_TRIPLE = {"thumbv6m-none-eabi": "m0plus", "thumbv7em-none-eabihf": "m4", "riscv32imc-unknown-none-elf": "rv32"}
+_CORE_OF_TRIPLE = {"thumbv6m-none-eabi": "m0plus", "thumbv7em-none-eabihf": "m4", "riscv32imc-unknown-none-elf": "rv32",
+                   "thumbv7m-none-eabi": "m3"}
 
 
 class BoardError(ValueError):
@@ -192,7 +200,7 @@ class CostModel:
     def __init__(self, triple: str, board: Board | None = None):
         self.triple = triple
         self.model = TARGETS[triple].model
-        self.ldst_pipe = bool(board and board.m4_ldst_pipelining and self.model == "m4")
+        self.ldst_pipe = bool(board and board.m4_ldst_pipelining and self.model in ("m4", "m3"))
         if _is_arm(triple):
             self.md = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         else:
@@ -209,6 +217,8 @@ class CostModel:
             return _rv32(insn)
         if self.model == "m4":
             return _m4(insn)
+        if self.model == "m3":
+            return _m3(insn)
         return (0, 0)
 
     def block_cost(self, ins) -> int:
@@ -306,6 +316,19 @@ def _m4(insn) -> tuple[int, int]:
     if _writes_pc(insn):
         return (1 + P, 0)
     return (1, 0)
+
+
+_M3_LONG_MUL = {csarm.ARM_INS_UMULL, csarm.ARM_INS_SMULL}
+_M3_LONG_MLA = {csarm.ARM_INS_UMLAL, csarm.ARM_INS_SMLAL}
+
+
+def _m3(insn) -> tuple[int, int]:
+    """Cortex-M3 TRM Table 3.1: the M4's costs but long multiplies 3-5 / 4-7 (worst case taken)."""
+    if insn.id in _M3_LONG_MUL:
+        return (5, 0)
+    if insn.id in _M3_LONG_MLA:
+        return (7, 0)
+    return _m4(insn)
 
 
 def _m4_single_ldst(insn) -> bool:
@@ -505,6 +528,7 @@ class Emulator:
         if self.arm:
             uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
             uc.ctl_set_cpu_model(ua.UC_CPU_ARM_CORTEX_M0 if self.triple.startswith("thumbv6m")
+                                 else ua.UC_CPU_ARM_CORTEX_M3 if self.triple.startswith("thumbv7m-")
                                  else ua.UC_CPU_ARM_CORTEX_M4)
         else:
             uc = unicorn.Uc(unicorn.UC_ARCH_RISCV, unicorn.UC_MODE_RISCV32)

@@ -49,16 +49,21 @@ import emulate  # noqa: E402
 from run import _csv, write_atomic  # noqa: E402
 from elftools.elf.elffile import ELFFile  # noqa: E402
 
-BOARD_TABLE = {"mkrzero": "mkrzero", "nano33ble": "nano33ble"}  # board id -> table prefix
+BOARD_TABLE = {"mkrzero": "mkrzero", "nano33ble": "nano33ble", "due": "dueUSB"}  # board id -> table prefix
+# Tables timed with micros() (src/lwc-benchmarking/src/experiment_timing.cpp: Due, Uno, ...) give
+# microseconds; they are compared in cycles at the board's clock (1 us = mhz cycles).
+MICROS_TABLES = {"dueUSB"}
 CPU_FLAGS = {
     "m0plus": ["-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"],
     # the Arduino mbed core for the Nano 33 BLE builds with the FPU, soft-float calling convention
     "m4": ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=softfp", "-mfpu=fpv4-sp-d16"],
+    "m3": ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"],
 }
 CONFIGS = {"os": "-Os", "o1": "-O1", "o2": "-O2", "o3": "-O3"}
 COMMON_FLAGS = ["-std=gnu11", "-ffunction-sections", "-fdata-sections", "-fno-common", "-w"]
 CXX_FLAGS = ["-std=gnu++17", "-fno-exceptions", "-fno-rtti", "-ffunction-sections", "-fdata-sections", "-w"]
 SLOPE_LO, SLOPE_HI = (0, 128), (0, 1024)
+SHORT_SLOPE_HI = (0, 512)  # tables whose longest message is 512 bytes (the Due's)
 FLAG_PCT = 20.0
 SLOPE_CELLS = [SLOPE_LO, SLOPE_HI]
 # primitive -> (table suffix, implementations folder, cell column, harness, framework glue source)
@@ -147,11 +152,12 @@ def parse_table(text: str, name: str = "table", primitive: str = "aead") -> list
     return rows
 
 
-def slope(cells: dict) -> float | None:
-    lo, hi = cells.get(SLOPE_LO), cells.get(SLOPE_HI)
+def slope(cells: dict, hi_cell=None) -> float | None:
+    hi_cell = hi_cell or SLOPE_HI
+    lo, hi = cells.get(SLOPE_LO), cells.get(hi_cell)
     if lo is None or hi is None:
         return None
-    return (hi - lo) / (SLOPE_HI[1] - SLOPE_LO[1])
+    return (hi - lo) / (hi_cell[1] - SLOPE_LO[1])
 
 
 def err_pct(ours, pub):
@@ -298,10 +304,10 @@ def emulate_cells(elf: pathlib.Path, board, cells, max_insns: int, profile_cell=
     return out, prof, emu
 
 
-def emulate_row(row, kind, elf, why, board, cells, max_insns) -> dict:
+def emulate_row(row, kind, elf, why, board, cells, max_insns, hi_cell=SLOPE_HI) -> dict:
     res = {"row": row, "kind": kind, "error": why, "cells": {}, "hot": []}
     if elf:
-        ours, prof, emu = emulate_cells(elf, board, cells, max_insns, profile_cell=SLOPE_HI)
+        ours, prof, emu = emulate_cells(elf, board, cells, max_insns, profile_cell=hi_cell)
         res["cells"] = {(c.ad, c.msg): c for c in ours}
         res["hot"] = hot_blocks(prof, emu)
     return res
@@ -348,7 +354,7 @@ CELL_COLS = ["board", "board_profile", "config", "submission", "variant", "imple
              "note"]
 IMPL_COLS = ["board", "board_profile", "config", "submission", "variant", "implementation", "kind", "build",
              "build_error", "published_slope_cpb", "emulated_slope_cpb", "slope_error_pct", "slope_insns_per_byte",
-             "published_total_1024", "emulated_total_1024", "total_error_pct", "cells_compared",
+             "total_cell", "published_total", "emulated_total", "total_error_pct", "cells_compared",
              "median_abs_cell_error_pct", "ct_check"]
 
 
@@ -359,7 +365,7 @@ def median_abs(vals):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--board", required=True, help="mkrzero | nano33ble")
+    ap.add_argument("--board", required=True, help="mkrzero | nano33ble | due")
     ap.add_argument("--primitive", default="aead", help="aead (enc(x:y) cells, default) | hash (h(x) cells)")
     ap.add_argument("--config", default="o2", help="os | o1 | o2 | o3 (default o2)")
     ap.add_argument("--impl", default="*", help="glob over SUBMISSION/VARIANT/IMPLEMENTATION or IMPLEMENTATION")
@@ -408,8 +414,14 @@ def run(a) -> int:
         raise Fail(f"--impl: {a.impl!r} matches no {a.config} row of {table.name}")
     a.out.mkdir(parents=True, exist_ok=True)
     cc_version = compiler_version("arm-none-eabi-gcc")
+    unit = "us" if BOARD_TABLE[a.board] in MICROS_TABLES else "cycles"
+    if unit == "us":  # compared in cycles at the board's clock
+        for r in rows:
+            r.cells = {xy: (None if v is None else round(v * board.mhz)) for xy, v in r.cells.items()}
     all_cells = sorted(rows[0].cells)
-    cells = SLOPE_CELLS if a.cells == "slope" else sorted(set(all_cells) | set(SLOPE_CELLS),
+    hi = a.hi_cell = SLOPE_HI if SLOPE_HI in all_cells else SHORT_SLOPE_HI
+    slope_cells = [SLOPE_LO, hi]
+    cells = slope_cells if a.cells == "slope" else sorted(set(all_cells) | set(slope_cells),
                                                           key=lambda c: (c[0] + c[1], c))
     bdir_ctx = tempfile.TemporaryDirectory(prefix="nistlwc-build-") if not a.build_dir else None
     bdir = pathlib.Path(a.build_dir or bdir_ctx.name)
@@ -420,7 +432,7 @@ def run(a) -> int:
         for i, (row, fut) in enumerate(zip(rows, builds), 1):
             elf, why, kind = fut.result()
             print(f"[{i}/{len(rows)}] {row.key} ({kind})", file=sys.stderr, flush=True)
-            results.append(emulate_row(row, kind, elf, why, board, cells, a.max_insns))
+            results.append(emulate_row(row, kind, elf, why, board, cells, a.max_insns, hi))
     # ciphertext cross-check: every implementation of a variant must agree with the majority
     by_var: dict = {}
     for res in results:
@@ -446,14 +458,15 @@ def run(a) -> int:
                               "" if not c or c.stall is None else c.stall, c.error if c else "not run (cap)"])
         oc = {xy: (c.cycles if c.rc == 0 else None) for xy, c in cs.items()}
         oi = {xy: (c.insns if c.rc == 0 else None) for xy, c in cs.items()}
-        ps, es, ins = slope(row.cells), slope(oc), slope(oi)
+        ps, es, ins = slope(row.cells, hi), slope(oc, hi), slope(oi, hi)
         errs = [err_pct(oc.get(xy), row.cells.get(xy)) for xy in cells]
         res.update(pub_slope=ps, our_slope=es, slope_err=err_pct(es, ps), ins_slope=ins,
-                   total_err=err_pct(oc.get(SLOPE_HI), row.cells.get(SLOPE_HI)))
+                   total_err=err_pct(oc.get(hi), row.cells.get(hi)))
         impl_rows.append([a.board, board.id, a.config, row.submission, row.variant, row.implementation, res["kind"],
                           "failed" if res["error"] else "ok", res["error"], _f(ps, "{:.2f}"), _f(es, "{:.2f}"),
-                          _f(res["slope_err"]), _f(ins, "{:.2f}"), "" if row.cells.get(SLOPE_HI) is None else row.cells[SLOPE_HI],
-                          "" if oc.get(SLOPE_HI) is None else oc[SLOPE_HI], _f(res["total_err"]),
+                          _f(res["slope_err"]), _f(ins, "{:.2f}"), cell_label(a.primitive, hi),
+                          "" if row.cells.get(hi) is None else row.cells[hi],
+                          "" if oc.get(hi) is None else oc[hi], _f(res["total_err"]),
                           sum(e is not None for e in errs), _f(median_abs(errs)), res["ct_check"]])
     duration = time.time() - t0
     md = markdown(a, board, results, cc_version, duration)
@@ -480,6 +493,8 @@ def run(a) -> int:
         "nist_lwc_tree": str(root),
         "nist_lwc_commit": commit,
         "published_table": table.name,
+        "published_unit": unit if unit == "cycles" else f"us, compared as us x {board.mhz:g} cycles",
+        "slope_cells": [cell_label(a.primitive, SLOPE_LO), cell_label(a.primitive, hi)],
         "implementations": len(results),
         "built": sum(1 for r in results if not r["error"]),
         "duration_s": round(duration, 1),
@@ -501,18 +516,22 @@ def summary(results) -> dict:
 
 def markdown(a, board, results, cc_version, duration) -> str:
     s = summary(results)
-    hi, lo = cell_label(a.primitive, SLOPE_HI), cell_label(a.primitive, SLOPE_LO)
+    hic = a.hi_cell
+    hi, lo = cell_label(a.primitive, hic), cell_label(a.primitive, SLOPE_LO)
+    span = hic[1] - SLOPE_LO[1]
     call = "crypto_hash" if a.primitive == "hash" else "crypto_aead_encrypt"
     L = [f"# NIST LWC {a.primitive.upper() if a.primitive == 'aead' else 'hash'} table, {a.board} ({a.config}): "
          "published vs emulated", "",
          f"Board profile **{board.describe()}** (data/boards.toml). Compiler {cc_version}, "
          f"{' '.join(CPU_FLAGS[board.core] + [CONFIGS[a.config]])}. Published: the NIST LWC benchmarks "
          f"(real board, median of trials, cycles); ours: emulated cycles of the one {call} call "
-         f"(mcu/emulate.py, {board.core} model + the board profile). Error = (ours - published) / published.", "",
+         f"(mcu/emulate.py, {board.core} model + the board profile). Error = (ours - published) / published."
+         + (f" This board's table is in microseconds (micros(), 1 us resolution, interrupts on): compared "
+            f"here as us x {board.mhz:g} cycles." if BOARD_TABLE[a.board] in MICROS_TABLES else ""), "",
          f"Median |slope error|: **{_f(s['asm_median']) or 'n/a'} %** over {s['asm_n']} asm/inline-asm "
          f"implementations, **{_f(s['all_median']) or 'n/a'} %** over all {s['all_n']} that build and run. "
          f"Run time {duration:.0f} s.", "",
-         f"Slope = ({hi} - {lo}) / 896, cycles per message byte; ins/B = instructions per byte "
+         f"Slope = ({hi} - {lo}) / {span}, cycles per message byte; ins/B = instructions per byte "
          "(ours); pub. c/ins = the published slope over our instruction slope (what the board's CPI would be "
          "if its compiler had emitted our instructions).", "",
          "| implementation | kind | pub. c/B | ours c/B | slope err % | ins/B | ours c/ins | pub. c/ins | "
@@ -525,11 +544,11 @@ def markdown(a, board, results, cc_version, duration) -> str:
         ins = r.get("ins_slope")
         cpi = r["our_slope"] / ins if r.get("our_slope") and ins else None
         pcpi = r["pub_slope"] / ins if r.get("pub_slope") and ins else None
-        oc = r["cells"].get(SLOPE_HI)
+        oc = r["cells"].get(hic)
         errs = [err_pct(c.cycles, row.cells.get(xy)) for xy, c in r["cells"].items()]
         L.append(f"| {row.key} | {r['kind']} | {_f(r.get('pub_slope'))} | {_f(r.get('our_slope'))} | "
                  f"{_f(r.get('slope_err'))} | {_f(ins)} | {_f(cpi, '{:.2f}')} | {_f(pcpi, '{:.2f}')} | "
-                 f"{'' if row.cells.get(SLOPE_HI) is None else f'{row.cells[SLOPE_HI]:,}'} | "
+                 f"{'' if row.cells.get(hic) is None else f'{row.cells[hic]:,}'} | "
                  f"{'' if not oc or oc.cycles is None else f'{oc.cycles:,}'} | {_f(r.get('total_err'))} | "
                  f"{_f(median_abs(errs))} | {r.get('ct_check', '')} |")
     fails = [r for r in results if r["error"]]

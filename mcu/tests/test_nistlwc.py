@@ -100,7 +100,8 @@ def test_published_tables_parse_with_their_dash_cells():
         assert nones == dashes  # every '-' enc cell, and nothing else, is "not measured"
         assert len(rows) == len(raw) - 1
         asc = [r for r in rows if r.variant == "ascon128v12" and r.implementation == "ref" and r.config == "o2"]
-        assert asc and nistlwc.slope(asc[0].cells) > 0
+        hi = nistlwc.SLOPE_HI if nistlwc.SLOPE_HI in asc[0].cells else nistlwc.SHORT_SLOPE_HI  # Due: 512 B
+        assert asc and nistlwc.slope(asc[0].cells, hi) > 0
 
 
 def test_implementation_folder_is_found_when_the_table_spells_the_submission_without_hyphen():
@@ -115,7 +116,7 @@ def test_implementation_folder_is_found_when_the_table_spells_the_submission_wit
 
 def test_board_profiles_load_with_the_shared_ids():
     boards = emulate.load_boards()
-    assert {"mkrzero", "nano33ble", "nrf52840", "rp2040", "esp32c3"} <= set(boards)
+    assert {"mkrzero", "nano33ble", "nrf52840", "rp2040", "esp32c3", "due"} <= set(boards)
     for b in boards.values():
         assert b.sources.get("mhz"), b.id
     assert boards["mkrzero"].flash_ws == 1 and boards["mkrzero"].mhz == 48.0
@@ -254,6 +255,20 @@ def test_m4_trm_load_store_rules(name, code, plain, trm):
     assert _m4_cycles(code, nrf) == trm + BX, name
 
 
+@pytest.mark.parametrize("hexcode,m4,m3", [
+    ("a2fb0301", 1, 5),   # umull r0, r1, r2, r3: M4 1; M3 Table 3.1 "3 to 5" (worst case)
+    ("e2fb0301", 1, 7),   # umlal r0, r1, r2, r3: M4 1; M3 "4 to 7"
+    ("01fb0230", 2, 2),   # mla: 2 on both
+    ("b0fbf1f0", 12, 12),  # udiv: "2 to 12" on both (worst case)
+    ("0868", 2, 2),       # ldr r0, [r1]
+])
+def test_m3_model_differs_from_the_m4_only_in_long_multiplies(hexcode, m4, m3):
+    code = bytes.fromhex(hexcode)
+    for triple, want in (("thumbv7em-none-eabihf", m4), ("thumbv7m-none-eabi", m3)):
+        cm = emulate.CostModel(triple)
+        assert cm.cost(cm.insns(code, 0)[0]) == (want, 0), triple
+
+
 # --- end to end: a small sample of the published tables ----------------------------------
 
 # (config, implementation). Nano 33 BLE: asm hot loops (PROVENANCE.md recommends them) + the C
@@ -324,6 +339,26 @@ def test_hash_sample_slopes_within_the_target(sample_runs, board):
     assert all(r["ct_check"] == "agrees" for r in rows), rows  # same digests from both implementations
     for rec in runs:
         assert rec["primitive"] == "hash" and rec["published_table"] == f"{board}-hash-summary.csv"
+
+
+def test_due_table_in_microseconds_is_compared_in_cycles(tmp_path):
+    # The Due was timed with micros(): published cells are microseconds, compared at 84 MHz, and
+    # its longest message is 512 bytes, so the slope runs from enc(0:128) to enc(0:512).
+    root = _shared()
+    _toolchain()
+    text = (root / "benchmarks" / "dueUSB-aead-summary.csv").read_text().splitlines()
+    hdr = text[0].split(",")
+    row = next(ln.split(",") for ln in text if ln.startswith("ascon,ascon128v12,yes,armv7m,o2,"))
+    us128, us512 = int(row[hdr.index("enc(0:128)")]), int(row[hdr.index("enc(0:512)")])
+    assert nistlwc.main(["--board", "due", "--impl", "ascon/ascon128v12/armv7m", "--cells", "slope",
+                         "--out", str(tmp_path)]) == 0
+    r = next(csv.DictReader(open(tmp_path / "nist_lwc_impls.csv")))
+    assert r["build"] == "ok" and r["kind"] == "inline-asm" and r["total_cell"] == "enc(0:512)"
+    assert float(r["published_slope_cpb"]) == round((us512 - us128) * 84 / 384, 2)
+    assert int(r["published_total"]) == us512 * 84
+    rec = json.loads((tmp_path / "run.json").read_text())
+    assert rec["board_profile"]["core"] == "m3" and "-mcpu=cortex-m3" in rec["cflags"]
+    assert rec["published_unit"].startswith("us") and rec["slope_cells"] == ["enc(0:128)", "enc(0:512)"]
 
 
 def test_bad_options_are_one_error_line(capsys, tmp_path):

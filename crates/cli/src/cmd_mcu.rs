@@ -47,7 +47,7 @@ pub struct McuArgs {
 
 #[derive(Subcommand)]
 enum McuSub {
-    /// Reproduce a NIST LWC microcontroller AEAD or hash table (MKR Zero / Nano 33 BLE) in
+    /// Reproduce a NIST LWC microcontroller AEAD or hash table (MKR Zero / Nano 33 BLE / Due) in
     /// emulation: builds each implementation the published table lists from the shared NIST LWC
     /// tree ($LWCBENCH_NIST_LWC, else ../shared/nist-lwc), emulates every enc(x:y) or h(x) cell with the
     /// board's profile (data/boards.toml) and writes published / emulated / error % per cell and
@@ -58,7 +58,7 @@ enum McuSub {
 #[derive(Args)]
 struct NistLwcArgs {
     /// Board whose published table is reproduced (its profile in data/boards.toml).
-    #[arg(long, value_parser = ["mkrzero", "nano33ble"])]
+    #[arg(long, value_parser = ["mkrzero", "nano33ble", "due"])]
     board: String,
     /// Which published table: AEAD (enc(x:y) cells) or hash (h(x) cells).
     #[arg(long, default_value = "aead", value_parser = ["aead", "hash"])]
