@@ -131,7 +131,7 @@ def test_board_profiles_load_with_the_shared_ids():
     (lambda t: t.replace("fetch_line_bytes = 8", "fetch_line_bytes = 6", 1), "board mkrzero: fetch/cache parameters"),
     (lambda t: t.replace("mhz = 48.0", "", 1), "board mkrzero: missing mhz"),
     (lambda t: t + "\n[[", "boards.toml: "),
-    (lambda t: t.replace('verified = ["mhz"]', 'verified = ["flash_wait"]', 1),
+    (lambda t: t.replace('verified = ["mhz", "flash_ws"]', 'verified = ["flash_wait"]', 1),
      "board mkrzero: verified must list parameters that have a source, got ['flash_wait']"),
 ])
 def test_bad_board_profile_is_one_error_naming_file_board_key(tmp_path, edit, msg):
