@@ -73,8 +73,13 @@ PAINT = 0xC0FFEE5A  # stack paint word
 #   1+N;  load or POP/LDM writing PC: +P;  B, BL, BX, BLX: 1+P;  B<cc>, CBZ/CBNZ: 1 not
 #   taken, 1+P taken;  TBB/TBH: 2+P;  data processing writing PC: 1+P;  DMB/DSB/ISB: 4;
 #   FPU: VLDR/VSTR 2, VLDM/VSTM/VPUSH/VPOP 1+N, VDIV/VSQRT 14, other VFP 1.
-#   Simplifications: the TRM's pipelining of neighbouring loads/stores (a load after a load
-#   costs 1) is ignored, so runs of loads are over-estimated; no flash wait states.
+#   The TRM's load/store timings (3.3.2: STR [#imm] 1, LDR pipelining, address-generation
+#   stall) apply with a board profile that sets m4_ldst_pipelining (mcu/README.md).
+# Cortex-M3 ("m3"; the NIST LWC Arduino Due table), Arm Cortex-M3 TRM (DDI 0337I) Table 3.1
+#   "Cortex-M3 instruction set summary": as the M4 but SMULL/UMULL "3 to 5" and SMLAL/UMLAL
+#   "4 to 7" (early termination: worst case 5 and 7 taken, as SDIV/UDIV's 12), no DSP/SIMD
+#   instructions and no FPU (the compiler emits none for -mcpu=cortex-m3); its section 3.3.2
+#   "Load/store timings" has the same bullets as the M4's.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +95,8 @@ TARGETS = {
     "thumbv6m-none-eabi": Target("thumbv6m-none-eabi", "Cortex-M0+", "m0plus", 125.0, "RP2040 @125 MHz, board profile rp2040"),
     "riscv32imc-unknown-none-elf": Target("riscv32imc-unknown-none-elf", "RV32IMC", "rv32", 160.0, "ESP32-C3 @160 MHz, board profile esp32c3"),
     "thumbv7em-none-eabihf": Target("thumbv7em-none-eabihf", "Cortex-M4F", "m4", 64.0, "nRF52840 @64 MHz, board profile nrf52840"),
+    # the NIST LWC Arduino Due table only (mcu/nistlwc.py); no Rust images are built for it
+    "thumbv7m-none-eabi": Target("thumbv7m-none-eabi", "Cortex-M3", "m3", 84.0, "SAM3X8E @84 MHz, board profile due"),
 }
 
 
@@ -98,7 +105,8 @@ BOARDS_FILE = pathlib.Path(__file__).resolve().parents[1] / "data" / "boards.tom
 # The board each `mcu --preset counts` image stands for.
 DEFAULT_BOARD = {"thumbv6m-none-eabi": "rp2040", "thumbv7em-none-eabihf": "nrf52840",
                  "riscv32imc-unknown-none-elf": "esp32c3"}
-_CORE_OF_TRIPLE = {"thumbv6m-none-eabi": "m0plus", "thumbv7em-none-eabihf": "m4", "riscv32imc-unknown-none-elf": "rv32"}
+_CORE_OF_TRIPLE = {"thumbv6m-none-eabi": "m0plus", "thumbv7em-none-eabihf": "m4", "riscv32imc-unknown-none-elf": "rv32",
+                   "thumbv7m-none-eabi": "m3"}
 
 
 class BoardError(ValueError):
@@ -121,6 +129,7 @@ class Board:
     miss_cycles: int  # stall per line fetch that misses (flash_ws unless given)
     m4_ldst_pipelining: bool
     sources: dict
+    verified: tuple = ()  # parameters whose source text was read (data/boards.toml)
 
     def fetch_stalls(self) -> bool:
         return self.code_in in ("flash", "xip") and self.miss_cycles > 0
@@ -170,8 +179,12 @@ def load_boards(path: pathlib.Path | str | None = None) -> dict[str, Board]:
         sources = t.get("sources", {})
         if not isinstance(sources, dict) or "mhz" not in sources:
             raise BoardError(f"{where}: sources table missing (mhz needs a source)")
+        verified = t.get("verified", [])
+        if not isinstance(verified, list) or any(v not in sources for v in verified):
+            raise BoardError(f"{where}: verified must list parameters that have a source, got {verified!r}")
         boards[bid] = Board(bid, get("name", str), get("chip", str), core, triple, mhz, code_in,
-                            sources=dict(sources), m4_ldst_pipelining=get("m4_ldst_pipelining", bool, False), **ints)
+                            sources=dict(sources), m4_ldst_pipelining=get("m4_ldst_pipelining", bool, False),
+                            verified=tuple(verified), **ints)
     if not boards:
         raise BoardError(f"{path}: no [board.ID] tables")
     return boards
@@ -187,7 +200,7 @@ class CostModel:
     def __init__(self, triple: str, board: Board | None = None):
         self.triple = triple
         self.model = TARGETS[triple].model
-        self.ldst_pipe = bool(board and board.m4_ldst_pipelining and self.model == "m4")
+        self.ldst_pipe = bool(board and board.m4_ldst_pipelining and self.model in ("m4", "m3"))
         if _is_arm(triple):
             self.md = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         else:
@@ -204,13 +217,17 @@ class CostModel:
             return _rv32(insn)
         if self.model == "m4":
             return _m4(insn)
+        if self.model == "m3":
+            return _m3(insn)
         return (0, 0)
 
     def block_cost(self, ins) -> int:
         """Base cycles of a straight-line run of instructions (M4 load/store pipelining applied)."""
         base = sum(self.cost(i)[0] for i in ins)
         if self.ldst_pipe:
+            base -= sum(1 for i in ins if _m4_store_imm(i))
             base -= sum(1 for a, b in zip(ins, ins[1:]) if _m4_pipelines(a, b))
+            base += sum(1 for a, b in zip(ins, ins[1:]) if _m4_agu_stall(a, b))
         return base
 
 
@@ -301,22 +318,78 @@ def _m4(insn) -> tuple[int, int]:
     return (1, 0)
 
 
+_M3_LONG_MUL = {csarm.ARM_INS_UMULL, csarm.ARM_INS_SMULL}
+_M3_LONG_MLA = {csarm.ARM_INS_UMLAL, csarm.ARM_INS_SMLAL}
+
+
+def _m3(insn) -> tuple[int, int]:
+    """Cortex-M3 TRM Table 3.1: the M4's costs but long multiplies 3-5 / 4-7 (worst case taken)."""
+    if insn.id in _M3_LONG_MUL:
+        return (5, 0)
+    if insn.id in _M3_LONG_MLA:
+        return (7, 0)
+    return _m4(insn)
+
+
 def _m4_single_ldst(insn) -> bool:
     return insn.id in _M4_LOADSTORE and insn.id not in (csarm.ARM_INS_VLDR, csarm.ARM_INS_VSTR)
 
 
+def _m4_mem(insn):
+    return next((o.mem for o in insn.operands if o.type == csarm.ARM_OP_MEM), None)
+
+
+def _m4_is_store(insn) -> bool:
+    return insn.mnemonic.startswith("str")
+
+
+def _m4_addr_regs(insn) -> set:
+    """Registers a load/store computes its address from (LDM/STM/PUSH/POP: the base / SP)."""
+    m = _m4_mem(insn)
+    if m is not None:
+        return {r for r in (m.base, m.index) if r}
+    if insn.id in _M4_MULTI:
+        if insn.id in _M4_BASE_REG:
+            return {insn.operands[0].reg}
+        return {csarm.ARM_REG_SP}
+    return set()
+
+
+def _m4_is_ldst(insn) -> bool:
+    return insn.id in _M4_LOADSTORE or insn.id in _M4_DUAL or insn.id in _M4_MULTI
+
+
+def _m4_store_imm(insn) -> bool:
+    """STR/STRB/STRH with an immediate offset and no writeback: one cycle (TRM 3.3.2)."""
+    m = _m4_mem(insn)
+    return (insn.id in (csarm.ARM_INS_STR, csarm.ARM_INS_STRB, csarm.ARM_INS_STRH) and m is not None
+            and m.index == 0 and not getattr(insn, "writeback", False))
+
+
 def _m4_pipelines(prev, cur) -> bool:
-    """Cortex-M4 TRM 3.3.2: a single LDR/STR right after another single LDR/STR pipelines its
-    address phase (costs 1, not 2) — not after a register-offset STR, not with writeback, and
-    not a load into PC."""
-    if not (_m4_single_ldst(prev) and _m4_single_ldst(cur)):
+    """Cortex-M4 TRM 3.3.2: a single LDR/STR right after a single LDR pipelines (costs 1, not 2)
+    unless the first load's destination is used to compute the second's address; nothing
+    pipelines after a store, nor with writeback, nor a load into PC."""
+    if not (_m4_single_ldst(prev) and _m4_single_ldst(cur)) or _m4_is_store(prev):
         return False
-    if getattr(prev, "writeback", False) or getattr(cur, "writeback", False) or _writes_pc(cur):
+    if getattr(prev, "writeback", False) or getattr(cur, "writeback", False) or _writes_pc(cur) or _writes_pc(prev):
         return False
-    if prev.mnemonic.startswith("str") and any(o.type == csarm.ARM_OP_MEM and o.mem.index != 0
-                                               for o in prev.operands):
+    if _m4_store_imm(cur):
+        return False  # already one cycle
+    dest = prev.operands[0].reg if prev.operands and prev.operands[0].type == csarm.ARM_OP_REG else None
+    return dest not in _m4_addr_regs(cur)
+
+
+def _m4_agu_stall(prev, cur) -> bool:
+    """Cortex-M4 TRM 3.3.2: a load/store whose address depends on the result of the data
+    processing instruction right before it stalls one cycle (no forwarding path)."""
+    if not _m4_is_ldst(cur) or _m4_is_ldst(prev) or prev.group(csarm.ARM_GRP_JUMP):
         return False
-    return True
+    try:
+        written = set(prev.regs_access()[1])
+    except capstone.CsError:
+        return False
+    return bool(written & _m4_addr_regs(cur))
 
 
 _RV_BRANCH = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "beqz", "bnez", "blez", "bgez",
@@ -455,6 +528,7 @@ class Emulator:
         if self.arm:
             uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
             uc.ctl_set_cpu_model(ua.UC_CPU_ARM_CORTEX_M0 if self.triple.startswith("thumbv6m")
+                                 else ua.UC_CPU_ARM_CORTEX_M3 if self.triple.startswith("thumbv7m-")
                                  else ua.UC_CPU_ARM_CORTEX_M4)
         else:
             uc = unicorn.Uc(unicorn.UC_ARCH_RISCV, unicorn.UC_MODE_RISCV32)

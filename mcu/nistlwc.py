@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""Reproduce a NIST LWC microcontroller AEAD table in emulation, ours beside the published one.
+"""Reproduce a NIST LWC microcontroller AEAD or hash table in emulation, ours beside the published one.
 
-For one board (`--board mkrzero|nano33ble`) and one compiler configuration (`--config o2`),
-this reads the board's published AEAD table (benchmarks/<board>-aead-summary.csv of the shared
-NIST LWC tree), builds every implementation it lists for that config from implementations/
-with arm-none-eabi-gcc and mcu/nistlwc/harness.c, emulates every enc(x:y) cell of the table
-with the board's profile (data/boards.toml) and writes, into --out (each file atomically,
-run.json last):
+For one board (`--board mkrzero|nano33ble`), one primitive (`--primitive aead|hash`) and one
+compiler configuration (`--config o2`), this reads the board's published table
+(benchmarks/<board>-aead-summary.csv or -hash-summary.csv of the shared NIST LWC tree), builds
+every implementation it lists for that config from implementations/ with arm-none-eabi-gcc and
+mcu/nistlwc/harness.c (harness_hash.c), emulates every enc(x:y) / h(x) cell of the table with
+the board's profile (data/boards.toml) and writes, into --out (each file atomically, run.json
+last):
 
   nist_lwc_cells.csv   one row per implementation x cell: published / emulated cycles, error %,
                        instructions, fetch-stall cycles
-  nist_lwc_impls.csv   one row per implementation: per-byte slope (enc(0:1024)-enc(0:128))/896
-                       and enc(0:1024) total, published vs ours, error %, instructions per byte,
+  nist_lwc_impls.csv   one row per implementation: per-byte slope (enc(0:1024)-enc(0:128))/896,
+                       h(1024)-h(128) for hashes, and the 1024-byte total, published vs ours,
+                       error %, instructions per byte,
                        kind (asm / inline-asm / c), ciphertext cross-check, build failures
                        with the compiler's own reason
   nist_lwc.md          the same as tables, medians, and evidence for every slope beyond +-20 %
@@ -47,19 +49,32 @@ import emulate  # noqa: E402
 from run import _csv, write_atomic  # noqa: E402
 from elftools.elf.elffile import ELFFile  # noqa: E402
 
-BOARD_TABLE = {"mkrzero": "mkrzero", "nano33ble": "nano33ble"}  # board id -> table prefix
+BOARD_TABLE = {"mkrzero": "mkrzero", "nano33ble": "nano33ble", "due": "dueUSB"}  # board id -> table prefix
+# Tables timed with micros() (src/lwc-benchmarking/src/experiment_timing.cpp: Due, Uno, ...) give
+# microseconds; they are compared in cycles at the board's clock (1 us = mhz cycles).
+MICROS_TABLES = {"dueUSB"}
 CPU_FLAGS = {
     "m0plus": ["-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"],
     # the Arduino mbed core for the Nano 33 BLE builds with the FPU, soft-float calling convention
     "m4": ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=softfp", "-mfpu=fpv4-sp-d16"],
+    "m3": ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"],
 }
 CONFIGS = {"os": "-Os", "o1": "-O1", "o2": "-O2", "o3": "-O3"}
 COMMON_FLAGS = ["-std=gnu11", "-ffunction-sections", "-fdata-sections", "-fno-common", "-w"]
 CXX_FLAGS = ["-std=gnu++17", "-fno-exceptions", "-fno-rtti", "-ffunction-sections", "-fdata-sections", "-w"]
 SLOPE_LO, SLOPE_HI = (0, 128), (0, 1024)
+SHORT_SLOPE_HI = (0, 512)  # tables whose longest message is 512 bytes (the Due's)
 FLAG_PCT = 20.0
 SLOPE_CELLS = [SLOPE_LO, SLOPE_HI]
-CELL_RE = re.compile(r"^enc\((\d+):(\d+)\)$")
+# primitive -> (table suffix, implementations folder, cell column, harness, framework glue source)
+PRIMITIVES = {
+    "aead": ("aead-summary", "crypto_aead", re.compile(r"^enc\((\d+):(\d+)\)$"), "harness.c", "lwc_crypto_aead"),
+    "hash": ("hash-summary", "crypto_hash", re.compile(r"^h\((\d+)\)$"), "harness_hash.c", "lwc_crypto_hash"),
+}
+
+
+def cell_label(primitive: str, xy) -> str:
+    return f"h({xy[1]})" if primitive == "hash" else f"enc({xy[0]}:{xy[1]})"
 DEFAULT_MAX_INSNS = 300_000_000
 
 
@@ -85,7 +100,8 @@ class Row:
     implementation: str
     config: str
     flash: int | None
-    cells: dict  # (ad, msg) -> cycles or None ('-')
+    cells: dict  # (ad, msg) -> cycles or None ('-'); hashes: (0, msg)
+    primitive: str = "aead"
 
     @property
     def key(self) -> str:
@@ -105,8 +121,10 @@ def _cell_value(text: str, where: str) -> int | None:
     return int(round(v))
 
 
-def parse_table(text: str, name: str = "table") -> list[Row]:
-    """Parse a published <board>-aead-summary.csv; '-' cells are None. Errors name file and line."""
+def parse_table(text: str, name: str = "table", primitive: str = "aead") -> list[Row]:
+    """Parse a published <board>-aead-summary.csv (or -hash-summary.csv); '-' cells are None.
+    Errors name file and line."""
+    cell_re = PRIMITIVES[primitive][2]
     rd = csv.reader(io.StringIO(text))
     try:
         header = next(rd)
@@ -117,9 +135,9 @@ def parse_table(text: str, name: str = "table") -> list[Row]:
         if n not in header:
             raise Fail(f"{name}: line 1: missing column {n!r}")
     col = {h: i for i, h in enumerate(header)}
-    enc = [(i, tuple(map(int, m.groups()))) for i, h in enumerate(header) if (m := CELL_RE.match(h.strip()))]
+    enc = [(i, (0, *map(int, m.groups()))[-2:]) for i, h in enumerate(header) if (m := cell_re.match(h.strip()))]
     if not enc:
-        raise Fail(f"{name}: line 1: no enc(x:y) columns")
+        raise Fail(f"{name}: line 1: no {'h(x)' if primitive == 'hash' else 'enc(x:y)'} columns")
     rows = []
     for ln, r in enumerate(rd, start=2):
         if not r or all(not c.strip() for c in r):
@@ -130,15 +148,16 @@ def parse_table(text: str, name: str = "table") -> list[Row]:
         flash = _cell_value(r[col["flash"]], where + ": flash") if "flash" in col else None
         cells = {xy: _cell_value(r[i], f"{where}: {header[i]}") for i, xy in enc}
         rows.append(Row(r[col["submission"]], r[col["variant"]], r[col["implementation"]],
-                        r[col["config"]].strip().lower(), flash, cells))
+                        r[col["config"]].strip().lower(), flash, cells, primitive))
     return rows
 
 
-def slope(cells: dict) -> float | None:
-    lo, hi = cells.get(SLOPE_LO), cells.get(SLOPE_HI)
+def slope(cells: dict, hi_cell=None) -> float | None:
+    hi_cell = hi_cell or SLOPE_HI
+    lo, hi = cells.get(SLOPE_LO), cells.get(hi_cell)
     if lo is None or hi is None:
         return None
-    return (hi - lo) / (SLOPE_HI[1] - SLOPE_LO[1])
+    return (hi - lo) / (hi_cell[1] - SLOPE_LO[1])
 
 
 def err_pct(ours, pub):
@@ -150,15 +169,16 @@ def err_pct(ours, pub):
 # --- building -----------------------------------------------------------------------------
 
 SRC_EXT = (".c", ".S", ".s", ".cpp")
-SKIP_SRC = {"genkat_aead.c", "printstate.c"}
+SKIP_SRC = {"genkat_aead.c", "genkat_hash.c", "printstate.c"}
 
 
 def impl_dir(root: pathlib.Path, row: Row) -> pathlib.Path:
-    """implementations/SUBMISSION/crypto_aead/VARIANT/IMPL; the tables spell some submissions
-    without the folder's hyphen (photonbeetle, giftcofb), so the variant folder is looked up."""
-    d = root / "implementations" / row.submission / "crypto_aead" / row.variant / row.implementation
+    """implementations/SUBMISSION/crypto_aead (crypto_hash)/VARIANT/IMPL; the tables spell some
+    submissions without the folder's hyphen (photonbeetle, giftcofb), so the variant folder is looked up."""
+    prim = PRIMITIVES[row.primitive][1]
+    d = root / "implementations" / row.submission / prim / row.variant / row.implementation
     if not d.is_dir():
-        found = sorted((root / "implementations").glob(f"*/crypto_aead/{row.variant}/{row.implementation}"))
+        found = sorted((root / "implementations").glob(f"*/{prim}/{row.variant}/{row.implementation}"))
         if found:
             return found[0]
     return d
@@ -196,7 +216,7 @@ def first_error(stderr: str) -> str:
     for pat in (r"undefined reference|multiple definition|will not fit|overflowed", r"\berror:", r"\bError:", r"\bfatal\b"):
         for ln in lines:
             if re.search(pat, ln) and "collect2" not in ln:
-                return re.sub(r"^.*?/crypto_aead/", "", ln)[:300]
+                return re.sub(r"^.*?/crypto_(aead|hash)/", "", ln)[:300]
     return (lines[-1] if lines else "build failed")[:300]
 
 
@@ -214,14 +234,15 @@ def build(root: pathlib.Path, row: Row, core: str, config: str, outdir: pathlib.
     odir.mkdir(parents=True, exist_ok=True)
     asm_objs = []
     direct = []  # the implementation's lwc_crypto_aead.c does not compile: call crypto_aead_encrypt
-    for s in srcs + [MCU / "nistlwc" / "harness.c"]:
+    _, _, _, harness, glue = PRIMITIVES[row.primitive]
+    for s in srcs + [MCU / "nistlwc" / harness]:
         o = odir / (s.name + ".o")
         if s.suffix == ".cpp":
             cmd = ["arm-none-eabi-g++", *flags, *CXX_FLAGS, *inc, "-c", str(s), "-o", str(o)]
         else:
             cmd = ["arm-none-eabi-gcc", *flags, *COMMON_FLAGS, *direct, *inc, "-c", str(s), "-o", str(o)]
         r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode and s.stem == "lwc_crypto_aead":
+        if r.returncode and s.stem == glue:
             direct = ["-DLWC_DIRECT"]
             continue
         if r.returncode:
@@ -283,10 +304,10 @@ def emulate_cells(elf: pathlib.Path, board, cells, max_insns: int, profile_cell=
     return out, prof, emu
 
 
-def emulate_row(row, kind, elf, why, board, cells, max_insns) -> dict:
+def emulate_row(row, kind, elf, why, board, cells, max_insns, hi_cell=SLOPE_HI) -> dict:
     res = {"row": row, "kind": kind, "error": why, "cells": {}, "hot": []}
     if elf:
-        ours, prof, emu = emulate_cells(elf, board, cells, max_insns, profile_cell=SLOPE_HI)
+        ours, prof, emu = emulate_cells(elf, board, cells, max_insns, profile_cell=hi_cell)
         res["cells"] = {(c.ad, c.msg): c for c in ours}
         res["hot"] = hot_blocks(prof, emu)
     return res
@@ -333,7 +354,7 @@ CELL_COLS = ["board", "board_profile", "config", "submission", "variant", "imple
              "note"]
 IMPL_COLS = ["board", "board_profile", "config", "submission", "variant", "implementation", "kind", "build",
              "build_error", "published_slope_cpb", "emulated_slope_cpb", "slope_error_pct", "slope_insns_per_byte",
-             "published_total_1024", "emulated_total_1024", "total_error_pct", "cells_compared",
+             "total_cell", "published_total", "emulated_total", "total_error_pct", "cells_compared",
              "median_abs_cell_error_pct", "ct_check"]
 
 
@@ -344,10 +365,12 @@ def median_abs(vals):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--board", required=True, help="mkrzero | nano33ble")
+    ap.add_argument("--board", required=True, help="mkrzero | nano33ble | due")
+    ap.add_argument("--primitive", default="aead", help="aead (enc(x:y) cells, default) | hash (h(x) cells)")
     ap.add_argument("--config", default="o2", help="os | o1 | o2 | o3 (default o2)")
     ap.add_argument("--impl", default="*", help="glob over SUBMISSION/VARIANT/IMPLEMENTATION or IMPLEMENTATION")
-    ap.add_argument("--cells", default="all", help="all (every enc(x:y) of the table) or slope (enc(0:128), enc(0:1024))")
+    ap.add_argument("--cells", default="all",
+                    help="all (every cell of the table) or slope (enc(0:128), enc(0:1024); hashes h(128), h(1024))")
     ap.add_argument("--max-insns", type=int, default=DEFAULT_MAX_INSNS, help="instruction cap per encryption call")
     ap.add_argument("--jobs", type=int, default=2, help="parallel builds (default 2)")
     ap.add_argument("--boards-file", default=str(emulate.BOARDS_FILE))
@@ -365,6 +388,8 @@ def run(a) -> int:
     t0 = time.time()
     if a.board not in BOARD_TABLE:
         raise Fail(f"--board: {a.board!r} has no published NIST LWC table here (expected one of {', '.join(BOARD_TABLE)})")
+    if a.primitive not in PRIMITIVES:
+        raise Fail(f"--primitive: {a.primitive!r} (expected aead or hash)")
     if a.config not in CONFIGS:
         raise Fail(f"--config: {a.config!r} (expected os, o1, o2 or o3)")
     if a.cells not in ("all", "slope"):
@@ -378,9 +403,9 @@ def run(a) -> int:
         raise Fail(f"{a.boards_file}: no profile for board {a.board}")
     board = boards[a.board]
     root = shared_dir()
-    table = root / "benchmarks" / f"{BOARD_TABLE[a.board]}-aead-summary.csv"
+    table = root / "benchmarks" / f"{BOARD_TABLE[a.board]}-{PRIMITIVES[a.primitive][0]}.csv"
     try:
-        rows = parse_table(table.read_text(), str(table))
+        rows = parse_table(table.read_text(), str(table), a.primitive)
     except OSError as e:
         raise Fail(f"{table}: {e}") from None
     rows = [r for r in rows if r.config == a.config and (fnmatch.fnmatchcase(r.key, a.impl)
@@ -389,8 +414,14 @@ def run(a) -> int:
         raise Fail(f"--impl: {a.impl!r} matches no {a.config} row of {table.name}")
     a.out.mkdir(parents=True, exist_ok=True)
     cc_version = compiler_version("arm-none-eabi-gcc")
+    unit = "us" if BOARD_TABLE[a.board] in MICROS_TABLES else "cycles"
+    if unit == "us":  # compared in cycles at the board's clock
+        for r in rows:
+            r.cells = {xy: (None if v is None else round(v * board.mhz)) for xy, v in r.cells.items()}
     all_cells = sorted(rows[0].cells)
-    cells = SLOPE_CELLS if a.cells == "slope" else sorted(set(all_cells) | set(SLOPE_CELLS),
+    hi = a.hi_cell = SLOPE_HI if SLOPE_HI in all_cells else SHORT_SLOPE_HI
+    slope_cells = [SLOPE_LO, hi]
+    cells = slope_cells if a.cells == "slope" else sorted(set(all_cells) | set(slope_cells),
                                                           key=lambda c: (c[0] + c[1], c))
     bdir_ctx = tempfile.TemporaryDirectory(prefix="nistlwc-build-") if not a.build_dir else None
     bdir = pathlib.Path(a.build_dir or bdir_ctx.name)
@@ -401,7 +432,7 @@ def run(a) -> int:
         for i, (row, fut) in enumerate(zip(rows, builds), 1):
             elf, why, kind = fut.result()
             print(f"[{i}/{len(rows)}] {row.key} ({kind})", file=sys.stderr, flush=True)
-            results.append(emulate_row(row, kind, elf, why, board, cells, a.max_insns))
+            results.append(emulate_row(row, kind, elf, why, board, cells, a.max_insns, hi))
     # ciphertext cross-check: every implementation of a variant must agree with the majority
     by_var: dict = {}
     for res in results:
@@ -422,19 +453,20 @@ def run(a) -> int:
             pub = row.cells.get(xy)
             e = err_pct(c.cycles if c else None, pub)
             cell_rows.append([a.board, board.id, a.config, row.submission, row.variant, row.implementation,
-                              f"enc({xy[0]}:{xy[1]})", xy[0], xy[1], "" if pub is None else pub,
+                              cell_label(a.primitive, xy), xy[0], xy[1], "" if pub is None else pub,
                               "" if not c or c.cycles is None else c.cycles, _f(e), "" if not c or c.insns is None else c.insns,
                               "" if not c or c.stall is None else c.stall, c.error if c else "not run (cap)"])
         oc = {xy: (c.cycles if c.rc == 0 else None) for xy, c in cs.items()}
         oi = {xy: (c.insns if c.rc == 0 else None) for xy, c in cs.items()}
-        ps, es, ins = slope(row.cells), slope(oc), slope(oi)
+        ps, es, ins = slope(row.cells, hi), slope(oc, hi), slope(oi, hi)
         errs = [err_pct(oc.get(xy), row.cells.get(xy)) for xy in cells]
         res.update(pub_slope=ps, our_slope=es, slope_err=err_pct(es, ps), ins_slope=ins,
-                   total_err=err_pct(oc.get(SLOPE_HI), row.cells.get(SLOPE_HI)))
+                   total_err=err_pct(oc.get(hi), row.cells.get(hi)))
         impl_rows.append([a.board, board.id, a.config, row.submission, row.variant, row.implementation, res["kind"],
                           "failed" if res["error"] else "ok", res["error"], _f(ps, "{:.2f}"), _f(es, "{:.2f}"),
-                          _f(res["slope_err"]), _f(ins, "{:.2f}"), "" if row.cells.get(SLOPE_HI) is None else row.cells[SLOPE_HI],
-                          "" if oc.get(SLOPE_HI) is None else oc[SLOPE_HI], _f(res["total_err"]),
+                          _f(res["slope_err"]), _f(ins, "{:.2f}"), cell_label(a.primitive, hi),
+                          "" if row.cells.get(hi) is None else row.cells[hi],
+                          "" if oc.get(hi) is None else oc[hi], _f(res["total_err"]),
                           sum(e is not None for e in errs), _f(median_abs(errs)), res["ct_check"]])
     duration = time.time() - t0
     md = markdown(a, board, results, cc_version, duration)
@@ -446,6 +478,7 @@ def run(a) -> int:
     record = {
         "kind": "mcu-nist-lwc",
         "board": a.board,
+        "primitive": a.primitive,
         "board_profile": dataclasses.asdict(board),
         "boards_file": str(a.boards_file),
         "config": a.config,
@@ -460,6 +493,8 @@ def run(a) -> int:
         "nist_lwc_tree": str(root),
         "nist_lwc_commit": commit,
         "published_table": table.name,
+        "published_unit": unit if unit == "cycles" else f"us, compared as us x {board.mhz:g} cycles",
+        "slope_cells": [cell_label(a.primitive, SLOPE_LO), cell_label(a.primitive, hi)],
         "implementations": len(results),
         "built": sum(1 for r in results if not r["error"]),
         "duration_s": round(duration, 1),
@@ -481,19 +516,26 @@ def summary(results) -> dict:
 
 def markdown(a, board, results, cc_version, duration) -> str:
     s = summary(results)
-    L = [f"# NIST LWC AEAD table, {a.board} ({a.config}): published vs emulated", "",
+    hic = a.hi_cell
+    hi, lo = cell_label(a.primitive, hic), cell_label(a.primitive, SLOPE_LO)
+    span = hic[1] - SLOPE_LO[1]
+    call = "crypto_hash" if a.primitive == "hash" else "crypto_aead_encrypt"
+    L = [f"# NIST LWC {a.primitive.upper() if a.primitive == 'aead' else 'hash'} table, {a.board} ({a.config}): "
+         "published vs emulated", "",
          f"Board profile **{board.describe()}** (data/boards.toml). Compiler {cc_version}, "
          f"{' '.join(CPU_FLAGS[board.core] + [CONFIGS[a.config]])}. Published: the NIST LWC benchmarks "
-         f"(real board, median of trials, cycles); ours: emulated cycles of the one crypto_aead_encrypt call "
-         f"(mcu/emulate.py, {board.core} model + the board profile). Error = (ours - published) / published.", "",
+         f"(real board, median of trials, cycles); ours: emulated cycles of the one {call} call "
+         f"(mcu/emulate.py, {board.core} model + the board profile). Error = (ours - published) / published."
+         + (f" This board's table is in microseconds (micros(), 1 us resolution, interrupts on): compared "
+            f"here as us x {board.mhz:g} cycles." if BOARD_TABLE[a.board] in MICROS_TABLES else ""), "",
          f"Median |slope error|: **{_f(s['asm_median']) or 'n/a'} %** over {s['asm_n']} asm/inline-asm "
          f"implementations, **{_f(s['all_median']) or 'n/a'} %** over all {s['all_n']} that build and run. "
          f"Run time {duration:.0f} s.", "",
-         "Slope = (enc(0:1024) - enc(0:128)) / 896, cycles per message byte; ins/B = instructions per byte "
+         f"Slope = ({hi} - {lo}) / {span}, cycles per message byte; ins/B = instructions per byte "
          "(ours); pub. c/ins = the published slope over our instruction slope (what the board's CPI would be "
          "if its compiler had emitted our instructions).", "",
          "| implementation | kind | pub. c/B | ours c/B | slope err % | ins/B | ours c/ins | pub. c/ins | "
-         "enc(0:1024) pub. | ours | err % | median cell err % | ct check |",
+         f"{hi} pub. | ours | err % | median cell err % | output check |",
          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         if r["error"]:
@@ -502,11 +544,11 @@ def markdown(a, board, results, cc_version, duration) -> str:
         ins = r.get("ins_slope")
         cpi = r["our_slope"] / ins if r.get("our_slope") and ins else None
         pcpi = r["pub_slope"] / ins if r.get("pub_slope") and ins else None
-        oc = r["cells"].get(SLOPE_HI)
+        oc = r["cells"].get(hic)
         errs = [err_pct(c.cycles, row.cells.get(xy)) for xy, c in r["cells"].items()]
         L.append(f"| {row.key} | {r['kind']} | {_f(r.get('pub_slope'))} | {_f(r.get('our_slope'))} | "
                  f"{_f(r.get('slope_err'))} | {_f(ins)} | {_f(cpi, '{:.2f}')} | {_f(pcpi, '{:.2f}')} | "
-                 f"{'' if row.cells.get(SLOPE_HI) is None else f'{row.cells[SLOPE_HI]:,}'} | "
+                 f"{'' if row.cells.get(hic) is None else f'{row.cells[hic]:,}'} | "
                  f"{'' if not oc or oc.cycles is None else f'{oc.cycles:,}'} | {_f(r.get('total_err'))} | "
                  f"{_f(median_abs(errs))} | {r.get('ct_check', '')} |")
     fails = [r for r in results if r["error"]]
@@ -515,7 +557,7 @@ def markdown(a, board, results, cc_version, duration) -> str:
     flagged = [r for r in results if r.get("slope_err") is not None and abs(r["slope_err"]) > FLAG_PCT]
     L += ["", f"## Beyond ±{FLAG_PCT:.0f} % (slope): evidence ({len(flagged)})", "",
           "Generated: the instruction slope and CPI beside the published figure, and the blocks that "
-          "took the most cycles in enc(0:1024). A published c/ins far from any plausible CPI for the core "
+          f"took the most cycles in {hi}. A published c/ins far from any plausible CPI for the core "
           "(M0+: ~1.1-2, M4: ~1-1.6 for this code) means the board ran different instructions (another "
           "compiler/flags), not that the timing model is off; a plausible one with a large error points at "
           "the model (memory wait states, pipelining).", ""]

@@ -59,6 +59,22 @@ def test_parse_table_reads_cells_and_dashes():
     assert nistlwc.slope(rows[1].cells) is None
 
 
+HASH_TABLE = textwrap.dedent("""\
+    submission,variant,primary,implementation,config,flash,h(0),h(8),h(128),h(1024),h(2048)
+    ascon,asconhashv12,yes,ref,o2,3000,500,600,2000,9168,-
+    """)
+
+
+def test_parse_hash_table_reads_h_cells_as_messages():
+    rows = nistlwc.parse_table(HASH_TABLE, "h.csv", "hash")
+    assert rows[0].primitive == "hash"
+    assert rows[0].cells == {(0, 0): 500, (0, 8): 600, (0, 128): 2000, (0, 1024): 9168, (0, 2048): None}
+    assert nistlwc.slope(rows[0].cells) == (9168 - 2000) / 896 == 8.0
+    assert nistlwc.cell_label("hash", (0, 1024)) == "h(1024)"
+    with pytest.raises(nistlwc.Fail, match=r"^h.csv: line 1: no h\(x\) columns$"):
+        nistlwc.parse_table(TABLE, "h.csv", "hash")
+
+
 @pytest.mark.parametrize("bad,msg", [
     (TABLE.replace("8168", "8k"), "t.csv: line 2: enc(0:1024): not a number: '8k'"),
     (TABLE.replace(",3100,", ",3100,1,"), "t.csv: line 3: 13 fields, header has 12"),
@@ -84,7 +100,8 @@ def test_published_tables_parse_with_their_dash_cells():
         assert nones == dashes  # every '-' enc cell, and nothing else, is "not measured"
         assert len(rows) == len(raw) - 1
         asc = [r for r in rows if r.variant == "ascon128v12" and r.implementation == "ref" and r.config == "o2"]
-        assert asc and nistlwc.slope(asc[0].cells) > 0
+        hi = nistlwc.SLOPE_HI if nistlwc.SLOPE_HI in asc[0].cells else nistlwc.SHORT_SLOPE_HI  # Due: 512 B
+        assert asc and nistlwc.slope(asc[0].cells, hi) > 0
 
 
 def test_implementation_folder_is_found_when_the_table_spells_the_submission_without_hyphen():
@@ -99,11 +116,12 @@ def test_implementation_folder_is_found_when_the_table_spells_the_submission_wit
 
 def test_board_profiles_load_with_the_shared_ids():
     boards = emulate.load_boards()
-    assert {"mkrzero", "nano33ble", "nrf52840", "rp2040", "esp32c3"} <= set(boards)
+    assert {"mkrzero", "nano33ble", "nrf52840", "rp2040", "esp32c3", "due"} <= set(boards)
     for b in boards.values():
         assert b.sources.get("mhz"), b.id
     assert boards["mkrzero"].flash_ws == 1 and boards["mkrzero"].mhz == 48.0
     assert set(emulate.DEFAULT_BOARD.values()) <= set(boards)
+    assert "m4_ldst_pipelining" in boards["nano33ble"].verified and boards["rp2040"].verified == ()
 
 
 @pytest.mark.parametrize("edit,msg", [
@@ -113,6 +131,8 @@ def test_board_profiles_load_with_the_shared_ids():
     (lambda t: t.replace("fetch_line_bytes = 8", "fetch_line_bytes = 6", 1), "board mkrzero: fetch/cache parameters"),
     (lambda t: t.replace("mhz = 48.0", "", 1), "board mkrzero: missing mhz"),
     (lambda t: t + "\n[[", "boards.toml: "),
+    (lambda t: t.replace('verified = ["mhz", "flash_ws"]', 'verified = ["flash_wait"]', 1),
+     "board mkrzero: verified must list parameters that have a source, got ['flash_wait']"),
 ])
 def test_bad_board_profile_is_one_error_naming_file_board_key(tmp_path, edit, msg):
     p = tmp_path / "boards.toml"
@@ -206,6 +226,49 @@ def test_m4_load_store_pipelining_saves_a_cycle_per_neighbouring_load():
     assert piped.cycles == 2 + 1 + (1 + emulate.M4_P)
 
 
+def _m4_cycles(halfwords, board=None):
+    img = _image(halfwords + [BX_LR], {"f": emulate.FLASH[0]})
+    return _cycles(img, board or emulate.load_boards()["nrf52840"], 0, "f", "thumbv7em-none-eabihf",
+                   a0=emulate.RAM[0]).cycles
+
+
+BX = 1 + emulate.M4_P  # bx lr
+
+
+@pytest.mark.parametrize("name,code,plain,trm", [
+    # TRM 3.3.2: "Any load or store that generates an address dependent on the result of a
+    # preceding data processing operation stalls the pipeline for an additional cycle"
+    ("adds r0,#4; ldr r2,[r0]", [0x3004, 0x6802], 1 + 2, 1 + 2 + 1),
+    # "... and the destination of the first LDR is not used to compute the address for the next
+    # instruction, then one cycle is removed": here it is used, so nothing is removed
+    ("ldr r1,[r0]; ldr r2,[r0,r1]", [0x6801, 0x5842], 2 + 2, 2 + 2),
+    # "STR Rx,[Ry,#imm] is always one cycle"; "nothing can be pipelined after the store"
+    ("str r2,[r0]; str r3,[r0,#4]", [0x6002, 0x6043], 2 + 2, 1 + 1),
+    ("str r2,[r0,r1]; ldr r3,[r0,#4]", [0x5042, 0x6843], 2 + 2, 2 + 2),
+    # "LDR R0,[R1,R2]; STR R0,[R3,#20] - normally three cycles total"
+    ("ldr r1,[r0,r2]; str r1,[r0,#20]", [0x5881, 0x6141], 2 + 2, 3),
+])
+def test_m4_trm_load_store_rules(name, code, plain, trm):
+    # expected cycles by hand from the quoted Cortex-M4 TRM sentences; bx lr = 1 + P
+    nrf = emulate.load_boards()["nrf52840"]
+    assert _m4_cycles(code, dataclasses.replace(nrf, m4_ldst_pipelining=False)) == plain + BX, name
+    assert _m4_cycles(code, nrf) == trm + BX, name
+
+
+@pytest.mark.parametrize("hexcode,m4,m3", [
+    ("a2fb0301", 1, 5),   # umull r0, r1, r2, r3: M4 1; M3 Table 3.1 "3 to 5" (worst case)
+    ("e2fb0301", 1, 7),   # umlal r0, r1, r2, r3: M4 1; M3 "4 to 7"
+    ("01fb0230", 2, 2),   # mla: 2 on both
+    ("b0fbf1f0", 12, 12),  # udiv: "2 to 12" on both (worst case)
+    ("0868", 2, 2),       # ldr r0, [r1]
+])
+def test_m3_model_differs_from_the_m4_only_in_long_multiplies(hexcode, m4, m3):
+    code = bytes.fromhex(hexcode)
+    for triple, want in (("thumbv7em-none-eabihf", m4), ("thumbv7m-none-eabi", m3)):
+        cm = emulate.CostModel(triple)
+        assert cm.cost(cm.insns(code, 0)[0]) == (want, 0), triple
+
+
 # --- end to end: a small sample of the published tables ----------------------------------
 
 # (config, implementation). Nano 33 BLE: asm hot loops (PROVENANCE.md recommends them) + the C
@@ -217,6 +280,13 @@ SAMPLE = {
     "nano33ble": [("o2", "ascon/ascon128v12/armv7m"), ("o2", "ascon/ascon128v12/bi32_armv7m"),
                   ("o2", "ascon/ascon128v12/ref")],
 }
+# h(x) tables through the same command, one run of two implementations each (so their digests
+# are cross-checked): the looped (small) asm permutations on the Nano 33 BLE, C on the MKR Zero
+# (its asm does not build with GCC 12, as above)
+HASH_SAMPLE = {
+    "mkrzero": [("o2", "ascon/asconhashv12/bi32_low*")],
+    "nano33ble": [("o2", "ascon/asconhashv12/*_small")],
+}
 
 
 @pytest.fixture(scope="module")
@@ -224,16 +294,17 @@ def sample_runs(tmp_path_factory):
     _shared()
     _toolchain()
     out = {}
-    for board, impls in SAMPLE.items():
-        d = tmp_path_factory.mktemp(board)
-        rows, runs = [], []
-        for config, impl in impls:
-            sub = d / (config + "_" + impl.replace("/", "_"))
-            assert nistlwc.main(["--board", board, "--config", config, "--impl", impl, "--cells", "slope",
-                                 "--out", str(sub)]) == 0, impl
-            rows += list(csv.DictReader(open(sub / "nist_lwc_impls.csv")))
-            runs.append(json.loads((sub / "run.json").read_text()))
-        out[board] = (rows, runs)
+    for prim, sample in (("aead", SAMPLE), ("hash", HASH_SAMPLE)):
+        for board, impls in sample.items():
+            d = tmp_path_factory.mktemp(prim + board)
+            rows, runs = [], []
+            for config, impl in impls:
+                sub = d / (config + "_" + impl.replace("/", "_"))
+                assert nistlwc.main(["--board", board, "--primitive", prim, "--config", config, "--impl", impl,
+                                     "--cells", "slope", "--out", str(sub)]) == 0, impl
+                rows += list(csv.DictReader(open(sub / "nist_lwc_impls.csv")))
+                runs.append(json.loads((sub / "run.json").read_text()))
+            out[(prim, board)] = (rows, runs)
     return out
 
 
@@ -243,7 +314,7 @@ def _median(v):
 
 @pytest.mark.parametrize("board", list(SAMPLE))
 def test_sample_slopes_within_the_target(sample_runs, board):
-    rows, runs = sample_runs[board]
+    rows, runs = sample_runs[("aead", board)]
     failed = {r["implementation"]: r["build_error"] for r in rows if r["build"] != "ok"}
     assert failed == ({"armv6m": "aead.c: ascon128v12/armv6m/round.h:9:3: error: 'asm' operand has impossible "
                                  "constraints"} if board == "mkrzero" else {})
@@ -259,10 +330,43 @@ def test_sample_slopes_within_the_target(sample_runs, board):
         assert nistlwc.CONFIGS[config] in rec["cflags"]
 
 
+@pytest.mark.parametrize("board", list(HASH_SAMPLE))
+def test_hash_sample_slopes_within_the_target(sample_runs, board):
+    rows, runs = sample_runs[("hash", board)]
+    assert [r["build"] for r in rows] == ["ok", "ok"], rows
+    errs = {r["implementation"]: float(r["slope_error_pct"]) for r in rows}
+    assert _median([abs(v) for v in errs.values()]) <= 5.0, errs
+    assert all(r["ct_check"] == "agrees" for r in rows), rows  # same digests from both implementations
+    for rec in runs:
+        assert rec["primitive"] == "hash" and rec["published_table"] == f"{board}-hash-summary.csv"
+
+
+def test_due_table_in_microseconds_is_compared_in_cycles(tmp_path):
+    # The Due was timed with micros(): published cells are microseconds, compared at 84 MHz, and
+    # its longest message is 512 bytes, so the slope runs from enc(0:128) to enc(0:512).
+    root = _shared()
+    _toolchain()
+    text = (root / "benchmarks" / "dueUSB-aead-summary.csv").read_text().splitlines()
+    hdr = text[0].split(",")
+    row = next(ln.split(",") for ln in text if ln.startswith("ascon,ascon128v12,yes,armv7m,o2,"))
+    us128, us512 = int(row[hdr.index("enc(0:128)")]), int(row[hdr.index("enc(0:512)")])
+    assert nistlwc.main(["--board", "due", "--impl", "ascon/ascon128v12/armv7m", "--cells", "slope",
+                         "--out", str(tmp_path)]) == 0
+    r = next(csv.DictReader(open(tmp_path / "nist_lwc_impls.csv")))
+    assert r["build"] == "ok" and r["kind"] == "inline-asm" and r["total_cell"] == "enc(0:512)"
+    assert float(r["published_slope_cpb"]) == round((us512 - us128) * 84 / 384, 2)
+    assert int(r["published_total"]) == us512 * 84
+    rec = json.loads((tmp_path / "run.json").read_text())
+    assert rec["board_profile"]["core"] == "m3" and "-mcpu=cortex-m3" in rec["cflags"]
+    assert rec["published_unit"].startswith("us") and rec["slope_cells"] == ["enc(0:128)", "enc(0:512)"]
+
+
 def test_bad_options_are_one_error_line(capsys, tmp_path):
     assert nistlwc.main(["--board", "uno", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --board: 'uno'") and err.count("\n") == 1
     assert nistlwc.main(["--board", "mkrzero", "--config", "o4", "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("error: --config: 'o4'")
+    assert nistlwc.main(["--board", "mkrzero", "--primitive", "xof", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == "error: --primitive: 'xof' (expected aead or hash)\n"
     assert not list(tmp_path.iterdir())  # nothing written

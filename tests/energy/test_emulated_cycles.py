@@ -1,5 +1,6 @@
 """data/emulated-cycles.csv cannot drift from the emulator: a sample of images is built and
-emulated again (mcu/run.py's own measuring code) and must give the committed rows exactly.
+emulated again on every board (scripts/emulated-cycles.py's own code, each board's profile) and must
+give the committed rows exactly.
 Run with the mcu environment: CARGO_TARGET_DIR=target/mcu .venv/bin/python -m pytest -q tests/energy
 """
 from __future__ import annotations
@@ -28,16 +29,15 @@ def committed() -> dict:
     with open(TABLE, newline="") as f:
         rows = list(csv.reader(line for line in f if not line.startswith("#")))
     assert rows[0] == ec.COLUMNS
-    return {(r[2], r[3]): r for r in rows[1:]}
+    return {(r[0], r[3], r[4]): r for r in rows[1:]}
 
 
-def test_every_image_of_the_manifest_has_a_row_per_target():
-    # A new image (mcu/images.json) without regenerated cycles fails here.
-    import build  # noqa: E402
-
+def test_every_board_has_a_row_per_image_of_its_target():
+    # A new image (mcu/images.json) or a new board (data/board-power.csv) without regenerated
+    # cycles fails here.
     table = committed()
     manifest = json.loads((REPO / "mcu" / "images.json").read_text())
-    want = {(m["image"], t) for m in manifest for t in build.RUST_TARGETS}
+    want = {(b.id, m["image"], b.triple) for b in ec.read_boards() for m in manifest}
     assert want == set(table), f"missing {sorted(want - set(table))}, extra {sorted(set(table) - want)}"
 
 
@@ -48,37 +48,34 @@ def test_sample_re_emulated_equals_the_committed_table():
     build.build_rust(("Os",))
     imgs = [im for im in run.images(("Os",)) if im.language == "Rust" and im.image in SAMPLE]
     assert len(imgs) == len(SAMPLE) * len(build.RUST_TARGETS)
-    _, counts = run.measure(imgs, list(ec.NBITS), lambda m: None)
-    rows = [(i, dict(zip(run.COUNT_COLS, map(str, r)))) for i, r in enumerate(counts)]
-    fresh = {(r[2], r[3]): r for r in ec.table(rows)}
+    boards = ec.read_boards()
+    fresh = {(r[0], r[3], r[4]): r for r in ec.emulate_rows(imgs, boards)}
+    assert len(fresh) == len(SAMPLE) * len(boards)
     table = committed()
     for key, row in fresh.items():
         assert table[key] == row, f"{key}: committed {table[key]} != emulated {row}; regenerate (scripts/emulated-cycles.py)"
 
 
-def _row(**kw):
-    d = dict(cipher="X", implementation="rust", language="Rust", image="x", target="thumbv6m-none-eabi",
-             core="Cortex-M0+", profile="Os", phase="keystream", nbits="128", metric="cycles_est", value="100",
-             unit="cycles", timing_model="m0plus")
-    d.update(kw)
-    return d
+def test_boards_of_one_core_get_their_own_profiles_counts():
+    # The MKR Zero (SAMD21: one flash wait state per 8-byte line, 8-line cache) and the Pico
+    # (RP2040: 56-cycle XIP misses, 16 KB cache) run the same M0+ image: same instructions,
+    # other cycles. Before the table had a board column both read the rp2040-profiled row.
+    table = committed()
+    mkr = table[("mkrzero", "draco_fast", "thumbv6m-none-eabi")]
+    pico = table[("rp2040", "draco_fast", "thumbv6m-none-eabi")]
+    assert mkr[9:] != pico[9:]
 
 
-def test_table_projects_init_and_the_two_lengths():
-    rows = [(2, _row(phase="init", nbits="0", value="700")), (3, _row(value="1000")),
-            (4, _row(nbits="1024", value="7000")), (5, _row(nbits="8", value="99")),
-            (6, _row(nbits="1024", value="5", metric="instructions")), (7, _row(profile="O3", value="1"))]
-    assert ec.table(rows) == [["X", "rust", "x", "thumbv6m-none-eabi", "Cortex-M0+", "Os", "m0plus", "keystream",
-                               "700", "1000", "7000"]]
-
-
-def test_missing_length_and_bad_file_are_one_error_line(tmp_path, capsys):
-    with pytest.raises(ec.InputError, match="no cycles_est for 1024 bits"):
-        ec.table([(2, _row(phase="init", nbits="0", value="700")), (3, _row(value="1000"))])
-    bad = tmp_path / "c.csv"
-    bad.write_text("cipher,value\nX,1\n")
+def test_a_board_without_a_profile_is_one_error_line(tmp_path, capsys):
+    bad = tmp_path / "b.csv"
+    bad.write_text("# comment\nboard,chip,core,target\nuno,ATmega328P,AVR,avr\n")
     out = tmp_path / "t.csv"
-    assert ec.main([str(bad), "--out", str(out)]) == 1
+    assert ec.main(["--no-build", "--boards", str(bad), "--out", str(out)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(f"error: {bad}: line 1: missing column"), err
+    assert err == [f"error: {bad}: board 'uno': no profile in data/boards.toml"], err
+    assert not out.exists()
+    bad.write_text("board,chip,core,target\nmkrzero,SAMD21,M0+,riscv32imc-unknown-none-elf\n")
+    assert ec.main(["--no-build", "--boards", str(bad), "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "target 'riscv32imc-unknown-none-elf' but its profile runs 'thumbv6m-none-eabi'" in err[0]
     assert not out.exists()

@@ -47,9 +47,9 @@ pub struct McuArgs {
 
 #[derive(Subcommand)]
 enum McuSub {
-    /// Reproduce a NIST LWC microcontroller AEAD table (MKR Zero / Nano 33 BLE) in emulation:
-    /// builds each implementation the published table lists from the shared NIST LWC tree
-    /// ($LWCBENCH_NIST_LWC, else ../shared/nist-lwc), emulates every enc(x:y) cell with the
+    /// Reproduce a NIST LWC microcontroller AEAD or hash table (MKR Zero / Nano 33 BLE / Due) in
+    /// emulation: builds each implementation the published table lists from the shared NIST LWC
+    /// tree ($LWCBENCH_NIST_LWC, else ../shared/nist-lwc), emulates every enc(x:y) or h(x) cell with the
     /// board's profile (data/boards.toml) and writes published / emulated / error % per cell and
     /// per implementation (nist_lwc_cells.csv, nist_lwc_impls.csv, nist_lwc.md, run.json).
     NistLwc(NistLwcArgs),
@@ -58,15 +58,18 @@ enum McuSub {
 #[derive(Args)]
 struct NistLwcArgs {
     /// Board whose published table is reproduced (its profile in data/boards.toml).
-    #[arg(long, value_parser = ["mkrzero", "nano33ble"])]
+    #[arg(long, value_parser = ["mkrzero", "nano33ble", "due"])]
     board: String,
+    /// Which published table: AEAD (enc(x:y) cells) or hash (h(x) cells).
+    #[arg(long, default_value = "aead", value_parser = ["aead", "hash"])]
+    primitive: String,
     /// Compiler configuration of the published rows (-Os, -O1, -O2, -O3).
     #[arg(long, default_value = "o2", value_parser = ["os", "o1", "o2", "o3"])]
     config: String,
     /// Only implementations matching this glob (SUBMISSION/VARIANT/IMPL or IMPL, e.g. 'armv*').
     #[arg(long = "impl", default_value = "*")]
     impl_glob: String,
-    /// Cells to emulate: every enc(x:y) of the table, or only enc(0:128) and enc(0:1024).
+    /// Cells to emulate: every cell of the table, or only enc(0:128) and enc(0:1024) (h(128), h(1024)).
     #[arg(long, default_value = "all", value_parser = ["all", "slope"])]
     cells: String,
     /// Instruction cap per encryption call (an implementation past it is reported, not run on).
@@ -157,7 +160,8 @@ fn run_nist_lwc(n: &NistLwcArgs) -> Result<(), String> {
 fn nist_lwc_into(n: &NistLwcArgs, py: &Path, script: &Path, tmp: &Path) -> Result<(), String> {
     let started = SystemTime::now();
     let mut cmd = Command::new(py);
-    cmd.arg(script).arg("--board").arg(&n.board).arg("--config").arg(&n.config).arg("--impl").arg(&n.impl_glob);
+    cmd.arg(script).arg("--board").arg(&n.board).arg("--primitive").arg(&n.primitive);
+    cmd.arg("--config").arg(&n.config).arg("--impl").arg(&n.impl_glob);
     cmd.arg("--cells").arg(&n.cells).arg("--max-insns").arg(n.max_insns.to_string()).arg("--out").arg(tmp);
     cmd.arg("--jobs").arg(n.jobs.to_string());
     eprintln!("mcu nist-lwc: running {} (builds and emulates every implementation; minutes) ...", script.display());

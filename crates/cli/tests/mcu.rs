@@ -98,6 +98,9 @@ fn mcu_nist_lwc_bad_input_is_one_clean_error() {
     one_error(&o, "--board");
     let o = lwcbench(&["mcu", "nist-lwc", "--board", "mkrzero", "--config", "o4", "--out", out.to_str().unwrap()], &[]);
     one_error(&o, "--config");
+    let o =
+        lwcbench(&["mcu", "nist-lwc", "--board", "mkrzero", "--primitive", "xof", "--out", out.to_str().unwrap()], &[]);
+    one_error(&o, "--primitive");
     let Some(venv) = mcu_venv() else { return };
     let missing = d.path().join("no-nist-lwc");
     let o = lwcbench(
