@@ -32,13 +32,13 @@ use rand::{Rng, SeedableRng};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde::Serialize;
 
-use crate::broker::BrokerAddr;
-use crate::counter::{CounterStore, DeviceCounter};
-use crate::frame::Header;
-use crate::gateway_proc::{install_stop_signals, mem_kb, stop_requested};
-use crate::keys::MasterKey;
-use crate::run::{self, topic};
-use crate::suite::{Keyed, Suite};
+use crate::device::counter::{CounterStore, DeviceCounter};
+use crate::gateway::process::{install_stop_signals, mem_kb, stop_requested};
+use crate::session::{self, topic};
+use crate::transport::broker::BrokerAddr;
+use crate::wire::frame::Header;
+use crate::wire::keys::MasterKey;
+use crate::wire::suite::{Keyed, Suite};
 
 /// Captured frames re-published when a device process starts.
 pub const RESEND_ON_START: usize = 64;
@@ -157,7 +157,7 @@ impl DurableDevice {
         install_stop_signals();
         let key = self.master.device_key(self.suite.id, self.device, self.suite.key_len());
         let mut keyed = Keyed::new(&self.suite, &key, false)?;
-        let readings = run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
+        let readings = session::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
         let earlier = read_capture(&self.capture)?;
         let tail: Vec<Vec<u8>> = earlier[earlier.len().saturating_sub(RESEND_ON_START)..].to_vec();
         let first_row = earlier.len();
@@ -166,7 +166,7 @@ impl DurableDevice {
         let mut cap = open_capture(&self.capture)?;
         let mut counter = DeviceCounter::new(&self.counters, self.device)?;
         let mut st = DeviceStats { device: self.device, pid: std::process::id(), ..Default::default() };
-        let rt = run::runtime()?;
+        let rt = session::runtime()?;
         let r = rt.block_on(async {
             let mut o = MqttOptions::new(
                 format!("lwcbench-dev-{}-{}", self.session, self.device),
@@ -176,7 +176,7 @@ impl DurableDevice {
             o.set_keep_alive(Duration::from_secs(5));
             o.set_clean_session(false);
             o.set_inflight(1000);
-            o.set_max_packet_size(crate::frame::MAX_FRAME + 1024, crate::frame::MAX_FRAME + 1024);
+            o.set_max_packet_size(crate::wire::frame::MAX_FRAME + 1024, crate::wire::frame::MAX_FRAME + 1024);
             let (client, mut ev) = AsyncClient::new(o, 1024);
             let gen = Arc::new(AtomicU64::new(0));
             let acked = Arc::new(AtomicU64::new(0));
@@ -802,13 +802,13 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         return Err(format!("{} exists: a chaos run needs a fresh directory", key.display()));
     }
     master.write_new(&key)?;
-    let session = run::new_session();
+    let session = session::new_session();
     let store = cfg.store.clone().unwrap_or_else(|| cfg.dir.join("chaos.db").display().to_string());
     let mut ctl = Ctl {
         cfg,
         t0: Instant::now(),
         session: session.clone(),
-        port: crate::broker::free_port()?,
+        port: crate::transport::broker::free_port()?,
         store,
         key: key.clone(),
         broker: Svc { child: None },
@@ -830,12 +830,12 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     ctl.next_sample = ctl.t0;
 
     // The forger: its own connection, publishing forged frames on the devices' topics.
-    let rt = run::runtime()?;
+    let rt = session::runtime()?;
     let forged = Arc::new(AtomicU64::new(0));
     let forger = match cfg.forge_every {
         Some(every) => {
             let broker = BrokerAddr { host: "127.0.0.1".into(), port: ctl.port, embedded: false };
-            let conn = rt.block_on(run::mqtt_connect(&format!("lwcbench-forger-{session}"), &broker))?;
+            let conn = rt.block_on(session::mqtt_connect(&format!("lwcbench-forger-{session}"), &broker))?;
             let (suite, devices, session2, forged2) = (cfg.suite.clone(), cfg.devices, session.clone(), forged.clone());
             let wrong = MasterKey::random();
             let client = conn.client.clone();
@@ -1161,7 +1161,7 @@ mod tests {
     use super::*;
 
     fn frame(counter: u64) -> Vec<u8> {
-        let s = crate::suite::find("Ascon-AEAD128").unwrap();
+        let s = crate::wire::suite::find("Ascon-AEAD128").unwrap();
         let k = MasterKey::from_bytes([5; 32]).device_key(s.id, 2, s.key_len());
         let mut f = Vec::new();
         Keyed::new(&s, &k, false).unwrap().seal(2, counter, b"reading", &mut f).unwrap();

@@ -1,14 +1,16 @@
 //! Result files of a link session: per-message latencies, a summary row per cipher, the
 //! attack tally, a markdown report section and run.json (written last, so
 //! a directory with run.json is complete — the engine's convention).
+pub mod energy;
+
 use std::collections::HashMap;
 use std::path::Path;
 
 use lwcbench_stats::percentile_nearest_rank as nearest_rank;
 use serde::Serialize;
 
-use crate::gateway::Refusal;
-use crate::run::Outcome;
+use crate::gateway::checks::Refusal;
+use crate::session::Outcome;
 
 #[derive(Serialize, Clone, Debug)]
 pub struct MessageRow {
@@ -98,7 +100,7 @@ fn us(ns: u64) -> f64 {
 }
 
 pub fn summary_row(
-    suite: &crate::suite::Suite,
+    suite: &crate::wire::suite::Suite,
     unauth: bool,
     devices: u32,
     o: &Outcome,

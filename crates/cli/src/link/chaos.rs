@@ -3,10 +3,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
+use lwcbench_link::experiments::{chaos, overload};
+use lwcbench_link::gateway::process as gateway_proc;
+use lwcbench_link::input;
 use lwcbench_link::results::{self, LinkRecord, RunDir};
-use lwcbench_link::{broker, chaos, gateway_proc, input, overload, suite};
+use lwcbench_link::transport::broker;
+use lwcbench_link::wire::suite;
 
-use crate::cmd_link::parse_duration;
+use super::parse_duration;
 
 #[derive(Args)]
 pub struct GatewayArgs {
@@ -140,7 +144,7 @@ pub fn gateway(a: &GatewayArgs) -> Result<(), String> {
     let s = suite::find(&a.cipher)?;
     let b = broker::parse_url(&a.broker)?;
     let devices = gateway_proc::parse_devices(&a.devices)?;
-    lwcbench_link::replay::ReplayWindow::new(a.window)?;
+    lwcbench_link::gateway::replay::ReplayWindow::new(a.window)?;
     if a.batch == 0 || a.batch > 100_000 {
         return Err(format!("--batch: {} is not in 1..=100000", a.batch));
     }
@@ -150,7 +154,7 @@ pub fn gateway(a: &GatewayArgs) -> Result<(), String> {
     if every < Duration::from_millis(10) {
         return Err("--stats-every: at least 10ms".into());
     }
-    let master = lwcbench_link::keys::MasterKey::read(&a.key_file)?;
+    let master = lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
     let last = gateway_proc::GatewayProcess {
         suite: s,
         devices,
@@ -181,7 +185,7 @@ fn record(kind: &str, config: serde_json::Value, started: SystemTime, notes: Vec
     LinkRecord::new(
         format!("lwcbench link {kind}"),
         format!("link-{kind}"),
-        lwcbench_link::run::new_session(),
+        lwcbench_link::session::new_session(),
         false,
         config,
         started,
@@ -206,7 +210,7 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
     if sample < Duration::from_millis(100) {
         return Err("--sample-every: at least 100ms".into());
     }
-    lwcbench_link::replay::ReplayWindow::new(a.window)?;
+    lwcbench_link::gateway::replay::ReplayWindow::new(a.window)?;
     if a.batch == 0 || a.batch > 100_000 {
         return Err(format!("--batch: {} is not in 1..=100000", a.batch));
     }
@@ -324,12 +328,12 @@ pub fn overload(a: &OverloadArgs) -> Result<(), String> {
     }
     let max_p99 = parse_duration(&a.max_p99, "--max-p99")?;
     let transport = match a.transport.as_str() {
-        "mqtt" => lwcbench_link::run::Transport::Mqtt(match &a.broker {
+        "mqtt" => lwcbench_link::session::Transport::Mqtt(match &a.broker {
             Some(u) => broker::parse_url(u)?,
             None => broker::embedded()?,
         }),
         "udp" if a.broker.is_some() => return Err("--broker applies to --transport mqtt only".into()),
-        "udp" => lwcbench_link::run::Transport::Udp,
+        "udp" => lwcbench_link::session::Transport::Udp,
         t => return Err(format!("--transport: '{t}' is not mqtt or udp")),
     };
     let out = a.out.clone().unwrap_or_else(|| default_out("overload"));

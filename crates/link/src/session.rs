@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use tokio::sync::mpsc;
 
-use crate::broker::BrokerAddr;
-use crate::counter::{CounterStore, DeviceCounter};
-use crate::gateway::{Gateway, Opened, Refusal, Tally};
-use crate::keys::MasterKey;
+use crate::device::counter::{CounterStore, DeviceCounter};
+use crate::gateway::checks::{Gateway, Opened, Refusal, Tally};
 use crate::store::{Row, Store};
-use crate::suite::{Keyed, Suite};
+use crate::transport::broker::BrokerAddr;
+use crate::wire::keys::MasterKey;
+use crate::wire::suite::{Keyed, Suite};
 
 static EPOCH: OnceLock<Instant> = OnceLock::new();
 
@@ -160,7 +160,7 @@ pub struct GatewayHandle {
 /// Largest MQTT packet the protocol can carry (remaining length 268,435,455 B + fixed header).
 /// The gateway's clients accept anything a broker can deliver: a client limit below the
 /// broker's made the client drop the connection on an oversized message, which the broker then
-/// sent again on every reconnect, for ever. What exceeds [`crate::frame::MAX_FRAME`] is refused
+/// sent again on every reconnect, for ever. What exceeds [`crate::wire::frame::MAX_FRAME`] is refused
 /// as `malformed` and acknowledged instead (see [`received_frame`]).
 pub const MQTT_MAX_PACKET: usize = 268_435_455 + 5;
 
@@ -168,17 +168,17 @@ fn mqtt_options(id: &str, b: &BrokerAddr) -> MqttOptions {
     let mut o = MqttOptions::new(id, b.host.clone(), b.port);
     o.set_keep_alive(Duration::from_secs(30));
     o.set_clean_session(false);
-    o.set_max_packet_size(MQTT_MAX_PACKET, crate::frame::MAX_FRAME + 1024);
+    o.set_max_packet_size(MQTT_MAX_PACKET, crate::wire::frame::MAX_FRAME + 1024);
     o.set_inflight(1000);
     o
 }
 
 /// The frame the gateway checks for a received MQTT payload. A payload above
-/// [`crate::frame::MAX_FRAME`] is not copied: an empty frame stands for it, which the gateway
+/// [`crate::wire::frame::MAX_FRAME`] is not copied: an empty frame stands for it, which the gateway
 /// refuses as `malformed` (shorter than a header), so it is counted and acknowledged like any
 /// refused frame and the queue never holds more than `MAX_FRAME` bytes per message.
 pub fn received_frame(payload: &[u8]) -> Vec<u8> {
-    if payload.len() > crate::frame::MAX_FRAME {
+    if payload.len() > crate::wire::frame::MAX_FRAME {
         Vec::new()
     } else {
         payload.to_vec()
@@ -840,14 +840,14 @@ impl LinkConfig {
         // broker): say so before anything is sent.
         let longest = self.readings.iter().map(Vec::len).max().unwrap_or(0);
         let frame = longest + self.suite.overhead(self.unauthenticated);
-        if frame > crate::frame::MAX_FRAME {
+        if frame > crate::wire::frame::MAX_FRAME {
             return Err(format!(
                 "--dataset: a reading of {longest} bytes makes a {frame}-byte frame, above the {} KiB frame limit \
                  (fewer channels per row)",
-                crate::frame::MAX_FRAME / 1024
+                crate::wire::frame::MAX_FRAME / 1024
             ));
         }
-        crate::replay::check_window_memory(self.devices as u64, self.window, 1)
+        crate::gateway::replay::check_window_memory(self.devices as u64, self.window, 1)
     }
 }
 
@@ -895,11 +895,11 @@ pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
 }
 
 /// [`run`] with `workers` gateway workers: 1 is the single gateway; more start a
-/// [`crate::workers::WorkerPool`] on an MQTT v5 shared subscription, replay state in the store.
+/// [`crate::gateway::workers::WorkerPool`] on an MQTT v5 shared subscription, replay state in the store.
 pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> {
     cfg.check()?;
-    crate::replay::check_window_memory(cfg.devices as u64, cfg.window, workers as u64)?;
-    let (master, counters) = crate::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
+    crate::gateway::replay::check_window_memory(cfg.devices as u64, cfg.window, workers as u64)?;
+    let (master, counters) = crate::device::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
     let store = crate::store::open(&cfg.store, &cfg.session)?;
     let store_desc = store.describe();
     let ids: Vec<u32> = (0..cfg.devices).collect();
@@ -918,7 +918,7 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
         max_samples: 4 << 20,
     };
     let gw = if workers > 1 {
-        Gw::Pool(crate::workers::WorkerPool::start(spec, &cfg.store, workers, &master, &handle)?)
+        Gw::Pool(crate::gateway::workers::WorkerPool::start(spec, &cfg.store, workers, &master, &handle)?)
     } else {
         Gw::One(GatewayHandle::start(spec, &master, &handle)?)
     };
@@ -1039,7 +1039,7 @@ pub fn undrained(sent: u64, checked: u64, idle: Duration, timeout: Duration) -> 
 /// The single gateway or a pool of workers, as `run_workers` drives them.
 enum Gw {
     One(GatewayHandle),
-    Pool(crate::workers::WorkerPool),
+    Pool(crate::gateway::workers::WorkerPool),
 }
 
 impl Gw {

@@ -3,10 +3,11 @@
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use lwcbench_link::netcond::{self, Backend, ConditionRow, Conditions, NetBroker, NetEnv, NetTransport};
+use lwcbench_link::experiments::netcond::{self, Backend, ConditionRow, Conditions, NetBroker, NetEnv, NetTransport};
+use lwcbench_link::experiments::sweep;
 use lwcbench_link::results::{self, LinkRecord};
-use lwcbench_link::run::{self, LinkConfig};
-use lwcbench_link::{suite, sweep};
+use lwcbench_link::session::{self, LinkConfig};
+use lwcbench_link::wire::suite;
 
 use super::SessionArgs;
 
@@ -174,14 +175,14 @@ pub(super) fn session(
     ds: &lwcbench_engine::dataset::Dataset,
     plan: &NetPlan,
 ) -> Result<(), String> {
-    let readings = run::dataset_readings(ds);
+    let readings = session::dataset_readings(ds);
     let state = rd.kept("state");
     std::fs::create_dir_all(&state)
         .map_err(|e| format!("--out: cannot create {}: {e}", rd.shown(&state.display().to_string())))?;
     let (key_file, counter_file) = super::state_files(&rd, &a.key_file, &a.counter_state)?;
     let store = a.store.clone().unwrap_or_else(|| rd.kept("link.db").display().to_string());
     let started = SystemTime::now();
-    let session = run::new_session();
+    let session = session::new_session();
     let mut rows: Vec<ConditionRow> = Vec::new();
     let mut records = Vec::new();
     let mut notes = vec!["network conditions: see docs/network-conditions.md".to_string()];
@@ -209,7 +210,7 @@ pub(super) fn session(
                     devices: a.devices,
                     messages: a.messages,
                     interval,
-                    transport: run::Transport::Udp, // unused: `t` decides
+                    transport: session::Transport::Udp, // unused: `t` decides
                     store: store.clone(),
                     window: a.window,
                     counter_block: a.counter_block,

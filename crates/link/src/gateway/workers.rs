@@ -28,11 +28,11 @@ use rumqttc::v5::mqttbytes::QoS;
 use rumqttc::v5::{AsyncClient, Event, MqttOptions};
 use tokio::sync::mpsc;
 
-use crate::broker::BrokerAddr;
-use crate::gateway::{Gateway, Opened, Refusal};
-use crate::keys::MasterKey;
-use crate::run::{now_ns, GatewaySpec, GwResult, GwSample, Transport};
+use crate::gateway::checks::{Gateway, Opened, Refusal};
+use crate::session::{now_ns, GatewaySpec, GwResult, GwSample, Transport};
 use crate::store::Row;
+use crate::transport::broker::BrokerAddr;
+use crate::wire::keys::MasterKey;
 
 /// Most gateway workers one session may start.
 pub const MAX_WORKERS: usize = 64;
@@ -66,8 +66,8 @@ impl SharedState {
     /// Connect to `spec` (as `--store`), create the readings and per-device tables if needed and
     /// provision `devices` (their `top` starts at the highest counter already stored, or none).
     pub fn open(spec: &str, run: &str, window: u64, devices: &[u32]) -> Result<SharedState, String> {
-        if window == 0 || window > crate::replay::MAX_WINDOW {
-            return Err(format!("--window: {window} is not in 1..={}", crate::replay::MAX_WINDOW));
+        if window == 0 || window > crate::gateway::replay::MAX_WINDOW {
+            return Err(format!("--window: {window} is not in 1..={}", crate::gateway::replay::MAX_WINDOW));
         }
         // The readings table exactly as the single gateway creates it.
         drop(crate::store::open(spec, run)?);
@@ -398,7 +398,7 @@ struct Worker {
 }
 
 struct WorkerResult {
-    tally: crate::gateway::Tally,
+    tally: crate::gateway::checks::Tally,
     samples: Vec<GwSample>,
     new_rows: u64,
     cpu_ns: u64,
@@ -414,7 +414,7 @@ fn v5_options(id: &str, host: &str, port: u16) -> MqttOptions {
     o.set_session_expiry_interval(Some(600));
     // Anything the broker can deliver is read (and refused as `malformed` above MAX_FRAME): a
     // limit here would make a compliant broker drop oversized messages for this client uncounted.
-    o.set_max_packet_size(Some(crate::run::MQTT_MAX_PACKET as u32));
+    o.set_max_packet_size(Some(crate::session::MQTT_MAX_PACKET as u32));
     o.set_receive_maximum(Some(4096));
     o.set_manual_acks(true);
     o
@@ -424,7 +424,7 @@ impl WorkerPool {
     /// Start `k` workers on `spec` (MQTT only; `store_spec` as `--store`). Each subscribes to
     /// [`shared_filter`] over MQTT v5; the call returns after every worker's SUBACK. A worker
     /// acknowledges through an acker task as the single gateway does (see
-    /// [`crate::run::GatewayHandle::start`]): the receive maximum (4096) bounds what a broker
+    /// [`crate::session::GatewayHandle::start`]): the receive maximum (4096) bounds what a broker
     /// that honours it sends unacknowledged, but nothing waits in a circle either way.
     pub fn start(
         spec: GatewaySpec,
@@ -433,10 +433,10 @@ impl WorkerPool {
         master: &MasterKey,
         rt: &tokio::runtime::Handle,
     ) -> Result<WorkerPool, String> {
-        Self::start_queued(spec, store_spec, k, master, rt, crate::run::QUEUE)
+        Self::start_queued(spec, store_spec, k, master, rt, crate::session::QUEUE)
     }
 
-    /// [`WorkerPool::start`] with `queue` in place of [`crate::run::QUEUE`] for each worker's
+    /// [`WorkerPool::start`] with `queue` in place of [`crate::session::QUEUE`] for each worker's
     /// channel and MQTT request channel (tests make them tiny to provoke full queues).
     #[doc(hidden)]
     pub fn start_queued(
@@ -454,7 +454,7 @@ impl WorkerPool {
             Transport::Mqtt(b) => b.clone(),
             Transport::Udp => return Err("--workers above 1 needs --transport mqtt (a shared subscription)".into()),
         };
-        let port = if b.embedded { crate::broker::embedded_v5_port()? } else { b.port };
+        let port = if b.embedded { crate::transport::broker::embedded_v5_port()? } else { b.port };
         let processed = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let filter = shared_filter(&spec.session);
@@ -474,7 +474,7 @@ impl WorkerPool {
             let (tx, rx) = mpsc::channel::<Incoming>(queue);
             let (client, mut ev) =
                 AsyncClient::new(v5_options(&format!("lwcbench-gw-{}-w{i}", spec.session), &b.host, port), queue);
-            let (ready_tx, ready_rx) = std::sync::mpsc::channel::<crate::run::Ready>();
+            let (ready_tx, ready_rx) = std::sync::mpsc::channel::<crate::session::Ready>();
             let (sub_client, f, broker) = (client.clone(), filter.clone(), b.describe());
             let t0 = std::time::Instant::now();
             let task = rt.spawn(async move {
@@ -483,7 +483,7 @@ impl WorkerPool {
                     match ev.poll().await {
                         Ok(Event::Incoming(Packet::ConnAck(_))) => {
                             if let Some(r) = &ready {
-                                let _ = r.send(crate::run::Ready::Connected);
+                                let _ = r.send(crate::session::Ready::Connected);
                             }
                             let (c, f) = (sub_client.clone(), f.clone());
                             tokio::spawn(async move {
@@ -497,9 +497,9 @@ impl WorkerPool {
                                 .all(|c| matches!(c, rumqttc::v5::mqttbytes::v5::SubscribeReasonCode::Success(_)));
                             if let Some(r) = ready.take() {
                                 let _ = r.send(if ok {
-                                    crate::run::Ready::Subscribed
+                                    crate::session::Ready::Subscribed
                                 } else {
-                                    crate::run::Ready::Failed(format!(
+                                    crate::session::Ready::Failed(format!(
                                         "--workers: {broker} refused the shared subscription: {s:?}"
                                     ))
                                 });
@@ -508,7 +508,7 @@ impl WorkerPool {
                         Ok(Event::Incoming(Packet::Publish(p))) => {
                             // Waits only for the worker thread, which runs from before the CONNACK.
                             let inc =
-                                Incoming { frame: crate::run::received_frame(&p.payload), recv: now_ns(), ack: p };
+                                Incoming { frame: crate::session::received_frame(&p.payload), recv: now_ns(), ack: p };
                             if tx.send(inc).await.is_err() {
                                 return;
                             }
@@ -516,10 +516,10 @@ impl WorkerPool {
                         Ok(_) => {}
                         Err(e) => {
                             if let Some(r) = ready.take() {
-                                if crate::run::still_connecting(t0) {
+                                if crate::session::still_connecting(t0) {
                                     ready = Some(r); // a first refusal may be the broker still starting
                                 } else {
-                                    let _ = r.send(crate::run::Ready::Failed(format!(
+                                    let _ = r.send(crate::session::Ready::Failed(format!(
                                         "--broker: cannot reach {broker} (MQTT v5): {e}"
                                     )));
                                     return;
@@ -531,7 +531,7 @@ impl WorkerPool {
                 }
             });
             let c = client.clone();
-            let (acker, ack_task) = crate::run::spawn_acker(rt, move |p: Publish| {
+            let (acker, ack_task) = crate::session::spawn_acker(rt, move |p: Publish| {
                 let c = c.clone();
                 async move { c.ack(&p).await.is_ok() }
             });
@@ -543,7 +543,7 @@ impl WorkerPool {
                 .map_err(|e| e.to_string())?;
             pool.workers.push(Worker { client, task, ack_task, join });
             let no_answer = format!("--broker: no MQTT v5 answer from {} within 5 s", b.describe());
-            if let Err(e) = crate::run::wait_ready(&ready_rx, &processed, &failed, &no_answer) {
+            if let Err(e) = crate::session::wait_ready(&ready_rx, &processed, &failed, &no_answer) {
                 let (res, _) = pool.stop(rt);
                 return Err(e.or(res.error).unwrap_or(no_answer));
             }
@@ -623,7 +623,7 @@ fn worker_loop(
     let mut new_rows = 0u64;
     let mut error = None;
     let mut batch: Vec<Incoming> = Vec::with_capacity(batch_max);
-    while crate::run::next_batch(&mut rx, &mut batch, batch_max) {
+    while crate::session::next_batch(&mut rx, &mut batch, batch_max) {
         let start = now_ns();
         let frames: Vec<&[u8]> = batch.iter().map(|b| b.frame.as_slice()).collect();
         let out = match chk.process(&frames) {

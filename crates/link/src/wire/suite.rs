@@ -1,6 +1,6 @@
 //! Which catalogue ciphers protect the link, and how.
 //!
-//! * AEADs from the catalogue are used as they are: nonce from [`crate::frame::nonce`], associated
+//! * AEADs from the catalogue are used as they are: nonce from [`crate::wire::frame::nonce`], associated
 //!   data = the 15-byte frame header, the cipher's own tag.
 //! * Stream ciphers get integrity from **this project's composition** (not the cipher's own
 //!   design): per message the cipher is initialised with (device key, nonce); keystream bytes
@@ -14,7 +14,7 @@ use lwcbench_core::{Aead, StreamCipher};
 use poly1305::universal_hash::{KeyInit, UniversalHash};
 use zeroize::{Zeroize, Zeroizing};
 
-use crate::frame::{self, Header, HEADER_LEN};
+use crate::wire::frame::{self, Header, HEADER_LEN};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -304,7 +304,7 @@ mod tests {
             let mut f = Vec::new();
             k.seal(0xDEAD_BEEF, 77 + len as u64, &reading, &mut f).unwrap();
             let mut nonce = [0u8; 12];
-            crate::frame::nonce(0xDEAD_BEEF, 77 + len as u64, &mut nonce);
+            crate::wire::frame::nonce(0xDEAD_BEEF, 77 + len as u64, &mut nonce);
             assert_eq!(&f[HEADER_LEN..], rfc8439(&key, &nonce, &f[..HEADER_LEN], &reading), "len {len}");
             let h = Header::parse(&f).unwrap();
             assert_eq!(k.open(&h, &f).unwrap(), reading);
@@ -320,7 +320,7 @@ mod tests {
         let mut f = Vec::new();
         k.seal(5, 1234, b"reading", &mut f).unwrap();
         let mut nonce = [0u8; 12];
-        crate::frame::nonce(5, 1234, &mut nonce);
+        crate::wire::frame::nonce(5, 1234, &mut nonce);
         assert_eq!(&f[..HEADER_LEN], &[1, 11, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0x04, 0xD2]);
         assert_eq!(&f[HEADER_LEN..], rfc8439(&key, &nonce, &f[..HEADER_LEN], b"reading"));
     }
@@ -364,7 +364,7 @@ mod tests {
         let mut f = Vec::new();
         k.seal(1, 2, b"abc", &mut f).unwrap();
         assert_eq!(f.len(), HEADER_LEN + 3);
-        assert_eq!(f[2], crate::frame::FLAG_UNAUTHENTICATED);
+        assert_eq!(f[2], crate::wire::frame::FLAG_UNAUTHENTICATED);
         assert!(d.protection(true).starts_with("UNSAFE"));
     }
 }

@@ -3,13 +3,13 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use clap::{Args, Subcommand};
-use lwcbench_link::broker;
 use lwcbench_link::input;
 use lwcbench_link::results::{self, LinkRecord, RunDir};
-use lwcbench_link::run::{self, LinkConfig, Transport};
-use lwcbench_link::suite;
+use lwcbench_link::session::{self, LinkConfig, Transport};
+use lwcbench_link::transport::broker;
+use lwcbench_link::wire::suite;
 
-#[path = "cmd_link_net.rs"]
+pub mod chaos;
 mod net;
 
 #[derive(Args)]
@@ -31,12 +31,12 @@ enum LinkSub {
     /// Run ONE device as its own process (publishes to a broker; for restart/kill tests).
     Device(DeviceArgs),
     /// Run the gateway as its own process: subscribe, check, store until SIGTERM (or SIGKILL).
-    Gateway(crate::cmd_link_chaos::GatewayArgs),
+    Gateway(chaos::GatewayArgs),
     /// Faults: SIGKILL and restart gateway, broker (mosquitto) and devices at seeded random
     /// moments, then prove nothing was lost, duplicated or forged into the store.
-    Chaos(crate::cmd_link_chaos::ChaosArgs),
+    Chaos(chaos::ChaosArgs),
     /// Overload: step the offered rate, report the sustainable rate and peak memory.
-    Overload(crate::cmd_link_chaos::OverloadArgs),
+    Overload(chaos::OverloadArgs),
 }
 
 #[derive(Args)]
@@ -71,7 +71,7 @@ struct SessionArgs {
     #[arg(long, default_value_t = 1024)]
     window: u64,
     /// Counters reserved per durable write of the counter state.
-    #[arg(long, default_value_t = lwcbench_link::counter::DEFAULT_BLOCK)]
+    #[arg(long, default_value_t = lwcbench_link::device::counter::DEFAULT_BLOCK)]
     counter_block: u64,
     /// Master key file (created with mode 0600 if missing; default OUT/state/master.key).
     #[arg(long)]
@@ -175,7 +175,7 @@ struct DeviceArgs {
     /// Report interval (e.g. 1ms), or 0 for as fast as possible.
     #[arg(long, default_value = "1ms")]
     interval: String,
-    #[arg(long, default_value_t = lwcbench_link::counter::DEFAULT_BLOCK)]
+    #[arg(long, default_value_t = lwcbench_link::device::counter::DEFAULT_BLOCK)]
     counter_block: u64,
     /// Append every frame (hex, one per line) to this file before sending it.
     #[arg(long)]
@@ -229,9 +229,9 @@ fn list() {
 pub fn run(a: &LinkArgs) -> Result<(), String> {
     match &a.sub {
         Some(LinkSub::Device(d)) => device(d),
-        Some(LinkSub::Gateway(g)) => crate::cmd_link_chaos::gateway(g),
-        Some(LinkSub::Chaos(c)) => crate::cmd_link_chaos::chaos(c),
-        Some(LinkSub::Overload(o)) => crate::cmd_link_chaos::overload(o),
+        Some(LinkSub::Gateway(g)) => chaos::gateway(g),
+        Some(LinkSub::Chaos(c)) => chaos::chaos(c),
+        Some(LinkSub::Overload(o)) => chaos::overload(o),
         None => session(&a.session),
     }
 }
@@ -258,7 +258,7 @@ fn session(a: &SessionArgs) -> Result<(), String> {
         Some("lora-minute") => {
             "DRACO/rust-fast,Ascon-AEAD128,AES-128-CCM/rustcrypto,ChaCha20-Poly1305/rustcrypto".into()
         }
-        Some("net-sweep") => lwcbench_link::sweep::SWEEP_CIPHERS.into(),
+        Some("net-sweep") => lwcbench_link::experiments::sweep::SWEEP_CIPHERS.into(),
         Some(p) => return Err(format!("--preset: '{p}' is not a link preset (lora-minute, net-sweep)")),
     };
     let suites = cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()?;
@@ -295,13 +295,13 @@ fn session(a: &SessionArgs) -> Result<(), String> {
     if a.messages == 0 || a.messages.saturating_mul(a.devices as u64) > 50_000_000 {
         return Err(format!("--messages: {} × {} devices is not in 1..=50,000,000 readings", a.messages, a.devices));
     }
-    if a.workers == 0 || a.workers > lwcbench_link::workers::MAX_WORKERS {
-        return Err(format!("--workers: {} is not in 1..={}", a.workers, lwcbench_link::workers::MAX_WORKERS));
+    if a.workers == 0 || a.workers > lwcbench_link::gateway::workers::MAX_WORKERS {
+        return Err(format!("--workers: {} is not in 1..={}", a.workers, lwcbench_link::gateway::workers::MAX_WORKERS));
     }
     if a.workers > 1 && a.transport != "mqtt" {
         return Err("--workers above 1 needs --transport mqtt (the workers share one MQTT subscription)".into());
     }
-    lwcbench_link::replay::ReplayWindow::new(a.window)?;
+    lwcbench_link::gateway::replay::ReplayWindow::new(a.window)?;
     if let Some(s) = &a.store {
         input::no_control("--store", s)?;
     }
@@ -338,7 +338,7 @@ pub(crate) fn state_files(
     let key = key_file.clone().unwrap_or_else(|| state.join("master.key"));
     // The counter state lives beside the key (KEY.counters): every run with one key continues
     // one state, whatever its --out.
-    let counters = counter_state.clone().unwrap_or_else(|| lwcbench_link::counter::beside_key(&key));
+    let counters = counter_state.clone().unwrap_or_else(|| lwcbench_link::device::counter::beside_key(&key));
     Ok((key, counters))
 }
 
@@ -350,14 +350,14 @@ fn session_in(
     ds: &lwcbench_engine::dataset::Dataset,
     transport: Transport,
 ) -> Result<(), String> {
-    let readings = run::dataset_readings(ds);
+    let readings = session::dataset_readings(ds);
     if a.attack {
         return attack(a, rd, suites);
     }
     let (key_file, counter_file) = state_files(&rd, &a.key_file, &a.counter_state)?;
     let store = a.store.clone().unwrap_or_else(|| rd.kept("link.db").display().to_string());
     let started = SystemTime::now();
-    let session = run::new_session();
+    let session = session::new_session();
     let mut summary = Vec::new();
     let mut messages = Vec::new();
     for s in suites {
@@ -379,7 +379,7 @@ fn session_in(
             batch: a.batch,
             session: format!("{session}-{}", s.id),
         };
-        let o = run::run_workers(&cfg, a.workers).map_err(|e| rd.shown(&e))?;
+        let o = session::run_workers(&cfg, a.workers).map_err(|e| rd.shown(&e))?;
         let msgs = results::message_rows(&s.name(), &o);
         let mut row = results::summary_row(s, a.unsafe_no_integrity, a.devices, &o, &msgs);
         row.store = rd.shown(&row.store);
@@ -404,9 +404,10 @@ fn session_in(
         messages.extend(msgs);
     }
     let (radios, crypto, bat) = energy_inputs(a)?;
-    let energy = lwcbench_link::energy::energy_rows(&summary, suites, a.unsafe_no_integrity, &radios, &crypto, &bat);
+    let energy =
+        lwcbench_link::results::energy::energy_rows(&summary, suites, a.unsafe_no_integrity, &radios, &crypto, &bat);
     let mut md = results::summary_markdown(&summary);
-    md += &lwcbench_link::energy::energy_markdown(&energy, &bat, &crypto);
+    md += &lwcbench_link::results::energy::energy_markdown(&energy, &bat, &crypto);
     let mut files = vec![
         ("link_energy.csv".to_string(), results::to_csv(&energy)),
         ("link_summary.csv".to_string(), results::to_csv(&summary)),
@@ -445,8 +446,8 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
     let s = suite::find(&a.cipher)?;
     let b = broker::parse_url(&a.broker)?;
     let interval = parse_duration(&a.interval, "--interval")?;
-    let master = lwcbench_link::keys::MasterKey::read(&a.key_file)?;
-    let counters = lwcbench_link::counter::CounterStore::open(&a.counter_state, a.counter_block, &master)?;
+    let master = lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
+    let counters = lwcbench_link::device::counter::CounterStore::open(&a.counter_state, a.counter_block, &master)?;
     if let Some(c) = a.capture.as_ref().filter(|c| !counters.existed() && c.metadata().is_ok_and(|m| m.len() > 0)) {
         // Frames were sent under this key, but their counters' record is gone: starting again at 0
         // would seal new readings under nonces already used.
@@ -458,7 +459,7 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
         ));
     }
     if a.durable {
-        let st = lwcbench_link::chaos::DurableDevice {
+        let st = lwcbench_link::experiments::chaos::DurableDevice {
             suite: s,
             device: a.id,
             session: a.session.clone(),
@@ -478,9 +479,9 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
     if a.messages == 0 {
         return Err("--messages: 0 (until SIGTERM) needs --durable".into());
     }
-    let capture: Option<run::Capture> = match &a.capture {
+    let capture: Option<session::Capture> = match &a.capture {
         Some(p) => {
-            let mut f = lwcbench_link::chaos::open_capture(p)?;
+            let mut f = lwcbench_link::experiments::chaos::open_capture(p)?;
             let shown = p.display().to_string();
             Some(Box::new(move |frame: &[u8]| {
                 let mut line = hex::encode(frame);
@@ -490,7 +491,7 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
         }
         None => None,
     };
-    let sent = run::DeviceProcess {
+    let sent = session::DeviceProcess {
         suite: s,
         device: a.id,
         session: a.session.clone(),
@@ -506,11 +507,14 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
     Ok(())
 }
 
-type EnergyInputs =
-    (Vec<lwcbench_link::energy::Radio>, lwcbench_link::energy::CryptoPower, lwcbench_link::energy::Battery);
+type EnergyInputs = (
+    Vec<lwcbench_link::results::energy::Radio>,
+    lwcbench_link::results::energy::CryptoPower,
+    lwcbench_link::results::energy::Battery,
+);
 
 fn energy_inputs(a: &SessionArgs) -> Result<EnergyInputs, String> {
-    use lwcbench_link::energy;
+    use lwcbench_link::results::energy;
     let radio_sel = if a.preset.as_deref() == Some("lora-minute") { "LoRa-SF7,LoRa-SF9,LoRa-SF12" } else { &a.radio };
     let radios = if radio_sel == "all" {
         energy::builtin()
@@ -554,10 +558,10 @@ fn attack(a: &SessionArgs, rd: RunDir, suites: &[suite::Suite]) -> Result<(), St
     let started = SystemTime::now();
     let (key_file, counter_file) = state_files(&rd, &a.key_file, &a.counter_state)?;
     // The key gets its counter state even here: a later session with this key continues it.
-    let (master, _) =
-        lwcbench_link::counter::open_session(&key_file, &counter_file, a.counter_block).map_err(|e| rd.shown(&e))?;
+    let (master, _) = lwcbench_link::device::counter::open_session(&key_file, &counter_file, a.counter_block)
+        .map_err(|e| rd.shown(&e))?;
     let mut rows = Vec::new();
-    let session = run::new_session();
+    let session = session::new_session();
     // The attack stores are scratch: in the new run while it is written, removed before it is
     // complete.
     let scratch = rd.stage().join("attack-work");
@@ -565,13 +569,13 @@ fn attack(a: &SessionArgs, rd: RunDir, suites: &[suite::Suite]) -> Result<(), St
     for s in suites {
         let db = scratch.join(format!("attack-{}.db", s.id));
         let mut st = lwcbench_link::store::Sqlite::open(&db, &session).map_err(|e| rd.shown(&e))?;
-        let t = lwcbench_link::attack::run(s, &master, &mut st)?;
+        let t = lwcbench_link::experiments::attack::run(s, &master, &mut st)?;
         let failed = t.iter().filter(|r| !r.pass).count();
         eprintln!("{}: attack suite {} classes, {} failed", s.name(), t.len(), failed);
         rows.extend(t);
     }
     std::fs::remove_dir_all(&scratch).map_err(|e| format!("--out: cannot remove the attack stores: {e}"))?;
-    let md = lwcbench_link::attack::markdown(&rows);
+    let md = lwcbench_link::experiments::attack::markdown(&rows);
     let files =
         vec![("link_attack.csv".to_string(), results::to_csv(&rows)), ("summary.md".to_string(), md.into_bytes())];
     let mut rec = LinkRecord::new(

@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::gateway_proc::mem_kb;
-use crate::run::{self, LinkConfig, Transport};
-use crate::suite::Suite;
+use crate::gateway::process::mem_kb;
+use crate::session::{self, LinkConfig, Transport};
+use crate::wire::suite::Suite;
 
 pub struct OverloadConfig {
     pub suite: Suite,
@@ -83,12 +83,12 @@ pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<V
             window: 1 << 16,
             counter_block: 1 << 16,
             key_file: key_file.clone(),
-            counter_file: crate::counter::beside_key(&key_file),
+            counter_file: crate::device::counter::beside_key(&key_file),
             connections: cfg.connections,
             drain_timeout: Duration::from_secs(60),
-            readings: run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
+            readings: session::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
             batch: cfg.batch,
-            session: run::new_session(),
+            session: session::new_session(),
         };
         let rss_start = mem_kb(pid).map(|m| m.0).unwrap_or(0);
         let peak = Arc::new(AtomicU64::new(rss_start));
@@ -102,7 +102,7 @@ pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<V
                 std::thread::sleep(Duration::from_millis(20));
             }
         });
-        let o = run::run(&lc);
+        let o = session::run(&lc);
         stop.store(true, Ordering::Relaxed);
         let _ = sampler.join();
         let o = o?;

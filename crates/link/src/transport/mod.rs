@@ -1,0 +1,2 @@
+//! How frames travel from the devices to the gateway.
+pub mod broker;
