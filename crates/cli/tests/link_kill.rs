@@ -6,7 +6,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lwcbench_link::session::{GatewayHandle, GatewaySpec, Transport};
+use lwcbench_link::gateway::single::GatewayHandle;
+use lwcbench_link::gateway::GatewaySpec;
+use lwcbench_link::transport::Transport;
 use lwcbench_link::wire::frame::Header;
 
 fn captured(p: &Path) -> Vec<Header> {
@@ -36,7 +38,7 @@ fn sigkill_and_restart_never_reuse_a_counter_and_lose_nothing_after_restart() {
     let suite = lwcbench_link::wire::suite::find("Ascon-AEAD128").unwrap();
     let session = lwcbench_link::session::new_session();
     let db = d.path().join("kill.db");
-    let rt = lwcbench_link::session::runtime().unwrap();
+    let rt = lwcbench_link::transport::runtime().unwrap();
     let gw = GatewayHandle::start(
         GatewaySpec {
             suite: suite.clone(),

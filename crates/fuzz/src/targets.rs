@@ -217,7 +217,7 @@ fn link_gateway(
     lwcbench_link::gateway::checks::Gateway::new(suite, &m, LINK_DEVICES, 64, unauthenticated).expect("gateway")
 }
 
-/// One MQTT payload through the gateway's receive path (`session::received_frame`, then
+/// One MQTT payload through the gateway's receive path (`transport::mqtt::received_frame`, then
 /// `Gateway::open` and `Gateway::open_many`) for each suite, authenticated and not. Contract: no
 /// panic; a payload above 256 KiB is `malformed`; an accepted frame is exactly what the device
 /// seals for its header's device and counter (nothing forged or altered opens), and opening it
@@ -228,11 +228,11 @@ fn link_frame(input: &[u8], _: &mut Scratch) -> Result<(), String> {
     let mut big = input.to_vec();
     big.resize(lwcbench_link::wire::frame::MAX_FRAME + 1 + input.len() % 7, 0);
     let mut gw = link_gateway(&lwcbench_link::wire::suite::find(LINK_SUITES[0])?, false);
-    let r = gw.open(&lwcbench_link::session::received_frame(&big));
+    let r = gw.open(&lwcbench_link::transport::mqtt::received_frame(&big));
     if r != Err(Refusal::Malformed) {
         return Err(format!("a payload of {} B gave {r:?}, not malformed", big.len()));
     }
-    let frame = lwcbench_link::session::received_frame(input);
+    let frame = lwcbench_link::transport::mqtt::received_frame(input);
     let m = lwcbench_link::wire::keys::MasterKey::from_bytes(LINK_MASTER);
     for name in LINK_SUITES {
         let suite = lwcbench_link::wire::suite::find(name)?;

@@ -14,6 +14,7 @@
 //! * [`session`] — devices, transports and the measured session;
 //! * [`experiments`] — attack, overload, faults (chaos), network conditions and their sweep;
 //! * [`results`] — the result files of a session and the radio/battery energy model.
+pub mod clock;
 pub mod device;
 pub mod experiments;
 pub mod gateway;

@@ -9,9 +9,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lwcbench_link::device::counter::{CounterStore, DeviceCounter};
+use lwcbench_link::device::fleet::DeviceSpec;
+use lwcbench_link::gateway::single::GatewayHandle;
 use lwcbench_link::gateway::workers::WorkerPool;
-use lwcbench_link::session::{self, DeviceSpec, GatewayHandle, GatewaySpec, LinkConfig, Publisher, Transport};
+use lwcbench_link::gateway::GatewaySpec;
+use lwcbench_link::session::{self, LinkConfig};
 use lwcbench_link::transport::broker::{self, BrokerAddr};
+use lwcbench_link::transport::Publisher;
+use lwcbench_link::transport::Transport;
 use lwcbench_link::wire::keys::MasterKey;
 use lwcbench_link::wire::suite::{self, Keyed};
 
@@ -25,16 +30,16 @@ fn publish(b: &BrokerAddr, session: &str, master: &MasterKey, dir: &std::path::P
     let s = suite::find("Ascon-AEAD128").unwrap();
     let counters = CounterStore::open(&dir.join("counters"), 1 << 16, master).unwrap();
     let block = counters.reserve_all(&[0]).unwrap().remove(0);
-    let readings = session::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
+    let readings = lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
     let dev = h
         .block_on(async {
-            let conn = session::mqtt_connect(&format!("lwcbench-dev-{session}-0"), b).await?;
+            let conn = lwcbench_link::transport::mqtt::mqtt_connect(&format!("lwcbench-dev-{session}-0"), b).await?;
             let key = master.device_key(s.id, 0, s.key_len());
             let spec = DeviceSpec { device: 0, messages: N, interval: None, offset: Duration::ZERO, first_row: 0 };
             let publisher = Publisher::Mqtt { client: conn.client.clone(), session: session.to_string() };
             let keyed = Keyed::new(&s, &key, false)?;
             let counter = DeviceCounter::with_block(&counters, 0, block);
-            session::device_task(spec, keyed, counter, readings, publisher, None).await
+            lwcbench_link::device::fleet::device_task(spec, keyed, counter, readings, publisher, None).await
         })
         .unwrap();
     assert_eq!(dev.len() as u64, N);
@@ -73,7 +78,7 @@ fn single_gateway_keeps_receiving_when_its_queues_are_full() {
     let b = broker::embedded().unwrap();
     let master = MasterKey::from_bytes([0x19; 32]);
     let session = session::new_session();
-    let rt = session::runtime().unwrap();
+    let rt = lwcbench_link::transport::runtime().unwrap();
     let h = rt.handle().clone();
     let store = d.path().join("g.db").display().to_string();
     // 4 frames waiting for the gateway thread, 4 requests (PUBACKs) waiting for the event loop.
@@ -93,7 +98,7 @@ fn a_worker_keeps_receiving_when_its_queues_are_full() {
     let b = broker::embedded().unwrap();
     let master = MasterKey::from_bytes([0x19; 32]);
     let session = session::new_session();
-    let rt = session::runtime().unwrap();
+    let rt = lwcbench_link::transport::runtime().unwrap();
     let h = rt.handle().clone();
     let store = d.path().join("w.db").display().to_string();
     let pool = WorkerPool::start_queued(spec(&b, &store, &session), &store, 1, &master, &h, 4).unwrap();
@@ -169,7 +174,9 @@ fn a_gateway_that_receives_nothing_is_an_error_not_missing_readings() {
         counter_file: d.path().join("counters"),
         connections: 1,
         drain_timeout: Duration::from_millis(1500),
-        readings: Arc::clone(&session::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin())),
+        readings: Arc::clone(&lwcbench_link::device::fleet::dataset_readings(
+            &lwcbench_engine::dataset::Dataset::builtin(),
+        )),
         batch: 64,
         session: session::new_session(),
     };
@@ -206,7 +213,7 @@ fn the_gateway_waits_for_a_broker_that_is_still_starting() {
         }
     });
     let late = BrokerAddr { host: "127.0.0.1".into(), port, embedded: false };
-    let rt = session::runtime().unwrap();
+    let rt = lwcbench_link::transport::runtime().unwrap();
     let h = rt.handle().clone();
     let session = session::new_session();
     let store = d.path().join("late.db").display().to_string();

@@ -10,9 +10,12 @@ use std::time::{Duration, Instant};
 
 use lwcbench_link::gateway::checks::Refusal;
 use lwcbench_link::gateway::process::GatewayProcess;
-use lwcbench_link::session::{self, GatewayHandle, GatewaySpec, LinkConfig, Transport};
+use lwcbench_link::gateway::single::GatewayHandle;
+use lwcbench_link::gateway::GatewaySpec;
+use lwcbench_link::session::{self, LinkConfig};
 use lwcbench_link::store::{self, Row};
 use lwcbench_link::transport::broker::{self, BrokerAddr};
+use lwcbench_link::transport::Transport;
 use lwcbench_link::wire::frame::Header;
 use lwcbench_link::wire::keys::MasterKey;
 use lwcbench_link::wire::suite::{self, Keyed};
@@ -127,13 +130,15 @@ fn an_oversized_message_is_counted_malformed_and_the_gateway_goes_on() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("big.db").display().to_string();
     let (rt, session, master) =
-        (session::runtime().unwrap(), session::new_session(), MasterKey::from_bytes([0x31; 32]));
+        (lwcbench_link::transport::runtime().unwrap(), session::new_session(), MasterKey::from_bytes([0x31; 32]));
     let h = rt.handle().clone();
     // A retained one is there before the gateway's first subscription.
-    publish(&h, &b, vec![(session::topic(&session, 2), oversized(2), true)]);
+    publish(&h, &b, vec![(lwcbench_link::transport::mqtt::topic(&session, 2), oversized(2), true)]);
     let gw = GatewayHandle::start(spec(&b, &store, &session), &master, &h).unwrap();
-    let mut msgs = vec![(session::topic(&session, 1), oversized(1), false)];
-    msgs.extend(frames(&master, 1, 1..=10).into_iter().map(|f| (session::topic(&session, 1), f, false)));
+    let mut msgs = vec![(lwcbench_link::transport::mqtt::topic(&session, 1), oversized(1), false)];
+    msgs.extend(
+        frames(&master, 1, 1..=10).into_iter().map(|f| (lwcbench_link::transport::mqtt::topic(&session, 1), f, false)),
+    );
     publish(&h, &b, msgs);
     let checked = wait_checked(&gw, 12);
     let res = gw.stop(&h);
@@ -160,13 +165,15 @@ fn a_message_just_over_the_frame_limit_is_malformed_on_the_embedded_broker() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("over.db").display().to_string();
     let (rt, session, master) =
-        (session::runtime().unwrap(), session::new_session(), MasterKey::from_bytes([0x32; 32]));
+        (lwcbench_link::transport::runtime().unwrap(), session::new_session(), MasterKey::from_bytes([0x32; 32]));
     let h = rt.handle().clone();
     let gw = GatewayHandle::start(spec(&b, &store, &session), &master, &h).unwrap();
     let mut big = oversized(1);
     big.truncate(lwcbench_link::wire::frame::MAX_FRAME + 100);
-    let mut msgs = vec![(session::topic(&session, 1), big, false)];
-    msgs.extend(frames(&master, 1, 1..=5).into_iter().map(|f| (session::topic(&session, 1), f, false)));
+    let mut msgs = vec![(lwcbench_link::transport::mqtt::topic(&session, 1), big, false)];
+    msgs.extend(
+        frames(&master, 1, 1..=5).into_iter().map(|f| (lwcbench_link::transport::mqtt::topic(&session, 1), f, false)),
+    );
     publish(&h, &b, msgs);
     let checked = wait_checked(&gw, 6);
     let res = gw.stop(&h);
@@ -185,12 +192,19 @@ fn restart_with_backlog(b: BrokerAddr) {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("backlog.db").display().to_string();
     let (rt, session, master) =
-        (session::runtime().unwrap(), session::new_session(), MasterKey::from_bytes([0x33; 32]));
+        (lwcbench_link::transport::runtime().unwrap(), session::new_session(), MasterKey::from_bytes([0x33; 32]));
     let h = rt.handle().clone();
     // The session and its subscription exist; the gateway is gone.
     let gw = GatewayHandle::start_queued(spec(&b, &store, &session), &master, &h, 4).unwrap();
     assert!(gw.stop(&h).error.is_none());
-    publish(&h, &b, frames(&master, 0, 1..=N).into_iter().map(|f| (session::topic(&session, 0), f, false)).collect());
+    publish(
+        &h,
+        &b,
+        frames(&master, 0, 1..=N)
+            .into_iter()
+            .map(|f| (lwcbench_link::transport::mqtt::topic(&session, 0), f, false))
+            .collect(),
+    );
     let committed: Vec<Row> = (1..=1000)
         .map(|c| Row { device: 0, counter: c, cipher: suite::find(SUITE).unwrap().id, payload: reading(c) })
         .collect();
@@ -243,7 +257,7 @@ fn session_cfg(dir: &std::path::Path, store: String) -> LinkConfig {
         counter_file: dir.join("counters"),
         connections: 1,
         drain_timeout: Duration::from_secs(60),
-        readings: session::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
+        readings: lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
         batch: 16,
         session: session::new_session(),
     }
@@ -299,11 +313,14 @@ fn the_gateway_process_ends_when_its_store_fails() {
         let _ = done_tx.send(p.run(move || ready_tx.send(()).unwrap()));
     });
     ready_rx.recv_timeout(Duration::from_secs(10)).expect("the gateway process came up");
-    let rt = session::runtime().unwrap();
+    let rt = lwcbench_link::transport::runtime().unwrap();
     publish(
         rt.handle(),
         &b,
-        frames(&master, 1, 1..=3).into_iter().map(|f| (session::topic(&session, 1), f, false)).collect(),
+        frames(&master, 1, 1..=3)
+            .into_iter()
+            .map(|f| (lwcbench_link::transport::mqtt::topic(&session, 1), f, false))
+            .collect(),
     );
     let r = done_rx.recv_timeout(Duration::from_secs(15)).expect("the gateway process still runs on a failed store");
     let e = r.expect_err("a gateway process whose store fails ended without an error");

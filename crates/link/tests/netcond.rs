@@ -29,7 +29,7 @@ fn config(dir: &std::path::Path, devices: u32, messages: u64, interval_ms: u64) 
         devices,
         messages,
         interval: Some(Duration::from_millis(interval_ms)),
-        transport: session::Transport::Udp,
+        transport: lwcbench_link::transport::Transport::Udp,
         store: dir.join("link.db").display().to_string(),
         window: 1024,
         counter_block: 64,
@@ -37,7 +37,7 @@ fn config(dir: &std::path::Path, devices: u32, messages: u64, interval_ms: u64) 
         counter_file: dir.join("counters"),
         connections: 4,
         drain_timeout: Duration::from_secs(20),
-        readings: session::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
+        readings: lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
         batch: 64,
         session: session::new_session(),
     }

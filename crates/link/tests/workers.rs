@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use lwcbench_link::gateway::checks::{Gateway, Refusal};
 use lwcbench_link::gateway::workers::{Checked, Checker, SharedState};
-use lwcbench_link::session::{self, LinkConfig, Transport};
+use lwcbench_link::session::{self, LinkConfig};
 use lwcbench_link::transport::broker::{self, BrokerAddr};
+use lwcbench_link::transport::Transport;
 use lwcbench_link::wire::keys::MasterKey;
 use lwcbench_link::wire::suite::{self, Keyed};
 
@@ -95,7 +96,7 @@ fn replay_and_too_old_across_workers_postgres() {
 
 fn k_run(transport: BrokerAddr, store: String, workers: usize) {
     let d = tempfile::tempdir().unwrap();
-    let readings = session::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
+    let readings = lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
     let cfg = LinkConfig {
         suite: suite::find("Ascon-AEAD128").unwrap(),
         unauthenticated: false,

@@ -328,12 +328,12 @@ pub fn overload(a: &OverloadArgs) -> Result<(), String> {
     }
     let max_p99 = parse_duration(&a.max_p99, "--max-p99")?;
     let transport = match a.transport.as_str() {
-        "mqtt" => lwcbench_link::session::Transport::Mqtt(match &a.broker {
+        "mqtt" => lwcbench_link::transport::Transport::Mqtt(match &a.broker {
             Some(u) => broker::parse_url(u)?,
             None => broker::embedded()?,
         }),
         "udp" if a.broker.is_some() => return Err("--broker applies to --transport mqtt only".into()),
-        "udp" => lwcbench_link::session::Transport::Udp,
+        "udp" => lwcbench_link::transport::Transport::Udp,
         t => return Err(format!("--transport: '{t}' is not mqtt or udp")),
     };
     let out = a.out.clone().unwrap_or_else(|| default_out("overload"));

@@ -5,8 +5,9 @@ use std::time::{Duration, SystemTime};
 use clap::{Args, Subcommand};
 use lwcbench_link::input;
 use lwcbench_link::results::{self, LinkRecord, RunDir};
-use lwcbench_link::session::{self, LinkConfig, Transport};
+use lwcbench_link::session::{self, LinkConfig};
 use lwcbench_link::transport::broker;
+use lwcbench_link::transport::Transport;
 use lwcbench_link::wire::suite;
 
 pub mod chaos;
@@ -350,7 +351,7 @@ fn session_in(
     ds: &lwcbench_engine::dataset::Dataset,
     transport: Transport,
 ) -> Result<(), String> {
-    let readings = session::dataset_readings(ds);
+    let readings = lwcbench_link::device::fleet::dataset_readings(ds);
     if a.attack {
         return attack(a, rd, suites);
     }
@@ -479,7 +480,7 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
     if a.messages == 0 {
         return Err("--messages: 0 (until SIGTERM) needs --durable".into());
     }
-    let capture: Option<session::Capture> = match &a.capture {
+    let capture: Option<lwcbench_link::device::fleet::Capture> = match &a.capture {
         Some(p) => {
             let mut f = lwcbench_link::experiments::chaos::open_capture(p)?;
             let shown = p.display().to_string();
@@ -491,7 +492,7 @@ fn device(a: &DeviceArgs) -> Result<(), String> {
         }
         None => None,
     };
-    let sent = session::DeviceProcess {
+    let sent = lwcbench_link::device::process::DeviceProcess {
         suite: s,
         device: a.id,
         session: a.session.clone(),

@@ -175,7 +175,7 @@ pub(super) fn session(
     ds: &lwcbench_engine::dataset::Dataset,
     plan: &NetPlan,
 ) -> Result<(), String> {
-    let readings = session::dataset_readings(ds);
+    let readings = lwcbench_link::device::fleet::dataset_readings(ds);
     let state = rd.kept("state");
     std::fs::create_dir_all(&state)
         .map_err(|e| format!("--out: cannot create {}: {e}", rd.shown(&state.display().to_string())))?;
@@ -210,7 +210,7 @@ pub(super) fn session(
                     devices: a.devices,
                     messages: a.messages,
                     interval,
-                    transport: session::Transport::Udp, // unused: `t` decides
+                    transport: lwcbench_link::transport::Transport::Udp, // unused: `t` decides
                     store: store.clone(),
                     window: a.window,
                     counter_block: a.counter_block,

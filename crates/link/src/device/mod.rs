@@ -1,2 +1,5 @@
-//! The sensor side: per-device counters that never repeat a nonce.
+//! The sensor side: per-device counters that never repeat a nonce, the simulated fleet, and one
+//! device as its own process.
 pub mod counter;
+pub mod fleet;
+pub mod process;

@@ -31,11 +31,14 @@ use lwcbench_netimpair::netns::{ADDR_A, ADDR_B};
 use lwcbench_netimpair::{conditions, Applied, NetnsPair, RelayConfig, RelayCounts, Side, Toxiproxy, UdpRelay};
 use serde::Serialize;
 
-use crate::session::{
-    mqtt_connect, now_ns, process_cpu_ns, run_fleet, GatewayHandle, GatewaySpec, LinkConfig, Outcome, Publisher,
-    Transport,
-};
+use crate::clock::{now_ns, process_cpu_ns};
+use crate::device::fleet::run_fleet;
+use crate::gateway::single::GatewayHandle;
+use crate::gateway::GatewaySpec;
+use crate::session::{LinkConfig, Outcome};
 use crate::transport::broker::{self, BrokerAddr};
+use crate::transport::mqtt::mqtt_connect;
+use crate::transport::{Publisher, Transport};
 use lwcbench_stats::percentile_nearest_rank as nearest_rank;
 
 pub use lwcbench_netimpair::{Backend, Conditions};
@@ -108,8 +111,8 @@ impl NetEnv {
     /// mosquitto started inside namespace B (`ip netns exec`), listening on 0.0.0.0:1883 there.
     pub fn create_with(broker: NetBroker, backend: Backend) -> Result<NetEnv, String> {
         let pair = NetnsPair::create().map_err(ni)?;
-        let rt_a = pair.in_ns(Side::A, crate::session::runtime).map_err(ni)??;
-        let rt_b = pair.in_ns(Side::B, crate::session::runtime).map_err(ni)??;
+        let rt_a = pair.in_ns(Side::A, crate::transport::runtime).map_err(ni)??;
+        let rt_b = pair.in_ns(Side::B, crate::transport::runtime).map_err(ni)??;
         check_runtime_ns(&pair, Side::A, &rt_a)?;
         check_runtime_ns(&pair, Side::B, &rt_b)?;
         let netem = backend == Backend::Auto && conditions::netem_available(&pair).map_err(ni)?;
@@ -422,7 +425,7 @@ pub fn run_condition<'e>(
 
     let cpu0 = process_cpu_ns();
     let t0 = now_ns();
-    let (dev, first_err) = run_fleet(rt_a.handle(), cfg, &ids, blocks, &master, &counters, &publishers)?;
+    let (dev, first_err) = run_fleet(rt_a.handle(), &cfg.fleet(), &ids, blocks, &master, &counters, &publishers)?;
     let sent = dev.len() as u64;
 
     // Drain within the per-condition limit. MQTT: until the gateway has checked every frame.

@@ -15,8 +15,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::device::fleet::dataset_readings;
 use crate::gateway::process::mem_kb;
-use crate::session::{self, LinkConfig, Transport};
+use crate::session::{self, LinkConfig};
+use crate::transport::Transport;
 use crate::wire::suite::Suite;
 
 pub struct OverloadConfig {
@@ -86,7 +88,7 @@ pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<V
             counter_file: crate::device::counter::beside_key(&key_file),
             connections: cfg.connections,
             drain_timeout: Duration::from_secs(60),
-            readings: session::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
+            readings: dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
             batch: cfg.batch,
             session: session::new_session(),
         };

@@ -13,8 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::gateway::checks::Refusal;
-use crate::session::{self, GatewayHandle, GatewaySpec, Transport};
+use crate::gateway::single::GatewayHandle;
+use crate::gateway::GatewaySpec;
 use crate::transport::broker::BrokerAddr;
+use crate::transport::{runtime, Transport};
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::Suite;
 
@@ -115,7 +117,7 @@ impl GatewayProcess {
         // before the store is created: nothing is written for a refused session
         crate::gateway::replay::check_window_memory(self.devices.len() as u64, self.window, 1)?;
         let store = crate::store::open(&self.store, &self.session)?;
-        let rt = session::runtime()?;
+        let rt = runtime()?;
         let gw = GatewayHandle::start(
             GatewaySpec {
                 suite: self.suite.clone(),

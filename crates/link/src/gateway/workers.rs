@@ -28,10 +28,13 @@ use rumqttc::v5::mqttbytes::QoS;
 use rumqttc::v5::{AsyncClient, Event, MqttOptions};
 use tokio::sync::mpsc;
 
+use crate::clock::{now_ns, thread_cpu_ns};
 use crate::gateway::checks::{Gateway, Opened, Refusal};
-use crate::session::{now_ns, GatewaySpec, GwResult, GwSample, Transport};
+use crate::gateway::{next_batch, GatewaySpec, GwResult, GwSample, Incoming, QUEUE};
 use crate::store::Row;
 use crate::transport::broker::BrokerAddr;
+use crate::transport::mqtt::{received_frame, spawn_acker, still_connecting, wait_ready, Ready, MQTT_MAX_PACKET};
+use crate::transport::Transport;
 use crate::wire::keys::MasterKey;
 
 /// Most gateway workers one session may start.
@@ -369,12 +372,6 @@ impl Checker {
     }
 }
 
-struct Incoming {
-    frame: Vec<u8>,
-    recv: u64,
-    ack: Publish,
-}
-
 /// The shared subscription filter of a session's gateway workers.
 pub fn shared_filter(session: &str) -> String {
     format!("$share/lwcbench-gw-{session}/lwcbench/link/{session}/+")
@@ -414,7 +411,7 @@ fn v5_options(id: &str, host: &str, port: u16) -> MqttOptions {
     o.set_session_expiry_interval(Some(600));
     // Anything the broker can deliver is read (and refused as `malformed` above MAX_FRAME): a
     // limit here would make a compliant broker drop oversized messages for this client uncounted.
-    o.set_max_packet_size(Some(crate::session::MQTT_MAX_PACKET as u32));
+    o.set_max_packet_size(Some(MQTT_MAX_PACKET as u32));
     o.set_receive_maximum(Some(4096));
     o.set_manual_acks(true);
     o
@@ -424,7 +421,7 @@ impl WorkerPool {
     /// Start `k` workers on `spec` (MQTT only; `store_spec` as `--store`). Each subscribes to
     /// [`shared_filter`] over MQTT v5; the call returns after every worker's SUBACK. A worker
     /// acknowledges through an acker task as the single gateway does (see
-    /// [`crate::session::GatewayHandle::start`]): the receive maximum (4096) bounds what a broker
+    /// [`crate::gateway::single::GatewayHandle::start`]): the receive maximum (4096) bounds what a broker
     /// that honours it sends unacknowledged, but nothing waits in a circle either way.
     pub fn start(
         spec: GatewaySpec,
@@ -433,10 +430,10 @@ impl WorkerPool {
         master: &MasterKey,
         rt: &tokio::runtime::Handle,
     ) -> Result<WorkerPool, String> {
-        Self::start_queued(spec, store_spec, k, master, rt, crate::session::QUEUE)
+        Self::start_queued(spec, store_spec, k, master, rt, QUEUE)
     }
 
-    /// [`WorkerPool::start`] with `queue` in place of [`crate::session::QUEUE`] for each worker's
+    /// [`WorkerPool::start`] with `queue` in place of [`QUEUE`] for each worker's
     /// channel and MQTT request channel (tests make them tiny to provoke full queues).
     #[doc(hidden)]
     pub fn start_queued(
@@ -471,10 +468,10 @@ impl WorkerPool {
                 Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
             let state = SharedState::open(store_spec, &spec.session, spec.window, &spec.devices)?;
             let queue = queue.max(1);
-            let (tx, rx) = mpsc::channel::<Incoming>(queue);
+            let (tx, rx) = mpsc::channel::<Incoming<Publish>>(queue);
             let (client, mut ev) =
                 AsyncClient::new(v5_options(&format!("lwcbench-gw-{}-w{i}", spec.session), &b.host, port), queue);
-            let (ready_tx, ready_rx) = std::sync::mpsc::channel::<crate::session::Ready>();
+            let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Ready>();
             let (sub_client, f, broker) = (client.clone(), filter.clone(), b.describe());
             let t0 = std::time::Instant::now();
             let task = rt.spawn(async move {
@@ -483,7 +480,7 @@ impl WorkerPool {
                     match ev.poll().await {
                         Ok(Event::Incoming(Packet::ConnAck(_))) => {
                             if let Some(r) = &ready {
-                                let _ = r.send(crate::session::Ready::Connected);
+                                let _ = r.send(Ready::Connected);
                             }
                             let (c, f) = (sub_client.clone(), f.clone());
                             tokio::spawn(async move {
@@ -497,18 +494,15 @@ impl WorkerPool {
                                 .all(|c| matches!(c, rumqttc::v5::mqttbytes::v5::SubscribeReasonCode::Success(_)));
                             if let Some(r) = ready.take() {
                                 let _ = r.send(if ok {
-                                    crate::session::Ready::Subscribed
+                                    Ready::Subscribed
                                 } else {
-                                    crate::session::Ready::Failed(format!(
-                                        "--workers: {broker} refused the shared subscription: {s:?}"
-                                    ))
+                                    Ready::Failed(format!("--workers: {broker} refused the shared subscription: {s:?}"))
                                 });
                             }
                         }
                         Ok(Event::Incoming(Packet::Publish(p))) => {
                             // Waits only for the worker thread, which runs from before the CONNACK.
-                            let inc =
-                                Incoming { frame: crate::session::received_frame(&p.payload), recv: now_ns(), ack: p };
+                            let inc = Incoming { frame: received_frame(&p.payload), recv: now_ns(), ack: p };
                             if tx.send(inc).await.is_err() {
                                 return;
                             }
@@ -516,12 +510,11 @@ impl WorkerPool {
                         Ok(_) => {}
                         Err(e) => {
                             if let Some(r) = ready.take() {
-                                if crate::session::still_connecting(t0) {
+                                if still_connecting(t0) {
                                     ready = Some(r); // a first refusal may be the broker still starting
                                 } else {
-                                    let _ = r.send(crate::session::Ready::Failed(format!(
-                                        "--broker: cannot reach {broker} (MQTT v5): {e}"
-                                    )));
+                                    let _ = r
+                                        .send(Ready::Failed(format!("--broker: cannot reach {broker} (MQTT v5): {e}")));
                                     return;
                                 }
                             }
@@ -531,7 +524,7 @@ impl WorkerPool {
                 }
             });
             let c = client.clone();
-            let (acker, ack_task) = crate::session::spawn_acker(rt, move |p: Publish| {
+            let (acker, ack_task) = spawn_acker(rt, move |p: Publish| {
                 let c = c.clone();
                 async move { c.ack(&p).await.is_ok() }
             });
@@ -543,7 +536,7 @@ impl WorkerPool {
                 .map_err(|e| e.to_string())?;
             pool.workers.push(Worker { client, task, ack_task, join });
             let no_answer = format!("--broker: no MQTT v5 answer from {} within 5 s", b.describe());
-            if let Err(e) = crate::session::wait_ready(&ready_rx, &processed, &failed, &no_answer) {
+            if let Err(e) = wait_ready(&ready_rx, &processed, &failed, &no_answer) {
                 let (res, _) = pool.stop(rt);
                 return Err(e.or(res.error).unwrap_or(no_answer));
             }
@@ -602,16 +595,9 @@ impl WorkerPool {
     }
 }
 
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 fn worker_loop(
     mut chk: Checker,
-    mut rx: mpsc::Receiver<Incoming>,
+    mut rx: mpsc::Receiver<Incoming<Publish>>,
     acker: mpsc::UnboundedSender<Publish>,
     processed: Arc<AtomicU64>,
     failed: Arc<AtomicBool>,
@@ -622,8 +608,8 @@ fn worker_loop(
     let mut samples = Vec::new();
     let mut new_rows = 0u64;
     let mut error = None;
-    let mut batch: Vec<Incoming> = Vec::with_capacity(batch_max);
-    while crate::session::next_batch(&mut rx, &mut batch, batch_max) {
+    let mut batch: Vec<Incoming<Publish>> = Vec::with_capacity(batch_max);
+    while next_batch(&mut rx, &mut batch, batch_max) {
         let start = now_ns();
         let frames: Vec<&[u8]> = batch.iter().map(|b| b.frame.as_slice()).collect();
         let out = match chk.process(&frames) {

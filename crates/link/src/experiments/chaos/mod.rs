@@ -33,9 +33,12 @@ use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde::Serialize;
 
 use crate::device::counter::{CounterStore, DeviceCounter};
+use crate::device::fleet::dataset_readings;
 use crate::gateway::process::{install_stop_signals, mem_kb, stop_requested};
-use crate::session::{self, topic};
+use crate::session;
 use crate::transport::broker::BrokerAddr;
+use crate::transport::mqtt::{mqtt_connect, topic};
+use crate::transport::runtime;
 use crate::wire::frame::Header;
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{Keyed, Suite};
@@ -157,7 +160,7 @@ impl DurableDevice {
         install_stop_signals();
         let key = self.master.device_key(self.suite.id, self.device, self.suite.key_len());
         let mut keyed = Keyed::new(&self.suite, &key, false)?;
-        let readings = session::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
+        let readings = dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
         let earlier = read_capture(&self.capture)?;
         let tail: Vec<Vec<u8>> = earlier[earlier.len().saturating_sub(RESEND_ON_START)..].to_vec();
         let first_row = earlier.len();
@@ -166,7 +169,7 @@ impl DurableDevice {
         let mut cap = open_capture(&self.capture)?;
         let mut counter = DeviceCounter::new(&self.counters, self.device)?;
         let mut st = DeviceStats { device: self.device, pid: std::process::id(), ..Default::default() };
-        let rt = session::runtime()?;
+        let rt = runtime()?;
         let r = rt.block_on(async {
             let mut o = MqttOptions::new(
                 format!("lwcbench-dev-{}-{}", self.session, self.device),
@@ -830,12 +833,12 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     ctl.next_sample = ctl.t0;
 
     // The forger: its own connection, publishing forged frames on the devices' topics.
-    let rt = session::runtime()?;
+    let rt = runtime()?;
     let forged = Arc::new(AtomicU64::new(0));
     let forger = match cfg.forge_every {
         Some(every) => {
             let broker = BrokerAddr { host: "127.0.0.1".into(), port: ctl.port, embedded: false };
-            let conn = rt.block_on(session::mqtt_connect(&format!("lwcbench-forger-{session}"), &broker))?;
+            let conn = rt.block_on(mqtt_connect(&format!("lwcbench-forger-{session}"), &broker))?;
             let (suite, devices, session2, forged2) = (cfg.suite.clone(), cfg.devices, session.clone(), forged.clone());
             let wrong = MasterKey::random();
             let client = conn.client.clone();
