@@ -7,8 +7,9 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::engine::Engine;
+use super::limits::{BUILTIN, LIST_TIMEOUT, MAX_LINE};
 use super::protocol::clip;
-use super::{Engine, BUILTIN, LIST_TIMEOUT, MAX_LINE};
 
 /// Read lines of at most [`MAX_LINE`] bytes on a thread, so the host can apply deadlines.
 pub(super) fn spawn_reader(r: impl Read + Send + 'static) -> Receiver<Result<String, String>> {
