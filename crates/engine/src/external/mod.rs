@@ -58,7 +58,7 @@ impl Engine {
 
     fn start_argv(spec: &str, argv: &[String]) -> Result<Engine, String> {
         // Its own process group: on timeout or exit the whole group is killed, not only the
-        // `sh -c` wrapper (issue 15, defect 19).
+        // `sh -c` wrapper, so no engine process outlives its run.
         use std::os::unix::process::CommandExt;
         let mut child = Command::new(&argv[0])
             .args(&argv[1..])
@@ -392,7 +392,7 @@ impl Engine {
             }
             batch = Some(b);
             // 0, -0, subnormal, negative, NaN, inf and absurd values are not measurements
-            // (they put inf/NaN into summary.csv; issue 15, defect 12).
+            // (they would put inf/NaN into summary.csv).
             if !(ns.is_normal() && ns > 0.0 && ns <= MAX_NS) {
                 return Err(format!("bad time: ns={ns:e} is not a positive duration of at most {MAX_NS:e} ns"));
             }

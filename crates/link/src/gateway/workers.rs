@@ -640,7 +640,7 @@ fn worker_loop(
             }
         }
         // Acknowledge after the commit (refused frames too: they must not come back), without
-        // waiting: the acker task waits for the client (issue 19).
+        // waiting: the acker task waits for the client (see `spawn_acker`).
         for inc in batch.drain(..) {
             let _ = acker.send(inc.ack);
         }
