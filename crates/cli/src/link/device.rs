@@ -70,7 +70,7 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
         ));
     }
     if a.durable {
-        let st = lwcbench_link::experiments::chaos::DurableDevice {
+        let st = lwcbench_link::device::durable::DurableDevice {
             suite: s,
             device: a.id,
             session: a.session.clone(),
@@ -92,7 +92,7 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
     }
     let capture: Option<lwcbench_link::device::fleet::Capture> = match &a.capture {
         Some(p) => {
-            let mut f = lwcbench_link::experiments::chaos::open_capture(p)?;
+            let mut f = lwcbench_link::device::durable::open_capture(p)?;
             let shown = p.display().to_string();
             Some(Box::new(move |frame: &[u8]| {
                 let mut line = hex::encode(frame);

@@ -13,9 +13,21 @@ use super::net;
 use super::options::{check_batch, default_out, parse_duration, state_files, transport_of};
 
 fn list() {
-    println!("{:>3}  {:<30} {:>8}  protection", "id", "cipher", "overhead");
+    println!(
+        "{:>3}  {:<30} {:>5} {:>7} {:>5} {:>8}  protection",
+        "id", "cipher", "key B", "nonce B", "tag B", "overhead"
+    );
     for s in suite::offered() {
-        println!("{:>3}  {:<30} {:>6} B  {}", s.id, s.name(), s.overhead(false), s.protection(false));
+        println!(
+            "{:>3}  {:<30} {:>5} {:>7} {:>5} {:>6} B  {}",
+            s.id,
+            s.name(),
+            s.key_len(),
+            s.nonce_len(),
+            s.tag_len(false),
+            s.overhead(false),
+            s.protection(false)
+        );
     }
 }
 
@@ -134,7 +146,7 @@ fn session_in(
         let mut row = results::summary_row(s, a.unsafe_no_integrity, a.devices, &o, &msgs);
         row.store = rd.shown(&row.store);
         eprintln!(
-            "{}{}: sent {} stored {} missing {} refused {} — {} msgs/s, e2e p50 {} µs p99 {} µs, wire {:.0} B ({:+.0} B)",
+            "{}{}: sent {} stored {} missing {} refused {} — {} msgs/s, e2e p50 {} p99 {}, wire {:.0} B ({:+.0} B)",
             if a.unsafe_no_integrity { "UNSAFE (no integrity) " } else { "" },
             row.cipher,
             row.sent,
@@ -142,8 +154,8 @@ fn session_in(
             row.missing,
             o.tally.refused_total(),
             row.msgs_per_s,
-            row.e2e_p50_us,
-            row.e2e_p99_us,
+            lwcbench_link::units::ms3(row.e2e_p50_us),
+            lwcbench_link::units::ms3(row.e2e_p99_us),
             row.wire_bytes,
             row.overhead_bytes
         );
