@@ -2,7 +2,7 @@
 //! docs/link.md "Ciphers"): a fact about an entry, read with [`crate::Entry::link_id`]. Old
 //! frames and stores name ciphers by these numbers: never renumber, only add. AEADs are used
 //! as they are; stream ciphers get the link's stream + Poly1305 composition (crates/link
-//! `suite.rs`). A leaf module: it names entries by id and imports nothing.
+//! `wire/suite.rs`). A leaf module: it names entries by id and imports nothing.
 
 /// (number, "cipher/implementation"), in the order the link offers them (a bare cipher name
 /// selects the first of its implementations here).

@@ -28,12 +28,11 @@ pub fn out(args: std::fmt::Arguments) {
 mod cmd_collect;
 mod cmd_compare;
 mod cmd_crypt;
-mod cmd_link;
-mod cmd_link_chaos;
 mod cmd_list;
 mod cmd_mcu;
 mod cmd_run;
 mod cmd_verify;
+mod link;
 
 use clap::{Parser, Subcommand};
 
@@ -82,7 +81,7 @@ enum Cmd {
     /// Read a board's benchmark lines (serial port or saved log; docs/board.md) into result files.
     Collect(cmd_collect::CollectArgs),
     /// A cipher on a real sensor → MQTT/UDP → gateway → SQLite/PostgreSQL path, measured and attacked.
-    Link(Box<cmd_link::LinkArgs>),
+    Link(Box<link::LinkArgs>),
 }
 
 /// Longest error line printed (characters).
@@ -101,7 +100,7 @@ fn main() -> ExitCode {
         Cmd::Compare(a) => cmd_compare::run(&a),
         Cmd::Mcu(a) => cmd_mcu::run(&a),
         Cmd::Collect(a) => cmd_collect::run(&a),
-        Cmd::Link(a) => cmd_link::run(&a),
+        Cmd::Link(a) => link::run(&a),
         Cmd::Encrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Encrypt),
         Cmd::Decrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Decrypt),
         Cmd::Keystream(a) => cmd_crypt::keystream(&a),

@@ -1,4 +1,4 @@
-//! The fault test (issue 19): one `lwcbench link chaos` run SIGKILLs and restarts the gateway
+//! The fault test: one `lwcbench link chaos` run SIGKILLs and restarts the gateway
 //! process, mosquitto (persistence on) and device processes at seeded random moments, and twice
 //! the broker while the gateway is down. The tool
 //! gives its own verdict; this test does not trust it and checks the evidence itself, from the
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use lwcbench_link::frame::Header;
+use lwcbench_link::wire::frame::Header;
 
 fn mosquitto() -> Option<PathBuf> {
     ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].iter().map(PathBuf::from).find(|p| p.is_file())
@@ -34,13 +34,13 @@ struct Evidence {
 }
 
 fn check(work: &Path, devices: u32) -> Evidence {
-    let master = lwcbench_link::keys::MasterKey::read(&work.join("master.key")).unwrap();
-    let suite = lwcbench_link::suite::find("Ascon-AEAD128").unwrap();
+    let master = lwcbench_link::wire::keys::MasterKey::read(&work.join("master.key")).unwrap();
+    let suite = lwcbench_link::wire::suite::find("Ascon-AEAD128").unwrap();
     let mut sent: HashMap<(u32, u64), (Vec<u8>, Vec<u8>)> = HashMap::new();
     let mut reused = 0;
     for d in 0..devices {
         let key = master.device_key(suite.id, d, suite.key_len());
-        let mut keyed = lwcbench_link::suite::Keyed::new(&suite, &key, false).unwrap();
+        let mut keyed = lwcbench_link::wire::suite::Keyed::new(&suite, &key, false).unwrap();
         let text = std::fs::read_to_string(work.join(format!("device-{d}.capture"))).unwrap();
         // Only complete lines: a kill may cut the line being written (that frame was never sent).
         for line in text.split_inclusive('\n').filter_map(|l| l.strip_suffix('\n')) {

@@ -19,8 +19,8 @@ fn one_error(o: &Output) -> String {
     lines[0].to_string()
 }
 
-fn new_key(p: &Path) -> lwcbench_link::keys::MasterKey {
-    let m = lwcbench_link::keys::MasterKey::random();
+fn new_key(p: &Path) -> lwcbench_link::wire::keys::MasterKey {
+    let m = lwcbench_link::wire::keys::MasterKey::random();
     m.write_new(p).unwrap();
     m
 }
@@ -32,7 +32,7 @@ fn a_second_device_process_on_one_state_file_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let key = d.path().join("master.key");
     new_key(&key);
-    let broker = lwcbench_link::broker::embedded().unwrap();
+    let broker = lwcbench_link::transport::broker::embedded().unwrap();
     let url = format!("mqtt://127.0.0.1:{}", broker.port);
     let (ctr, cap) = (d.path().join("counters"), d.path().join("cap1"));
     let args = |id: &str, cap: &Path, messages: &str| -> Vec<String> {
@@ -112,11 +112,11 @@ fn two_runs_with_one_key_and_different_out_never_share_a_counter() {
 }
 
 /// A capture with a frame on line 1, then `rest`.
-fn capture_with(p: &Path, master: &lwcbench_link::keys::MasterKey, rest: &[u8]) {
-    let s = lwcbench_link::suite::find("Ascon-AEAD128").unwrap();
+fn capture_with(p: &Path, master: &lwcbench_link::wire::keys::MasterKey, rest: &[u8]) {
+    let s = lwcbench_link::wire::suite::find("Ascon-AEAD128").unwrap();
     let k = master.device_key(s.id, 3, s.key_len());
     let mut f = Vec::new();
-    lwcbench_link::suite::Keyed::new(&s, &k, false).unwrap().seal(3, 0, b"reading", &mut f).unwrap();
+    lwcbench_link::wire::suite::Keyed::new(&s, &k, false).unwrap().seal(3, 0, b"reading", &mut f).unwrap();
     let mut text = hex::encode(&f).into_bytes();
     text.push(b'\n');
     text.extend_from_slice(rest);
@@ -146,7 +146,7 @@ fn a_device_checks_its_capture_before_it_seals() {
         assert!(!ctr.exists());
     }
     // A damaged line (a non-UTF-8 byte) in the durable device's capture: named, not read as "nothing sent".
-    lwcbench_link::counter::CounterStore::open(&ctr, 64, &master).unwrap().save().unwrap();
+    lwcbench_link::device::counter::CounterStore::open(&ctr, 64, &master).unwrap().save().unwrap();
     capture_with(&cap, &master, b"00\xff11\n");
     let e = one_error(&dev(true));
     assert!(e.contains("--capture: cap: line 2: not a frame in hex"), "{e}");

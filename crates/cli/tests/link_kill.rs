@@ -6,8 +6,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lwcbench_link::frame::Header;
-use lwcbench_link::run::{GatewayHandle, GatewaySpec, Transport};
+use lwcbench_link::gateway::single::GatewayHandle;
+use lwcbench_link::gateway::GatewaySpec;
+use lwcbench_link::transport::Transport;
+use lwcbench_link::wire::frame::Header;
 
 fn captured(p: &Path) -> Vec<Header> {
     // A SIGKILL may cut the last line short: such a frame was never sent (capture comes first).
@@ -29,14 +31,14 @@ fn device(args: &[&str]) -> Command {
 fn sigkill_and_restart_never_reuse_a_counter_and_lose_nothing_after_restart() {
     let d = tempfile::tempdir().unwrap();
     let key = d.path().join("master.key");
-    let master = lwcbench_link::keys::MasterKey::random();
+    let master = lwcbench_link::wire::keys::MasterKey::random();
     master.write_new(&key).unwrap();
-    let broker = lwcbench_link::broker::embedded().unwrap();
+    let broker = lwcbench_link::transport::broker::embedded().unwrap();
     let url = format!("mqtt://127.0.0.1:{}", broker.port);
-    let suite = lwcbench_link::suite::find("Ascon-AEAD128").unwrap();
-    let session = lwcbench_link::run::new_session();
+    let suite = lwcbench_link::wire::suite::find("Ascon-AEAD128").unwrap();
+    let session = lwcbench_link::session::new_session();
     let db = d.path().join("kill.db");
-    let rt = lwcbench_link::run::runtime().unwrap();
+    let rt = lwcbench_link::transport::runtime().unwrap();
     let gw = GatewayHandle::start(
         GatewaySpec {
             suite: suite.clone(),

@@ -13,7 +13,7 @@
 //! [`poly1305_tag`] / [`verify_tag`] are the one definition of the tag, used by the
 //! single-stream path here ([`seal_in_place`], [`open_in_place`], on [`crate::DracoFast`]) and
 //! by the gateway batch opener ([`crate::batch`]). The same layout is what `lwcbench link` uses
-//! for every stream cipher (`crates/link/src/suite.rs`).
+//! for every stream cipher (`crates/link/src/wire/suite.rs`).
 use lwcbench_core::StreamCipher;
 use zeroize::Zeroize;
 

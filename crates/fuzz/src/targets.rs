@@ -31,7 +31,7 @@ pub fn fix_crcs(_: &mut Rng, input: Vec<u8>) -> Vec<u8> {
 fn board_log(input: &[u8], s: &mut Scratch) -> Result<(), String> {
     let text = String::from_utf8_lossy(input);
     let p = collect::parse_log(&text);
-    // The summary lines quote the log (unbounded here: noted in issue 15's follow-up); the CLI
+    // The summary lines quote the log (unbounded here); the CLI
     // prints them through text::one_line, whose output must be one bounded line.
     for l in p.summary_lines() {
         check_error(&lwcbench_engine::text::one_line(&l, 400))?;
@@ -202,46 +202,49 @@ pub const LINK_DEVICES: std::ops::RangeInclusive<u32> = 0..=3;
 pub const LINK_SUITES: [&str; 3] = ["Ascon-AEAD128", "Trivium", "DRACO/rust-fast"];
 
 /// Authenticated, and for a stream cipher also the confidentiality-only mode (an AEAD has none).
-pub fn link_modes(suite: &lwcbench_link::suite::Suite) -> Vec<bool> {
+pub fn link_modes(suite: &lwcbench_link::wire::suite::Suite) -> Vec<bool> {
     match suite.kind {
-        lwcbench_link::suite::Kind::Aead => vec![false],
+        lwcbench_link::wire::suite::Kind::Aead => vec![false],
         _ => vec![false, true],
     }
 }
 
-fn link_gateway(suite: &lwcbench_link::suite::Suite, unauthenticated: bool) -> lwcbench_link::gateway::Gateway {
-    let m = lwcbench_link::keys::MasterKey::from_bytes(LINK_MASTER);
-    lwcbench_link::gateway::Gateway::new(suite, &m, LINK_DEVICES, 64, unauthenticated).expect("gateway")
+fn link_gateway(
+    suite: &lwcbench_link::wire::suite::Suite,
+    unauthenticated: bool,
+) -> lwcbench_link::gateway::checks::Gateway {
+    let m = lwcbench_link::wire::keys::MasterKey::from_bytes(LINK_MASTER);
+    lwcbench_link::gateway::checks::Gateway::new(suite, &m, LINK_DEVICES, 64, unauthenticated).expect("gateway")
 }
 
-/// One MQTT payload through the gateway's receive path (`run::received_frame`, then
+/// One MQTT payload through the gateway's receive path (`transport::mqtt::received_frame`, then
 /// `Gateway::open` and `Gateway::open_many`) for each suite, authenticated and not. Contract: no
 /// panic; a payload above 256 KiB is `malformed`; an accepted frame is exactly what the device
 /// seals for its header's device and counter (nothing forged or altered opens), and opening it
 /// again is a replay; the batch opener gives the one-by-one verdicts and tally.
 fn link_frame(input: &[u8], _: &mut Scratch) -> Result<(), String> {
-    use lwcbench_link::gateway::Refusal;
+    use lwcbench_link::gateway::checks::Refusal;
     // The input grown past the frame limit (the mutator stops at 256 KiB): refused, not copied.
     let mut big = input.to_vec();
-    big.resize(lwcbench_link::frame::MAX_FRAME + 1 + input.len() % 7, 0);
-    let mut gw = link_gateway(&lwcbench_link::suite::find(LINK_SUITES[0])?, false);
-    let r = gw.open(&lwcbench_link::run::received_frame(&big));
+    big.resize(lwcbench_link::wire::frame::MAX_FRAME + 1 + input.len() % 7, 0);
+    let mut gw = link_gateway(&lwcbench_link::wire::suite::find(LINK_SUITES[0])?, false);
+    let r = gw.open(&lwcbench_link::transport::mqtt::received_frame(&big));
     if r != Err(Refusal::Malformed) {
         return Err(format!("a payload of {} B gave {r:?}, not malformed", big.len()));
     }
-    let frame = lwcbench_link::run::received_frame(input);
-    let m = lwcbench_link::keys::MasterKey::from_bytes(LINK_MASTER);
+    let frame = lwcbench_link::transport::mqtt::received_frame(input);
+    let m = lwcbench_link::wire::keys::MasterKey::from_bytes(LINK_MASTER);
     for name in LINK_SUITES {
-        let suite = lwcbench_link::suite::find(name)?;
+        let suite = lwcbench_link::wire::suite::find(name)?;
         for unauth in link_modes(&suite) {
             let mut gw = link_gateway(&suite, unauth);
             let first = gw.open(&frame);
-            if input.len() > lwcbench_link::frame::MAX_FRAME && first != Err(Refusal::Malformed) {
+            if input.len() > lwcbench_link::wire::frame::MAX_FRAME && first != Err(Refusal::Malformed) {
                 return Err(format!("{name}: a payload of {} B gave {first:?}, not malformed", input.len()));
             }
             if let Ok(o) = &first {
                 let key = m.device_key(suite.id, o.device, suite.key_len());
-                let mut k = lwcbench_link::suite::Keyed::new(&suite, &key, unauth)?;
+                let mut k = lwcbench_link::wire::suite::Keyed::new(&suite, &key, unauth)?;
                 let mut again = Vec::new();
                 k.seal(o.device, o.counter, &o.reading, &mut again)?;
                 if again != frame {

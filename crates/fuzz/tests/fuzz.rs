@@ -36,7 +36,7 @@ fn fuzz_link_frame() {
 /// their suite (otherwise mutations would only ever be refused before the cipher).
 #[test]
 fn link_corpus_holds_genuine_frames() {
-    use lwcbench_link::{gateway::Gateway, keys::MasterKey, suite};
+    use lwcbench_link::{gateway::checks::Gateway, wire::keys::MasterKey, wire::suite};
     let m = MasterKey::from_bytes(targets::LINK_MASTER);
     let mut opened = std::collections::BTreeSet::new();
     for (name, bytes) in lwcbench_fuzz::corpus(targets::LINK_FRAME.name) {
@@ -60,7 +60,7 @@ fn link_corpus_holds_genuine_frames() {
 #[test]
 #[ignore]
 fn write_link_seeds() {
-    use lwcbench_link::{keys::MasterKey, suite};
+    use lwcbench_link::wire::{keys::MasterKey, suite};
     let m = MasterKey::from_bytes(targets::LINK_MASTER);
     let dir = lwcbench_fuzz::corpus_dir(targets::LINK_FRAME.name);
     std::fs::create_dir_all(&dir).unwrap();

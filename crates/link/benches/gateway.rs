@@ -3,9 +3,9 @@
 //! 256 devices with 4-byte readings — the shape of one gateway batch at high rate.
 //! `cargo bench -p lwcbench-link --bench gateway`.
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use lwcbench_link::gateway::Gateway;
-use lwcbench_link::keys::MasterKey;
-use lwcbench_link::suite::{self, Keyed};
+use lwcbench_link::gateway::checks::Gateway;
+use lwcbench_link::wire::keys::MasterKey;
+use lwcbench_link::wire::suite::{self, Keyed};
 
 const N: u32 = 256;
 

@@ -1,34 +1,30 @@
 //! `lwcbench link`: a chosen cipher on a real sensor → broker → gateway → database path,
 //! measured end to end and attacked. See docs/link.md.
 //!
-//! * [`frame`] — the versioned binary frame and the nonce rule;
-//! * [`suite`] — which catalogue ciphers protect it (AEADs as they are, stream ciphers with this
-//!   project's Poly1305 composition);
-//! * [`keys`] — master key file and per-device HKDF keys;
-//! * [`counter`] — persistent per-device counters (reserve a block durably before use);
-//! * [`replay`] — the per-device sliding replay window;
-//! * [`gateway`], [`store`] — checking, opening and storing (SQLite or PostgreSQL);
-//! * [`broker`], [`run`] — the embedded MQTT broker, transports, devices and the measured session;
-//! * [`gateway_proc`], [`chaos`], [`overload`] — the gateway as a process, faults, overload;
-//! * [`input`] — command-line strings: secrets redacted, control characters refused, session names;
-//! * [`workers`] — K gateway workers on an MQTT v5 shared subscription, replay state in the store;
-//! * [`netcond`], [`sweep`] — the same path across network namespaces under network conditions.
-pub mod attack;
-pub mod broker;
-pub mod chaos;
-pub mod counter;
-pub mod energy;
-pub mod frame;
+//! Each module uses only modules listed above it (scripts/import-cycles.py checks for cycles):
+//! * [`input`], [`clock`], [`units`] — command-line strings (secrets redacted, control characters
+//!   refused, session names), the one clock, latencies in readable units;
+//! * [`wire`] — the versioned binary frame and the nonce rule, which catalogue ciphers protect it
+//!   (AEADs as they are, stream ciphers with this project's Poly1305 composition), master key
+//!   file and per-device HKDF keys;
+//! * [`transport`] — MQTT (embedded broker, clients, the broker URL) and UDP;
+//! * [`store`] — storing accepted readings (SQLite or PostgreSQL);
+//! * [`device`] — persistent per-device counters (reserve a block durably before use), the
+//!   simulated fleet, one device as its own process;
+//! * [`gateway`] — checking and opening frames, the per-device replay window, the single gateway,
+//!   K workers on an MQTT v5 shared subscription with the replay state in the store, the gateway
+//!   as a process;
+//! * [`session`] — one measured session: fleet → transport → gateway → store;
+//! * [`experiments`] — attack, overload, faults (chaos), network conditions and their sweep;
+//! * [`results`] — the result files of a session and the radio/battery energy model.
+pub mod clock;
+pub mod device;
+pub mod experiments;
 pub mod gateway;
-pub mod gateway_proc;
 pub mod input;
-pub mod keys;
-pub mod netcond;
-pub mod overload;
-pub mod replay;
 pub mod results;
-pub mod run;
+pub mod session;
 pub mod store;
-pub mod suite;
-pub mod sweep;
-pub mod workers;
+pub mod transport;
+pub mod units;
+pub mod wire;

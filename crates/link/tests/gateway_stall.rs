@@ -1,6 +1,6 @@
-//! Issue 19: the single gateway (`--workers 1`) stopped receiving under load. Its MQTT event
-//! loop waited for room in the gateway's channel while the gateway thread waited for room in the
-//! MQTT client's request channel to acknowledge — which only the event loop empties. Tiny queues
+//! The single gateway (`--workers 1`) keeps receiving under load: its MQTT event loop waits for
+//! room in the gateway's channel, so the gateway thread must never wait for room in the MQTT
+//! client's request channel to acknowledge — which only the event loop empties. Tiny queues
 //! make both fill without any machine load; and a run whose gateway stops receiving must end in
 //! an error, not in `missing` readings with exit 0.
 use std::io::{Read, Write};
@@ -8,12 +8,17 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lwcbench_link::broker::{self, BrokerAddr};
-use lwcbench_link::counter::{CounterStore, DeviceCounter};
-use lwcbench_link::keys::MasterKey;
-use lwcbench_link::run::{self, DeviceSpec, GatewayHandle, GatewaySpec, LinkConfig, Publisher, Transport};
-use lwcbench_link::suite::{self, Keyed};
-use lwcbench_link::workers::WorkerPool;
+use lwcbench_link::device::counter::{CounterStore, DeviceCounter};
+use lwcbench_link::device::fleet::DeviceSpec;
+use lwcbench_link::gateway::single::GatewayHandle;
+use lwcbench_link::gateway::workers::WorkerPool;
+use lwcbench_link::gateway::GatewaySpec;
+use lwcbench_link::session::{self, LinkConfig};
+use lwcbench_link::transport::broker::{self, BrokerAddr};
+use lwcbench_link::transport::Publisher;
+use lwcbench_link::transport::Transport;
+use lwcbench_link::wire::keys::MasterKey;
+use lwcbench_link::wire::suite::{self, Keyed};
 
 /// Frames: enough that the broker (rumqttd: 1024 in flight per connection) has far more
 /// unacknowledged frames out to the gateway than both 4-entry queues hold.
@@ -25,16 +30,16 @@ fn publish(b: &BrokerAddr, session: &str, master: &MasterKey, dir: &std::path::P
     let s = suite::find("Ascon-AEAD128").unwrap();
     let counters = CounterStore::open(&dir.join("counters"), 1 << 16, master).unwrap();
     let block = counters.reserve_all(&[0]).unwrap().remove(0);
-    let readings = run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
+    let readings = lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
     let dev = h
         .block_on(async {
-            let conn = run::mqtt_connect(&format!("lwcbench-dev-{session}-0"), b).await?;
+            let conn = lwcbench_link::transport::mqtt::mqtt_connect(&format!("lwcbench-dev-{session}-0"), b).await?;
             let key = master.device_key(s.id, 0, s.key_len());
             let spec = DeviceSpec { device: 0, messages: N, interval: None, offset: Duration::ZERO, first_row: 0 };
             let publisher = Publisher::Mqtt { client: conn.client.clone(), session: session.to_string() };
             let keyed = Keyed::new(&s, &key, false)?;
             let counter = DeviceCounter::with_block(&counters, 0, block);
-            run::device_task(spec, keyed, counter, readings, publisher, None).await
+            lwcbench_link::device::fleet::device_task(spec, keyed, counter, readings, publisher, None).await
         })
         .unwrap();
     assert_eq!(dev.len() as u64, N);
@@ -72,8 +77,8 @@ fn single_gateway_keeps_receiving_when_its_queues_are_full() {
     let d = tempfile::tempdir().unwrap();
     let b = broker::embedded().unwrap();
     let master = MasterKey::from_bytes([0x19; 32]);
-    let session = run::new_session();
-    let rt = run::runtime().unwrap();
+    let session = session::new_session();
+    let rt = lwcbench_link::transport::runtime().unwrap();
     let h = rt.handle().clone();
     let store = d.path().join("g.db").display().to_string();
     // 4 frames waiting for the gateway thread, 4 requests (PUBACKs) waiting for the event loop.
@@ -92,8 +97,8 @@ fn a_worker_keeps_receiving_when_its_queues_are_full() {
     let d = tempfile::tempdir().unwrap();
     let b = broker::embedded().unwrap();
     let master = MasterKey::from_bytes([0x19; 32]);
-    let session = run::new_session();
-    let rt = run::runtime().unwrap();
+    let session = session::new_session();
+    let rt = lwcbench_link::transport::runtime().unwrap();
     let h = rt.handle().clone();
     let store = d.path().join("w.db").display().to_string();
     let pool = WorkerPool::start_queued(spec(&b, &store, &session), &store, 1, &master, &h, 4).unwrap();
@@ -169,11 +174,13 @@ fn a_gateway_that_receives_nothing_is_an_error_not_missing_readings() {
         counter_file: d.path().join("counters"),
         connections: 1,
         drain_timeout: Duration::from_millis(1500),
-        readings: Arc::clone(&run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin())),
+        readings: Arc::clone(&lwcbench_link::device::fleet::dataset_readings(
+            &lwcbench_engine::dataset::Dataset::builtin(),
+        )),
         batch: 64,
-        session: run::new_session(),
+        session: session::new_session(),
     };
-    let e = match run::run_workers(&cfg, 1) {
+    let e = match session::run_workers(&cfg, 1) {
         Ok(o) => panic!("a run with {} of {} readings missing succeeded", o.missing, o.sent),
         Err(e) => e,
     };
@@ -206,9 +213,9 @@ fn the_gateway_waits_for_a_broker_that_is_still_starting() {
         }
     });
     let late = BrokerAddr { host: "127.0.0.1".into(), port, embedded: false };
-    let rt = run::runtime().unwrap();
+    let rt = lwcbench_link::transport::runtime().unwrap();
     let h = rt.handle().clone();
-    let session = run::new_session();
+    let session = session::new_session();
     let store = d.path().join("late.db").display().to_string();
     let t0 = Instant::now();
     let gw = GatewayHandle::start(spec(&late, &store, &session), &MasterKey::from_bytes([1; 32]), &h);

@@ -8,14 +8,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lwcbench_link::broker::{self, BrokerAddr};
-use lwcbench_link::frame::Header;
-use lwcbench_link::gateway::Refusal;
-use lwcbench_link::gateway_proc::GatewayProcess;
-use lwcbench_link::keys::MasterKey;
-use lwcbench_link::run::{self, GatewayHandle, GatewaySpec, LinkConfig, Transport};
+use lwcbench_link::gateway::checks::Refusal;
+use lwcbench_link::gateway::process::GatewayProcess;
+use lwcbench_link::gateway::single::GatewayHandle;
+use lwcbench_link::gateway::GatewaySpec;
+use lwcbench_link::session::{self, LinkConfig};
 use lwcbench_link::store::{self, Row};
-use lwcbench_link::suite::{self, Keyed};
+use lwcbench_link::transport::broker::{self, BrokerAddr};
+use lwcbench_link::transport::Transport;
+use lwcbench_link::wire::frame::Header;
+use lwcbench_link::wire::keys::MasterKey;
+use lwcbench_link::wire::suite::{self, Keyed};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 
 const SUITE: &str = "Ascon-AEAD128";
@@ -61,7 +64,7 @@ fn frames(master: &MasterKey, d: u32, counters: std::ops::RangeInclusive<u64>) -
 /// of any size, and return once the broker acknowledged all of them.
 fn publish(h: &tokio::runtime::Handle, b: &BrokerAddr, msgs: Vec<(String, Vec<u8>, bool)>) {
     h.block_on(async {
-        let mut o = MqttOptions::new(format!("test-pub-{}", run::new_session()), b.host.clone(), b.port);
+        let mut o = MqttOptions::new(format!("test-pub-{}", session::new_session()), b.host.clone(), b.port);
         o.set_max_packet_size(ANY_SIZE, ANY_SIZE);
         o.set_inflight(500);
         let (c, mut ev) = AsyncClient::new(o, 64);
@@ -126,13 +129,16 @@ fn an_oversized_message_is_counted_malformed_and_the_gateway_goes_on() {
     let b = at(m.port);
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("big.db").display().to_string();
-    let (rt, session, master) = (run::runtime().unwrap(), run::new_session(), MasterKey::from_bytes([0x31; 32]));
+    let (rt, session, master) =
+        (lwcbench_link::transport::runtime().unwrap(), session::new_session(), MasterKey::from_bytes([0x31; 32]));
     let h = rt.handle().clone();
     // A retained one is there before the gateway's first subscription.
-    publish(&h, &b, vec![(run::topic(&session, 2), oversized(2), true)]);
+    publish(&h, &b, vec![(lwcbench_link::transport::mqtt::topic(&session, 2), oversized(2), true)]);
     let gw = GatewayHandle::start(spec(&b, &store, &session), &master, &h).unwrap();
-    let mut msgs = vec![(run::topic(&session, 1), oversized(1), false)];
-    msgs.extend(frames(&master, 1, 1..=10).into_iter().map(|f| (run::topic(&session, 1), f, false)));
+    let mut msgs = vec![(lwcbench_link::transport::mqtt::topic(&session, 1), oversized(1), false)];
+    msgs.extend(
+        frames(&master, 1, 1..=10).into_iter().map(|f| (lwcbench_link::transport::mqtt::topic(&session, 1), f, false)),
+    );
     publish(&h, &b, msgs);
     let checked = wait_checked(&gw, 12);
     let res = gw.stop(&h);
@@ -158,13 +164,16 @@ fn a_message_just_over_the_frame_limit_is_malformed_on_the_embedded_broker() {
     let b = broker::embedded().unwrap();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("over.db").display().to_string();
-    let (rt, session, master) = (run::runtime().unwrap(), run::new_session(), MasterKey::from_bytes([0x32; 32]));
+    let (rt, session, master) =
+        (lwcbench_link::transport::runtime().unwrap(), session::new_session(), MasterKey::from_bytes([0x32; 32]));
     let h = rt.handle().clone();
     let gw = GatewayHandle::start(spec(&b, &store, &session), &master, &h).unwrap();
     let mut big = oversized(1);
-    big.truncate(lwcbench_link::frame::MAX_FRAME + 100);
-    let mut msgs = vec![(run::topic(&session, 1), big, false)];
-    msgs.extend(frames(&master, 1, 1..=5).into_iter().map(|f| (run::topic(&session, 1), f, false)));
+    big.truncate(lwcbench_link::wire::frame::MAX_FRAME + 100);
+    let mut msgs = vec![(lwcbench_link::transport::mqtt::topic(&session, 1), big, false)];
+    msgs.extend(
+        frames(&master, 1, 1..=5).into_iter().map(|f| (lwcbench_link::transport::mqtt::topic(&session, 1), f, false)),
+    );
     publish(&h, &b, msgs);
     let checked = wait_checked(&gw, 6);
     let res = gw.stop(&h);
@@ -182,12 +191,20 @@ fn restart_with_backlog(b: BrokerAddr) {
     const N: u64 = 3000;
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("backlog.db").display().to_string();
-    let (rt, session, master) = (run::runtime().unwrap(), run::new_session(), MasterKey::from_bytes([0x33; 32]));
+    let (rt, session, master) =
+        (lwcbench_link::transport::runtime().unwrap(), session::new_session(), MasterKey::from_bytes([0x33; 32]));
     let h = rt.handle().clone();
     // The session and its subscription exist; the gateway is gone.
     let gw = GatewayHandle::start_queued(spec(&b, &store, &session), &master, &h, 4).unwrap();
     assert!(gw.stop(&h).error.is_none());
-    publish(&h, &b, frames(&master, 0, 1..=N).into_iter().map(|f| (run::topic(&session, 0), f, false)).collect());
+    publish(
+        &h,
+        &b,
+        frames(&master, 0, 1..=N)
+            .into_iter()
+            .map(|f| (lwcbench_link::transport::mqtt::topic(&session, 0), f, false))
+            .collect(),
+    );
     let committed: Vec<Row> = (1..=1000)
         .map(|c| Row { device: 0, counter: c, cipher: suite::find(SUITE).unwrap().id, payload: reading(c) })
         .collect();
@@ -240,9 +257,9 @@ fn session_cfg(dir: &std::path::Path, store: String) -> LinkConfig {
         counter_file: dir.join("counters"),
         connections: 1,
         drain_timeout: Duration::from_secs(60),
-        readings: run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
+        readings: lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
         batch: 16,
-        session: run::new_session(),
+        session: session::new_session(),
     }
 }
 
@@ -252,7 +269,7 @@ fn session_ends_on_store_failure(workers: usize) {
     let d = tempfile::tempdir().unwrap();
     let cfg = session_cfg(d.path(), failing_store(d.path()));
     let t0 = Instant::now();
-    let e = match run::run_workers(&cfg, workers) {
+    let e = match session::run_workers(&cfg, workers) {
         Ok(_) => panic!("a session whose store fails succeeded"),
         Err(e) => e,
     };
@@ -277,7 +294,7 @@ fn the_workers_end_the_session_when_their_store_fails() {
 fn the_gateway_process_ends_when_its_store_fails() {
     let d = tempfile::tempdir().unwrap();
     let b = broker::embedded().unwrap();
-    let (session, master) = (run::new_session(), MasterKey::from_bytes([0x35; 32]));
+    let (session, master) = (session::new_session(), MasterKey::from_bytes([0x35; 32]));
     let p = GatewayProcess {
         suite: suite::find(SUITE).unwrap(),
         devices: vec![0, 1],
@@ -296,11 +313,14 @@ fn the_gateway_process_ends_when_its_store_fails() {
         let _ = done_tx.send(p.run(move || ready_tx.send(()).unwrap()));
     });
     ready_rx.recv_timeout(Duration::from_secs(10)).expect("the gateway process came up");
-    let rt = run::runtime().unwrap();
+    let rt = lwcbench_link::transport::runtime().unwrap();
     publish(
         rt.handle(),
         &b,
-        frames(&master, 1, 1..=3).into_iter().map(|f| (run::topic(&session, 1), f, false)).collect(),
+        frames(&master, 1, 1..=3)
+            .into_iter()
+            .map(|f| (lwcbench_link::transport::mqtt::topic(&session, 1), f, false))
+            .collect(),
     );
     let r = done_rx.recv_timeout(Duration::from_secs(15)).expect("the gateway process still runs on a failed store");
     let e = r.expect_err("a gateway process whose store fails ended without an error");

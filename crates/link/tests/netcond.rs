@@ -7,8 +7,8 @@ mod required;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lwcbench_link::netcond::{self, Backend, Conditions, NetEnv, NetTransport};
-use lwcbench_link::run::{self, LinkConfig};
+use lwcbench_link::experiments::netcond::{self, Backend, Conditions, NetEnv, NetTransport};
+use lwcbench_link::session::{self, LinkConfig};
 use lwcbench_netimpair::Mechanism;
 
 fn root_or_skip(test: &str) -> bool {
@@ -24,12 +24,12 @@ fn root_or_skip(test: &str) -> bool {
 
 fn config(dir: &std::path::Path, devices: u32, messages: u64, interval_ms: u64) -> LinkConfig {
     LinkConfig {
-        suite: lwcbench_link::suite::find("Ascon-AEAD128").unwrap(),
+        suite: lwcbench_link::wire::suite::find("Ascon-AEAD128").unwrap(),
         unauthenticated: false,
         devices,
         messages,
         interval: Some(Duration::from_millis(interval_ms)),
-        transport: run::Transport::Udp,
+        transport: lwcbench_link::transport::Transport::Udp,
         store: dir.join("link.db").display().to_string(),
         window: 1024,
         counter_block: 64,
@@ -37,15 +37,15 @@ fn config(dir: &std::path::Path, devices: u32, messages: u64, interval_ms: u64) 
         counter_file: dir.join("counters"),
         connections: 4,
         drain_timeout: Duration::from_secs(20),
-        readings: run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
+        readings: lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
         batch: 64,
-        session: run::new_session(),
+        session: session::new_session(),
     }
 }
 
 /// Every row in the SQLite store, checked against what the device recorded sending (dataset row),
 /// read with a connection of the test's own; returns how many rows there are.
-fn check_store(dir: &std::path::Path, readings: &Arc<Vec<Vec<u8>>>, o: &run::Outcome) -> u64 {
+fn check_store(dir: &std::path::Path, readings: &Arc<Vec<Vec<u8>>>, o: &session::Outcome) -> u64 {
     let sent: std::collections::HashMap<(u32, u64), u32> =
         o.dev.iter().map(|d| ((d.device, d.counter), d.row)).collect();
     let conn = rusqlite::Connection::open(dir.join("link.db")).unwrap();
@@ -141,7 +141,7 @@ fn udp_delay_duplicates_and_reordering_are_refused_or_accepted_once() {
     assert_eq!(o.new_rows, 200);
     assert_eq!(check_store(dir.path(), &cfg.readings, o), 200);
     assert!(relay.duplicated > 0 && relay.reordered > 0, "{relay:?}");
-    let refused_dup = o.tally.count(lwcbench_link::gateway::Refusal::Replay);
+    let refused_dup = o.tally.count(lwcbench_link::gateway::checks::Refusal::Replay);
     assert_eq!(refused_dup, relay.duplicated);
     assert_eq!(o.tally.refused_total(), relay.duplicated);
     let e2e = netcond::e2e_sorted(o);

@@ -7,12 +7,14 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lwcbench_link::broker::{self, BrokerAddr};
-use lwcbench_link::gateway::{Gateway, Refusal};
-use lwcbench_link::keys::MasterKey;
-use lwcbench_link::run::{self, LinkConfig, Transport};
-use lwcbench_link::suite::{self, Keyed};
-use lwcbench_link::workers::{Checked, Checker, SharedState};
+use lwcbench_link::gateway::checks::{Gateway, Refusal};
+use lwcbench_link::gateway::workers::{Checked, Checker};
+use lwcbench_link::session::{self, LinkConfig};
+use lwcbench_link::store::shared::SharedState;
+use lwcbench_link::transport::broker::{self, BrokerAddr};
+use lwcbench_link::transport::Transport;
+use lwcbench_link::wire::keys::MasterKey;
+use lwcbench_link::wire::suite::{self, Keyed};
 
 const DEV: u32 = 7;
 const W: u64 = 8;
@@ -95,7 +97,7 @@ fn replay_and_too_old_across_workers_postgres() {
 
 fn k_run(transport: BrokerAddr, store: String, workers: usize) {
     let d = tempfile::tempdir().unwrap();
-    let readings = run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
+    let readings = lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
     let cfg = LinkConfig {
         suite: suite::find("Ascon-AEAD128").unwrap(),
         unauthenticated: false,
@@ -112,9 +114,9 @@ fn k_run(transport: BrokerAddr, store: String, workers: usize) {
         drain_timeout: Duration::from_secs(30),
         readings: Arc::clone(&readings),
         batch: 64,
-        session: run::new_session(),
+        session: session::new_session(),
     };
-    let o = run::run_workers(&cfg, workers).unwrap();
+    let o = session::run_workers(&cfg, workers).unwrap();
     assert_eq!(o.sent, 2000);
     assert_eq!((o.new_rows, o.missing, o.mismatched, o.duplicates), (2000, 0, 0, 0), "{:?}", o.tally);
     assert_eq!(o.tally.refused_total(), 0, "{:?}", o.tally);

@@ -122,7 +122,7 @@ fn start_listeners(ip: [u8; 4]) -> Result<(u16, u16), String> {
         let probe5: SocketAddr = ([127, 0, 0, 1], port5).into();
         let conn = rumqttd::ConnectionSettings {
             connection_timeout_ms: 10_000,
-            max_payload_size: crate::frame::MAX_FRAME + 1024,
+            max_payload_size: crate::wire::frame::MAX_FRAME + 1024,
             max_inflight_count: 1024,
             auth: None,
             external_auth: None,

@@ -15,9 +15,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::gateway_proc::mem_kb;
-use crate::run::{self, LinkConfig, Transport};
-use crate::suite::Suite;
+use crate::device::fleet::dataset_readings;
+use crate::gateway::process::mem_kb;
+use crate::session::{self, LinkConfig};
+use crate::transport::Transport;
+use crate::wire::suite::Suite;
 
 pub struct OverloadConfig {
     pub suite: Suite,
@@ -83,12 +85,12 @@ pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<V
             window: 1 << 16,
             counter_block: 1 << 16,
             key_file: key_file.clone(),
-            counter_file: crate::counter::beside_key(&key_file),
+            counter_file: crate::device::counter::beside_key(&key_file),
             connections: cfg.connections,
             drain_timeout: Duration::from_secs(60),
-            readings: run::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
+            readings: dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
             batch: cfg.batch,
-            session: run::new_session(),
+            session: session::new_session(),
         };
         let rss_start = mem_kb(pid).map(|m| m.0).unwrap_or(0);
         let peak = Arc::new(AtomicU64::new(rss_start));
@@ -102,7 +104,7 @@ pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<V
                 std::thread::sleep(Duration::from_millis(20));
             }
         });
-        let o = run::run(&lc);
+        let o = session::run(&lc);
         stop.store(true, Ordering::Relaxed);
         let _ = sampler.join();
         let o = o?;
@@ -158,18 +160,18 @@ pub fn sustainable(rows: &[StepRow]) -> Option<f64> {
 
 pub fn markdown(rows: &[StepRow], cfg: &OverloadConfig) -> String {
     let mut s = String::from("## Overload (lwcbench link overload)\n\n");
-    s += "| offered /s | sent /s | stored /s | missing | refused | e2e p50 (ms) | e2e p99 (ms) | peak RSS (MiB) | sustained |\n";
+    s += "| offered /s | sent /s | stored /s | missing | refused | e2e p50 | e2e p99 | peak RSS (MiB) | sustained |\n";
     s += "|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
     for r in rows {
         s += &format!(
-            "| {:.0} | {:.0} | {:.0} | {} | {} | {:.2} | {:.2} | {:.1} | {} |\n",
+            "| {:.0} | {:.0} | {:.0} | {} | {} | {} | {} | {:.1} | {} |\n",
             r.offered_per_s,
             r.sent_per_s,
             r.stored_per_s,
             r.missing,
             r.refused,
-            r.e2e_p50_ms,
-            r.e2e_p99_ms,
+            crate::units::ms3(r.e2e_p50_ms * 1000.0),
+            crate::units::ms3(r.e2e_p99_ms * 1000.0),
             r.rss_peak_mb,
             if r.sustained { "yes" } else { "no" }
         );

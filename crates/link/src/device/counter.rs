@@ -21,8 +21,8 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::frame::MAX_COUNTER;
-use crate::keys::MasterKey;
+use crate::wire::frame::MAX_COUNTER;
+use crate::wire::keys::MasterKey;
 
 pub const MAGIC: &str = "lwcbench-link-counters v2";
 /// The format before the key fingerprint: refused (it cannot say which key it belongs to).

@@ -1,11 +1,11 @@
 //! The attack suite: forged, replayed and reordered frames thrown at the gateway's check and
 //! store path. Every forged or replayed class must be refused (and counted), nothing of it
 //! stored; legitimate reordering inside the window must be accepted exactly once.
-use crate::frame::HEADER_LEN;
-use crate::gateway::{Gateway, Refusal};
-use crate::keys::MasterKey;
+use crate::gateway::checks::{Gateway, Refusal};
 use crate::store::{Row, Store};
-use crate::suite::{Keyed, Suite};
+use crate::wire::frame::HEADER_LEN;
+use crate::wire::keys::MasterKey;
+use crate::wire::suite::{Keyed, Suite};
 
 /// One class of the tally.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -146,7 +146,7 @@ pub fn run(suite: &Suite, master: &MasterKey, store: &mut dyn Store) -> Result<V
     let mut cid = f301.clone();
     cid[1] ^= 0x7f;
     let mut unsafe_flag = f301.clone();
-    unsafe_flag[2] = crate::frame::FLAG_UNAUTHENTICATED;
+    unsafe_flag[2] = crate::wire::frame::FLAG_UNAUTHENTICATED;
     h.class("cipher id / unsafe flag changed", false, &[cid, unsafe_flag])?;
     // After all that the real frames 300 and 301 still open: forgeries never moved the window.
     h.class("legitimate after forgeries (window not poisoned)", true, &[f300, f301, fb])?;
@@ -199,7 +199,7 @@ mod tests {
     #[test]
     fn every_cipher_refuses_every_forgery() {
         let master = MasterKey::from_bytes([3; 32]);
-        for s in crate::suite::offered() {
+        for s in crate::wire::suite::offered() {
             let d = tempfile::tempdir().unwrap();
             let mut st = crate::store::Sqlite::open(&d.path().join("a.db"), "attack").unwrap();
             let rows = run(&s, &master, &mut st).unwrap();

@@ -1,14 +1,16 @@
 //! Result files of a link session: per-message latencies, a summary row per cipher, the
 //! attack tally, a markdown report section and run.json (written last, so
 //! a directory with run.json is complete — the engine's convention).
+pub mod energy;
+
 use std::collections::HashMap;
 use std::path::Path;
 
 use lwcbench_stats::percentile_nearest_rank as nearest_rank;
 use serde::Serialize;
 
-use crate::gateway::Refusal;
-use crate::run::Outcome;
+use crate::gateway::checks::Refusal;
+use crate::session::Outcome;
 
 #[derive(Serialize, Clone, Debug)]
 pub struct MessageRow {
@@ -98,7 +100,7 @@ fn us(ns: u64) -> f64 {
 }
 
 pub fn summary_row(
-    suite: &crate::suite::Suite,
+    suite: &crate::wire::suite::Suite,
     unauth: bool,
     devices: u32,
     o: &Outcome,
@@ -170,7 +172,7 @@ pub fn summary_markdown(rows: &[SummaryRow]) -> String {
             r.devices
         );
     }
-    md += "| cipher | protection | sent | stored | missing | refused | msgs/s | wire B | overhead | seal p50 µs | e2e p50 µs | e2e p99 µs | gateway CPU µs/msg |\n";
+    md += "| cipher | protection | sent | stored | missing | refused | msgs/s | wire B | overhead | seal p50 | e2e p50 | e2e p99 | gateway CPU µs/msg |\n";
     md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for r in rows {
         let refused = r.refused_malformed
@@ -191,9 +193,9 @@ pub fn summary_markdown(rows: &[SummaryRow]) -> String {
             r.wire_bytes,
             r.overhead_bytes,
             r.overhead_pct,
-            r.seal_p50_us,
-            r.e2e_p50_us,
-            r.e2e_p99_us,
+            crate::units::ms3(r.seal_p50_us),
+            crate::units::ms3(r.e2e_p50_us),
+            crate::units::ms3(r.e2e_p99_us),
             r.gateway_cpu_us_per_msg
         );
     }

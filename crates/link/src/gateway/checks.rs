@@ -4,10 +4,10 @@ use std::collections::HashMap;
 
 use zeroize::Zeroizing;
 
-use crate::frame::{Header, FLAG_UNAUTHENTICATED};
-use crate::keys::MasterKey;
-use crate::replay::{ReplayWindow, Verdict};
-use crate::suite::{Keyed, OpenError, Suite, DRACO_BATCH_SUITE, POLY_TAG};
+use crate::gateway::replay::{ReplayWindow, Verdict};
+use crate::wire::frame::{Header, FLAG_UNAUTHENTICATED};
+use crate::wire::keys::MasterKey;
+use crate::wire::suite::{Keyed, OpenError, Suite, DRACO_BATCH_SUITE, POLY_TAG};
 
 /// Why a frame was refused. Every refusal is counted under exactly one reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -97,7 +97,7 @@ impl Gateway {
         unauthenticated: bool,
     ) -> Result<Gateway, String> {
         let devices: Vec<u32> = devices.into_iter().collect();
-        crate::replay::check_window_memory(devices.len() as u64, window, 1)?;
+        crate::gateway::replay::check_window_memory(devices.len() as u64, window, 1)?;
         let mut map = HashMap::new();
         for d in devices {
             let key = master.device_key(suite.id, d, suite.key_len());
@@ -179,7 +179,7 @@ impl Gateway {
         for f in frames {
             let p = self.precheck(f).ok().and_then(|h| {
                 let st = self.devices.get_mut(&h.device).expect("prechecked");
-                if st.window.check(h.counter) != Verdict::Fresh || f.len() < crate::frame::HEADER_LEN + POLY_TAG {
+                if st.window.check(h.counter) != Verdict::Fresh || f.len() < crate::wire::frame::HEADER_LEN + POLY_TAG {
                     return None;
                 }
                 let (key, iv) = st.keyed.draco_batch_parts(&h)?;
@@ -193,7 +193,7 @@ impl Gateway {
             .zip(&parts)
             .filter_map(|(f, p)| {
                 let (_, key, iv) = p.as_ref()?;
-                let (head, rest) = f.split_at(crate::frame::HEADER_LEN);
+                let (head, rest) = f.split_at(crate::wire::frame::HEADER_LEN);
                 let (ct, tag) = rest.split_at(rest.len() - POLY_TAG);
                 Some(lwcbench_draco::batch::TaggedItem { key, iv, ad: head, ct, tag: tag.try_into().ok()? })
             })
@@ -270,8 +270,8 @@ mod tests {
         let n = v.len();
         match how {
             1 => v[n - 1] ^= 1,
-            2 => v[crate::frame::HEADER_LEN] ^= 0x80,
-            3 => v.truncate(crate::frame::HEADER_LEN + 3),
+            2 => v[crate::wire::frame::HEADER_LEN] ^= 0x80,
+            3 => v.truncate(crate::wire::frame::HEADER_LEN + 3),
             4 => v[3..7].copy_from_slice(&99u32.to_be_bytes()),
             5 => v[1] = 35,
             _ => {}
@@ -284,7 +284,7 @@ mod tests {
     /// out of the window.
     #[test]
     fn batch_opening_gives_the_verdicts_of_one_by_one() {
-        let suite = crate::suite::find("DRACO/rust-fast").unwrap();
+        let suite = crate::wire::suite::find("DRACO/rust-fast").unwrap();
         assert_eq!(suite.id, DRACO_BATCH_SUITE);
         let fr = sealed(&suite, 20); // index = 3·(counter−1) + (device−1)
         let at = |d: u32, c: u64| fr[(3 * (c - 1) + (d as u64 - 1)) as usize].clone();
@@ -324,7 +324,7 @@ mod tests {
     /// device is provisioned.
     #[test]
     fn devices_times_window_is_bounded() {
-        let suite = crate::suite::find("Ascon-AEAD128").unwrap();
+        let suite = crate::wire::suite::find("Ascon-AEAD128").unwrap();
         let e = Gateway::new(&suite, &master(), 0..100_000, 1 << 20, false).err().expect("refused");
         assert!(e.starts_with("--devices/--window: 100000 devices with a window of 1048576 need 12.2 GiB"), "{e}");
         assert!(Gateway::new(&suite, &master(), 0..1000, 1 << 20, false).is_ok());
@@ -338,7 +338,7 @@ mod tests {
             picks in proptest::collection::vec((0usize..30, 0u8..8), 1..60),
             cut in 1usize..8,
         ) {
-            let suite = crate::suite::find("DRACO/rust-fast").unwrap();
+            let suite = crate::wire::suite::find("DRACO/rust-fast").unwrap();
             let fr = sealed(&suite, 10);
             let seq: Vec<Vec<u8>> = picks.iter().map(|&(i, how)| variant(&fr[i], how)).collect();
             let (mut one, mut many) = (gateway(&suite), gateway(&suite));

@@ -1,4 +1,4 @@
-//! The link under network conditions (issue 19): the devices run in network namespace A, the broker
+//! The link under network conditions: the devices run in network namespace A, the broker
 //! (embedded rumqttd) and the gateway in namespace B, joined by the veth pair of
 //! [`lwcbench_netimpair::NetnsPair`], and the device → gateway direction is impaired (loss, delay,
 //! jitter, reordering, duplication, bandwidth) by the mechanism `lwcbench_netimpair` picks: netem
@@ -31,11 +31,14 @@ use lwcbench_netimpair::netns::{ADDR_A, ADDR_B};
 use lwcbench_netimpair::{conditions, Applied, NetnsPair, RelayConfig, RelayCounts, Side, Toxiproxy, UdpRelay};
 use serde::Serialize;
 
-use crate::broker::{self, BrokerAddr};
-use crate::run::{
-    mqtt_connect, now_ns, process_cpu_ns, run_fleet, GatewayHandle, GatewaySpec, LinkConfig, Outcome, Publisher,
-    Transport,
-};
+use crate::clock::{now_ns, process_cpu_ns};
+use crate::device::fleet::run_fleet;
+use crate::gateway::single::GatewayHandle;
+use crate::gateway::GatewaySpec;
+use crate::session::{LinkConfig, Outcome};
+use crate::transport::broker::{self, BrokerAddr};
+use crate::transport::mqtt::mqtt_connect;
+use crate::transport::{Publisher, Transport};
 use lwcbench_stats::percentile_nearest_rank as nearest_rank;
 
 pub use lwcbench_netimpair::{Backend, Conditions};
@@ -108,8 +111,8 @@ impl NetEnv {
     /// mosquitto started inside namespace B (`ip netns exec`), listening on 0.0.0.0:1883 there.
     pub fn create_with(broker: NetBroker, backend: Backend) -> Result<NetEnv, String> {
         let pair = NetnsPair::create().map_err(ni)?;
-        let rt_a = pair.in_ns(Side::A, crate::run::runtime).map_err(ni)??;
-        let rt_b = pair.in_ns(Side::B, crate::run::runtime).map_err(ni)??;
+        let rt_a = pair.in_ns(Side::A, crate::transport::runtime).map_err(ni)??;
+        let rt_b = pair.in_ns(Side::B, crate::transport::runtime).map_err(ni)??;
         check_runtime_ns(&pair, Side::A, &rt_a)?;
         check_runtime_ns(&pair, Side::B, &rt_b)?;
         let netem = backend == Backend::Auto && conditions::netem_available(&pair).map_err(ni)?;
@@ -313,7 +316,7 @@ pub fn run_condition<'e>(
     let plan = conditions::apply(&env.pair, Side::A, cond, ni_transport, env.backend).map_err(ni)?;
     let mut applied = plan.applied.clone();
 
-    let (master, counters) = crate::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
+    let (master, counters) = crate::device::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
     let store = crate::store::open(&cfg.store, &cfg.session)?;
     let store_desc = store.describe();
     let ids: Vec<u32> = (0..cfg.devices).collect();
@@ -422,7 +425,7 @@ pub fn run_condition<'e>(
 
     let cpu0 = process_cpu_ns();
     let t0 = now_ns();
-    let (dev, first_err) = run_fleet(rt_a.handle(), cfg, &ids, blocks, &master, &counters, &publishers)?;
+    let (dev, first_err) = run_fleet(rt_a.handle(), &cfg.fleet(), &ids, blocks, &master, &counters, &publishers)?;
     let sent = dev.len() as u64;
 
     // Drain within the per-condition limit. MQTT: until the gateway has checked every frame.
@@ -477,7 +480,7 @@ pub fn run_condition<'e>(
         return Err(e);
     }
     let t_end = res.samples.iter().map(|s| s.committed).max().unwrap_or(t0);
-    let (matched, mismatched) = crate::run::check_store(&res.store.all()?, &dev, &cfg.readings);
+    let (matched, mismatched) = crate::session::check_store(&res.store.all()?, &dev, &cfg.readings);
     let checked = res.tally.accepted + res.tally.refused_total();
     let outcome = Outcome {
         sent,
@@ -580,7 +583,7 @@ pub fn e2e_sorted(o: &Outcome) -> Vec<u64> {
 
 impl ConditionRow {
     pub fn new(cipher: &str, devices: u32, interval: Option<Duration>, r: &CondRun) -> ConditionRow {
-        use crate::gateway::Refusal;
+        use crate::gateway::checks::Refusal;
         let o = &r.outcome;
         let e2e = e2e_sorted(o);
         let c = &r.conditions;

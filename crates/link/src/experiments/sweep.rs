@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use lwcbench_netimpair::Conditions;
 
-use crate::netcond::ConditionRow;
+use crate::experiments::netcond::ConditionRow;
 
 /// Ciphers of the `net-sweep` preset.
 pub const SWEEP_CIPHERS: &str = "Ascon-AEAD128,AES-128-CCM/rustcrypto,DRACO/rust-fast";

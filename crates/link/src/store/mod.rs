@@ -3,6 +3,9 @@
 //! counter) key, so a frame the broker delivers twice (QoS 1 is at-least-once) is stored once
 //! and counted as a duplicate, while another run in the same store (a fresh key whose counters
 //! start at 0 again) never collides with it.
+pub mod inspect;
+pub mod shared;
+
 use std::path::{Path, PathBuf};
 
 /// One accepted reading.

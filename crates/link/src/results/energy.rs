@@ -10,7 +10,7 @@ use lwcbench_engine::power::PowerProfile;
 use serde::Serialize;
 
 use crate::results::SummaryRow;
-use crate::suite::{Kind, Suite};
+use crate::wire::suite::{Kind, Suite};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Radio {
@@ -72,7 +72,7 @@ impl Radio {
     }
 }
 
-pub const BUILTIN_CSV: &str = include_str!("../../../data/radio-profiles.csv");
+pub const BUILTIN_CSV: &str = include_str!("../../../../data/radio-profiles.csv");
 
 /// Parse the radio profile CSV (header names the columns; `#` lines are comments).
 pub fn parse(text: &str, origin: &str) -> Result<Vec<Radio>, String> {
@@ -169,7 +169,7 @@ pub struct Chemistry {
     pub source: String,
 }
 
-pub const CHEMISTRIES_CSV: &str = include_str!("../../../data/battery-chemistries.csv");
+pub const CHEMISTRIES_CSV: &str = include_str!("../../../../data/battery-chemistries.csv");
 
 /// Parse a chemistry table (columns as data/battery-chemistries.csv).
 pub fn parse_chemistries(text: &str, origin: &str) -> Result<Vec<Chemistry>, String> {
@@ -572,12 +572,12 @@ mod tests {
         let b = lwcbench_engine::board::find("rp2040").unwrap();
         let c = b.cycles("Ascon-AEAD128", "rustcrypto").unwrap();
         let cp = CryptoPower::Board(b);
-        let s = crate::suite::find("Ascon-AEAD128").unwrap();
+        let s = crate::wire::suite::find("Ascon-AEAD128").unwrap();
         let (j, src) = cp.seal_j(Some(&s), false, 16.0, 1e6);
         assert!((j - c.at_16_bytes * 1e-9).abs() < 1e-15, "{j} vs {} cycles", c.at_16_bytes);
         assert_eq!(src, "emulated:rp2040 (M0+ model, 125 MHz)");
         // The stream + Poly1305 composition has no image: host time (1 ms) × 0.125 W.
-        let d = crate::suite::find("DRACO").unwrap();
+        let d = crate::wire::suite::find("DRACO").unwrap();
         let (j, src) = cp.seal_j(Some(&d), false, 16.0, 1e6);
         assert!((j - 0.125e-3).abs() < 1e-15);
         assert!(src.starts_with("host-time×power (fallback"), "{src}");

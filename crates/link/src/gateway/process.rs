@@ -12,11 +12,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::broker::BrokerAddr;
-use crate::gateway::Refusal;
-use crate::keys::MasterKey;
-use crate::run::{self, GatewayHandle, GatewaySpec, Transport};
-use crate::suite::Suite;
+use crate::gateway::checks::Refusal;
+use crate::gateway::single::GatewayHandle;
+use crate::gateway::GatewaySpec;
+use crate::transport::broker::BrokerAddr;
+use crate::transport::{runtime, Transport};
+use crate::wire::keys::MasterKey;
+use crate::wire::suite::Suite;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -113,9 +115,9 @@ impl GatewayProcess {
             None => None,
         };
         // before the store is created: nothing is written for a refused session
-        crate::replay::check_window_memory(self.devices.len() as u64, self.window, 1)?;
+        crate::gateway::replay::check_window_memory(self.devices.len() as u64, self.window, 1)?;
         let store = crate::store::open(&self.store, &self.session)?;
-        let rt = run::runtime()?;
+        let rt = runtime()?;
         let gw = GatewayHandle::start(
             GatewaySpec {
                 suite: self.suite.clone(),

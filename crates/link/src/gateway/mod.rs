@@ -1,0 +1,80 @@
+//! The receiving side: checking and opening frames ([`checks`]), the per-device replay window
+//! ([`replay`]), the single gateway ([`single`]), K workers on an MQTT v5 shared subscription
+//! with the replay state in the store ([`workers`]), and the gateway as a process ([`process`]).
+use tokio::sync::mpsc;
+
+use crate::gateway::checks::Tally;
+use crate::store::Store;
+use crate::transport::Transport;
+use crate::wire::suite::Suite;
+
+pub mod checks;
+pub mod process;
+pub mod replay;
+pub mod single;
+pub mod workers;
+
+/// One frame as the gateway saw it.
+#[derive(Clone, Copy, Debug)]
+pub struct GwSample {
+    pub device: u32,
+    pub counter: u64,
+    /// Transport handed it over (MQTT event loop / UDP socket).
+    pub recv: u64,
+    /// Gateway began checking it.
+    pub start: u64,
+    /// Opened and window moved.
+    pub opened: u64,
+    /// Its batch committed.
+    pub committed: u64,
+}
+
+/// A frame as the transport hands it to a gateway thread: the bytes, when they arrived, and what
+/// acknowledges them after their commit (`A`: the MQTT 3.1.1 or v5 PUBACK source, or nothing for UDP).
+pub(crate) struct Incoming<A> {
+    pub frame: Vec<u8>,
+    pub recv: u64,
+    /// What the PUBACK needs (packet id, QoS), without the payload.
+    pub ack: A,
+}
+
+/// Frames the gateway thread may hold unchecked, and PUBACKs the MQTT client may hold unsent.
+pub const QUEUE: usize = 16 * 1024;
+
+/// What the gateway thread hands back.
+pub struct GwResult {
+    pub tally: Tally,
+    pub samples: Vec<GwSample>,
+    pub new_rows: u64,
+    pub duplicates: u64,
+    pub cpu_ns: u64,
+    pub store: Box<dyn Store>,
+    pub error: Option<String>,
+}
+
+/// Gateway settings.
+pub struct GatewaySpec {
+    pub suite: Suite,
+    pub unauthenticated: bool,
+    pub devices: Vec<u32>,
+    pub window: u64,
+    pub store: Box<dyn Store>,
+    pub session: String,
+    pub transport: Transport,
+    pub batch: usize,
+    pub max_samples: usize,
+}
+
+/// Wait for the next frame, then take what else is already queued, up to `max` in all, into
+/// the (empty) `batch`; false once the channel is closed and drained.
+pub(crate) fn next_batch<T>(rx: &mut mpsc::Receiver<T>, batch: &mut Vec<T>, max: usize) -> bool {
+    let Some(first) = rx.blocking_recv() else { return false };
+    batch.push(first);
+    while batch.len() < max {
+        match rx.try_recv() {
+            Ok(x) => batch.push(x),
+            Err(_) => break,
+        }
+    }
+    true
+}

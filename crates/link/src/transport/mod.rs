@@ -1,0 +1,61 @@
+//! How frames travel from the devices to the gateway: MQTT QoS 1 through a broker ([`mqtt`],
+//! [`broker`]) or plain UDP datagrams ([`udp`]).
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rumqttc::{AsyncClient, QoS};
+
+use crate::transport::broker::BrokerAddr;
+use crate::transport::mqtt::topic;
+
+pub mod broker;
+pub mod mqtt;
+pub mod udp;
+
+/// How frames travel.
+#[derive(Clone, Debug)]
+pub enum Transport {
+    Mqtt(BrokerAddr),
+    /// Plain UDP datagrams to the gateway on loopback: no retransmission, loss is counted.
+    Udp,
+}
+
+impl Transport {
+    pub fn describe(&self) -> String {
+        match self {
+            Transport::Mqtt(b) => format!("MQTT 3.1.1 QoS 1, persistent sessions, {}", b.describe()),
+            Transport::Udp => "UDP datagrams on loopback (no retransmission)".into(),
+        }
+    }
+}
+
+/// How a device hands a frame to the transport.
+#[derive(Clone)]
+pub enum Publisher {
+    Mqtt { client: AsyncClient, session: String },
+    Udp { sock: Arc<tokio::net::UdpSocket>, to: SocketAddr },
+}
+
+impl Publisher {
+    pub async fn send(&self, device: u32, frame: Vec<u8>) -> Result<(), String> {
+        match self {
+            Publisher::Mqtt { client, session } => client
+                .publish(topic(session, device), QoS::AtLeastOnce, false, frame)
+                .await
+                .map_err(|e| format!("mqtt publish: {e}")),
+            Publisher::Udp { sock, to } => {
+                // A full socket buffer is loss on this transport, not an error.
+                let _ = sock.send_to(&frame, to).await;
+                Ok(())
+            }
+        }
+    }
+}
+
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("link-rt")
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}

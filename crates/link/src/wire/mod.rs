@@ -1,0 +1,4 @@
+//! What goes over the air: the frame, the cipher suites that protect it, and the keys.
+pub mod frame;
+pub mod keys;
+pub mod suite;
