@@ -41,8 +41,9 @@ pub struct CollectArgs {
     /// trigger pin: its samples are joined to the board's batches → energy.csv (measured).
     #[arg(long, value_name = "PORT", requires = "port")]
     power_port: Option<String>,
-    /// Baud rate of --power-port.
-    #[arg(long, default_value_t = 115_200)]
+    /// Baud rate of --power-port (the logger sketch's default: a sample line every 1.064 ms
+    /// needs more than 115200).
+    #[arg(long, default_value_t = 1_000_000)]
     power_baud: u32,
     /// A power logger's saved capture (with --from-log).
     #[arg(long, value_name = "FILE", requires = "from_log")]
@@ -87,12 +88,12 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
             } else {
                 std::fs::read(f).map_err(|e| format!("--from-log: {}: {e}", f.display()))?
             };
-            // Terminal logs may hold stray non-UTF-8 bytes (line noise); they can only be in
-            // noise lines or make a line's CRC fail.
             if let Some(pf) = &a.power_from_log {
                 let b = std::fs::read(pf).map_err(|e| format!("--power-from-log: {}: {e}", pf.display()))?;
                 power_text = Some((String::from_utf8_lossy(&b).into_owned(), format!("power log {}", pf.display())));
             }
+            // Terminal logs may hold stray non-UTF-8 bytes (line noise); they can only be in
+            // noise lines or make a line's CRC fail.
             (String::from_utf8_lossy(&bytes).into_owned(), format!("log {}", f.display()))
         }
         (None, Some(p)) => {
@@ -122,8 +123,10 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
             for l in &lines {
                 eprintln!("collect: {}", lwcbench_engine::text::one_line(l, 2000));
             }
-            let r = logger::join(&parsed, &log, &JoinOptions { min_samples })
-                .map_err(|e| format!("{what}: {}", lwcbench_engine::text::one_line(&e, 2000)))?;
+            let r = logger::join(&parsed, &log, &JoinOptions { min_samples }).map_err(|e| {
+                let e = e.strip_prefix("power log: ").unwrap_or(&e);
+                format!("{what}: {}", lwcbench_engine::text::one_line(e, 2000))
+            })?;
             for x in &r.refused {
                 eprintln!("collect: power: batch {} not measured: {}", x.batch, x.reason);
             }

@@ -214,3 +214,41 @@ fn two_ptys_recover_the_known_energy_per_operation() {
     let run = std::fs::read_to_string(out.join("run.json")).unwrap();
     assert!(run.contains("energy.csv: energy is MEASURED") && run.contains("energy_batches.csv"), "{run}");
 }
+
+#[test]
+fn bad_power_input_is_one_error_line_and_nothing_written() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("board.log"), board_stream(&batches())).unwrap();
+    std::fs::write(d.path().join("bad.log"), line("LWCP H 1 sensor=ina219 shunt_uohm=0")).unwrap();
+    std::fs::write(d.path().join("good.log"), logger_stream(&batches())).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_lwcbench")).arg("collect").args(args).current_dir(d.path()).output().unwrap()
+    };
+    for (args, want) in [
+        (
+            &["--from-log", "board.log", "--power-from-log", "bad.log", "-o", "out"][..],
+            "error: power log bad.log: line 1: header shunt_uohm=0 is not from 1 µΩ to 1 kΩ\n",
+        ),
+        (
+            &["--from-log", "board.log", "--power-from-log", "good.log", "--power-min-samples", "1", "-o", "out"],
+            "error: --power-min-samples: 1 is not from 2 to 1000000\n",
+        ),
+        (
+            &["--from-log", "board.log", "--power-min-samples", "3", "-o", "out"],
+            "error: --power-min-samples: needs a power logger (--power-port or --power-from-log)\n",
+        ),
+        (
+            &["--from-log", "board.log", "--power-from-log", "good.log", "--power-min-samples", "40", "-o", "out"],
+            "error: power log good.log: no batch could be measured",
+        ),
+    ] {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let last = err.lines().last().unwrap_or("");
+        assert!(!o.status.success() && format!("{last}\n").starts_with(want), "{args:?}: {err}");
+        assert!(!d.path().join("out").exists(), "{args:?} wrote a result");
+        if args.contains(&"40") {
+            assert!(last.contains("the next run needs at least"), "{last}");
+        }
+    }
+}

@@ -153,7 +153,12 @@ fn pct_decode(s: &str) -> Result<String, String> {
 
 /// The body (from the marker to before ` *`) of a line, checked against its CRC.
 fn checked_body(line: &str) -> Result<Option<&str>, String> {
-    let Some(at) = line.find(MARKER) else { return Ok(None) };
+    checked_body_after(line, MARKER)
+}
+
+/// [`checked_body`] for lines that start with `marker` (the power logger's `LWCP `).
+fn checked_body_after<'a>(line: &'a str, marker: &str) -> Result<Option<&'a str>, String> {
+    let Some(at) = line.find(marker) else { return Ok(None) };
     let rest = line[at..].trim_end_matches([' ', '\t']);
     let star = rest.rfind(" *").ok_or("no checksum (' *crc'): line cut off")?;
     let (body, crc) = (&rest[..star], &rest[star + 2..]);

@@ -4,7 +4,7 @@
 //! baseline, integrates and states an uncertainty.
 use std::collections::BTreeMap;
 
-use super::{crc32, num, pct_decode, split_lines, Issue, Parsed, LIST_MAX};
+use super::{num, pct_decode, split_lines, Issue, Parsed, LIST_MAX};
 
 pub const LOGGER_FORMAT_VERSION: u32 = 1;
 const MARKER: &str = "LWCP ";
@@ -124,19 +124,7 @@ pub struct LoggerLog {
 }
 
 fn checked_body(line: &str) -> Result<Option<&str>, String> {
-    let Some(at) = line.find(MARKER) else { return Ok(None) };
-    let rest = line[at..].trim_end_matches([' ', '\t']);
-    let star = rest.rfind(" *").ok_or("no checksum (' *crc'): line cut off")?;
-    let (body, crc) = (&rest[..star], &rest[star + 2..]);
-    if crc.len() != 8 || !crc.bytes().all(|c| c.is_ascii_hexdigit()) {
-        return Err(format!("checksum '{crc}' is not 8 hex digits: line cut off or corrupted"));
-    }
-    let want = u32::from_str_radix(crc, 16).expect("8 hex digits");
-    let got = crc32(body.as_bytes());
-    if want != got {
-        return Err(format!("checksum mismatch (line says {want:08x}, content gives {got:08x}): corrupted"));
-    }
-    Ok(Some(body))
+    super::checked_body_after(line, MARKER)
 }
 
 fn parse_header(line: usize, fields: &[&str]) -> Result<LoggerHeader, String> {
@@ -241,7 +229,8 @@ pub fn parse_logger(text: &str) -> LoggerLog {
                     Ok(())
                 }
                 Err(e) => {
-                    log.fatal = Some(format!("line {no}: {e}"));
+                    // the reason quotes the log: bounded to one short line
+                    log.fatal = Some(format!("line {no}: {}", crate::text::one_line(&e, 300)));
                     return log;
                 }
             },
@@ -379,7 +368,7 @@ pub struct PowerResult {
     pub batches: Vec<BatchEnergy>,
     pub refused: Vec<Refused>,
     /// Board batch id = logger window + offset.
-    pub offset: i64,
+    pub offset: i128,
     /// Logger seconds per board second.
     pub drift: f64,
     pub sensor: &'static Sensor,
@@ -465,10 +454,12 @@ pub fn join(board: &Parsed, log: &LoggerLog, o: &JoinOptions) -> Result<PowerRes
             rises.len()
         ));
     }
-    let score = |off: i64, probe: bool| -> Option<(f64, f64, f64, usize)> {
+    let score = |off: i128, probe: bool| -> Option<(f64, f64, f64, usize)> {
         let mut pairs = Vec::new();
-        for &(k, r) in &rises {
-            let b = (k as i64).checked_add(off)?;
+        // (a probe looks at the first windows only, so trying every candidate stays linear)
+        let look = if probe { 4 * ALIGN_PROBE } else { usize::MAX };
+        for &(k, r) in rises.iter().take(look) {
+            let b = k as i128 + off;
             if let Some(m) = u64::try_from(b).ok().and_then(|b| markers.get(&b)) {
                 pairs.push((tick_b(m.start), r, k, m));
                 if probe && pairs.len() >= ALIGN_PROBE {
@@ -489,16 +480,20 @@ pub fn join(board: &Parsed, log: &LoggerLog, o: &JoinOptions) -> Result<PowerRes
         }
         Some((worst, a, d, pairs.len()))
     };
-    let (first_b, last_b) = (*markers.keys().next().unwrap() as i64, *markers.keys().last().unwrap() as i64);
-    let (first_w, last_w) = (rises[0].0 as i64, rises[rises.len() - 1].0 as i64);
-    let mut fits: Vec<(f64, i64)> = Vec::new();
-    for off in (first_b - last_w)..=(last_b - first_w) {
+    // Candidates: offsets that give one of the first windows a batch (a window's batch may be
+    // lost, so three of them), not every offset between the id ranges (ids are unbounded).
+    let mut candidates: Vec<i128> =
+        rises.iter().take(3).flat_map(|&(k, _)| markers.keys().map(move |&b| b as i128 - k as i128)).collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    let mut fits: Vec<(f64, i128)> = Vec::new();
+    for off in candidates {
         if let Some((worst, _, _, _)) = score(off, true) {
             fits.push((worst, off));
         }
     }
     fits.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let good: Vec<&(f64, i64)> = fits.iter().filter(|f| f.0 <= ALIGN_TOL_S).collect();
+    let good: Vec<&(f64, i128)> = fits.iter().filter(|f| f.0 <= ALIGN_TOL_S).collect();
     let off = match good.as_slice() {
         [] => {
             return Err(format!(
@@ -576,8 +571,7 @@ pub fn join(board: &Parsed, log: &LoggerLog, o: &JoinOptions) -> Result<PowerRes
             refuse(format!("marker says {} operations, its sample line {}", m.ops, board.samples[row].batch), None);
             continue;
         }
-        let k = bid as i64 - off;
-        let Some(w) = u64::try_from(k).ok().and_then(|k| wins.get(&k)) else {
+        let Some((k, w)) = u64::try_from(bid as i128 - off).ok().and_then(|k| wins.get(&k).map(|w| (k, w))) else {
             refuse("no trigger window in the power log (the logger started late or stopped early)".into(), None);
             continue;
         };
@@ -585,6 +579,13 @@ pub fn join(board: &Parsed, log: &LoggerLog, o: &JoinOptions) -> Result<PowerRes
         let rise = w.rise.unwrap_or(a + drift * tick_b(m.start));
         let fall = w.fall.unwrap_or(a + drift * tick_b(m.end));
         let dur = fall - rise;
+        if !(dur > 0.0) {
+            refuse(
+                format!("its window has no length (rise {rise:.6} s, fall {fall:.6} s on the logger's clock)"),
+                None,
+            );
+            continue;
+        }
         let n = w.inside.len();
         if n < o.min_samples {
             // Samples scale with the batch's length: ops × min / n, or from the period when none.
@@ -609,7 +610,7 @@ pub fn join(board: &Parsed, log: &LoggerLog, o: &JoinOptions) -> Result<PowerRes
         }
         // Baseline: idle samples just before the window, else just after.
         let before: &[usize] =
-            if k == 0 { &before_first } else { wins.get(&(k as u64 - 1)).map(|p| &p.after[..]).unwrap_or(&[]) };
+            if k == 0 { &before_first } else { wins.get(&(k - 1)).map(|p| &p.after[..]).unwrap_or(&[]) };
         let idle = if before.len() >= 2 { before } else { &w.after[..] };
         if idle.len() < 2 {
             refuse("fewer than 2 idle samples before or after its window: no baseline".into(), None);
@@ -637,7 +638,7 @@ pub fn join(board: &Parsed, log: &LoggerLog, o: &JoinOptions) -> Result<PowerRes
             batch: bid,
             row,
             ops: m.ops,
-            window: k as u64,
+            window: k,
             samples: n,
             duration_s: dur,
             mean_power_w: mean_p,
