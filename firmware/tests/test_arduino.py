@@ -115,7 +115,8 @@ def test_sketch_run_on_host_is_collected(tmp_path):
     subprocess.run(["g++", "-O2", "-std=c++17", "-I", str(STANDIN), "-DLWCB_REPS=2", "-DLWCB_WARMUP=1",
                     "-DLWCB_MIN_TICKS=100", "-x", "c++", str(SKETCH / "lwcbench.ino"), "-x", "none", *srcs,
                     str(STANDIN / "host.cpp"), "-o", str(exe)], check=True)
-    log = subprocess.run([str(exe)], input=b"\n", capture_output=True, timeout=120, check=True).stdout
+    run = subprocess.run([str(exe)], input=b"\n", capture_output=True, timeout=120, check=True)
+    log = run.stdout
     out = tmp_path / "run"
     r = subprocess.run([lwcbench_bin(), "collect", "--from-log", "-", "-o", str(out)], input=log,
                        capture_output=True, timeout=60)
@@ -127,6 +128,18 @@ def test_sketch_run_on_host_is_collected(tmp_path):
     assert len(rows) == groups * 2
     assert {(r["cipher"], r["implementation"], r["language"]) for r in rows} == {
         ("DRACO", "cpp-ref", "C++"), ("DRACO", "cpp-fast", "C++"), ("Trivium", "cpp", "C++")}
+    # The power trigger (default GPIO4, 2 ms idle): one marker and one pulse per timed batch,
+    # each marker naming the seq, batch and ticks of the sample line after it.
+    lines = [l for l in log.decode().splitlines() if l.startswith("LWCB ")]
+    assert "trigger=GPIO4 idle_ticks=2000" in next(l for l in lines if l.startswith("LWCB H "))
+    markers = [i for i, l in enumerate(lines) if l.startswith("LWCB M ")]
+    assert len(markers) == groups * 3
+    assert f"trigger: {groups * 3} rises, {groups * 3} falls" in run.stderr.decode()
+    for n, i in enumerate(markers):
+        m = lines[i].split(" *")[0].split()
+        s = lines[i + 1].split(" *")[0].split()
+        assert m[2] == str(n) and m[3] == s[2] and m[4] == s[12], (lines[i], lines[i + 1])
+        assert int(m[6]) - int(m[5]) == int(s[13])
     # Host timing is noisy (preemption can shrink a calibrated batch): nearly all positive.
     ns = [float(r["ns_per_op"]) for r in rows]
     assert min(ns) >= 0 and sum(x > 0 for x in ns) >= 0.95 * len(ns)

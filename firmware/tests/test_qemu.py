@@ -104,6 +104,17 @@ def check_results(out: Path, log: str):
     med = lambda sz: sorted(float(r["ns_per_op"]) for r in rows if r["implementation"] == "rust-ref"
                             and r["scenario"] == "keystream" and r["size_bits"] == str(sz))[reps // 2]
     assert med(1024) > 100 * med(1)
+    # The power trigger's marker lines (docs/power.md): one per timed batch, before its sample
+    # line, naming its seq, operations and ticks; outside the run's seq (the collector took the run).
+    lines = [l.split(" *")[0] for l in log.splitlines() if "LWCB " in l]
+    lines = [l[l.index("LWCB "):] for l in lines]
+    assert "trigger=markers-only idle_ticks=0" in header
+    markers = [i for i, l in enumerate(lines) if l.startswith("LWCB M ")]
+    assert len(markers) == groups * (reps + warmup)
+    for n, i in enumerate(markers):
+        m, s = lines[i].split(), lines[i + 1].split()
+        assert s[1] in ("S", "W") and m[2] == str(n) and m[3] == s[2] and m[4] == s[12], (lines[i], lines[i + 1])
+        assert int(m[6]) - int(m[5]) == int(s[13])
     run = json.loads((out / "run.json").read_text())
     assert run["machine"]["hostname"] == "qemu-lm3s6965evb"
     assert run["build"]["target"] == TARGET

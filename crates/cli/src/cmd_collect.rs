@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use clap::Args;
-use lwcbench_engine::collect::{parse_log, write_collected, Source};
+use lwcbench_engine::collect::logger::{self, JoinOptions, DEFAULT_MIN_SAMPLES};
+use lwcbench_engine::collect::{parse_log, write_collected_with_power, Source};
 
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["from_log", "port"])))]
@@ -36,6 +37,24 @@ pub struct CollectArgs {
     /// lines); the truncation is recorded in run.json notes.
     #[arg(long)]
     allow_truncated: bool,
+    /// Serial port of a power logger (INA219/INA226, docs/power.md) wired to the board's
+    /// trigger pin: its samples are joined to the board's batches → energy.csv (measured).
+    #[arg(long, value_name = "PORT", requires = "port")]
+    power_port: Option<String>,
+    /// Baud rate of --power-port (the logger sketch's default: a sample line every 1.064 ms
+    /// needs more than 115200).
+    #[arg(long, default_value_t = 1_000_000)]
+    power_baud: u32,
+    /// A power logger's saved capture (with --from-log).
+    #[arg(long, value_name = "FILE", requires = "from_log")]
+    power_from_log: Option<PathBuf>,
+    /// With --power-port: also save the logger's raw capture to this file.
+    #[arg(long, value_name = "FILE")]
+    save_power_log: Option<PathBuf>,
+    /// Fewest power samples a trigger window needs; a batch with fewer is not measured (the
+    /// run says how many operations per batch the next run needs).
+    #[arg(long, value_name = "N")]
+    power_min_samples: Option<usize>,
 }
 
 /// Longest --timeout: 7 days.
@@ -43,6 +62,23 @@ const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
 
 pub fn run(a: &CollectArgs) -> Result<(), String> {
     let started = SystemTime::now();
+    if a.power_port.is_none() && a.power_from_log.is_none() {
+        for (given, name) in
+            [(a.power_min_samples.is_some(), "--power-min-samples"), (a.save_power_log.is_some(), "--save-power-log")]
+        {
+            if given {
+                return Err(format!("{name}: needs a power logger (--power-port or --power-from-log)"));
+            }
+        }
+    }
+    if a.save_power_log.is_some() && a.power_port.is_none() {
+        return Err("--save-power-log: only with --power-port".into());
+    }
+    let min_samples = a.power_min_samples.unwrap_or(DEFAULT_MIN_SAMPLES);
+    if !(2..=1_000_000).contains(&min_samples) {
+        return Err(format!("--power-min-samples: {min_samples} is not from 2 to 1000000"));
+    }
+    let mut power_text: Option<(String, String)> = None;
     let (text, description) = match (&a.from_log, &a.port) {
         (Some(f), _) => {
             let bytes = if f.as_os_str() == "-" {
@@ -52,11 +88,21 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
             } else {
                 std::fs::read(f).map_err(|e| format!("--from-log: {}: {e}", f.display()))?
             };
+            if let Some(pf) = &a.power_from_log {
+                let b = std::fs::read(pf).map_err(|e| format!("--power-from-log: {}: {e}", pf.display()))?;
+                power_text = Some((String::from_utf8_lossy(&b).into_owned(), format!("power log {}", pf.display())));
+            }
             // Terminal logs may hold stray non-UTF-8 bytes (line noise); they can only be in
             // noise lines or make a line's CRC fail.
             (String::from_utf8_lossy(&bytes).into_owned(), format!("log {}", f.display()))
         }
-        (None, Some(p)) => (read_port(p, a)?, format!("serial port {p} at {} baud", a.baud)),
+        (None, Some(p)) => {
+            let (board, power) = read_port(p, a)?;
+            if let (Some(t), Some(pp)) = (power, &a.power_port) {
+                power_text = Some((t, format!("power logger on {pp}")));
+            }
+            (board, format!("serial port {p} at {} baud", a.baud))
+        }
         (None, None) => unreachable!("clap requires one input"),
     };
     let parsed = parse_log(&text);
@@ -69,7 +115,43 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
         PathBuf::from("lwcbench-results").join(format!("{stamp}-board-{board}"))
     });
     let src = Source { description, args: std::env::args().collect(), started };
-    let rec = write_collected(&parsed, &out, a.force, a.allow_truncated, &src)?;
+    let power = match &power_text {
+        None => None,
+        Some((t, what)) => {
+            let log = logger::parse_logger(t);
+            let lines = log.summary_lines(what);
+            for l in &lines {
+                eprintln!("collect: {}", lwcbench_engine::text::one_line(l, 2000));
+            }
+            let r = logger::join(&parsed, &log, &JoinOptions { min_samples }).map_err(|e| {
+                let e = e.strip_prefix("power log: ").unwrap_or(&e);
+                format!("{what}: {}", lwcbench_engine::text::one_line(e, 2000))
+            })?;
+            for x in &r.refused {
+                eprintln!("collect: power: batch {} not measured: {}", x.batch, x.reason);
+            }
+            if let Some(n) = r.refused.iter().filter_map(|x| x.ops_needed).max() {
+                eprintln!("collect: power: some windows had too few samples: the next run needs at least {n} operations per batch");
+            }
+            Some((r, lines))
+        }
+    };
+    let rec = write_collected_with_power(
+        &parsed,
+        &out,
+        a.force,
+        a.allow_truncated,
+        &src,
+        power.as_ref().map(|(r, l)| (r, &l[..])),
+    )?;
+    if let Some((r, _)) = &power {
+        eprintln!(
+            "collect: energy of {} batch(es) measured ({}), {} not measured; energy.csv",
+            r.batches.len(),
+            logger::source_label(r),
+            r.refused.len()
+        );
+    }
     println!(
         "wrote {} ({} samples of {} groups from {}); report: {}",
         out.display(),
@@ -86,7 +168,36 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
 /// Largest capture `collect --port` keeps (a whole run's log is far smaller).
 const MAX_CAPTURE: usize = 256 << 20;
 
-fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
+/// Open a serial port for reading (8N1, no flow control).
+fn open_port(name: &str, baud: u32, what: &str) -> Result<Box<dyn serialport::SerialPort>, String> {
+    serialport::new(name, baud)
+        .timeout(Duration::from_millis(20))
+        .open()
+        .map_err(|e| format!("{what}: cannot open {name}: {e}"))
+}
+
+/// Append what a port has ready (bounded by MAX_CAPTURE).
+fn read_some(port: &mut dyn serialport::SerialPort, buf: &mut Vec<u8>, what: &str, name: &str) -> Result<(), String> {
+    let mut chunk = [0u8; 4096];
+    match port.read(&mut chunk) {
+        // A device that never stops talking must not fill the memory.
+        Ok(n) if buf.len() + n > MAX_CAPTURE => {
+            Err(format!("{what}: {name} sent more than {} MiB without completing a run; stopped", MAX_CAPTURE >> 20))
+        }
+        Ok(n) => {
+            buf.extend_from_slice(&chunk[..n]);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Ok(()),
+        Err(e) => Err(format!("{what}: reading {name}: {e}")),
+    }
+}
+
+/// How long the logger is still read after the board's end line, for the idle samples after
+/// the last batch.
+const POWER_TAIL: Duration = Duration::from_millis(500);
+
+fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), String> {
     // Bounded so the deadline cannot overflow Duration/Instant.
     if !(a.timeout.is_finite() && a.timeout > 0.0 && a.timeout <= MAX_TIMEOUT_S) {
         return Err(format!(
@@ -94,14 +205,14 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
             a.timeout
         ));
     }
-    let mut port = serialport::new(name, a.baud)
-        .timeout(Duration::from_millis(200))
-        .open()
-        .map_err(|e| format!("--port: cannot open {name}: {e}"))?;
+    let mut port = open_port(name, a.baud, "--port")?;
+    let mut power = match &a.power_port {
+        Some(p) => Some((open_port(p, a.power_baud, "--power-port")?, p.as_str(), Vec::new())),
+        None => None,
+    };
     let t0 = Instant::now();
     let deadline = t0 + Duration::from_secs_f64(a.timeout);
     let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
     let mut last_kick: Option<Instant> = None;
     let (mut header_seen, mut scanned) = (false, 0usize);
     eprintln!("collect: reading {name} (timeout {} s); waiting for the board's header line", a.timeout);
@@ -114,17 +225,9 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
             let _ = std::io::Write::write_all(&mut port, b"\n");
             last_kick = Some(Instant::now());
         }
-        match port.read(&mut chunk) {
-            // A board that never stops talking must not fill the memory.
-            Ok(n) if buf.len() + n > MAX_CAPTURE => {
-                return Err(format!(
-                    "--port: {name} sent more than {} MiB without completing a run; stopped",
-                    MAX_CAPTURE >> 20
-                ))
-            }
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
-            Err(e) => return Err(format!("--port: reading {name}: {e}")),
+        read_some(&mut *port, &mut buf, "--port", name)?;
+        if let Some((pp, pn, pb)) = power.as_mut() {
+            read_some(&mut **pp, pb, "--power-port", pn)?;
         }
         // Look at complete lines only; a header restarts the watch for the end line.
         if let Some(nl) = buf.iter().rposition(|&b| b == b'\n' || b == b'\r') {
@@ -139,8 +242,18 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
             }
         }
     };
+    if let Some((pp, pn, pb)) = power.as_mut() {
+        let t = Instant::now();
+        while t.elapsed() < POWER_TAIL {
+            read_some(&mut **pp, pb, "--power-port", pn)?;
+        }
+    }
     if let Some(f) = &a.save_log {
         lwcbench_engine::results::write_atomic_to(f, &buf, "--save-log")?;
+    }
+    let power = power.map(|(_, _, pb)| pb);
+    if let (Some(f), Some(pb)) = (&a.save_power_log, &power) {
+        lwcbench_engine::results::write_atomic_to(f, pb, "--save-power-log")?;
     }
     if outcome.is_err() {
         eprintln!(
@@ -149,5 +262,5 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
             if header_seen { "seen" } else { "never seen" }
         );
     }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+    Ok((String::from_utf8_lossy(&buf).into_owned(), power.map(|pb| String::from_utf8_lossy(&pb).into_owned())))
 }

@@ -57,6 +57,20 @@ pub struct Header {
     pub extra: BTreeMap<String, String>,
 }
 
+/// A marker line (`LWCB M`): one measured batch ran while the trigger pin was high.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Marker {
+    pub line: usize,
+    /// 0, 1, 2, … over the run's triggered batches.
+    pub batch: u64,
+    /// `seq` of the `S`/`W` line this batch timed.
+    pub seq: u64,
+    pub ops: u64,
+    /// Board ticks when the pin went high and low.
+    pub start: u64,
+    pub end: u64,
+}
+
 /// A line the collector could not use.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Issue {
@@ -71,6 +85,11 @@ pub struct Parsed {
     pub header: Option<Header>,
     pub samples: Vec<SampleRow>,
     pub warmup: Vec<SampleRow>,
+    /// `seq` of each row of `samples` and `warmup`.
+    pub sample_seqs: Vec<u64>,
+    pub warmup_seqs: Vec<u64>,
+    /// Marker lines of triggered batches (docs/power.md), in batch order.
+    pub markers: Vec<Marker>,
     /// (samples, warmup, crc) of the end line, if one was read.
     pub end: Option<(usize, usize, u32)>,
     pub malformed: Vec<Issue>,
@@ -134,7 +153,12 @@ fn pct_decode(s: &str) -> Result<String, String> {
 
 /// The body (from the marker to before ` *`) of a line, checked against its CRC.
 fn checked_body(line: &str) -> Result<Option<&str>, String> {
-    let Some(at) = line.find(MARKER) else { return Ok(None) };
+    checked_body_after(line, MARKER)
+}
+
+/// [`checked_body`] for lines that start with `marker` (the power logger's `LWCP `).
+fn checked_body_after<'a>(line: &'a str, marker: &str) -> Result<Option<&'a str>, String> {
+    let Some(at) = line.find(marker) else { return Ok(None) };
     let rest = line[at..].trim_end_matches([' ', '\t']);
     let star = rest.rfind(" *").ok_or("no checksum (' *crc'): line cut off")?;
     let (body, crc) = (&rest[..star], &rest[star + 2..]);
@@ -253,6 +277,8 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
     })
 }
 
+pub mod logger;
+
 const FAMILIES: [&str; 3] = ["stream", "block", "aead"];
 const SCENARIOS: [&str; 7] = ["full", "keystream", "init", "keysetup", "encrypt", "decrypt", "reading"];
 const KIVS: [&str; 4] = ["s,s", "s,r", "r,s", "r,r"];
@@ -314,6 +340,28 @@ fn parse_sample(h: &Header, f: &[&str]) -> Result<(u64, SampleRow), String> {
         cycles_per_op: cycles.map(|c| c as f64 / batch as f64),
     };
     Ok((seq, row))
+}
+
+/// Fields of an `M` line (after the type).
+fn parse_marker(line: usize, f: &[&str]) -> Result<Marker, String> {
+    if f.len() != 5 {
+        return Err(format!("{} fields after the type, 5 expected", f.len()));
+    }
+    let m = Marker {
+        line,
+        batch: num(f[0], "batch")?,
+        seq: num(f[1], "seq")?,
+        ops: num(f[2], "operations")?,
+        start: num(f[3], "start ticks")?,
+        end: num(f[4], "end ticks")?,
+    };
+    if m.ops == 0 {
+        return Err("0 operations: a batch runs at least one".into());
+    }
+    if m.end < m.start {
+        return Err(format!("end ticks {} before start ticks {}", m.end, m.start));
+    }
+    Ok(m)
 }
 
 fn parse_end(f: &[&str]) -> Result<(usize, usize, u32), String> {
@@ -414,13 +462,29 @@ pub fn parse_log(text: &str) -> Parsed {
                     run_crc = crc32_update(run_crc, body.as_bytes());
                     run_crc = crc32_update(run_crc, b"\n");
                     if kind == "S" {
-                        p.samples.push(row)
+                        p.samples.push(row);
+                        p.sample_seqs.push(seq);
                     } else {
-                        p.warmup.push(row)
+                        p.warmup.push(row);
+                        p.warmup_seqs.push(seq);
                     }
                     Ok(())
                 }),
             },
+            // Markers are outside seq and the end line's crc: a board without the trigger
+            // prints the same S/W lines.
+            "M" => parse_marker(no, &fields[2..]).and_then(|m| match p.markers.last() {
+                Some(l) if m.batch <= l.batch => {
+                    Err(format!("batch {} repeats or goes back (last {})", m.batch, l.batch))
+                }
+                Some(l) if m.start < l.end => {
+                    Err(format!("start ticks {} before the last batch's end {}", m.start, l.end))
+                }
+                _ => {
+                    p.markers.push(m);
+                    Ok(())
+                }
+            }),
             "E" => parse_end(&fields[2..]).map(|e| {
                 p.end = Some(e);
                 end_seen = true;
@@ -519,6 +583,19 @@ pub fn write_collected(
     force: bool,
     allow_truncated: bool,
     src: &Source,
+) -> Result<RunRecord, String> {
+    write_collected_with_power(p, out, force, allow_truncated, src, None)
+}
+
+/// [`write_collected`], plus `energy.csv` and `energy_batches.csv` when a power log was joined
+/// ([`logger::join`]).
+pub fn write_collected_with_power(
+    p: &Parsed,
+    out: &Path,
+    force: bool,
+    allow_truncated: bool,
+    src: &Source,
+    power: Option<(&logger::PowerResult, &[String])>,
 ) -> Result<RunRecord, String> {
     let h = match &p.header {
         Some(h) => h,
@@ -635,7 +712,14 @@ pub fn write_collected(
         record.clock.overhead_ns = 0.0;
         record.notes.push("the firmware did not report its timer overhead (overhead_ns = 0)".into());
     }
-    let extra = [("board-log.txt", p.raw.clone().into_bytes())];
+    let mut extra = vec![("board-log.txt", p.raw.clone().into_bytes())];
+    if let Some((pr, log_notes)) = power {
+        let (groups, batches, notes) = logger::energy_files(p, pr);
+        record.notes.extend(log_notes.iter().cloned());
+        record.notes.extend(notes);
+        extra.push(("energy.csv", groups));
+        extra.push(("energy_batches.csv", batches));
+    }
     crate::output::write_rows(out, &p.samples, &p.warmup, &mut record, &extra, "")
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(record)

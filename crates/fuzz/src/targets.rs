@@ -3,7 +3,7 @@ use lwcbench_engine::{collect, dataset, external, video};
 
 use crate::{check_error, Rng, Scratch, Target};
 
-pub const ALL: [Target; 6] = [BOARD_LOG, DATASET, Y4M, ENGINE_LINES, RUN_DIR, LINK_FRAME];
+pub const ALL: [Target; 7] = [BOARD_LOG, POWER_LOG, DATASET, Y4M, ENGINE_LINES, RUN_DIR, LINK_FRAME];
 
 // ---- board log (`lwcbench collect`) ----------------------------------------------------------
 
@@ -16,7 +16,7 @@ pub fn fix_crcs(_: &mut Rng, input: Vec<u8>) -> Vec<u8> {
         if i > 0 {
             out.push('\n');
         }
-        match (line.find("LWCB "), line.rfind(" *")) {
+        match (line.find("LWCB ").or_else(|| line.find("LWCP ")), line.rfind(" *")) {
             (Some(a), Some(b)) if b > a => {
                 let body = &line[a..b];
                 out.push_str(&line[..b]);
@@ -58,6 +58,60 @@ fn board_log(input: &[u8], s: &mut Scratch) -> Result<(), String> {
 }
 
 pub const BOARD_LOG: Target = Target { name: "board-log", check: board_log, fixup: Some(fix_crcs) };
+
+// ---- power log beside a board log (`lwcbench collect --power-…`) -------------------------------
+
+/// Separates the board log from the logger's log in a power-log input.
+pub const POWER_SPLIT: &str = "\n=== power ===\n";
+
+fn power_log(input: &[u8], s: &mut Scratch) -> Result<(), String> {
+    use collect::logger;
+    let text = String::from_utf8_lossy(input);
+    let (board, power) = text.split_once(POWER_SPLIT).unwrap_or((&text, ""));
+    let p = collect::parse_log(board);
+    let log = logger::parse_logger(power);
+    for l in log.summary_lines("power log") {
+        check_error(&lwcbench_engine::text::one_line(&l, 400))?;
+    }
+    for x in &log.samples {
+        if !(x.volts.is_finite() && x.amps.is_finite()) {
+            return Err(format!("sample accepted with {} V, {} A", x.volts, x.amps));
+        }
+    }
+    let r = match logger::join(&p, &log, &logger::JoinOptions { min_samples: 3 }) {
+        Ok(r) => r,
+        Err(e) => return check_error(&e),
+    };
+    for b in &r.batches {
+        let v = [b.energy_j, b.u_random_j, b.u_sys_j, b.duration_s];
+        if v.iter().any(|x| !x.is_finite()) || b.u_random_j < 0.0 || b.u_sys_j < 0.0 || b.samples < 3 {
+            return Err(format!("batch {} accepted with energy {v:?} from {} samples", b.batch, b.samples));
+        }
+    }
+    for g in logger::by_group(&p, &r) {
+        if !(g.energy_per_op_j_measured.is_finite() && g.energy_per_op_u_j.is_finite()) {
+            return Err(format!("group energy {} ± {}", g.energy_per_op_j_measured, g.energy_per_op_u_j));
+        }
+    }
+    // Writing a run directory costs far more than parsing (files synced, a report rendered):
+    // one accepted input in eight is written, so the CI budget goes to parsing and joining.
+    if input.len() % 8 != 0 {
+        return Ok(());
+    }
+    let out = s.dir.path().join("power-run");
+    let src = collect::Source {
+        description: "fuzz log".into(),
+        args: vec!["lwcbench".into(), "collect".into()],
+        started: std::time::SystemTime::now(),
+    };
+    let notes = log.summary_lines("power log");
+    match collect::write_collected_with_power(&p, &out, true, true, &src, Some((&r, &notes))) {
+        Ok(_) => Ok(()),
+        Err(e) => check_error(&e),
+    }
+}
+
+pub const POWER_LOG: Target = Target { name: "power-log", check: power_log, fixup: Some(fix_crcs) };
 
 // ---- dataset CSV ------------------------------------------------------------------------------
 

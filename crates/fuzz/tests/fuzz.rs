@@ -8,6 +8,11 @@ fn fuzz_board_log() {
 }
 
 #[test]
+fn fuzz_power_log() {
+    fuzz_and_assert(&targets::POWER_LOG);
+}
+
+#[test]
 fn fuzz_dataset() {
     fuzz_and_assert(&targets::DATASET);
 }

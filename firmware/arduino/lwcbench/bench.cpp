@@ -20,7 +20,7 @@ uint32_t lwc_crc32_update(uint32_t crc, const uint8_t *d, size_t n) {
 
 /* One output line. */
 struct Line {
-    char b[512];
+    char b[768]; /* the header with long build strings and the trigger keys */
     size_t n;
     void str(const char *s) {
         while (*s && n < sizeof b - 16) b[n++] = *s++;
@@ -118,7 +118,7 @@ struct Work {
 };
 
 static Work w;
-static uint64_t seq, n_samples, n_warm;
+static uint64_t seq, n_samples, n_warm, n_batch;
 
 static void group(const LwcBoardInfo &info, const LwcConfig &cfg, int kiv) {
     uint64_t batch = 1;
@@ -149,12 +149,34 @@ static void group(const LwcBoardInfo &info, const LwcConfig &cfg, int kiv) {
         if (rk) fill(w.key, w.c->key_bytes);
         if (riv) fill(w.iv, w.c->iv_bytes);
         w.prepare();
+        if (cfg.trigger_pin) {
+            uint64_t idle = lwc_ticks();
+            while (lwc_ticks() - idle < cfg.idle_ticks) {
+            }
+            lwc_trigger(true);
+        }
         uint32_t c0 = 0, c1 = 0;
         bool hc = lwc_cycles(&c0);
         uint64_t t0 = lwc_ticks();
         w.run(batch);
         uint64_t t = lwc_ticks() - t0;
         hc = lwc_cycles(&c1) && hc;
+        if (cfg.trigger_pin) {
+            lwc_trigger(false);
+            /* outside seq and the end line's crc (docs/power.md) */
+            line.n = 0;
+            line.str("LWCB M ");
+            line.u64(n_batch++);
+            line.str(" ");
+            line.u64(seq);
+            line.str(" ");
+            line.u64(batch);
+            line.str(" ");
+            line.u64(t0);
+            line.str(" ");
+            line.u64(t0 + t);
+            finish(false);
+        }
         /* a 32-bit counter wraps: trust it only well inside one period, judged by the ticks */
         uint64_t expect = info.tick_hz ? t * (uint64_t)(info.cpu_hz / info.tick_hz) : 0;
         bool warm = i < cfg.warmup;
@@ -190,7 +212,7 @@ static void group(const LwcBoardInfo &info, const LwcConfig &cfg, int kiv) {
 }
 
 void lwc_run(const LwcBoardInfo &info, const LwcConfig &cfg, const LwcCipher *ciphers, size_t n) {
-    seq = n_samples = n_warm = 0;
+    seq = n_samples = n_warm = n_batch = 0;
     run_crc = 0;
     rng = cfg.seed ^ 0x9E3779B97F4A7C15ULL;
     uint64_t ovh[31];
@@ -243,6 +265,12 @@ void lwc_run(const LwcBoardInfo &info, const LwcConfig &cfg, const LwcCipher *ci
     for (int i = 0; i < 6; i++) {
         line.str(k[i]);
         line.pct(v[i]);
+    }
+    if (cfg.trigger_pin) {
+        line.str(" trigger=");
+        line.pct(cfg.trigger_pin);
+        line.str(" idle_ticks=");
+        line.u64(cfg.idle_ticks);
     }
     finish(false);
     for (size_t ci = 0; ci < n; ci++) {

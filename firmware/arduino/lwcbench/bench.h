@@ -10,6 +10,7 @@
 uint64_t lwc_ticks(void);                    /* monotonic, at BoardInfo.tick_hz */
 bool lwc_cycles(uint32_t *c);                /* free-running 32-bit core-cycle counter */
 void lwc_write(const uint8_t *b, size_t n);  /* to the host */
+void lwc_trigger(bool high);                 /* the power logger's trigger pin (docs/power.md) */
 
 struct LwcBoardInfo {
     const char *board, *mcu;
@@ -31,6 +32,10 @@ struct LwcCipher {
 struct LwcConfig {
     uint32_t reps, warmup;
     uint64_t min_sample_ticks, seed;
+    /* The power trigger: the pin's name for the header, or NULL for none (no marker lines);
+     * ticks to wait with the pin low before each batch (the logger's idle baseline). */
+    const char *trigger_pin;
+    uint64_t idle_ticks;
 };
 
 uint32_t lwc_crc32_update(uint32_t crc, const uint8_t *data, size_t n);

@@ -18,6 +18,16 @@
 #define LWCB_MIN_TICKS 2000 // µs: micros() resolution is 1 µs, so ≥ 0.05 % per sample
 #endif
 
+// The power logger's trigger (docs/power.md): high while a measured batch runs; -1 = none.
+#ifndef LWCB_TRIGGER_PIN
+#define LWCB_TRIGGER_PIN 4
+#endif
+#ifndef LWCB_IDLE_TICKS
+#define LWCB_IDLE_TICKS 2000 // µs low before each batch: the logger's idle baseline
+#endif
+#define LWCB_STR2(x) #x
+#define LWCB_STR(x) LWCB_STR2(x)
+
 #if defined(ARDUINO_ARCH_ESP8266)
 #define LWCB_BOARD "esp8266"
 #define LWCB_MCU "ESP8266 Xtensa LX106"
@@ -75,7 +85,21 @@ void lwc_write(const uint8_t *b, size_t n) {
     yield(); // between samples only: feeds the ESP8266 software watchdog
 }
 
-void setup() { Serial.begin(115200); }
+void lwc_trigger(bool high) {
+#if LWCB_TRIGGER_PIN >= 0
+    digitalWrite(LWCB_TRIGGER_PIN, high ? HIGH : LOW);
+#else
+    (void)high;
+#endif
+}
+
+void setup() {
+    Serial.begin(115200);
+#if LWCB_TRIGGER_PIN >= 0
+    pinMode(LWCB_TRIGGER_PIN, OUTPUT);
+    digitalWrite(LWCB_TRIGGER_PIN, LOW);
+#endif
+}
 
 void loop() {
     lwc_info_line("ready: send any byte to start");
@@ -86,6 +110,10 @@ void loop() {
     LwcBoardInfo info = {LWCB_BOARD, LWCB_MCU, ESP.getCpuFreqMHz() * 1000000u, 1000000u, "micros()",
                          "ESP.getCycleCount() 32-bit", "0.1.0", "g++ " __VERSION__, "arduino", "core default",
                          LWCB_BOARD, "unknown"};
-    LwcConfig cfg = {LWCB_REPS, LWCB_WARMUP, LWCB_MIN_TICKS, 1};
+#if LWCB_TRIGGER_PIN >= 0
+    LwcConfig cfg = {LWCB_REPS, LWCB_WARMUP, LWCB_MIN_TICKS, 1, "GPIO" LWCB_STR(LWCB_TRIGGER_PIN), LWCB_IDLE_TICKS};
+#else
+    LwcConfig cfg = {LWCB_REPS, LWCB_WARMUP, LWCB_MIN_TICKS, 1, nullptr, 0};
+#endif
     lwc_run(info, cfg, CIPHERS, sizeof CIPHERS / sizeof CIPHERS[0]);
 }

@@ -10,6 +10,20 @@ unsigned long micros(void);
 unsigned long millis(void);
 void yield(void);
 
+#define LOW 0
+#define HIGH 1
+#define OUTPUT 1
+void pinMode(uint8_t pin, uint8_t mode);
+void digitalWrite(uint8_t pin, uint8_t level);
+#define INPUT 0
+#define CHANGE 1
+int digitalRead(uint8_t pin);
+void delay(unsigned long ms);
+void attachInterrupt(uint8_t irq, void (*isr)(void), int mode);
+#define digitalPinToInterrupt(p) (p)
+void noInterrupts(void);
+void interrupts(void);
+
 class HardwareSerial {
   public:
     void begin(unsigned long baud);

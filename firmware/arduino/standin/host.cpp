@@ -14,6 +14,15 @@ static uint64_t ns() {
 unsigned long micros(void) { return (unsigned long)(ns() / 1000); }
 unsigned long millis(void) { return (unsigned long)(ns() / 1000000); }
 void yield(void) {}
+// The trigger pin: its changes are counted and reported on stderr at exit, for the test.
+static unsigned long trigger_rises, trigger_falls;
+static int trigger_level;
+void pinMode(uint8_t, uint8_t) {}
+void digitalWrite(uint8_t, uint8_t level) {
+    if (level && !trigger_level) trigger_rises++;
+    if (!level && trigger_level) trigger_falls++;
+    trigger_level = level;
+}
 
 static int pending = -2;
 void HardwareSerial::begin(unsigned long) {}
@@ -39,5 +48,6 @@ void loop();
 int main() {
     setup();
     loop();
+    fprintf(stderr, "trigger: %lu rises, %lu falls\n", trigger_rises, trigger_falls);
     return 0;
 }

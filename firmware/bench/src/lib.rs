@@ -36,6 +36,19 @@ pub trait Board {
     fn cycles(&mut self) -> Option<u32>;
     /// Send bytes to the host (blocking until queued).
     fn write(&mut self, bytes: &[u8]);
+    /// Drive the power logger's trigger pin (docs/power.md); a board without one ignores it.
+    fn trigger(&mut self, _high: bool) {}
+}
+
+/// The power logger's trigger (docs/power.md): the board drives a pin high while each timed
+/// batch runs and prints a marker line (`LWCB M`) with the batch's ticks.
+#[derive(Clone, Copy)]
+pub struct Trigger {
+    /// The pin, as printed in the header (`trigger=GP15`).
+    pub pin: &'static str,
+    /// Ticks the board waits with the pin low before each batch, so the logger sees the idle
+    /// draw between batches (its baseline).
+    pub idle_ticks: u64,
 }
 
 /// Facts printed in the header line (see docs/board.md for each key).
@@ -65,6 +78,8 @@ pub struct Config {
     pub min_sample_ticks: u64,
     pub seed: u64,
     pub sizes: &'static [usize],
+    /// The power logger's trigger; None = no pin, no marker lines.
+    pub trigger: Option<Trigger>,
 }
 
 /// The DRACO study's suite: 1, 8, 128 and 1024 bits.
@@ -124,9 +139,12 @@ impl Rng {
     }
 }
 
+/// Longest output line: the header with every key, long build strings and the trigger.
+const LINE_MAX: usize = 768;
+
 /// One output line being built: body, then ` *crc\r\n`.
 struct Line {
-    buf: [u8; 512],
+    buf: [u8; LINE_MAX],
     len: usize,
 }
 
@@ -166,6 +184,8 @@ struct Out<'b, B: Board> {
     run_crc: u32,
     samples: u64,
     warmups: u64,
+    /// Next marker line's batch id.
+    batch: u64,
 }
 
 impl<B: Board> Out<'_, B> {
@@ -194,7 +214,8 @@ impl<B: Board> Out<'_, B> {
 
 /// Print an `LWCB I` line (ignored by the collector; for a human watching the terminal).
 pub fn info_line<B: Board>(board: &mut B, msg: &str) {
-    let mut o = Out { board, line: Line { buf: [0; 512], len: 0 }, seq: 0, run_crc: 0, samples: 0, warmups: 0 };
+    let mut o =
+        Out { board, line: Line { buf: [0; LINE_MAX], len: 0 }, seq: 0, run_crc: 0, samples: 0, warmups: 0, batch: 0 };
     o.info(format_args!("{msg}"));
 }
 
@@ -256,7 +277,8 @@ pub fn groups(n_ciphers: usize, sizes: &[usize]) -> usize {
 pub fn run<B: Board>(board: &mut B, info: &BoardInfo, cfg: &Config, ciphers: &mut [&mut dyn StreamCipher]) {
     assert!(cfg.sizes.iter().all(|&s| s > 0 && s <= MAX_BYTES * 8), "sizes must be 1..=1024 bits");
     let ovh = overhead(board);
-    let mut o = Out { board, line: Line { buf: [0; 512], len: 0 }, seq: 0, run_crc: 0, samples: 0, warmups: 0 };
+    let mut o =
+        Out { board, line: Line { buf: [0; LINE_MAX], len: 0 }, seq: 0, run_crc: 0, samples: 0, warmups: 0, batch: 0 };
     let n_groups = groups(ciphers.len(), cfg.sizes);
     {
         let l = o.start();
@@ -286,6 +308,9 @@ pub fn run<B: Board>(board: &mut B, info: &BoardInfo, cfg: &Config, ciphers: &mu
             Pct(info.target),
             Pct(info.commit)
         );
+        if let Some(tr) = cfg.trigger {
+            let _ = write!(l, " trigger={} idle_ticks={}", Pct(tr.pin), tr.idle_ticks);
+        }
     }
     o.finish(false);
     let mut rng = Rng(cfg.seed ^ 0x9E37_79B9_7F4A_7C15);
@@ -371,11 +396,19 @@ fn measure_group<B: Board>(
             rng.fill(&mut w.iv[..w.ivlen]);
         }
         w.prepare();
+        if let Some(tr) = cfg.trigger {
+            let idle = o.board.ticks();
+            while ticks_since(o.board, idle) < tr.idle_ticks {}
+            o.board.trigger(true);
+        }
         let c0 = o.board.cycles();
         let t0 = o.board.ticks();
         w.run(batch);
         let t = ticks_since(o.board, t0);
         let c1 = o.board.cycles();
+        if cfg.trigger.is_some() {
+            o.board.trigger(false);
+        }
         // The cycle counter wraps: trust its difference only well inside one period, judged
         // by the tick counter.
         let expect_cycles = t as u128 * info.cpu_hz as u128 / info.tick_hz.max(1) as u128;
@@ -388,6 +421,14 @@ fn measure_group<B: Board>(
         let warm = i < cfg.warmup;
         let rep = if warm { i } else { i - cfg.warmup };
         let seq = o.seq;
+        if cfg.trigger.is_some() {
+            // Outside seq and the end line's crc: the S/W lines are those of a run without it.
+            let id = o.batch;
+            let l = o.start();
+            let _ = write!(l, "LWCB M {id} {seq} {batch} {t0} {}", t0.wrapping_add(t));
+            o.finish(false);
+            o.batch += 1;
+        }
         let l = o.start();
         let _ = write!(
             l,
@@ -420,6 +461,8 @@ mod tests {
     struct Fake {
         t: u64,
         out: Vec<u8>,
+        /// (tick, level) of every trigger change.
+        pin: Vec<(u64, bool)>,
     }
     impl Board for Fake {
         fn ticks(&mut self) -> u64 {
@@ -431,6 +474,9 @@ mod tests {
         }
         fn write(&mut self, b: &[u8]) {
             self.out.extend_from_slice(b);
+        }
+        fn trigger(&mut self, high: bool) {
+            self.pin.push((self.t, high));
         }
     }
 
@@ -457,8 +503,8 @@ mod tests {
 
     #[test]
     fn run_prints_the_promised_lines() {
-        let mut b = Fake { t: 0, out: Vec::new() };
-        let cfg = Config { reps: 3, warmup: 1, min_sample_ticks: 5, seed: 1, sizes: &[8, 1024] };
+        let mut b = Fake { t: 0, out: Vec::new(), pin: Vec::new() };
+        let cfg = Config { reps: 3, warmup: 1, min_sample_ticks: 5, seed: 1, sizes: &[8, 1024], trigger: None };
         let mut t = Trivium::default();
         let mut d = DracoRef::default();
         run(&mut b, &INFO, &cfg, &mut [&mut t, &mut d]);
@@ -487,5 +533,84 @@ mod tests {
         let (ticks, cycles): (u64, u64) = (f[13].parse().unwrap(), f[14].parse().unwrap());
         assert!(f[12].parse::<u64>().unwrap() >= 1);
         assert_eq!(cycles, 3 * (ticks + 7));
+        assert!(b.pin.is_empty() && count("LWCB M ") == 0);
+    }
+
+    /// The QEMU image's header with the trigger keys overflowed a 512-byte line (the collector
+    /// then found no header at all); the same strings with a whole commit id must fit.
+    #[test]
+    fn a_long_header_with_the_trigger_keeps_its_checksum() {
+        let mut b = Fake { t: 0, out: Vec::new(), pin: Vec::new() };
+        let info = BoardInfo {
+            board: "qemu-lm3s6965evb",
+            mcu: "Cortex-M3 (QEMU TCG, -icount)",
+            timer: "SysTick (core clock) extended to 64 bits",
+            cpu_hz: 12_500_000,
+            tick_hz: 12_500_000,
+            cycles: "none",
+            firmware: "0.1.0",
+            compiler: "rustc 1.95.0 (59807616e 2026-04-14)",
+            profile: "release",
+            opt: "3",
+            target: "thumbv7m-none-eabi",
+            // a whole commit id, as a build from a detached checkout may give
+            commit: "984892ae76c5f0d2c8a41e3b9d7f6a5c4b3e2d1f",
+            ..INFO
+        };
+        let tr = Trigger { pin: "markers-only", idle_ticks: 0 };
+        let cfg = Config { reps: 1, warmup: 0, min_sample_ticks: 5, seed: 1, sizes: &[8], trigger: Some(tr) };
+        let (mut r, mut f, mut t, mut g) =
+            (DracoRef::default(), DracoFast::default(), Trivium::default(), Grain128a::default());
+        run(&mut b, &info, &cfg, &mut [&mut r, &mut f, &mut t, &mut g]);
+        let text = String::from_utf8(b.out).unwrap();
+        let header = text.split("\r\n").next().unwrap();
+        let (body, crc) = header.rsplit_once(" *").expect("the header has its checksum");
+        assert!(body.ends_with(" trigger=markers-only idle_ticks=0"), "{body}");
+        assert_eq!(u32::from_str_radix(crc, 16).unwrap(), crc32_update(0, body.as_bytes()));
+    }
+
+    #[test]
+    fn the_trigger_encloses_each_timed_batch_and_its_marker_names_it() {
+        let mut b = Fake { t: 0, out: Vec::new(), pin: Vec::new() };
+        let tr = Trigger { pin: "GP15", idle_ticks: 50 };
+        let cfg = Config { reps: 2, warmup: 1, min_sample_ticks: 5, seed: 1, sizes: &[8], trigger: Some(tr) };
+        let mut t = Trivium::default();
+        run(&mut b, &INFO, &cfg, &mut [&mut t]);
+        let text = String::from_utf8(b.out).unwrap();
+        let lines: Vec<&str> = text.split("\r\n").filter(|l| !l.is_empty()).collect();
+        assert!(lines[0].contains(" trigger=GP15 idle_ticks=50 *"), "{}", lines[0]);
+        let g = groups(1, &[8]);
+        let markers: Vec<Vec<u64>> = lines
+            .iter()
+            .filter(|l| l.starts_with("LWCB M "))
+            .map(|l| l.rsplit_once(" *").unwrap().0.split(' ').skip(2).map(|x| x.parse().unwrap()).collect())
+            .collect();
+        assert_eq!(markers.len(), g * 3, "one marker per warm-up and measured sample");
+        assert_eq!(b.pin.len(), 2 * markers.len());
+        for (i, m) in markers.iter().enumerate() {
+            let (id, seq, ops, start, end) = (m[0], m[1], m[2], m[3], m[4]);
+            assert_eq!((id, seq), (i as u64, i as u64));
+            // the sample line right after the marker: same seq, batch and ticks
+            let at = lines.iter().position(|l| l.starts_with(&format!("LWCB M {id} "))).unwrap();
+            let f: Vec<&str> = lines[at + 1].split(' ').collect();
+            assert!(f[1] == "S" || f[1] == "W");
+            assert_eq!(f[2].parse::<u64>().unwrap(), seq);
+            assert_eq!(f[12].parse::<u64>().unwrap(), ops);
+            assert_eq!(f[13].parse::<u64>().unwrap(), end - start);
+            // the pin rises before the first tick read and falls after the last; the fake
+            // clock advances 7 per read, so the idle wait shows as ≥ 50 ticks low before it
+            let ((rise, hi), (fall, lo)) = (b.pin[2 * i], b.pin[2 * i + 1]);
+            assert!(hi && !lo && rise < start && fall >= end, "{rise} {start} {end} {fall}");
+            if i > 0 {
+                assert!(rise - b.pin[2 * i - 1].0 >= 50);
+            }
+        }
+        // markers are outside the run checksum: the end line's crc covers S/W lines only
+        let mut crc = 0;
+        for l in lines.iter().filter(|l| l.starts_with("LWCB S ") || l.starts_with("LWCB W ")) {
+            crc = crc32_update(crc, l.rsplit_once(" *").unwrap().0.as_bytes());
+            crc = crc32_update(crc, b"\n");
+        }
+        assert!(lines.last().unwrap().contains(&format!("crc={crc:08x}")));
     }
 }

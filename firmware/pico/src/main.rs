@@ -11,9 +11,11 @@
 
 use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m::peripheral::SYST;
-use lwc_board_bench::{Board, BoardInfo, Config, DracoFast, DracoRef, Grain128a, Trivium};
+use embedded_hal::digital::OutputPin;
+use lwc_board_bench::{Board, BoardInfo, Config, DracoFast, DracoRef, Grain128a, Trigger, Trivium};
 use lwcbench_core::StreamCipher;
 use rp_pico::entry;
+use rp_pico::hal::gpio::{DynBankId, DynPinId, DynPullType, FunctionSioOutput, Pin};
 use rp_pico::hal::{self, pac, Clock};
 use usb_device::class_prelude::UsbBusAllocator;
 use usb_device::prelude::*;
@@ -26,8 +28,14 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     }
 }
 
+/// GPIO the power logger's trigger input is wired to (docs/power.md); change it here.
+const TRIGGER_GPIO: u8 = 15;
+/// Its name in the header.
+const TRIGGER_NAME: &str = "GP15";
+
 struct Pico<'a> {
     timer: hal::Timer,
+    trigger: Pin<DynPinId, FunctionSioOutput, DynPullType>,
     usb: UsbDevice<'a, hal::usb::UsbBus>,
     serial: SerialPort<'a, hal::usb::UsbBus>,
 }
@@ -69,9 +77,21 @@ impl Board for Pico<'_> {
         }
         let _ = self.serial.flush();
     }
+    fn trigger(&mut self, high: bool) {
+        // SIO output: infallible.
+        let _ = if high { self.trigger.set_high() } else { self.trigger.set_low() };
+    }
 }
 
-const CONFIG: Config = Config { reps: 30, warmup: 3, min_sample_ticks: 1_000, seed: 1, sizes: lwc_board_bench::SIZES };
+/// 2 ms idle before each batch: two INA219 12-bit samples of the baseline (docs/power.md).
+const CONFIG: Config = Config {
+    reps: 30,
+    warmup: 3,
+    min_sample_ticks: 1_000,
+    seed: 1,
+    sizes: lwc_board_bench::SIZES,
+    trigger: Some(Trigger { pin: TRIGGER_NAME, idle_ticks: 2_000 }),
+};
 
 #[entry]
 fn main() -> ! {
@@ -113,7 +133,16 @@ fn main() -> ! {
         .unwrap()
         .device_class(usbd_serial::USB_CLASS_CDC)
         .build();
-    let mut b = Pico { timer, usb, serial };
+    // Releases IO_BANK0 and PADS_BANK0 from reset; the trigger pin is then taken by number.
+    let sio = hal::Sio::new(pac.SIO);
+    let _pins = hal::gpio::Pins::new(pac.IO_BANK0, pac.PADS_BANK0, sio.gpio_bank0, &mut pac.RESETS);
+    // SAFETY: no other handle to this pin is used (the typed `_pins` are never touched).
+    let trigger = unsafe { hal::gpio::new_pin(DynPinId { bank: DynBankId::Bank0, num: TRIGGER_GPIO }) }
+        .try_into_function::<FunctionSioOutput>()
+        .ok()
+        .unwrap();
+    let mut b = Pico { timer, trigger, usb, serial };
+    b.trigger(false);
     let info = BoardInfo {
         board: "rpi-pico",
         mcu: "RP2040 Cortex-M0+",

@@ -13,7 +13,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m::peripheral::SYST;
 use cortex_m_rt::{entry, exception};
-use lwc_board_bench::{Board, BoardInfo, Config, DracoFast, DracoRef, Grain128a, Trivium};
+use lwc_board_bench::{Board, BoardInfo, Config, DracoFast, DracoRef, Grain128a, Trigger, Trivium};
 use lwcbench_core::StreamCipher;
 
 /// PL011 UART0 registers (LM3S6965 datasheet, "UART Register Map").
@@ -84,8 +84,17 @@ const INFO: BoardInfo = BoardInfo {
     commit: lwc_board_bench::build::COMMIT,
 };
 
-/// Few repetitions: the emulated run is a test of the path, not a measurement campaign.
-const CONFIG: Config = Config { reps: 3, warmup: 1, min_sample_ticks: 2_000, seed: 1, sizes: lwc_board_bench::SIZES };
+/// Few repetitions: the emulated run is a test of the path, not a measurement campaign. No
+/// pin to drive, but the marker lines of the power trigger are printed, so the collector's
+/// marker path is tested end to end (no idle wait: nothing draws power here).
+const CONFIG: Config = Config {
+    reps: 3,
+    warmup: 1,
+    min_sample_ticks: 2_000,
+    seed: 1,
+    sizes: lwc_board_bench::SIZES,
+    trigger: Some(Trigger { pin: "markers-only", idle_ticks: 0 }),
+};
 
 fn fmt_calibration(buf: &mut [u8; 64], ticks: u64) -> &str {
     const P: &[u8] = b"calibration: 2000000 instructions = ";
