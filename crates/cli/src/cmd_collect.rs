@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use clap::Args;
+use lwcbench_engine::collect::logger::write_collected_with_power;
 use lwcbench_engine::collect::logger::{self, JoinOptions, DEFAULT_MIN_SAMPLES};
-use lwcbench_engine::collect::{parse_log, write_collected_with_power, Source};
+use lwcbench_engine::collect::{parse_log, Source};
 
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["from_log", "port"])))]

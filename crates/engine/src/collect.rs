@@ -584,18 +584,19 @@ pub fn write_collected(
     allow_truncated: bool,
     src: &Source,
 ) -> Result<RunRecord, String> {
-    write_collected_with_power(p, out, force, allow_truncated, src, None)
+    write_collected_with(p, out, force, allow_truncated, src, vec![], vec![])
 }
 
-/// [`write_collected`], plus `energy.csv` and `energy_batches.csv` when a power log was joined
-/// ([`logger::join`]).
-pub fn write_collected_with_power(
+/// [`write_collected`] plus extra result files and run.json notes (the power join's
+/// `energy.csv`, written by the logger module, which builds on this one).
+pub fn write_collected_with(
     p: &Parsed,
     out: &Path,
     force: bool,
     allow_truncated: bool,
     src: &Source,
-    power: Option<(&logger::PowerResult, &[String])>,
+    extra_files: Vec<(&'static str, Vec<u8>)>,
+    extra_notes: Vec<String>,
 ) -> Result<RunRecord, String> {
     let h = match &p.header {
         Some(h) => h,
@@ -713,13 +714,8 @@ pub fn write_collected_with_power(
         record.notes.push("the firmware did not report its timer overhead (overhead_ns = 0)".into());
     }
     let mut extra = vec![("board-log.txt", p.raw.clone().into_bytes())];
-    if let Some((pr, log_notes)) = power {
-        let (groups, batches, notes) = logger::energy_files(p, pr);
-        record.notes.extend(log_notes.iter().cloned());
-        record.notes.extend(notes);
-        extra.push(("energy.csv", groups));
-        extra.push(("energy_batches.csv", batches));
-    }
+    record.notes.extend(extra_notes);
+    extra.extend(extra_files);
     crate::output::write_rows(out, &p.samples, &p.warmup, &mut record, &extra, "")
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(record)

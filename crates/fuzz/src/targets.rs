@@ -105,7 +105,7 @@ fn power_log(input: &[u8], s: &mut Scratch) -> Result<(), String> {
         started: std::time::SystemTime::now(),
     };
     let notes = log.summary_lines("power log");
-    match collect::write_collected_with_power(&p, &out, true, true, &src, Some((&r, &notes))) {
+    match collect::logger::write_collected_with_power(&p, &out, true, true, &src, Some((&r, &notes))) {
         Ok(_) => Ok(()),
         Err(e) => check_error(&e),
     }

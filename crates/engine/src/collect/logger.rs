@@ -783,6 +783,27 @@ pub fn source_label(r: &PowerResult) -> String {
 }
 
 /// `energy.csv` (per group) and `energy_batches.csv` (per batch), and the `run.json` notes.
+/// [`super::write_collected`], plus `energy.csv` and `energy_batches.csv` when a power log
+/// was joined ([`join`]).
+pub fn write_collected_with_power(
+    p: &Parsed,
+    out: &std::path::Path,
+    force: bool,
+    allow_truncated: bool,
+    src: &super::Source,
+    power: Option<(&PowerResult, &[String])>,
+) -> Result<crate::results::RunRecord, String> {
+    let (mut files, mut notes) = (vec![], vec![]);
+    if let Some((pr, log_notes)) = power {
+        let (groups, batches, join_notes) = energy_files(p, pr);
+        notes.extend(log_notes.iter().cloned());
+        notes.extend(join_notes);
+        files.push(("energy.csv", groups));
+        files.push(("energy_batches.csv", batches));
+    }
+    super::write_collected_with(p, out, force, allow_truncated, src, files, notes)
+}
+
 pub fn energy_files(board: &Parsed, r: &PowerResult) -> (Vec<u8>, Vec<u8>, Vec<String>) {
     let groups = crate::results::to_csv(&by_group(board, r));
     let rows: Vec<BatchRow> = r
