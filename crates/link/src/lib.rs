@@ -12,10 +12,12 @@
 //! * [`gateway_proc`], [`chaos`], [`overload`] — the gateway as a process, faults, overload;
 //! * [`input`] — command-line strings: secrets redacted, control characters refused, session names;
 //! * [`workers`] — K gateway workers on an MQTT v5 shared subscription, replay state in the store;
+//! * [`choose`] — `lwcbench choose`: filters, ranking with ties, robustness and the deploy command;
 //! * [`netcond`], [`sweep`] — the same path across network namespaces under network conditions.
 pub mod attack;
 pub mod broker;
 pub mod chaos;
+pub mod choose;
 pub mod counter;
 pub mod energy;
 pub mod frame;
