@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import pathlib
 import sys
-import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "data" / "mcu-sizes.csv"
@@ -38,6 +36,16 @@ HEADER = """\
 
 class InputError(Exception):
     pass
+
+
+def _emulated_cycles():
+    """scripts/emulated-cycles.py as a module (its file name is not an identifier)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("emulated_cycles", REPO / "scripts" / "emulated-cycles.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def table(size_rows) -> list[list[str]]:
@@ -93,18 +101,7 @@ def main(argv=None) -> int:
     except InputError as e:
         print(f"error: {a.sizes}: {e}", file=sys.stderr)
         return 1
-    # Nothing half-written: a temporary file in the same directory, renamed into place.
-    try:
-        fd, tmp = tempfile.mkstemp(dir=a.out.parent, prefix=".mcu-sizes.")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, a.out)
-    except OSError as e:
-        print(f"error: --out {a.out}: {e.strerror or e}", file=sys.stderr)
-        return 1
-    print(f"wrote {a.out}", file=sys.stderr)
-    return 0
-
+    return _emulated_cycles().write_table(text, a.out)
 
 if __name__ == "__main__":
     sys.exit(main())

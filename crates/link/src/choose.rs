@@ -11,7 +11,7 @@
 //! [`Options`] holds the request as strings: the CLI and the Python API resolve it the same way.
 use std::collections::BTreeMap;
 
-use lwcbench_engine::board::{Board, Cycles};
+use lwcbench_engine::board::{records, Board, Cycles};
 use serde::Serialize;
 
 use crate::energy::{self, Battery, Radio};
@@ -284,22 +284,6 @@ pub struct ErrorBand {
     pub timing_model: String,
     pub error_pct: f64,
     pub source: String,
-}
-
-fn records(text: &str, origin: &str, need: &[&str]) -> Result<Vec<(u64, Vec<String>)>, String> {
-    let mut rd = csv::ReaderBuilder::new().comment(Some(b'#')).trim(csv::Trim::All).from_reader(text.as_bytes());
-    let headers = rd.headers().map_err(|e| format!("{origin}: {e}"))?.clone();
-    let ix: Vec<usize> = need
-        .iter()
-        .map(|n| headers.iter().position(|h| h == *n).ok_or_else(|| format!("{origin}: missing column '{n}'")))
-        .collect::<Result<_, _>>()?;
-    let mut out = Vec::new();
-    for rec in rd.records() {
-        let rec = rec.map_err(|e| format!("{origin}: {e}"))?;
-        let line = rec.position().map(|p| p.line()).unwrap_or(0);
-        out.push((line, ix.iter().map(|&i| rec.get(i).unwrap_or("").to_string()).collect()));
-    }
-    Ok(out)
 }
 
 const STATUSES: &[&str] = &["standard", "portfolio", "finalist", "provisional", "none"];
