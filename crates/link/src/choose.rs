@@ -1603,7 +1603,10 @@ mod tests {
         assert_eq!(order, [1, 0, 3, 2, 4]);
         assert_eq!(ranks, [1, 1, 3, 3, 5]);
         assert!((p[0].score.hi - 1.05).abs() < 1e-12 && (p[1].score.lo - 1.0).abs() < 1e-12);
-        // A group is measured from its leader: B→C chaining does not merge them.
+        // A group is measured from its leader: X overlaps Y (1.06 ≤ 1.08) but not the leader
+        // A (1.06 > 1.05), so it starts rank 3; chaining through Y would have tied it.
+        let chain = [crit(100.0, 95.0, 105.0, 1.0), crit(104.0, 100.0, 108.0, 1.0), crit(107.0, 106.0, 110.0, 1.0)];
+        assert_eq!(rank(&chain, &w).iter().map(|x| x.rank).collect::<Vec<_>>(), [1, 1, 3]);
         let exact = [crit(100.0, 100.0, 100.0, 1.0), crit(100.5, 100.5, 100.5, 1.0)];
         assert_eq!(rank(&exact, &w).iter().map(|x| x.rank).collect::<Vec<_>>(), [1, 2]);
         // Weighted: energy 1, flash 1; scores (1 + 1)/2 = 1 and (1.02 + 2)/2 = 1.51.
