@@ -4,13 +4,12 @@ Run with the mcu environment: CARGO_TARGET_DIR=target/mcu .venv/bin/python -m py
 """
 from __future__ import annotations
 
-import csv
 import importlib.util
-import json
 import pathlib
 import sys
 
 import pytest
+import test_emulated_cycles
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "mcu"))
@@ -25,19 +24,11 @@ SAMPLE = ("trivium", "rc_ascon_aead128", "rc_speck64_128", "draco_fast")
 
 
 def committed() -> dict:
-    with open(TABLE, newline="") as f:
-        rows = list(csv.reader(line for line in f if not line.startswith("#")))
-    assert rows[0] == ms.COLUMNS
-    return {(r[2], r[3]): r for r in rows[1:]}
+    return test_emulated_cycles.committed(TABLE, ms.COLUMNS)
 
 
 def test_every_image_of_the_manifest_has_a_row_per_target():
-    import build  # noqa: E402
-
-    table = committed()
-    manifest = json.loads((REPO / "mcu" / "images.json").read_text())
-    want = {(m["image"], t) for m in manifest for t in build.RUST_TARGETS}
-    assert want == set(table), f"missing {sorted(want - set(table))}, extra {sorted(set(table) - want)}"
+    test_emulated_cycles.manifest_covers(committed())
 
 
 def test_sample_measured_again_equals_the_committed_table():
