@@ -131,16 +131,21 @@ def main(argv=None) -> int:
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    return write_table(text, a.out)
+
+
+def write_table(text: str, out: pathlib.Path) -> int:
+    """Write `text` to `out` (exit status; an error is one line naming --out)."""
     # Nothing half-written: a temporary file in the same directory, renamed into place.
     try:
-        fd, tmp = tempfile.mkstemp(dir=a.out.parent, prefix=".emulated-cycles.")
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.")
         with os.fdopen(fd, "w") as f:
             f.write(text)
-        os.replace(tmp, a.out)
+        os.replace(tmp, out)
     except OSError as e:
-        print(f"error: --out {a.out}: {e.strerror or e}", file=sys.stderr)
+        print(f"error: --out {out}: {e.strerror or e}", file=sys.stderr)
         return 1
-    print(f"wrote {a.out}", file=sys.stderr)
+    print(f"wrote {out}", file=sys.stderr)
     return 0
 
 

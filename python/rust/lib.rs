@@ -405,6 +405,58 @@ fn vectors_dir() -> Option<String> {
     VerifyCtx::discover().vectors.map(|p| p.display().to_string())
 }
 
+/// `lwcbench choose` (lwcbench_link::choose::choose, the CLI's call): the answer as JSON text.
+#[pyfunction]
+#[pyo3(signature = (board, radio, interval, payload="16B".to_string(), flash=None, ram=None, security=128, require=None,
+    weights=None, lifetime="10y".to_string(), allow_provisional=false, chemistry="alkaline-AA".to_string(),
+    battery_mah=2400.0, battery_v=3.0, out=None))]
+#[allow(clippy::too_many_arguments)]
+fn choose(
+    py: Python<'_>,
+    board: String,
+    radio: String,
+    interval: String,
+    payload: String,
+    flash: Option<String>,
+    ram: Option<String>,
+    security: u32,
+    require: Option<String>,
+    weights: Option<String>,
+    lifetime: String,
+    allow_provisional: bool,
+    chemistry: String,
+    battery_mah: f64,
+    battery_v: f64,
+    out: Option<PathBuf>,
+) -> PyResult<String> {
+    use lwcbench_link::choose as ch;
+    let o = ch::Options {
+        board,
+        radio,
+        interval,
+        payload,
+        flash,
+        ram,
+        security,
+        require,
+        weights,
+        lifetime,
+        allow_provisional,
+        chemistry,
+        battery_mah,
+        battery_v,
+    };
+    py.detach(|| {
+        let shown = out.as_ref().map(|p| p.display().to_string());
+        let rep = ch::choose(&o, shown.as_deref())?;
+        if let Some(dir) = &out {
+            ch::write_out(dir, &rep)?;
+        }
+        Ok::<_, String>(serde_json::to_string(&rep).expect("the report serialises"))
+    })
+    .map_err(value_err)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -418,5 +470,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(vectors_dir, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
+    m.add_function(wrap_pyfunction!(choose, m)?)?;
     Ok(())
 }

@@ -25,11 +25,21 @@ TABLE = REPO / "data" / "emulated-cycles.csv"
 SAMPLE = ("trivium", "rc_ascon_aead128", "rc_speck64_128", "draco_fast")
 
 
-def committed() -> dict:
-    with open(TABLE, newline="") as f:
+def committed(table=TABLE, columns=ec.COLUMNS, key=lambda r: (r[0], r[3], r[4])) -> dict:
+    """Rows of a generated table by `key` (here board, image, target); its header must be `columns`."""
+    with open(table, newline="") as f:
         rows = list(csv.reader(line for line in f if not line.startswith("#")))
-    assert rows[0] == ec.COLUMNS
-    return {(r[0], r[3], r[4]): r for r in rows[1:]}
+    assert rows[0] == columns
+    return {key(r): r for r in rows[1:]}
+
+
+def manifest_covers(table: dict) -> None:
+    """Every image of mcu/images.json has a row per Rust target, and no other row exists."""
+    import build  # noqa: E402
+
+    manifest = json.loads((REPO / "mcu" / "images.json").read_text())
+    want = {(m["image"], t) for m in manifest for t in build.RUST_TARGETS}
+    assert want == set(table), f"missing {sorted(want - set(table))}, extra {sorted(set(table) - want)}"
 
 
 def test_every_board_has_a_row_per_image_of_its_target():

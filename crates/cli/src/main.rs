@@ -25,6 +25,7 @@ pub fn out(args: std::fmt::Arguments) {
     }
 }
 
+mod cmd_choose;
 mod cmd_collect;
 mod cmd_compare;
 mod cmd_crypt;
@@ -82,6 +83,8 @@ enum Cmd {
     Collect(cmd_collect::CollectArgs),
     /// A cipher on a real sensor → MQTT/UDP → gateway → SQLite/PostgreSQL path, measured and attacked.
     Link(Box<link::LinkArgs>),
+    /// Rank the ciphers for a board, a radio and a requirement; print the deploy command (docs/choose.md).
+    Choose(Box<cmd_choose::ChooseArgs>),
 }
 
 /// Longest error line printed (characters).
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
         Cmd::Mcu(a) => cmd_mcu::run(&a),
         Cmd::Collect(a) => cmd_collect::run(&a),
         Cmd::Link(a) => link::run(&a),
+        Cmd::Choose(a) => cmd_choose::run(&a),
         Cmd::Encrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Encrypt),
         Cmd::Decrypt(a) => cmd_crypt::run(&a, cmd_crypt::Mode::Decrypt),
         Cmd::Keystream(a) => cmd_crypt::keystream(&a),

@@ -57,7 +57,9 @@ impl Cycles {
 pub const BOARDS_CSV: &str = include_str!("../../../data/board-power.csv");
 pub const CYCLES_CSV: &str = include_str!("../../../data/emulated-cycles.csv");
 
-fn records(text: &str, origin: &str, need: &[&str]) -> Result<Vec<(u64, Vec<String>)>, String> {
+/// The `need` columns of every record of a `#`-commented CSV table, with its line number; an
+/// error names `origin` (and the missing column).
+pub fn records(text: &str, origin: &str, need: &[&str]) -> Result<Vec<(u64, Vec<String>)>, String> {
     let mut rd = csv::ReaderBuilder::new().comment(Some(b'#')).trim(csv::Trim::All).from_reader(text.as_bytes());
     let headers = rd.headers().map_err(|e| format!("{origin}: {e}"))?.clone();
     let ix: Vec<usize> = need

@@ -16,7 +16,9 @@
 //!   as a process;
 //! * [`session`] — one measured session: fleet → transport → gateway → store;
 //! * [`experiments`] — attack, overload, faults (chaos), network conditions and their sweep;
-//! * [`results`] — the result files of a session and the radio/battery energy model.
+//! * [`results`] — the result files of a session and the radio/battery energy model;
+//! * [`choose`] — `lwcbench choose`: filters, ranking with ties, robustness and the deploy command.
+pub mod choose;
 pub mod clock;
 pub mod device;
 pub mod experiments;

@@ -22,7 +22,7 @@ from .results import Results, ResultsError, load
 
 __version__ = _native.__version__
 __all__ = [
-    "ciphers", "presets", "keystream", "encrypt", "decrypt", "run", "verify", "report", "vectors_dir",
+    "ciphers", "presets", "keystream", "encrypt", "decrypt", "run", "verify", "report", "vectors_dir", "choose",
     "load", "Results", "ResultsError", "__version__",
 ]
 
@@ -278,6 +278,39 @@ def report(run_dir: Union[str, "os.PathLike[str]"]) -> str:
     """(Re)write ``report.html`` and ``summary.md`` of a run directory, as ``lwcbench report
     DIR``; returns the path of the HTML report."""
     return _native.report(os.fspath(run_dir))
+
+
+def choose(
+    board: str,
+    radio: str,
+    interval: str,
+    payload: str = "16B",
+    flash: Optional[str] = None,
+    ram: Optional[str] = None,
+    security: int = 128,
+    require: Optional[str] = None,
+    weights: Optional[str] = None,
+    lifetime: str = "10y",
+    allow_provisional: bool = False,
+    chemistry: str = "alkaline-AA",
+    battery_mah: float = 2400.0,
+    battery_v: float = 3.0,
+    out: Union[None, str, "os.PathLike[str]"] = None,
+) -> Dict[str, Any]:
+    """``lwcbench choose`` through the same resolver as the CLI: the ranked, explained answer
+    for a board, a radio and a requirement, as the dict ``lwcbench choose --json`` prints
+    (schema ``lwcbench-choose/1``, docs/choose.md). Arguments are the CLI's options as strings
+    (``interval="10m"``, ``payload="16B"``, ``flash="32KiB"``, ``weights="energy=3,flash=1"``).
+    ``out`` also writes choose.json, choose.html and choose.txt there. Bad input raises
+    ValueError with the CLI's message (it names the option)."""
+    import json
+
+    text = _native.choose(
+        board, radio, interval, payload=payload, flash=flash, ram=ram, security=int(security), require=require,
+        weights=weights, lifetime=lifetime, allow_provisional=bool(allow_provisional), chemistry=chemistry,
+        battery_mah=float(battery_mah), battery_v=float(battery_v), out=os.fspath(out) if out is not None else None,
+    )
+    return json.loads(text)
 
 
 def vectors_dir() -> Optional[str]:

@@ -1,0 +1,107 @@
+//! `lwcbench choose`: a ranked, explained cipher choice for a board, a radio and a requirement
+//! (docs/choose.md). The work is `lwcbench_link::choose::choose`, the same call Python makes.
+use std::path::PathBuf;
+
+use clap::Args;
+use lwcbench_link::choose::{self, Options};
+
+#[derive(Args)]
+#[command(after_help = "Examples:\n  lwcbench choose --board rp2040 --radio LoRa-SF9 --interval 10m --payload 16B\n  \
+lwcbench choose --board nrf52840 --radio BLE-1M --interval 1s --payload 16B --flash 32KiB --ram 8KiB --json\n  \
+lwcbench choose --board esp32c3 --radio WiFi-n-MCS7 --interval 200ms --payload 38016B --out DIR\n\n\
+Filters (each candidate's reason is printed): status (data/cipher-status.csv; provisional only with \
+--allow-provisional), key size >= --security, integrity (an AEAD, or the link's stream + Poly1305 composition), \
+an image on the board (data/emulated-cycles.csv, data/mcu-sizes.csv), --flash, --ram, the link's counter space \
+against the messages over --lifetime. See docs/choose.md.")]
+pub struct ChooseArgs {
+    /// Board (data/board-power.csv): rp2040, nrf52840, esp32c3, mkrzero, nano33ble.
+    #[arg(long)]
+    board: String,
+    /// Radio (data/radio-profiles.csv): LoRa-SF7, LoRa-SF9, LoRa-SF12, BLE-1M, 802.15.4, WiFi-n-MCS7.
+    #[arg(long)]
+    radio: String,
+    /// Time between two reports (e.g. 200ms, 1s, 10m, 1h; at most 24 h).
+    #[arg(long)]
+    interval: String,
+    /// Plaintext bytes per report (e.g. 16B, 1KiB).
+    #[arg(long, default_value = "16B")]
+    payload: String,
+    /// Flash budget for the cipher's code and constants (e.g. 32KiB).
+    #[arg(long)]
+    flash: Option<String>,
+    /// RAM budget for the cipher's static data and stack (e.g. 8KiB).
+    #[arg(long)]
+    ram: Option<String>,
+    /// Minimum key size in bits.
+    #[arg(long, default_value_t = 128)]
+    security: u32,
+    /// aead (the cipher's own AEAD, not the link's composition) or standard (status `standard`).
+    #[arg(long)]
+    require: Option<String>,
+    /// Ranking weights, e.g. energy=3,flash=1,latency=1 (criteria energy, battery, latency, flash, ram;
+    /// unnamed ones keep their default: energy 3, battery 0, latency 1, flash 1, ram 1).
+    #[arg(long)]
+    weights: Option<String>,
+    /// Deployment lifetime for the counter-space check (e.g. 10y, 180d).
+    #[arg(long, default_value = "10y")]
+    lifetime: String,
+    /// Keep provisional reconstructions (DRACO) as candidates, labelled.
+    #[arg(long)]
+    allow_provisional: bool,
+    /// Battery chemistry (data/battery-chemistries.csv).
+    #[arg(long, default_value = "alkaline-AA")]
+    chemistry: String,
+    /// Battery capacity (mAh).
+    #[arg(long, default_value_t = 2400.0)]
+    battery_mah: f64,
+    /// Battery voltage (V).
+    #[arg(long, default_value_t = 3.0)]
+    battery_v: f64,
+    /// Print the answer as JSON (schema lwcbench-choose/1, docs/choose.md).
+    #[arg(long)]
+    json: bool,
+    /// Also write choose.json, choose.html (Pareto chart, ranking) and choose.txt into DIR
+    /// (and choose-dataset.csv when the payload is not the built-in 16-byte reading).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub fn options(a: &ChooseArgs) -> Options {
+    Options {
+        board: a.board.clone(),
+        radio: a.radio.clone(),
+        interval: a.interval.clone(),
+        payload: a.payload.clone(),
+        flash: a.flash.clone(),
+        ram: a.ram.clone(),
+        security: a.security,
+        require: a.require.clone(),
+        weights: a.weights.clone(),
+        lifetime: a.lifetime.clone(),
+        allow_provisional: a.allow_provisional,
+        chemistry: a.chemistry.clone(),
+        battery_mah: a.battery_mah,
+        battery_v: a.battery_v,
+    }
+}
+
+pub fn run(a: &ChooseArgs) -> Result<(), String> {
+    let out = a.out.as_ref().map(|p| p.display().to_string());
+    if let Some(o) = &out {
+        lwcbench_link::input::no_control("--out", o)?;
+    }
+    let rep = choose::choose(&options(a), out.as_deref())?;
+    let written = match &a.out {
+        Some(dir) => choose::write_out(dir, &rep)?,
+        None => Vec::new(),
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rep).expect("the report serialises"));
+    } else {
+        print!("{}", choose::text(&rep));
+        if let Some(dir) = &a.out {
+            println!("wrote {} in {}", written.join(", "), dir.display());
+        }
+    }
+    Ok(())
+}
