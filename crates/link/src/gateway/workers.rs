@@ -13,7 +13,7 @@
 //! * in **one store transaction per batch**, with the device rows locked (PostgreSQL `SELECT …
 //!   FOR UPDATE` in device order; SQLite `BEGIN IMMEDIATE`): a counter ≤ `top − W` (`top` = the
 //!   device's highest stored counter, kept in a per-device table) is refused as `too_old`; the
-//!   rest is inserted under the UNIQUE (run, device, counter) key and a counter already there is
+//!   rest is inserted under the UNIQUE (key_id, device, counter) key and a counter already there is
 //!   refused as `replay`; `top` moves to the highest inserted counter in the same transaction.
 //!
 //! The acceptance rule is the single gateway's window rule with "accepted inside the window"
@@ -57,6 +57,8 @@ enum Backend {
 pub struct SharedState {
     backend: Backend,
     run: String,
+    /// The master key's fingerprint: the replay state is the key's, across sessions.
+    key_id: String,
     window: i64,
     shown: String,
 }
@@ -67,34 +69,36 @@ fn pg_shown(url: &str) -> String {
 
 impl SharedState {
     /// Connect to `spec` (as `--store`), create the readings and per-device tables if needed and
-    /// provision `devices` (their `top` starts at the highest counter already stored, or none).
-    pub fn open(spec: &str, run: &str, window: u64, devices: &[u32]) -> Result<SharedState, String> {
+    /// provision `devices` (their `top` starts at the highest counter already stored under the
+    /// key `key_id`, or none).
+    pub fn open(spec: &str, run: &str, key_id: &str, window: u64, devices: &[u32]) -> Result<SharedState, String> {
         if window == 0 || window > crate::gateway::replay::MAX_WINDOW {
             return Err(format!("--window: {window} is not in 1..={}", crate::gateway::replay::MAX_WINDOW));
         }
         // The readings table exactly as the single gateway creates it.
-        drop(crate::store::open(spec, run)?);
+        drop(crate::store::open(spec, run, key_id)?);
         let ids: Vec<i64> = devices.iter().map(|&d| d as i64).collect();
         let (backend, shown) = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
             let shown = pg_shown(spec);
             let mut c = postgres::Client::connect(spec, postgres::NoTls)
                 .map_err(|e| format!("--store: cannot connect to {shown}: {}", crate::store::pg_error(&e)))?;
-            c.batch_execute(
+            crate::store::create_table(
+                &mut c,
                 "CREATE TABLE IF NOT EXISTS lwcbench_link_devices (
-                     run    TEXT   NOT NULL,
+                     key_id TEXT   NOT NULL,
                      device BIGINT NOT NULL,
                      top    BIGINT NOT NULL,
-                     PRIMARY KEY (run, device)
+                     PRIMARY KEY (key_id, device)
                  )",
             )
             .map_err(|e| format!("--store: {shown}: {}", crate::store::pg_error(&e)))?;
             c.execute(
-                "INSERT INTO lwcbench_link_devices (run, device, top)
+                "INSERT INTO lwcbench_link_devices (key_id, device, top)
                  SELECT $1, d, COALESCE((SELECT max(counter) FROM lwcbench_link_readings r
-                                         WHERE r.run = $1 AND r.device = d), -1)
+                                         WHERE r.key_id = $1 AND r.device = d), -1)
                  FROM unnest($2::bigint[]) AS u(d) ORDER BY d
                  ON CONFLICT DO NOTHING",
-                &[&run, &ids],
+                &[&key_id, &ids],
             )
             .map_err(|e| format!("--store: {shown}: provisioning devices: {}", crate::store::pg_error(&e)))?;
             (Backend::Postgres(c), shown)
@@ -107,10 +111,10 @@ impl SharedState {
             c.execute_batch(
                 "PRAGMA synchronous=NORMAL;
                  CREATE TABLE IF NOT EXISTS readings_top (
-                     run    TEXT    NOT NULL,
+                     key_id TEXT    NOT NULL,
                      device INTEGER NOT NULL,
                      top    INTEGER NOT NULL,
-                     PRIMARY KEY (run, device)
+                     PRIMARY KEY (key_id, device)
                  );",
             )
             .map_err(sq)?;
@@ -118,22 +122,22 @@ impl SharedState {
             {
                 let mut st = tx
                     .prepare(
-                        "INSERT OR IGNORE INTO readings_top (run, device, top)
-                         VALUES (?1, ?2, COALESCE((SELECT max(counter) FROM readings WHERE run = ?1 AND device = ?2), -1))",
+                        "INSERT OR IGNORE INTO readings_top (key_id, device, top)
+                         VALUES (?1, ?2, COALESCE((SELECT max(counter) FROM readings WHERE key_id = ?1 AND device = ?2), -1))",
                     )
                     .map_err(sq)?;
                 for d in &ids {
-                    st.execute(rusqlite::params![run, d]).map_err(sq)?;
+                    st.execute(rusqlite::params![key_id, d]).map_err(sq)?;
                 }
             }
             tx.commit().map_err(sq)?;
             (Backend::Sqlite(c), shown)
         };
-        Ok(SharedState { backend, run: run.to_string(), window: window as i64, shown })
+        Ok(SharedState { backend, run: run.to_string(), key_id: key_id.to_string(), window: window as i64, shown })
     }
 
     pub fn describe(&self) -> String {
-        format!("{}; replay state in the store (per-device top + UNIQUE (run, device, counter))", self.shown)
+        format!("{}; replay state in the store (per-device top + UNIQUE (key_id, device, counter))", self.shown)
     }
 
     /// Decide and store `rows` in one transaction: one verdict per row, in the order given.
@@ -152,8 +156,8 @@ impl SharedState {
         let mut last = String::new();
         for _attempt in 0..8 {
             let r = match &mut self.backend {
-                Backend::Postgres(c) => pg_commit(c, &self.run, self.window, rows, &order, &devices),
-                Backend::Sqlite(c) => sqlite_commit(c, &self.run, self.window, rows, &order, &devices),
+                Backend::Postgres(c) => pg_commit(c, &self.key_id, &self.run, self.window, rows, &order, &devices),
+                Backend::Sqlite(c) => sqlite_commit(c, &self.key_id, &self.run, self.window, rows, &order, &devices),
             };
             match r {
                 Ok(v) => return Ok(v),
@@ -201,6 +205,7 @@ fn judge(
 
 fn pg_commit(
     c: &mut postgres::Client,
+    key_id: &str,
     run: &str,
     window: i64,
     rows: &[Row],
@@ -221,9 +226,9 @@ fn pg_commit(
     let mut tx = c.transaction().map_err(fatal)?;
     let locked = tx
         .query(
-            "SELECT device, top FROM lwcbench_link_devices WHERE run = $1 AND device = ANY($2)
+            "SELECT device, top FROM lwcbench_link_devices WHERE key_id = $1 AND device = ANY($2)
              ORDER BY device FOR UPDATE",
-            &[&run, &devices],
+            &[&key_id, &devices],
         )
         .map_err(fatal)?;
     let tops: HashMap<i64, i64> = locked.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
@@ -237,11 +242,11 @@ fn pg_commit(
     }
     let inserted = tx
         .query(
-            "INSERT INTO lwcbench_link_readings (run, device, counter, cipher, payload)
-             SELECT $1, d, k, ci, p FROM unnest($2::bigint[], $3::bigint[], $4::smallint[], $5::bytea[])
+            "INSERT INTO lwcbench_link_readings (key_id, run, device, counter, cipher, payload)
+             SELECT $1, $2, d, k, ci, p FROM unnest($3::bigint[], $4::bigint[], $5::smallint[], $6::bytea[])
                     AS u(d, k, ci, p)
              ON CONFLICT DO NOTHING RETURNING device, counter",
-            &[&run, &d, &k, &ci, &p],
+            &[&key_id, &run, &d, &k, &ci, &p],
         )
         .map_err(fatal)?;
     let new: HashSet<(i64, i64)> = inserted.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
@@ -249,8 +254,8 @@ fn pg_commit(
     if !td.is_empty() {
         tx.execute(
             "UPDATE lwcbench_link_devices AS x SET top = GREATEST(x.top, u.t)
-             FROM unnest($2::bigint[], $3::bigint[]) AS u(d, t) WHERE x.run = $1 AND x.device = u.d",
-            &[&run, &td, &tt],
+             FROM unnest($2::bigint[], $3::bigint[]) AS u(d, t) WHERE x.key_id = $1 AND x.device = u.d",
+            &[&key_id, &td, &tt],
         )
         .map_err(fatal)?;
     }
@@ -268,6 +273,7 @@ fn pg_commit(
 
 fn sqlite_commit(
     c: &mut rusqlite::Connection,
+    key_id: &str,
     run: &str,
     window: i64,
     rows: &[Row],
@@ -280,10 +286,11 @@ fn sqlite_commit(
     let mut tops = HashMap::with_capacity(devices.len());
     let mut verdict = vec![StoreVerdict::TooOld; rows.len()];
     {
-        let mut q = tx.prepare_cached("SELECT top FROM readings_top WHERE run = ?1 AND device = ?2").map_err(fatal)?;
+        let mut q =
+            tx.prepare_cached("SELECT top FROM readings_top WHERE key_id = ?1 AND device = ?2").map_err(fatal)?;
         for &d in devices {
             if let Some(t) =
-                q.query_row(rusqlite::params![run, d], |r| r.get::<_, i64>(0)).map(Some).or_else(|e| match e {
+                q.query_row(rusqlite::params![key_id, d], |r| r.get::<_, i64>(0)).map(Some).or_else(|e| match e {
                     rusqlite::Error::QueryReturnedNoRows => Ok(None),
                     e => Err(fatal(e)),
                 })?
@@ -294,22 +301,22 @@ fn sqlite_commit(
         let (cand, new_tops) = judge(window, rows, order, &tops).map_err(Retry::Fatal)?;
         let mut ins = tx
             .prepare_cached(
-                "INSERT OR IGNORE INTO readings (run, device, counter, cipher, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT OR IGNORE INTO readings (key_id, run, device, counter, cipher, payload)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .map_err(fatal)?;
         for &i in order.iter().filter(|&&i| cand[i]) {
             let r = &rows[i];
-            let n = ins
-                .execute(rusqlite::params![run, r.device as i64, r.counter as i64, r.cipher as i64, r.payload])
-                .map_err(fatal)?;
+            let (d, c, ci) = (r.device as i64, r.counter as i64, r.cipher as i64);
+            let n = ins.execute(rusqlite::params![key_id, run, d, c, ci, r.payload]).map_err(fatal)?;
             verdict[i] = if n == 1 { StoreVerdict::Stored } else { StoreVerdict::Replay };
         }
         let mut up = tx
-            .prepare_cached("UPDATE readings_top SET top = max(top, ?3) WHERE run = ?1 AND device = ?2")
+            .prepare_cached("UPDATE readings_top SET top = max(top, ?3) WHERE key_id = ?1 AND device = ?2")
             .map_err(fatal)?;
         for (d, t) in new_tops {
             if tops.get(&d) != Some(&t) {
-                up.execute(rusqlite::params![run, d, t]).map_err(fatal)?;
+                up.execute(rusqlite::params![key_id, d, t]).map_err(fatal)?;
             }
         }
     }
@@ -380,6 +387,10 @@ pub fn shared_filter(session: &str) -> String {
 /// K running gateway workers.
 pub struct WorkerPool {
     processed: Arc<AtomicU64>,
+    /// Rows stored and frames refused so far, over all workers.
+    live: Arc<crate::gateway::single::LiveCounts>,
+    /// Why a member's connection ended for good (another process took its session over).
+    ended: Arc<std::sync::Mutex<Option<String>>>,
     stop: Arc<AtomicBool>,
     /// Set by a worker that stops on an error (its store failed).
     failed: Arc<AtomicBool>,
@@ -430,11 +441,24 @@ impl WorkerPool {
         master: &MasterKey,
         rt: &tokio::runtime::Handle,
     ) -> Result<WorkerPool, String> {
-        Self::start_queued(spec, store_spec, k, master, rt, QUEUE)
+        Self::start_queued(spec, store_spec, k, master, rt, QUEUE, None)
     }
 
-    /// [`WorkerPool::start`] with `queue` in place of [`QUEUE`] for each worker's
-    /// channel and MQTT request channel (tests make them tiny to provoke full queues).
+    /// One worker as one member of the shared subscription group `member.group`, with its
+    /// client id from `member` (`lwcbench link gateway --shared`, [`crate::gateway::shared`]).
+    pub fn start_member(
+        spec: GatewaySpec,
+        store_spec: &str,
+        member: &crate::gateway::shared::Member,
+        master: &MasterKey,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<WorkerPool, String> {
+        Self::start_queued(spec, store_spec, 1, master, rt, QUEUE, Some(member))
+    }
+
+    /// [`WorkerPool::start`] (or, with `member`, [`WorkerPool::start_member`]) with `queue` in
+    /// place of [`QUEUE`] for each worker's channel and MQTT request channel (tests make them
+    /// tiny to provoke full queues).
     #[doc(hidden)]
     pub fn start_queued(
         spec: GatewaySpec,
@@ -443,6 +467,7 @@ impl WorkerPool {
         master: &MasterKey,
         rt: &tokio::runtime::Handle,
         queue: usize,
+        member: Option<&crate::gateway::shared::Member>,
     ) -> Result<WorkerPool, String> {
         if !(1..=MAX_WORKERS).contains(&k) {
             return Err(format!("--workers: {k} is not in 1..={MAX_WORKERS}"));
@@ -454,10 +479,15 @@ impl WorkerPool {
         let port = if b.embedded { crate::transport::broker::embedded_v5_port()? } else { b.port };
         let processed = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let filter = shared_filter(&spec.session);
+        let filter = member.map_or_else(|| shared_filter(&spec.session), |m| m.filter(&spec.session));
+        let opt = if member.is_some() { "--shared" } else { "--workers" };
         let failed = Arc::new(AtomicBool::new(false));
+        let live = Arc::new(crate::gateway::single::LiveCounts::default());
+        let ended = Arc::new(std::sync::Mutex::new(None));
         let mut pool = WorkerPool {
             processed: processed.clone(),
+            live: live.clone(),
+            ended: ended.clone(),
             stop,
             failed: failed.clone(),
             workers: Vec::new(),
@@ -466,19 +496,32 @@ impl WorkerPool {
         for i in 0..k {
             let gw =
                 Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
-            let state = SharedState::open(store_spec, &spec.session, spec.window, &spec.devices)?;
+            let state =
+                SharedState::open(store_spec, &spec.session, &master.fingerprint(), spec.window, &spec.devices)?;
             let queue = queue.max(1);
             let (tx, rx) = mpsc::channel::<Incoming<Publish>>(queue);
-            let (client, mut ev) =
-                AsyncClient::new(v5_options(&format!("lwcbench-gw-{}-w{i}", spec.session), &b.host, port), queue);
+            let id =
+                member.map_or_else(|| format!("lwcbench-gw-{}-w{i}", spec.session), |m| m.client_id(&spec.session));
+            let (client, mut ev) = AsyncClient::new(v5_options(&id, &b.host, port), queue);
             let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Ready>();
             let (sub_client, f, broker) = (client.clone(), filter.clone(), b.describe());
+            let no_shared = format!(
+                "{opt}: {broker} does not offer shared subscriptions; use a broker that does (mosquitto 1.6 or later)"
+            );
+            let (ended2, failed3) = (ended.clone(), failed.clone());
             let t0 = std::time::Instant::now();
             let task = rt.spawn(async move {
                 let mut ready = Some(ready_tx);
                 loop {
                     match ev.poll().await {
-                        Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                        Ok(Event::Incoming(Packet::ConnAck(c))) => {
+                            // MQTT v5 §3.2.2.3.13: 0 = the server does not support them.
+                            if c.properties.as_ref().and_then(|p| p.shared_subscription_available) == Some(0) {
+                                if let Some(r) = ready.take() {
+                                    let _ = r.send(Ready::Failed(no_shared));
+                                }
+                                return;
+                            }
                             if let Some(r) = &ready {
                                 let _ = r.send(Ready::Connected);
                             }
@@ -488,15 +531,17 @@ impl WorkerPool {
                             });
                         }
                         Ok(Event::Incoming(Packet::SubAck(s))) => {
-                            let ok = s
-                                .return_codes
-                                .iter()
-                                .all(|c| matches!(c, rumqttc::v5::mqttbytes::v5::SubscribeReasonCode::Success(_)));
+                            use rumqttc::v5::mqttbytes::v5::SubscribeReasonCode as Code;
+                            let ok = s.return_codes.iter().all(|c| matches!(c, Code::Success(_)));
+                            let unsupported =
+                                s.return_codes.iter().any(|c| matches!(c, Code::SharedSubscriptionsNotSupported));
                             if let Some(r) = ready.take() {
                                 let _ = r.send(if ok {
                                     Ready::Subscribed
+                                } else if unsupported {
+                                    Ready::Failed(no_shared.clone())
                                 } else {
-                                    Ready::Failed(format!("--workers: {broker} refused the shared subscription: {s:?}"))
+                                    Ready::Failed(format!("{opt}: {broker} refused the shared subscription: {s:?}"))
                                 });
                             }
                         }
@@ -508,6 +553,19 @@ impl WorkerPool {
                             }
                         }
                         Ok(_) => {}
+                        Err(rumqttc::v5::ConnectionError::MqttState(rumqttc::v5::StateError::ServerDisconnect {
+                            reason_code: rumqttc::v5::mqttbytes::v5::DisconnectReasonCode::SessionTakenOver,
+                            ..
+                        })) => {
+                            // Another process connected with this client id: two members with one
+                            // name would take the session from each other for ever.
+                            let e = format!(
+                                "{opt}: another gateway process connected as {id}: give every member its own --member"
+                            );
+                            *ended2.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                            failed3.store(true, Ordering::Release);
+                            return;
+                        }
                         Err(e) => {
                             if let Some(r) = ready.take() {
                                 if still_connecting(t0) {
@@ -528,11 +586,14 @@ impl WorkerPool {
                 let c = c.clone();
                 async move { c.ack(&p).await.is_ok() }
             });
-            let (processed2, failed2) = (processed.clone(), failed.clone());
+            let (processed2, failed2, live2) = (processed.clone(), failed.clone(), live.clone());
             let (batch, max_samples) = (spec.batch.max(1), spec.max_samples / k);
             let join = std::thread::Builder::new()
                 .name(format!("link-gw-w{i}"))
-                .spawn(move || worker_loop(Checker::new(gw, state), rx, acker, processed2, failed2, batch, max_samples))
+                .spawn(move || {
+                    let chk = Checker::new(gw, state);
+                    worker_loop(chk, rx, acker, (processed2, live2), failed2, batch, max_samples)
+                })
                 .map_err(|e| e.to_string())?;
             pool.workers.push(Worker { client, task, ack_task, join });
             let no_answer = format!("--broker: no MQTT v5 answer from {} within 5 s", b.describe());
@@ -552,6 +613,11 @@ impl WorkerPool {
     /// Has a worker stopped on an error? [`WorkerPool::stop`] returns it.
     pub fn failed(&self) -> bool {
         self.failed.load(Ordering::Acquire)
+    }
+
+    /// (rows stored, 0, frames refused) so far: copies are refusals here (`replay`).
+    pub fn live(&self) -> (u64, u64, u64) {
+        (self.live.stored.load(Ordering::Acquire), 0, self.live.refused.load(Ordering::Acquire))
     }
 
     /// Stop every worker and merge their results; also the frames each worker checked.
@@ -591,6 +657,9 @@ impl WorkerPool {
                 res.error = r.error;
             }
         }
+        if res.error.is_none() {
+            res.error = self.ended.lock().unwrap_or_else(|p| p.into_inner()).take();
+        }
         (res, per_worker)
     }
 }
@@ -599,7 +668,7 @@ fn worker_loop(
     mut chk: Checker,
     mut rx: mpsc::Receiver<Incoming<Publish>>,
     acker: mpsc::UnboundedSender<Publish>,
-    processed: Arc<AtomicU64>,
+    (processed, live): (Arc<AtomicU64>, Arc<crate::gateway::single::LiveCounts>),
     failed: Arc<AtomicBool>,
     batch_max: usize,
     max_samples: usize,
@@ -644,6 +713,9 @@ fn worker_loop(
         for inc in batch.drain(..) {
             let _ = acker.send(inc.ack);
         }
+        let stored = out.iter().filter(|o| matches!(o, Checked::Stored(_))).count() as u64;
+        live.stored.fetch_add(stored, Ordering::Release);
+        live.refused.fetch_add(out.len() as u64 - stored, Ordering::Release);
         processed.fetch_add(out.len() as u64, Ordering::Release);
     }
     WorkerResult { tally: chk.gateway.tally.clone(), samples, new_rows, cpu_ns: thread_cpu_ns() - cpu0, error }
@@ -653,6 +725,9 @@ fn worker_loop(
 mod tests {
     use super::*;
     use crate::store::Store;
+
+    /// A key fingerprint (the store takes it as given).
+    const K: &str = "32f4fc68107ab4dd67b987d1614f906b";
 
     fn row(device: u32, counter: u64) -> Row {
         Row { device, counter, cipher: 1, payload: vec![counter as u8] }
@@ -679,8 +754,8 @@ mod tests {
     fn sqlite_state_is_shared_between_connections() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("s.db").display().to_string();
-        let mut a = SharedState::open(&p, "r", 4, &[1]).unwrap();
-        let mut b = SharedState::open(&p, "r", 4, &[1]).unwrap();
+        let mut a = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
+        let mut b = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
         use StoreVerdict::*;
         assert_eq!(a.commit(&[row(1, 5), row(1, 3)]).unwrap(), vec![Stored, Stored]);
         // The same counters through the other connection: replays, not stored again.
@@ -689,11 +764,17 @@ mod tests {
         assert_eq!(b.commit(&[row(1, 4), row(1, 1)]).unwrap(), vec![Stored, TooOld]);
         assert_eq!(a.commit(&[row(1, 9)]).unwrap(), vec![Stored]);
         assert_eq!(b.commit(&[row(1, 5), row(1, 6)]).unwrap(), vec![TooOld, Stored]);
-        let mut s = crate::store::Sqlite::open(std::path::Path::new(&p), "r").unwrap();
+        let mut s = crate::store::Sqlite::open(std::path::Path::new(&p), "r", K).unwrap();
         let got: Vec<u64> = s.all().unwrap().iter().map(|r| r.counter).collect();
         assert_eq!(got, vec![3, 4, 5, 6, 9]);
         // A new connection starts from what is stored.
-        let mut c = SharedState::open(&p, "r", 4, &[1]).unwrap();
+        let mut c = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
         assert_eq!(c.commit(&[row(1, 5), row(1, 8)]).unwrap(), vec![TooOld, Stored]);
+        // A later session under the same key starts from the key's state: counter 8 replayed
+        // into it is a replay, 4 is too old; under another key both are new.
+        let mut later = SharedState::open(&p, "r2", K, 4, &[1]).unwrap();
+        assert_eq!(later.commit(&[row(1, 8), row(1, 4)]).unwrap(), vec![Replay, TooOld]);
+        let mut other = SharedState::open(&p, "r3", "4522d92be3296147132c72dd4fb8d592", 4, &[1]).unwrap();
+        assert_eq!(other.commit(&[row(1, 8), row(1, 4)]).unwrap(), vec![Stored, Stored]);
     }
 }
