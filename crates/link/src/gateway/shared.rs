@@ -10,7 +10,9 @@
 //! delivers it again when a process with the same `--member` reconnects; the frames it had
 //! already committed then meet the unique key and are counted `replay` (the store cannot tell
 //! a redelivery from a replay: the bytes are the same), acknowledged, and stored once.
+use std::collections::VecDeque;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// One member of a shared subscription group.
 #[derive(Clone, Debug)]
@@ -51,6 +53,41 @@ impl Member {
     /// its persistent session and gets back what the broker held for it.
     pub fn client_id(&self, session: &str) -> String {
         format!("lwcbench-gw-{session}-{}-{}", self.group, self.member)
+    }
+}
+
+/// Tells a connection that the broker closes again and again right after accepting it: what a
+/// second process with the same client id causes (each CONNECT makes the broker close the
+/// other's connection; mosquitto 2.0 does so without a DISCONNECT reason). A broker that is down
+/// refuses the connection before any CONNACK, so its retries do not count.
+#[derive(Default)]
+pub struct TakeoverLoop {
+    since_connack: Option<Instant>,
+    drops: VecDeque<Instant>,
+}
+
+impl TakeoverLoop {
+    /// Drops this soon after a CONNACK count.
+    const QUICK: Duration = Duration::from_secs(2);
+    /// This many of them within [`Self::WITHIN`] are a loop.
+    const DROPS: usize = 5;
+    const WITHIN: Duration = Duration::from_secs(10);
+
+    pub fn connected(&mut self, now: Instant) {
+        self.since_connack = Some(now);
+    }
+
+    /// The connection ended at `now`; true when that makes a loop.
+    pub fn dropped(&mut self, now: Instant) -> bool {
+        let Some(c) = self.since_connack.take() else { return false };
+        if now.duration_since(c) > Self::QUICK {
+            return false;
+        }
+        self.drops.push_back(now);
+        while self.drops.front().is_some_and(|&t| now.duration_since(t) > Self::WITHIN) {
+            self.drops.pop_front();
+        }
+        self.drops.len() >= Self::DROPS
     }
 }
 
@@ -121,6 +158,35 @@ mod tests {
         let m = Member::new("g", "host-1").unwrap();
         assert_eq!(m.filter("s1"), "$share/g/lwcbench/link/s1/+");
         assert_eq!(m.client_id("s1"), "lwcbench-gw-s1-g-host-1");
+    }
+
+    #[test]
+    fn quick_drops_after_connack_make_a_loop_and_refusals_do_not() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut l = TakeoverLoop::default();
+        // A broker that is down: errors without a CONNACK never count.
+        assert!((0..50).all(|i| !l.dropped(at(i * 100))));
+        // Connected, dropped 20 ms later, five times within a second: a loop at the fifth.
+        let quick: Vec<bool> = (0..5)
+            .map(|i| {
+                l.connected(at(10_000 + i * 200));
+                l.dropped(at(10_020 + i * 200))
+            })
+            .collect();
+        assert_eq!(quick, vec![false, false, false, false, true]);
+        // Drops after a connection that lasted longer than 2 s, or spread over more than 10 s,
+        // are ordinary reconnects.
+        let mut l = TakeoverLoop::default();
+        for i in 0..10 {
+            l.connected(at(i * 5_000));
+            assert!(!l.dropped(at(i * 5_000 + 3_000)), "{i}");
+        }
+        let mut l = TakeoverLoop::default();
+        for i in 0..10 {
+            l.connected(at(i * 3_000));
+            assert!(!l.dropped(at(i * 3_000 + 10)), "{i}");
+        }
     }
 
     #[test]

@@ -413,6 +413,18 @@ struct WorkerResult {
     error: Option<String>,
 }
 
+/// The broker's DISCONNECT "Session taken over" (MQTT v5 reason 0x8E).
+fn taken_over(e: &rumqttc::v5::ConnectionError) -> bool {
+    use rumqttc::v5::mqttbytes::v5::DisconnectReasonCode;
+    matches!(
+        e,
+        rumqttc::v5::ConnectionError::MqttState(rumqttc::v5::StateError::ServerDisconnect {
+            reason_code: DisconnectReasonCode::SessionTakenOver,
+            ..
+        })
+    )
+}
+
 fn v5_options(id: &str, host: &str, port: u16) -> MqttOptions {
     let mut o = MqttOptions::new(id, host, port);
     o.set_keep_alive(Duration::from_secs(30));
@@ -512,9 +524,15 @@ impl WorkerPool {
             let t0 = std::time::Instant::now();
             let task = rt.spawn(async move {
                 let mut ready = Some(ready_tx);
+                let mut takeover = crate::gateway::shared::TakeoverLoop::default();
+                let taken = format!(
+                    "{opt}: the broker keeps closing the connection of {id} right after accepting it: another \
+                     gateway process uses this client id (give every member its own --member)"
+                );
                 loop {
                     match ev.poll().await {
                         Ok(Event::Incoming(Packet::ConnAck(c))) => {
+                            takeover.connected(std::time::Instant::now());
                             // MQTT v5 §3.2.2.3.13: 0 = the server does not support them.
                             if c.properties.as_ref().and_then(|p| p.shared_subscription_available) == Some(0) {
                                 if let Some(r) = ready.take() {
@@ -553,16 +571,11 @@ impl WorkerPool {
                             }
                         }
                         Ok(_) => {}
-                        Err(rumqttc::v5::ConnectionError::MqttState(rumqttc::v5::StateError::ServerDisconnect {
-                            reason_code: rumqttc::v5::mqttbytes::v5::DisconnectReasonCode::SessionTakenOver,
-                            ..
-                        })) => {
-                            // Another process connected with this client id: two members with one
-                            // name would take the session from each other for ever.
-                            let e = format!(
-                                "{opt}: another gateway process connected as {id}: give every member its own --member"
-                            );
-                            *ended2.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        // Another process connected with this client id (a broker that says so, or
+                        // one that keeps closing the connection right after accepting it): two
+                        // members with one name would take the session from each other for ever.
+                        Err(e) if taken_over(&e) || takeover.dropped(std::time::Instant::now()) => {
+                            *ended2.lock().unwrap_or_else(|p| p.into_inner()) = Some(taken);
                             failed3.store(true, Ordering::Release);
                             return;
                         }
