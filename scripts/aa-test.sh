@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/A and planted-slowdown experiment (issue 14): runs the real tool RUNS times (default 20)
+# A/A and planted-slowdown experiment: runs the real tool RUNS times (default 20)
 # with every group measured twice in one run (hidden option --twin 0: the same
 # implementation again), and RUNS times with the twin doing 10 % more work (--twin 10: every
 # 10th operation runs twice). Reads the verdicts of twin.csv (the rule of comparison.csv:

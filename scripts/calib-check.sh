@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Calibration check (issue 14): the reproduction that used to leave groups at batch 1–4.
+# Calibration check: a run that could leave groups at batch 1–4 without the sample-time floor.
 # Runs it N times (default 20) and checks, from the result files, that
 #  * every measured sample lasted ≥ the minimum sample time (batch × ns_per_op ≥ min_sample_ns), and
 #  * every group's batch is ≥ the size calibrated from its own median: ⌈min_sample_ns / median_ns⌉ × 0.8

@@ -4,11 +4,16 @@
     scripts/import-cycles.py crates/catalog [crates/engine ...]   # print cycles per crate
     scripts/import-cycles.py --check crates/catalog               # exit 1 if any crate has one
 
-An edge a -> b is any `crate::b...` path in file a (in `use` lines and inline paths such as
-`crate::registry()`), or `super::b`/`self::b`, resolved to the longest known module prefix; a
-path to an item that lib.rs re-exports (`pub use m::{Item}`) is an edge to m. Comments and
-everything after the first top-level `#[cfg(test)]` of a file are ignored: test code may use
-the whole crate. A cycle is a strongly connected component of more than one module.
+A module is a file: `lib.rs`/`main.rs` is the crate root, `foo.rs` and `foo/mod.rs` are `foo`,
+`foo/bar.rs` is `foo::bar`, and a file attached with `#[path = "x.rs"] mod y;` is `y`. An edge
+a -> b is any `crate::b...` path in file a (in `use` lines and inline paths such as
+`crate::registry()`), `super::b`/`self::b`, or a path starting with the name of a child module
+of a (`b::f()`, `use b::X`), resolved to the longest known module prefix; a path to an item that
+a module re-exports from its child (`pub use m::{Item}`) is an edge to m, and the re-export is
+no edge of the re-exporting module (a facade). Declaring a child (`mod b;`) is not
+an edge. Comments and everything after the first top-level `#[cfg(test)]` of a file are ignored:
+test code may use the whole crate. A cycle is a strongly connected component of more than one
+module.
 """
 from __future__ import annotations
 
@@ -22,9 +27,24 @@ GROUP = re.compile(r"\b(crate|super|self)::\{([^}]*)\}")
 
 def module_of(src: pathlib.Path, f: pathlib.Path) -> tuple[str, ...]:
     parts = list(f.relative_to(src).with_suffix("").parts)
-    if parts[-1] in ("mod", "lib"):
+    if parts[-1] == "mod" or (len(parts) == 1 and parts[0] in ("lib", "main")):
         parts.pop()
     return tuple(parts)
+
+
+ATTACH = re.compile(r'#\[path\s*=\s*"([^"]+)"\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;')
+REEXPORT = re.compile(r"\bpub(?:\([a-z]+\))?\s+use\s+((?:self::)?[a-z_][A-Za-z0-9_:]*?)::(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*(?:\s+as\s+[A-Za-z_][A-Za-z0-9_]*)?)\s*;")
+CHILD = re.compile(r"(?<![A-Za-z0-9_:])([a-z_][A-Za-z0-9_]*)::")
+
+
+def attached(src: pathlib.Path, files: list[pathlib.Path]) -> dict[pathlib.Path, tuple[str, ...]]:
+    """Files attached with `#[path]`: their module is the declaring module's child `y`."""
+    out = {}
+    for f in files:
+        for m in ATTACH.finditer(f.read_text()):
+            target = (f.parent / m.group(1)).resolve()
+            out[target] = module_of(src, f) + (m.group(2),)
+    return out
 
 
 def code_of(text: str) -> str:
@@ -41,15 +61,29 @@ def code_of(text: str) -> str:
 def graph(crate: pathlib.Path) -> dict[tuple[str, ...], set[tuple[str, ...]]]:
     src = crate / "src"
     files = sorted(p for p in src.rglob("*.rs") if "bin" not in p.relative_to(src).parts[:1])
-    mods = {module_of(src, f): f for f in files}
-    reexport: dict[str, tuple[str, ...]] = {}
-    lib = src / "lib.rs"
-    if lib.is_file():
-        for m in re.finditer(r"pub use ([a-z_][a-z0-9_:]*)::(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*);", code_of(lib.read_text())):
-            path = tuple(m.group(1).split("::"))
-            for item in m.group(2).strip("{}").split(","):
-                if item.strip():
-                    reexport[item.strip()] = path
+    attach = attached(src, files)
+    mods = {attach.get(f.resolve(), module_of(src, f)): f for f in files}
+    # `pub use child::{Item}` in module m re-exports a child's item: a path to m::Item is an edge
+    # to the child, and the re-export itself is no edge of m (it is m's facade, not its code).
+    reexport: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}
+    texts: dict[tuple[str, ...], str] = {}
+    for m, f in mods.items():
+        text = code_of(f.read_text())
+
+        def facade(u: re.Match, m: tuple[str, ...] = m) -> str:
+            path = tuple(x for x in u.group(1).split("::") if x != "self")
+            if not path or m + path[:1] not in mods:
+                return u.group(0)
+            target = m + path
+            while target not in mods:
+                target = target[:-1]
+            for item in u.group(2).strip("{}").split(","):
+                item = item.strip().split(" as ")[-1].strip()
+                if item:
+                    reexport.setdefault(m, {})[item] = target
+            return ""
+
+        texts[m] = REEXPORT.sub(facade, text)
     edges: dict[tuple[str, ...], set[tuple[str, ...]]] = {m: set() for m in mods}
 
     def resolve(base: tuple[str, ...], rest: list[str]) -> tuple[str, ...] | None:
@@ -57,12 +91,11 @@ def graph(crate: pathlib.Path) -> dict[tuple[str, ...], set[tuple[str, ...]]]:
             cand = base + tuple(rest[:n])
             if cand in mods:
                 return cand
-        if not base and rest and rest[0] in reexport:
-            return reexport[rest[0]]
-        return None
+        if rest and rest[0] in reexport.get(base, {}):
+            return reexport[base][rest[0]]
+        return base if base in mods else None  # an item of `base` itself (`super::f`)
 
-    for m, f in mods.items():
-        text = code_of(f.read_text())
+    for m, text in texts.items():
         # `crate::{a, b::c}` groups: expand to one path each
         paths = []
         for g in GROUP.finditer(text):
@@ -74,6 +107,10 @@ def graph(crate: pathlib.Path) -> dict[tuple[str, ...], set[tuple[str, ...]]]:
             if p.group(2).startswith("::{"):
                 continue
             paths.append((p.group(1), p.group(2).strip(":").split("::")))
+        # a path starting with a child module's name: `child::f()`, `use child::X`
+        for c in CHILD.finditer(text):
+            if m + (c.group(1),) in mods and c.group(1) not in ("crate", "super", "self"):
+                paths.append(("self", [c.group(1)]))
         for kind, rest in paths:
             rest = [r for r in rest if r]
             if kind == "crate":

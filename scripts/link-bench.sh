@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Link benchmark (issue 18): for each cipher, the end-to-end path with the embedded broker and
+# Link benchmark: for each cipher, the end-to-end path with the embedded broker and
 # SQLite at saturation (`--rate max`), then at half the rate it reached, REPEAT times each.
 # Prints, per cipher, the medians over the repetitions of: readings/s stored end to end,
 # gateway messages/s per core (1e6 / gateway CPU µs per message), and the end-to-end latency

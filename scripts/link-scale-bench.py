@@ -99,8 +99,8 @@ def main():
         with open(conf, "w") as f:
             # No queue limit: mosquitto's default queue of 1000 drops QoS 1 messages silently
             # when a subscriber lags at --rate max. max_inflight_messages 1000 did not bound what
-            # mosquitto 2.0.11 had out to the single gateway (~40,000 unacknowledged seen in
-            # issue 19); the gateway no longer depends on it (docs/link.md, Scale-out).
+            # mosquitto 2.0.11 has out to the single gateway (~40,000 unacknowledged seen); the
+            # gateway does not depend on it (docs/link.md, Scale-out).
             f.write(f"listener {mport} 127.0.0.1\nallow_anonymous true\npersistence false\n"
                     "max_inflight_messages 1000\nmax_queued_messages 0\n")
         mosq = subprocess.Popen(["/usr/sbin/mosquitto", "-c", conf], stdout=subprocess.DEVNULL,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak run of the link (issue 19, overload): devices → mosquitto → gateway process → SQLite
+# Soak run of the link (overload): devices → mosquitto → gateway process → SQLite
 # with no faults for a bounded time, sampling the gateway's and the broker's memory (VmRSS),
 # the rows stored and the error counters once a second (`lwcbench link chaos --no-faults`
 # writes them to chaos_timeline.csv), then asserting:

@@ -198,7 +198,7 @@ def test_newer_format_with_payloads_and_extra_tables(payload_run):
 
 
 def test_only_files_listed_in_run_json_are_read(run_dir, tmp_path):
-    """Issue 15 (17): a table left beside a run (e.g. by a replaced run) is not the run's."""
+    """A table left beside a run (e.g. by a replaced run) is not the run's."""
     d = tmp_path / "run"
     shutil.copytree(run_dir, d)
     (d / "table1_dataset_vs_random.csv").write_text("cipher,payload,median_ns\nOld,random,1\n")

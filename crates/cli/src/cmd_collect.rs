@@ -115,7 +115,7 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<String, String> {
             last_kick = Some(Instant::now());
         }
         match port.read(&mut chunk) {
-            // A board that never stops talking must not fill the memory (issue 15).
+            // A board that never stops talking must not fill the memory.
             Ok(n) if buf.len() + n > MAX_CAPTURE => {
                 return Err(format!(
                     "--port: {name} sent more than {} MiB without completing a run; stopped",

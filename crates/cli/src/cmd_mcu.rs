@@ -1,4 +1,4 @@
-//! `lwcbench mcu`: microcontroller cost without a board (issue #8). Runs `mcu/run.py` with the
+//! `lwcbench mcu`: microcontroller cost without a board. Runs `mcu/run.py` with the
 //! project's Python venv and writes its tables plus a `run.json` into `--out`.
 //!
 //! * repo root: `LWCBENCH_ROOT`, else the source tree this binary was built from

@@ -1,4 +1,4 @@
-//! Fault injection on the result directory (issue 15, defects 15-17 and 25): `run`, `collect`
+//! Fault injection on the result directory: `run`, `collect`
 //! and `report` are killed (SIGKILL) at every write, fsync, rename and removal in turn, and
 //! made to hit "disk full" (ENOSPC) at every step, with and without `--force`
 //! (`LWCBENCH_FAILPOINT=N[:enospc]`, crates/engine/src/results.rs). After each interruption
@@ -203,7 +203,7 @@ fn report_replaces_its_page_whole_at_every_step() {
 
 #[test]
 fn report_html_is_listed_and_written_with_the_run() {
-    // defect 25: run.json's file list names report.html; defect 16: it is there with run.json
+    // run.json's file list names report.html, and report.html is there whenever run.json is
     let (_t, dir) = made_by(&run_cmd(false));
     let run: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
     let files: Vec<&str> = run["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();

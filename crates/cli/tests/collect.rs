@@ -94,7 +94,7 @@ fn log_with(board: &str, mcu: &str, cipher: &str) -> String {
 
 #[test]
 fn hostile_log_text_is_escaped_in_the_report() {
-    // issue 15, defect 18: board=</title><script>… reached <title> unescaped
+    // board=</title><script>… must reach <title> escaped
     let d = tempfile::tempdir().unwrap();
     let script = "%3C/title%3E%3Cscript%3Ealert(1)%3C/script%3E%22%27";
     std::fs::write(d.path().join("h.log"), log_with(script, script, "X")).unwrap();

@@ -1,4 +1,4 @@
-//! Broken engines (issue 15, defects 8, 12, 13, 19): the awk mock engine misbehaves on
+//! Broken engines: the awk mock engine misbehaves on
 //! request (`LWCBENCH_MOCK_FAULT`, see engines/mock/engine.awk) and lwcbench must refuse its
 //! output with one named error line, never time it as valid, and leave no process behind.
 use std::path::{Path, PathBuf};

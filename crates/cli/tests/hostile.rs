@@ -1,6 +1,5 @@
-//! Regression tests for issue 15's crash and bad-input defects (1–7, 9, 14, 20–24): each
-//! input below once panicked, aborted, ran without bound, or gave an unhelpful error. Every one
-//! must now give exactly one `error:` line naming the option (or file:line:column), a failure
+//! Hostile and careless input: each input below could panic, abort, run without bound or give
+//! an unhelpful error. Every one must give exactly one `error:` line naming the option (or file:line:column), a failure
 //! exit, no backtrace, and no result files.
 #[path = "../../../tests/support/required.rs"]
 mod required;
@@ -52,7 +51,7 @@ const CHACHA_IV: &str = "000000000000000000000000";
 /// first 16 bytes.
 const CHACHA_ZERO_BLOCK: &str = "76b8e0ada0f13d90405d6ae55386bd28";
 
-// ---- defect 1: huge --reps / --warmup ----------------------------------------------------
+// ---- huge --reps / --warmup ---------------------------------------------------------------------
 
 #[test]
 fn huge_reps_and_warmup_are_refused_before_anything_is_written() {
@@ -69,7 +68,7 @@ fn huge_reps_and_warmup_are_refused_before_anything_is_written() {
     );
 }
 
-// ---- defect 6: --sizes 1024MiB under a memory limit, --min-sample-us 1e9 --------------------
+// ---- --sizes 1024MiB under a memory limit, --min-sample-us 1e9 ----------------------------------
 
 #[test]
 fn sample_duration_is_bounded() {
@@ -101,7 +100,7 @@ fn a_payload_that_cannot_be_allocated_is_an_error_not_an_abort() {
     run_error(&["--cipher", "ChaCha20", "--sizes", "1025MiB"], &["--sizes", "1 GiB"]);
 }
 
-// ---- defect 14: duplicate selections ----------------------------------------------------------
+// ---- duplicate selections -----------------------------------------------------------------------
 
 #[test]
 fn duplicate_sizes_and_variants_are_measured_once() {
@@ -141,7 +140,7 @@ fn duplicate_sizes_and_variants_are_measured_once() {
     assert_eq!(samples.lines().count(), 1 + 3, "{samples}");
 }
 
-// ---- defect 5 and 24: keystream --bits --------------------------------------------------------
+// ---- keystream --bits ---------------------------------------------------------------------------
 
 fn keystream(extra: &[&str]) -> Output {
     let d = tempfile::tempdir().unwrap();
@@ -183,7 +182,7 @@ fn keystream_help_lists_only_what_applies() {
     one_error(&o, &["--iv: required", "96-bit IV"]);
 }
 
-// ---- defect 7: broken pipe --------------------------------------------------------------------
+// ---- broken pipe --------------------------------------------------------------------------------
 
 /// Run with stdout a pipe whose reading end is already closed (as after `| head` exits), so
 /// the first write fails with EPIPE: the process must end quietly with exit 0.
@@ -217,7 +216,7 @@ fn a_closed_stdout_ends_quietly() {
     ]);
 }
 
-// ---- defect 2 and 3: collect header numbers, --timeout ---------------------------------------
+// ---- collect header numbers, --timeout ----------------------------------------------------------
 
 /// good.log's header with one key=value replaced (CRC recomputed; zlib's CRC-32, checked
 /// against its standard check value in the engine's tests).
@@ -278,7 +277,7 @@ fn collect_timeout_is_bounded() {
     }
 }
 
-// ---- defect 4 and 9: y4m -----------------------------------------------------------------------
+// ---- y4m ----------------------------------------------------------------------------------------
 
 #[test]
 fn a_y4m_header_with_multibyte_characters_is_an_error() {
@@ -356,7 +355,7 @@ fn frames_1_reads_only_the_first_frame() {
     assert!(d.path().join("out/run.json").is_file());
 }
 
-// ---- defect 20: key from a file, the environment or stdin -----------------------------------
+// ---- key from a file, the environment or stdin --------------------------------------------------
 
 #[test]
 fn keys_come_from_a_file_the_environment_or_stdin() {
@@ -414,7 +413,7 @@ fn keys_come_from_a_file_the_environment_or_stdin() {
     assert_eq!(text(&o.stdout).trim(), &CHACHA_ZERO_BLOCK[..8], "{}", text(&o.stderr));
 }
 
-// ---- defect 21: options ignored outside their presets, misspelt --engine -------------------
+// ---- options ignored outside their presets, misspelt --engine -----------------------------------
 
 #[test]
 fn study_options_outside_their_presets_are_errors() {
@@ -467,7 +466,7 @@ fn engine_with_scenario_measures_only_the_engine() {
     assert!(rows.iter().all(|r| r.contains(",mock-awk,")), "catalogue rows measured too: {summary}");
 }
 
-// ---- defect 23: dataset errors ----------------------------------------------------------------
+// ---- dataset errors -----------------------------------------------------------------------------
 
 fn dataset_error(csv: &[u8], extra: &[&str], needles: &[&str]) -> String {
     let d = tempfile::tempdir().unwrap();
@@ -535,7 +534,7 @@ fn dataset_errors_name_line_and_column_and_stay_short() {
     );
 }
 
-// ---- defect 24: messages -----------------------------------------------------------------------
+// ---- messages -----------------------------------------------------------------------------------
 
 #[test]
 fn messages_say_what_is_wrong() {

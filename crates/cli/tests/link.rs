@@ -238,7 +238,7 @@ fn report_page_is_written_with_the_run_and_stale_tables_go_with_force() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("lwcbench report — link") && html.contains("Ascon-AEAD128/rustcrypto"));
     assert!(html.contains("<svg") && html.contains("<table>"), "latency chart and the summary tables");
-    // `lwcbench report` re-renders the same kind of page (it used to fail on the link's run.json)
+    // `lwcbench report` re-renders the same kind of page from the link's run.json
     let o = lwcbench(&["report", "r"], d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // An attack run replacing the session run leaves none of the session's tables behind.

@@ -1,4 +1,4 @@
-//! The fault test (issue 19): one `lwcbench link chaos` run SIGKILLs and restarts the gateway
+//! The fault test: one `lwcbench link chaos` run SIGKILLs and restarts the gateway
 //! process, mosquitto (persistence on) and device processes at seeded random moments, and twice
 //! the broker while the gateway is down. The tool
 //! gives its own verdict; this test does not trust it and checks the evidence itself, from the

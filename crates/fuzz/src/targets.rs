@@ -31,7 +31,7 @@ pub fn fix_crcs(_: &mut Rng, input: Vec<u8>) -> Vec<u8> {
 fn board_log(input: &[u8], s: &mut Scratch) -> Result<(), String> {
     let text = String::from_utf8_lossy(input);
     let p = collect::parse_log(&text);
-    // The summary lines quote the log (unbounded here: noted in issue 15's follow-up); the CLI
+    // The summary lines quote the log (unbounded here); the CLI
     // prints them through text::one_line, whose output must be one bounded line.
     for l in p.summary_lines() {
         check_error(&lwcbench_engine::text::one_line(&l, 400))?;

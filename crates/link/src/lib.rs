@@ -1,17 +1,20 @@
 //! `lwcbench link`: a chosen cipher on a real sensor → broker → gateway → database path,
 //! measured end to end and attacked. See docs/link.md.
 //!
-//! Modules depend downwards in this order:
-//! * [`input`] — command-line strings: secrets redacted, control characters refused, session names;
+//! Each module uses only modules listed above it (scripts/import-cycles.py checks for cycles):
+//! * [`input`], [`clock`], [`units`] — command-line strings (secrets redacted, control characters
+//!   refused, session names), the one clock, latencies in readable units;
 //! * [`wire`] — the versioned binary frame and the nonce rule, which catalogue ciphers protect it
 //!   (AEADs as they are, stream ciphers with this project's Poly1305 composition), master key
 //!   file and per-device HKDF keys;
-//! * [`device`] — persistent per-device counters (reserve a block durably before use);
-//! * [`transport`] — the embedded MQTT broker and the broker URL;
+//! * [`transport`] — MQTT (embedded broker, clients, the broker URL) and UDP;
 //! * [`store`] — storing accepted readings (SQLite or PostgreSQL);
-//! * [`gateway`] — checking and opening frames, the per-device replay window, K workers on an
-//!   MQTT v5 shared subscription with the replay state in the store, the gateway as a process;
-//! * [`session`] — devices, transports and the measured session;
+//! * [`device`] — persistent per-device counters (reserve a block durably before use), the
+//!   simulated fleet, one device as its own process;
+//! * [`gateway`] — checking and opening frames, the per-device replay window, the single gateway,
+//!   K workers on an MQTT v5 shared subscription with the replay state in the store, the gateway
+//!   as a process;
+//! * [`session`] — one measured session: fleet → transport → gateway → store;
 //! * [`experiments`] — attack, overload, faults (chaos), network conditions and their sweep;
 //! * [`results`] — the result files of a session and the radio/battery energy model.
 pub mod clock;
@@ -23,4 +26,5 @@ pub mod results;
 pub mod session;
 pub mod store;
 pub mod transport;
+pub mod units;
 pub mod wire;

@@ -193,7 +193,7 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
         }
     }
     // MQTT QoS 1 loses nothing: frames the gateway has not checked by now are held up, not lost,
-    // and a run that reported them as `missing` and exited 0 hid a stall (issue 19).
+    // and a run that reported them as `missing` and exited 0 would hide a stall.
     let stalled = match cfg.transport {
         _ if gw.failed() => None, // the gateway's own error is reported below
         Transport::Mqtt(_) => undrained(sent, gw.processed(), last.1.elapsed(), cfg.drain_timeout),

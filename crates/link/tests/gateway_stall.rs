@@ -1,6 +1,6 @@
-//! Issue 19: the single gateway (`--workers 1`) stopped receiving under load. Its MQTT event
-//! loop waited for room in the gateway's channel while the gateway thread waited for room in the
-//! MQTT client's request channel to acknowledge — which only the event loop empties. Tiny queues
+//! The single gateway (`--workers 1`) keeps receiving under load: its MQTT event loop waits for
+//! room in the gateway's channel, so the gateway thread must never wait for room in the MQTT
+//! client's request channel to acknowledge — which only the event loop empties. Tiny queues
 //! make both fill without any machine load; and a run whose gateway stops receiving must end in
 //! an error, not in `missing` readings with exit 0.
 use std::io::{Read, Write};

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lwcbench_link::gateway::checks::{Gateway, Refusal};
-use lwcbench_link::gateway::workers::{Checked, Checker, SharedState};
+use lwcbench_link::gateway::workers::{Checked, Checker};
 use lwcbench_link::session::{self, LinkConfig};
+use lwcbench_link::store::shared::SharedState;
 use lwcbench_link::transport::broker::{self, BrokerAddr};
 use lwcbench_link::transport::Transport;
 use lwcbench_link::wire::keys::MasterKey;

@@ -67,7 +67,7 @@ pub struct Config {
     pub sizes: &'static [usize],
 }
 
-/// The suite: 1, 8, 128 and 1024 bits.
+/// The DRACO study's suite: 1, 8, 128 and 1024 bits.
 pub const SIZES: &[usize] = &[1, 8, 128, 1024];
 const MAX_BYTES: usize = 128;
 const MAX_BATCH: u64 = 1 << 20;

@@ -11,18 +11,21 @@
 //! 12-byte nonce, every tag 16 bytes; SIV (RFC 5297, CMAC) is deterministic: no nonce, one
 //! associated-data component, a double-length key (AES-128-SIV takes 256 bits).
 //! ECB and CBC pad with PKCS#7 (a whole extra block when the message is block-aligned).
-use lwcbench_core::{Aead, BitOrder, CipherError, CipherInfo, CipherMode, Family, Language, Origin};
-
-use crate::entry::Entry;
+use lwcbench_core::{BitOrder, CipherError, CipherInfo, Family, Language, Origin};
 
 pub mod check;
 #[cfg(lwc_gcrypt)]
 pub mod gcrypt;
+mod make;
 #[cfg(feature = "openssl")]
 pub mod ossl;
 pub mod rc;
+mod register;
 #[cfg(lwc_wolfssl)]
 pub mod wolf;
+
+pub use make::{make_aead, make_mode};
+pub use register::{missing_libraries, register};
 
 /// The modes, in table order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -159,30 +162,6 @@ impl Lib {
     pub fn built(self) -> bool {
         self.status().is_ok()
     }
-    /// Ok(version) if built, else the message saying why not and how to fix it.
-    pub fn status(self) -> Result<&'static str, &'static str> {
-        match self {
-            Lib::RustCrypto => Ok("aes 0.9 / cbc 0.2 / cfb-mode 0.9 / cfb8 0.9 / ofb 0.7 / ctr 0.10 / ecb 0.2 / aes-gcm 0.11 / ccm 0.6 / eax 0.6 / ocb3 0.2 / aes-siv 0.8"),
-            Lib::OpenSsl => {
-                #[cfg(feature = "openssl")]
-                return Ok(ossl::version());
-                #[cfg(not(feature = "openssl"))]
-                return Err("openssl: not built — the `openssl` feature of lwcbench-catalog is off (it needs libssl-dev; run scripts/setup.sh and build with default features)");
-            }
-            Lib::Gcrypt => {
-                #[cfg(lwc_gcrypt)]
-                return Ok(gcrypt::version());
-                #[cfg(not(lwc_gcrypt))]
-                return Err(env!("LWC_GCRYPT_STATUS"));
-            }
-            Lib::WolfSsl => {
-                #[cfg(lwc_wolfssl)]
-                return Ok(wolf::version());
-                #[cfg(not(lwc_wolfssl))]
-                return Err(env!("LWC_WOLFSSL_STATUS"));
-            }
-        }
-    }
     /// Does this library (as this build binds it) offer the mode? Key sizes: all three
     /// wherever a mode is offered.
     pub fn supports(self, kind: Kind) -> bool {
@@ -247,116 +226,6 @@ pub fn info(lib: Lib, kind: Kind, bits: u16) -> CipherInfo {
         bit_granular: false,
         note: if kind.padded() { "PKCS#7 padding" } else { "" },
     }
-}
-
-/// A fresh unkeyed instance of a non-AEAD mode (None if unsupported or not built).
-pub fn make_mode(lib: Lib, kind: Kind, bits: u16) -> Option<Box<dyn CipherMode + Send>> {
-    if kind.is_aead() || !lib.built() || !lib.supports(kind) {
-        return None;
-    }
-    match lib {
-        Lib::RustCrypto => Some(rc::mode(kind, bits)),
-        #[cfg(feature = "openssl")]
-        Lib::OpenSsl => Some(Box::new(ossl::OsslMode::new(kind, bits))),
-        #[cfg(lwc_gcrypt)]
-        Lib::Gcrypt => Some(Box::new(gcrypt::GcryMode::new(kind, bits))),
-        #[cfg(lwc_wolfssl)]
-        Lib::WolfSsl => Some(Box::new(wolf::WolfMode::new(kind, bits))),
-        #[allow(unreachable_patterns)]
-        _ => None,
-    }
-}
-
-/// A fresh unkeyed instance of an AEAD mode (None if unsupported or not built).
-pub fn make_aead(lib: Lib, kind: Kind, bits: u16) -> Option<Box<dyn Aead + Send>> {
-    if !kind.is_aead() || !lib.built() || !lib.supports(kind) {
-        return None;
-    }
-    match lib {
-        Lib::RustCrypto => Some(rc::aead(kind, bits)),
-        #[cfg(feature = "openssl")]
-        Lib::OpenSsl => Some(Box::new(ossl::OsslAead::new(kind, bits))),
-        #[cfg(lwc_gcrypt)]
-        Lib::Gcrypt => Some(Box::new(gcrypt::GcryAead::new(kind, bits))),
-        #[cfg(lwc_wolfssl)]
-        Lib::WolfSsl => Some(Box::new(wolf::WolfAead::new(kind, bits))),
-        #[allow(unreachable_patterns)]
-        _ => None,
-    }
-}
-
-// The registry stores plain `fn()` pointers: one monomorphic function per
-// library × mode × key size, with the parameters as const generics.
-const fn bits_of(b: usize) -> u16 {
-    KEY_BITS[b]
-}
-fn mk_mode<const L: usize, const K: usize, const B: usize>() -> Box<dyn CipherMode + Send> {
-    make_mode(Lib::ALL[L], Kind::from_index(K), bits_of(B)).expect("registered only when supported")
-}
-fn mk_aead<const L: usize, const K: usize, const B: usize>() -> Box<dyn Aead + Send> {
-    make_aead(Lib::ALL[L], Kind::from_index(K), bits_of(B)).expect("registered only when supported")
-}
-fn verify<const L: usize, const K: usize, const B: usize>(
-    e: &Entry,
-    ctx: &crate::verify::VerifyCtx,
-) -> Vec<crate::verify::Check> {
-    check::verify(e, Lib::ALL[L], Kind::from_index(K), bits_of(B), ctx)
-}
-
-type Slot =
-    (usize, usize, usize, fn() -> Box<dyn CipherMode + Send>, fn() -> Box<dyn Aead + Send>, crate::entry::Verify);
-
-macro_rules! slots_b {
-    ($v:ident, $l:literal, $k:literal) => {
-        $v.push(($l, $k, 0, mk_mode::<$l, $k, 0>, mk_aead::<$l, $k, 0>, verify::<$l, $k, 0>));
-        $v.push(($l, $k, 1, mk_mode::<$l, $k, 1>, mk_aead::<$l, $k, 1>, verify::<$l, $k, 1>));
-        $v.push(($l, $k, 2, mk_mode::<$l, $k, 2>, mk_aead::<$l, $k, 2>, verify::<$l, $k, 2>));
-    };
-}
-macro_rules! slots_k {
-    ($v:ident, $l:literal) => {
-        slots_b!($v, $l, 0);
-        slots_b!($v, $l, 1);
-        slots_b!($v, $l, 2);
-        slots_b!($v, $l, 3);
-        slots_b!($v, $l, 4);
-        slots_b!($v, $l, 5);
-        slots_b!($v, $l, 6);
-        slots_b!($v, $l, 7);
-        slots_b!($v, $l, 8);
-        slots_b!($v, $l, 9);
-        slots_b!($v, $l, 10);
-    };
-}
-
-// One push per (library, kind, key size): the const-generic constructors cannot be built in a loop.
-#[allow(clippy::vec_init_then_push)]
-fn slots() -> Vec<Slot> {
-    let mut v: Vec<Slot> = Vec::with_capacity(132);
-    slots_k!(v, 0);
-    slots_k!(v, 1);
-    slots_k!(v, 2);
-    slots_k!(v, 3);
-    v
-}
-
-/// Register every supported, built library × mode × key size.
-pub fn register(r: &mut Vec<Entry>) {
-    for (l, k, b, m, a, v) in slots() {
-        let (lib, kind) = (Lib::ALL[l], Kind::from_index(k));
-        if !lib.built() || !lib.supports(kind) {
-            continue;
-        }
-        let _ = b;
-        r.push(if kind.is_aead() { Entry::aead(a, v) } else { Entry::mode(m, v) });
-    }
-    #[cfg(feature = "openssl")]
-    r.push(Entry::aead(|| Box::new(ossl::OsslChaCha::new()), ossl::verify_chacha));
-}
-
-/// One line per library that is not built, for `lwcbench list` / `verify`.
-pub fn missing_libraries() -> Vec<&'static str> {
-    Lib::ALL.into_iter().filter_map(|l| l.status().err()).collect()
 }
 
 /// PKCS#7: pad `buf[..len]` to the next whole block (a full block if aligned); returns the

@@ -47,7 +47,7 @@ fn decode_token(s: &str) -> Result<(Vec<u8>, &str), String> {
         return Ok((unit.repeat(n), rest));
     }
     let hex = tok.strip_prefix("0x").unwrap_or(tok);
-    Ok((super::unhex(hex)?, rest))
+    Ok((super::text::unhex(hex)?, rest))
 }
 
 /// Parse a file; the error names the file and line.

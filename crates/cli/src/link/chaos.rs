@@ -10,7 +10,7 @@ use lwcbench_link::results::{self, LinkRecord, RunDir};
 use lwcbench_link::transport::broker;
 use lwcbench_link::wire::suite;
 
-use super::parse_duration;
+use super::options::{check_batch, default_out, parse_duration, transport_of};
 
 #[derive(Args)]
 pub struct GatewayArgs {
@@ -159,9 +159,7 @@ pub fn gateway(a: &GatewayArgs) -> Result<(), String> {
     let b = broker::parse_url(&a.broker)?;
     let devices = gateway_proc::parse_devices(&a.devices)?;
     lwcbench_link::gateway::replay::ReplayWindow::new(a.window)?;
-    if a.batch == 0 || a.batch > 100_000 {
-        return Err(format!("--batch: {} is not in 1..=100000", a.batch));
-    }
+    check_batch(a.batch)?;
     input::check_session(&a.session)?;
     input::no_control("--store", &a.store)?;
     let every = parse_duration(&a.stats_every, "--stats-every")?;
@@ -199,11 +197,6 @@ pub fn gateway(a: &GatewayArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn default_out(kind: &str) -> PathBuf {
-    let t = lwcbench_engine::results::rfc3339(SystemTime::now()).replace(':', "-");
-    PathBuf::from("lwcbench-results").join(format!("{t}-link-{kind}"))
-}
-
 fn record(kind: &str, config: serde_json::Value, started: SystemTime, notes: Vec<String>) -> LinkRecord {
     LinkRecord::new(
         format!("lwcbench link {kind}"),
@@ -234,9 +227,7 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
         return Err("--sample-every: at least 100ms".into());
     }
     lwcbench_link::gateway::replay::ReplayWindow::new(a.window)?;
-    if a.batch == 0 || a.batch > 100_000 {
-        return Err(format!("--batch: {} is not in 1..=100000", a.batch));
-    }
+    check_batch(a.batch)?;
     if a.devices == 0 || a.devices > 64 {
         return Err(format!("--devices: {} is not in 1..=64 (one process each)", a.devices));
     }
@@ -256,7 +247,7 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
     if let Some(s) = &a.store {
         input::no_control("--store", s)?;
     }
-    let out = a.out.clone().unwrap_or_else(|| default_out("chaos"));
+    let out = a.out.clone().unwrap_or_else(|| default_out("link-chaos"));
     let started = SystemTime::now();
     let failures;
     // Written beside --out and swapped in whole; the work directory (captures, store, broker
@@ -341,9 +332,7 @@ pub fn overload(a: &OverloadArgs) -> Result<(), String> {
     if a.devices == 0 || a.devices > 100_000 {
         return Err(format!("--devices: {} is not in 1..=100000", a.devices));
     }
-    if a.batch == 0 || a.batch > 100_000 {
-        return Err(format!("--batch: {} is not in 1..=100000", a.batch));
-    }
+    check_batch(a.batch)?;
     if a.connections == 0 || a.connections > 10_000 {
         return Err(format!("--connections: {} is not in 1..=10000", a.connections));
     }
@@ -351,16 +340,8 @@ pub fn overload(a: &OverloadArgs) -> Result<(), String> {
         return Err(format!("--keep: {} is not in (0, 1]", a.keep));
     }
     let max_p99 = parse_duration(&a.max_p99, "--max-p99")?;
-    let transport = match a.transport.as_str() {
-        "mqtt" => lwcbench_link::transport::Transport::Mqtt(match &a.broker {
-            Some(u) => broker::parse_url(u)?,
-            None => broker::embedded()?,
-        }),
-        "udp" if a.broker.is_some() => return Err("--broker applies to --transport mqtt only".into()),
-        "udp" => lwcbench_link::transport::Transport::Udp,
-        t => return Err(format!("--transport: '{t}' is not mqtt or udp")),
-    };
-    let out = a.out.clone().unwrap_or_else(|| default_out("overload"));
+    let transport = transport_of(&a.transport, a.broker.as_deref())?;
+    let out = a.out.clone().unwrap_or_else(|| default_out("link-overload"));
     let started = SystemTime::now();
     let rd = RunDir::begin(&out, a.force)?;
     {

@@ -2,56 +2,13 @@
 //! devices in namespace A, broker and gateway in namespace B (docs/network-conditions.md).
 use std::time::{Duration, SystemTime};
 
-use clap::Args;
 use lwcbench_link::experiments::netcond::{self, Backend, ConditionRow, Conditions, NetBroker, NetEnv, NetTransport};
 use lwcbench_link::experiments::sweep;
 use lwcbench_link::results::{self, LinkRecord};
 use lwcbench_link::session::{self, LinkConfig};
 use lwcbench_link::wire::suite;
 
-use super::SessionArgs;
-
-#[derive(Args, Default)]
-pub(super) struct NetArgs {
-    /// Network conditions: share of device → gateway packets dropped, in % (0.1 % steps). Any
-    /// condition runs devices and gateway in two network namespaces the tool creates (root needed).
-    #[arg(long, value_name = "PCT")]
-    loss: Option<String>,
-    /// Network conditions: one-way delay added device → gateway, in ms.
-    #[arg(long, value_name = "MS")]
-    delay: Option<String>,
-    /// Network conditions: uniform jitter ± this many ms around --delay (at most the delay).
-    #[arg(long, value_name = "MS")]
-    jitter: Option<String>,
-    /// Network conditions: share of datagrams reordered, in % (UDP, or TCP with kernel netem).
-    #[arg(long, value_name = "PCT")]
-    reorder: Option<String>,
-    /// Network conditions: share of datagrams duplicated, in % (UDP, or TCP with kernel netem).
-    #[arg(long, value_name = "PCT")]
-    duplicate: Option<String>,
-    /// Network conditions: bandwidth limit device → gateway in kbit/s (tbf).
-    #[arg(long, value_name = "KBIT")]
-    bandwidth: Option<String>,
-    /// Network conditions: auto (kernel netem where present) or fallback (always nftables / tbf /
-    /// UDP relay / Toxiproxy).
-    #[arg(long, default_value = "auto", value_name = "auto|fallback")]
-    net_backend: String,
-    /// Network conditions, MQTT: the broker inside namespace B: embedded (rumqttd in this process)
-    /// or mosquitto (Debian's binary, started inside B by the tool).
-    #[arg(long, default_value = "embedded", value_name = "embedded|mosquitto")]
-    net_broker: String,
-    /// Seed of the UDP relay's and Toxiproxy's random choices.
-    #[arg(long, default_value_t = 1)]
-    net_seed: u64,
-}
-
-impl NetArgs {
-    fn any(&self) -> bool {
-        [&self.loss, &self.delay, &self.jitter, &self.reorder, &self.duplicate, &self.bandwidth]
-            .iter()
-            .any(|o| o.is_some())
-    }
-}
+use super::args::SessionArgs;
 
 /// What to run under conditions.
 pub(super) struct NetPlan {
@@ -179,7 +136,7 @@ pub(super) fn session(
     let state = rd.kept("state");
     std::fs::create_dir_all(&state)
         .map_err(|e| format!("--out: cannot create {}: {e}", rd.shown(&state.display().to_string())))?;
-    let (key_file, counter_file) = super::state_files(&rd, &a.key_file, &a.counter_state)?;
+    let (key_file, counter_file) = super::options::state_files(&rd, &a.key_file, &a.counter_state)?;
     let store = a.store.clone().unwrap_or_else(|| rd.kept("link.db").display().to_string());
     let started = SystemTime::now();
     let session = session::new_session();

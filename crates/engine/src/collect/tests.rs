@@ -229,7 +229,7 @@ fn edited(line: &str, f: impl Fn(&str) -> String) -> String {
 
 #[test]
 fn bad_tick_fields_and_wrapping_counters_are_refused() {
-    // issue 15, defect 11: NaN/inf/negative tick counts; groups × reps overflow; seq wrap
+    // NaN/inf/negative tick counts, a groups × reps overflow and a wrapping seq are not measurements
     let lines: Vec<&str> = GOOD.lines().collect();
     for (from, to) in [
         ("min_sample_ticks=100", "min_sample_ticks=NaN"),

@@ -6,7 +6,7 @@ use lwcbench_core::Family;
 use super::{Engine, Failure, Offer, MAX_QUOTE};
 
 impl Engine {
-    /// Before a cipher is timed, check what the engine computes (issue 15, defect 12): one
+    /// Before a cipher is timed, check what the engine computes (a wrong answer is no measurement): one
     /// encryption of a fixed input must equal lwcbench's own implementation of the same cipher
     /// (when the catalogue has one of that name and family), must not be the plaintext, and
     /// must decrypt back to the plaintext. `Ok(Some(why))`: the engine's output is wrong; the

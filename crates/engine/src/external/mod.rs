@@ -12,10 +12,10 @@
 //! against an engine); the request/answer exchange is here.
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use lwcbench_catalog::Entry;
 use lwcbench_core::{BitOrder, CipherInfo, Language, Origin};
@@ -24,55 +24,21 @@ use crate::plan::Group;
 use crate::runner::{default_static, Config, GroupResult, Sample};
 
 mod check;
+mod engine;
+mod limits;
 mod offered;
 mod process;
 mod protocol;
 pub mod vectors;
+
+pub use engine::Engine;
+pub use limits::{BUILTIN, LIST_TIMEOUT, MAX_LINE, MAX_NS, MAX_OFFERS, MAX_QUOTE, PROTOCOL};
 
 pub use offered::{lock, Offered};
 use process::{command_candidates, keep_stderr_tail, kill_group, list_timeout, spawn_reader, HELLO_TIMEOUT};
 pub use process::{command_for, line_timeout, MAX_STDERR_LINE};
 use protocol::{clip, language_of};
 pub use protocol::{escape, parse_line, unescape, Failure, Fields, Hello, Line, Offer};
-
-/// Protocol version this host speaks.
-pub const PROTOCOL: u32 = 1;
-/// Longest line in either direction, newline included.
-pub const MAX_LINE: usize = 65536;
-/// Longest piece of engine-provided text quoted in an error or a run.json note.
-pub const MAX_QUOTE: usize = 500;
-/// Most `cipher` lines a `list` answer may have (issue 15, defect 8: a `list` that never ends).
-pub const MAX_OFFERS: usize = 10_000;
-/// Longest a whole `list` answer may take, whatever the per-line deadline.
-pub const LIST_TIMEOUT: Duration = Duration::from_secs(60);
-/// Largest per-operation time an engine may report (1000 s); larger is not a measurement.
-pub const MAX_NS: f64 = 1e12;
-/// Built-in engines, by name.
-pub const BUILTIN: [&str; 1] = ["pycryptodome"];
-
-/// A running engine: the process (if any), its lines, and what it said about itself.
-pub struct Engine {
-    /// The name given on the command line (built-in name or command).
-    pub spec: String,
-    pub hello: Hello,
-    pub offers: Vec<Offer>,
-    writer: Option<Box<dyn Write + Send>>,
-    lines: Receiver<Result<String, String>>,
-    child: Option<Child>,
-    stderr_tail: Arc<Mutex<String>>,
-    broken: Option<String>,
-    timeout: Duration,
-    /// End of the current answer's time budget (the whole `list`), if any.
-    deadline: Option<Instant>,
-    /// Ciphers whose output was checked before timing: name → the one-line failure, if any.
-    checked: BTreeMap<String, Option<String>>,
-}
-
-impl std::fmt::Debug for Engine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Engine({}, {} ciphers)", self.spec, self.offers.len())
-    }
-}
 
 impl Engine {
     /// Start an engine, say hello and read its cipher list. The error is one line naming
@@ -92,7 +58,7 @@ impl Engine {
 
     fn start_argv(spec: &str, argv: &[String]) -> Result<Engine, String> {
         // Its own process group: on timeout or exit the whole group is killed, not only the
-        // `sh -c` wrapper (issue 15, defect 19).
+        // `sh -c` wrapper, so no engine process outlives its run.
         use std::os::unix::process::CommandExt;
         let mut child = Command::new(&argv[0])
             .args(&argv[1..])
@@ -426,7 +392,7 @@ impl Engine {
             }
             batch = Some(b);
             // 0, -0, subnormal, negative, NaN, inf and absurd values are not measurements
-            // (they put inf/NaN into summary.csv; issue 15, defect 12).
+            // (they would put inf/NaN into summary.csv).
             if !(ns.is_normal() && ns > 0.0 && ns <= MAX_NS) {
                 return Err(format!("bad time: ns={ns:e} is not a positive duration of at most {MAX_NS:e} ns"));
             }

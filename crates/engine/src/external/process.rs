@@ -7,8 +7,9 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::engine::Engine;
+use super::limits::{BUILTIN, LIST_TIMEOUT, MAX_LINE};
 use super::protocol::clip;
-use super::{Engine, BUILTIN, LIST_TIMEOUT, MAX_LINE};
 
 /// Read lines of at most [`MAX_LINE`] bytes on a thread, so the host can apply deadlines.
 pub(super) fn spawn_reader(r: impl Read + Send + 'static) -> Receiver<Result<String, String>> {
@@ -186,7 +187,7 @@ pub(super) fn keep_stderr_tail(mut r: impl Read, tail: &Mutex<String>) {
 #[test]
 pub(super) fn stderr_without_newline_is_bounded() {
     // 64 MiB of 'x' without a newline, then a short line: the kept tail is that line; the
-    // long one never grows past MAX_STDERR_LINE (issue 15, defect 8).
+    // long one never grows past MAX_STDERR_LINE, so a chatty engine cannot fill the memory.
     let tail = Mutex::new(String::new());
     let long = std::io::repeat(b'x').take(64 << 20);
     keep_stderr_tail(long.chain(&b"\nlast words\n"[..]), &tail);

@@ -2,7 +2,7 @@
 //! percent-encoding, `hello` and the `cipher` offers. Pure parsing: no process, no I/O.
 use lwcbench_core::{Family, Language};
 
-use super::{MAX_QUOTE, PROTOCOL};
+use super::limits::{MAX_QUOTE, PROTOCOL};
 use crate::plan::Scenario;
 
 /// `name=value` fields of one line, in order, values percent-decoded.

@@ -1,6 +1,7 @@
 //! Protocol parser and client tests on hand-written transcripts (no process involved).
 use std::io::Cursor;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use super::*;
 use crate::plan::{Kiv, Payload, Scenario};

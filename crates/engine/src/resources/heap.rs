@@ -22,7 +22,7 @@ mod tests {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn heap_in_use_sees_an_allocation() {
         // Heap in use is process-wide: other test threads freeing memory in between moved it
-        // by tens of MiB (issue 15). The measurement runs alone in a child process.
+        // by tens of MiB, so the measurement runs alone in a child process.
         if !crate::resources::in_own_process("resources::heap::tests::heap_in_use_sees_an_allocation") {
             return;
         }

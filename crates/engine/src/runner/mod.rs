@@ -17,6 +17,7 @@ mod timing;
 pub(crate) use ops::fnv1a;
 use ops::{build_op, Op};
 pub use ops::{planted_slowdown, TWIN_MARK};
+pub use timing::Sample;
 use timing::{batch_for, calibrate, median_ns, time_batch_floor};
 
 /// Measurement settings.
@@ -52,16 +53,6 @@ impl Default for Config {
             rounds: ROUNDS,
         }
     }
-}
-
-/// One sample: time (and TSC ticks) per operation.
-#[derive(Clone, Copy, Debug)]
-pub struct Sample {
-    pub ns: f64,
-    pub cycles: Option<f64>,
-    /// Operations timed in this sample: the group's batch, or more when the batch finished
-    /// before the minimum sample time and was extended (the floor, see [`time_batch_floor`]).
-    pub ops: u64,
 }
 
 /// All samples of one group.

@@ -1,8 +1,17 @@
 //! Timing one batch of operations, and calibrating the batch (docs/measurement.md).
 use super::ops::Op;
-use super::Sample;
 use crate::clock::Stamp;
 use lwcbench_core::CipherError;
+
+/// One sample: time (and TSC ticks) per operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Sample {
+    pub ns: f64,
+    pub cycles: Option<f64>,
+    /// Operations timed in this sample: the group's batch, or more when the batch finished
+    /// before the minimum sample time and was extended (the floor, see [`time_batch_floor`]).
+    pub ops: u64,
+}
 
 pub(super) fn time_batch(op: &mut dyn Op, batch: u64) -> Result<Sample, CipherError> {
     time_batch_floor(op, batch, 0.0)

@@ -1,4 +1,4 @@
-//! The stream-cipher study's table (issue #4): for every stream-cipher implementation,
+//! The stream-cipher study's table: for every stream-cipher implementation,
 //! throughput and cycles/byte on long messages, init time, frames per second, code size, RAM
 //! (state + peak stack), memory footprint per byte, MODELLED energy per frame and per byte, and
 //! the study's combined scores Rank = throughput / (ROM + 2·RAM) and

@@ -1,4 +1,4 @@
-//! The link under network conditions (issue 19): the devices run in network namespace A, the broker
+//! The link under network conditions: the devices run in network namespace A, the broker
 //! (embedded rumqttd) and the gateway in namespace B, joined by the veth pair of
 //! [`lwcbench_netimpair::NetnsPair`], and the device → gateway direction is impaired (loss, delay,
 //! jitter, reordering, duplication, bandwidth) by the mechanism `lwcbench_netimpair` picks: netem

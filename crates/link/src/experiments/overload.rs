@@ -160,18 +160,18 @@ pub fn sustainable(rows: &[StepRow]) -> Option<f64> {
 
 pub fn markdown(rows: &[StepRow], cfg: &OverloadConfig) -> String {
     let mut s = String::from("## Overload (lwcbench link overload)\n\n");
-    s += "| offered /s | sent /s | stored /s | missing | refused | e2e p50 (ms) | e2e p99 (ms) | peak RSS (MiB) | sustained |\n";
+    s += "| offered /s | sent /s | stored /s | missing | refused | e2e p50 | e2e p99 | peak RSS (MiB) | sustained |\n";
     s += "|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
     for r in rows {
         s += &format!(
-            "| {:.0} | {:.0} | {:.0} | {} | {} | {:.2} | {:.2} | {:.1} | {} |\n",
+            "| {:.0} | {:.0} | {:.0} | {} | {} | {} | {} | {:.1} | {} |\n",
             r.offered_per_s,
             r.sent_per_s,
             r.stored_per_s,
             r.missing,
             r.refused,
-            r.e2e_p50_ms,
-            r.e2e_p99_ms,
+            crate::units::ms3(r.e2e_p50_ms * 1000.0),
+            crate::units::ms3(r.e2e_p99_ms * 1000.0),
             r.rss_peak_mb,
             if r.sustained { "yes" } else { "no" }
         );

@@ -172,7 +172,7 @@ pub fn summary_markdown(rows: &[SummaryRow]) -> String {
             r.devices
         );
     }
-    md += "| cipher | protection | sent | stored | missing | refused | msgs/s | wire B | overhead | seal p50 µs | e2e p50 µs | e2e p99 µs | gateway CPU µs/msg |\n";
+    md += "| cipher | protection | sent | stored | missing | refused | msgs/s | wire B | overhead | seal p50 | e2e p50 | e2e p99 | gateway CPU µs/msg |\n";
     md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for r in rows {
         let refused = r.refused_malformed
@@ -193,9 +193,9 @@ pub fn summary_markdown(rows: &[SummaryRow]) -> String {
             r.wire_bytes,
             r.overhead_bytes,
             r.overhead_pct,
-            r.seal_p50_us,
-            r.e2e_p50_us,
-            r.e2e_p99_us,
+            crate::units::ms3(r.seal_p50_us),
+            crate::units::ms3(r.e2e_p50_us),
+            crate::units::ms3(r.e2e_p99_us),
             r.gateway_cpu_us_per_msg
         );
     }

@@ -4,6 +4,9 @@
 //! names one nonce, so a frame the broker delivers twice (QoS 1 is at-least-once) or replays
 //! into a later session under the same key is stored once, while another key in the same store
 //! (whose counters start at 0 again) never collides with it.
+pub mod inspect;
+pub mod shared;
+
 use std::path::{Path, PathBuf};
 
 /// One accepted reading.

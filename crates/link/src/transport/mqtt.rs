@@ -114,8 +114,8 @@ pub(crate) fn still_connecting(t0: std::time::Instant) -> bool {
 
 /// The task that hands committed frames' PUBACKs to the MQTT client, in commit order. The
 /// gateway thread sends to it without ever waiting; the task waits for room in the client's
-/// request channel. (The gateway thread used to wait for that room itself: with the event loop
-/// waiting for room in the gateway's channel, each waited for the other for ever — issue 19.)
+/// request channel. The gateway thread must not wait for that room itself: the event loop waits
+/// for room in the gateway's channel, so each would wait for the other for ever.
 /// `ack` hands one PUBACK to the client and says whether the client is still there (MQTT 3.1.1
 /// here, MQTT v5 for the workers).
 pub(crate) fn spawn_acker<P, F, Fut>(

@@ -48,6 +48,10 @@ impl Suite {
     pub fn key_len(&self) -> usize {
         self.entry.info.key_bytes()
     }
+    /// Nonce bytes the cipher takes per message (from [`crate::wire::frame::nonce`]).
+    pub fn nonce_len(&self) -> usize {
+        self.entry.info.iv_bytes()
+    }
     /// Tag bytes on the wire (0 in the unsafe confidentiality-only mode).
     pub fn tag_len(&self, unauthenticated: bool) -> usize {
         match (self.kind, unauthenticated) {
@@ -103,6 +107,27 @@ pub fn find(sel: &str) -> Result<Suite, String> {
         let names: Vec<String> = all.iter().map(|x| x.name()).collect();
         format!("--cipher: '{sel}' is not a link cipher (offered: {})", names.join(", "))
     })
+}
+
+/// docs/link.md's "Cipher ids" table: one row per offered suite (id, cipher, key, nonce and tag
+/// bytes, protection); a test keeps the document equal to it.
+pub fn markdown_table(suites: &[Suite]) -> String {
+    let mut t = String::from("| id | cipher | key B | nonce B | tag B | protection |\n|---:|---|---:|---:|---:|---|\n");
+    for s in suites {
+        let protection = match s.kind {
+            Kind::Aead => "the cipher's AEAD",
+            Kind::StreamPoly1305 => "stream + Poly1305 (this project's composition)",
+        };
+        t += &format!(
+            "| {} | {} | {} | {} | {} | {protection} |\n",
+            s.id,
+            s.name(),
+            s.key_len(),
+            s.nonce_len(),
+            s.tag_len(false)
+        );
+    }
+    t
 }
 
 pub fn by_id(id: u8) -> Option<Suite> {
@@ -281,6 +306,43 @@ impl Keyed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const BEGIN: &str = "<!-- cipher-ids: generated from the suites; LWCBENCH_BLESS=1 cargo test --release -p lwcbench-link docs_cipher_table rewrites it -->\n";
+    const END: &str = "<!-- end cipher-ids -->";
+
+    /// docs/link.md states every cipher id's key, nonce and tag length as the suites define them
+    /// (a client written from the document must frame exactly what the gateway opens).
+    #[test]
+    fn docs_cipher_table_is_the_suites() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/link.md");
+        let doc = std::fs::read_to_string(&path).unwrap();
+        let a = doc.find(BEGIN).expect("docs/link.md has the cipher-ids markers") + BEGIN.len();
+        let b = a + doc[a..].find(END).expect("end marker");
+        let want = markdown_table(&offered());
+        if std::env::var_os("LWCBENCH_BLESS").is_some() {
+            std::fs::write(&path, format!("{}{want}{}", &doc[..a], &doc[b..])).unwrap();
+            return;
+        }
+        assert_eq!(offered().len(), lwcbench_catalog::link_ids::LINK_IDS.len(), "every link id is built here");
+        assert_eq!(&doc[a..b], want, "docs/link.md \"Cipher ids\" differs from the suites (bless to rewrite)");
+    }
+
+    /// Lengths a client needs, from the ciphers' specifications: AES-128-CCM as the link uses it
+    /// takes a 12-byte nonce and a 16-byte tag, TinyJAMBU-128 an 8-byte tag (NIST LWC
+    /// submission), Trivium an 80-bit IV, Salsa20 a 64-bit nonce, and a stream cipher's tag is
+    /// the 16-byte Poly1305 tag (RFC 8439).
+    #[test]
+    fn published_lengths() {
+        let len = |n: &str| {
+            let s = find(n).unwrap();
+            (s.key_len(), s.nonce_len(), s.tag_len(false))
+        };
+        assert_eq!(len("AES-128-CCM/rustcrypto"), (16, 12, 16));
+        assert_eq!(len("ChaCha20-Poly1305/rustcrypto"), (32, 12, 16));
+        assert_eq!(len("TinyJAMBU-128/rust-ref").2, 8);
+        assert_eq!(len("Trivium/rust"), (10, 10, 16));
+        assert_eq!(len("Salsa20/rustcrypto"), (32, 8, 16));
+    }
     use chacha20poly1305::aead::AeadInOut;
 
     fn rfc8439(key: &[u8; 32], nonce: &[u8; 12], ad: &[u8], pt: &[u8]) -> Vec<u8> {

@@ -19,8 +19,8 @@
 //!
 //! Re-sent frames are the same bytes (same counter, same nonce): not a nonce reuse. The gateway
 //! refuses the copies it has seen (`replay`) or the store ignores them (UNIQUE(device, counter)).
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::io::{BufRead, Read, Seek, SeekFrom, Write};
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,12 +29,10 @@ use std::time::{Duration, Instant};
 
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
+use rumqttc::QoS;
 use serde::Serialize;
 
-use crate::device::counter::{CounterStore, DeviceCounter};
-use crate::device::fleet::dataset_readings;
-use crate::gateway::process::{install_stop_signals, mem_kb, stop_requested};
+use crate::gateway::process::mem_kb;
 use crate::session;
 use crate::transport::broker::BrokerAddr;
 use crate::transport::mqtt::{mqtt_connect, topic};
@@ -43,270 +41,11 @@ use crate::wire::frame::Header;
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{Keyed, Suite};
 
-/// Captured frames re-published when a device process starts.
-pub const RESEND_ON_START: usize = 64;
-/// Frames younger than this are re-published after every reconnect (the default of
-/// `--resend-window`).
-pub const RING: Duration = Duration::from_secs(3);
-/// Re-publish the frame in hand if no PUBACK came within this time.
-pub const ACK_TIMEOUT: Duration = Duration::from_secs(2);
-/// Forged frames use counters from here on (no device reaches them in a run): one stored would
-/// show as a row that no device captured.
-pub const FORGED_COUNTER_BASE: u64 = 1 << 40;
+use crate::device::durable::{last_counter, read_capture};
+use crate::store::inspect::{integrity_check, Watch};
+pub use proof::{Verdict, FORGED_COUNTER_BASE};
 
-/// The complete frames of a capture file, in order (none if it does not exist). A last line
-/// without its newline was cut by a kill while being written: that frame was never published
-/// (capture comes first) and is skipped. Any other line that is not a frame in hex is an error
-/// naming the line: the capture is the record of what was sent, and a damaged one cannot say
-/// what a restart must re-send.
-pub fn read_capture(path: &Path) -> Result<Vec<Vec<u8>>, String> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("--capture: {}: {e}", path.display())),
-    };
-    let mut frames = Vec::new();
-    for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
-        let Some(line) = line.strip_suffix(b"\n") else { break };
-        match hex::decode(line).ok().filter(|f| Header::parse(f).is_ok()) {
-            Some(f) => frames.push(f),
-            None => {
-                return Err(format!(
-                    "--capture: {}: line {}: not a frame in hex; the capture is damaged and cannot tell what was \
-                     sent (repair or remove that line)",
-                    path.display(),
-                    i + 1
-                ))
-            }
-        }
-    }
-    Ok(frames)
-}
-
-/// Open a capture file for appending (created if missing). A last line cut by a kill is cut
-/// off first, so the next frame starts a line of its own instead of completing a broken one.
-pub fn open_capture(path: &Path) -> Result<std::fs::File, String> {
-    let err = |e: std::io::Error| format!("--capture: {}: {e}", path.display());
-    let mut f = std::fs::OpenOptions::new().create(true).read(true).append(true).open(path).map_err(err)?;
-    let len = f.metadata().map_err(err)?.len();
-    let mut end = len;
-    let mut buf = vec![0u8; 64 << 10];
-    let keep = loop {
-        if end == 0 {
-            break 0;
-        }
-        let start = end.saturating_sub(buf.len() as u64);
-        let chunk = &mut buf[..(end - start) as usize];
-        f.seek(SeekFrom::Start(start)).and_then(|_| f.read_exact(chunk)).map_err(err)?;
-        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
-            break start + i as u64 + 1;
-        }
-        end = start;
-    };
-    if keep < len {
-        f.set_len(keep).map_err(err)?;
-    }
-    Ok(f)
-}
-
-/// Counter of the last complete frame of a capture file (reads only its tail).
-pub fn last_counter(path: &Path) -> Option<u64> {
-    let mut f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(8192))).ok()?;
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf).ok()?;
-    buf.split_inclusive(|&b| b == b'\n')
-        .filter_map(|l| l.strip_suffix(b"\n"))
-        .filter_map(|l| hex::decode(l).ok())
-        .filter_map(|fr| Header::parse(&fr).ok())
-        .map(|h| h.counter)
-        .next_back()
-}
-
-/// One device as its own process with the delivery rules above (`lwcbench link device --durable`).
-pub struct DurableDevice {
-    pub suite: Suite,
-    pub device: u32,
-    pub session: String,
-    pub broker: BrokerAddr,
-    pub master: MasterKey,
-    pub counters: CounterStore,
-    /// Readings to send; 0 = until SIGTERM.
-    pub messages: u64,
-    pub interval: Option<Duration>,
-    pub capture: PathBuf,
-    /// JSON counters rewritten about once a second.
-    pub stats: Option<PathBuf>,
-    /// Frames younger than this are re-published after a reconnect (zero: none; the frame in
-    /// hand is then re-published only after [`ACK_TIMEOUT`]).
-    pub resend_window: Duration,
-}
-
-/// What a durable device did (this process only).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct DeviceStats {
-    pub device: u32,
-    pub pid: u32,
-    pub sent: u64,
-    pub resent_on_start: u64,
-    pub ring_resent: u64,
-    pub ack_timeouts: u64,
-    pub reconnects: u64,
-}
-
-impl DurableDevice {
-    pub fn run(self) -> Result<DeviceStats, String> {
-        install_stop_signals();
-        let key = self.master.device_key(self.suite.id, self.device, self.suite.key_len());
-        let mut keyed = Keyed::new(&self.suite, &key, false)?;
-        let readings = dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
-        let earlier = read_capture(&self.capture)?;
-        let tail: Vec<Vec<u8>> = earlier[earlier.len().saturating_sub(RESEND_ON_START)..].to_vec();
-        let first_row = earlier.len();
-        drop(earlier);
-        let shown = self.capture.display().to_string();
-        let mut cap = open_capture(&self.capture)?;
-        let mut counter = DeviceCounter::new(&self.counters, self.device)?;
-        let mut st = DeviceStats { device: self.device, pid: std::process::id(), ..Default::default() };
-        let rt = runtime()?;
-        let r = rt.block_on(async {
-            let mut o = MqttOptions::new(
-                format!("lwcbench-dev-{}-{}", self.session, self.device),
-                self.broker.host.clone(),
-                self.broker.port,
-            );
-            o.set_keep_alive(Duration::from_secs(5));
-            o.set_clean_session(false);
-            o.set_inflight(1000);
-            o.set_max_packet_size(crate::wire::frame::MAX_FRAME + 1024, crate::wire::frame::MAX_FRAME + 1024);
-            let (client, mut ev) = AsyncClient::new(o, 1024);
-            let gen = Arc::new(AtomicU64::new(0));
-            let acked = Arc::new(AtomicU64::new(0));
-            let notify = Arc::new(tokio::sync::Notify::new());
-            let (g2, a2, n2) = (gen.clone(), acked.clone(), notify.clone());
-            let task = tokio::spawn(async move {
-                loop {
-                    match ev.poll().await {
-                        Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                            g2.fetch_add(1, Ordering::SeqCst);
-                            n2.notify_one();
-                        }
-                        Ok(Event::Incoming(Packet::PubAck(_))) => {
-                            a2.fetch_add(1, Ordering::SeqCst);
-                            n2.notify_one();
-                        }
-                        Ok(_) => {}
-                        // The broker is away (killed, restarting): rumqttc reconnects on the next poll.
-                        Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-                    }
-                }
-            });
-            let t0 = Instant::now();
-            while gen.load(Ordering::SeqCst) == 0 {
-                if t0.elapsed() > Duration::from_secs(20) || stop_requested() {
-                    task.abort();
-                    return Err(format!("--broker: no answer from {} within 20 s", self.broker.describe()));
-                }
-                let _ = tokio::time::timeout(Duration::from_millis(50), notify.notified()).await;
-            }
-            let mut seen_gen = gen.load(Ordering::SeqCst);
-            let t = topic(&self.session, self.device);
-            let publish = |f: Vec<u8>| {
-                let (c, t) = (client.clone(), t.clone());
-                async move { c.publish(t, QoS::AtLeastOnce, false, f).await.map_err(|e| format!("mqtt publish: {e}")) }
-            };
-            for f in &tail {
-                publish(f.clone()).await?;
-                st.resent_on_start += 1;
-            }
-            let mut ring: VecDeque<(Instant, Vec<u8>)> = VecDeque::new();
-            let mut tick = self.interval.map(|i| {
-                let mut t = tokio::time::interval(i);
-                t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                t
-            });
-            let mut last_stats = Instant::now();
-            let mut i = 0u64;
-            while !stop_requested() && (self.messages == 0 || i < self.messages) {
-                if let Some(t) = tick.as_mut() {
-                    t.tick().await;
-                }
-                let reading = &readings[(first_row + i as usize) % readings.len()];
-                let c = counter.take()?;
-                let mut frame = Vec::with_capacity(reading.len() + 48);
-                keyed.seal(self.device, c, reading, &mut frame)?;
-                let mut line = hex::encode(&frame);
-                line.push('\n');
-                // From here on the reading counts as sent.
-                cap.write_all(line.as_bytes()).map_err(|e| format!("--capture: {shown}: {e}"))?;
-                let now = Instant::now();
-                while ring.front().is_some_and(|(t, _)| now.duration_since(*t) > self.resend_window)
-                    || ring.len() > 65_536
-                {
-                    ring.pop_front();
-                }
-                if !self.resend_window.is_zero() {
-                    ring.push_back((now, frame.clone()));
-                }
-                let before = acked.load(Ordering::SeqCst);
-                publish(frame.clone()).await?;
-                st.sent += 1;
-                let (mut t_pub, t_first) = (Instant::now(), Instant::now());
-                loop {
-                    if acked.load(Ordering::SeqCst) > before {
-                        break;
-                    }
-                    let g = gen.load(Ordering::SeqCst);
-                    if g != seen_gen {
-                        // Reconnected: the broker may have lost what it acknowledged lately.
-                        seen_gen = g;
-                        st.reconnects += 1;
-                        for (_, f) in &ring {
-                            publish(f.clone()).await?;
-                            st.ring_resent += 1;
-                        }
-                        if !ring.is_empty() {
-                            break;
-                        }
-                    }
-                    if t_pub.elapsed() > ACK_TIMEOUT {
-                        st.ack_timeouts += 1;
-                        publish(frame.clone()).await?;
-                        t_pub = Instant::now();
-                    }
-                    if stop_requested() && t_first.elapsed() > Duration::from_secs(5) {
-                        break;
-                    }
-                    let _ = tokio::time::timeout(Duration::from_millis(50), notify.notified()).await;
-                }
-                i += 1;
-                if last_stats.elapsed() > Duration::from_secs(1) {
-                    last_stats = Instant::now();
-                    write_stats(self.stats.as_deref(), &st);
-                }
-            }
-            // Let the last publishes (ring copies included) reach the broker before leaving.
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let _ = tokio::time::timeout(Duration::from_secs(1), client.disconnect()).await;
-            task.abort();
-            Ok(())
-        });
-        rt.shutdown_timeout(Duration::from_secs(1));
-        write_stats(self.stats.as_deref(), &st);
-        r.map(|_| st)
-    }
-}
-
-fn write_stats(p: Option<&Path>, st: &DeviceStats) {
-    if let Some(p) = p {
-        // Best effort: a reader sees the old or the new file (rename), never half of one.
-        let tmp = p.with_extension("tmp");
-        if std::fs::write(&tmp, serde_json::to_vec(st).unwrap_or_default()).is_ok() {
-            let _ = std::fs::rename(&tmp, p);
-        }
-    }
-}
+pub mod proof;
 
 /// Which component a fault kills.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -412,56 +151,6 @@ pub struct Sample {
     pub device_reconnects: u64,
 }
 
-/// The proof.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Verdict {
-    pub captured: u64,
-    pub stored_rows: u64,
-    pub lost: u64,
-    pub duplicates_stored: u64,
-    /// (device, counter) pairs captured with two different frames: a nonce reuse.
-    pub counter_reuse: u64,
-    /// Stored rows no device captured (forged frames among them).
-    pub not_captured_but_stored: u64,
-    pub forged_sent: u64,
-    pub forged_stored: u64,
-    /// Stored payload differs from the captured frame's plaintext.
-    pub mismatched: u64,
-    pub integrity_check: String,
-    pub gateway_duplicates_ignored: u64,
-    pub gateway_refused: u64,
-    pub gateway_restarts: u32,
-    pub broker_restarts: u32,
-    pub device_restarts: u32,
-    pub double_kills: u32,
-    pub device_ring_resent: u64,
-    pub device_resent_on_start: u64,
-    pub device_ack_timeouts: u64,
-    pub elapsed_s: f64,
-    pub notes: Vec<String>,
-}
-
-impl Verdict {
-    /// Everything the fault test asserts.
-    pub fn failures(&self) -> Vec<String> {
-        let mut f = Vec::new();
-        let mut chk = |ok: bool, what: String| {
-            if !ok {
-                f.push(what)
-            }
-        };
-        chk(self.lost == 0, format!("{} captured readings not stored", self.lost));
-        chk(self.duplicates_stored == 0, format!("{} readings stored twice", self.duplicates_stored));
-        chk(self.counter_reuse == 0, format!("{} (key, counter) pairs used for two frames", self.counter_reuse));
-        chk(self.not_captured_but_stored == 0, format!("{} stored rows no device sent", self.not_captured_but_stored));
-        chk(self.forged_stored == 0, format!("{} forged frames stored", self.forged_stored));
-        chk(self.mismatched == 0, format!("{} stored payloads differ from what was sent", self.mismatched));
-        chk(self.integrity_check == "ok", format!("store integrity_check: {}", self.integrity_check));
-        chk(self.captured > 0, "no reading was sent".into());
-        f
-    }
-}
-
 pub struct ChaosOutcome {
     pub verdict: Verdict,
     pub faults: Vec<FaultRow>,
@@ -519,7 +208,7 @@ struct Ctl<'a> {
     broker: Svc,
     gateways: Vec<Svc>,
     devices: Vec<Svc>,
-    db: Option<rusqlite::Connection>,
+    watch: Watch,
     timeline: Vec<Sample>,
     next_sample: Instant,
     restarts: [u32; 4],
@@ -657,56 +346,12 @@ impl Ctl<'_> {
         Ok(())
     }
 
-    fn db(&mut self) -> Option<&rusqlite::Connection> {
-        if self.db.is_none() && !self.store.starts_with("postgres") {
-            let path = self.store.strip_prefix("sqlite:").unwrap_or(&self.store);
-            if let Ok(c) = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) {
-                let _ = c.busy_timeout(Duration::from_millis(500));
-                self.db = Some(c);
-            }
-        }
-        self.db.as_ref()
-    }
-
-    /// Highest stored counter per device (SQLite; PostgreSQL through a fresh client).
     fn stored_max(&mut self) -> HashMap<u32, u64> {
-        let mut out = HashMap::new();
-        if self.store.starts_with("postgres") {
-            if let Ok(mut c) = postgres::Client::connect(&self.store, postgres::NoTls) {
-                if let Ok(rows) = c.query(
-                    "SELECT device, MAX(counter) FROM lwcbench_link_readings WHERE run = $1 GROUP BY device",
-                    &[&self.session],
-                ) {
-                    for r in rows {
-                        out.insert(r.get::<_, i64>(0) as u32, r.get::<_, i64>(1) as u64);
-                    }
-                }
-            }
-            return out;
-        }
-        if let Some(db) = self.db() {
-            if let Ok(mut st) = db.prepare_cached("SELECT device, MAX(counter) FROM readings GROUP BY device") {
-                if let Ok(rows) = st.query_map([], |r| Ok((r.get::<_, i64>(0)? as u32, r.get::<_, i64>(1)? as u64))) {
-                    out.extend(rows.flatten());
-                }
-            }
-        }
-        out
+        self.watch.stored_max()
     }
 
     fn stored_count(&mut self) -> u64 {
-        if self.store.starts_with("postgres") {
-            return postgres::Client::connect(&self.store, postgres::NoTls)
-                .ok()
-                .and_then(|mut c| {
-                    c.query_one("SELECT COUNT(*) FROM lwcbench_link_readings WHERE run = $1", &[&self.session]).ok()
-                })
-                .map(|r| r.get::<_, i64>(0) as u64)
-                .unwrap_or(0);
-        }
-        self.db()
-            .and_then(|db| db.query_row("SELECT COUNT(*) FROM readings", [], |r| r.get::<_, i64>(0)).ok())
-            .unwrap_or(0) as u64
+        self.watch.stored_count()
     }
 
     fn device_stats(&self) -> Vec<DeviceStatsFile> {
@@ -837,12 +482,12 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         t0: Instant::now(),
         session: session.clone(),
         port: crate::transport::broker::free_port()?,
-        store,
+        store: store.clone(),
         key: key.clone(),
         broker: Svc { child: None },
         gateways: (0..cfg.gateways).map(|_| Svc { child: None }).collect(),
         devices: (0..cfg.devices).map(|_| Svc { child: None }).collect(),
-        db: None,
+        watch: Watch::new(&store, &session),
         timeline: Vec::new(),
         next_sample: Instant::now(),
         restarts: [0; 4],
@@ -904,7 +549,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         let down = Duration::from_millis(rng.random_range(50..800));
         let target = match kind {
             FaultKind::Device => rng.random_range(0..cfg.devices),
-            // One gateway: nothing drawn, so a seed gives the plan it gave before --gateways.
+            // Drawn only with several gateways, so a seed gives one gateway the same plan.
             _ if cfg.gateways > 1 => rng.random_range(0..cfg.gateways),
             _ => 0,
         };
@@ -1012,68 +657,36 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
             notes.push(format!("gateway {i} did not stop within 15 s of SIGTERM (killed)"));
         }
     }
-    ctl.db = None;
+    ctl.watch.close();
     ctl.broker.stop(Duration::from_secs(10));
 
     // The proof.
     let mut v = Verdict { elapsed_s, notes, ..Default::default() };
-    let mut sent: BTreeMap<(u32, u64), (Vec<u8>, Vec<u8>)> = BTreeMap::new();
-    for (d, frames) in captures.iter().enumerate() {
-        let k = master.device_key(cfg.suite.id, d as u32, cfg.suite.key_len());
-        let mut keyed = Keyed::new(&cfg.suite, &k, false)?;
-        for f in frames {
-            let h = Header::parse(f).map_err(|e| e.to_string())?;
-            if let Some((prev, _)) = sent.get(&(h.device, h.counter)) {
-                if prev != f {
-                    v.counter_reuse += 1;
-                }
-                continue;
-            }
-            if h.device != d as u32 {
-                v.counter_reuse += 1;
-            }
-            let pt = keyed.open(&h, f).map_err(|_| format!("device {d}: a captured frame does not open"))?;
-            sent.insert((h.device, h.counter), (f.clone(), pt));
-        }
-    }
-    v.captured = sent.len() as u64;
+    let mut keyed = (0..cfg.devices)
+        .map(|d| Keyed::new(&cfg.suite, &master.device_key(cfg.suite.id, d, cfg.suite.key_len()), false))
+        .collect::<Result<Vec<_>, _>>()?;
     let rows = crate::store::open(&ctl.store, &session, &master.fingerprint())?.all()?;
-    v.stored_rows = rows.len() as u64;
-    let mut stored: HashMap<(u32, u64), u64> = HashMap::new();
-    for r in &rows {
-        *stored.entry((r.device, r.counter)).or_default() += 1;
-        match sent.get(&(r.device, r.counter)) {
-            Some((_, pt)) if *pt == r.payload => {}
-            Some(_) => v.mismatched += 1,
-            None => {
-                v.not_captured_but_stored += 1;
-                if r.counter >= FORGED_COUNTER_BASE || r.device >= cfg.devices {
-                    v.forged_stored += 1;
-                }
-            }
-        }
-    }
+    let mut open = |d: u32, h: &Header, f: &[u8]| {
+        keyed[d as usize].open(h, f).map_err(|_| format!("device {d}: a captured frame does not open"))
+    };
+    let readings = proof::prove(&mut v, &captures, &mut open, &rows, cfg.devices)?;
     // Loss and duplicates, each attributed to the last fault before the reading was captured.
     let attribute =
         |d: u32, c: u64| -> Option<usize> { marks.iter().rposition(|m| m[d as usize].is_none_or(|b| c > b)) };
     let mut steady = (0u64, 0u64);
-    for &(d, c) in sent.keys() {
-        let n = stored.get(&(d, c)).copied().unwrap_or(0);
-        let (lost, dup) = ((n == 0) as u64, n.saturating_sub(1));
-        v.lost += lost;
-        v.duplicates_stored += dup;
-        match attribute(d, c) {
+    for r in readings {
+        match attribute(r.device, r.counter) {
             Some(i) => {
-                faults[i].readings_lost += lost;
-                faults[i].duplicates_stored += dup;
+                faults[i].readings_lost += r.lost;
+                faults[i].duplicates_stored += r.duplicates;
             }
             None => {
-                steady.0 += lost;
-                steady.1 += dup;
+                steady.0 += r.lost;
+                steady.1 += r.duplicates;
             }
         }
     }
-    v.integrity_check = integrity(&ctl.store, &session);
+    v.integrity_check = integrity_check(&ctl.store, &session);
     v.forged_sent = forged.load(Ordering::SeqCst);
     let gl: Vec<GwLine> =
         (0..ctl.gateways.len()).flat_map(|i| gateway_stats(&ctl.gw_path(i, "-stats.jsonl"))).collect();
@@ -1120,26 +733,6 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         outage_max_ms: None,
     });
     Ok(ChaosOutcome { verdict: v, faults, table, timeline: ctl.timeline, broker_port: ctl.port, session })
-}
-
-fn integrity(store: &str, session: &str) -> String {
-    if store.starts_with("postgres") {
-        // The table's UNIQUE constraint must be in place and hold (no duplicate key for this run).
-        let q = "SELECT (SELECT COUNT(*) FROM pg_constraint WHERE conrelid = 'lwcbench_link_readings'::regclass
-                   AND contype = 'u'),
-                  (SELECT COUNT(*) FROM (SELECT 1 FROM lwcbench_link_readings WHERE run = $1
-                   GROUP BY device, counter HAVING COUNT(*) > 1) d)";
-        return match postgres::Client::connect(store, postgres::NoTls).and_then(|mut c| c.query_one(q, &[&session])) {
-            Ok(r) if r.get::<_, i64>(0) >= 1 && r.get::<_, i64>(1) == 0 => "ok".into(),
-            Ok(r) => format!("unique constraints {}, duplicate keys {}", r.get::<_, i64>(0), r.get::<_, i64>(1)),
-            Err(e) => format!("cannot check: {e}"),
-        };
-    }
-    let path = store.strip_prefix("sqlite:").unwrap_or(store);
-    match rusqlite::Connection::open(path).and_then(|c| c.query_row("PRAGMA integrity_check", [], |r| r.get(0))) {
-        Ok(s) => s,
-        Err(e) => format!("cannot check: {e}"),
-    }
 }
 
 /// The fault table and the run's proof as markdown.
@@ -1191,49 +784,4 @@ pub fn markdown(o: &ChaosOutcome) -> String {
         s += &format!("\nNote: {n}\n");
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn frame(counter: u64) -> Vec<u8> {
-        let s = crate::wire::suite::find("Ascon-AEAD128").unwrap();
-        let k = MasterKey::from_bytes([5; 32]).device_key(s.id, 2, s.key_len());
-        let mut f = Vec::new();
-        Keyed::new(&s, &k, false).unwrap().seal(2, counter, b"reading", &mut f).unwrap();
-        f
-    }
-
-    /// A kill cut the last line mid-write, leaving a non-UTF-8 byte: the complete frames before it
-    /// are still what the restart re-sends (reading the file as one UTF-8 string lost all of
-    /// them), and the cut line goes before the next frame is appended.
-    #[test]
-    fn a_cut_last_line_with_a_non_utf8_byte_keeps_the_frames_before_it() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("cap");
-        let (f0, f1, f2) = (frame(0), frame(1), frame(2));
-        let mut bytes = format!("{}\n{}\n", hex::encode(&f0), hex::encode(&f1)).into_bytes();
-        bytes.extend_from_slice(b"0a1b\xff");
-        std::fs::write(&p, &bytes).unwrap();
-        assert_eq!(read_capture(&p).unwrap(), vec![f0.clone(), f1.clone()]);
-        let mut f = open_capture(&p).unwrap();
-        f.write_all(format!("{}\n", hex::encode(&f2)).as_bytes()).unwrap();
-        drop(f);
-        assert_eq!(read_capture(&p).unwrap(), vec![f0, f1, f2]);
-        assert_eq!(last_counter(&p), Some(2));
-    }
-
-    #[test]
-    fn a_damaged_complete_line_is_an_error_naming_it() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("cap");
-        let mut bytes = format!("{}\n", hex::encode(frame(0))).into_bytes();
-        bytes.extend_from_slice(b"\xff\n");
-        bytes.extend_from_slice(format!("{}\n", hex::encode(frame(1))).as_bytes());
-        std::fs::write(&p, &bytes).unwrap();
-        let e = read_capture(&p).unwrap_err();
-        assert!(e.contains(&format!("{}: line 2: not a frame in hex", p.display())), "{e}");
-        assert!(read_capture(&d.path().join("none")).unwrap().is_empty(), "no capture yet: nothing sent");
-    }
 }

@@ -1,0 +1,157 @@
+//! The options of a link session (`lwcbench link …`) and of its network conditions.
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Args)]
+pub(super) struct SessionArgs {
+    /// Cipher(s), comma-separated: "name/impl", a bare name, or a frame cipher id (see --list).
+    #[arg(long, default_value = "Ascon-AEAD128")]
+    pub(super) cipher: String,
+    /// Simulated sensors (async tasks in this process), 1..=100000.
+    #[arg(long, default_value_t = 8)]
+    pub(super) devices: u32,
+    /// Readings each device sends.
+    #[arg(long, default_value_t = 100)]
+    pub(super) messages: u64,
+    /// Report interval per device (e.g. 10ms, 1s, 500us). Ignored with --rate.
+    #[arg(long, default_value = "10ms")]
+    pub(super) interval: String,
+    /// Total rate over all devices: readings/s (from one reading per device a day, devices/86400,
+    /// to 10,000,000), or `max` (as fast as possible). Overrides --interval.
+    #[arg(long)]
+    pub(super) rate: Option<String>,
+    /// mqtt (QoS 1, persistent sessions) or udp (plain datagrams; loss is counted).
+    #[arg(long, default_value = "mqtt")]
+    pub(super) transport: String,
+    /// External broker mqtt://HOST:PORT (default: an embedded broker on a free loopback port).
+    #[arg(long)]
+    pub(super) broker: Option<String>,
+    /// Store: a SQLite file path (default OUT/link.db, kept across --force) or
+    /// postgres://USER@HOST:PORT/DB (a password is never shown).
+    #[arg(long)]
+    pub(super) store: Option<String>,
+    /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB).
+    #[arg(long, default_value_t = 1024)]
+    pub(super) window: u64,
+    /// Counters reserved per durable write of the counter state.
+    #[arg(long, default_value_t = lwcbench_link::device::counter::DEFAULT_BLOCK)]
+    pub(super) counter_block: u64,
+    /// Master key file (created with mode 0600 if missing; default OUT/state/master.key).
+    #[arg(long)]
+    pub(super) key_file: Option<PathBuf>,
+    /// Counter state file of the key (default KEY_FILE.counters, beside --key-file; locked while in
+    /// use, tied to the key by its fingerprint; see docs/link.md "Counter persistence rule").
+    #[arg(long)]
+    pub(super) counter_state: Option<PathBuf>,
+    /// Publisher connections the devices share (like sensors behind a concentrator).
+    #[arg(long, default_value_t = 8)]
+    pub(super) connections: usize,
+    /// Gateway workers: 1 = one gateway; K > 1 = K workers on one MQTT v5 shared subscription,
+    /// replay state kept in the store (docs/link.md, "Scale-out"). MQTT only.
+    #[arg(long, default_value_t = 1)]
+    pub(super) workers: usize,
+    /// Most frames the gateway stores per transaction.
+    #[arg(long, default_value_t = 512)]
+    pub(super) batch: usize,
+    /// Seconds to wait for frames still in flight after the devices finish.
+    #[arg(long, default_value_t = 20.0)]
+    pub(super) drain_timeout: f64,
+    /// Sensor dataset CSV (default: the built-in office-occupancy data); one row = one reading.
+    #[arg(long)]
+    pub(super) dataset: Option<PathBuf>,
+    /// UNSAFE: stream ciphers without integrity (no tag); marked unsafe in every output.
+    #[arg(long)]
+    pub(super) unsafe_no_integrity: bool,
+    /// Output directory (default ./lwcbench-results/<UTC time>-link).
+    #[arg(short, long)]
+    pub(super) out: Option<PathBuf>,
+    /// Replace a finished run in --out.
+    #[arg(long)]
+    pub(super) force: bool,
+    #[command(flatten)]
+    pub(super) net: NetArgs,
+    /// List the link's ciphers (frame id, protection, overhead) and exit.
+    #[arg(long)]
+    pub(super) list: bool,
+    /// Run the attack suite (forged, replayed, reordered frames) for each --cipher instead of a
+    /// session; writes link_attack.csv; exits non-zero if any class is not handled as expected.
+    #[arg(long)]
+    pub(super) attack: bool,
+    /// lora-minute: DRACO, Ascon-AEAD128, AES-128-CCM, ChaCha20-Poly1305 on LoRa SF7/SF9/SF12,
+    /// one reading a minute: which cipher lets the battery last longest (modelled).
+    /// net-sweep: Ascon-AEAD128, AES-128-CCM, DRACO over MQTT and UDP under loss 0/1/5/10 % ×
+    /// delay 0/20/200 ms (root; see docs/network-conditions.md).
+    #[arg(long)]
+    pub(super) preset: Option<String>,
+    /// Radios for the modelled energy table (comma-separated names from data/radio-profiles.csv, or all).
+    #[arg(long, default_value = "all")]
+    pub(super) radio: String,
+    /// Device power profile for the crypto share of the energy (data/power-profiles.csv name):
+    /// host seal time × its power. --board replaces it.
+    #[arg(long, default_value = "ESP32")]
+    pub(super) power_profile: String,
+    /// Crypto energy from the device: emulated cycles of the cipher's image on this board
+    /// (rp2040, nrf52840, esp32c3, mkrzero, nano33ble; data/board-power.csv) × its datasheet
+    /// power, host time × that power for ciphers without an image; its sleep current unless --sleep-ua.
+    #[arg(long)]
+    pub(super) board: Option<String>,
+    /// Battery chemistry for self-discharge and shelf life (data/battery-chemistries.csv):
+    /// alkaline-AA, Li-SOCl2, Li-ion, LiFePO4, CR2032.
+    #[arg(long, default_value = "alkaline-AA")]
+    pub(super) chemistry: String,
+    /// Battery capacity for the modelled battery life (mAh).
+    #[arg(long, default_value_t = 2400.0)]
+    pub(super) battery_mah: f64,
+    /// Battery voltage (V).
+    #[arg(long, default_value_t = 3.0)]
+    pub(super) battery_v: f64,
+    /// Whole-board sleep current between reports (µA; default 10.2, or the --board's).
+    #[arg(long)]
+    pub(super) sleep_ua: Option<f64>,
+    /// Report interval the battery model assumes (e.g. 60s); the session itself runs at --interval/--rate.
+    #[arg(long, default_value = "60s")]
+    pub(super) report_interval: String,
+}
+
+#[derive(Args, Default)]
+pub(super) struct NetArgs {
+    /// Network conditions: share of device → gateway packets dropped, in % (0.1 % steps). Any
+    /// condition runs devices and gateway in two network namespaces the tool creates (root needed).
+    #[arg(long, value_name = "PCT")]
+    pub(super) loss: Option<String>,
+    /// Network conditions: one-way delay added device → gateway, in ms.
+    #[arg(long, value_name = "MS")]
+    pub(super) delay: Option<String>,
+    /// Network conditions: uniform jitter ± this many ms around --delay (at most the delay).
+    #[arg(long, value_name = "MS")]
+    pub(super) jitter: Option<String>,
+    /// Network conditions: share of datagrams reordered, in % (UDP, or TCP with kernel netem).
+    #[arg(long, value_name = "PCT")]
+    pub(super) reorder: Option<String>,
+    /// Network conditions: share of datagrams duplicated, in % (UDP, or TCP with kernel netem).
+    #[arg(long, value_name = "PCT")]
+    pub(super) duplicate: Option<String>,
+    /// Network conditions: bandwidth limit device → gateway in kbit/s (tbf).
+    #[arg(long, value_name = "KBIT")]
+    pub(super) bandwidth: Option<String>,
+    /// Network conditions: auto (kernel netem where present) or fallback (always nftables / tbf /
+    /// UDP relay / Toxiproxy).
+    #[arg(long, default_value = "auto", value_name = "auto|fallback")]
+    pub(super) net_backend: String,
+    /// Network conditions, MQTT: the broker inside namespace B: embedded (rumqttd in this process)
+    /// or mosquitto (Debian's binary, started inside B by the tool).
+    #[arg(long, default_value = "embedded", value_name = "embedded|mosquitto")]
+    pub(super) net_broker: String,
+    /// Seed of the UDP relay's and Toxiproxy's random choices.
+    #[arg(long, default_value_t = 1)]
+    pub(super) net_seed: u64,
+}
+
+impl NetArgs {
+    pub(super) fn any(&self) -> bool {
+        [&self.loss, &self.delay, &self.jitter, &self.reorder, &self.duplicate, &self.bandwidth]
+            .iter()
+            .any(|o| o.is_some())
+    }
+}

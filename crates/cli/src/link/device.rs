@@ -1,0 +1,119 @@
+//! `lwcbench link device`: one device as its own process.
+use std::path::PathBuf;
+
+use clap::Args;
+use lwcbench_link::input;
+use lwcbench_link::transport::broker;
+use lwcbench_link::wire::suite;
+
+use super::options::parse_duration;
+
+#[derive(Args)]
+pub(super) struct DeviceArgs {
+    /// Device id.
+    #[arg(long)]
+    id: u32,
+    /// Session id (topic namespace) shared with the gateway: 1 to 64 of A-Z a-z 0-9 - _.
+    #[arg(long)]
+    session: String,
+    /// Broker mqtt://HOST:PORT.
+    #[arg(long)]
+    broker: String,
+    /// Master key file (must exist, mode 0600).
+    #[arg(long)]
+    key_file: PathBuf,
+    /// Counter state file of this device (created if missing, unless --capture already holds
+    /// frames; locked while in use; refused if it belongs to another key).
+    #[arg(long)]
+    counter_state: PathBuf,
+    #[arg(long, default_value = "Ascon-AEAD128")]
+    cipher: String,
+    #[arg(long, default_value_t = 100)]
+    messages: u64,
+    /// Report interval (e.g. 1ms), or 0 for as fast as possible.
+    #[arg(long, default_value = "1ms")]
+    interval: String,
+    #[arg(long, default_value_t = lwcbench_link::device::counter::DEFAULT_BLOCK)]
+    counter_block: u64,
+    /// Append every frame (hex, one per line) to this file before sending it.
+    #[arg(long)]
+    capture: Option<PathBuf>,
+    /// Deliver every captured frame: one frame in flight, re-send after reconnects and restarts
+    /// (needs --capture; --messages 0 = until SIGTERM). See docs/link.md "Faults".
+    #[arg(long, requires = "capture")]
+    durable: bool,
+    /// With --durable: rewrite this JSON file with the device's counters about once a second.
+    #[arg(long, requires = "durable")]
+    stats: Option<PathBuf>,
+    /// With --durable: re-publish the frames of this last stretch after every reconnect (0 = none).
+    #[arg(long, default_value = "3s", requires = "durable")]
+    resend_window: String,
+}
+
+/// One device as its own process: same counter rule, same frame, its own MQTT session.
+pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
+    use std::io::Write;
+    input::check_session(&a.session)?;
+    let s = suite::find(&a.cipher)?;
+    let b = broker::parse_url(&a.broker)?;
+    let interval = parse_duration(&a.interval, "--interval")?;
+    let master = lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
+    let counters = lwcbench_link::device::counter::CounterStore::open(&a.counter_state, a.counter_block, &master)?;
+    if let Some(c) = a.capture.as_ref().filter(|c| !counters.existed() && c.metadata().is_ok_and(|m| m.len() > 0)) {
+        // Frames were sent under this key, but their counters' record is gone: starting again at 0
+        // would seal new readings under nonces already used.
+        return Err(format!(
+            "--counter-state: {} is missing, but --capture {} holds frames this device sent; restarting would \
+             repeat their counters (restore the state file)",
+            a.counter_state.display(),
+            c.display()
+        ));
+    }
+    if a.durable {
+        let st = lwcbench_link::device::durable::DurableDevice {
+            suite: s,
+            device: a.id,
+            session: a.session.clone(),
+            broker: b,
+            master,
+            counters,
+            messages: a.messages,
+            interval: (!interval.is_zero()).then_some(interval),
+            capture: a.capture.clone().expect("clap: --durable requires --capture"),
+            stats: a.stats.clone(),
+            resend_window: parse_duration(&a.resend_window, "--resend-window")?,
+        }
+        .run()?;
+        println!("device {} sent {} readings", a.id, st.sent);
+        return Ok(());
+    }
+    if a.messages == 0 {
+        return Err("--messages: 0 (until SIGTERM) needs --durable".into());
+    }
+    let capture: Option<lwcbench_link::device::fleet::Capture> = match &a.capture {
+        Some(p) => {
+            let mut f = lwcbench_link::device::durable::open_capture(p)?;
+            let shown = p.display().to_string();
+            Some(Box::new(move |frame: &[u8]| {
+                let mut line = hex::encode(frame);
+                line.push('\n');
+                f.write_all(line.as_bytes()).map_err(|e| format!("--capture: {shown}: {e}"))
+            }))
+        }
+        None => None,
+    };
+    let sent = lwcbench_link::device::process::DeviceProcess {
+        suite: s,
+        device: a.id,
+        session: a.session.clone(),
+        broker: b,
+        master,
+        counters,
+        messages: a.messages,
+        interval: (!interval.is_zero()).then_some(interval),
+        capture,
+    }
+    .run()?;
+    println!("device {} sent {sent} readings", a.id);
+    Ok(())
+}

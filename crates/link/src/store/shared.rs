@@ -1,0 +1,350 @@
+//! The replay state the gateway workers share in the store: per device the highest stored
+//! counter (`top`) beside the readings, judged and moved in one transaction per batch (SQLite
+//! `BEGIN IMMEDIATE`, PostgreSQL rows locked in device order). See gateway/workers.rs for the
+//! acceptance rule.
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use crate::store::Row;
+
+/// What the store said about one accepted-so-far frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreVerdict {
+    Stored,
+    Replay,
+    TooOld,
+}
+
+enum Backend {
+    Sqlite(rusqlite::Connection),
+    Postgres(postgres::Client),
+}
+
+/// One worker's connection to the shared store, with the replay state the workers share.
+pub struct SharedState {
+    backend: Backend,
+    run: String,
+    /// The master key's fingerprint: the replay state is the key's, across sessions.
+    key_id: String,
+    window: i64,
+    shown: String,
+}
+
+fn pg_shown(url: &str) -> String {
+    crate::input::shown(url)
+}
+
+impl SharedState {
+    /// Connect to `spec` (as `--store`), create the readings and per-device tables if needed and
+    /// provision `devices` (their `top` starts at the highest counter already stored under the
+    /// key `key_id`, or none).
+    pub fn open(spec: &str, run: &str, key_id: &str, window: u64, devices: &[u32]) -> Result<SharedState, String> {
+        if window == 0 || window > crate::gateway::replay::MAX_WINDOW {
+            return Err(format!("--window: {window} is not in 1..={}", crate::gateway::replay::MAX_WINDOW));
+        }
+        // The readings table exactly as the single gateway creates it.
+        drop(crate::store::open(spec, run, key_id)?);
+        let ids: Vec<i64> = devices.iter().map(|&d| d as i64).collect();
+        let (backend, shown) = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            let shown = pg_shown(spec);
+            let mut c = postgres::Client::connect(spec, postgres::NoTls)
+                .map_err(|e| format!("--store: cannot connect to {shown}: {}", crate::store::pg_error(&e)))?;
+            crate::store::create_table(
+                &mut c,
+                "CREATE TABLE IF NOT EXISTS lwcbench_link_devices (
+                     key_id TEXT   NOT NULL,
+                     device BIGINT NOT NULL,
+                     top    BIGINT NOT NULL,
+                     PRIMARY KEY (key_id, device)
+                 )",
+            )
+            .map_err(|e| format!("--store: {shown}: {}", crate::store::pg_error(&e)))?;
+            c.execute(
+                "INSERT INTO lwcbench_link_devices (key_id, device, top)
+                 SELECT $1, d, COALESCE((SELECT max(counter) FROM lwcbench_link_readings r
+                                         WHERE r.key_id = $1 AND r.device = d), -1)
+                 FROM unnest($2::bigint[]) AS u(d) ORDER BY d
+                 ON CONFLICT DO NOTHING",
+                &[&key_id, &ids],
+            )
+            .map_err(|e| format!("--store: {shown}: provisioning devices: {}", crate::store::pg_error(&e)))?;
+            (Backend::Postgres(c), shown)
+        } else {
+            let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
+            let shown = format!("sqlite:{}", crate::input::shown(path));
+            let sq = |e: rusqlite::Error| crate::store::sqlite_error(std::path::Path::new(path), &e);
+            let mut c = rusqlite::Connection::open(path).map_err(sq)?;
+            c.busy_timeout(Duration::from_secs(30)).map_err(sq)?;
+            c.execute_batch(
+                "PRAGMA synchronous=NORMAL;
+                 CREATE TABLE IF NOT EXISTS readings_top (
+                     key_id TEXT    NOT NULL,
+                     device INTEGER NOT NULL,
+                     top    INTEGER NOT NULL,
+                     PRIMARY KEY (key_id, device)
+                 );",
+            )
+            .map_err(sq)?;
+            let tx = c.transaction().map_err(sq)?;
+            {
+                let mut st = tx
+                    .prepare(
+                        "INSERT OR IGNORE INTO readings_top (key_id, device, top)
+                         VALUES (?1, ?2, COALESCE((SELECT max(counter) FROM readings WHERE key_id = ?1 AND device = ?2), -1))",
+                    )
+                    .map_err(sq)?;
+                for d in &ids {
+                    st.execute(rusqlite::params![key_id, d]).map_err(sq)?;
+                }
+            }
+            tx.commit().map_err(sq)?;
+            (Backend::Sqlite(c), shown)
+        };
+        Ok(SharedState { backend, run: run.to_string(), key_id: key_id.to_string(), window: window as i64, shown })
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{}; replay state in the store (per-device top + UNIQUE (key_id, device, counter))", self.shown)
+    }
+
+    /// Decide and store `rows` in one transaction: one verdict per row, in the order given.
+    /// Nothing is stored for a `Replay` or `TooOld` row. On an error nothing of the batch is
+    /// stored (the transaction rolls back) and the caller must not acknowledge the frames.
+    pub fn commit(&mut self, rows: &[Row]) -> Result<Vec<StoreVerdict>, String> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Device order, counter order: locks are taken in one order by every worker, and a
+        // lower counter of a batch is judged before a higher one moves `top`.
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by_key(|&i| (rows[i].device, rows[i].counter));
+        let mut devices: Vec<i64> = order.iter().map(|&i| rows[i].device as i64).collect();
+        devices.dedup();
+        let mut last = String::new();
+        for _attempt in 0..8 {
+            let r = match &mut self.backend {
+                Backend::Postgres(c) => pg_commit(c, &self.key_id, &self.run, self.window, rows, &order, &devices),
+                Backend::Sqlite(c) => sqlite_commit(c, &self.key_id, &self.run, self.window, rows, &order, &devices),
+            };
+            match r {
+                Ok(v) => return Ok(v),
+                Err(Retry::Again(e)) => last = e,
+                Err(Retry::Fatal(e)) => return Err(format!("store {}: {e}", self.shown)),
+            }
+        }
+        Err(format!("store {}: gave up after 8 serialization failures: {last}", self.shown))
+    }
+}
+
+enum Retry {
+    /// Deadlock / serialization failure: the transaction rolled back, try again.
+    Again(String),
+    Fatal(String),
+}
+
+/// The window rule against the stored `top` of each device: returns, in `order`, whether each
+/// row is a candidate for insertion (false = too old) and the new `top` per device.
+fn judge(
+    window: i64,
+    rows: &[Row],
+    order: &[usize],
+    tops: &HashMap<i64, i64>,
+) -> Result<(Vec<bool>, HashMap<i64, i64>), String> {
+    let mut running = HashMap::with_capacity(tops.len());
+    let mut cand = vec![false; rows.len()];
+    for &i in order {
+        let d = rows[i].device as i64;
+        let c = rows[i].counter as i64;
+        let top = match running.get(&d) {
+            Some(&t) => t,
+            None => *tops.get(&d).ok_or_else(|| format!("device {d} is not provisioned in the store"))?,
+        };
+        // top = -1: nothing stored yet, everything is fresh. Else c ≤ top − W is too old.
+        if top >= 0 && c <= top && top - c >= window {
+            running.insert(d, top);
+            continue;
+        }
+        cand[i] = true;
+        running.insert(d, top.max(c));
+    }
+    Ok((cand, running))
+}
+
+fn pg_commit(
+    c: &mut postgres::Client,
+    key_id: &str,
+    run: &str,
+    window: i64,
+    rows: &[Row],
+    order: &[usize],
+    devices: &[i64],
+) -> Result<Vec<StoreVerdict>, Retry> {
+    let fatal = |e: postgres::Error| {
+        let retry = e.code().is_some_and(|s| {
+            *s == postgres::error::SqlState::T_R_DEADLOCK_DETECTED
+                || *s == postgres::error::SqlState::T_R_SERIALIZATION_FAILURE
+        });
+        if retry {
+            Retry::Again(e.to_string())
+        } else {
+            Retry::Fatal(e.to_string())
+        }
+    };
+    let mut tx = c.transaction().map_err(fatal)?;
+    let locked = tx
+        .query(
+            "SELECT device, top FROM lwcbench_link_devices WHERE key_id = $1 AND device = ANY($2)
+             ORDER BY device FOR UPDATE",
+            &[&key_id, &devices],
+        )
+        .map_err(fatal)?;
+    let tops: HashMap<i64, i64> = locked.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
+    let (cand, new_tops) = judge(window, rows, order, &tops).map_err(Retry::Fatal)?;
+    let (mut d, mut k, mut ci, mut p) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for &i in order.iter().filter(|&&i| cand[i]) {
+        d.push(rows[i].device as i64);
+        k.push(rows[i].counter as i64);
+        ci.push(rows[i].cipher as i16);
+        p.push(rows[i].payload.as_slice());
+    }
+    let inserted = tx
+        .query(
+            "INSERT INTO lwcbench_link_readings (key_id, run, device, counter, cipher, payload)
+             SELECT $1, $2, d, k, ci, p FROM unnest($3::bigint[], $4::bigint[], $5::smallint[], $6::bytea[])
+                    AS u(d, k, ci, p)
+             ON CONFLICT DO NOTHING RETURNING device, counter",
+            &[&key_id, &run, &d, &k, &ci, &p],
+        )
+        .map_err(fatal)?;
+    let new: HashSet<(i64, i64)> = inserted.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
+    let (td, tt): (Vec<i64>, Vec<i64>) = new_tops.into_iter().filter(|(d, t)| tops.get(d) != Some(t)).unzip();
+    if !td.is_empty() {
+        tx.execute(
+            "UPDATE lwcbench_link_devices AS x SET top = GREATEST(x.top, u.t)
+             FROM unnest($2::bigint[], $3::bigint[]) AS u(d, t) WHERE x.key_id = $1 AND x.device = u.d",
+            &[&key_id, &td, &tt],
+        )
+        .map_err(fatal)?;
+    }
+    tx.commit().map_err(fatal)?;
+    Ok(rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match (cand[i], new.contains(&(r.device as i64, r.counter as i64))) {
+            (false, _) => StoreVerdict::TooOld,
+            (true, true) => StoreVerdict::Stored,
+            (true, false) => StoreVerdict::Replay,
+        })
+        .collect())
+}
+
+fn sqlite_commit(
+    c: &mut rusqlite::Connection,
+    key_id: &str,
+    run: &str,
+    window: i64,
+    rows: &[Row],
+    order: &[usize],
+    devices: &[i64],
+) -> Result<Vec<StoreVerdict>, Retry> {
+    let fatal = |e: rusqlite::Error| Retry::Fatal(e.to_string());
+    // IMMEDIATE: the write lock is taken first, so read-decide-write is one serial step.
+    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(fatal)?;
+    let mut tops = HashMap::with_capacity(devices.len());
+    let mut verdict = vec![StoreVerdict::TooOld; rows.len()];
+    {
+        let mut q =
+            tx.prepare_cached("SELECT top FROM readings_top WHERE key_id = ?1 AND device = ?2").map_err(fatal)?;
+        for &d in devices {
+            if let Some(t) =
+                q.query_row(rusqlite::params![key_id, d], |r| r.get::<_, i64>(0)).map(Some).or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(fatal(e)),
+                })?
+            {
+                tops.insert(d, t);
+            }
+        }
+        let (cand, new_tops) = judge(window, rows, order, &tops).map_err(Retry::Fatal)?;
+        let mut ins = tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO readings (key_id, run, device, counter, cipher, payload)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .map_err(fatal)?;
+        for &i in order.iter().filter(|&&i| cand[i]) {
+            let r = &rows[i];
+            let (d, c, ci) = (r.device as i64, r.counter as i64, r.cipher as i64);
+            let n = ins.execute(rusqlite::params![key_id, run, d, c, ci, r.payload]).map_err(fatal)?;
+            verdict[i] = if n == 1 { StoreVerdict::Stored } else { StoreVerdict::Replay };
+        }
+        let mut up = tx
+            .prepare_cached("UPDATE readings_top SET top = max(top, ?3) WHERE key_id = ?1 AND device = ?2")
+            .map_err(fatal)?;
+        for (d, t) in new_tops {
+            if tops.get(&d) != Some(&t) {
+                up.execute(rusqlite::params![key_id, d, t]).map_err(fatal)?;
+            }
+        }
+    }
+    tx.commit().map_err(fatal)?;
+    Ok(verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    /// A key fingerprint (the store takes it as given).
+    const K: &str = "32f4fc68107ab4dd67b987d1614f906b";
+
+    fn row(device: u32, counter: u64) -> Row {
+        Row { device, counter, cipher: 1, payload: vec![counter as u8] }
+    }
+
+    #[test]
+    fn judge_follows_the_window_rule() {
+        // W = 4, stored top 10: 6 is too old (10 − 6 = 4 ≥ W), 7 is inside, 11 moves top.
+        let rows = vec![row(1, 6), row(1, 7), row(1, 11), row(2, 0)];
+        let order: Vec<usize> = (0..rows.len()).collect();
+        let tops = HashMap::from([(1i64, 10i64), (2, -1)]);
+        let (cand, new) = judge(4, &rows, &order, &tops).unwrap();
+        assert_eq!(cand, vec![false, true, true, true]);
+        assert_eq!(new[&1], 11);
+        assert_eq!(new[&2], 0);
+        // Within one batch a higher counter makes a lower one too old: 20 then 15 with W = 4.
+        let rows = vec![row(1, 15), row(1, 20)];
+        let (cand, _) = judge(4, &rows, &[0, 1], &tops).unwrap();
+        assert_eq!(cand, vec![true, true], "15 judged before 20 (counter order)");
+        assert!(judge(4, &[row(9, 1)], &[0], &tops).is_err(), "unprovisioned device");
+    }
+
+    #[test]
+    fn sqlite_state_is_shared_between_connections() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.db").display().to_string();
+        let mut a = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
+        let mut b = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
+        use StoreVerdict::*;
+        assert_eq!(a.commit(&[row(1, 5), row(1, 3)]).unwrap(), vec![Stored, Stored]);
+        // The same counters through the other connection: replays, not stored again.
+        assert_eq!(b.commit(&[row(1, 5)]).unwrap(), vec![Replay]);
+        // 4 is inside the window (5 − 4 < 4) and new; 1 is too old (5 − 1 ≥ 4).
+        assert_eq!(b.commit(&[row(1, 4), row(1, 1)]).unwrap(), vec![Stored, TooOld]);
+        assert_eq!(a.commit(&[row(1, 9)]).unwrap(), vec![Stored]);
+        assert_eq!(b.commit(&[row(1, 5), row(1, 6)]).unwrap(), vec![TooOld, Stored]);
+        let mut s = crate::store::Sqlite::open(std::path::Path::new(&p), "r", K).unwrap();
+        let got: Vec<u64> = s.all().unwrap().iter().map(|r| r.counter).collect();
+        assert_eq!(got, vec![3, 4, 5, 6, 9]);
+        // A new connection starts from what is stored.
+        let mut c = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
+        assert_eq!(c.commit(&[row(1, 5), row(1, 8)]).unwrap(), vec![TooOld, Stored]);
+        // A later session under the same key starts from the key's state: counter 8 replayed
+        // into it is a replay, 4 is too old; under another key both are new.
+        let mut later = SharedState::open(&p, "r2", K, 4, &[1]).unwrap();
+        assert_eq!(later.commit(&[row(1, 8), row(1, 4)]).unwrap(), vec![Replay, TooOld]);
+        let mut other = SharedState::open(&p, "r3", "4522d92be3296147132c72dd4fb8d592", 4, &[1]).unwrap();
+        assert_eq!(other.commit(&[row(1, 8), row(1, 4)]).unwrap(), vec![Stored, Stored]);
+    }
+}
