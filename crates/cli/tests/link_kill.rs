@@ -45,7 +45,7 @@ fn sigkill_and_restart_never_reuse_a_counter_and_lose_nothing_after_restart() {
             unauthenticated: false,
             devices: vec![7],
             window: 4096,
-            store: Box::new(lwcbench_link::store::Sqlite::open(&db, &session).unwrap()),
+            store: Box::new(lwcbench_link::store::Sqlite::open(&db, &session, &master.fingerprint()).unwrap()),
             session: session.clone(),
             transport: Transport::Mqtt(broker),
             batch: 128,

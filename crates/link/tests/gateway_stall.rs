@@ -64,7 +64,7 @@ fn spec(b: &BrokerAddr, store: &str, session: &str) -> GatewaySpec {
         unauthenticated: false,
         devices: vec![0],
         window: 1 << 16,
-        store: lwcbench_link::store::open(store, session).unwrap(),
+        store: lwcbench_link::store::open(store, session, "test-key").unwrap(),
         session: session.to_string(),
         transport: Transport::Mqtt(b.clone()),
         batch: 8,
@@ -101,7 +101,7 @@ fn a_worker_keeps_receiving_when_its_queues_are_full() {
     let rt = lwcbench_link::transport::runtime().unwrap();
     let h = rt.handle().clone();
     let store = d.path().join("w.db").display().to_string();
-    let pool = WorkerPool::start_queued(spec(&b, &store, &session), &store, 1, &master, &h, 4).unwrap();
+    let pool = WorkerPool::start_queued(spec(&b, &store, &session), &store, 1, &master, &h, 4, None).unwrap();
     publish(&b, &session, &master, d.path(), &h);
     let checked = wait_checked(|| pool.processed());
     let (res, _) = pool.stop(&h);

@@ -19,6 +19,9 @@ use lwcbench_link::transport::Transport;
 use lwcbench_link::wire::frame::Header;
 use lwcbench_link::wire::keys::MasterKey;
 use lwcbench_link::wire::suite::{self, Keyed};
+
+/// The key fingerprint the stores of these tests are opened with (the store takes it as given).
+const KEY: &str = "test-key";
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 
 const SUITE: &str = "Ascon-AEAD128";
@@ -35,7 +38,7 @@ fn spec(b: &BrokerAddr, store: &str, session: &str) -> GatewaySpec {
         unauthenticated: false,
         devices: vec![0, 1, 2],
         window: 1 << 16,
-        store: store::open(store, session).unwrap(),
+        store: store::open(store, session, KEY).unwrap(),
         session: session.to_string(),
         transport: Transport::Mqtt(b.clone()),
         batch: 8,
@@ -208,7 +211,7 @@ fn restart_with_backlog(b: BrokerAddr) {
     let committed: Vec<Row> = (1..=1000)
         .map(|c| Row { device: 0, counter: c, cipher: suite::find(SUITE).unwrap().id, payload: reading(c) })
         .collect();
-    assert_eq!(store::open(&store, &session).unwrap().insert(&committed).unwrap(), 1000);
+    assert_eq!(store::open(&store, &session, KEY).unwrap().insert(&committed).unwrap(), 1000);
     let gw = GatewayHandle::start_queued(spec(&b, &store, &session), &master, &h, 4)
         .unwrap_or_else(|e| panic!("restart with a backlog of {N}: {e}"));
     let checked = wait_checked(&gw, N);
@@ -217,7 +220,7 @@ fn restart_with_backlog(b: BrokerAddr) {
     assert_eq!(checked, N);
     assert!(res.error.is_none(), "{:?}", res.error);
     assert_eq!((res.new_rows, res.duplicates), (N - 1000, 1000));
-    let rows = store::open(&store, &session).unwrap().all().unwrap();
+    let rows = store::open(&store, &session, KEY).unwrap().all().unwrap();
     let want: Vec<(u32, u64, Vec<u8>)> = (1..=N).map(|c| (0, c, reading(c))).collect();
     let got: Vec<(u32, u64, Vec<u8>)> = rows.into_iter().map(|r| (r.device, r.counter, r.payload)).collect();
     assert_eq!(got, want, "every frame stored exactly once");
@@ -233,7 +236,7 @@ fn a_restart_with_a_backlog_comes_up_mosquitto() {
 /// that is otherwise the right one.
 fn failing_store(dir: &std::path::Path) -> String {
     let p = dir.join("full.db");
-    drop(store::Sqlite::open(&p, "setup").unwrap());
+    drop(store::Sqlite::open(&p, "setup", KEY).unwrap());
     let c = rusqlite::Connection::open(&p).unwrap();
     c.execute_batch(
         "CREATE TRIGGER full BEFORE INSERT ON readings BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
@@ -306,6 +309,7 @@ fn the_gateway_process_ends_when_its_store_fails() {
         master: MasterKey::from_bytes([0x35; 32]),
         stats: None,
         stats_every: Duration::from_secs(1),
+        shared: None,
     };
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let (done_tx, done_rx) = std::sync::mpsc::channel();
@@ -336,29 +340,36 @@ fn a_foreign_postgres_table_is_refused() {
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let cases = [
         (
-            "CREATE TABLE lwcbench_link_readings (run TEXT NOT NULL, device BIGINT NOT NULL, counter BIGINT NOT NULL,
-             cipher SMALLINT NOT NULL, payload BYTEA NOT NULL)",
-            "has no UNIQUE (counter, device, run) key",
+            "CREATE TABLE lwcbench_link_readings (key_id TEXT NOT NULL, run TEXT NOT NULL, device BIGINT NOT NULL,
+             counter BIGINT NOT NULL, cipher SMALLINT NOT NULL, payload BYTEA NOT NULL)",
+            "has no UNIQUE (counter, device, key_id) key",
         ),
         (
-            "CREATE TABLE lwcbench_link_readings (run TEXT, device BIGINT, counter BIGINT, cipher SMALLINT,
+            "CREATE TABLE lwcbench_link_readings (key_id TEXT, run TEXT, device BIGINT, counter BIGINT, cipher SMALLINT,
              payload BYTEA, UNIQUE (device, counter))",
-            "has a unique key on (counter, device), not only on (counter, device, run)",
+            "has a unique key on (counter, device), not only on (counter, device, key_id)",
         ),
         (
-            "CREATE TABLE lwcbench_link_readings (run TEXT, device INT, counter BIGINT, cipher SMALLINT,
-             payload BYTEA, UNIQUE (run, device, counter))",
+            "CREATE TABLE lwcbench_link_readings (key_id TEXT, run TEXT, device INT, counter BIGINT, cipher SMALLINT,
+             payload BYTEA, UNIQUE (key_id, device, counter))",
             "column 'device' is 'integer', not bigint",
         ),
         (
-            "CREATE TABLE t (run TEXT, device BIGINT, counter BIGINT, cipher SMALLINT, payload BYTEA,
-             UNIQUE (run, device, counter)); CREATE VIEW lwcbench_link_readings AS SELECT * FROM t",
+            "CREATE TABLE t (key_id TEXT, run TEXT, device BIGINT, counter BIGINT, cipher SMALLINT, payload BYTEA,
+             UNIQUE (key_id, device, counter)); CREATE VIEW lwcbench_link_readings AS SELECT * FROM t",
             "'lwcbench_link_readings' is a view, not a table",
+        ),
+        // An older lwcbench's table, keyed by run: the message says what to do.
+        (
+            "CREATE TABLE lwcbench_link_readings (run TEXT NOT NULL, device BIGINT NOT NULL, counter BIGINT NOT NULL,
+             cipher SMALLINT NOT NULL, payload BYTEA NOT NULL, UNIQUE (run, device, counter))",
+            "has no key_id column: an older lwcbench wrote it, keyed by (run, device, counter), which misses a frame \
+             replayed into a later session; rename or drop the tables lwcbench_link_readings and lwcbench_link_devices",
         ),
     ];
     for (sql, want) in cases {
         c.batch_execute(sql).unwrap();
-        let e = match store::open(&url, "r") {
+        let e = match store::open(&url, "r", KEY) {
             Ok(_) => panic!("opened a store with: {sql}"),
             Err(e) => e,
         };
@@ -370,7 +381,7 @@ fn a_foreign_postgres_table_is_refused() {
         };
         c.batch_execute(drop).unwrap();
     }
-    let mut s = store::open(&url, "r").unwrap();
+    let mut s = store::open(&url, "r", KEY).unwrap();
     let r = Row { device: 1, counter: 2, cipher: 3, payload: vec![4] };
     assert_eq!(s.insert(&[r.clone(), r.clone()]).unwrap(), 1);
 }

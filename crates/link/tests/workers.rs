@@ -27,7 +27,7 @@ fn frame(keyed: &mut Keyed, counter: u64) -> Vec<u8> {
 
 fn worker(store: &str, master: &MasterKey, s: &suite::Suite) -> Checker {
     let gw = Gateway::new(s, master, [DEV], W, false).unwrap();
-    Checker::new(gw, SharedState::open(store, "run-1", W, &[DEV]).unwrap())
+    Checker::new(gw, SharedState::open(store, "run-1", &master.fingerprint(), W, &[DEV]).unwrap())
 }
 
 fn stored(c: &Checked) -> bool {
@@ -76,7 +76,7 @@ fn replay_across_workers(store: &str) {
         (3, 2, 2, 1)
     );
     // Stored exactly once each, and nothing refused.
-    let mut st = lwcbench_link::store::open(store, "run-1").unwrap();
+    let mut st = lwcbench_link::store::open(store, "run-1", &master.fingerprint()).unwrap();
     let rows = st.all().unwrap();
     let counters: Vec<u64> = rows.iter().map(|r| r.counter).collect();
     assert_eq!(counters, vec![5, 13, 14, 15, 20]);
@@ -125,7 +125,8 @@ fn k_run(transport: BrokerAddr, store: String, workers: usize) {
     assert!(o.per_worker.iter().all(|&n| n > 0), "the broker spread frames over every worker: {:?}", o.per_worker);
     // Each (device, counter) the devices sent is in the store exactly once.
     let sent: HashSet<(u32, u64)> = o.dev.iter().map(|s| (s.device, s.counter)).collect();
-    let mut st = lwcbench_link::store::open(&cfg.store, &cfg.session).unwrap();
+    let key = MasterKey::read(&cfg.key_file).unwrap().fingerprint();
+    let mut st = lwcbench_link::store::open(&cfg.store, &cfg.session, &key).unwrap();
     let rows = st.all().unwrap();
     let got: HashSet<(u32, u64)> = rows.iter().map(|r| (r.device, r.counter)).collect();
     assert_eq!(rows.len(), 2000);
@@ -153,13 +154,13 @@ fn two_workers_mosquitto_postgres() {
 fn postgres_store_batch_insert_counts_new_rows() {
     use lwcbench_link::store::Row;
     let Some((_pg, url)) = support::postgres() else { return };
-    let mut st = lwcbench_link::store::open(&url, "batch-run").unwrap();
+    let mut st = lwcbench_link::store::open(&url, "batch-run", "key-1").unwrap();
     let r = |c: u64| Row { device: 3, counter: c, cipher: 1, payload: vec![c as u8; 5] };
     assert_eq!(st.insert(&[r(1), r(2)]).unwrap(), 2);
     assert_eq!(st.insert(&[r(2), r(3), r(3)]).unwrap(), 1, "2 is stored already, 3 twice in the batch");
     assert_eq!(st.all().unwrap(), vec![r(1), r(2), r(3)]);
-    // Another run id in the same table is a separate namespace.
-    let mut other = lwcbench_link::store::open(&url, "other-run").unwrap();
+    // Another key in the same table is a separate namespace.
+    let mut other = lwcbench_link::store::open(&url, "other-run", "key-2").unwrap();
     assert_eq!(other.insert(&[r(1)]).unwrap(), 1);
     assert_eq!(st.all().unwrap().len(), 3);
 }

@@ -43,6 +43,15 @@ pub struct GatewayArgs {
     stats: Option<PathBuf>,
     #[arg(long, default_value = "500ms")]
     stats_every: String,
+    /// Join the MQTT v5 shared subscription $share/GROUP/lwcbench/link/SESSION/+ as one of
+    /// several gateway processes (on one host or many); the store is the replay authority, so
+    /// it must be one they all reach (PostgreSQL; an SQLite file for one host). Needs --member.
+    #[arg(long, value_name = "GROUP")]
+    shared: Option<String>,
+    /// This process's name in the --shared group (1 to 64 of A-Z a-z 0-9 - _), unique in the
+    /// group and the same across restarts: the broker keeps what it handed this member for it.
+    #[arg(long, value_name = "NAME")]
+    member: Option<String>,
 }
 
 #[derive(Args)]
@@ -94,6 +103,11 @@ pub struct ChaosArgs {
     /// what a broker restart loses without it).
     #[arg(long, default_value = "3s")]
     resend_window: String,
+    /// Gateway processes (1..=8): more than 1 run as `link gateway --shared chaos --member gI`,
+    /// one MQTT v5 shared subscription with the store as replay authority; a gateway fault hits
+    /// one of them.
+    #[arg(long, default_value_t = 1)]
+    gateways: u32,
     /// Longest wait, after the devices stopped, for the store to hold every captured reading.
     #[arg(long, default_value = "30s")]
     drain_timeout: String,
@@ -152,6 +166,14 @@ pub fn gateway(a: &GatewayArgs) -> Result<(), String> {
     if every < Duration::from_millis(10) {
         return Err("--stats-every: at least 10ms".into());
     }
+    let shared = match (&a.shared, &a.member) {
+        (Some(g), Some(m)) => Some(lwcbench_link::gateway::shared::Member::new(g, m)?),
+        (Some(_), None) => {
+            return Err("--shared needs --member NAME (unique in the group, the same when this gateway restarts)".into())
+        }
+        (None, Some(_)) => return Err("--member is only for --shared GROUP".into()),
+        (None, None) => None,
+    };
     let master = lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
     let last = gateway_proc::GatewayProcess {
         suite: s,
@@ -164,6 +186,7 @@ pub fn gateway(a: &GatewayArgs) -> Result<(), String> {
         master,
         stats: a.stats.clone(),
         stats_every: every,
+        shared,
     }
     .run(|| {
         use std::io::Write;
@@ -251,6 +274,7 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
             sample_every: sample,
             store: a.store.clone(),
             resend_window,
+            gateways: a.gateways,
         };
         let o = chaos::run(&cfg).map_err(|e| rd.shown(&e))?;
         let md = chaos::markdown(&o);
@@ -266,7 +290,7 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
             "cipher": s.name(), "devices": a.devices, "interval_s": interval.as_secs_f64(),
             "duration_s": duration.as_secs_f64(), "seed": a.seed,
             "faults": {"gateway_kills": g, "broker_kills": b, "device_kills": d, "double_kills": gb},
-            "forge_every_s": forge.as_secs_f64(), "resend_window_s": resend_window.as_secs_f64(), "window": a.window, "batch": a.batch,
+            "forge_every_s": forge.as_secs_f64(), "resend_window_s": resend_window.as_secs_f64(), "gateways": a.gateways, "window": a.window, "batch": a.batch,
             "broker": format!("mosquitto on 127.0.0.1:{} (persistence on, autosave_interval 1, max_queued_messages 0)", o.broker_port),
             "store": rd.shown(&input::redact(&cfg.store.clone().unwrap_or_else(|| cfg.dir.join("chaos.db").display().to_string()))),
             "session": o.session,

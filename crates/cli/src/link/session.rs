@@ -261,7 +261,8 @@ fn attack(a: &SessionArgs, rd: RunDir, suites: &[suite::Suite]) -> Result<(), St
     std::fs::create_dir_all(&scratch).map_err(|e| format!("--out: cannot create a scratch directory: {e}"))?;
     for s in suites {
         let db = scratch.join(format!("attack-{}.db", s.id));
-        let mut st = lwcbench_link::store::Sqlite::open(&db, &session).map_err(|e| rd.shown(&e))?;
+        let mut st =
+            lwcbench_link::store::Sqlite::open(&db, &session, &master.fingerprint()).map_err(|e| rd.shown(&e))?;
         let t = lwcbench_link::experiments::attack::run(s, &master, &mut st)?;
         let failed = t.iter().filter(|r| !r.pass).count();
         eprintln!("{}: attack suite {} classes, {} failed", s.name(), t.len(), failed);

@@ -201,7 +201,7 @@ mod tests {
         let master = MasterKey::from_bytes([3; 32]);
         for s in crate::wire::suite::offered() {
             let d = tempfile::tempdir().unwrap();
-            let mut st = crate::store::Sqlite::open(&d.path().join("a.db"), "attack").unwrap();
+            let mut st = crate::store::Sqlite::open(&d.path().join("a.db"), "attack", &master.fingerprint()).unwrap();
             let rows = run(&s, &master, &mut st).unwrap();
             assert_eq!(rows.len(), 14, "{}", s.name());
             for r in &rows {

@@ -317,7 +317,7 @@ pub fn run_condition<'e>(
     let mut applied = plan.applied.clone();
 
     let (master, counters) = crate::device::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
-    let store = crate::store::open(&cfg.store, &cfg.session)?;
+    let store = crate::store::open(&cfg.store, &cfg.session, &master.fingerprint())?;
     let store_desc = store.describe();
     let ids: Vec<u32> = (0..cfg.devices).collect();
     let blocks = counters.reserve_all(&ids)?;

@@ -1,6 +1,7 @@
 //! The receiving side: checking and opening frames ([`checks`]), the per-device replay window
 //! ([`replay`]), the single gateway ([`single`]), K workers on an MQTT v5 shared subscription
-//! with the replay state in the store ([`workers`]), and the gateway as a process ([`process`]).
+//! with the replay state in the store ([`workers`]), and the gateway as a process ([`process`]),
+//! alone or as one member of a shared subscription across processes and hosts ([`shared`]).
 use tokio::sync::mpsc;
 
 use crate::gateway::checks::Tally;
@@ -11,6 +12,7 @@ use crate::wire::suite::Suite;
 pub mod checks;
 pub mod process;
 pub mod replay;
+pub mod shared;
 pub mod single;
 pub mod workers;
 

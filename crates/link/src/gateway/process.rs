@@ -95,6 +95,38 @@ pub struct GatewayProcess {
     pub master: MasterKey,
     pub stats: Option<PathBuf>,
     pub stats_every: Duration,
+    /// `--shared GROUP --member NAME`: one member of a shared subscription, replay state in the
+    /// store ([`crate::shared`]); `None`: the only gateway of its session.
+    pub shared: Option<crate::gateway::shared::Member>,
+}
+
+/// The single gateway or one member of a shared subscription.
+enum Running {
+    One(GatewayHandle),
+    Member(crate::gateway::workers::WorkerPool),
+}
+
+impl Running {
+    fn live(&self) -> (u64, u64, u64) {
+        match self {
+            Running::One(g) => g.live(),
+            Running::Member(p) => p.live(),
+        }
+    }
+
+    fn failed(&self) -> bool {
+        match self {
+            Running::One(g) => g.failed(),
+            Running::Member(p) => p.failed(),
+        }
+    }
+
+    fn stop(self, rt: &tokio::runtime::Handle) -> crate::gateway::GwResult {
+        match self {
+            Running::One(g) => g.stop(rt),
+            Running::Member(p) => p.stop(rt).0,
+        }
+    }
 }
 
 impl GatewayProcess {
@@ -116,26 +148,35 @@ impl GatewayProcess {
         };
         // before the store is created: nothing is written for a refused session
         crate::gateway::replay::check_window_memory(self.devices.len() as u64, self.window, 1)?;
-        let store = crate::store::open(&self.store, &self.session)?;
+        if self.shared.is_some() {
+            crate::gateway::shared::check_shareable(&self.store)?;
+        }
+        let store = crate::store::open(&self.store, &self.session, &self.master.fingerprint())?;
         let rt = runtime()?;
-        let gw = GatewayHandle::start(
-            GatewaySpec {
-                suite: self.suite.clone(),
-                unauthenticated: false,
-                devices: self.devices.clone(),
-                window: self.window,
-                store,
-                session: self.session.clone(),
-                transport: Transport::Mqtt(self.broker.clone()),
-                batch: self.batch,
-                max_samples: 0,
-            },
-            &self.master,
-            rt.handle(),
-        )?;
+        let spec = GatewaySpec {
+            suite: self.suite.clone(),
+            unauthenticated: false,
+            devices: self.devices.clone(),
+            window: self.window,
+            store,
+            session: self.session.clone(),
+            transport: Transport::Mqtt(self.broker.clone()),
+            batch: self.batch,
+            max_samples: 0,
+        };
+        let gw = match &self.shared {
+            None => Running::One(GatewayHandle::start(spec, &self.master, rt.handle())?),
+            Some(m) => Running::Member(crate::gateway::workers::WorkerPool::start_member(
+                spec,
+                &self.store,
+                m,
+                &self.master,
+                rt.handle(),
+            )?),
+        };
         ready();
         let pid = std::process::id();
-        let line = |gw: &GatewayHandle| {
+        let line = |gw: &Running| {
             let (stored, dups, refused) = gw.live();
             let (rss, hwm) = mem_kb(pid).unwrap_or((0, 0));
             serde_json::json!({"t_ms": unix_ms(), "pid": pid, "stored": stored, "duplicates": dups,

@@ -13,7 +13,7 @@
 //! * in **one store transaction per batch**, with the device rows locked (PostgreSQL `SELECT …
 //!   FOR UPDATE` in device order; SQLite `BEGIN IMMEDIATE`): a counter ≤ `top − W` (`top` = the
 //!   device's highest stored counter, kept in a per-device table) is refused as `too_old`; the
-//!   rest is inserted under the UNIQUE (run, device, counter) key and a counter already there is
+//!   rest is inserted under the UNIQUE (key_id, device, counter) key and a counter already there is
 //!   refused as `replay`; `top` moves to the highest inserted counter in the same transaction.
 //!
 //! The acceptance rule is the single gateway's window rule with "accepted inside the window"
@@ -103,6 +103,10 @@ pub fn shared_filter(session: &str) -> String {
 /// K running gateway workers.
 pub struct WorkerPool {
     processed: Arc<AtomicU64>,
+    /// Rows stored and frames refused so far, over all workers.
+    live: Arc<crate::gateway::single::LiveCounts>,
+    /// Why a member's connection ended for good (another process took its session over).
+    ended: Arc<std::sync::Mutex<Option<String>>>,
     stop: Arc<AtomicBool>,
     /// Set by a worker that stops on an error (its store failed).
     failed: Arc<AtomicBool>,
@@ -123,6 +127,18 @@ struct WorkerResult {
     new_rows: u64,
     cpu_ns: u64,
     error: Option<String>,
+}
+
+/// The broker's DISCONNECT "Session taken over" (MQTT v5 reason 0x8E).
+fn taken_over(e: &rumqttc::v5::ConnectionError) -> bool {
+    use rumqttc::v5::mqttbytes::v5::DisconnectReasonCode;
+    matches!(
+        e,
+        rumqttc::v5::ConnectionError::MqttState(rumqttc::v5::StateError::ServerDisconnect {
+            reason_code: DisconnectReasonCode::SessionTakenOver,
+            ..
+        })
+    )
 }
 
 fn v5_options(id: &str, host: &str, port: u16) -> MqttOptions {
@@ -153,11 +169,24 @@ impl WorkerPool {
         master: &MasterKey,
         rt: &tokio::runtime::Handle,
     ) -> Result<WorkerPool, String> {
-        Self::start_queued(spec, store_spec, k, master, rt, QUEUE)
+        Self::start_queued(spec, store_spec, k, master, rt, QUEUE, None)
     }
 
-    /// [`WorkerPool::start`] with `queue` in place of [`QUEUE`] for each worker's
-    /// channel and MQTT request channel (tests make them tiny to provoke full queues).
+    /// One worker as one member of the shared subscription group `member.group`, with its
+    /// client id from `member` (`lwcbench link gateway --shared`, [`crate::gateway::shared`]).
+    pub fn start_member(
+        spec: GatewaySpec,
+        store_spec: &str,
+        member: &crate::gateway::shared::Member,
+        master: &MasterKey,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<WorkerPool, String> {
+        Self::start_queued(spec, store_spec, 1, master, rt, QUEUE, Some(member))
+    }
+
+    /// [`WorkerPool::start`] (or, with `member`, [`WorkerPool::start_member`]) with `queue` in
+    /// place of [`QUEUE`] for each worker's channel and MQTT request channel (tests make them
+    /// tiny to provoke full queues).
     #[doc(hidden)]
     pub fn start_queued(
         spec: GatewaySpec,
@@ -166,6 +195,7 @@ impl WorkerPool {
         master: &MasterKey,
         rt: &tokio::runtime::Handle,
         queue: usize,
+        member: Option<&crate::gateway::shared::Member>,
     ) -> Result<WorkerPool, String> {
         if !(1..=MAX_WORKERS).contains(&k) {
             return Err(format!("--workers: {k} is not in 1..={MAX_WORKERS}"));
@@ -177,10 +207,15 @@ impl WorkerPool {
         let port = if b.embedded { crate::transport::broker::embedded_v5_port()? } else { b.port };
         let processed = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let filter = shared_filter(&spec.session);
+        let filter = member.map_or_else(|| shared_filter(&spec.session), |m| m.filter(&spec.session));
+        let opt = if member.is_some() { "--shared" } else { "--workers" };
         let failed = Arc::new(AtomicBool::new(false));
+        let live = Arc::new(crate::gateway::single::LiveCounts::default());
+        let ended = Arc::new(std::sync::Mutex::new(None));
         let mut pool = WorkerPool {
             processed: processed.clone(),
+            live: live.clone(),
+            ended: ended.clone(),
             stop,
             failed: failed.clone(),
             workers: Vec::new(),
@@ -189,19 +224,38 @@ impl WorkerPool {
         for i in 0..k {
             let gw =
                 Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
-            let state = SharedState::open(store_spec, &spec.session, spec.window, &spec.devices)?;
+            let state =
+                SharedState::open(store_spec, &spec.session, &master.fingerprint(), spec.window, &spec.devices)?;
             let queue = queue.max(1);
             let (tx, rx) = mpsc::channel::<Incoming<Publish>>(queue);
-            let (client, mut ev) =
-                AsyncClient::new(v5_options(&format!("lwcbench-gw-{}-w{i}", spec.session), &b.host, port), queue);
+            let id =
+                member.map_or_else(|| format!("lwcbench-gw-{}-w{i}", spec.session), |m| m.client_id(&spec.session));
+            let (client, mut ev) = AsyncClient::new(v5_options(&id, &b.host, port), queue);
             let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Ready>();
             let (sub_client, f, broker) = (client.clone(), filter.clone(), b.describe());
+            let no_shared = format!(
+                "{opt}: {broker} does not offer shared subscriptions; use a broker that does (mosquitto 1.6 or later)"
+            );
+            let (ended2, failed3) = (ended.clone(), failed.clone());
             let t0 = std::time::Instant::now();
             let task = rt.spawn(async move {
                 let mut ready = Some(ready_tx);
+                let mut takeover = crate::gateway::shared::TakeoverLoop::default();
+                let taken = format!(
+                    "{opt}: the broker keeps closing the connection of {id} right after accepting it: another \
+                     gateway process uses this client id (give every member its own --member)"
+                );
                 loop {
                     match ev.poll().await {
-                        Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                        Ok(Event::Incoming(Packet::ConnAck(c))) => {
+                            takeover.connected(std::time::Instant::now());
+                            // MQTT v5 §3.2.2.3.13: 0 = the server does not support them.
+                            if c.properties.as_ref().and_then(|p| p.shared_subscription_available) == Some(0) {
+                                if let Some(r) = ready.take() {
+                                    let _ = r.send(Ready::Failed(no_shared));
+                                }
+                                return;
+                            }
                             if let Some(r) = &ready {
                                 let _ = r.send(Ready::Connected);
                             }
@@ -211,15 +265,17 @@ impl WorkerPool {
                             });
                         }
                         Ok(Event::Incoming(Packet::SubAck(s))) => {
-                            let ok = s
-                                .return_codes
-                                .iter()
-                                .all(|c| matches!(c, rumqttc::v5::mqttbytes::v5::SubscribeReasonCode::Success(_)));
+                            use rumqttc::v5::mqttbytes::v5::SubscribeReasonCode as Code;
+                            let ok = s.return_codes.iter().all(|c| matches!(c, Code::Success(_)));
+                            let unsupported =
+                                s.return_codes.iter().any(|c| matches!(c, Code::SharedSubscriptionsNotSupported));
                             if let Some(r) = ready.take() {
                                 let _ = r.send(if ok {
                                     Ready::Subscribed
+                                } else if unsupported {
+                                    Ready::Failed(no_shared.clone())
                                 } else {
-                                    Ready::Failed(format!("--workers: {broker} refused the shared subscription: {s:?}"))
+                                    Ready::Failed(format!("{opt}: {broker} refused the shared subscription: {s:?}"))
                                 });
                             }
                         }
@@ -231,6 +287,14 @@ impl WorkerPool {
                             }
                         }
                         Ok(_) => {}
+                        // Another process connected with this client id (a broker that says so, or
+                        // one that keeps closing the connection right after accepting it): two
+                        // members with one name would take the session from each other for ever.
+                        Err(e) if taken_over(&e) || takeover.dropped(std::time::Instant::now()) => {
+                            *ended2.lock().unwrap_or_else(|p| p.into_inner()) = Some(taken);
+                            failed3.store(true, Ordering::Release);
+                            return;
+                        }
                         Err(e) => {
                             if let Some(r) = ready.take() {
                                 if still_connecting(t0) {
@@ -251,11 +315,14 @@ impl WorkerPool {
                 let c = c.clone();
                 async move { c.ack(&p).await.is_ok() }
             });
-            let (processed2, failed2) = (processed.clone(), failed.clone());
+            let (processed2, failed2, live2) = (processed.clone(), failed.clone(), live.clone());
             let (batch, max_samples) = (spec.batch.max(1), spec.max_samples / k);
             let join = std::thread::Builder::new()
                 .name(format!("link-gw-w{i}"))
-                .spawn(move || worker_loop(Checker::new(gw, state), rx, acker, processed2, failed2, batch, max_samples))
+                .spawn(move || {
+                    let chk = Checker::new(gw, state);
+                    worker_loop(chk, rx, acker, (processed2, live2), failed2, batch, max_samples)
+                })
                 .map_err(|e| e.to_string())?;
             pool.workers.push(Worker { client, task, ack_task, join });
             let no_answer = format!("--broker: no MQTT v5 answer from {} within 5 s", b.describe());
@@ -275,6 +342,11 @@ impl WorkerPool {
     /// Has a worker stopped on an error? [`WorkerPool::stop`] returns it.
     pub fn failed(&self) -> bool {
         self.failed.load(Ordering::Acquire)
+    }
+
+    /// (rows stored, 0, frames refused) so far: copies are refusals here (`replay`).
+    pub fn live(&self) -> (u64, u64, u64) {
+        (self.live.stored.load(Ordering::Acquire), 0, self.live.refused.load(Ordering::Acquire))
     }
 
     /// Stop every worker and merge their results; also the frames each worker checked.
@@ -314,6 +386,9 @@ impl WorkerPool {
                 res.error = r.error;
             }
         }
+        if res.error.is_none() {
+            res.error = self.ended.lock().unwrap_or_else(|p| p.into_inner()).take();
+        }
         (res, per_worker)
     }
 }
@@ -322,7 +397,7 @@ fn worker_loop(
     mut chk: Checker,
     mut rx: mpsc::Receiver<Incoming<Publish>>,
     acker: mpsc::UnboundedSender<Publish>,
-    processed: Arc<AtomicU64>,
+    (processed, live): (Arc<AtomicU64>, Arc<crate::gateway::single::LiveCounts>),
     failed: Arc<AtomicBool>,
     batch_max: usize,
     max_samples: usize,
@@ -367,6 +442,9 @@ fn worker_loop(
         for inc in batch.drain(..) {
             let _ = acker.send(inc.ack);
         }
+        let stored = out.iter().filter(|o| matches!(o, Checked::Stored(_))).count() as u64;
+        live.stored.fetch_add(stored, Ordering::Release);
+        live.refused.fetch_add(out.len() as u64 - stored, Ordering::Release);
         processed.fetch_add(out.len() as u64, Ordering::Release);
     }
     WorkerResult { tally: chk.gateway.tally.clone(), samples, new_rows, cpu_ns: thread_cpu_ns() - cpu0, error }

@@ -1,8 +1,9 @@
 //! Where the gateway puts accepted readings: SQLite (default, embedded, WAL) or PostgreSQL.
-//! Both tag every row with its run (one cipher of one session) and have a unique (run, device,
-//! counter) key, so a frame the broker delivers twice (QoS 1 is at-least-once) is stored once
-//! and counted as a duplicate, while another run in the same store (a fresh key whose counters
-//! start at 0 again) never collides with it.
+//! Both tag every row with its run (one cipher of one session) and have a unique (key_id,
+//! device, counter) key, `key_id` being the master key's fingerprint: a (key, device, counter)
+//! names one nonce, so a frame the broker delivers twice (QoS 1 is at-least-once) or replays
+//! into a later session under the same key is stored once, while another key in the same store
+//! (whose counters start at 0 again) never collides with it.
 pub mod inspect;
 pub mod shared;
 
@@ -27,14 +28,15 @@ pub trait Store: Send {
 }
 
 /// `--store`: a `postgres://` / `postgresql://` URL, `sqlite:PATH`, or a plain path (SQLite).
-pub fn open(spec: &str, run: &str) -> Result<Box<dyn Store>, String> {
+/// `key_id` is the master key's fingerprint ([`crate::wire::keys::MasterKey::fingerprint`]).
+pub fn open(spec: &str, run: &str, key_id: &str) -> Result<Box<dyn Store>, String> {
     if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-        Ok(Box::new(Postgres::open(spec, run)?))
+        Ok(Box::new(Postgres::open(spec, run, key_id)?))
     } else if spec.contains("://") {
         Err(format!("--store: '{}' is neither a postgres:// URL nor a file path", crate::input::shown(spec)))
     } else {
         let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
-        Ok(Box::new(Sqlite::open(Path::new(path), run)?))
+        Ok(Box::new(Sqlite::open(Path::new(path), run, key_id)?))
     }
 }
 
@@ -42,6 +44,7 @@ pub struct Sqlite {
     conn: rusqlite::Connection,
     path: PathBuf,
     run: String,
+    key_id: String,
     // held for its Drop: stops and joins the thread
     _checkpointer: Option<Checkpointer>,
 }
@@ -113,8 +116,8 @@ pub(crate) fn sqlite_error(path: &Path, e: &rusqlite::Error) -> String {
 }
 
 impl Sqlite {
-    /// The store of the run `run` in the SQLite file `path`.
-    pub fn open(path: &Path, run: &str) -> Result<Sqlite, String> {
+    /// The store of the run `run` under the key `key_id` in the SQLite file `path`.
+    pub fn open(path: &Path, run: &str, key_id: &str) -> Result<Sqlite, String> {
         let p = crate::input::shown(&path.display().to_string());
         let conn = rusqlite::Connection::open(path).map_err(|e| sqlite_error(path, &e))?;
         // WAL + synchronous=NORMAL: a committed batch survives a crash of this process (the
@@ -127,28 +130,17 @@ impl Sqlite {
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(format!("--store: {p}: journal mode is '{mode}', WAL refused"));
         }
-        let has_run = conn
-            .prepare("SELECT 1 FROM pragma_table_info('readings') WHERE name = 'run'")
-            .and_then(|mut st| st.exists([]))
-            .map_err(|e| sqlite_error(path, &e))?;
-        let has_table = conn
-            .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'readings'")
-            .and_then(|mut st| st.exists([]))
-            .map_err(|e| sqlite_error(path, &e))?;
-        if has_table && !has_run {
-            return Err(format!(
-                "--store: {p}: its table readings has no run column (written by an older lwcbench): use a new store file"
-            ));
-        }
+        // The schema check after CREATE names an older table's missing key_id column.
         conn.execute_batch(
             "PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS readings (
+                 key_id  TEXT    NOT NULL,
                  run     TEXT    NOT NULL,
                  device  INTEGER NOT NULL,
                  counter INTEGER NOT NULL,
                  cipher  INTEGER NOT NULL,
                  payload BLOB    NOT NULL,
-                 UNIQUE (run, device, counter)
+                 UNIQUE (key_id, device, counter)
              );",
         )
         .map_err(|e| sqlite_error(path, &e))?;
@@ -159,7 +151,13 @@ impl Sqlite {
         if checkpointer.is_some() {
             conn.execute_batch("PRAGMA wal_autocheckpoint=0;").map_err(|e| format!("--store: {p}: {e}"))?;
         }
-        Ok(Sqlite { conn, path: path.to_path_buf(), run: run.to_string(), _checkpointer: checkpointer })
+        Ok(Sqlite {
+            conn,
+            path: path.to_path_buf(),
+            run: run.to_string(),
+            key_id: key_id.to_string(),
+            _checkpointer: checkpointer,
+        })
     }
 }
 
@@ -171,12 +169,14 @@ impl Store for Sqlite {
         {
             let mut st = tx
                 .prepare_cached(
-                    "INSERT OR IGNORE INTO readings (run, device, counter, cipher, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    "INSERT OR IGNORE INTO readings (key_id, run, device, counter, cipher, payload)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )
                 .map_err(|e| format!("store {p}: {e}"))?;
             for r in rows {
+                let (d, c, ci) = (r.device as i64, r.counter as i64, r.cipher as i64);
                 new += st
-                    .execute(rusqlite::params![self.run, r.device as i64, r.counter as i64, r.cipher as i64, r.payload])
+                    .execute(rusqlite::params![self.key_id, self.run, d, c, ci, r.payload])
                     .map_err(|e| format!("store {p}: {e}"))? as u64;
             }
         }
@@ -212,11 +212,32 @@ impl Store for Sqlite {
 }
 
 /// PostgreSQL: table `lwcbench_link_readings`, one run's rows tagged with its run id, unique
-/// (run, device, counter).
+/// (key_id, device, counter).
 pub struct Postgres {
     client: postgres::Client,
     url_shown: String,
     run: String,
+    key_id: String,
+}
+
+/// `CREATE TABLE IF NOT EXISTS` that tolerates a concurrent creator: two gateway processes
+/// starting together may both miss the table and the slower one then fails on the catalogue's
+/// unique index (23505) or on the table itself (42P07); once the table exists, a retry is a no-op.
+pub(crate) fn create_table(c: &mut postgres::Client, sql: &str) -> Result<(), postgres::Error> {
+    use postgres::error::SqlState;
+    let mut tries = 0;
+    loop {
+        match c.batch_execute(sql) {
+            Err(e)
+                if tries < 3
+                    && (e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+                        || e.code() == Some(&SqlState::DUPLICATE_TABLE)) =>
+            {
+                tries += 1
+            }
+            r => return r,
+        }
+    }
 }
 
 /// A PostgreSQL error as one line: the server's own message (which database or role is
@@ -237,24 +258,25 @@ pub(crate) fn pg_error(e: &postgres::Error) -> String {
 }
 
 impl Postgres {
-    pub fn open(url: &str, run: &str) -> Result<Postgres, String> {
+    pub fn open(url: &str, run: &str, key_id: &str) -> Result<Postgres, String> {
         let shown = crate::input::shown(url);
         let mut client = postgres::Client::connect(url, postgres::NoTls)
             .map_err(|e| format!("--store: cannot connect to {shown}: {}", pg_error(&e)))?;
-        client
-            .batch_execute(
-                "CREATE TABLE IF NOT EXISTS lwcbench_link_readings (
-                     run     TEXT     NOT NULL,
-                     device  BIGINT   NOT NULL,
-                     counter BIGINT   NOT NULL,
-                     cipher  SMALLINT NOT NULL,
-                     payload BYTEA    NOT NULL,
-                     UNIQUE (run, device, counter)
-                 )",
-            )
-            .map_err(|e| format!("--store: {shown}: {}", pg_error(&e)))?;
+        create_table(
+            &mut client,
+            "CREATE TABLE IF NOT EXISTS lwcbench_link_readings (
+                 key_id  TEXT     NOT NULL,
+                 run     TEXT     NOT NULL,
+                 device  BIGINT   NOT NULL,
+                 counter BIGINT   NOT NULL,
+                 cipher  SMALLINT NOT NULL,
+                 payload BYTEA    NOT NULL,
+                 UNIQUE (key_id, device, counter)
+             )",
+        )
+        .map_err(|e| format!("--store: {shown}: {}", pg_error(&e)))?;
         check_pg_schema(&mut client).map_err(|e| format!("--store: {shown}: {e}"))?;
-        Ok(Postgres { client, url_shown: shown, run: run.to_string() })
+        Ok(Postgres { client, url_shown: shown, run: run.to_string(), key_id: key_id.to_string() })
     }
 }
 
@@ -269,11 +291,11 @@ impl Store for Postgres {
         let p: Vec<&[u8]> = rows.iter().map(|r| r.payload.as_slice()).collect();
         self.client
             .execute(
-                "INSERT INTO lwcbench_link_readings (run, device, counter, cipher, payload)
-                 SELECT $1, d, k, ci, p FROM unnest($2::bigint[], $3::bigint[], $4::smallint[], $5::bytea[])
+                "INSERT INTO lwcbench_link_readings (key_id, run, device, counter, cipher, payload)
+                 SELECT $1, $2, d, k, ci, p FROM unnest($3::bigint[], $4::bigint[], $5::smallint[], $6::bytea[])
                         AS u(d, k, ci, p)
                  ON CONFLICT DO NOTHING",
-                &[&self.run, &d, &k, &ci, &p],
+                &[&self.key_id, &self.run, &d, &k, &ci, &p],
             )
             .map_err(|e| format!("store {shown}: {}", pg_error(&e)))
     }
@@ -303,45 +325,64 @@ impl Store for Postgres {
     }
 }
 
-/// A column a store table must have: its name, a check of its declared type, and that type as
-/// the error names it.
-type WantColumn<'a> = (&'a str, &'a dyn Fn(&str) -> bool, &'a str);
+/// The columns of the readings table, in the order this tool creates them.
+const COLUMNS: [&str; 6] = ["key_id", "run", "device", "counter", "cipher", "payload"];
+/// Its one unique key: (key, device, counter) names one nonce.
+const KEY: [&str; 3] = ["key_id", "device", "counter"];
 
-/// What is wrong with a table found in the store, against the columns (name, type) it must
-/// have and the one unique key: the deduplication of redelivered frames rests on that key, and
-/// a key on other columns (or a second, narrower one) would store copies or drop readings.
-fn schema_problem(
-    table: &str,
-    kind_ok: Result<(), String>,
-    columns: &[(String, String)],
-    want: &[WantColumn],
-    unique_keys: &[Vec<String>],
-    key: &[&str],
-) -> Result<(), String> {
-    kind_ok?;
-    for (name, ty) in columns {
-        match want.iter().find(|w| w.0 == name.as_str()) {
+/// A check of a column's declared type, and that type as an error names it.
+type ColumnType<'a> = (&'a dyn Fn(&str) -> bool, &'a str);
+
+/// What a schema reader collects about a store table.
+struct Shape {
+    /// `Err`: it is not a plain table (a view, …).
+    kind: Result<(), String>,
+    /// (name, declared type) of every column.
+    columns: Vec<(String, String)>,
+    /// (index name, partial, columns) of every unique index.
+    unique: Vec<(String, bool, Vec<String>)>,
+}
+
+/// What is wrong with a table found in the store, against [`COLUMNS`] with the backend's type
+/// checks (`types[i]`: a check of the declared type and the type as the error names it) and the
+/// one unique key [`KEY`]: the deduplication of redelivered and replayed frames rests on that
+/// key, and a key on other columns (or a second, narrower one) would store copies or drop
+/// readings. `renew` tells the owner of an older table what to do.
+fn check_shape(table: &str, shape: Shape, types: [ColumnType; 6], renew: &str) -> Result<(), String> {
+    shape.kind?;
+    let has = |c: &str| shape.columns.iter().any(|x| x.0 == c);
+    if !has("key_id") && has("run") {
+        return Err(format!(
+            "table {table} has no key_id column: an older lwcbench wrote it, keyed by (run, device, counter), \
+             which misses a frame replayed into a later session; {renew}"
+        ));
+    }
+    for (name, ty) in &shape.columns {
+        match COLUMNS.iter().position(|c| c == name) {
             None => return Err(format!("table {table} has a column '{name}' this tool does not write")),
-            Some((_, ok, what)) if !ok(ty) => {
-                return Err(format!("table {table}: column '{name}' is '{ty}', not {what}"));
+            Some(i) if !(types[i].0)(ty) => {
+                return Err(format!("table {table}: column '{name}' is '{ty}', not {}", types[i].1));
             }
             _ => {}
         }
     }
-    if let Some(w) = want.iter().find(|w| !columns.iter().any(|c| c.0 == w.0)) {
-        return Err(format!("table {table} has no column '{}'", w.0));
+    if let Some(w) = COLUMNS.iter().find(|c| !has(c)) {
+        return Err(format!("table {table} has no column '{w}'"));
     }
-    let mut key: Vec<String> = key.iter().map(|k| k.to_string()).collect();
+    let mut key: Vec<String> = KEY.iter().map(|k| k.to_string()).collect();
     key.sort();
-    let shown = key.join(", ");
-    if unique_keys.is_empty() {
-        return Err(format!("table {table} has no UNIQUE ({shown}) key"));
+    let want = key.join(", ");
+    if shape.unique.is_empty() {
+        return Err(format!("table {table} has no UNIQUE ({want}) key"));
     }
-    for u in unique_keys {
-        let mut u = u.clone();
+    for (name, partial, cols) in shape.unique {
+        if partial {
+            return Err(format!("table {table}: unique index '{name}' is partial"));
+        }
+        let mut u = cols;
         u.sort();
         if u != key {
-            return Err(format!("table {table} has a unique key on ({}), not only on ({shown})", u.join(", ")));
+            return Err(format!("table {table} has a unique key on ({}), not only on ({want})", u.join(", ")));
         }
     }
     Ok(())
@@ -353,7 +394,7 @@ fn check_sqlite_schema(conn: &rusqlite::Connection) -> Result<(), String> {
     let e = |e: rusqlite::Error| format!("reading the schema of table readings: {e}");
     let kind: String =
         conn.query_row("SELECT type FROM sqlite_master WHERE name = 'readings'", [], |r| r.get(0)).map_err(e)?;
-    let kind_ok = if kind == "table" { Ok(()) } else { Err(format!("'readings' is a {kind}, not a table")) };
+    let kind = if kind == "table" { Ok(()) } else { Err(format!("'readings' is a {kind}, not a table")) };
     let mut st = conn.prepare("SELECT name, type FROM pragma_table_info('readings')").map_err(e)?;
     let columns = st
         .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
@@ -367,13 +408,7 @@ fn check_sqlite_schema(conn: &rusqlite::Connection) -> Result<(), String> {
         .map_err(e)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(e)?;
-    for (name, is_unique, partial) in indexes {
-        if is_unique == 0 {
-            continue;
-        }
-        if partial != 0 {
-            return Err(format!("table readings: unique index '{name}' is partial"));
-        }
+    for (name, _, partial) in indexes.into_iter().filter(|i| i.1 != 0) {
         let mut cols = conn.prepare("SELECT name FROM pragma_index_info(?1)").map_err(e)?;
         let cols = cols
             .query_map([&name], |r| r.get::<_, Option<String>>(0))
@@ -381,26 +416,29 @@ fn check_sqlite_schema(conn: &rusqlite::Connection) -> Result<(), String> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(e)?;
         // an expression column has no name
-        unique.push(cols.into_iter().map(|c| c.unwrap_or_else(|| "<expression>".into())).collect());
+        unique.push((
+            name,
+            partial != 0,
+            cols.into_iter().map(|c| c.unwrap_or_else(|| "<expression>".into())).collect(),
+        ));
     }
     // INTEGER / BLOB affinity (SQLite 3 §3.1): an INT anywhere in the declared type; BLOB or none.
     let int = |t: &str| t.to_ascii_uppercase().contains("INT");
     let blob = |t: &str| t.is_empty() || t.eq_ignore_ascii_case("BLOB");
     // TEXT affinity: CHAR, CLOB or TEXT in the declared type.
     let text = |t: &str| ["CHAR", "CLOB", "TEXT"].iter().any(|k| t.to_ascii_uppercase().contains(k));
-    schema_problem(
+    check_shape(
         "readings",
-        kind_ok,
-        &columns,
-        &[
-            ("run", &text, "TEXT"),
-            ("device", &int, "an INTEGER"),
-            ("counter", &int, "an INTEGER"),
-            ("cipher", &int, "an INTEGER"),
-            ("payload", &blob, "a BLOB"),
+        Shape { kind, columns, unique },
+        [
+            (&text, "TEXT"),
+            (&text, "TEXT"),
+            (&int, "an INTEGER"),
+            (&int, "an INTEGER"),
+            (&int, "an INTEGER"),
+            (&blob, "a BLOB"),
         ],
-        &unique,
-        &["run", "device", "counter"],
+        "use a new store file",
     )
 }
 
@@ -410,7 +448,7 @@ fn check_pg_schema(c: &mut postgres::Client) -> Result<(), String> {
     let e = |e: postgres::Error| format!("reading the schema of table {table}: {e}");
     let kind: i8 =
         c.query_one("SELECT relkind FROM pg_class WHERE oid = to_regclass($1)", &[&table]).map_err(e)?.get(0);
-    let kind_ok = match kind as u8 {
+    let kind = match kind as u8 {
         b'r' => Ok(()),
         b'v' | b'm' => Err(format!("'{table}' is a view, not a table")),
         k => Err(format!("'{table}' is not a plain table (relkind '{}')", k as char)),
@@ -425,8 +463,7 @@ fn check_pg_schema(c: &mut postgres::Client) -> Result<(), String> {
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    let mut unique = Vec::new();
-    for r in c
+    let unique = c
         .query(
             "SELECT i.indexrelid::regclass::text, i.indpred IS NOT NULL,
                     ARRAY(SELECT COALESCE(a.attname::text, '<expression>')
@@ -437,28 +474,23 @@ fn check_pg_schema(c: &mut postgres::Client) -> Result<(), String> {
             &[&table],
         )
         .map_err(e)?
-    {
-        let (name, partial, cols): (String, bool, Vec<String>) = (r.get(0), r.get(1), r.get(2));
-        if partial {
-            return Err(format!("table {table}: unique index '{name}' is partial"));
-        }
-        unique.push(cols);
-    }
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
     let is = |want: &'static str| move |t: &str| t == want;
     let (text, bigint, smallint, bytea) = (is("text"), is("bigint"), is("smallint"), is("bytea"));
-    schema_problem(
+    check_shape(
         table,
-        kind_ok,
-        &columns,
-        &[
-            ("run", &text, "text"),
-            ("device", &bigint, "bigint"),
-            ("counter", &bigint, "bigint"),
-            ("cipher", &smallint, "smallint"),
-            ("payload", &bytea, "bytea"),
+        Shape { kind, columns, unique },
+        [
+            (&text, "text"),
+            (&text, "text"),
+            (&bigint, "bigint"),
+            (&bigint, "bigint"),
+            (&smallint, "smallint"),
+            (&bytea, "bytea"),
         ],
-        &unique,
-        &["run", "device", "counter"],
+        "rename or drop the tables lwcbench_link_readings and lwcbench_link_devices, or use another database",
     )
 }
 
@@ -466,11 +498,14 @@ fn check_pg_schema(c: &mut postgres::Client) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// A key fingerprint (any 32 hex digits: the store does not derive it).
+    const K: &str = "32f4fc68107ab4dd67b987d1614f906b";
+
     #[test]
     fn sqlite_unique_key_and_wal() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("s.db");
-        let mut s = Sqlite::open(&p, "r").unwrap();
+        let mut s = Sqlite::open(&p, "r", K).unwrap();
         let r = |c| Row { device: 1, counter: c, cipher: 1, payload: vec![c as u8] };
         assert_eq!(s.insert(&[r(1), r(2)]).unwrap(), 2);
         assert_eq!(s.insert(&[r(2), r(3)]).unwrap(), 1, "the second copy of counter 2 is not stored");
@@ -487,7 +522,7 @@ mod tests {
         // only what CREATE TABLE had checkpointed (nothing: it was in the WAL too).
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("c.db");
-        let mut s = Sqlite::open(&p, "r").unwrap();
+        let mut s = Sqlite::open(&p, "r", K).unwrap();
         let auto: i64 = s.conn.query_row("PRAGMA wal_autocheckpoint", [], |x| x.get(0)).unwrap();
         assert_eq!(auto, 0);
         for b in 0..20u64 {
@@ -511,44 +546,58 @@ mod tests {
     fn a_foreign_sqlite_table_is_refused() {
         let cases = [
             (
-                "CREATE TABLE readings (run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB)",
-                "table readings has no UNIQUE (counter, device, run) key",
+                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB)",
+                "table readings has no UNIQUE (counter, device, key_id) key",
             ),
             (
-                "CREATE TABLE readings (run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
-                 UNIQUE (run, device, counter), UNIQUE (device))",
-                "table readings has a unique key on (device), not only on (counter, device, run)",
+                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                 UNIQUE (key_id, device, counter), UNIQUE (device))",
+                "table readings has a unique key on (device), not only on (counter, device, key_id)",
             ),
             (
-                "CREATE TABLE readings (run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
-                 note TEXT, UNIQUE (run, device, counter))",
+                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                 note TEXT, UNIQUE (key_id, device, counter))",
                 "table readings has a column 'note' this tool does not write",
             ),
             (
-                "CREATE TABLE readings (run TEXT, device INTEGER, counter TEXT, cipher INTEGER, payload BLOB,
-                 UNIQUE (run, device, counter))",
+                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter TEXT, cipher INTEGER, payload BLOB,
+                 UNIQUE (key_id, device, counter))",
                 "table readings: column 'counter' is 'TEXT', not an INTEGER",
             ),
             (
-                "CREATE TABLE readings (run TEXT, device INTEGER, counter INTEGER, payload BLOB, UNIQUE (run, device, counter))",
+                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, payload BLOB,
+                 UNIQUE (key_id, device, counter))",
                 "table readings has no column 'cipher'",
             ),
             (
-                "CREATE TABLE readings (run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB);
-                 CREATE UNIQUE INDEX some ON readings (run, device, counter) WHERE device > 5",
+                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB);
+                 CREATE UNIQUE INDEX some ON readings (key_id, device, counter) WHERE device > 5",
                 "table readings: unique index 'some' is partial",
             ),
             (
-                "CREATE TABLE t (run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB, UNIQUE (run, device, counter));
+                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                 UNIQUE (run, device, counter))",
+                "table readings has a unique key on (counter, device, run), not only on (counter, device, key_id)",
+            ),
+            (
+                "CREATE TABLE t (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                 UNIQUE (key_id, device, counter));
                  CREATE VIEW readings AS SELECT * FROM t",
                 "'readings' is a view, not a table",
+            ),
+            // The table an older lwcbench made: its key has the run, not the key.
+            (
+                "CREATE TABLE readings (run TEXT NOT NULL, device INTEGER NOT NULL, counter INTEGER NOT NULL,
+                 cipher INTEGER NOT NULL, payload BLOB NOT NULL, UNIQUE (run, device, counter))",
+                "table readings has no key_id column: an older lwcbench wrote it, keyed by (run, device, counter), \
+                 which misses a frame replayed into a later session; use a new store file",
             ),
         ];
         let d = tempfile::tempdir().unwrap();
         for (i, (sql, want)) in cases.iter().enumerate() {
             let p = d.path().join(format!("f{i}.db"));
             rusqlite::Connection::open(&p).unwrap().execute_batch(sql).unwrap();
-            let e = match Sqlite::open(&p, "t") {
+            let e = match Sqlite::open(&p, "t", K) {
                 Ok(_) => panic!("opened a store with: {sql}"),
                 Err(e) => e,
             };
@@ -560,20 +609,39 @@ mod tests {
         rusqlite::Connection::open(&p)
             .unwrap()
             .execute_batch(
-                "CREATE TABLE readings (run TEXT, device INT, counter INT, cipher INT, payload, PRIMARY KEY (counter, device, run))",
+                "CREATE TABLE readings (key_id TEXT, run TEXT, device INT, counter INT, cipher INT, payload,
+                 PRIMARY KEY (counter, device, key_id))",
             )
             .unwrap();
-        let mut s = Sqlite::open(&p, "t").unwrap();
+        let mut s = Sqlite::open(&p, "t", K).unwrap();
         let r = Row { device: 1, counter: 2, cipher: 3, payload: vec![4] };
         assert_eq!(s.insert(&[r.clone(), r]).unwrap(), 1);
         drop(s);
-        assert!(Sqlite::open(&d.path().join("new.db"), "t").is_ok());
-        assert!(Sqlite::open(&d.path().join("new.db"), "t").is_ok(), "its own table, opened again");
+        assert!(Sqlite::open(&d.path().join("new.db"), "t", K).is_ok());
+        assert!(Sqlite::open(&d.path().join("new.db"), "t", K).is_ok(), "its own table, opened again");
+    }
+
+    /// A frame stored in session 1 and replayed into session 2 under the same key is not stored
+    /// again, nor as session 2's reading: (key, device, counter) is one nonce whatever the
+    /// session. Under another key the same (device, counter) is a new reading.
+    #[test]
+    fn a_reading_replayed_into_a_later_session_under_the_same_key_is_not_stored() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.db");
+        let r = |c| Row { device: 3, counter: c, cipher: 1, payload: vec![c as u8] };
+        let mut one = Sqlite::open(&p, "session-1", K).unwrap();
+        assert_eq!(one.insert(&[r(7), r(8)]).unwrap(), 2);
+        drop(one);
+        let mut two = Sqlite::open(&p, "session-2", K).unwrap();
+        assert_eq!(two.insert(&[r(7), r(9)]).unwrap(), 1, "counter 7 of session 1 replayed into session 2");
+        assert_eq!(two.all().unwrap(), vec![r(9)]);
+        let mut other = Sqlite::open(&p, "session-3", "4522d92be3296147132c72dd4fb8d592").unwrap();
+        assert_eq!(other.insert(&[r(7)]).unwrap(), 1, "another key's counter 7 is another nonce");
     }
 
     #[test]
     fn unwritable_store_and_bad_url_are_errors() {
-        assert!(open("/proc/no-such/x.db", "r").is_err());
-        assert!(open("mysql://x", "r").err().unwrap().contains("neither"));
+        assert!(open("/proc/no-such/x.db", "r", K).is_err());
+        assert!(open("mysql://x", "r", K).err().unwrap().contains("neither"));
     }
 }

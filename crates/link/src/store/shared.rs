@@ -24,6 +24,8 @@ enum Backend {
 pub struct SharedState {
     backend: Backend,
     run: String,
+    /// The master key's fingerprint: the replay state is the key's, across sessions.
+    key_id: String,
     window: i64,
     shown: String,
 }
@@ -34,34 +36,36 @@ fn pg_shown(url: &str) -> String {
 
 impl SharedState {
     /// Connect to `spec` (as `--store`), create the readings and per-device tables if needed and
-    /// provision `devices` (their `top` starts at the highest counter already stored, or none).
-    pub fn open(spec: &str, run: &str, window: u64, devices: &[u32]) -> Result<SharedState, String> {
+    /// provision `devices` (their `top` starts at the highest counter already stored under the
+    /// key `key_id`, or none).
+    pub fn open(spec: &str, run: &str, key_id: &str, window: u64, devices: &[u32]) -> Result<SharedState, String> {
         if window == 0 || window > crate::gateway::replay::MAX_WINDOW {
             return Err(format!("--window: {window} is not in 1..={}", crate::gateway::replay::MAX_WINDOW));
         }
         // The readings table exactly as the single gateway creates it.
-        drop(crate::store::open(spec, run)?);
+        drop(crate::store::open(spec, run, key_id)?);
         let ids: Vec<i64> = devices.iter().map(|&d| d as i64).collect();
         let (backend, shown) = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
             let shown = pg_shown(spec);
             let mut c = postgres::Client::connect(spec, postgres::NoTls)
                 .map_err(|e| format!("--store: cannot connect to {shown}: {}", crate::store::pg_error(&e)))?;
-            c.batch_execute(
+            crate::store::create_table(
+                &mut c,
                 "CREATE TABLE IF NOT EXISTS lwcbench_link_devices (
-                     run    TEXT   NOT NULL,
+                     key_id TEXT   NOT NULL,
                      device BIGINT NOT NULL,
                      top    BIGINT NOT NULL,
-                     PRIMARY KEY (run, device)
+                     PRIMARY KEY (key_id, device)
                  )",
             )
             .map_err(|e| format!("--store: {shown}: {}", crate::store::pg_error(&e)))?;
             c.execute(
-                "INSERT INTO lwcbench_link_devices (run, device, top)
+                "INSERT INTO lwcbench_link_devices (key_id, device, top)
                  SELECT $1, d, COALESCE((SELECT max(counter) FROM lwcbench_link_readings r
-                                         WHERE r.run = $1 AND r.device = d), -1)
+                                         WHERE r.key_id = $1 AND r.device = d), -1)
                  FROM unnest($2::bigint[]) AS u(d) ORDER BY d
                  ON CONFLICT DO NOTHING",
-                &[&run, &ids],
+                &[&key_id, &ids],
             )
             .map_err(|e| format!("--store: {shown}: provisioning devices: {}", crate::store::pg_error(&e)))?;
             (Backend::Postgres(c), shown)
@@ -74,10 +78,10 @@ impl SharedState {
             c.execute_batch(
                 "PRAGMA synchronous=NORMAL;
                  CREATE TABLE IF NOT EXISTS readings_top (
-                     run    TEXT    NOT NULL,
+                     key_id TEXT    NOT NULL,
                      device INTEGER NOT NULL,
                      top    INTEGER NOT NULL,
-                     PRIMARY KEY (run, device)
+                     PRIMARY KEY (key_id, device)
                  );",
             )
             .map_err(sq)?;
@@ -85,22 +89,22 @@ impl SharedState {
             {
                 let mut st = tx
                     .prepare(
-                        "INSERT OR IGNORE INTO readings_top (run, device, top)
-                         VALUES (?1, ?2, COALESCE((SELECT max(counter) FROM readings WHERE run = ?1 AND device = ?2), -1))",
+                        "INSERT OR IGNORE INTO readings_top (key_id, device, top)
+                         VALUES (?1, ?2, COALESCE((SELECT max(counter) FROM readings WHERE key_id = ?1 AND device = ?2), -1))",
                     )
                     .map_err(sq)?;
                 for d in &ids {
-                    st.execute(rusqlite::params![run, d]).map_err(sq)?;
+                    st.execute(rusqlite::params![key_id, d]).map_err(sq)?;
                 }
             }
             tx.commit().map_err(sq)?;
             (Backend::Sqlite(c), shown)
         };
-        Ok(SharedState { backend, run: run.to_string(), window: window as i64, shown })
+        Ok(SharedState { backend, run: run.to_string(), key_id: key_id.to_string(), window: window as i64, shown })
     }
 
     pub fn describe(&self) -> String {
-        format!("{}; replay state in the store (per-device top + UNIQUE (run, device, counter))", self.shown)
+        format!("{}; replay state in the store (per-device top + UNIQUE (key_id, device, counter))", self.shown)
     }
 
     /// Decide and store `rows` in one transaction: one verdict per row, in the order given.
@@ -119,8 +123,8 @@ impl SharedState {
         let mut last = String::new();
         for _attempt in 0..8 {
             let r = match &mut self.backend {
-                Backend::Postgres(c) => pg_commit(c, &self.run, self.window, rows, &order, &devices),
-                Backend::Sqlite(c) => sqlite_commit(c, &self.run, self.window, rows, &order, &devices),
+                Backend::Postgres(c) => pg_commit(c, &self.key_id, &self.run, self.window, rows, &order, &devices),
+                Backend::Sqlite(c) => sqlite_commit(c, &self.key_id, &self.run, self.window, rows, &order, &devices),
             };
             match r {
                 Ok(v) => return Ok(v),
@@ -168,6 +172,7 @@ fn judge(
 
 fn pg_commit(
     c: &mut postgres::Client,
+    key_id: &str,
     run: &str,
     window: i64,
     rows: &[Row],
@@ -188,9 +193,9 @@ fn pg_commit(
     let mut tx = c.transaction().map_err(fatal)?;
     let locked = tx
         .query(
-            "SELECT device, top FROM lwcbench_link_devices WHERE run = $1 AND device = ANY($2)
+            "SELECT device, top FROM lwcbench_link_devices WHERE key_id = $1 AND device = ANY($2)
              ORDER BY device FOR UPDATE",
-            &[&run, &devices],
+            &[&key_id, &devices],
         )
         .map_err(fatal)?;
     let tops: HashMap<i64, i64> = locked.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
@@ -204,11 +209,11 @@ fn pg_commit(
     }
     let inserted = tx
         .query(
-            "INSERT INTO lwcbench_link_readings (run, device, counter, cipher, payload)
-             SELECT $1, d, k, ci, p FROM unnest($2::bigint[], $3::bigint[], $4::smallint[], $5::bytea[])
+            "INSERT INTO lwcbench_link_readings (key_id, run, device, counter, cipher, payload)
+             SELECT $1, $2, d, k, ci, p FROM unnest($3::bigint[], $4::bigint[], $5::smallint[], $6::bytea[])
                     AS u(d, k, ci, p)
              ON CONFLICT DO NOTHING RETURNING device, counter",
-            &[&run, &d, &k, &ci, &p],
+            &[&key_id, &run, &d, &k, &ci, &p],
         )
         .map_err(fatal)?;
     let new: HashSet<(i64, i64)> = inserted.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
@@ -216,8 +221,8 @@ fn pg_commit(
     if !td.is_empty() {
         tx.execute(
             "UPDATE lwcbench_link_devices AS x SET top = GREATEST(x.top, u.t)
-             FROM unnest($2::bigint[], $3::bigint[]) AS u(d, t) WHERE x.run = $1 AND x.device = u.d",
-            &[&run, &td, &tt],
+             FROM unnest($2::bigint[], $3::bigint[]) AS u(d, t) WHERE x.key_id = $1 AND x.device = u.d",
+            &[&key_id, &td, &tt],
         )
         .map_err(fatal)?;
     }
@@ -235,6 +240,7 @@ fn pg_commit(
 
 fn sqlite_commit(
     c: &mut rusqlite::Connection,
+    key_id: &str,
     run: &str,
     window: i64,
     rows: &[Row],
@@ -247,10 +253,11 @@ fn sqlite_commit(
     let mut tops = HashMap::with_capacity(devices.len());
     let mut verdict = vec![StoreVerdict::TooOld; rows.len()];
     {
-        let mut q = tx.prepare_cached("SELECT top FROM readings_top WHERE run = ?1 AND device = ?2").map_err(fatal)?;
+        let mut q =
+            tx.prepare_cached("SELECT top FROM readings_top WHERE key_id = ?1 AND device = ?2").map_err(fatal)?;
         for &d in devices {
             if let Some(t) =
-                q.query_row(rusqlite::params![run, d], |r| r.get::<_, i64>(0)).map(Some).or_else(|e| match e {
+                q.query_row(rusqlite::params![key_id, d], |r| r.get::<_, i64>(0)).map(Some).or_else(|e| match e {
                     rusqlite::Error::QueryReturnedNoRows => Ok(None),
                     e => Err(fatal(e)),
                 })?
@@ -261,22 +268,22 @@ fn sqlite_commit(
         let (cand, new_tops) = judge(window, rows, order, &tops).map_err(Retry::Fatal)?;
         let mut ins = tx
             .prepare_cached(
-                "INSERT OR IGNORE INTO readings (run, device, counter, cipher, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT OR IGNORE INTO readings (key_id, run, device, counter, cipher, payload)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .map_err(fatal)?;
         for &i in order.iter().filter(|&&i| cand[i]) {
             let r = &rows[i];
-            let n = ins
-                .execute(rusqlite::params![run, r.device as i64, r.counter as i64, r.cipher as i64, r.payload])
-                .map_err(fatal)?;
+            let (d, c, ci) = (r.device as i64, r.counter as i64, r.cipher as i64);
+            let n = ins.execute(rusqlite::params![key_id, run, d, c, ci, r.payload]).map_err(fatal)?;
             verdict[i] = if n == 1 { StoreVerdict::Stored } else { StoreVerdict::Replay };
         }
         let mut up = tx
-            .prepare_cached("UPDATE readings_top SET top = max(top, ?3) WHERE run = ?1 AND device = ?2")
+            .prepare_cached("UPDATE readings_top SET top = max(top, ?3) WHERE key_id = ?1 AND device = ?2")
             .map_err(fatal)?;
         for (d, t) in new_tops {
             if tops.get(&d) != Some(&t) {
-                up.execute(rusqlite::params![run, d, t]).map_err(fatal)?;
+                up.execute(rusqlite::params![key_id, d, t]).map_err(fatal)?;
             }
         }
     }
@@ -288,6 +295,9 @@ fn sqlite_commit(
 mod tests {
     use super::*;
     use crate::store::Store;
+
+    /// A key fingerprint (the store takes it as given).
+    const K: &str = "32f4fc68107ab4dd67b987d1614f906b";
 
     fn row(device: u32, counter: u64) -> Row {
         Row { device, counter, cipher: 1, payload: vec![counter as u8] }
@@ -314,8 +324,8 @@ mod tests {
     fn sqlite_state_is_shared_between_connections() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("s.db").display().to_string();
-        let mut a = SharedState::open(&p, "r", 4, &[1]).unwrap();
-        let mut b = SharedState::open(&p, "r", 4, &[1]).unwrap();
+        let mut a = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
+        let mut b = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
         use StoreVerdict::*;
         assert_eq!(a.commit(&[row(1, 5), row(1, 3)]).unwrap(), vec![Stored, Stored]);
         // The same counters through the other connection: replays, not stored again.
@@ -324,11 +334,17 @@ mod tests {
         assert_eq!(b.commit(&[row(1, 4), row(1, 1)]).unwrap(), vec![Stored, TooOld]);
         assert_eq!(a.commit(&[row(1, 9)]).unwrap(), vec![Stored]);
         assert_eq!(b.commit(&[row(1, 5), row(1, 6)]).unwrap(), vec![TooOld, Stored]);
-        let mut s = crate::store::Sqlite::open(std::path::Path::new(&p), "r").unwrap();
+        let mut s = crate::store::Sqlite::open(std::path::Path::new(&p), "r", K).unwrap();
         let got: Vec<u64> = s.all().unwrap().iter().map(|r| r.counter).collect();
         assert_eq!(got, vec![3, 4, 5, 6, 9]);
         // A new connection starts from what is stored.
-        let mut c = SharedState::open(&p, "r", 4, &[1]).unwrap();
+        let mut c = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
         assert_eq!(c.commit(&[row(1, 5), row(1, 8)]).unwrap(), vec![TooOld, Stored]);
+        // A later session under the same key starts from the key's state: counter 8 replayed
+        // into it is a replay, 4 is too old; under another key both are new.
+        let mut later = SharedState::open(&p, "r2", K, 4, &[1]).unwrap();
+        assert_eq!(later.commit(&[row(1, 8), row(1, 4)]).unwrap(), vec![Replay, TooOld]);
+        let mut other = SharedState::open(&p, "r3", "4522d92be3296147132c72dd4fb8d592", 4, &[1]).unwrap();
+        assert_eq!(other.commit(&[row(1, 8), row(1, 4)]).unwrap(), vec![Stored, Stored]);
     }
 }

@@ -101,6 +101,10 @@ pub struct ChaosConfig {
     pub store: Option<String>,
     /// Passed to every device (`--resend-window`).
     pub resend_window: Duration,
+    /// Gateway processes: 1 = `link gateway` alone; more = that many `link gateway --shared
+    /// chaos --member gI`, one MQTT v5 shared subscription with the store as replay authority.
+    /// A gateway fault hits one of them, drawn from the seed.
+    pub gateways: u32,
 }
 
 /// One injected fault.
@@ -202,7 +206,7 @@ struct Ctl<'a> {
     store: String,
     key: PathBuf,
     broker: Svc,
-    gateway: Svc,
+    gateways: Vec<Svc>,
     devices: Vec<Svc>,
     watch: Watch,
     timeline: Vec<Sample>,
@@ -261,19 +265,35 @@ impl Ctl<'_> {
         Ok(())
     }
 
-    fn start_gateway(&mut self) -> Result<(), String> {
+    /// Gateway `i`'s file `name` (one gateway: `gateway.log`, else `gateway-I.log`).
+    fn gw_path(&self, i: usize, name: &str) -> PathBuf {
+        self.cfg.dir.join(if self.gateways.len() == 1 {
+            format!("gateway{name}")
+        } else {
+            format!("gateway-{i}{name}")
+        })
+    }
+
+    fn start_gateway(&mut self, i: usize) -> Result<(), String> {
         let c = self.cfg;
         let devices = format!("0-{}", c.devices - 1);
-        let mut child = Command::new(&c.exe)
-            .args(["link", "gateway", "--broker", &format!("mqtt://127.0.0.1:{}", self.port)])
+        let (stats, log) = (self.gw_path(i, "-stats.jsonl"), self.gw_path(i, ".log"));
+        let mut cmd = Command::new(&c.exe);
+        if self.gateways.len() > 1 {
+            cmd.args(["link", "gateway", "--shared", "chaos", "--member", &format!("g{i}")]);
+        } else {
+            cmd.args(["link", "gateway"]);
+        }
+        let mut child = cmd
+            .args(["--broker", &format!("mqtt://127.0.0.1:{}", self.port)])
             .args(["--session", &self.session, "--cipher", &c.suite.name(), "--devices", &devices])
             .arg("--key-file")
             .arg(&self.key)
             .args(["--store", &self.store, "--window", &c.window.to_string(), "--batch", &c.batch.to_string()])
             .arg("--stats")
-            .arg(c.dir.join("gateway-stats.jsonl"))
+            .arg(&stats)
             .stdout(Stdio::piped())
-            .stderr(log_file(&c.dir.join("gateway.log"))?)
+            .stderr(log_file(&log)?)
             .spawn()
             .map_err(|e| format!("cannot start {} link gateway: {e}", c.exe.display()))?;
         let out = child.stdout.take().expect("piped");
@@ -291,14 +311,14 @@ impl Ctl<'_> {
                 }
             }
             if let Ok(Some(st)) = child.try_wait() {
-                return Err(format!("gateway exited: {st} (see {})", c.dir.join("gateway.log").display()));
+                return Err(format!("gateway exited: {st} (see {})", log.display()));
             }
             if t0.elapsed() > Duration::from_secs(30) {
                 let _ = child.kill();
                 return Err("gateway did not subscribe within 30 s".into());
             }
         }
-        self.gateway.child = Some(child);
+        self.gateways[i].child = Some(child);
         Ok(())
     }
 
@@ -347,16 +367,22 @@ impl Ctl<'_> {
             return;
         }
         self.next_sample += self.cfg.sample_every;
-        let (g_rss, g_hwm) = self.gateway.pid().and_then(mem_kb).unwrap_or((0, 0));
+        // Summed over the gateway processes.
+        let mem: Vec<(u64, u64)> = self.gateways.iter().filter_map(|g| g.pid().and_then(mem_kb)).collect();
+        let (g_rss, g_hwm) = (mem.iter().map(|m| m.0).sum(), mem.iter().map(|m| m.1).sum());
         let b_rss = self.broker.pid().and_then(mem_kb).map(|m| m.0).unwrap_or(0);
         let stored = self.stored_count();
-        let gw_pid = self.gateway.pid();
-        let refused = gateway_stats(&self.cfg.dir)
-            .iter()
-            .filter(|l| Some(l.pid) == gw_pid)
-            .map(|l| l.refused)
-            .next_back()
-            .unwrap_or(0);
+        let refused = (0..self.gateways.len())
+            .map(|i| {
+                let pid = self.gateways[i].pid();
+                gateway_stats(&self.gw_path(i, "-stats.jsonl"))
+                    .iter()
+                    .filter(|l| Some(l.pid) == pid)
+                    .map(|l| l.refused)
+                    .next_back()
+                    .unwrap_or(0)
+            })
+            .sum();
         let ds = self.device_stats();
         self.timeline.push(Sample {
             t_s: self.t0.elapsed().as_secs_f64(),
@@ -404,12 +430,8 @@ struct GwLine {
     refused: u64,
 }
 
-fn gateway_stats(dir: &Path) -> Vec<GwLine> {
-    std::fs::read_to_string(dir.join("gateway-stats.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+fn gateway_stats(file: &Path) -> Vec<GwLine> {
+    std::fs::read_to_string(file).unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
 }
 
 fn forged_frame(kind: u64, k: u64, devices: u32, suite: &Suite, wrong: &MasterKey) -> Result<(u32, Vec<u8>), String> {
@@ -437,6 +459,9 @@ fn forged_frame(kind: u64, k: u64, devices: u32, suite: &Suite, wrong: &MasterKe
 
 /// Run the chaos (or soak) session and prove its outcome.
 pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
+    if !(1..=8).contains(&cfg.gateways) {
+        return Err(format!("--gateways: {} is not in 1..=8", cfg.gateways));
+    }
     if cfg.devices == 0 || cfg.devices > 64 {
         return Err(format!("--devices: {} is not in 1..=64 (one process each)", cfg.devices));
     }
@@ -460,7 +485,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         store: store.clone(),
         key: key.clone(),
         broker: Svc { child: None },
-        gateway: Svc { child: None },
+        gateways: (0..cfg.gateways).map(|_| Svc { child: None }).collect(),
         devices: (0..cfg.devices).map(|_| Svc { child: None }).collect(),
         watch: Watch::new(&store, &session),
         timeline: Vec::new(),
@@ -468,7 +493,9 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         restarts: [0; 4],
     };
     ctl.start_broker()?;
-    ctl.start_gateway()?;
+    for i in 0..cfg.gateways as usize {
+        ctl.start_gateway(i)?;
+    }
     // Let the broker snapshot the gateway's subscription before anything can be killed.
     std::thread::sleep(Duration::from_millis(1500));
     for d in 0..cfg.devices {
@@ -522,16 +549,19 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         let down = Duration::from_millis(rng.random_range(50..800));
         let target = match kind {
             FaultKind::Device => rng.random_range(0..cfg.devices),
+            // Drawn only with several gateways, so a seed gives one gateway the same plan.
+            _ if cfg.gateways > 1 => rng.random_range(0..cfg.gateways),
             _ => 0,
         };
+        let g = target as usize;
         let before = ctl.last_counters();
         let t_kill = Instant::now();
         match kind {
-            FaultKind::Gateway => ctl.gateway.sigkill(),
+            FaultKind::Gateway => ctl.gateways[g].sigkill(),
             FaultKind::Broker => ctl.broker.sigkill(),
             FaultKind::Device => ctl.devices[target as usize].sigkill(),
             FaultKind::GatewayThenBroker => {
-                ctl.gateway.sigkill();
+                ctl.gateways[g].sigkill();
                 // Devices keep publishing; mosquitto queues it for the absent gateway.
                 let gap = Duration::from_millis(rng.random_range(200..900));
                 ctl.sleep(gap);
@@ -541,12 +571,12 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         ctl.sleep(down);
         let t_restart = Instant::now();
         match kind {
-            FaultKind::Gateway => ctl.start_gateway()?,
+            FaultKind::Gateway => ctl.start_gateway(g)?,
             FaultKind::Broker => ctl.start_broker()?,
             FaultKind::Device => ctl.start_device(target)?,
             FaultKind::GatewayThenBroker => {
                 ctl.start_broker()?;
-                ctl.start_gateway()?;
+                ctl.start_gateway(g)?;
             }
         }
         ctl.restarts[*kind as usize] += 1;
@@ -574,6 +604,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
             fault: kind.as_str().into(),
             target: match kind {
                 FaultKind::Device => format!("device {target}"),
+                FaultKind::Gateway if cfg.gateways > 1 => format!("gateway {g}"),
                 FaultKind::Gateway => "gateway".into(),
                 FaultKind::Broker => "mosquitto".into(),
                 FaultKind::GatewayThenBroker => "gateway + mosquitto".into(),
@@ -621,8 +652,10 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     }
     ctl.tick();
     let elapsed_s = ctl.t0.elapsed().as_secs_f64();
-    if !ctl.gateway.stop(Duration::from_secs(15)) {
-        notes.push("gateway did not stop within 15 s of SIGTERM (killed)".into());
+    for i in 0..ctl.gateways.len() {
+        if !ctl.gateways[i].stop(Duration::from_secs(15)) {
+            notes.push(format!("gateway {i} did not stop within 15 s of SIGTERM (killed)"));
+        }
     }
     ctl.watch.close();
     ctl.broker.stop(Duration::from_secs(10));
@@ -632,7 +665,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     let mut keyed = (0..cfg.devices)
         .map(|d| Keyed::new(&cfg.suite, &master.device_key(cfg.suite.id, d, cfg.suite.key_len()), false))
         .collect::<Result<Vec<_>, _>>()?;
-    let rows = crate::store::open(&ctl.store, &session)?.all()?;
+    let rows = crate::store::open(&ctl.store, &session, &master.fingerprint())?.all()?;
     let mut open = |d: u32, h: &Header, f: &[u8]| {
         keyed[d as usize].open(h, f).map_err(|_| format!("device {d}: a captured frame does not open"))
     };
@@ -655,7 +688,8 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     }
     v.integrity_check = integrity_check(&ctl.store, &session);
     v.forged_sent = forged.load(Ordering::SeqCst);
-    let gl = gateway_stats(&cfg.dir);
+    let gl: Vec<GwLine> =
+        (0..ctl.gateways.len()).flat_map(|i| gateway_stats(&ctl.gw_path(i, "-stats.jsonl"))).collect();
     let mut last: BTreeMap<u32, &GwLine> = BTreeMap::new();
     for l in &gl {
         last.insert(l.pid, l);
