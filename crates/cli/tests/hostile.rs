@@ -2,8 +2,7 @@
 //! input below once panicked, aborted, ran without bound, or gave an unhelpful error. Every one
 //! must now give exactly one `error:` line naming the option (or file:line:column), a failure
 //! exit, no backtrace, and no result files.
-#[path = "../../../tests/support/required.rs"]
-mod required;
+use super::required;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
