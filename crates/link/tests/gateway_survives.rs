@@ -2,7 +2,7 @@
 //! anyone who can publish), a persistent session's backlog larger than its frame channel at
 //! restart, a store that fails (the run or process ends at once with the error) and a store
 //! whose table is not the one this tool creates.
-use super::support;
+mod support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -4,15 +4,9 @@
 //! to 1, as .ci/run sets it, the child fails with that line.
 use std::process::Command;
 
-use super::support;
+mod support;
 
 const NAME: &str = "a_missing_service_fails_only_when_required";
-
-/// The test's name as the harness knows it: `required::NAME` inside the crate's one test
-/// binary (tests/main.rs), where the module path starts with the binary's name.
-fn full_name() -> String {
-    module_path!().split_once("::").map_or(NAME.to_string(), |(_, m)| format!("{m}::{NAME}"))
-}
 
 #[test]
 fn a_missing_service_fails_only_when_required() {
@@ -21,10 +15,9 @@ fn a_missing_service_fails_only_when_required() {
         println!("CHILD RETURNED");
         return;
     }
-    let name = full_name();
     let child = |require: &str| {
         let o = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", &name, "--nocapture", "--test-threads", "1"])
+            .args(["--exact", NAME, "--nocapture", "--test-threads", "1"])
             .env("LWCBENCH_REQUIRED_CHILD", "1")
             .env("LWCBENCH_MOSQUITTO", "/nonexistent/mosquitto")
             .env("LWCBENCH_REQUIRE_SERVICES", require)
@@ -34,12 +27,12 @@ fn a_missing_service_fails_only_when_required() {
     };
     let (ok, out) = child("1");
     assert!(!ok, "required but missing passed: {out}");
-    assert!(out.contains(&format!("REQUIRED BUT MISSING in {name}: mosquitto not installed")), "{out}");
+    assert!(out.contains(&format!("REQUIRED BUT MISSING in {NAME}: mosquitto not installed")), "{out}");
     assert!(!out.contains("CHILD RETURNED"), "{out}");
     let (ok, out) = child("0");
     assert!(ok, "a plain skip failed: {out}");
     assert!(
-        out.contains(&format!("SKIPPED {name}: mosquitto not installed")) && out.contains("CHILD RETURNED"),
+        out.contains(&format!("SKIPPED {NAME}: mosquitto not installed")) && out.contains("CHILD RETURNED"),
         "{out}"
     );
 }

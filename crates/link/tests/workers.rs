@@ -1,7 +1,7 @@
 //! Scale-out: replay state correct across gateway workers (the store is the authority), and a
 //! K = 2 session on a shared subscription storing every reading exactly once.
 //! Expected verdicts are worked out by hand from the window rule in docs/link.md.
-use super::support;
+mod support;
 
 use std::collections::HashSet;
 use std::sync::Arc;
