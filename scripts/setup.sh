@@ -2,7 +2,8 @@
 # Installs what lwcbench needs on a Debian/Ubuntu machine and builds the release binary.
 #   ./scripts/setup.sh          the tool itself (C/C++ toolchain, release build)
 #   ./scripts/setup.sh --test   also everything the test suite needs: Chromium (report test),
-#                               cross compilers and rustup targets (microcontroller builds),
+#                               cross compilers and rustup targets (microcontroller builds, ARM
+#                               Linux builds run under qemu-user, with multiarch OpenSSL),
 #                               and the Python virtual environment .venv with the lwcbench
 #                               package, pytest, Playwright (driving Debian's Chromium), Unicorn
 # Safe to run repeatedly: it installs only what is missing.
@@ -26,8 +27,15 @@ if ((want_test)); then
   pkgs+=(mosquitto postgresql)  # lwcbench link tests: external broker and store, started by the tests
   pkgs+=(mosquitto-clients coreutils)  # scripts/link-probe.py: a foreign MQTT client (mosquitto_pub/_sub), stdbuf
 fi
+# ARM Linux builds of the CLI (Raspberry Pi OS 64/32-bit, docs/raspberry-pi.md), cross-built on an
+# x86-64 test machine and run under qemu-user; on a Pi the ordinary suites test the native build.
+want_arm=0
+((want_test)) && [ "$(dpkg --print-architecture)" = amd64 ] && want_arm=1
+((want_arm)) && pkgs+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf qemu-user-static)
 # The default video clip is decoded in .venv (see below) unless it exists already.
 [ -s data/video/bigbuckbunny.y4m ] || ((want_test)) || pkgs+=(python3-venv)
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 missing=()
 for p in "${pkgs[@]}"; do
   # python3-venv is only needed where the interpreter lacks the venv module
@@ -36,11 +44,45 @@ for p in "${pkgs[@]}"; do
 done
 if ((${#missing[@]})); then
   echo "setup: installing Debian packages: ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Newest version of package $1 that every architecture in $2… offers (Debian version order).
+common_version() {
+  local pkg=$1 best="" v
+  shift
+  for v in $(for a in "$@"; do apt-cache madison "$pkg:$a" | awk -F'|' '{gsub(/ /, "", $2); print $2}' | sort -u; done |
+    sort | uniq -c | awk -v n=$# '$1 == n {print $2}'); do
+    if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
+  done
+  echo "$best"
+}
+
+# OpenSSL for the ARM cross builds, from Debian multiarch (arm64, armhf). libssl3 and libssl-dev
+# are "Multi-Arch: same": all architectures must carry the same version, so the host's moves to
+# the newest version all three offer (a mirror may hold a security update for amd64 only).
+# libgcrypt20-dev and libwolfssl-dev conflict across architectures (one -dev package per
+# machine), so the ARM builds go without those two libraries (docs/raspberry-pi.md).
+arm_openssl() {
+  local a need=0 v host
+  host=$(dpkg --print-architecture)
+  for a in arm64 armhf; do dpkg -s "libssl-dev:$a" >/dev/null 2>&1 || need=1; done
+  ((need)) || return 0
+  for a in arm64 armhf; do
+    dpkg --print-foreign-architectures | grep -qx "$a" || $sudo_cmd dpkg --add-architecture "$a"
+  done
+  # A partly failed index (a mirror mid-sync for one architecture) is reported, not fatal: the
+  # versions below come from what was read, and a missing one fails the install plainly.
+  $sudo_cmd apt-get update -qq || echo "setup: warning: apt-get update reported errors (see above)" >&2
+  v=$(common_version libssl-dev "$host" arm64 armhf)
+  [ -n "$v" ] || { echo "setup: error: no libssl-dev version offered for $host, arm64 and armhf alike" >&2; return 1; }
+  echo "setup: installing OpenSSL $v for $host, arm64 and armhf (ARM cross builds)"
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends --allow-downgrades \
+    "libssl3:$host=$v" "libssl-dev:$host=$v" "libssl3:arm64=$v" "libssl-dev:arm64=$v" \
+    "libssl3:armhf=$v" "libssl-dev:armhf=$v" >/dev/null
+}
+if ((want_arm)); then arm_openssl; fi
 
 if ! command -v cargo >/dev/null 2>&1; then
   if [ -x "$HOME/.cargo/bin/cargo" ]; then
@@ -78,7 +120,10 @@ if ((want_test)); then
   MCU_VENV="$PWD/.venv" bash mcu/setup.sh
   # firmware/: the QEMU image (Cortex-M3) and the Pico (Cortex-M0+); aarch64-unknown-none
   # for the 64-bit ARM build check of the own cipher crates (Raspberry Pi 4/5 class hosts)
-  for t in thumbv7m-none-eabi thumbv6m-none-eabi aarch64-unknown-none; do
+  targets=(thumbv7m-none-eabi thumbv6m-none-eabi aarch64-unknown-none)
+  # the CLI for Raspberry Pi OS 64-bit / 32-bit, cross-built and run under qemu-user by scripts/test.sh
+  ((want_arm)) && targets+=(aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf)
+  for t in "${targets[@]}"; do
     rustup target list --installed | grep -qx "$t" || rustup target add "$t"
   done
   # Toxiproxy for crates/netimpair (docs/network-conditions.md), built from the Go module proxy

@@ -11,7 +11,9 @@
 #     tables and emulated instruction/cycle counts (mcu/, through `lwcbench mcu`)
 #  7. board firmware: shared bench code, QEMU end-to-end (UART -> lwcbench collect -> report),
 #     Pico build, Arduino sketch against the stand-in API (firmware/)
-#  8. the checkout is unchanged: setup + tests rewrote no tracked file (lock files included)
+#  8. ARM Linux (Raspberry Pi OS 64-bit and 32-bit): the CLI cross-built for aarch64 and armv7,
+#     then verify, a quick run and a link session under qemu-user (docs/raspberry-pi.md)
+#  9. the checkout is unchanged: setup + tests rewrote no tracked file (lock files included)
 #     and left no untracked one
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -78,6 +80,51 @@ suite "mcu run + report" mcu_run
 suite "firmware cargo test" bash -c 'cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release --locked -p lwc-board-bench'
 suite "firmware pytest" env CARGO_TARGET_DIR="$PWD/target" LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python \
   -m pytest -q firmware/tests
+# ARM Linux (docs/raspberry-pi.md): the CLI cross-built (profile `cross`: correctness under
+# emulation, not timing) with Debian's cross compilers and multiarch OpenSSL (pkg-config reads the
+# target's .pc files only; gcrypt and wolfssl have no multiarch -dev packages and stay out), then
+# under qemu-user: verify (0 failed), the quick preset (run.json names the ARM clock and its rate
+# holds), the refused instruction counter and a link session on the embedded broker.
+arm_suite() {
+  local target=$1 triple=$2 qemu=$3 counter=$4
+  local bin="target/$target/cross/lwcbench" out="target/arm-$target"
+  local -x PKG_CONFIG_LIBDIR="/usr/lib/$triple/pkgconfig:/usr/share/pkgconfig" PKG_CONFIG_ALLOW_CROSS=1
+  cargo build --locked --profile cross --target "$target" -p lwcbench || return 1
+  rm -rf "$out" && mkdir -p "$out" || return 1
+  "$qemu" "$bin" verify >"$out/verify.txt" 2>&1 || { tail -n 20 "$out/verify.txt" >&2; return 1; }
+  grep '^verify:' "$out/verify.txt"
+  "$qemu" "$bin" run --preset quick --out "$out/quick" --force --quiet || return 1
+  python3 - "$out/quick/run.json" "$counter" <<'PY' || return 1
+import json, sys
+c = json.load(open(sys.argv[1]))["clock"]
+print(f"run.json clock: {c['counter']} at {c['counter_hz']} Hz ({c['counter_hz_source']}), measured {c['cycles_per_ns']} GHz")
+if c["counter"] != sys.argv[2] or (c["counter_hz"] is None) != (sys.argv[2] == "none"):
+    sys.exit(f"test.sh: run.json clock.counter is {c['counter']!r}, expected {sys.argv[2]!r}")
+# The counter's rate over a sleep timed by CLOCK_MONOTONIC agrees with CNTFRQ_EL0 within 10 %.
+if c["counter_hz"] and abs(c["cycles_per_ns"] * 1e9 / c["counter_hz"] - 1) > 0.10:
+    sys.exit("test.sh: the counter's measured rate disagrees with clock.counter_hz")
+PY
+  local err
+  if err=$("$qemu" "$bin" run --preset quick --counter instructions --out "$out/counted" 2>&1); then
+    echo "test.sh: --counter instructions was accepted on $target" >&2
+    return 1
+  fi
+  [ "$(grep -c . <<<"$err")" -eq 1 ] && grep -q '^error: --counter instructions' <<<"$err" ||
+    { echo "test.sh: --counter instructions on $target: expected one error line, got: $err" >&2; return 1; }
+  "$qemu" "$bin" link --devices 4 --messages 25 --out "$out/link" --force || return 1
+  python3 - "$out/link/link_summary.csv" <<'PY' || return 1
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+bad = [r["cipher"] for r in rows if r["sent"] != "100" or r["stored"] != "100" or r["missing"] != "0"]
+sys.exit(f"test.sh: link session lost or added readings: {bad}" if bad or not rows else 0)
+PY
+}
+if [ "$(uname -m)" = x86_64 ]; then
+  suite "aarch64 Linux (qemu)" arm_suite aarch64-unknown-linux-gnu aarch64-linux-gnu qemu-aarch64-static cntvct_el0
+  suite "armv7 Linux (qemu)" arm_suite armv7-unknown-linux-gnueabihf arm-linux-gnueabihf qemu-arm-static none
+else
+  echo "=== test.sh: ARM Linux (qemu): not run on $(uname -m) (the suites above test this machine's own build)"
+fi
 # Reproducible build: nothing tracked changed and nothing untracked appeared (outside .gitignore).
 clean_checkout() {
   git rev-parse --is-inside-work-tree >/dev/null 2>&1 || return 0

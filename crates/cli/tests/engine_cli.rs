@@ -1,7 +1,6 @@
 //! `--engine` on list, verify and run, with the awk mock engine (always available where `sh`
 //! and `awk` are) and the failure paths: one line, and the rest of the run carries on.
-#[path = "../../../tests/support/required.rs"]
-mod required;
+use super::required;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -1,8 +1,7 @@
 //! Hostile and careless input: each input below could panic, abort, run without bound or give
 //! an unhelpful error. Every one must give exactly one `error:` line naming the option (or file:line:column), a failure
 //! exit, no backtrace, and no result files.
-#[path = "../../../tests/support/required.rs"]
-mod required;
+use super::required;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -10,8 +10,7 @@
 //! * `PRAGMA integrity_check` is ok.
 //!
 //! Then it deletes one stored row and checks that its own checker reports exactly that loss.
-#[path = "../../../tests/support/required.rs"]
-mod required;
+use super::required;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

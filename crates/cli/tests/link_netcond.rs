@@ -1,8 +1,7 @@
 //! `lwcbench link` under network conditions through the CLI: bad condition values (one `error:`
 //! line, non-zero exit, nothing written; no root needed) and, as root, a UDP run whose run.json
 //! records the mechanism of every condition and whose link_conditions.csv balances.
-#[path = "../../../tests/support/required.rs"]
-mod required;
+use super::required;
 use std::path::Path;
 use std::process::{Command, Output};
 

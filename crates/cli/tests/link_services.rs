@@ -5,8 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-#[path = "../../link/tests/support/mod.rs"]
-mod support;
+use super::support;
 
 fn link_ok(args: &[&str], cwd: &Path) -> std::collections::HashMap<String, String> {
     let o = Command::new(env!("CARGO_BIN_EXE_lwcbench")).arg("link").args(args).current_dir(cwd).output().unwrap();

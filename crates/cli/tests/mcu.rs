@@ -2,8 +2,7 @@
 //! (unicorn/capstone, from `scripts/setup.sh --test`) and builds the -Os images incrementally
 //! into target/mcu (which mcu/tests then reuse); without the venv it is skipped with a note.
 //! The error paths always run.
-#[path = "../../../tests/support/required.rs"]
-mod required;
+use super::required;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -227,8 +227,12 @@ impl ExtraEntries for () {
 
 pub const DEFAULT_SIZES: [usize; 4] = [1, 8, 128, 1024];
 
-/// Largest payload size: 1 GiB (2^33 bits).
-pub const MAX_SIZE_BITS: usize = 1 << 33;
+/// Largest payload size: 1 GiB (2^33 bits). A size in bits is a `usize`, so on 32-bit targets
+/// (a Pi with a 32-bit OS) the largest is `usize::MAX` bits, 512 MiB less one bit; computed in
+/// u64 so that no branch shifts a 32-bit `usize` out of range.
+pub const MAX_SIZE_BITS: usize = if usize::MAX as u64 >= 1u64 << 33 { (1u64 << 33) as usize } else { usize::MAX };
+/// [`MAX_SIZE_BITS`] in words, for error messages.
+pub const MAX_SIZE_TEXT: &str = if usize::BITS >= 64 { "1 GiB" } else { "512 MiB less one bit (32-bit build)" };
 /// Largest `--reps` and `--warmup`: a million samples per group.
 pub const MAX_REPS: usize = 1_000_000;
 /// Largest number of samples in one run, warm-up included (groups × (reps + warmup)); every
@@ -348,7 +352,7 @@ pub fn expand_with(sel: &Selection, extra: &dyn ExtraEntries) -> Result<Vec<Grou
         return Err(PlanError("--sizes: a size of 0 bits measures nothing; sizes must be ≥ 1".into()));
     }
     if let Some(s) = sel.sizes_bits.iter().find(|&&s| s > MAX_SIZE_BITS) {
-        return Err(PlanError(format!("--sizes: {s} bits is larger than the 1 GiB limit")));
+        return Err(PlanError(format!("--sizes: {s} bits is larger than the {MAX_SIZE_TEXT} limit")));
     }
     let entries = select_entries(sel, extra)?;
     let sizes: Vec<usize> = if sel.sizes_bits.is_empty() { DEFAULT_SIZES.to_vec() } else { unique(&sel.sizes_bits) };
@@ -434,6 +438,17 @@ pub fn expand_with(sel: &Selection, extra: &dyn ExtraEntries) -> Result<Vec<Grou
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 1 GiB = 2^30 bytes × 8 bits where a `usize` holds it; the whole `usize` range on 32-bit
+    /// targets (the armv7 build failed to compile on `1 << 33`; the ARM suite builds it).
+    #[test]
+    fn size_limit_fits_the_target() {
+        if usize::BITS >= 64 {
+            assert_eq!(MAX_SIZE_BITS as u64, 8 * 1024 * 1024 * 1024);
+        } else {
+            assert_eq!(MAX_SIZE_BITS, usize::MAX);
+        }
+    }
 
     #[test]
     fn kiv_labels_round_trip() {

@@ -181,7 +181,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let noise_end = crate::noise::Snapshot::take();
 
     let mut notes = vec![
-        "cycles_per_op are TSC ticks (fixed-rate reference cycles), not core cycles; this machine has no hardware performance counters".to_string(),
+        crate::clock::CYCLES_NOTE.to_string(),
         "each timed operation includes one indirect call through the cipher trait object".to_string(),
     ];
     if machine.governor.starts_with("unavailable") {

@@ -201,7 +201,14 @@ pub fn render(run: &Run) -> Result<String, String> {
             "overhead {:.1} ns per start/stop, resolution {:.0} ns{}",
             rec.clock.overhead_ns,
             rec.clock.resolution_ns,
-            rec.clock.cycles_per_ns.map(|c| format!(", TSC {c:.3} GHz")).unwrap_or_default()
+            rec.clock
+                .cycles_per_ns
+                .map(|c| {
+                    // run.json files from before `counter` was recorded come from x86-64 (TSC).
+                    let name = if rec.clock.counter.is_empty() { "TSC" } else { rec.clock.counter.as_str() };
+                    format!(", {name} {c:.3} GHz")
+                })
+                .unwrap_or_default()
         ),
     ));
     env.push(("command", rec.args.join(" ")));

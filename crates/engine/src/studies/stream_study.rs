@@ -225,7 +225,9 @@ fn pick<'a>(summary: &'a [SummaryRow], e: &Entry, scenario: &str) -> Option<&'a 
 /// Cycles per byte (median, CI scaled from the time CI) and the source of the cycles.
 fn cycles_per_byte(r: &SummaryRow, bytes: f64, clock_ghz: Option<f64>) -> (Est, String) {
     let t = Est::time_ns(r);
-    if let Some(c) = r.median_cycles.filter(|c| *c > 0.0) {
+    // Only the TSC ticks near the core clock; the ARM generic timer (19.2–54 MHz on a Pi) is
+    // far slower, so there cycles per byte come from time × the core's maximum frequency.
+    if let Some(c) = r.median_cycles.filter(|c| *c > 0.0 && crate::clock::COUNTER == "tsc") {
         let k = c / t.v / bytes;
         return (t.scale(k), "TSC reference cycles (fixed-rate ticks, not core cycles)".into());
     }
