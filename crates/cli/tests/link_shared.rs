@@ -8,8 +8,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Command;
 
-#[path = "../../link/tests/support/mod.rs"]
-mod support;
+use crate::support;
 
 /// (pid, stored, refused + duplicates, final) of each gateway process's last stats line in
 /// `file`; `final` marks the line a process stopped by SIGTERM writes.

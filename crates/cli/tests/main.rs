@@ -2,8 +2,10 @@
 //! One binary instead of one per file saves a thin-LTO link of the whole tool per file in
 //! `cargo test --release` (CI's compile time); `autotests = false` in Cargo.toml.
 mod atomic;
+mod choose;
 mod cli;
 mod collect;
+mod collect_power;
 mod engine_cli;
 mod engine_faults;
 mod hostile;
@@ -14,6 +16,7 @@ mod link_counters;
 mod link_kill;
 mod link_netcond;
 mod link_services;
+mod link_shared;
 mod mcu;
 mod video;
 

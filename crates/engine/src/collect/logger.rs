@@ -579,7 +579,8 @@ pub fn join(board: &Parsed, log: &LoggerLog, o: &JoinOptions) -> Result<PowerRes
         let rise = w.rise.unwrap_or(a + drift * tick_b(m.start));
         let fall = w.fall.unwrap_or(a + drift * tick_b(m.end));
         let dur = fall - rise;
-        if !(dur > 0.0) {
+        // NaN (a non-finite edge) has no length either.
+        if dur.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             refuse(
                 format!("its window has no length (rise {rise:.6} s, fall {fall:.6} s on the logger's clock)"),
                 None,
@@ -722,7 +723,9 @@ pub fn by_group(board: &Parsed, r: &PowerResult) -> Vec<EnergyRow> {
         pw: f64,
         bw: f64,
     }
-    let mut g: BTreeMap<(String, String, String, String, String, u64, String), Acc> = BTreeMap::new();
+    // (cipher, implementation, language, scenario, kiv, size_bits, payload) of a sample row.
+    type GroupKey = (String, String, String, String, String, u64, String);
+    let mut g: BTreeMap<GroupKey, Acc> = BTreeMap::new();
     for b in &r.batches {
         let s = &board.samples[b.row];
         let key = (
