@@ -40,11 +40,15 @@ missing=()
 for p in "${pkgs[@]}"; do
   # python3-venv is only needed where the interpreter lacks the venv module
   [ "$p" = python3-venv ] && python3 -c 'import venv, ensurepip' 2>/dev/null && continue
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  # With foreign architectures a Multi-Arch: same package (libssl-dev) is ambiguous to dpkg
+  # without its architecture.
+  dpkg -s "$p" >/dev/null 2>&1 || dpkg -s "$p:$(dpkg --print-architecture)" >/dev/null 2>&1 || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "setup: installing Debian packages: ${missing[*]}"
-  $sudo_cmd apt-get update -qq
+  # A partly failed index (a mirror mid-sync for one architecture) is reported, not fatal: a
+  # package it leaves missing fails the install below plainly.
+  $sudo_cmd apt-get update -qq || echo "setup: warning: apt-get update reported errors (see above)" >&2
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
