@@ -546,7 +546,9 @@ def probe_shared_gateways(env):
     key = env.key()
     session, store = "shared", env.dir / "s.db"
     stats = [env.dir / "a.jsonl", env.dir / "b.jsonl"]
-    gws = [env.gateway(session, key, store, devices="1", stats=st, extra=("--shared", "g", "--member", m))
+    # Members race: the window must cover the lag between them (docs/link.md "Members race").
+    gws = [env.gateway(session, key, store, devices="1", stats=st,
+                       extra=("--shared", "g", "--member", m, "--window", "65536"))
            for m, st in zip("ab", stats)]
     n = 2000 if env.ci else 20000
     dev = env.device(1, session, key, env.dir / "c1", n, timeout=120)
@@ -555,12 +557,12 @@ def probe_shared_gateways(env):
     for gw in gws:
         gw.send_signal(signal.SIGTERM)
         gw.wait(timeout=30)
-    check(got == n, f"{got} of {n} readings stored")
+    final = [json.loads(st.read_text().splitlines()[-1]) for st in stats]
+    check(got == n, f"{got} of {n} readings stored; members' final counts {final}")
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     distinct = con.execute("SELECT count(*) FROM (SELECT DISTINCT device, counter FROM readings)").fetchone()[0]
     con.close()
     check(distinct == n, f"{n} rows but {distinct} distinct (device, counter)")
-    final = [json.loads(st.read_text().splitlines()[-1]) for st in stats]
     stored = [f.get("stored", 0) for f in final]
     check(all(f.get("final") for f in final), f"a member did not write its final line: {final}")
     check(sum(stored) == n and min(stored) > 0, f"members stored {stored} of {n}")

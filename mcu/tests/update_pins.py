@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     build.build_rust(("Os",))
     build.build_cpp()
     pins = {}
-    cases = [("Rust", im.name, t, build.rust_elf(t, "Os", im.name)) for t in emulate.TARGETS for im in build.RUST_IMAGES]
+    cases = [("Rust", im.name, t, build.rust_elf(t, "Os", im.name)) for t in build.RUST_TARGETS for im in build.RUST_IMAGES]
     cases += [("C++", v, t.name, build.cpp_dir(t.name) / f"{v}.elf")
               for t in build.CPP_TARGETS if t.emulable for v in build.CPP_VARIANTS]
     path = HERE / "pinned_counts.json"
