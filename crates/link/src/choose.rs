@@ -350,7 +350,7 @@ pub struct Data {
     pub status: Vec<Status>,
     pub sizes: Vec<Size>,
     pub errors: Vec<ErrorBand>,
-    pub cycles: Vec<Cycles>,
+    pub cycles: &'static [Cycles],
 }
 
 impl Data {
@@ -359,7 +359,7 @@ impl Data {
             status: parse_status(STATUS_CSV, "data/cipher-status.csv").expect("built-in status table parses"),
             sizes: parse_sizes(SIZES_CSV, "data/mcu-sizes.csv").expect("built-in sizes table parses"),
             errors: parse_errors(ERROR_CSV, "data/emulator-error.csv").expect("built-in error table parses"),
-            cycles: lwcbench_engine::board::cycles_table().to_vec(),
+            cycles: lwcbench_engine::board::cycles_table(),
         }
     }
     /// Cycles of an implementation under `b`'s own profile (the table has a row per board).
@@ -399,7 +399,7 @@ impl Facts {
 pub fn catalogue_facts(data: &Data) -> Vec<Facts> {
     let reg = lwcbench_catalog::registry();
     let mut ids: Vec<String> = suite::offered().iter().map(|s| s.name()).collect();
-    for c in &data.cycles {
+    for c in data.cycles {
         let id = format!("{}/{}", c.cipher, c.implementation);
         if !ids.contains(&id) {
             ids.push(id);
