@@ -2,6 +2,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use lwcbench_link::device::process::{Delivery, DeviceProcess};
 use lwcbench_link::input;
 use lwcbench_link::transport::broker;
 use lwcbench_link::wire::suite;
@@ -52,57 +53,18 @@ pub(super) struct DeviceArgs {
 
 /// One device as its own process: same counter rule, same frame, its own MQTT session.
 pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
-    use std::io::Write;
     input::check_session(&a.session)?;
     let s = suite::find(&a.cipher)?;
     let b = broker::parse_url(&a.broker)?;
     let interval = parse_duration(&a.interval, "--interval")?;
     let master = lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
     let counters = lwcbench_link::device::counter::CounterStore::open(&a.counter_state, a.counter_block, &master)?;
-    if let Some(c) = a.capture.as_ref().filter(|c| !counters.existed() && c.metadata().is_ok_and(|m| m.len() > 0)) {
-        // Frames were sent under this key, but their counters' record is gone: starting again at 0
-        // would seal new readings under nonces already used.
-        return Err(format!(
-            "--counter-state: {} is missing, but --capture {} holds frames this device sent; restarting would \
-             repeat their counters (restore the state file)",
-            a.counter_state.display(),
-            c.display()
-        ));
-    }
-    if a.durable {
-        let st = lwcbench_link::device::durable::DurableDevice {
-            suite: s,
-            device: a.id,
-            session: a.session.clone(),
-            broker: b,
-            master,
-            counters,
-            messages: a.messages,
-            interval: (!interval.is_zero()).then_some(interval),
-            capture: a.capture.clone().expect("clap: --durable requires --capture"),
-            stats: a.stats.clone(),
-            resend_window: parse_duration(&a.resend_window, "--resend-window")?,
-        }
-        .run()?;
-        println!("device {} sent {} readings", a.id, st.sent);
-        return Ok(());
-    }
-    if a.messages == 0 {
-        return Err("--messages: 0 (until SIGTERM) needs --durable".into());
-    }
-    let capture: Option<lwcbench_link::device::fleet::Capture> = match &a.capture {
-        Some(p) => {
-            let mut f = lwcbench_link::device::durable::open_capture(p)?;
-            let shown = p.display().to_string();
-            Some(Box::new(move |frame: &[u8]| {
-                let mut line = hex::encode(frame);
-                line.push('\n');
-                f.write_all(line.as_bytes()).map_err(|e| format!("--capture: {shown}: {e}"))
-            }))
-        }
-        None => None,
+    let delivery = if a.durable {
+        Delivery::Durable { resend_window: parse_duration(&a.resend_window, "--resend-window")? }
+    } else {
+        Delivery::Pipelined
     };
-    let sent = lwcbench_link::device::process::DeviceProcess {
+    let st = DeviceProcess {
         suite: s,
         device: a.id,
         session: a.session.clone(),
@@ -111,9 +73,11 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
         counters,
         messages: a.messages,
         interval: (!interval.is_zero()).then_some(interval),
-        capture,
+        capture: a.capture.clone(),
+        stats: a.stats.clone(),
+        delivery,
     }
     .run()?;
-    println!("device {} sent {sent} readings", a.id);
+    println!("device {} sent {} readings", a.id, st.sent);
     Ok(())
 }

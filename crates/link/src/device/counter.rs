@@ -132,6 +132,11 @@ impl CounterStore {
         self.existed
     }
 
+    /// The state file's path.
+    pub fn path(&self) -> PathBuf {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).path.clone()
+    }
+
     /// Write the file as it stands (a new state: header and fingerprint only).
     pub fn save(&self) -> Result<(), String> {
         Self::persist(&mut self.inner.lock().unwrap_or_else(|e| e.into_inner()))

@@ -3,10 +3,10 @@
 //! devices' captures and the store that nothing was lost, duplicated or forged into the store.
 //! See docs/link.md "Faults".
 //!
-//! **What "sent" means.** A *durable device* ([`DurableDevice`]) appends every frame to its
-//! capture file (one hex line, written before the first publish) — from that moment the reading
-//! counts as sent and must be stored exactly once. To make that promise keepable across kills,
-//! the device
+//! **What "sent" means.** A *durable device* (a [`crate::device::process::DeviceProcess`] with
+//! durable delivery) appends every frame to its capture file (one hex line, written before the
+//! first publish) — from that moment the reading counts as sent and must be stored exactly
+//! once. To make that promise keepable across kills, the device
 //! * publishes one frame at a time and waits for the broker's PUBACK (re-publishing after
 //!   [`ACK_TIMEOUT`]) before it captures the next, so at most the last captured frame can be
 //!   unacknowledged when it dies;
@@ -41,7 +41,7 @@ use crate::wire::frame::Header;
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{Keyed, Suite};
 
-use crate::device::durable::{last_counter, read_capture};
+use crate::device::capture::{last_counter, read_capture};
 use crate::store::inspect::{integrity_check, Watch};
 pub use proof::{Verdict, FORGED_COUNTER_BASE};
 
