@@ -27,7 +27,8 @@ fn frame(keyed: &mut Keyed, counter: u64) -> Vec<u8> {
 
 fn worker(store: &str, master: &MasterKey, s: &suite::Suite) -> Checker {
     let gw = Gateway::new(s, master, [DEV], W, false).unwrap();
-    Checker::new(gw, SharedState::open(store, "run-1", &master.fingerprint(), W, &[DEV]).unwrap())
+    let gw = gw.old_frames_to_store();
+    Checker::new(gw, SharedState::open(store, "run-1", &master.fingerprint(), &[DEV]).unwrap())
 }
 
 fn stored(c: &Checked) -> bool {
@@ -49,11 +50,10 @@ fn replay_across_workers(store: &str) {
     // The same frame at the other worker, whose own window never saw device 7: replay.
     assert_eq!(b.process(&[&f5]).unwrap(), vec![Checked::Refused(Refusal::Replay)]);
     assert!(stored(&a.process(&[&f20]).unwrap()[0]));
-    // top = 20, W = 8: 3 and 12 (20 − 12 = 8) are too old at B although B never saw 20.
-    assert_eq!(
-        b.process(&[&f3, &f12]).unwrap(),
-        vec![Checked::Refused(Refusal::TooOld), Checked::Refused(Refusal::TooOld)]
-    );
+    // 3 and 12 lie W = 8 or more below the newest stored counter (20) but were never stored:
+    // the store's unique key lets them in.
+    let out = b.process(&[&f3, &f12]).unwrap();
+    assert!(stored(&out[0]) && stored(&out[1]), "{out:?}");
     // 13 is inside the window and new: accepted once, wherever it arrives first.
     assert!(stored(&b.process(&[&f13]).unwrap()[0]));
     assert_eq!(a.process(&[&f13]).unwrap(), vec![Checked::Refused(Refusal::Replay)]);
@@ -67,30 +67,85 @@ fn replay_across_workers(store: &str) {
     assert_eq!(out[1], Checked::Refused(Refusal::Replay));
     assert_eq!(a.process(&[&f14]).unwrap(), vec![Checked::Refused(Refusal::Replay)]);
 
-    // Counted: A accepted 5, 20; refused 13, 14 as replay. B accepted 13, 14, 15; refused 5 and
-    // the second 14 as replay, 3 and 12 too old, the forgery on its tag.
+    // Counted: A accepted 5, 20; refused 13, 14 as replay. B accepted 3, 12, 13, 14, 15;
+    // refused 5 and the second 14 as replay, the forgery on its tag.
     assert_eq!((a.gateway.tally.accepted, a.gateway.tally.count(Refusal::Replay)), (2, 2));
     let tb = &b.gateway.tally;
     assert_eq!(
         (tb.accepted, tb.count(Refusal::Replay), tb.count(Refusal::TooOld), tb.count(Refusal::BadTag)),
-        (3, 2, 2, 1)
+        (5, 2, 0, 1)
     );
     // Stored exactly once each, and nothing refused.
     let mut st = lwcbench_link::store::open(store, "run-1", &master.fingerprint()).unwrap();
     let rows = st.all().unwrap();
     let counters: Vec<u64> = rows.iter().map(|r| r.counter).collect();
-    assert_eq!(counters, vec![5, 13, 14, 15, 20]);
+    assert_eq!(counters, vec![3, 5, 12, 13, 14, 15, 20]);
     assert!(rows.iter().all(|r| r.payload == vec![r.counter as u8; 12]));
 }
 
+/// Member A stores counters 40..100 of a device before member B gets 0..40 (all of them more
+/// than W = 8 below the newest stored counter, as when B's host lags): every reading is stored
+/// exactly once, and each copy sent again, to either member, is refused as `replay`. Expected
+/// counts by hand: 100 readings; A's replays are 0..40 (40), B's are the second copy of 20,
+/// 40..100 and 0..40 (1 + 60 + 40).
+fn lagging_member(store: &str) {
+    let s = suite::find("Ascon-AEAD128").unwrap();
+    let master = MasterKey::from_bytes([0x17; 32]);
+    let key = master.device_key(s.id, DEV, s.key_len());
+    let mut dev = Keyed::new(&s, &key, false).unwrap();
+    let f: Vec<Vec<u8>> = (0..100).map(|c| frame(&mut dev, c)).collect();
+    let (mut a, mut b) = (worker(store, &master, &s), worker(store, &master, &s));
+    let feed = |w: &mut Checker, counters: &mut dyn Iterator<Item = u64>| -> Vec<Checked> {
+        let frames: Vec<&[u8]> = counters.map(|c| f[c as usize].as_slice()).collect();
+        frames.chunks(16).flat_map(|ch| w.process(ch).unwrap()).collect()
+    };
+    let out = feed(&mut a, &mut (40..100));
+    assert!(out.iter().all(stored), "{out:?}");
+    // B lags: 0..40 (without 20) arrive after A stored up to 99.
+    let out = feed(&mut b, &mut (0..40).filter(|&c| c != 20));
+    assert!(out.iter().all(stored), "a lagging member's readings are stored: {out:?}");
+    // Two copies of never-stored 20 in one batch, below B's own window (top 39): one stored.
+    let out = b.process(&[&f[20], &f[20]]).unwrap();
+    assert!(stored(&out[0]), "{out:?}");
+    assert_eq!(out[1], Checked::Refused(Refusal::Replay));
+    // A forged old frame is refused on its tag, never reaching the store.
+    let mut forged = f[10].clone();
+    *forged.last_mut().unwrap() ^= 1;
+    assert_eq!(a.process(&[&forged]).unwrap(), vec![Checked::Refused(Refusal::BadTag)]);
+    // Replays: below A's window (A's top is 99), above B's window, and inside and below B's.
+    let replay = |out: Vec<Checked>| out.iter().all(|o| *o == Checked::Refused(Refusal::Replay));
+    assert!(replay(feed(&mut a, &mut (0..40))));
+    assert!(replay(feed(&mut b, &mut (40..100))));
+    assert!(replay(feed(&mut b, &mut (0..40))));
+    let (ta, tb) = (&a.gateway.tally, &b.gateway.tally);
+    assert_eq!((ta.accepted, ta.count(Refusal::Replay), ta.count(Refusal::BadTag)), (60, 40, 1));
+    assert_eq!((tb.accepted, tb.count(Refusal::Replay)), (40, 101));
+    assert_eq!(ta.count(Refusal::TooOld) + tb.count(Refusal::TooOld), 0);
+    let mut st = lwcbench_link::store::open(store, "run-1", &master.fingerprint()).unwrap();
+    let counters: Vec<u64> = st.all().unwrap().iter().map(|r| r.counter).collect();
+    assert_eq!(counters, (0..100).collect::<Vec<u64>>(), "every reading stored exactly once");
+}
+
 #[test]
-fn replay_and_too_old_across_workers_sqlite() {
+fn a_member_lagging_beyond_the_window_loses_nothing_sqlite() {
+    let d = tempfile::tempdir().unwrap();
+    lagging_member(&d.path().join("w.db").display().to_string());
+}
+
+#[test]
+fn a_member_lagging_beyond_the_window_loses_nothing_postgres() {
+    let Some((_pg, url)) = support::postgres() else { return };
+    lagging_member(&url);
+}
+
+#[test]
+fn replay_across_workers_sqlite() {
     let d = tempfile::tempdir().unwrap();
     replay_across_workers(&d.path().join("w.db").display().to_string());
 }
 
 #[test]
-fn replay_and_too_old_across_workers_postgres() {
+fn replay_across_workers_postgres() {
     let Some((_pg, url)) = support::postgres() else { return };
     replay_across_workers(&url);
 }

@@ -84,6 +84,9 @@ pub struct Gateway {
     devices: HashMap<u32, DeviceState>,
     suite: Suite,
     unauthenticated: bool,
+    /// A counter older than the window is not refused here but opened and left to the store,
+    /// whose unique key decides (the gateway workers: another member may never have stored it).
+    old_to_store: bool,
     pub tally: Tally,
 }
 
@@ -106,7 +109,32 @@ impl Gateway {
                 DeviceState { keyed: Keyed::new(suite, &key, unauthenticated)?, window: ReplayWindow::new(window)? },
             );
         }
-        Ok(Gateway { devices: map, suite: suite.clone(), unauthenticated, tally: Tally::default() })
+        Ok(Gateway {
+            devices: map,
+            suite: suite.clone(),
+            unauthenticated,
+            old_to_store: false,
+            tally: Tally::default(),
+        })
+    }
+
+    /// This gateway as a member of a group whose store decides replays: a counter older than
+    /// its window is opened (tag checked) and handed on instead of refused `too_old`; the window
+    /// stays a fast path for the counters inside it and does not move for older ones.
+    pub fn old_frames_to_store(mut self) -> Gateway {
+        self.old_to_store = true;
+        self
+    }
+
+    /// The window's word on counter `c` of a device: `Ok(true)` fresh (accept moves the window),
+    /// `Ok(false)` older than the window and left to the store, `Err` refused.
+    fn window_check(old_to_store: bool, w: &ReplayWindow, c: u64) -> Result<bool, Refusal> {
+        match w.check(c) {
+            Verdict::Fresh => Ok(true),
+            Verdict::Replay => Err(Refusal::Replay),
+            Verdict::TooOld if old_to_store => Ok(false),
+            Verdict::TooOld => Err(Refusal::TooOld),
+        }
     }
 
     fn refuse(&mut self, r: Refusal) -> Result<Opened, Refusal> {
@@ -135,14 +163,15 @@ impl Gateway {
             Err(r) => return self.refuse(r),
         };
         let st = self.devices.get_mut(&h.device).expect("checked above");
-        match st.window.check(h.counter) {
-            Verdict::Fresh => {}
-            Verdict::Replay => return self.refuse(Refusal::Replay),
-            Verdict::TooOld => return self.refuse(Refusal::TooOld),
-        }
+        let fresh = match Self::window_check(self.old_to_store, &st.window, h.counter) {
+            Ok(f) => f,
+            Err(r) => return self.refuse(r),
+        };
         match st.keyed.open(&h, frame) {
             Ok(reading) => {
-                st.window.accept(h.counter);
+                if fresh {
+                    st.window.accept(h.counter);
+                }
                 self.tally.accepted += 1;
                 Ok(Opened { device: h.device, counter: h.counter, cipher: h.cipher, reading })
             }
@@ -176,10 +205,13 @@ impl Gateway {
         // Pass 1: the frames that pass every check before the cipher against the window as it
         // is now — the candidates for the batch.
         let mut parts: Vec<Option<Candidate>> = Vec::with_capacity(frames.len());
+        let old_to_store = self.old_to_store;
         for f in frames {
             let p = self.precheck(f).ok().and_then(|h| {
                 let st = self.devices.get_mut(&h.device).expect("prechecked");
-                if st.window.check(h.counter) != Verdict::Fresh || f.len() < crate::wire::frame::HEADER_LEN + POLY_TAG {
+                if Self::window_check(old_to_store, &st.window, h.counter).is_err()
+                    || f.len() < crate::wire::frame::HEADER_LEN + POLY_TAG
+                {
                     return None;
                 }
                 let (key, iv) = st.keyed.draco_batch_parts(&h)?;
@@ -211,20 +243,18 @@ impl Gateway {
             };
             let plain = opened.next().expect("one result per candidate");
             let st = self.devices.get_mut(&h.device).expect("prechecked");
-            match st.window.check(h.counter) {
-                Verdict::Fresh => {}
-                Verdict::Replay => {
-                    out.push(self.refuse(Refusal::Replay));
+            let fresh = match Self::window_check(old_to_store, &st.window, h.counter) {
+                Ok(f) => f,
+                Err(r) => {
+                    out.push(self.refuse(r));
                     continue;
                 }
-                Verdict::TooOld => {
-                    out.push(self.refuse(Refusal::TooOld));
-                    continue;
-                }
-            }
+            };
             match plain {
                 Ok(reading) => {
-                    st.window.accept(h.counter);
+                    if fresh {
+                        st.window.accept(h.counter);
+                    }
                     self.tally.accepted += 1;
                     out.push(Ok(Opened { device: h.device, counter: h.counter, cipher: h.cipher, reading }));
                 }

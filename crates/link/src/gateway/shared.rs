@@ -1,9 +1,9 @@
 //! `lwcbench link gateway --shared GROUP`: one gateway process as one member of an MQTT v5
 //! shared subscription (`$share/GROUP/lwcbench/link/<session>/+`), so K processes on K hosts
 //! share one broker and one store. The broker hands each frame to one member; the store is the
-//! replay authority exactly as for the in-process workers ([`crate::gateway::workers`]): each member's
-//! window is a pre-filter, and one store transaction per batch decides `replay` / `too_old`
-//! against the key's per-device `top` and the UNIQUE (key_id, device, counter) key.
+//! replay authority exactly as for the in-process workers ([`crate::gateway::workers`]): each
+//! member's window is a fast path, and one store transaction per batch decides `replay` by the
+//! UNIQUE (key_id, device, counter) key, so a member lagging behind another loses nothing.
 //!
 //! A member that dies holds what the broker handed it and it had not acknowledged. The broker
 //! keeps that in the member's persistent session (client id from group and member name) and

@@ -6,18 +6,16 @@
 //! With a shared subscription one device's frames reach several workers, so a window in one
 //! worker's memory cannot decide alone. The **store is the authority** for replay state:
 //!
-//! * each worker keeps its own in-memory window as a *pre-filter* only: what it refuses is
-//!   refused correctly (a worker's `top` never exceeds the store's, below), what it passes is
-//!   not yet accepted;
+//! * each worker keeps its own in-memory window as a *fast path* only: a counter inside it that
+//!   this worker already stored is refused as `replay` at once; a counter older than it is not
+//!   refused (another member may never have stored it) but goes to the store like a fresh one;
 //! * the tag is verified (a forged frame never reaches the store, never moves any state);
-//! * in **one store transaction per batch**, with the device rows locked (PostgreSQL `SELECT …
-//!   FOR UPDATE` in device order; SQLite `BEGIN IMMEDIATE`): a counter ≤ `top − W` (`top` = the
-//!   device's highest stored counter, kept in a per-device table) is refused as `too_old`; the
-//!   rest is inserted under the UNIQUE (key_id, device, counter) key and a counter already there is
-//!   refused as `replay`; `top` moves to the highest inserted counter in the same transaction.
+//! * in **one store transaction per batch** the frames are inserted under the UNIQUE (key_id,
+//!   device, counter) key: a counter already there is refused as `replay`, every other one is
+//!   stored, once, however far it lags behind its device's newest counter.
 //!
-//! The acceptance rule is the single gateway's window rule with "accepted inside the window"
-//! read from the readings table (an exact set instead of a bitmap).
+//! So a frame is stored exactly once whichever member gets it and however late; the workers
+//! never refuse `too_old`.
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,8 +39,9 @@ use crate::wire::keys::MasterKey;
 pub const MAX_WORKERS: usize = 64;
 
 /// One worker's whole check: the gateway's structure/device/cipher/local-window/tag checks,
-/// then the store's verdict. Refusals found at the store are moved in the tally from
-/// `accepted` to `replay` / `too_old`.
+/// then the store's verdict. Replays found at the store are moved in the tally from
+/// `accepted` to `replay`. The gateway must leave frames older than its window to the store
+/// ([`Gateway::old_frames_to_store`]).
 pub struct Checker {
     pub gateway: Gateway,
     pub state: SharedState,
@@ -83,11 +82,10 @@ impl Checker {
         for ((i, o), v) in idx.into_iter().zip(verdicts) {
             out[i] = Some(match v {
                 StoreVerdict::Stored => Checked::Stored(o),
-                StoreVerdict::Replay | StoreVerdict::TooOld => {
-                    let r = if v == StoreVerdict::Replay { Refusal::Replay } else { Refusal::TooOld };
+                StoreVerdict::Replay => {
                     self.gateway.tally.accepted -= 1;
-                    self.gateway.tally.refused[r as usize] += 1;
-                    Checked::Refused(r)
+                    self.gateway.tally.refused[Refusal::Replay as usize] += 1;
+                    Checked::Refused(Refusal::Replay)
                 }
             });
         }
@@ -223,9 +221,9 @@ impl WorkerPool {
         };
         for i in 0..k {
             let gw =
-                Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
-            let state =
-                SharedState::open(store_spec, &spec.session, &master.fingerprint(), spec.window, &spec.devices)?;
+                Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?
+                    .old_frames_to_store();
+            let state = SharedState::open(store_spec, &spec.session, &master.fingerprint(), &spec.devices)?;
             let queue = queue.max(1);
             let (tx, rx) = mpsc::channel::<Incoming<Publish>>(queue);
             let id =

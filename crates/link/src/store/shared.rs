@@ -1,5 +1,6 @@
-//! The replay state the gateway workers share in the store: per device the highest stored
-//! counter (`top`) beside the readings, judged and moved in one transaction per batch (SQLite
+//! The replay state the gateway workers share in the store: the readings table's unique key
+//! (key_id, device, counter) decides which frames are new, and per device the highest stored
+//! counter (`top`) is kept beside the readings, moved in the same transaction per batch (SQLite
 //! `BEGIN IMMEDIATE`, PostgreSQL rows locked in device order). See gateway/workers.rs for the
 //! acceptance rule.
 use std::collections::{HashMap, HashSet};
@@ -11,8 +12,8 @@ use crate::store::Row;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StoreVerdict {
     Stored,
+    /// Already stored under this key: a replay or a redelivery (same bytes).
     Replay,
-    TooOld,
 }
 
 enum Backend {
@@ -26,7 +27,6 @@ pub struct SharedState {
     run: String,
     /// The master key's fingerprint: the replay state is the key's, across sessions.
     key_id: String,
-    window: i64,
     shown: String,
 }
 
@@ -38,10 +38,7 @@ impl SharedState {
     /// Connect to `spec` (as `--store`), create the readings and per-device tables if needed and
     /// provision `devices` (their `top` starts at the highest counter already stored under the
     /// key `key_id`, or none).
-    pub fn open(spec: &str, run: &str, key_id: &str, window: u64, devices: &[u32]) -> Result<SharedState, String> {
-        if window == 0 || window > crate::gateway::replay::MAX_WINDOW {
-            return Err(format!("--window: {window} is not in 1..={}", crate::gateway::replay::MAX_WINDOW));
-        }
+    pub fn open(spec: &str, run: &str, key_id: &str, devices: &[u32]) -> Result<SharedState, String> {
         // The readings table exactly as the single gateway creates it.
         drop(crate::store::open(spec, run, key_id)?);
         let ids: Vec<i64> = devices.iter().map(|&d| d as i64).collect();
@@ -100,7 +97,7 @@ impl SharedState {
             tx.commit().map_err(sq)?;
             (Backend::Sqlite(c), shown)
         };
-        Ok(SharedState { backend, run: run.to_string(), key_id: key_id.to_string(), window: window as i64, shown })
+        Ok(SharedState { backend, run: run.to_string(), key_id: key_id.to_string(), shown })
     }
 
     pub fn describe(&self) -> String {
@@ -108,7 +105,7 @@ impl SharedState {
     }
 
     /// Decide and store `rows` in one transaction: one verdict per row, in the order given.
-    /// Nothing is stored for a `Replay` or `TooOld` row. On an error nothing of the batch is
+    /// Nothing is stored for a `Replay` row. On an error nothing of the batch is
     /// stored (the transaction rolls back) and the caller must not acknowledge the frames.
     pub fn commit(&mut self, rows: &[Row]) -> Result<Vec<StoreVerdict>, String> {
         if rows.is_empty() {
@@ -123,8 +120,8 @@ impl SharedState {
         let mut last = String::new();
         for _attempt in 0..8 {
             let r = match &mut self.backend {
-                Backend::Postgres(c) => pg_commit(c, &self.key_id, &self.run, self.window, rows, &order, &devices),
-                Backend::Sqlite(c) => sqlite_commit(c, &self.key_id, &self.run, self.window, rows, &order, &devices),
+                Backend::Postgres(c) => pg_commit(c, &self.key_id, &self.run, rows, &order, &devices),
+                Backend::Sqlite(c) => sqlite_commit(c, &self.key_id, &self.run, rows, &order, &devices),
             };
             match r {
                 Ok(v) => return Ok(v),
@@ -142,39 +139,25 @@ enum Retry {
     Fatal(String),
 }
 
-/// The window rule against the stored `top` of each device: returns, in `order`, whether each
-/// row is a candidate for insertion (false = too old) and the new `top` per device.
-fn judge(
-    window: i64,
-    rows: &[Row],
-    order: &[usize],
-    tops: &HashMap<i64, i64>,
-) -> Result<(Vec<bool>, HashMap<i64, i64>), String> {
+/// The new `top` per device after `rows` (the highest counter of each, or the stored one).
+/// Every row is a candidate for insertion: the unique key alone decides which are new.
+fn new_tops(rows: &[Row], order: &[usize], tops: &HashMap<i64, i64>) -> Result<HashMap<i64, i64>, String> {
     let mut running = HashMap::with_capacity(tops.len());
-    let mut cand = vec![false; rows.len()];
     for &i in order {
         let d = rows[i].device as i64;
-        let c = rows[i].counter as i64;
         let top = match running.get(&d) {
             Some(&t) => t,
             None => *tops.get(&d).ok_or_else(|| format!("device {d} is not provisioned in the store"))?,
         };
-        // top = -1: nothing stored yet, everything is fresh. Else c ≤ top − W is too old.
-        if top >= 0 && c <= top && top - c >= window {
-            running.insert(d, top);
-            continue;
-        }
-        cand[i] = true;
-        running.insert(d, top.max(c));
+        running.insert(d, top.max(rows[i].counter as i64));
     }
-    Ok((cand, running))
+    Ok(running)
 }
 
 fn pg_commit(
     c: &mut postgres::Client,
     key_id: &str,
     run: &str,
-    window: i64,
     rows: &[Row],
     order: &[usize],
     devices: &[i64],
@@ -199,9 +182,9 @@ fn pg_commit(
         )
         .map_err(fatal)?;
     let tops: HashMap<i64, i64> = locked.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
-    let (cand, new_tops) = judge(window, rows, order, &tops).map_err(Retry::Fatal)?;
+    let new_tops = new_tops(rows, order, &tops).map_err(Retry::Fatal)?;
     let (mut d, mut k, mut ci, mut p) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for &i in order.iter().filter(|&&i| cand[i]) {
+    for &i in order {
         d.push(rows[i].device as i64);
         k.push(rows[i].counter as i64);
         ci.push(rows[i].cipher as i16);
@@ -216,7 +199,7 @@ fn pg_commit(
             &[&key_id, &run, &d, &k, &ci, &p],
         )
         .map_err(fatal)?;
-    let new: HashSet<(i64, i64)> = inserted.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
+    let mut new: HashSet<(i64, i64)> = inserted.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
     let (td, tt): (Vec<i64>, Vec<i64>) = new_tops.into_iter().filter(|(d, t)| tops.get(d) != Some(t)).unzip();
     if !td.is_empty() {
         tx.execute(
@@ -227,14 +210,18 @@ fn pg_commit(
         .map_err(fatal)?;
     }
     tx.commit().map_err(fatal)?;
+    // Two copies of one frame in a batch give one inserted row: the first copy is the stored one.
     Ok(rows
         .iter()
-        .enumerate()
-        .map(|(i, r)| match (cand[i], new.contains(&(r.device as i64, r.counter as i64))) {
-            (false, _) => StoreVerdict::TooOld,
-            (true, true) => StoreVerdict::Stored,
-            (true, false) => StoreVerdict::Replay,
-        })
+        .map(
+            |r| {
+                if new.remove(&(r.device as i64, r.counter as i64)) {
+                    StoreVerdict::Stored
+                } else {
+                    StoreVerdict::Replay
+                }
+            },
+        )
         .collect())
 }
 
@@ -242,7 +229,6 @@ fn sqlite_commit(
     c: &mut rusqlite::Connection,
     key_id: &str,
     run: &str,
-    window: i64,
     rows: &[Row],
     order: &[usize],
     devices: &[i64],
@@ -251,7 +237,7 @@ fn sqlite_commit(
     // IMMEDIATE: the write lock is taken first, so read-decide-write is one serial step.
     let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(fatal)?;
     let mut tops = HashMap::with_capacity(devices.len());
-    let mut verdict = vec![StoreVerdict::TooOld; rows.len()];
+    let mut verdict = vec![StoreVerdict::Replay; rows.len()];
     {
         let mut q =
             tx.prepare_cached("SELECT top FROM readings_top WHERE key_id = ?1 AND device = ?2").map_err(fatal)?;
@@ -265,14 +251,14 @@ fn sqlite_commit(
                 tops.insert(d, t);
             }
         }
-        let (cand, new_tops) = judge(window, rows, order, &tops).map_err(Retry::Fatal)?;
+        let new_tops = new_tops(rows, order, &tops).map_err(Retry::Fatal)?;
         let mut ins = tx
             .prepare_cached(
                 "INSERT OR IGNORE INTO readings (key_id, run, device, counter, cipher, payload)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .map_err(fatal)?;
-        for &i in order.iter().filter(|&&i| cand[i]) {
+        for &i in order {
             let r = &rows[i];
             let (d, c, ci) = (r.device as i64, r.counter as i64, r.cipher as i64);
             let n = ins.execute(rusqlite::params![key_id, run, d, c, ci, r.payload]).map_err(fatal)?;
@@ -304,47 +290,42 @@ mod tests {
     }
 
     #[test]
-    fn judge_follows_the_window_rule() {
-        // W = 4, stored top 10: 6 is too old (10 − 6 = 4 ≥ W), 7 is inside, 11 moves top.
-        let rows = vec![row(1, 6), row(1, 7), row(1, 11), row(2, 0)];
+    fn top_is_the_highest_counter_and_unprovisioned_devices_are_refused() {
+        let rows = vec![row(1, 6), row(1, 11), row(1, 7), row(2, 0)];
         let order: Vec<usize> = (0..rows.len()).collect();
         let tops = HashMap::from([(1i64, 10i64), (2, -1)]);
-        let (cand, new) = judge(4, &rows, &order, &tops).unwrap();
-        assert_eq!(cand, vec![false, true, true, true]);
-        assert_eq!(new[&1], 11);
-        assert_eq!(new[&2], 0);
-        // Within one batch a higher counter makes a lower one too old: 20 then 15 with W = 4.
-        let rows = vec![row(1, 15), row(1, 20)];
-        let (cand, _) = judge(4, &rows, &[0, 1], &tops).unwrap();
-        assert_eq!(cand, vec![true, true], "15 judged before 20 (counter order)");
-        assert!(judge(4, &[row(9, 1)], &[0], &tops).is_err(), "unprovisioned device");
+        let new = new_tops(&rows, &order, &tops).unwrap();
+        assert_eq!((new[&1], new[&2]), (11, 0));
+        assert_eq!(new_tops(&[row(1, 3)], &[0], &tops).unwrap()[&1], 10, "an old counter leaves top");
+        assert!(new_tops(&[row(9, 1)], &[0], &tops).is_err(), "unprovisioned device");
     }
 
     #[test]
     fn sqlite_state_is_shared_between_connections() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("s.db").display().to_string();
-        let mut a = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
-        let mut b = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
+        let mut a = SharedState::open(&p, "r", K, &[1]).unwrap();
+        let mut b = SharedState::open(&p, "r", K, &[1]).unwrap();
         use StoreVerdict::*;
         assert_eq!(a.commit(&[row(1, 5), row(1, 3)]).unwrap(), vec![Stored, Stored]);
         // The same counters through the other connection: replays, not stored again.
         assert_eq!(b.commit(&[row(1, 5)]).unwrap(), vec![Replay]);
-        // 4 is inside the window (5 − 4 < 4) and new; 1 is too old (5 − 1 ≥ 4).
-        assert_eq!(b.commit(&[row(1, 4), row(1, 1)]).unwrap(), vec![Stored, TooOld]);
+        // 4 and 1 were never stored: stored now, however far below the highest counter.
         assert_eq!(a.commit(&[row(1, 9)]).unwrap(), vec![Stored]);
-        assert_eq!(b.commit(&[row(1, 5), row(1, 6)]).unwrap(), vec![TooOld, Stored]);
+        assert_eq!(b.commit(&[row(1, 4), row(1, 1)]).unwrap(), vec![Stored, Stored]);
+        // Two copies of one new counter in a batch: the first is stored, the second a replay.
+        assert_eq!(b.commit(&[row(1, 5), row(1, 6), row(1, 6)]).unwrap(), vec![Replay, Stored, Replay]);
         let mut s = crate::store::Sqlite::open(std::path::Path::new(&p), "r", K).unwrap();
         let got: Vec<u64> = s.all().unwrap().iter().map(|r| r.counter).collect();
-        assert_eq!(got, vec![3, 4, 5, 6, 9]);
+        assert_eq!(got, vec![1, 3, 4, 5, 6, 9]);
         // A new connection starts from what is stored.
-        let mut c = SharedState::open(&p, "r", K, 4, &[1]).unwrap();
-        assert_eq!(c.commit(&[row(1, 5), row(1, 8)]).unwrap(), vec![TooOld, Stored]);
-        // A later session under the same key starts from the key's state: counter 8 replayed
-        // into it is a replay, 4 is too old; under another key both are new.
-        let mut later = SharedState::open(&p, "r2", K, 4, &[1]).unwrap();
-        assert_eq!(later.commit(&[row(1, 8), row(1, 4)]).unwrap(), vec![Replay, TooOld]);
-        let mut other = SharedState::open(&p, "r3", "4522d92be3296147132c72dd4fb8d592", 4, &[1]).unwrap();
-        assert_eq!(other.commit(&[row(1, 8), row(1, 4)]).unwrap(), vec![Stored, Stored]);
+        let mut c = SharedState::open(&p, "r", K, &[1]).unwrap();
+        assert_eq!(c.commit(&[row(1, 5), row(1, 8)]).unwrap(), vec![Replay, Stored]);
+        // A later session under the same key: counter 8 replayed into it is a replay, 2 is new;
+        // under another key both are new.
+        let mut later = SharedState::open(&p, "r2", K, &[1]).unwrap();
+        assert_eq!(later.commit(&[row(1, 8), row(1, 2)]).unwrap(), vec![Replay, Stored]);
+        let mut other = SharedState::open(&p, "r3", "4522d92be3296147132c72dd4fb8d592", &[1]).unwrap();
+        assert_eq!(other.commit(&[row(1, 8), row(1, 2)]).unwrap(), vec![Stored, Stored]);
     }
 }
