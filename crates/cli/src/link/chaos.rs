@@ -1,61 +1,17 @@
-//! `lwcbench link gateway | chaos | overload` (docs/link.md "Faults", "Overload").
+//! `lwcbench link chaos`: faults and their proof (docs/link.md "Faults").
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use lwcbench_link::experiments::{chaos, overload};
-use lwcbench_link::gateway::process as gateway_proc;
+use lwcbench_link::experiments::chaos;
 use lwcbench_link::input;
-use lwcbench_link::results::{self, LinkRecord, RunDir};
-use lwcbench_link::transport::broker;
+use lwcbench_link::results::{self, RunDir};
 use lwcbench_link::wire::suite;
 
-use super::options::{check_batch, default_out, parse_duration, transport_of};
+use super::options::{check_batch, default_out, parse_duration, record};
 
 #[derive(Args)]
-pub struct GatewayArgs {
-    /// Broker mqtt://HOST:PORT.
-    #[arg(long)]
-    broker: String,
-    /// Session id (topic namespace lwcbench/link/SESSION/+; 1 to 64 of A-Z a-z 0-9 - _); the MQTT
-    /// client id derives from it, so a restarted gateway resumes the same persistent session.
-    #[arg(long)]
-    session: String,
-    /// Master key file (must exist, mode 0600).
-    #[arg(long)]
-    key_file: PathBuf,
-    /// Provisioned device ids, e.g. 0-7 or 0-3,9.
-    #[arg(long)]
-    devices: String,
-    /// Store: a SQLite file path or postgres://USER@HOST:PORT/DB.
-    #[arg(long)]
-    store: String,
-    #[arg(long, default_value = "Ascon-AEAD128")]
-    cipher: String,
-    /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB).
-    #[arg(long, default_value_t = 1024)]
-    window: u64,
-    /// Most frames stored per transaction.
-    #[arg(long, default_value_t = 512)]
-    batch: usize,
-    /// Append a JSON line of counters and memory to this file every --stats-every.
-    #[arg(long)]
-    stats: Option<PathBuf>,
-    #[arg(long, default_value = "500ms")]
-    stats_every: String,
-    /// Join the MQTT v5 shared subscription $share/GROUP/lwcbench/link/SESSION/+ as one of
-    /// several gateway processes (on one host or many); the store is the replay authority, so
-    /// it must be one they all reach (PostgreSQL; an SQLite file for one host). Needs --member.
-    #[arg(long, value_name = "GROUP")]
-    shared: Option<String>,
-    /// This process's name in the --shared group (1 to 64 of A-Z a-z 0-9 - _), unique in the
-    /// group and the same across restarts: the broker keeps what it handed this member for it.
-    #[arg(long, value_name = "NAME")]
-    member: Option<String>,
-}
-
-#[derive(Args)]
-pub struct ChaosArgs {
+pub(super) struct ChaosArgs {
     #[arg(long, default_value = "Ascon-AEAD128")]
     cipher: String,
     /// Device processes, 1..=64.
@@ -121,95 +77,7 @@ pub struct ChaosArgs {
     force: bool,
 }
 
-#[derive(Args)]
-pub struct OverloadArgs {
-    #[arg(long, default_value = "Ascon-AEAD128")]
-    cipher: String,
-    #[arg(long, default_value_t = 8)]
-    devices: u32,
-    /// Offered rates (readings/s over all devices), comma-separated, one step each.
-    #[arg(long, default_value = "5000,10000,20000,40000,80000")]
-    rates: String,
-    /// Length of one step at its offered rate (readings per step = rate × step).
-    #[arg(long, default_value = "3s")]
-    step: String,
-    /// mqtt or udp.
-    #[arg(long, default_value = "mqtt")]
-    transport: String,
-    /// External broker mqtt://HOST:PORT (default: embedded).
-    #[arg(long)]
-    broker: Option<String>,
-    #[arg(long, default_value_t = 512)]
-    batch: usize,
-    #[arg(long, default_value_t = 8)]
-    connections: usize,
-    /// Sustained means stored ≥ KEEP × offered (and nothing missing, p99 ≤ --max-p99).
-    #[arg(long, default_value_t = 0.95)]
-    keep: f64,
-    #[arg(long, default_value = "100ms")]
-    max_p99: String,
-    #[arg(short, long)]
-    out: Option<PathBuf>,
-    #[arg(long)]
-    force: bool,
-}
-
-pub fn gateway(a: &GatewayArgs) -> Result<(), String> {
-    let s = suite::find(&a.cipher)?;
-    let b = broker::parse_url(&a.broker)?;
-    let devices = gateway_proc::parse_devices(&a.devices)?;
-    lwcbench_link::gateway::replay::ReplayWindow::new(a.window)?;
-    check_batch(a.batch)?;
-    input::check_session(&a.session)?;
-    input::no_control("--store", &a.store)?;
-    let every = parse_duration(&a.stats_every, "--stats-every")?;
-    if every < Duration::from_millis(10) {
-        return Err("--stats-every: at least 10ms".into());
-    }
-    let shared = match (&a.shared, &a.member) {
-        (Some(g), Some(m)) => Some(lwcbench_link::gateway::shared::Member::new(g, m)?),
-        (Some(_), None) => {
-            return Err("--shared needs --member NAME (unique in the group, the same when this gateway restarts)".into())
-        }
-        (None, Some(_)) => return Err("--member is only for --shared GROUP".into()),
-        (None, None) => None,
-    };
-    let master = lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
-    let last = gateway_proc::GatewayProcess {
-        suite: s,
-        devices,
-        window: a.window,
-        batch: a.batch,
-        store: a.store.clone(),
-        session: a.session.clone(),
-        broker: b,
-        master,
-        stats: a.stats.clone(),
-        stats_every: every,
-        shared,
-    }
-    .run(|| {
-        use std::io::Write;
-        println!("ready");
-        let _ = std::io::stdout().flush();
-    })?;
-    println!("{last}");
-    Ok(())
-}
-
-fn record(kind: &str, config: serde_json::Value, started: SystemTime, notes: Vec<String>) -> LinkRecord {
-    LinkRecord::new(
-        format!("lwcbench link {kind}"),
-        format!("link-{kind}"),
-        lwcbench_link::session::new_session(),
-        false,
-        config,
-        started,
-        notes,
-    )
-}
-
-pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
+pub(super) fn chaos(a: &ChaosArgs) -> Result<(), String> {
     let s = suite::find(&a.cipher)?;
     let interval = parse_duration(&a.interval, "--interval")?;
     if interval < Duration::from_micros(100) {
@@ -304,88 +172,6 @@ pub fn chaos(a: &ChaosArgs) -> Result<(), String> {
         // The result files stay (they are the evidence).
         eprintln!("error: chaos: {} (see {})", failures.join("; "), out.display());
         std::process::exit(1);
-    }
-    println!("wrote {}", out.display());
-    Ok(())
-}
-
-pub fn overload(a: &OverloadArgs) -> Result<(), String> {
-    let s = suite::find(&a.cipher)?;
-    let rates = a
-        .rates
-        .split(',')
-        .map(|r| {
-            let v = r
-                .trim()
-                .parse::<f64>()
-                .map_err(|_| format!("--rates: '{}' is not a number of readings/s", input::shown(r)))?;
-            input::interval_for_rate("--rates", v, a.devices).map(|_| v)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let step = parse_duration(&a.step, "--step")?;
-    if step < Duration::from_millis(100) || step > Duration::from_secs(600) {
-        return Err(format!("--step: '{}' is not between 100ms and 10m", a.step));
-    }
-    if rates.iter().any(|r| r * step.as_secs_f64() > 50_000_000.0) {
-        return Err("--rates × --step: more than 50,000,000 readings in one step".into());
-    }
-    if a.devices == 0 || a.devices > 100_000 {
-        return Err(format!("--devices: {} is not in 1..=100000", a.devices));
-    }
-    check_batch(a.batch)?;
-    if a.connections == 0 || a.connections > 10_000 {
-        return Err(format!("--connections: {} is not in 1..=10000", a.connections));
-    }
-    if !(a.keep > 0.0 && a.keep <= 1.0) {
-        return Err(format!("--keep: {} is not in (0, 1]", a.keep));
-    }
-    let max_p99 = parse_duration(&a.max_p99, "--max-p99")?;
-    let transport = transport_of(&a.transport, a.broker.as_deref())?;
-    let out = a.out.clone().unwrap_or_else(|| default_out("link-overload"));
-    let started = SystemTime::now();
-    let rd = RunDir::begin(&out, a.force)?;
-    {
-        let cfg = overload::OverloadConfig {
-            suite: s.clone(),
-            devices: a.devices,
-            rates,
-            step,
-            transport: transport.clone(),
-            dir: rd.stage().join("work"),
-            batch: a.batch,
-            connections: a.connections,
-            keep: a.keep,
-            max_p99,
-        };
-        let rows = overload::run(&cfg, |r| {
-            eprintln!(
-                "offered {:.0}/s: sent {:.0}/s stored {:.0}/s missing {} p99 {:.1} ms peak RSS {:.1} MiB — {}",
-                r.offered_per_s,
-                r.sent_per_s,
-                r.stored_per_s,
-                r.missing,
-                r.e2e_p99_ms,
-                r.rss_peak_mb,
-                if r.sustained { "sustained" } else { "NOT sustained" }
-            )
-        })
-        .map_err(|e| rd.shown(&e))?;
-        std::fs::remove_dir_all(rd.stage().join("work"))
-            .map_err(|e| format!("--out: {}: cannot remove the work directory: {e}", out.display()))?;
-        let md = overload::markdown(&rows, &cfg);
-        eprint!("{md}");
-        let files = vec![
-            ("link_overload.csv".to_string(), results::to_csv(&rows)),
-            ("summary.md".to_string(), md.into_bytes()),
-        ];
-        let config = serde_json::json!({
-            "cipher": s.name(), "devices": a.devices, "step_s": step.as_secs_f64(),
-            "transport": transport.describe(), "batch": a.batch, "connections": a.connections,
-            "keep": a.keep, "max_p99_s": max_p99.as_secs_f64(),
-            "sustainable_per_s": overload::sustainable(&rows),
-        });
-        let mut rec = record("overload", config, started, vec![]);
-        rd.finish(&files, &mut rec)?;
     }
     println!("wrote {}", out.display());
     Ok(())

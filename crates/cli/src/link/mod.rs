@@ -2,10 +2,12 @@
 use clap::{Args, Subcommand};
 
 mod args;
-pub mod chaos;
+mod chaos;
 mod device;
+mod gateway;
 mod net;
 mod options;
+mod overload;
 mod session;
 
 #[derive(Args)]
@@ -27,20 +29,20 @@ enum LinkSub {
     /// Run ONE device as its own process (publishes to a broker; for restart/kill tests).
     Device(device::DeviceArgs),
     /// Run the gateway as its own process: subscribe, check, store until SIGTERM (or SIGKILL).
-    Gateway(chaos::GatewayArgs),
+    Gateway(gateway::GatewayArgs),
     /// Faults: SIGKILL and restart gateway, broker (mosquitto) and devices at seeded random
     /// moments, then prove nothing was lost, duplicated or forged into the store.
     Chaos(chaos::ChaosArgs),
     /// Overload: step the offered rate, report the sustainable rate and peak memory.
-    Overload(chaos::OverloadArgs),
+    Overload(overload::OverloadArgs),
 }
 
 pub fn run(a: &LinkArgs) -> Result<(), String> {
     match &a.sub {
         Some(LinkSub::Device(d)) => device::device(d),
-        Some(LinkSub::Gateway(g)) => chaos::gateway(g),
+        Some(LinkSub::Gateway(g)) => gateway::gateway(g),
         Some(LinkSub::Chaos(c)) => chaos::chaos(c),
-        Some(LinkSub::Overload(o)) => chaos::overload(o),
+        Some(LinkSub::Overload(o)) => overload::overload(o),
         None => session::session(&a.session),
     }
 }

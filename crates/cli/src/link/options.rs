@@ -1,9 +1,9 @@
 //! Option rules shared by the link's subcommands: durations, the transport, `--batch`, the
-//! default output directory and the key and counter state files.
+//! default output directory, the key and counter state files, and an experiment's run record.
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use lwcbench_link::results::RunDir;
+use lwcbench_link::results::{LinkRecord, RunDir};
 use lwcbench_link::transport::{broker, Transport};
 
 /// "10ms", "1s", "500us", "2m", "0".
@@ -72,4 +72,17 @@ pub(super) fn state_files(
     // one state, whatever its --out.
     let counters = counter_state.clone().unwrap_or_else(|| lwcbench_link::device::counter::beside_key(&key));
     Ok((key, counters))
+}
+
+/// The run record of an experiment (`link chaos`, `link overload`).
+pub(super) fn record(kind: &str, config: serde_json::Value, started: SystemTime, notes: Vec<String>) -> LinkRecord {
+    LinkRecord::new(
+        format!("lwcbench link {kind}"),
+        format!("link-{kind}"),
+        lwcbench_link::session::new_session(),
+        false,
+        config,
+        started,
+        notes,
+    )
 }

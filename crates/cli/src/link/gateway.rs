@@ -1,0 +1,96 @@
+//! `lwcbench link gateway`: the gateway as its own process (docs/link.md "Restart with a backlog", "Many hosts").
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use lwcbench_link::gateway::process as gateway_proc;
+use lwcbench_link::input;
+use lwcbench_link::transport::broker;
+use lwcbench_link::wire::suite;
+
+use super::options::{check_batch, parse_duration};
+
+#[derive(Args)]
+pub(super) struct GatewayArgs {
+    /// Broker mqtt://HOST:PORT.
+    #[arg(long)]
+    broker: String,
+    /// Session id (topic namespace lwcbench/link/SESSION/+; 1 to 64 of A-Z a-z 0-9 - _); the MQTT
+    /// client id derives from it, so a restarted gateway resumes the same persistent session.
+    #[arg(long)]
+    session: String,
+    /// Master key file (must exist, mode 0600).
+    #[arg(long)]
+    key_file: PathBuf,
+    /// Provisioned device ids, e.g. 0-7 or 0-3,9.
+    #[arg(long)]
+    devices: String,
+    /// Store: a SQLite file path or postgres://USER@HOST:PORT/DB.
+    #[arg(long)]
+    store: String,
+    #[arg(long, default_value = "Ascon-AEAD128")]
+    cipher: String,
+    /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB).
+    #[arg(long, default_value_t = 1024)]
+    window: u64,
+    /// Most frames stored per transaction.
+    #[arg(long, default_value_t = 512)]
+    batch: usize,
+    /// Append a JSON line of counters and memory to this file every --stats-every.
+    #[arg(long)]
+    stats: Option<PathBuf>,
+    #[arg(long, default_value = "500ms")]
+    stats_every: String,
+    /// Join the MQTT v5 shared subscription $share/GROUP/lwcbench/link/SESSION/+ as one of
+    /// several gateway processes (on one host or many); the store is the replay authority, so
+    /// it must be one they all reach (PostgreSQL; an SQLite file for one host). Needs --member.
+    #[arg(long, value_name = "GROUP")]
+    shared: Option<String>,
+    /// This process's name in the --shared group (1 to 64 of A-Z a-z 0-9 - _), unique in the
+    /// group and the same across restarts: the broker keeps what it handed this member for it.
+    #[arg(long, value_name = "NAME")]
+    member: Option<String>,
+}
+
+pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
+    let s = suite::find(&a.cipher)?;
+    let b = broker::parse_url(&a.broker)?;
+    let devices = gateway_proc::parse_devices(&a.devices)?;
+    lwcbench_link::gateway::replay::ReplayWindow::new(a.window)?;
+    check_batch(a.batch)?;
+    input::check_session(&a.session)?;
+    input::no_control("--store", &a.store)?;
+    let every = parse_duration(&a.stats_every, "--stats-every")?;
+    if every < Duration::from_millis(10) {
+        return Err("--stats-every: at least 10ms".into());
+    }
+    let shared = match (&a.shared, &a.member) {
+        (Some(g), Some(m)) => Some(lwcbench_link::gateway::shared::Member::new(g, m)?),
+        (Some(_), None) => {
+            return Err("--shared needs --member NAME (unique in the group, the same when this gateway restarts)".into())
+        }
+        (None, Some(_)) => return Err("--member is only for --shared GROUP".into()),
+        (None, None) => None,
+    };
+    let master = lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
+    let last = gateway_proc::GatewayProcess {
+        suite: s,
+        devices,
+        window: a.window,
+        batch: a.batch,
+        store: a.store.clone(),
+        session: a.session.clone(),
+        broker: b,
+        master,
+        stats: a.stats.clone(),
+        stats_every: every,
+        shared,
+    }
+    .run(|| {
+        use std::io::Write;
+        println!("ready");
+        let _ = std::io::stdout().flush();
+    })?;
+    println!("{last}");
+    Ok(())
+}
