@@ -66,6 +66,27 @@ impl LinkConfig {
         }
     }
 
+    /// The gateway settings of this session, for `devices` storing into `store` over
+    /// `transport` (the session's own, or the one a network-conditions run puts in between).
+    pub fn gateway_spec(
+        &self,
+        devices: Vec<u32>,
+        store: Box<dyn crate::store::Store>,
+        transport: Transport,
+    ) -> GatewaySpec {
+        GatewaySpec {
+            suite: self.suite.clone(),
+            unauthenticated: self.unauthenticated,
+            devices,
+            window: self.window,
+            store,
+            session: self.session.clone(),
+            transport,
+            batch: self.batch,
+            max_samples: 4 << 20,
+        }
+    }
+
     /// The limits every session checks before it starts anything.
     pub fn check(&self) -> Result<(), String> {
         crate::input::check_session(&self.session)?;
@@ -140,17 +161,7 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     let blocks = counters.reserve_all(&ids)?;
     let rt = runtime()?;
     let handle = rt.handle().clone();
-    let spec = GatewaySpec {
-        suite: cfg.suite.clone(),
-        unauthenticated: cfg.unauthenticated,
-        devices: ids.clone(),
-        window: cfg.window,
-        store,
-        session: cfg.session.clone(),
-        transport: cfg.transport.clone(),
-        batch: cfg.batch,
-        max_samples: 4 << 20,
-    };
+    let spec = cfg.gateway_spec(ids.clone(), store, cfg.transport.clone());
     let gw = if workers > 1 {
         Gw::Pool(WorkerPool::start(spec, &cfg.store, workers, &master, &handle)?)
     } else {

@@ -1,7 +1,12 @@
 //! The options of a link session (`lwcbench link …`) and of its network conditions.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
+use lwcbench_link::session::LinkConfig;
+use lwcbench_link::transport::Transport;
+use lwcbench_link::wire::suite::Suite;
 
 #[derive(Args)]
 pub(super) struct SessionArgs {
@@ -153,5 +158,45 @@ impl NetArgs {
         [&self.loss, &self.delay, &self.jitter, &self.reorder, &self.duplicate, &self.bandwidth]
             .iter()
             .any(|o| o.is_some())
+    }
+}
+
+/// What a session run of one cipher needs besides these options.
+pub(super) struct RunInputs<'a> {
+    pub(super) interval: Option<Duration>,
+    pub(super) store: &'a str,
+    pub(super) key_file: &'a Path,
+    pub(super) counter_file: &'a Path,
+    pub(super) readings: &'a Arc<Vec<Vec<u8>>>,
+}
+
+impl SessionArgs {
+    /// The configuration of one cipher's session: the one place the options become a
+    /// [`LinkConfig`] (plain sessions and network-condition runs alike).
+    pub(super) fn link_config(
+        &self,
+        suite: &Suite,
+        transport: Transport,
+        run: &RunInputs,
+        session: String,
+    ) -> LinkConfig {
+        LinkConfig {
+            suite: suite.clone(),
+            unauthenticated: self.unsafe_no_integrity,
+            devices: self.devices,
+            messages: self.messages,
+            interval: run.interval,
+            transport,
+            store: run.store.to_string(),
+            window: self.window,
+            counter_block: self.counter_block,
+            key_file: run.key_file.to_path_buf(),
+            counter_file: run.counter_file.to_path_buf(),
+            connections: self.connections,
+            drain_timeout: Duration::from_secs_f64(self.drain_timeout),
+            readings: Arc::clone(run.readings),
+            batch: self.batch,
+            session,
+        }
     }
 }

@@ -5,10 +5,11 @@ use std::time::{Duration, SystemTime};
 use lwcbench_link::experiments::netcond::{self, Backend, ConditionRow, Conditions, NetBroker, NetEnv, NetTransport};
 use lwcbench_link::experiments::sweep;
 use lwcbench_link::results::{self, LinkRecord};
-use lwcbench_link::session::{self, LinkConfig};
+use lwcbench_link::session;
+use lwcbench_link::transport::Transport;
 use lwcbench_link::wire::suite;
 
-use super::args::SessionArgs;
+use super::args::{RunInputs, SessionArgs};
 
 /// What to run under conditions.
 pub(super) struct NetPlan {
@@ -146,6 +147,8 @@ pub(super) fn session(
     let mut netem = false;
     let mut brokers = Vec::new();
     let mut n = 0usize;
+    let run =
+        RunInputs { interval, store: &store, key_file: &key_file, counter_file: &counter_file, readings: &readings };
     for &t in &plan.transports {
         let broker = match (t, &plan.mosquitto) {
             (NetTransport::Udp, _) => NetBroker::None,
@@ -161,24 +164,8 @@ pub(super) fn session(
         for c in &plan.conds {
             for s in suites {
                 n += 1;
-                let cfg = LinkConfig {
-                    suite: s.clone(),
-                    unauthenticated: a.unsafe_no_integrity,
-                    devices: a.devices,
-                    messages: a.messages,
-                    interval,
-                    transport: lwcbench_link::transport::Transport::Udp, // unused: `t` decides
-                    store: store.clone(),
-                    window: a.window,
-                    counter_block: a.counter_block,
-                    key_file: key_file.clone(),
-                    counter_file: counter_file.clone(),
-                    connections: a.connections,
-                    drain_timeout: Duration::from_secs_f64(a.drain_timeout),
-                    readings: readings.clone(),
-                    batch: a.batch,
-                    session: format!("{session}-{}-{}-{n}", s.id, t.as_str()),
-                };
+                // The transport is `t`'s, given to run_condition; the config's is unused.
+                let cfg = a.link_config(s, Transport::Udp, &run, format!("{session}-{}-{}-{n}", s.id, t.as_str()));
                 let r =
                     netcond::run_condition(&env, &mut toxi, &cfg, t, c, a.net.net_seed).map_err(|e| rd.shown(&e))?;
                 let row = ConditionRow::new(&s.name(), a.devices, interval, &r);

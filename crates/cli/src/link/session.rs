@@ -4,11 +4,11 @@ use std::time::{Duration, SystemTime};
 
 use lwcbench_link::input;
 use lwcbench_link::results::{self, LinkRecord, RunDir};
-use lwcbench_link::session::{self, LinkConfig};
+use lwcbench_link::session;
 use lwcbench_link::transport::Transport;
 use lwcbench_link::wire::suite;
 
-use super::args::SessionArgs;
+use super::args::{RunInputs, SessionArgs};
 use super::net;
 use super::options::{check_batch, default_out, parse_duration, state_files, transport_of};
 
@@ -122,25 +122,10 @@ fn session_in(
     let session = session::new_session();
     let mut summary = Vec::new();
     let mut messages = Vec::new();
+    let run =
+        RunInputs { interval, store: &store, key_file: &key_file, counter_file: &counter_file, readings: &readings };
     for s in suites {
-        let cfg = LinkConfig {
-            suite: s.clone(),
-            unauthenticated: a.unsafe_no_integrity,
-            devices: a.devices,
-            messages: a.messages,
-            interval,
-            transport: transport.clone(),
-            store: store.clone(),
-            window: a.window,
-            counter_block: a.counter_block,
-            key_file: key_file.clone(),
-            counter_file: counter_file.clone(),
-            connections: a.connections,
-            drain_timeout: Duration::from_secs_f64(a.drain_timeout),
-            readings: readings.clone(),
-            batch: a.batch,
-            session: format!("{session}-{}", s.id),
-        };
+        let cfg = a.link_config(s, transport.clone(), &run, format!("{session}-{}", s.id));
         let o = session::run_workers(&cfg, a.workers).map_err(|e| rd.shown(&e))?;
         let msgs = results::message_rows(&s.name(), &o);
         let mut row = results::summary_row(s, a.unsafe_no_integrity, a.devices, &o, &msgs);

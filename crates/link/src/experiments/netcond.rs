@@ -34,7 +34,6 @@ use serde::Serialize;
 use crate::clock::{now_ns, process_cpu_ns};
 use crate::device::fleet::run_fleet;
 use crate::gateway::single::GatewayHandle;
-use crate::gateway::GatewaySpec;
 use crate::session::{LinkConfig, Outcome};
 use crate::transport::broker::{self, BrokerAddr};
 use crate::transport::mqtt::mqtt_connect;
@@ -331,17 +330,7 @@ pub fn run_condition<'e>(
         }),
         NetTransport::Udp => Transport::Udp,
     };
-    let spec = GatewaySpec {
-        suite: cfg.suite.clone(),
-        unauthenticated: cfg.unauthenticated,
-        devices: ids.clone(),
-        window: cfg.window,
-        store,
-        session: cfg.session.clone(),
-        transport: gw_transport,
-        batch: cfg.batch,
-        max_samples: 4 << 20,
-    };
+    let spec = cfg.gateway_spec(ids.clone(), store, gw_transport);
     let gw = env.pair.in_ns(Side::B, || GatewayHandle::start(spec, &master, &hb)).map_err(ni)??;
 
     // The devices' entry point into namespace B.
