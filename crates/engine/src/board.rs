@@ -182,16 +182,10 @@ impl Board {
     }
     /// Emulated cycles of `cipher`/`implementation` under this board's own profile, if its
     /// core has an image.
-    pub fn cycles(&self, cipher: &str, implementation: &str) -> Option<Cycles> {
-        cycles_table()
-            .iter()
-            .find(|c| {
-                c.board == self.id
-                    && c.target == self.target
-                    && c.cipher == cipher
-                    && c.implementation == implementation
-            })
-            .cloned()
+    pub fn cycles(&self, cipher: &str, implementation: &str) -> Option<&'static Cycles> {
+        cycles_table().iter().find(|c| {
+            c.board == self.id && c.target == self.target && c.cipher == cipher && c.implementation == implementation
+        })
     }
     /// The `energy_source` of figures from emulated cycles.
     pub fn label(&self) -> String {

@@ -362,12 +362,6 @@ impl Data {
             cycles: lwcbench_engine::board::cycles_table(),
         }
     }
-    /// Cycles of an implementation under `b`'s own profile (the table has a row per board).
-    fn cycles(&self, b: &Board, cipher: &str, implementation: &str) -> Option<&Cycles> {
-        self.cycles.iter().find(|c| {
-            c.board == b.id && c.target == b.target && c.cipher == cipher && c.implementation == implementation
-        })
-    }
     fn size(&self, target: &str, cipher: &str, implementation: &str) -> Option<&Size> {
         self.sizes.iter().find(|s| s.target == target && s.cipher == cipher && s.implementation == implementation)
     }
@@ -482,8 +476,8 @@ pub struct Candidate {
 
 fn poly_share<'a>(data: &'a Data, b: &Board) -> Option<(&'a Cycles, &'a Cycles, &'a Size, &'a Size)> {
     Some((
-        data.cycles(b, "ChaCha20-Poly1305", "rustcrypto")?,
-        data.cycles(b, "ChaCha20", "rustcrypto")?,
+        b.cycles("ChaCha20-Poly1305", "rustcrypto")?,
+        b.cycles("ChaCha20", "rustcrypto")?,
         data.size(&b.target, "ChaCha20-Poly1305", "rustcrypto")?,
         data.size(&b.target, "ChaCha20", "rustcrypto")?,
     ))
@@ -502,7 +496,7 @@ pub fn counter_space(nonce_bytes: usize) -> f64 {
 /// The figures of `f` on the request's board and radio (None without an image on its core).
 pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
     let b = &req.board;
-    let c = data.cycles(b, &f.cipher, &f.implementation)?;
+    let c = b.cycles(&f.cipher, &f.implementation)?;
     let sz = data.size(&b.target, &f.cipher, &f.implementation)?;
     let band = data.errors.iter().find(|e| e.timing_model == c.timing_model)?;
     let e = band.error_pct / 100.0;
@@ -1073,10 +1067,8 @@ pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
     let rob = robustness(&req, &data, &facts, &chosen.id);
     let flips = rob.iter().any(|r| !r.same);
     let hand = handover(&req, &chosen, &data, out);
-    let timing = data
-        .cycles(&req.board, &chosen.cipher, &chosen.implementation)
-        .map(|c| c.timing_model.clone())
-        .unwrap_or_default();
+    let timing =
+        req.board.cycles(&chosen.cipher, &chosen.implementation).map(|c| c.timing_model.clone()).unwrap_or_default();
     let band = data.errors.iter().find(|e| e.timing_model == timing).cloned().expect("a passed candidate has a band");
     let b = &req.board;
     let r = &req.radio;
