@@ -63,7 +63,7 @@ pub fn markdown(rows: &[ConditionRow], netem: bool, figures: &[&str]) -> String 
          limit (for UDP every loss must be counted: nftables counter, relay drops, socket-buffer errors, tbf drops).\n",
         if netem { "available (used)" } else { "absent (nftables / tbf / UDP relay / Toxiproxy)" }
     );
-    md += "| transport | cipher | conditions | mechanisms | sent | stored | delivery | counted drops | not delivered | refused | e2e p50 ms | e2e p99 ms | e2e max ms |\n";
+    md += "| transport | cipher | conditions | mechanisms | sent | stored | delivery | counted drops | not delivered | refused | e2e p50 | e2e p99 | e2e max |\n";
     md += "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for r in rows {
         let c = Conditions {
@@ -94,9 +94,9 @@ pub fn markdown(rows: &[ConditionRow], netem: bool, figures: &[&str]) -> String 
             r.not_delivered_within_t,
             if r.timed_out { format!(" (not delivered within {} s)", r.timeout_s) } else { String::new() },
             refused,
-            r.e2e_p50_ms,
-            r.e2e_p99_ms,
-            r.e2e_max_ms
+            crate::units::ms3(r.e2e_p50_ms * 1000.0),
+            crate::units::ms3(r.e2e_p99_ms * 1000.0),
+            crate::units::ms3(r.e2e_max_ms * 1000.0)
         );
     }
     for f in figures {

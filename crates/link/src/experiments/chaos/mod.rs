@@ -349,9 +349,9 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
 /// The fault table and the run's proof as markdown.
 pub fn markdown(o: &ChaosOutcome) -> String {
     let v = &o.verdict;
-    let ms = |x: Option<u64>| x.map(|v| v.to_string()).unwrap_or_else(|| "—".into());
+    let ms = |x: Option<u64>| x.map(|v| crate::units::ms3(v as f64 * 1000.0)).unwrap_or_else(|| "—".into());
     let mut s = String::from("## Faults (lwcbench link chaos)\n\n");
-    s += "| fault injected | count | readings lost | duplicates stored | recovery p50 (ms) | recovery max (ms) | outage max (ms) |\n";
+    s += "| fault injected | count | readings lost | duplicates stored | recovery p50 | recovery max | outage max |\n";
     s += "|---|---:|---:|---:|---:|---:|---:|\n";
     for r in &o.table {
         s += &format!(
