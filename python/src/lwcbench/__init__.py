@@ -18,12 +18,12 @@ import sys
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _native
-from .results import Results, ResultsError, load
+from .results import Results, ResultsError, load, load_energy
 
 __version__ = _native.__version__
 __all__ = [
     "ciphers", "presets", "keystream", "encrypt", "decrypt", "run", "verify", "report", "vectors_dir", "choose",
-    "load", "Results", "ResultsError", "__version__",
+    "load", "load_energy", "Results", "ResultsError", "__version__",
 ]
 
 BytesLike = Union[bytes, bytearray, memoryview]
