@@ -18,28 +18,16 @@ use rp_pico::entry;
 use rp_pico::hal::gpio::{DynBankId, DynPinId, FunctionI2C, FunctionSioInput, Interrupt, Pin, PullDown, PullUp};
 use rp_pico::hal::pac::interrupt;
 use rp_pico::hal::{self, pac};
-use usb_device::class_prelude::UsbBusAllocator;
 use usb_device::prelude::*;
 use usbd_serial::SerialPort;
 
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo) -> ! {
-    loop {
-        cortex_m::asm::bkpt();
-    }
-}
+#[path = "../../pico/src/glue.rs"]
+mod glue;
 
 /// The sensor, its wiring and its conversion settings (docs/power.md); change them here.
 /// INA219, 12 bit, no averaging: one (bus, shunt) pair every 2 × 532 µs = 1.064 ms (≈ 940 Hz).
-const SETTINGS: Settings = Settings {
-    sensor: SensorKind::Ina219,
-    addr: 0x40,
-    shunt_uohm: 100_000,
-    shunt_tol_ppm: 10_000,
-    conv_us: 532,
-    avg: 1,
-    pin: "GP16",
-};
+/// For an INA226 or another shunt: `Settings { sensor: SensorKind::Ina226, conv_us: 588, ..Settings::ina219("GP16") }`.
+const SETTINGS: Settings = Settings::ina219("GP16");
 /// GPIO the board's trigger output is wired to (not 4 or 5: those are the I²C pins).
 const TRIGGER_GPIO: u8 = 16;
 const _: () = assert!(TRIGGER_GPIO != 4 && TRIGGER_GPIO != 5 && TRIGGER_GPIO < 30);
@@ -133,17 +121,7 @@ fn run<S: Sensor>(
 fn main() -> ! {
     let mut pac = pac::Peripherals::take().unwrap();
     let mut watchdog = hal::Watchdog::new(pac.WATCHDOG);
-    let clocks = hal::clocks::init_clocks_and_plls(
-        rp_pico::XOSC_CRYSTAL_FREQ,
-        pac.XOSC,
-        pac.CLOCKS,
-        pac.PLL_SYS,
-        pac.PLL_USB,
-        &mut pac.RESETS,
-        &mut watchdog,
-    )
-    .ok()
-    .unwrap();
+    let clocks = glue::clocks(pac.XOSC, pac.CLOCKS, pac.PLL_SYS, pac.PLL_USB, &mut pac.RESETS, &mut watchdog);
     let timer = hal::Timer::new(pac.TIMER, &mut pac.RESETS, &clocks);
     let sio = hal::Sio::new(pac.SIO);
     let pins = rp_pico::Pins::new(pac.IO_BANK0, pac.PADS_BANK0, sio.gpio_bank0, &mut pac.RESETS);
@@ -163,23 +141,8 @@ fn main() -> ! {
     // SAFETY: the handler only touches what is behind the critical-section mutexes.
     unsafe { pac::NVIC::unmask(pac::Interrupt::IO_IRQ_BANK0) };
 
-    let bus = UsbBusAllocator::new(hal::usb::UsbBus::new(
-        pac.USBCTRL_REGS,
-        pac.USBCTRL_DPRAM,
-        clocks.usb_clock,
-        true,
-        &mut pac.RESETS,
-    ));
-    let serial = SerialPort::new(&bus);
-    // pid.codes test VID/PID for CDC-ACM class devices (16c0:27dd), as firmware/pico.
-    let usb = UsbDeviceBuilder::new(&bus, UsbVidPid(0x16c0, 0x27dd))
-        .strings(&[StringDescriptors::default()
-            .manufacturer("lwcbench")
-            .product("lwcbench power logger")
-            .serial_number("2")])
-        .unwrap()
-        .device_class(usbd_serial::USB_CLASS_CDC)
-        .build();
+    let bus = glue::usb_bus(pac.USBCTRL_REGS, pac.USBCTRL_DPRAM, clocks.usb_clock, &mut pac.RESETS);
+    let (usb, serial) = glue::cdc(&bus, "lwcbench power logger", "2");
     match SETTINGS.sensor {
         SensorKind::Ina219 => {
             let s = Ina219::new(i2c, SETTINGS.addr).unwrap();

@@ -77,6 +77,20 @@ impl SettingsError {
 }
 
 impl Settings {
+    /// The usual breakout: INA219 at 0x40, 0.1 Ω ±1 % shunt (R100), 12 bit (532 µs), no
+    /// averaging; a sample every 1.064 ms.
+    pub const fn ina219(pin: &'static str) -> Settings {
+        Settings {
+            sensor: SensorKind::Ina219,
+            addr: 0x40,
+            shunt_uohm: 100_000,
+            shunt_tol_ppm: 10_000,
+            conv_us: 532,
+            avg: 1,
+            pin,
+        }
+    }
+
     /// The ranges the collector accepts (crates/engine/src/collect/logger.rs, `parse_header`).
     pub fn check(&self) -> Result<(), SettingsError> {
         let (conv, avg) = self.sensor.tables();

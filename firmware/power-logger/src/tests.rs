@@ -10,15 +10,21 @@ use super::*;
 const A: u8 = 0x40;
 
 fn ina219_settings() -> Settings {
-    Settings {
-        sensor: SensorKind::Ina219,
-        addr: A,
-        shunt_uohm: 100_000,
-        shunt_tol_ppm: 10_000,
-        conv_us: 532,
-        avg: 1,
-        pin: "GP16",
-    }
+    let s = Settings::ina219("GP16");
+    assert_eq!((s.addr, s.shunt_uohm, s.shunt_tol_ppm, s.conv_us, s.avg), (A, 100_000, 10_000, 532, 1));
+    s
+}
+
+/// The INA219's 12-bit power-on configuration 399Fh (SBOS448): BRNG 32 V, PG ÷8, BADC = SADC
+/// = 0011, mode 111.
+fn configure_12bit() -> T {
+    T::write(A, vec![0x00, 0x39, 0x9F])
+}
+
+/// One INA219 reading: bus register (02h), then shunt register (01h), each a write of the
+/// pointer and a 2-byte read.
+fn ina219_reading(bus: [u8; 2], shunt: [u8; 2]) -> [T; 2] {
+    [T::write_read(A, vec![0x02], bus.to_vec()), T::write_read(A, vec![0x01], shunt.to_vec())]
 }
 
 fn text(l: &Line) -> String {
@@ -40,20 +46,19 @@ fn crc_is_zlibs() {
 
 #[test]
 fn ina219_run_gives_the_protocols_lines() {
-    let mut i2c = Mock::new(&[
-        // 12 bit, no averaging = the power-on value 399Fh: BRNG 32 V, PG ÷8, BADC = SADC = 0011, mode 111
-        T::write(A, vec![0x00, 0x39, 0x9F]),
-        // bus 5.000 V = 1250 × 4 mV: 1250 << 3 = 2710h, CNVR (bit 1) set; shunt 900 × 10 µV
-        T::write_read(A, vec![0x02], vec![0x27, 0x12]),
-        T::write_read(A, vec![0x01], vec![0x03, 0x84]),
-        // shunt −5 counts, two's complement FFFBh
-        T::write_read(A, vec![0x02], vec![0x27, 0x12]),
-        T::write_read(A, vec![0x01], vec![0xFF, 0xFB]),
-        // a bus error: no ACK
-        T::write_read(A, vec![0x02], vec![0x00, 0x00]).with_error(ErrorKind::Other),
-        T::write_read(A, vec![0x02], vec![0x27, 0x12]),
-        T::write_read(A, vec![0x01], vec![0x03, 0x84]),
-    ]);
+    let mut i2c = Mock::new(
+        &[
+            vec![configure_12bit()],
+            // bus 5.000 V = 1250 × 4 mV: 1250 << 3 = 2710h, CNVR (bit 1) set; shunt 900 × 10 µV
+            ina219_reading([0x27, 0x12], [0x03, 0x84]).to_vec(),
+            // shunt −5 counts, two's complement FFFBh
+            ina219_reading([0x27, 0x12], [0xFF, 0xFB]).to_vec(),
+            // a bus error: no ACK
+            vec![T::write_read(A, vec![0x02], vec![0x00, 0x00]).with_error(ErrorKind::Other)],
+            ina219_reading([0x27, 0x12], [0x03, 0x84]).to_vec(),
+        ]
+        .concat(),
+    );
     let mut lg = Logger::new(Ina219::new(i2c.clone(), A).unwrap(), ina219_settings());
     let mut trig = Trigger::<4>::new();
     assert_eq!(
@@ -97,7 +102,7 @@ fn ina219_register_for_each_resolution() {
 #[test]
 fn ina219_overflow_is_not_a_sample() {
     let mut i2c = Mock::new(&[
-        T::write(A, vec![0x00, 0x39, 0x9F]),
+        configure_12bit(),
         // OVF (bit 0) set: the shunt register is not read
         T::write_read(A, vec![0x02], vec![0x27, 0x13]),
     ]);
@@ -172,7 +177,7 @@ fn bad_settings_touch_no_bus_and_never_sample() {
 
 #[test]
 fn a_silent_sensor_gives_an_info_line() {
-    let mut i2c = Mock::new(&[T::write(A, vec![0x00, 0x39, 0x9F]).with_error(ErrorKind::Other)]);
+    let mut i2c = Mock::new(&[configure_12bit().with_error(ErrorKind::Other)]);
     let mut lg = Logger::new(Ina219::new(i2c.clone(), A).unwrap(), ina219_settings());
     assert!(text(&lg.begin(0)).starts_with("LWCP I sensor%20not%20answering"));
     assert!(polled(&mut lg, 5_000, (0, false)).is_empty());
@@ -181,13 +186,14 @@ fn a_silent_sensor_gives_an_info_line() {
 
 #[test]
 fn a_late_poll_skips_instead_of_bursting() {
-    let mut i2c = Mock::new(&[
-        T::write(A, vec![0x00, 0x39, 0x9F]),
-        T::write_read(A, vec![0x02], vec![0x27, 0x12]),
-        T::write_read(A, vec![0x01], vec![0x03, 0x84]),
-        T::write_read(A, vec![0x02], vec![0x27, 0x12]),
-        T::write_read(A, vec![0x01], vec![0x03, 0x84]),
-    ]);
+    let mut i2c = Mock::new(
+        &[
+            vec![configure_12bit()],
+            ina219_reading([0x27, 0x12], [0x03, 0x84]).to_vec(),
+            ina219_reading([0x27, 0x12], [0x03, 0x84]).to_vec(),
+        ]
+        .concat(),
+    );
     let mut lg = Logger::new(Ina219::new(i2c.clone(), A).unwrap(), ina219_settings());
     lg.begin(0);
     assert_eq!(polled(&mut lg, 10_000, (0, false)).len(), 1);
