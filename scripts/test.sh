@@ -77,7 +77,7 @@ mcu_run() {
     ./target/release/lwcbench report target/mcu-run && test -s target/mcu-run/report.html
 }
 suite "mcu run + report" mcu_run
-suite "firmware cargo test" bash -c 'cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release --locked -p lwc-board-bench'
+suite "firmware cargo test" bash -c 'cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release --locked -p lwc-board-bench -p lwc-power-logger'
 suite "firmware pytest" env CARGO_TARGET_DIR="$PWD/target" LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python \
   -m pytest -q firmware/tests
 # ARM Linux (docs/raspberry-pi.md): the CLI cross-built (profile `cross`: correctness under

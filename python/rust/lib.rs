@@ -229,7 +229,7 @@ fn run_options() -> Vec<&'static str> {
     kiv=Vec::new(), reps=None, warmup=None, seed=None, out=None, force=false, key=None, iv=None, min_sample_us=None, call=Vec::new(),
     progress=None, all=false, payload=None, dataset=None, channels=Vec::new(), encoding="float32".to_string(),
     byte_order="be".to_string(), layout="interleaved".to_string(), readings=None, report=true,
-    dataset_encoding="utf8".to_string(), power_profile=None, watts=None, board=None, video=None, frames=None, engine=Vec::new(),
+    dataset_encoding="utf8".to_string(), power_profile=None, watts=None, board=None, energy_from=None, video=None, frames=None, engine=Vec::new(),
     weights=None, budget=Vec::new(), repeat=1, counter="time".to_string(), twin=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
@@ -263,6 +263,7 @@ fn run(
     power_profile: Option<String>,
     watts: Option<f64>,
     board: Option<String>,
+    energy_from: Option<PathBuf>,
     video: Option<PathBuf>,
     frames: Option<usize>,
     engine: Vec<String>,
@@ -309,6 +310,7 @@ fn run(
         power_profile,
         watts,
         board,
+        energy_from,
         video,
         frames,
         engine,

@@ -112,6 +112,12 @@ pub struct RunArgs {
     /// Only with --preset lightweight-study or stream-study, not with --power-profile/--watts.
     #[arg(long)]
     board: Option<String>,
+    /// Measured energy beside the modelled: a collected run's energy.csv (`lwcbench collect
+    /// --power-port`, docs/power.md), matched by cipher, implementation, scenario and message
+    /// size; rows without a match are listed in run.json notes. Only with --preset
+    /// lightweight-study or stream-study (elsewhere an error).
+    #[arg(long, value_name = "FILE")]
+    energy_from: Option<PathBuf>,
     /// Video for the frame scenario: a YUV4MPEG2 file (.y4m; C420jpeg/420/422/444/mono, 8-bit).
     /// Default: data/video/bigbuckbunny.y4m made by ./scripts/setup.sh (or $LWCBENCH_VIDEO).
     /// Make one from any video or a camera with `python -m lwcbench.video extract`. Selects the
@@ -182,6 +188,7 @@ impl RunArgs {
             power_profile: self.power_profile.clone(),
             watts: self.watts,
             board: self.board.clone(),
+            energy_from: self.energy_from.clone(),
             video: self.video.clone(),
             frames: self.frames,
             engine: self.engine.clone(),

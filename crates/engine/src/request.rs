@@ -43,6 +43,7 @@ pub struct RunOptions {
     pub power_profile: Option<String>,
     pub watts: Option<f64>,
     pub board: Option<String>,
+    pub energy_from: Option<PathBuf>,
     pub video: Option<PathBuf>,
     pub frames: Option<usize>,
     pub engine: Vec<String>,
@@ -85,6 +86,7 @@ pub const RUN_OPTIONS: &[&str] = &[
     "power_profile",
     "watts",
     "board",
+    "energy_from",
     "video",
     "frames",
     "engine",
@@ -180,6 +182,7 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
         board: a.board.clone(),
         weights: a.weights.clone(),
         budget: a.budget.clone(),
+        energy_from: a.energy_from.clone(),
     };
     let preset_name = preset.map(|p| p.name()).unwrap_or("");
     for o in given.given() {

@@ -17,16 +17,10 @@ use lwcbench_core::StreamCipher;
 use rp_pico::entry;
 use rp_pico::hal::gpio::{DynBankId, DynPinId, DynPullType, FunctionSioOutput, Pin};
 use rp_pico::hal::{self, pac, Clock};
-use usb_device::class_prelude::UsbBusAllocator;
 use usb_device::prelude::*;
 use usbd_serial::SerialPort;
 
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo) -> ! {
-    loop {
-        cortex_m::asm::bkpt();
-    }
-}
+mod glue;
 
 /// GPIO the power logger's trigger input is wired to (docs/power.md); change it here.
 const TRIGGER_GPIO: u8 = 15;
@@ -98,17 +92,7 @@ fn main() -> ! {
     let mut pac = pac::Peripherals::take().unwrap();
     let mut core = pac::CorePeripherals::take().unwrap();
     let mut watchdog = hal::Watchdog::new(pac.WATCHDOG);
-    let clocks = hal::clocks::init_clocks_and_plls(
-        rp_pico::XOSC_CRYSTAL_FREQ,
-        pac.XOSC,
-        pac.CLOCKS,
-        pac.PLL_SYS,
-        pac.PLL_USB,
-        &mut pac.RESETS,
-        &mut watchdog,
-    )
-    .ok()
-    .unwrap();
+    let clocks = glue::clocks(pac.XOSC, pac.CLOCKS, pac.PLL_SYS, pac.PLL_USB, &mut pac.RESETS, &mut watchdog);
     let cpu_hz = clocks.system_clock.freq().to_Hz();
     let timer = hal::Timer::new(pac.TIMER, &mut pac.RESETS, &clocks);
     core.SYST.set_clock_source(SystClkSource::Core);
@@ -116,23 +100,8 @@ fn main() -> ! {
     core.SYST.clear_current();
     core.SYST.enable_counter();
 
-    let bus = UsbBusAllocator::new(hal::usb::UsbBus::new(
-        pac.USBCTRL_REGS,
-        pac.USBCTRL_DPRAM,
-        clocks.usb_clock,
-        true,
-        &mut pac.RESETS,
-    ));
-    let serial = SerialPort::new(&bus);
-    // pid.codes test VID/PID for CDC-ACM class devices (16c0:27dd).
-    let usb = UsbDeviceBuilder::new(&bus, UsbVidPid(0x16c0, 0x27dd))
-        .strings(&[StringDescriptors::default()
-            .manufacturer("lwcbench")
-            .product("lwcbench board benchmark")
-            .serial_number("1")])
-        .unwrap()
-        .device_class(usbd_serial::USB_CLASS_CDC)
-        .build();
+    let bus = glue::usb_bus(pac.USBCTRL_REGS, pac.USBCTRL_DPRAM, clocks.usb_clock, &mut pac.RESETS);
+    let (usb, serial) = glue::cdc(&bus, "lwcbench board benchmark", "1");
     // Releases IO_BANK0 and PADS_BANK0 from reset; the trigger pin is then taken by number.
     let sio = hal::Sio::new(pac.SIO);
     let _pins = hal::gpio::Pins::new(pac.IO_BANK0, pac.PADS_BANK0, sio.gpio_bank0, &mut pac.RESETS);

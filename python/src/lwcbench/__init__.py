@@ -18,12 +18,12 @@ import sys
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _native
-from .results import Results, ResultsError, load
+from .results import Results, ResultsError, load, load_energy
 
 __version__ = _native.__version__
 __all__ = [
     "ciphers", "presets", "keystream", "encrypt", "decrypt", "run", "verify", "report", "vectors_dir", "choose",
-    "load", "Results", "ResultsError", "__version__",
+    "load", "load_energy", "Results", "ResultsError", "__version__",
 ]
 
 BytesLike = Union[bytes, bytearray, memoryview]
@@ -155,6 +155,7 @@ def run(
     power_profile: Optional[str] = None,
     watts: Optional[float] = None,
     board: Optional[str] = None,
+    energy_from: Union[None, str, "os.PathLike[str]"] = None,
     video: Union[None, str, "os.PathLike[str]"] = None,
     frames: Optional[int] = None,
     engine: Union[None, str, Sequence[str]] = None,
@@ -184,7 +185,8 @@ def run(
     built-in office-building data), ``channels``, ``encoding`` ("float32" or "int32:SCALE"),
     ``byte_order`` ("be"/"le"), ``layout`` ("interleaved"/"per-channel") and ``readings``
     choose the payload; ``report=True`` writes ``report.html`` as ``lwcbench run`` does.
-    ``dataset_encoding``, ``power_profile``, ``watts``, ``board``, ``video``, ``frames``, ``engine``
+    ``dataset_encoding``, ``power_profile``, ``watts``, ``board``, ``energy_from`` (a collected
+    run's ``energy.csv``: measured energy beside the modelled, docs/power.md), ``video``, ``frames``, ``engine``
     (one engine per list item), ``weights``, ``budget`` and ``twin`` are the options of the
     same names (see ``lwcbench run --help``); both front-ends resolve them with the same Rust
     code. ``repeat`` above 1 and ``counter="instructions"`` are command-line workflows (they
@@ -211,6 +213,7 @@ def run(
         "iv": iv if iv is None or isinstance(iv, str) else bytes(iv).hex(),
         "dataset_encoding": dataset_encoding if dataset_encoding != "utf8" else None,
         "power_profile": power_profile, "watts": watts, "board": board,
+        "energy_from": os.fspath(energy_from) if energy_from is not None else None,
         "video": os.fspath(video) if video is not None else None, "frames": frames, "engine": engine,
         "weights": weights, "budget": budget, "repeat": repeat if repeat != 1 else None,
         "counter": counter if counter != "time" else None, "twin": twin,
@@ -246,6 +249,8 @@ def run(
         power_profile=power_profile,
         watts=watts,
         board=board,
+        # only when given: a package whose native part predates the option still runs the rest
+        **({"energy_from": os.fspath(energy_from)} if energy_from is not None else {}),
         video=os.fspath(video) if video is not None else None,
         frames=frames,
         engine=[engine] if isinstance(engine, str) else list(engine or []),

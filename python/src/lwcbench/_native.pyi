@@ -39,6 +39,7 @@ def run(
     power_profile: Optional[str] = ...,
     watts: Optional[float] = ...,
     board: Optional[str] = ...,
+    energy_from: Optional[str] = ...,
     video: Optional[str] = ...,
     frames: Optional[int] = ...,
     engine: List[str] = ...,

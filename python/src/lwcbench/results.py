@@ -9,11 +9,11 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Union
+from typing import Any, Dict, Optional, Union
 
 import pandas as pd
 
-__all__ = ["Results", "ResultsError", "load", "KIV_ORDER", "SCENARIO_ORDER"]
+__all__ = ["Results", "ResultsError", "load", "load_energy", "KIV_ORDER", "SCENARIO_ORDER"]
 
 #: Key/IV variants in the study's order, then the pooled rows of ``summary.csv``.
 KIV_ORDER = ["s,s", "s,r", "r,s", "r,r", "all"]
@@ -61,6 +61,31 @@ _COMPARISON_COLS = {
     "verdict": "cat",
 }
 
+# Measured energy of a collected run (`lwcbench collect --power-port`, docs/power.md):
+# per group and per batch. `energy_source` is the measured label ("measured:<sensor> (shunt …)").
+_ENERGY_COLS = {
+    **{c: _GROUP[c] for c in ("cipher", "implementation", "language", "scenario", "kiv", "size_bits", "payload")},
+    "batches": "int",
+    "operations": "int",
+    "samples_min": "int",
+    **{c: "float" for c in (
+        "energy_per_op_j_measured", "energy_per_op_u_j", "energy_per_byte_j_measured", "energy_per_byte_u_j",
+        "energy_per_op_j_total", "mean_power_w", "baseline_power_w",
+    )},
+    "energy_source": "cat",
+}
+_ENERGY_BATCH_COLS = {
+    "batch": "int",
+    "window": "int",
+    **{c: _GROUP[c] for c in ("cipher", "implementation", "scenario", "kiv", "size_bits")},
+    "rep": "int",
+    "operations": "int",
+    "samples": "int",
+    **{c: "float" for c in (
+        "duration_s", "mean_power_w", "baseline_power_w", "energy_j_measured", "u_random_j", "u_systematic_j",
+    )},
+}
+_ENERGY_FILES = {"energy.csv": _ENERGY_COLS, "energy_batches.csv": _ENERGY_BATCH_COLS}
 
 _CORE_FILES = {"samples.csv", "warmup.csv", "summary.csv", "comparison.csv"}
 
@@ -87,8 +112,13 @@ class Results:
     comparison: pd.DataFrame = field(repr=False)
     run: Dict[str, Any] = field(repr=False)
     #: Any further CSV tables of the run (e.g. ``table1_dataset_vs_random``), by file stem,
-    #: as plain ``pandas.read_csv`` reads them.
+    #: as plain ``pandas.read_csv`` reads them (``energy`` and ``energy_batches`` typed, as below).
     tables: Dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    #: Measured energy of a collected run with a power logger (``energy.csv``, typed as
+    #: :func:`load_energy`), else ``None``.
+    energy: Optional[pd.DataFrame] = field(default=None, repr=False)
+    #: Its batches (``energy_batches.csv``), else ``None``.
+    energy_batches: Optional[pd.DataFrame] = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return (
@@ -162,6 +192,29 @@ def _read_extra(path: Path) -> pd.DataFrame:
         raise ResultsError(f"{path}: not a readable CSV table: {e}") from None
 
 
+def load_energy(path: Union[str, "os.PathLike[str]"]) -> pd.DataFrame:
+    """Load a collected run's ``energy.csv`` or ``energy_batches.csv`` (docs/power.md) with
+    typed columns: counts as ``Int64``, energies, powers and uncertainties (k = 2, joules) as
+    ``float64`` (``NaN`` where the file leaves a cell empty, e.g. per byte of ``init``), text
+    as categorical. Every row of ``energy.csv`` must carry the measured label
+    (``energy_source`` starting ``measured:``). A run directory means its ``energy.csv``.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "energy.csv"
+    spec = _ENERGY_FILES.get(p.name)
+    if spec is None:
+        raise ResultsError(f"{p}: not energy.csv or energy_batches.csv")
+    df = _read_csv(p, spec)
+    if "energy_source" in spec:
+        bad = [i for i, v in enumerate(df["energy_source"]) if pd.isna(v) or not str(v).startswith("measured:")]
+        if bad:
+            raise ResultsError(
+                f"{p}: line {bad[0] + 2}: column energy_source: {df['energy_source'].iloc[bad[0]]!r} is not a measured label ('measured:…')"
+            )
+    return df
+
+
 def load(path: Union[str, "os.PathLike[str]"]) -> Results:
     """Load a run directory (or any file inside it) into a :class:`Results`.
 
@@ -197,6 +250,9 @@ def load(path: Union[str, "os.PathLike[str]"]) -> Results:
     for f in _CORE_FILES:
         if f not in listed and (d / f).is_file():
             raise ResultsError(f"{run_json}: {f} is not in its 'files' list (the directory mixes runs?)")
+    tables = {Path(f).stem: _read_extra(d / f) for f in sorted(listed) if f.endswith(".csv") and f not in _CORE_FILES}
+    energy = {f: load_energy(d / f) for f in _ENERGY_FILES if f in listed}
+    tables.update({Path(f).stem: df for f, df in energy.items()})
     return Results(
         path=d,
         samples=_read_csv(d / "samples.csv", _SAMPLE_COLS),
@@ -204,5 +260,7 @@ def load(path: Union[str, "os.PathLike[str]"]) -> Results:
         summary=_read_csv(d / "summary.csv", _SUMMARY_COLS),
         comparison=_read_csv(d / "comparison.csv", _COMPARISON_COLS),
         run=run,
-        tables={Path(f).stem: _read_extra(d / f) for f in sorted(listed) if f.endswith(".csv") and f not in _CORE_FILES},
+        tables=tables,
+        energy=energy.get("energy.csv"),
+        energy_batches=energy.get("energy_batches.csv"),
     )

@@ -101,6 +101,11 @@ pub(super) struct SessionArgs {
     /// power, host time × that power for ciphers without an image; its sleep current unless --sleep-ua.
     #[arg(long)]
     pub(super) board: Option<String>,
+    /// The crypto share measured on a board: a collected run's energy.csv (`lwcbench collect
+    /// --power-port`, docs/power.md), matched by the AEAD's implementation, encrypt and the
+    /// reading's size; shown beside the modelled share, with the battery life it gives.
+    #[arg(long, value_name = "FILE")]
+    pub(super) measured_energy: Option<std::path::PathBuf>,
     /// Battery chemistry for self-discharge and shelf life (data/battery-chemistries.csv):
     /// alkaline-AA, Li-SOCl2, Li-ion, LiFePO4, CR2032.
     #[arg(long, default_value = "alkaline-AA")]

@@ -51,6 +51,11 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
         );
     }
     energy_inputs(a)?;
+    // Read and checked now: a bad file fails before any message is sent.
+    measured_energy(a)?;
+    if a.attack && a.measured_energy.is_some() {
+        return Err("--measured-energy: not with --attack (an attack run has no energy table)".into());
+    }
     let interval = match a.rate.as_deref() {
         Some("max") => None,
         Some(r) => {
@@ -151,8 +156,13 @@ fn session_in(
         messages.extend(msgs);
     }
     let (radios, crypto, bat) = energy_inputs(a)?;
-    let energy =
+    let measured = measured_energy(a)?;
+    let mut energy =
         lwcbench_link::results::energy::energy_rows(&summary, suites, a.unsafe_no_integrity, &radios, &crypto, &bat);
+    let measured_notes = match &measured {
+        Some(m) => lwcbench_link::results::measured::apply(&mut energy, suites, a.unsafe_no_integrity, m, &bat),
+        None => Vec::new(),
+    };
     let mut md = results::summary_markdown(&summary);
     md += &lwcbench_link::results::energy::energy_markdown(&energy, &bat, &crypto);
     let mut files = vec![
@@ -162,7 +172,8 @@ fn session_in(
         ("summary.md".to_string(), md.into_bytes()),
     ];
     files.sort_by(|x, y| x.0.cmp(&y.0));
-    let notes = vec!["latency parts and energy figures: see docs/link.md".to_string()];
+    let mut notes = vec!["latency parts and energy figures: see docs/link.md".to_string()];
+    notes.extend(measured_notes);
     let mut rec = LinkRecord::new(
         "lwcbench link".into(),
         "link".into(),
@@ -190,6 +201,13 @@ type EnergyInputs = (
     lwcbench_link::results::energy::CryptoPower,
     lwcbench_link::results::energy::Battery,
 );
+
+fn measured_energy(a: &SessionArgs) -> Result<Option<lwcbench_engine::measured::MeasuredEnergy>, String> {
+    a.measured_energy
+        .as_deref()
+        .map(|p| lwcbench_engine::measured::MeasuredEnergy::load(p).map_err(|e| format!("--measured-energy: {e}")))
+        .transpose()
+}
 
 fn energy_inputs(a: &SessionArgs) -> Result<EnergyInputs, String> {
     use lwcbench_link::results::energy;

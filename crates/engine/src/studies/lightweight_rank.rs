@@ -56,10 +56,17 @@ impl Study for Lightweight {
         10
     }
     fn options(&self) -> &'static [StudyOption] {
-        &[StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Weights, StudyOption::Board]
+        &[
+            StudyOption::PowerProfile,
+            StudyOption::Watts,
+            StudyOption::Weights,
+            StudyOption::Board,
+            StudyOption::EnergyFrom,
+        ]
     }
     fn take_options(&self, given: &StudyArgs, into: &mut StudyOptions) -> Result<(), String> {
         super::study::take_power_options(given, into)?;
+        super::study::take_energy_from(given, into)?;
         if let Some(w) = &given.weights {
             resolve_weights(Some(w))?;
             into.weights = Some(w.clone());
@@ -228,6 +235,14 @@ struct CipherRow {
     times: BTreeMap<(String, usize), f64>,
 }
 
+/// Rows without a measurement listed one by one in the notes; the rest are counted.
+const MISSES_LISTED: usize = 20;
+
+/// A CSV text cell: quoted, inner quotes doubled.
+fn csv_text(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
 pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     let opts = &input.options;
     // Default ESP32: the study ran on one. Modelled, never measured.
@@ -320,15 +335,40 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
         notes.push("lightweight-study: AES-128 was not measured, so RR% columns are empty".into());
     }
 
+    // Measured energy (--energy-from) beside the modelled: per row, matched by cipher,
+    // implementation, scenario and message size; a row without one is listed in the notes.
+    let misses = std::cell::RefCell::new(Vec::new());
+    let measured = |cipher: &str, imp: &str, sc: &str, bytes: usize| -> Option<crate::measured::Measured> {
+        let m = opts.energy_from.as_ref()?;
+        let size_bits = bytes as u64 * 8;
+        let found = m.find(cipher, imp, sc, size_bits);
+        if found.is_none() {
+            misses.borrow_mut().push(m.miss_note("lightweight-metrics.csv", cipher, imp, sc, size_bits));
+        }
+        found
+    };
+    let measured_cells = |cipher: &str, imp: &str, sc: &str, bytes: usize| -> String {
+        match measured(cipher, imp, sc, bytes) {
+            Some(x) => format!("{},{},{}", x.e_op_j, x.u_op_j, csv_text(&x.source)),
+            None => ",,".into(),
+        }
+    };
+    if let Some(m) = &opts.energy_from {
+        notes.push(format!(
+            "lightweight-study: energy_per_op_j_measured from {} (a collected run, docs/power.md): measured beside the modelled columns, k = 2 uncertainty; the WSM ranking stays on the modelled energy (the same model for every cipher)",
+            m.path.display()
+        ));
+    }
+
     // Per-operation metrics table.
-    let mut m = String::from("cipher,implementation,family,scenario,message_bytes,blocks,block_bytes,median_ns,ns_per_block,ns_per_byte,throughput_mb_s,energy_per_op_j_modelled,energy_per_block_j_modelled,energy_per_byte_j_modelled,rr_pct_vs_aes128,memory_bytes,object_bytes,power_profile,watts,energy_source\n");
+    let mut m = String::from("cipher,implementation,family,scenario,message_bytes,blocks,block_bytes,median_ns,ns_per_block,ns_per_byte,throughput_mb_s,energy_per_op_j_modelled,energy_per_block_j_modelled,energy_per_byte_j_modelled,rr_pct_vs_aes128,memory_bytes,object_bytes,power_profile,watts,energy_source,energy_per_op_j_measured,energy_per_op_u_j_measured,energy_measured_source\n");
     let fmt_opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     for r in &rows {
         let rr = ref_time("keysetup", 0).map(|t| rr_pct(r.keysetup_ns, t));
         let (e_key, src) = energy(&r.cipher, &r.implementation, "keysetup", 0, r.keysetup_ns);
         let _ = writeln!(
             m,
-            "{},{},{},keysetup,0,,{},{},,,,{},,,{},{},{},\"{}\",{},\"{}\"",
+            "{},{},{},keysetup,0,,{},{},,,,{},,,{},{},{},\"{}\",{},\"{}\",{}",
             r.cipher,
             r.implementation,
             r.family,
@@ -340,7 +380,8 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
             r.object_bytes,
             profile.device,
             profile.active_w,
-            src
+            src,
+            measured_cells(&r.cipher, &r.implementation, "keysetup", 0)
         );
         for ((sc, bytes), &t) in &r.times {
             let blocks = bytes.div_ceil(r.block_bytes);
@@ -348,7 +389,7 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
             let (e_op, src) = energy(&r.cipher, &r.implementation, sc, *bytes, t);
             let _ = writeln!(
                 m,
-                "{},{},{},{sc},{bytes},{blocks},{},{t},{},{},{},{},{},{},{},{},{},\"{}\",{},\"{}\"",
+                "{},{},{},{sc},{bytes},{blocks},{},{t},{},{},{},{},{},{},{},{},{},\"{}\",{},\"{}\",{}",
                 r.cipher,
                 r.implementation,
                 r.family,
@@ -364,9 +405,16 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
                 r.object_bytes,
                 profile.device,
                 profile.active_w,
-                src
+                src,
+                measured_cells(&r.cipher, &r.implementation, sc, *bytes)
             );
         }
+    }
+    let misses = misses.into_inner();
+    let n_missed = misses.len();
+    notes.extend(misses.into_iter().take(MISSES_LISTED));
+    if n_missed > MISSES_LISTED {
+        notes.push(format!("lightweight-metrics.csv: … and {} more rows not measured", n_missed - MISSES_LISTED));
     }
 
     // Criteria per cipher, then the WSM.
@@ -434,11 +482,18 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
         "Medians over all samples; encrypt/decrypt per block at {SMALL} B; throughput = encrypt at the largest size; RR% = time / AES-128 time × 100 (same scenario and size); {energy_how}; memory = cipher object after key schedule + message + tag + nonce (bytes). Machine: {}.\n",
         input.record.machine.cpu_model
     );
+    let with_measured = opts.energy_from.is_some();
     md += "| cipher | key schedule | enc/block | dec/block | enc RR% | dec RR% | key RR% | throughput MB/s | energy/block (modelled) | energy/byte (modelled) | energy source | memory B |";
+    if with_measured {
+        md += " energy/byte (measured ± U, k = 2) |";
+    }
     for w in &weightings {
         let _ = write!(md, " WSM {0} (rank) |", w.name);
     }
     md += "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|";
+    if with_measured {
+        md += "---:|";
+    }
     md += &"---:|".repeat(weightings.len());
     md.push('\n');
     for (i, r) in used.iter().enumerate() {
@@ -468,6 +523,17 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
             sources[i],
             crit[i][3]
         );
+        if with_measured {
+            let cell = match opts
+                .energy_from
+                .as_ref()
+                .and_then(|m| m.find(&r.cipher, &r.implementation, "encrypt", sm as u64 * 8))
+            {
+                Some(x) => format!(" {:.3e} ± {:.1e} J |", x.e_op_j / sm as f64, x.u_op_j / sm as f64),
+                None => " not measured |".to_string(),
+            };
+            md += &cell;
+        }
         for k in 0..weightings.len() {
             let _ = write!(md, " {:.3} ({}) |", scores[k][i], rank_v[k][i]);
         }
@@ -664,8 +730,14 @@ mod tests {
             if r[0] == "AES-128" {
                 assert_eq!(r[rr].parse::<f64>().unwrap(), 100.0);
             }
-            if r[3] != "keysetup" {
-                assert!(r.iter().all(|v| !v.is_empty()), "empty cell in {r:?}");
+            // the measured columns are filled by --energy-from only
+            let measured = |h: &str| h.ends_with("_measured") || h == "energy_measured_source";
+            for (v, h) in r.iter().zip(&mh) {
+                if measured(h) {
+                    assert!(v.is_empty(), "{h} without --energy-from in {r:?}");
+                } else if r[3] != "keysetup" {
+                    assert!(!v.is_empty(), "empty {h} in {r:?}");
+                }
             }
         }
         assert!(std::fs::read_to_string(dir.join("lightweight-rank.md")).unwrap().contains("WSM battery"));
@@ -719,6 +791,66 @@ mod tests {
         let page = html(&dir, &mut 0);
         assert!(page.contains("<td class=\"l\">emulated:rp2040 (M0+ model, 125 MHz)</td>"), "{page}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `--energy-from` with one measured row, XTEA encrypt at 16 B: 5 µJ per operation ± 0.08 µJ
+    /// (k = 2) in the metrics file, 5e-6 / 16 = 3.125e-7 J per byte ± 5e-9 J in summary.md; every
+    /// other row modelled only and listed (20, then a count).
+    #[test]
+    fn measured_energy_beside_modelled() {
+        let xtea =
+            lwcbench_catalog::registry().iter().find(|e| e.info.name == "XTEA").expect("XTEA").info.implementation;
+        let file = std::env::temp_dir().join(format!("lwcbench-lw-energy-{}.csv", std::process::id()));
+        std::fs::write(
+            &file,
+            format!("cipher,implementation,language,scenario,kiv,size_bits,payload,batches,operations,samples_min,energy_per_op_j_measured,energy_per_op_u_j,energy_per_byte_j_measured,energy_per_byte_u_j,energy_per_op_j_total,mean_power_w,baseline_power_w,energy_source\n\
+                     XTEA,{xtea},rust,encrypt,\"s,s\",128,random,2,2000,20,5e-6,8e-8,3.125e-7,5e-9,9e-6,0.45,0.2,measured:ina219 (shunt 0.1 Ω ±1 %)\n"),
+        )
+        .unwrap();
+        let given = super::super::study::StudyArgs { energy_from: Some(file.clone()), ..Default::default() };
+        let (dir, record) = run_preset("measured", given);
+        let (h, body) = read_csv(&dir.join("lightweight-metrics.csv"));
+        let col = |n: &str| h.iter().position(|x| x == n).unwrap();
+        let (sc, by, e, u, src) = (
+            col("scenario"),
+            col("message_bytes"),
+            col("energy_per_op_j_measured"),
+            col("energy_per_op_u_j_measured"),
+            col("energy_measured_source"),
+        );
+        let mut hit = 0;
+        for r in &body {
+            if r[0] == "XTEA" && r[sc] == "encrypt" && r[by] == "16" {
+                assert_eq!((r[e].as_str(), r[u].as_str()), ("0.000005", "0.00000008"), "{r:?}");
+                assert_eq!(r[src], format!("measured:ina219 (shunt 0.1 Ω ±1 %) from {} line 2", file.display()));
+                hit += 1;
+            } else {
+                assert!(r[e].is_empty() && r[u].is_empty() && r[src].is_empty(), "{r:?}");
+            }
+        }
+        assert_eq!(hit, 1);
+        let listed = record.notes.iter().filter(|n| n.contains(": not measured (")).count();
+        assert_eq!(listed, MISSES_LISTED, "{:?}", record.notes);
+        let more = format!("lightweight-metrics.csv: … and {} more rows not measured", body.len() - 1 - MISSES_LISTED);
+        assert!(record.notes.contains(&more), "{:?}", record.notes);
+        let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(md.contains("energy/byte (measured ± U, k = 2) |") && md.contains("| 3.125e-7 ± 5.0e-9 J |"), "{md}");
+        assert_eq!(md.matches("| not measured |").count(), 7, "{md}");
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_file(&file);
+    }
+
+    /// A bad --energy-from fails before anything is measured, naming file, line and column.
+    #[test]
+    fn bad_energy_from_is_refused_early() {
+        let p = crate::studies::find("lightweight-study").expect("preset");
+        let mut into = Default::default();
+        let given = super::super::study::StudyArgs {
+            energy_from: Some("/nonexistent/energy.csv".into()),
+            ..Default::default()
+        };
+        let e = p.take_options(&given, &mut into).unwrap_err();
+        assert!(e.starts_with("--energy-from: /nonexistent/energy.csv: "), "{e}");
     }
 
     /// The report section from a hand-written scores file: two radar figures, the table with

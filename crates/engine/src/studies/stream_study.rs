@@ -58,10 +58,11 @@ impl Study for StreamStudy {
         3
     }
     fn options(&self) -> &'static [StudyOption] {
-        &[StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Board]
+        &[StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Board, StudyOption::EnergyFrom]
     }
     fn take_options(&self, given: &StudyArgs, into: &mut StudyOptions) -> Result<(), String> {
-        super::study::take_power_options(given, into)
+        super::study::take_power_options(given, into)?;
+        super::study::take_energy_from(given, into)
     }
     fn files(&self) -> &'static [&'static str] {
         &[FILE]
@@ -159,6 +160,14 @@ pub struct StreamStudyRow {
     pub erank_mb_s_per_byte_uj_modelled: f64,
     pub erank_ci95_lo_modelled: f64,
     pub erank_ci95_hi_modelled: f64,
+    /// `--energy-from`: a collected run's `full` energy at this message size ÷ its bytes, with
+    /// its expanded uncertainty (k = 2); empty without one.
+    #[serde(default)]
+    pub energy_per_byte_nj_measured: Option<f64>,
+    #[serde(default)]
+    pub energy_per_byte_u_nj_measured: Option<f64>,
+    #[serde(default)]
+    pub energy_measured_source: Option<String>,
 }
 
 /// A point estimate with its 95 % interval.
@@ -384,6 +393,9 @@ pub fn table(
             erank_mb_s_per_byte_uj_modelled: er.v,
             erank_ci95_lo_modelled: er.lo,
             erank_ci95_hi_modelled: er.hi,
+            energy_per_byte_nj_measured: None,
+            energy_per_byte_u_nj_measured: None,
+            energy_measured_source: None,
         });
     }
     if out.is_empty() {
@@ -430,10 +442,13 @@ Rank = throughput / (ROM + 2·RAM) in (MB/s)/B; E-Rank = Rank / energy per frame
         LONG_BYTES / 1024,
         energy_how
     );
-    s += "| cipher | impl | MB/s (95 % CI) | cycles/B | init µs | frames/s | ROM B | state B | stack B | RSS B/B | µJ/frame (modelled) | energy source | Rank | E-Rank (modelled) |\n";
-    s += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
+    let measured = rows.iter().any(|r| r.energy_measured_source.is_some());
+    s += "| cipher | impl | MB/s (95 % CI) | cycles/B | init µs | frames/s | ROM B | state B | stack B | RSS B/B | µJ/frame (modelled) | energy source | Rank | E-Rank (modelled) |";
+    s += if measured { " nJ/B (measured ± U, k = 2) |\n" } else { "\n" };
+    s += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|";
+    s += if measured { "---:|\n" } else { "\n" };
     for r in rows {
-        let _ = writeln!(
+        let _ = write!(
             s,
             "| {} | {} | {} ({}–{}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.cipher,
@@ -453,11 +468,46 @@ Rank = throughput / (ROM + 2·RAM) in (MB/s)/B; E-Rank = Rank / energy per frame
             g(r.rank_mb_s_per_byte),
             g(r.erank_mb_s_per_byte_uj_modelled)
         );
+        if measured {
+            s += &measured_cell(r);
+            s += " |";
+        }
+        s.push('\n');
     }
     if let Some(r) = rows.first() {
         let _ = writeln!(s, "\nframes/s: {}. cycles: {}.", r.frames_source, r.cycle_source);
     }
     s
+}
+
+/// "e ± U" of a row's measured energy per byte (nJ), or "not measured".
+fn measured_cell(r: &StreamStudyRow) -> String {
+    match (r.energy_per_byte_nj_measured, r.energy_per_byte_u_nj_measured) {
+        (Some(e), Some(u)) => format!(" {} ± {}", g(e), g(u)),
+        _ => " not measured".into(),
+    }
+}
+
+/// Fill the measured columns from `--energy-from`: the `full` rows of this cipher and
+/// implementation at the study's message size; the notes list the rows without one.
+fn fill_measured(rows: &mut [StreamStudyRow], m: &crate::measured::MeasuredEnergy) -> Vec<String> {
+    let mut notes = vec![format!(
+        "stream_study.csv: energy_per_byte_nj_measured from {} (a collected run, docs/power.md): measured beside the modelled columns, k = 2 uncertainty; Rank and E-Rank stay on the modelled energy",
+        m.path.display()
+    )];
+    for r in rows {
+        let bits = r.long_message_bytes * 8;
+        match m.find(&r.cipher, &r.implementation, "full", bits) {
+            Some(x) => {
+                let bytes = r.long_message_bytes as f64;
+                r.energy_per_byte_nj_measured = Some(x.e_op_j / bytes * 1e9);
+                r.energy_per_byte_u_nj_measured = Some(x.u_op_j / bytes * 1e9);
+                r.energy_measured_source = Some(x.source);
+            }
+            None => notes.push(m.miss_note("stream_study.csv", &r.cipher, &r.implementation, "full", bits)),
+        }
+    }
+    notes
 }
 
 /// The study entry point named by the `stream-study` preset.
@@ -469,19 +519,21 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
         None => power::resolve(Some(o.power_profile.as_deref().unwrap_or(DEFAULT_DEVICE)), o.watts)?,
     };
     let ghz = max_freq_ghz();
-    let rows = table(input.summary, &profile, board.as_ref(), ghz)?;
+    let mut rows = table(input.summary, &profile, board.as_ref(), ghz)?;
+    let measured_notes = o.energy_from.as_ref().map(|m| fill_measured(&mut rows, m)).unwrap_or_default();
     let csv = crate::results::to_csv(&rows);
     let md = markdown(&rows, &profile, board.as_ref());
     let energy_note = match &board {
         Some(b) => format!("stream_study.csv: energy columns are MODELLED, not measured: emulated cycles on {} ({}, {} MHz, {} V × {} mA, {}) where the cipher has an image, else measured time × {} W; energy_source says which per row (docs/metrics.md)", b.id, b.core, b.clock_mhz, b.volts, b.active_ma, b.status, profile.active_w),
         None => format!("stream_study.csv: energy columns are MODELLED (measured time × {} W from the '{}' power profile: {}), not measured", profile.active_w, profile.device, profile.source),
     };
-    let notes = vec![
+    let mut notes = vec![
         energy_note,
         format!("stream_study.csv: cycles_per_byte source: {}", rows[0].cycle_source),
         format!("stream_study.csv: frames_per_s {}", rows[0].frames_source),
         "stream_study.csv: code_bytes from the binary's symbols (roots + direct-call closure into cipher code; std excluded), peak_stack_bytes by stack painting, rss_growth by VmRSS (docs/metrics.md)".into(),
     ];
+    notes.extend(measured_notes);
     Ok(StudyOutput { files: vec![(FILE.into(), csv)], markdown: md, notes })
 }
 
@@ -564,11 +616,17 @@ pub fn html(rows: &[StreamStudyRow]) -> String {
         }
         let _ = write!(h, "<h3>{}</h3>{}", esc(title), bars_ci(&bars, &colors, axis, "cipher/implementation", &[]));
     }
-    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">impl</th><th>MB/s</th><th>95 % CI</th><th>cycles/B</th><th>init µs</th><th>frames/s</th><th>ROM B</th><th>state B</th><th>stack B</th><th>RSS B/B</th><th>µJ/frame (modelled)</th><th>nJ/B (modelled)</th><th class=\"l\">energy source</th><th>Rank</th><th>E-Rank (modelled)</th></tr>";
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">impl</th><th>MB/s</th><th>95 % CI</th><th>cycles/B</th><th>init µs</th><th>frames/s</th><th>ROM B</th><th>state B</th><th>stack B</th><th>RSS B/B</th><th>µJ/frame (modelled)</th><th>nJ/B (modelled)</th><th class=\"l\">energy source</th><th>Rank</th><th>E-Rank (modelled)</th>";
+    let measured = rows.iter().any(|r| r.energy_measured_source.is_some());
+    h += if measured {
+        "<th>nJ/B (measured ± U, k = 2)</th><th class=\"l\">measured source</th></tr>"
+    } else {
+        "</tr>"
+    };
     for r in rows {
         let _ = write!(
             h,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}–{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.1}</td><td>{:.3}</td><td class=\"l\">{}</td><td>{:.3e}</td><td>{:.3e}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}–{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.1}</td><td>{:.3}</td><td class=\"l\">{}</td><td>{:.3e}</td><td>{:.3e}</td>",
             esc(&r.cipher),
             esc(&r.implementation),
             r.throughput_mb_s,
@@ -587,6 +645,15 @@ pub fn html(rows: &[StreamStudyRow]) -> String {
             r.rank_mb_s_per_byte,
             r.erank_mb_s_per_byte_uj_modelled
         );
+        if measured {
+            let _ = write!(
+                h,
+                "<td>{}</td><td class=\"l\">{}</td>",
+                esc(measured_cell(r).trim()),
+                esc(r.energy_measured_source.as_deref().unwrap_or(""))
+            );
+        }
+        h += "</tr>";
     }
     h += "</table>";
     h
@@ -825,7 +892,44 @@ mod tests {
             erank_mb_s_per_byte_uj_modelled: 5e-4,
             erank_ci95_lo_modelled: 4e-4,
             erank_ci95_hi_modelled: 6e-4,
+            energy_per_byte_nj_measured: None,
+            energy_per_byte_u_nj_measured: None,
+            energy_measured_source: None,
         }
+    }
+
+    /// `--energy-from`: a `full` row at the study's 64 KiB (524288 bits) fills the measured
+    /// columns; a cipher without one is listed. By hand: 3.2768e-3 J per 65536-byte operation
+    /// = 50 nJ/B, U 6.5536e-5 J = 1 nJ/B.
+    #[test]
+    fn measured_energy_beside_modelled() {
+        let head = "cipher,implementation,language,scenario,kiv,size_bits,payload,batches,operations,samples_min,energy_per_op_j_measured,energy_per_op_u_j,energy_per_byte_j_measured,energy_per_byte_u_j,energy_per_op_j_total,mean_power_w,baseline_power_w,energy_source\n";
+        let text = format!(
+            "{head}Trivium,rust,rust,full,\"r,r\",524288,random,2,20,40,3.2768e-3,6.5536e-5,5e-8,1e-9,4e-3,0.3,0.2,measured:ina219 (shunt 0.1 Ω ±1 %)\n\
+             DRACO,rust,rust,full,\"r,r\",8192,random,2,20,40,1e-5,1e-7,,,1e-5,0.3,0.2,measured:ina219 (shunt 0.1 Ω ±1 %)\n"
+        );
+        let m = crate::measured::MeasuredEnergy::parse(&text, Path::new("board/energy.csv")).unwrap();
+        let mut rows = vec![study_row("Trivium", "Rust", 1000.0), study_row("DRACO", "C++", 200.0)];
+        let notes = fill_measured(&mut rows, &m);
+        assert!((rows[0].energy_per_byte_nj_measured.unwrap() - 50.0).abs() < 1e-9, "{:?}", rows[0]);
+        assert!((rows[0].energy_per_byte_u_nj_measured.unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(
+            rows[0].energy_measured_source.as_deref(),
+            Some("measured:ina219 (shunt 0.1 Ω ±1 %) from board/energy.csv line 2")
+        );
+        assert_eq!(rows[1].energy_per_byte_nj_measured, None);
+        assert!(notes.iter().any(|n| n == "stream_study.csv: DRACO (rust) full 524288 bits: not measured (board/energy.csv: it has full at 8192 bits); modelled only"), "{notes:?}");
+        let md = markdown(&rows, &power::resolve(Some(DEFAULT_DEVICE), None).unwrap(), None);
+        assert!(md.contains(" nJ/B (measured ± U, k = 2) |"), "{md}");
+        assert!(md.contains("| 50.00 ± 1.00 |") && md.contains("| not measured |"), "{md}");
+        let page = html(&rows);
+        assert!(page.contains("<td>50.00 ± 1.00</td>") && page.contains("<td>not measured</td>"), "{page}");
+        // the columns survive the CSV round trip; a file from before them still loads
+        let dir = std::env::temp_dir().join(format!("lwcbench-ss-measured-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(FILE), crate::results::to_csv(&rows)).unwrap();
+        assert_eq!(load(&dir).unwrap(), rows);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -25,11 +25,19 @@ pub enum StudyOption {
     Budget,
     /// `--board NAME`: crypto energy from emulated cycles on a board (crate::board).
     Board,
+    /// `--energy-from FILE`: a collected run's energy.csv, measured beside modelled (crate::measured).
+    EnergyFrom,
 }
 
 impl StudyOption {
-    pub const ALL: [StudyOption; 5] =
-        [StudyOption::PowerProfile, StudyOption::Watts, StudyOption::Weights, StudyOption::Budget, StudyOption::Board];
+    pub const ALL: [StudyOption; 6] = [
+        StudyOption::PowerProfile,
+        StudyOption::Watts,
+        StudyOption::Weights,
+        StudyOption::Budget,
+        StudyOption::Board,
+        StudyOption::EnergyFrom,
+    ];
     /// The command-line spelling, as in error messages.
     pub fn flag(self) -> &'static str {
         match self {
@@ -38,6 +46,7 @@ impl StudyOption {
             StudyOption::Weights => "--weights",
             StudyOption::Budget => "--budget",
             StudyOption::Board => "--board",
+            StudyOption::EnergyFrom => "--energy-from",
         }
     }
 }
@@ -51,6 +60,7 @@ pub struct StudyArgs {
     pub weights: Option<String>,
     pub budget: Vec<String>,
     pub board: Option<String>,
+    pub energy_from: Option<std::path::PathBuf>,
 }
 
 impl StudyArgs {
@@ -64,6 +74,7 @@ impl StudyArgs {
                 StudyOption::Weights => self.weights.is_some(),
                 StudyOption::Budget => !self.budget.is_empty(),
                 StudyOption::Board => self.board.is_some(),
+                StudyOption::EnergyFrom => self.energy_from.is_some(),
             })
             .collect()
     }
@@ -83,6 +94,8 @@ pub struct StudyOptions {
     pub weights: Option<String>,
     /// `--board`: crypto energy from emulated cycles on this board (crate::board).
     pub board: Option<String>,
+    /// `--energy-from`: measured energy of a collected run, read and checked before measuring.
+    pub energy_from: Option<crate::measured::MeasuredEnergy>,
 }
 
 /// What a study sees after measurement. `results` is empty for collected board logs.
@@ -172,6 +185,14 @@ pub trait Study: Sync {
     fn html_contents(&self) -> Option<(&'static str, &'static str)> {
         None
     }
+}
+
+/// Read `--energy-from` now (a bad file fails before anything is measured) and keep it.
+pub fn take_energy_from(given: &StudyArgs, into: &mut StudyOptions) -> Result<(), String> {
+    if let Some(p) = &given.energy_from {
+        into.energy_from = Some(crate::measured::MeasuredEnergy::load(p).map_err(|e| format!("--energy-from: {e}"))?);
+    }
+    Ok(())
 }
 
 /// Check `--power-profile`/`--watts` now (a bad profile fails before anything is measured)

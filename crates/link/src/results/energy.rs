@@ -334,6 +334,13 @@ pub struct EnergyRow {
     pub shelf_life_days: Option<f64>,
     pub battery_days_modelled: f64,
     pub life_limited_by: String,
+    /// `--measured-energy`: the crypto share measured on a board (a collected run's energy.csv,
+    /// docs/power.md), its expanded uncertainty (k = 2), the battery life with it, and where it
+    /// comes from; empty without a match (results::measured).
+    pub crypto_uj_measured: Option<f64>,
+    pub crypto_u_uj_measured: Option<f64>,
+    pub battery_days_measured: Option<f64>,
+    pub measured_source: Option<String>,
 }
 
 /// Energy per message and battery life for each summary row × radio.
@@ -379,6 +386,10 @@ pub fn energy_rows(
                 shelf_life_days: life.shelf_days.map(r1),
                 battery_days_modelled: r1(life.days),
                 life_limited_by: life.limited_by.to_string(),
+                crypto_uj_measured: None,
+                crypto_u_uj_measured: None,
+                battery_days_measured: None,
+                measured_source: None,
             });
         }
     }
@@ -403,7 +414,7 @@ pub fn energy_markdown(rows: &[EnergyRow], bat: &Battery, crypto: &CryptoPower) 
         "\n## Link energy and battery (MODELLED, not measured)\n\nOne report every {} s, {} mAh at {} V, sleep {} µA; {} cells: self-discharge {} % a year, {shelf} ({}; data/battery-chemistries.csv). \
 {how}; radio = time on air × transmit power (data/radio-profiles.csv; `estimate` marks figures not confirmed in a primary document). \
 Battery life = min(capacity ÷ (load + self-discharge), shelf life); the last column says which ends it.\n\n\
-| radio | cipher | frame B | air ms | radio µJ | crypto µJ | energy source | battery days (modelled) | limited by | vs best |\n|---|---|---:|---:|---:|---:|---|---:|---|---:|\n",
+| radio | cipher | frame B | air ms | radio µJ | crypto µJ | energy source | battery days (modelled) | limited by | vs best |",
         bat.interval_s,
         bat.capacity_mah,
         bat.volts,
@@ -412,6 +423,10 @@ Battery life = min(capacity ÷ (load + self-discharge), shelf life); the last co
         c.self_discharge_per_year * 100.0,
         c.status
     );
+    let measured = rows.iter().any(|r| r.measured_source.is_some());
+    md += if measured { " crypto µJ (measured ± U, k = 2) | battery days (measured crypto) |\n" } else { "\n" };
+    md += "|---|---|---:|---:|---:|---:|---|---:|---|---:|";
+    md += if measured { "---:|---:|\n" } else { "\n" };
     let mut radios: Vec<&str> = Vec::new();
     for r in rows {
         if !radios.contains(&r.radio.as_str()) {
@@ -424,7 +439,7 @@ Battery life = min(capacity ÷ (load + self-discharge), shelf life); the last co
         let best = rs.first().map(|r| r.battery_days_modelled).unwrap_or(1.0);
         for r in rs {
             md += &format!(
-                "| {} ({}) | {} | {:.0} | {} | {} | {} | {} | {} | {} | {:+.1} % |\n",
+                "| {} ({}) | {} | {:.0} | {} | {} | {} | {} | {} | {} | {:+.1} % |",
                 r.radio,
                 r.radio_figures,
                 r.cipher,
@@ -437,6 +452,13 @@ Battery life = min(capacity ÷ (load + self-discharge), shelf life); the last co
                 r.life_limited_by,
                 (r.battery_days_modelled / best - 1.0) * 100.0
             );
+            if measured {
+                md += &match (r.crypto_uj_measured, r.crypto_u_uj_measured, r.battery_days_measured) {
+                    (Some(e), Some(u), Some(d)) => format!(" {e} ± {u} | {d} |"),
+                    _ => " not measured | – |".to_string(),
+                };
+            }
+            md.push('\n');
         }
     }
     md

@@ -2,6 +2,7 @@
 //! attack tally, a markdown report section and run.json (written last, so
 //! a directory with run.json is complete — the engine's convention).
 pub mod energy;
+pub mod measured;
 
 use std::collections::HashMap;
 use std::path::Path;
