@@ -4,6 +4,7 @@ use clap::{Args, Subcommand};
 mod args;
 pub mod chaos;
 mod device;
+pub mod goose;
 mod net;
 mod options;
 mod session;
@@ -33,6 +34,9 @@ enum LinkSub {
     Chaos(chaos::ChaosArgs),
     /// Overload: step the offered rate, report the sustainable rate and peak memory.
     Overload(chaos::OverloadArgs),
+    /// IEC 61850 GOOSE frames over a veth pair between two namespaces (AF_PACKET, root), plain
+    /// and sealed per frame: publish → accepted latency against the IEC 61850-5 classes.
+    Goose(goose::GooseArgs),
 }
 
 pub fn run(a: &LinkArgs) -> Result<(), String> {
@@ -41,6 +45,7 @@ pub fn run(a: &LinkArgs) -> Result<(), String> {
         Some(LinkSub::Gateway(g)) => chaos::gateway(g),
         Some(LinkSub::Chaos(c)) => chaos::chaos(c),
         Some(LinkSub::Overload(o)) => chaos::overload(o),
+        Some(LinkSub::Goose(g)) => goose::goose(g),
         None => session::session(&a.session),
     }
 }
