@@ -26,6 +26,9 @@ if ((want_test)); then
   command -v go >/dev/null 2>&1 || pkgs+=(golang-go)
   pkgs+=(mosquitto postgresql)  # lwcbench link tests: external broker and store, started by the tests
   pkgs+=(mosquitto-clients coreutils)  # scripts/link-probe.py: a foreign MQTT client (mosquitto_pub/_sub), stdbuf
+  # tshark: the third-party GOOSE dissector of `lwcbench link goose`'s test; no setuid dumpcap
+  # (preseeded below, so the install asks nothing)
+  pkgs+=(tshark)
 fi
 # ARM Linux builds of the CLI (Raspberry Pi OS 64/32-bit, docs/raspberry-pi.md), cross-built on an
 # x86-64 test machine and run under qemu-user; on a Pi the ordinary suites test the native build.
@@ -49,6 +52,9 @@ if ((${#missing[@]})); then
   # A partly failed index (a mirror mid-sync for one architecture) is reported, not fatal: a
   # package it leaves missing fails the install below plainly.
   $sudo_cmd apt-get update -qq || echo "setup: warning: apt-get update reported errors (see above)" >&2
+  if [[ " ${missing[*]} " == *" tshark "* ]]; then
+    echo 'wireshark-common wireshark-common/install-setuid boolean false' | $sudo_cmd debconf-set-selections
+  fi
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 

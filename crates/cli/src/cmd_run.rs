@@ -212,10 +212,19 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
             eprintln!("lwcbench: {i}");
         }
     }
-    let req = resolved.request;
+    let mut req = resolved.request;
     if std::env::var_os(lwcbench_engine::counter::CHILD_ENV).is_some() {
         // the counting child of --counter instructions, under callgrind
         return session::count_child(&req);
+    }
+    if req.preset == Some(lwcbench_engine::studies::ics::NAME) {
+        // The engine cannot reach the link crate: the in-cycle rows are measured here, first.
+        let mut budgets = lwcbench_engine::studies::ics::default_budgets();
+        for (name, ms) in &req.study_options.budgets {
+            budgets.push(lwcbench_engine::studies::ics::Budget { name: name.clone(), ms: *ms, source: String::new() });
+        }
+        let frames = req.config.reps;
+        req.study_options.in_cycle = Some(crate::link::goose::in_cycle(&req.selection.ciphers, frames, &budgets));
     }
     if a.repeat > 1 {
         return run_repeated(a, req);

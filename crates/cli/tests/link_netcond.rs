@@ -5,12 +5,12 @@ use super::required;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn lwcbench(args: &[&str], cwd: &Path) -> Output {
+pub(crate) fn lwcbench(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args).current_dir(cwd).output().expect("binary runs")
 }
 
 /// Effective uid 0 (the second field of `Uid:` in /proc/self/status).
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     s.lines().find(|l| l.starts_with("Uid:")).and_then(|l| l.split_whitespace().nth(2)) == Some("0")
 }

@@ -13,6 +13,7 @@ mod link;
 mod link_chaos;
 mod link_cli;
 mod link_counters;
+mod link_goose;
 mod link_kill;
 mod link_netcond;
 mod link_services;

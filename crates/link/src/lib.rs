@@ -15,6 +15,8 @@
 //!   K workers on an MQTT v5 shared subscription with the replay state in the store, the gateway
 //!   as a process;
 //! * [`session`] — one measured session: fleet → transport → gateway → store;
+//! * [`industrial`] — industrial messages in their cycle: GOOSE frames on a veth pair, plain and
+//!   sealed, and the ICS study's "in the cycle" rows;
 //! * [`experiments`] — attack, overload, faults (chaos), network conditions and their sweep;
 //! * [`results`] — the result files of a session and the radio/battery energy model;
 //! * [`choose`] — `lwcbench choose`: filters, ranking with ties, robustness and the deploy command.
@@ -23,6 +25,7 @@ pub mod clock;
 pub mod device;
 pub mod experiments;
 pub mod gateway;
+pub mod industrial;
 pub mod input;
 pub mod results;
 pub mod session;

@@ -5,6 +5,7 @@ mod args;
 mod chaos;
 mod device;
 mod gateway;
+pub mod goose;
 mod net;
 mod options;
 mod overload;
@@ -35,6 +36,9 @@ enum LinkSub {
     Chaos(chaos::ChaosArgs),
     /// Overload: step the offered rate, report the sustainable rate and peak memory.
     Overload(overload::OverloadArgs),
+    /// IEC 61850 GOOSE frames over a veth pair between two namespaces (AF_PACKET, root), plain
+    /// and sealed per frame: publish → accepted latency against the IEC 61850-5 classes.
+    Goose(goose::GooseArgs),
 }
 
 pub fn run(a: &LinkArgs) -> Result<(), String> {
@@ -43,6 +47,7 @@ pub fn run(a: &LinkArgs) -> Result<(), String> {
         Some(LinkSub::Gateway(g)) => gateway::gateway(g),
         Some(LinkSub::Chaos(c)) => chaos::chaos(c),
         Some(LinkSub::Overload(o)) => overload::overload(o),
+        Some(LinkSub::Goose(g)) => goose::goose(g),
         None => session::session(&a.session),
     }
 }

@@ -23,6 +23,11 @@ pub const LATENCY_FILE: &str = "ics-latency.csv";
 pub const BUDGETS_FILE: &str = "ics-budgets.csv";
 /// The messages (protocol, size, source).
 pub const MESSAGES_FILE: &str = "ics-messages.csv";
+/// The "in the cycle" rows: the protocol's message over a real path without and with the cipher
+/// (written when the front-end measured them, see [`super::study::InCycle`]).
+pub const CYCLE_FILE: &str = "ics-cycle.csv";
+/// Prefix of the run.json notes about the "in the cycle" rows.
+pub const CYCLE_NOTE: &str = "ics-latency (in the cycle): ";
 
 /// The ICS latency-budget study.
 pub struct Ics;
@@ -74,7 +79,7 @@ impl Study for Ics {
         study(input)
     }
     fn html(&self, run: &StudyRun, _fig: &mut usize) -> Result<String, String> {
-        Ok(html(run.dir, &run.record.machine.governor))
+        Ok(html(run.dir, &run.record.machine.governor) + &cycle_html(run.dir, &run.record.notes))
     }
 }
 
@@ -326,6 +331,17 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     if let Some(w) = warning {
         notes.push(format!("WARNING (ics-latency): {w}"));
     }
+    let mut files = vec![];
+    if let Some(c) = &input.options.in_cycle {
+        if let Some(text) = &c.csv {
+            md += &cycle_markdown(text)?;
+            files.push((CYCLE_FILE.to_string(), text.clone().into_bytes()));
+        }
+        for n in &c.notes {
+            let _ = writeln!(md, "\n- in the cycle: {n}");
+            notes.push(format!("{CYCLE_NOTE}{n}"));
+        }
+    }
     Ok(StudyOutput {
         files: vec![
             // Also on its own: `lwcbench report` rewrites summary.md from summary.csv alone.
@@ -333,7 +349,10 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
             (LATENCY_FILE.into(), csv.into_bytes()),
             (BUDGETS_FILE.into(), bcsv.into_bytes()),
             (MESSAGES_FILE.into(), mcsv.into_bytes()),
-        ],
+        ]
+        .into_iter()
+        .chain(files)
+        .collect(),
         markdown: md,
         notes,
     })
@@ -346,7 +365,7 @@ pub fn html(dir: &Path, governor: &str) -> String {
     // Only the max columns (pct_of_*), not the p99.9 ones (p99_9_pct_of_*).
     let budgets: Vec<(usize, String)> =
         hd.iter().enumerate().filter_map(|(i, h)| h.strip_prefix("pct_of_").map(|b| (i, b.to_string()))).collect();
-    let mut h = String::from("<h2 id=\"ics\">ICS latency budget</h2>");
+    let mut h = String::from("<h2 id=\"ics\">ICS latency budget</h2><h3>Cipher only</h3>");
     if governor != "performance" {
         let _ = write!(h, "<p class=\"note\"><b>Warning:</b> CPU frequency governor is '{}', not 'performance': frequency scaling can inflate the worst case.</p>", esc(governor));
     }
@@ -375,6 +394,101 @@ pub fn html(dir: &Path, governor: &str) -> String {
         );
         for (i, _) in &budgets {
             let _ = write!(h, "<td>{:.3} %</td>", num(&r[*i]));
+        }
+        h += "</tr>";
+    }
+    h + "</table>"
+}
+
+/// The figures of `ics-cycle.csv` (header, rows) with the budgets of its `pct_of_*` columns.
+fn cycle_table(text: &str) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let hd: Vec<String> = r.headers().map_err(|e| format!("{CYCLE_FILE}: {e}"))?.iter().map(str::to_string).collect();
+    let mut rows = Vec::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| format!("{CYCLE_FILE}: {e}"))?;
+        rows.push(rec.iter().map(str::to_string).collect());
+    }
+    Ok((hd, rows))
+}
+
+const CYCLE_COLS: [&str; 5] = ["median_ns", "p99_ns", "p99_9_ns", "max_ns", "jitter_p99_p1_ns"];
+
+/// The Markdown section of the "in the cycle" rows.
+fn cycle_markdown(text: &str) -> Result<String, String> {
+    let (hd, rows) = cycle_table(text)?;
+    let budgets: Vec<(usize, &str)> =
+        hd.iter().enumerate().filter_map(|(i, h)| h.strip_prefix("pct_of_").map(|b| (i, b))).collect();
+    let mut md =
+        String::from("\n### In the cycle (publish → accepted over a real path, without and with the cipher)\n\n");
+    md += "Same figures and verdict rule as the cipher-only rows above; the path is in ics-cycle.csv.\n\n";
+    md += "| cipher | protocol | message | bytes | measured | n | median | p99 | p99.9 | max | jitter (p99−p1) |";
+    for (_, b) in &budgets {
+        let _ = write!(md, " max % of {b} |");
+    }
+    md += "\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|";
+    md += &"---:|".repeat(budgets.len());
+    md.push('\n');
+    for r in &rows {
+        let g = |n: &str| col(&hd, n).and_then(|c| r.get(c)).cloned().unwrap_or_default();
+        let _ = write!(
+            md,
+            "| {} | {} | {} | {} | {} | {} |",
+            g("cipher"),
+            g("protocol"),
+            g("message"),
+            g("bytes"),
+            g("measured"),
+            g("n")
+        );
+        for c in CYCLE_COLS {
+            let _ = write!(md, " {} |", fmt_ns(num(&g(c))));
+        }
+        for (i, _) in &budgets {
+            let _ = write!(md, " {:.3} % |", num(r.get(*i).map(String::as_str).unwrap_or("")));
+        }
+        md.push('\n');
+    }
+    Ok(md)
+}
+
+/// The report's "in the cycle" part: the rows of `ics-cycle.csv` in `dir`, and the notes saying
+/// why rows are missing (empty when there is neither).
+pub fn cycle_html(dir: &Path, notes: &[String]) -> String {
+    let missing: Vec<&str> = notes.iter().filter_map(|n| n.strip_prefix(CYCLE_NOTE)).collect();
+    let table = read_table(&dir.join(CYCLE_FILE));
+    if table.is_none() && missing.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<h3>In the cycle</h3><p>The protocol's message over a real path, publish → accepted, without and with the cipher; same percentiles, jitter and % of budget (max / budget) as the cipher-only table. Path and every figure: ics-cycle.csv.</p>");
+    for m in &missing {
+        let _ = write!(h, "<p class=\"note\">{}</p>", esc(m));
+    }
+    let Some((hd, rows)) = table else { return h };
+    let budgets: Vec<(usize, String)> =
+        hd.iter().enumerate().filter_map(|(i, x)| x.strip_prefix("pct_of_").map(|b| (i, b.to_string()))).collect();
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">protocol</th><th class=\"l\">message</th><th>bytes</th><th class=\"l\">measured</th><th>n</th><th>median</th><th>p99</th><th>p99.9</th><th>max</th><th>jitter</th>";
+    for (_, b) in &budgets {
+        let _ = write!(h, "<th>max % of {}</th>", esc(b));
+    }
+    h += "</tr>";
+    for r in &rows {
+        let g = |n: &str| col(&hd, n).and_then(|c| r.get(c)).cloned().unwrap_or_default();
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td>",
+            esc(&g("cipher")),
+            esc(&g("protocol")),
+            esc(&g("message")),
+            esc(&g("bytes")),
+            esc(&g("measured")),
+            esc(&g("n"))
+        );
+        for c in CYCLE_COLS {
+            let _ = write!(h, "<td>{}</td>", fmt_ns(num(&g(c))));
+        }
+        for (i, _) in &budgets {
+            let _ = write!(h, "<td>{:.3} %</td>", num(r.get(*i).map(String::as_str).unwrap_or("")));
         }
         h += "</tr>";
     }
@@ -487,6 +601,33 @@ mod tests {
             assert!(out.record.notes.iter().any(|n| n.starts_with("WARNING (ics-latency)")));
             assert!(std::fs::read_to_string(dir.join("ics-latency.md")).unwrap().contains("**Warning:**"));
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The "in the cycle" rows reach the run's files, Markdown and notes, and the report shows
+    /// them under their own label beside the cipher-only table.
+    #[test]
+    fn in_cycle_rows_reach_files_markdown_and_report() {
+        let text = "cipher,protocol,message,bytes,measured,path,n,min_ns,p1_ns,median_ns,p99_ns,p99_9_ns,max_ns,jitter_p99_p1_ns,range_ns,pct_of_G,p99_9_pct_of_G\n\"A/x\",\"GOOSE\",\"GOOSE 160 B\",160,in the cycle (sealed),\"veth <p>\",4,10,10,20,60,60,60000,50,50,2,2\n";
+        let md = cycle_markdown(text).unwrap();
+        assert!(
+            md.contains("| A/x | GOOSE | GOOSE 160 B | 160 | in the cycle (sealed) | 4 |") && md.contains(" 2.000 % |"),
+            "{md}"
+        );
+        assert!(cycle_markdown("a,b\n1,2,3\n").is_err(), "a ragged file is an error");
+        let dir = std::env::temp_dir().join(format!("lwcbench-ics-cycle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(cycle_html(&dir, &[]), "", "no file, no note: no part");
+        let note = format!("{CYCLE_NOTE}GOOSE rows missing: <root> needed");
+        assert!(cycle_html(&dir, std::slice::from_ref(&note)).contains("GOOSE rows missing: &lt;root&gt; needed"));
+        std::fs::write(dir.join(CYCLE_FILE), text).unwrap();
+        let h = cycle_html(&dir, &[]);
+        assert!(
+            h.contains("<h3>In the cycle</h3>")
+                && h.contains("in the cycle (sealed)")
+                && h.contains("<td>2.000 %</td>"),
+            "{h}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -15,7 +15,7 @@ pub mod stream_study;
 pub mod study;
 pub mod video;
 
-pub use study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput, StudyRun};
+pub use study::{InCycle, Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput, StudyRun};
 
 /// Every study, in `lwcbench presets` order. Adding a study = its file + one line here.
 pub static ALL: &[&dyn Study] = &[

@@ -96,6 +96,18 @@ pub struct StudyOptions {
     pub board: Option<String>,
     /// `--energy-from`: measured energy of a collected run, read and checked before measuring.
     pub energy_from: Option<crate::measured::MeasuredEnergy>,
+    /// ics-latency: the "in the cycle" rows (`ics-cycle.csv`), measured by the front-end through
+    /// the link crate before the run, and why rows are missing (docs/ics.md "In the cycle").
+    pub in_cycle: Option<InCycle>,
+}
+
+/// The ICS study's "in the cycle" rows and notes, handed in by the front-end.
+#[derive(Clone, Debug, Default)]
+pub struct InCycle {
+    /// `ics-cycle.csv` as written (None: no measurement could run).
+    pub csv: Option<String>,
+    /// One line per missing set of rows, with the reason.
+    pub notes: Vec<String>,
 }
 
 /// What a study sees after measurement. `results` is empty for collected board logs.
