@@ -16,6 +16,7 @@
 //!   as a process;
 //! * [`session`] — one measured session: fleet → transport → gateway → store;
 //! * [`experiments`] — attack, overload, faults (chaos), network conditions and their sweep;
+//! * [`industrial`] — Modbus/TCP through an encrypting proxy pair, its poll cycle timed plain and sealed;
 //! * [`results`] — the result files of a session and the radio/battery energy model;
 //! * [`choose`] — `lwcbench choose`: filters, ranking with ties, robustness and the deploy command.
 pub mod choose;
@@ -23,6 +24,7 @@ pub mod clock;
 pub mod device;
 pub mod experiments;
 pub mod gateway;
+pub mod industrial;
 pub mod input;
 pub mod results;
 pub mod session;

@@ -4,6 +4,7 @@ use clap::{Args, Subcommand};
 mod args;
 pub mod chaos;
 mod device;
+mod modbus;
 mod net;
 mod options;
 mod session;
@@ -33,6 +34,11 @@ enum LinkSub {
     Chaos(chaos::ChaosArgs),
     /// Overload: step the offered rate, report the sustainable rate and peak memory.
     Overload(chaos::OverloadArgs),
+    /// One side of an encrypting Modbus/TCP proxy pair (bump in the wire), until SIGTERM.
+    ModbusProxy(modbus::ModbusProxyArgs),
+    /// Modbus/TCP poll cycles (tokio-modbus master and slave) through the proxy pair, timed
+    /// plain and sealed, against the ICS budgets.
+    Modbus(modbus::ModbusArgs),
 }
 
 pub fn run(a: &LinkArgs) -> Result<(), String> {
@@ -41,6 +47,8 @@ pub fn run(a: &LinkArgs) -> Result<(), String> {
         Some(LinkSub::Gateway(g)) => chaos::gateway(g),
         Some(LinkSub::Chaos(c)) => chaos::chaos(c),
         Some(LinkSub::Overload(o)) => chaos::overload(o),
+        Some(LinkSub::ModbusProxy(p)) => modbus::proxy(p),
+        Some(LinkSub::Modbus(m)) => modbus::measure(m),
         None => session::session(&a.session),
     }
 }
