@@ -126,6 +126,8 @@ if ((want_test)); then
   .venv/bin/pip install --quiet opencv-python-headless scikit-video  # lwcbench.video and its tests
   # PyCryptodome for the engine process of engines/pycryptodome (its tests and `--engine`)
   .venv/bin/pip install --quiet pycryptodome
+  # pymodbus: the foreign Modbus/TCP master and slave of tests/modbus (docs/link.md, Modbus/TCP)
+  .venv/bin/pip install --quiet 'pymodbus>=3.16,<3.17'
   # Rust targets, cross compilers (ARM, RISC-V, Xtensa) and Unicorn/capstone for mcu/.
   MCU_VENV="$PWD/.venv" bash mcu/setup.sh
   # firmware/: the QEMU image (Cortex-M3) and the Pico (Cortex-M0+); aarch64-unknown-none

@@ -67,6 +67,8 @@ suite "link probe" python3 scripts/link-probe.py --ci
 suite "python + browser" env LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q python/tests \
   tests/browser
 suite "pycryptodome engine" .venv/bin/python -m pytest -q engines/pycryptodome
+# A foreign Modbus/TCP master and slave (pymodbus) through the encrypting proxy pair.
+suite "modbus proxy (pymodbus)" env LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q tests/modbus
 # Cross-built images: emulated keystream equals the host's, pinned instruction counts, tables.
 suite "mcu images" env CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q mcu/tests
 # data/emulated-cycles.csv (--board energy) equals what the emulator gives for a sample of images.

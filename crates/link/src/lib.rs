@@ -18,6 +18,7 @@
 //! * [`industrial`] — industrial messages in their cycle: GOOSE frames on a veth pair, plain and
 //!   sealed, and the ICS study's "in the cycle" rows;
 //! * [`experiments`] — attack, overload, faults (chaos), network conditions and their sweep;
+//! * [`industrial`] — Modbus/TCP through an encrypting proxy pair, its poll cycle timed plain and sealed;
 //! * [`results`] — the result files of a session and the radio/battery energy model;
 //! * [`choose`] — `lwcbench choose`: filters, ranking with ties, robustness and the deploy command.
 pub mod choose;

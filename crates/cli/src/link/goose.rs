@@ -184,8 +184,8 @@ pub fn measure_goose(selected: &[String], frames: usize) -> Result<Vec<CycleMeas
     Ok(runs.iter().map(|r| r.measurement()).collect())
 }
 
-/// The "in the cycle" rows of an ics-latency run: every protocol measured here, and a note for
-/// each one that could not be (no root for GOOSE, …).
+/// The "in the cycle" rows of an ics-latency run: GOOSE and Modbus/TCP, and a note for each
+/// protocol that could not be measured (no root for GOOSE, …).
 pub fn in_cycle(selected: &[String], frames: usize, budgets: &[ics::Budget]) -> lwcbench_engine::studies::InCycle {
     let mut ms = Vec::new();
     let mut notes = Vec::new();
@@ -196,6 +196,31 @@ pub fn in_cycle(selected: &[String], frames: usize, budgets: &[ics::Budget]) -> 
             notes.push(format!("GOOSE rows missing: {e}"));
         }
     }
+    match measure_modbus(selected, frames) {
+        Ok(m) => ms.extend(m),
+        Err(e) => {
+            eprintln!("lwcbench: warning: ics-latency: no Modbus/TCP rows in the cycle: {e}");
+            notes.push(format!("Modbus/TCP rows missing: {e}"));
+        }
+    }
     let csv = (!ms.is_empty()).then(|| in_cycle_csv(&ms, budgets));
     lwcbench_engine::studies::InCycle { csv, notes }
+}
+
+/// Modbus/TCP in the cycle for the ics-latency preset: the selected ciphers of
+/// [`IN_CYCLE_CIPHERS`], the study's three ADU sizes, `polls` back-to-back poll pairs each (plain
+/// and sealed alternate); a key made for the measurement and never stored, as for GOOSE.
+pub fn measure_modbus(selected: &[String], polls: usize) -> Result<Vec<CycleMeasurement>, String> {
+    use lwcbench_link::industrial::modbus::measure;
+    let names: Vec<&str> =
+        IN_CYCLE_CIPHERS.iter().copied().filter(|c| selected.iter().any(|s| s.split('/').next() == Some(*c))).collect();
+    if names.is_empty() {
+        return Err(format!("the run selects none of {}", IN_CYCLE_CIPHERS.join(", ")));
+    }
+    let opts = measure::Options { interval: std::time::Duration::ZERO, ..Default::default() };
+    let mut out = Vec::new();
+    for name in names {
+        out.extend(measure::measure_modbus(name, polls.clamp(1, measure::MAX_POLLS), &opts)?);
+    }
+    Ok(out)
 }

@@ -6,6 +6,7 @@ mod chaos;
 mod device;
 mod gateway;
 pub mod goose;
+mod modbus;
 mod net;
 mod options;
 mod overload;
@@ -39,6 +40,11 @@ enum LinkSub {
     /// IEC 61850 GOOSE frames over a veth pair between two namespaces (AF_PACKET, root), plain
     /// and sealed per frame: publish → accepted latency against the IEC 61850-5 classes.
     Goose(goose::GooseArgs),
+    /// One side of an encrypting Modbus/TCP proxy pair (bump in the wire), until SIGTERM.
+    ModbusProxy(modbus::ModbusProxyArgs),
+    /// Modbus/TCP poll cycles (tokio-modbus master and slave) through the proxy pair, timed
+    /// plain and sealed, against the ICS budgets.
+    Modbus(modbus::ModbusArgs),
 }
 
 pub fn run(a: &LinkArgs) -> Result<(), String> {
@@ -48,6 +54,8 @@ pub fn run(a: &LinkArgs) -> Result<(), String> {
         Some(LinkSub::Chaos(c)) => chaos::chaos(c),
         Some(LinkSub::Overload(o)) => overload::overload(o),
         Some(LinkSub::Goose(g)) => goose::goose(g),
+        Some(LinkSub::ModbusProxy(p)) => modbus::proxy(p),
+        Some(LinkSub::Modbus(m)) => modbus::measure(m),
         None => session::session(&a.session),
     }
 }

@@ -1,0 +1,195 @@
+//! `lwcbench link modbus-proxy` (one side of the encrypting pair) and `lwcbench link modbus`
+//! (the poll cycle timed plain and sealed). See docs/link.md "Modbus/TCP bump-in-the-wire".
+use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use clap::Args;
+use lwcbench_link::device::counter::CounterStore;
+use lwcbench_link::industrial::modbus::measure::{self, Options};
+use lwcbench_link::industrial::modbus::peers::Cycle;
+use lwcbench_link::industrial::modbus::proxy::{self, Hop, Side};
+use lwcbench_link::input;
+use lwcbench_link::results::{LinkRecord, RunDir};
+use lwcbench_link::wire::keys::MasterKey;
+use lwcbench_link::wire::suite;
+
+use super::options::{default_out, parse_duration};
+
+#[derive(Args)]
+pub(super) struct ModbusProxyArgs {
+    /// master: beside the master (accepts its plain TCP, seals, forwards to --peer, the slave-side
+    /// proxy); slave: beside the slave (accepts the hop, opens, forwards to --peer, the slave).
+    #[arg(long)]
+    side: String,
+    /// Address to accept connections on (HOST:PORT; port 0 = any free port, printed at start).
+    #[arg(long)]
+    listen: String,
+    /// Where to forward: the slave-side proxy (--side master) or the Modbus/TCP slave (--side slave).
+    #[arg(long)]
+    peer: String,
+    /// Master key file shared by both proxies (must exist, mode 0600; docs/link.md "Keys").
+    #[arg(long, required_unless_present = "unsafe_plain")]
+    key_file: Option<PathBuf>,
+    /// Counter state of this proxy's sending direction (default KEY_FILE.modbus-PAIR-SIDE.counters;
+    /// created if missing, locked while in use, refused if it belongs to another key).
+    #[arg(long)]
+    counter_state: Option<PathBuf>,
+    /// The link cipher: "name/impl", a bare name, or a frame cipher id (AEADs and stream ciphers
+    /// with the link's Poly1305 composition).
+    #[arg(long, default_value = "Ascon-AEAD128")]
+    cipher: String,
+    /// Proxy pair number: master → slave is link device 0x4D420000 + 2·PAIR, slave → master one
+    /// more (pairs sharing one key need different numbers).
+    #[arg(long, default_value_t = 0)]
+    pair: u32,
+    /// Replay window of the receiving direction, in counters (1..=1048576).
+    #[arg(long, default_value_t = 1024)]
+    window: u64,
+    /// Counters reserved per durable write of the counter state.
+    #[arg(long, default_value_t = lwcbench_link::device::counter::DEFAULT_BLOCK)]
+    counter_block: u64,
+    /// Replay state of the receiving direction: the highest counter accepted, so a restarted proxy
+    /// refuses frames from before its restart (default KEY_FILE.modbus-PAIR-SIDE.replay).
+    #[arg(long)]
+    replay_state: Option<PathBuf>,
+    /// UNSAFE: forward ADUs over the hop unencrypted (the measurement's baseline; both sides must
+    /// agree).
+    #[arg(long, conflicts_with_all = ["key_file", "counter_state", "replay_state"])]
+    unsafe_plain: bool,
+}
+
+#[derive(Args)]
+pub(super) struct ModbusArgs {
+    /// Cipher(s), comma-separated: "name/impl", a bare name, or a frame cipher id.
+    #[arg(long, default_value = "Ascon-AEAD128")]
+    cipher: String,
+    /// Timed polls per cycle and path (1..=1000000).
+    #[arg(long, default_value_t = 2000)]
+    polls: usize,
+    /// Pause after each plain + sealed poll pair (e.g. 1ms; 0 = back to back).
+    #[arg(long, default_value = "1ms")]
+    interval: String,
+    /// Poll one cycle, read N holding registers (1..=125), instead of the ICS study's three
+    /// Modbus sizes (12, 29 and 260 B ADUs).
+    #[arg(long)]
+    register_count: Option<u16>,
+    /// Untimed polls per path before each cycle's timed ones.
+    #[arg(long, default_value_t = 50)]
+    warmup: usize,
+    /// Output directory (default ./lwcbench-results/<UTC time>-link-modbus).
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+    /// Replace a finished run in --out.
+    #[arg(long)]
+    force: bool,
+}
+
+fn resolve(opt: &str, s: &str) -> Result<SocketAddr, String> {
+    s.to_socket_addrs()
+        .map_err(|e| format!("{opt}: '{}' is not HOST:PORT ({e})", input::shown(s)))?
+        .next()
+        .ok_or_else(|| format!("{opt}: '{}' resolves to no address", input::shown(s)))
+}
+
+/// One proxy until SIGTERM/SIGINT; prints its address first and its tally last.
+pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
+    let side = Side::parse(&a.side)?;
+    let listen = resolve("--listen", &a.listen)?;
+    let peer = resolve("--peer", &a.peer)?;
+    let devices = lwcbench_link::industrial::modbus::proxy::devices(a.pair, side)?;
+    // Listen first: a port in use is refused before a counter state is started.
+    let listener =
+        std::net::TcpListener::bind(listen).map_err(|e| format!("--listen: cannot listen on {listen}: {e}"))?;
+    let (hop, protection) = if a.unsafe_plain {
+        (Hop::Plain, "UNSAFE: plain hop, no encryption".to_string())
+    } else {
+        let s = suite::find(&a.cipher)?;
+        let key_file = a.key_file.clone().expect("clap: --key-file unless --unsafe-plain");
+        let master = MasterKey::read(&key_file)?;
+        let beside = |ext: &str| {
+            let mut p = key_file.as_os_str().to_os_string();
+            p.push(format!(".modbus-{}-{}.{ext}", a.pair, side.name()));
+            PathBuf::from(p)
+        };
+        let state = a.counter_state.clone().unwrap_or_else(|| beside("counters"));
+        let replay = a.replay_state.clone().unwrap_or_else(|| beside("replay"));
+        // The counter state's lock is held first: one process per direction, so one writer of
+        // the replay state too.
+        let store = CounterStore::open(&state, a.counter_block, &master)?;
+        let hop = Hop::sealed(&s, &master, &store, a.pair, side, a.window, Some(&replay))?;
+        (hop, format!("{} (sends as device {}, accepts device {})", s.name(), devices.0, devices.1))
+    };
+    let log = format!("modbus-proxy ({})", side.name());
+    let shown = log.clone();
+    let report = proxy::run_process(side, listener, peer, hop, log, |bound| {
+        println!("{shown} listening on {bound}, forwarding to {peer}, {protection}");
+        let _ = std::io::stdout().flush();
+    })?;
+    println!("modbus-proxy ({}) stopped: {}", side.name(), report.line());
+    Ok(())
+}
+
+/// The poll cycle timed plain and sealed; writes modbus_cycles.csv, modbus_samples.csv and
+/// summary.md into a run directory.
+pub(super) fn measure(a: &ModbusArgs) -> Result<(), String> {
+    let ciphers: Vec<String> = a.cipher.split(',').map(|c| c.trim().to_string()).collect();
+    for c in &ciphers {
+        suite::find(c)?;
+    }
+    if a.polls == 0 || a.polls > measure::MAX_POLLS {
+        return Err(format!("--polls: {} is not in 1..={}", a.polls, measure::MAX_POLLS));
+    }
+    if a.warmup > 100_000 {
+        return Err(format!("--warmup: {} is above 100000", a.warmup));
+    }
+    let interval = parse_duration(&a.interval, "--interval")?;
+    if interval > Duration::from_secs(10) {
+        return Err(format!("--interval: '{}' is above 10s", a.interval));
+    }
+    let cycles = match a.register_count {
+        None => measure::ics_cycles(),
+        Some(n) if (1..=125).contains(&n) => {
+            let c = Cycle::ReadHolding(n);
+            vec![(c.adu_bytes().1, c)]
+        }
+        Some(n) => return Err(format!("--register-count: {n} is not in 1..=125 (Modbus function 3's limit)")),
+    };
+    let out = a.out.clone().unwrap_or_else(|| default_out("link-modbus"));
+    let started = SystemTime::now();
+    let rd = RunDir::begin(&out, a.force)?;
+    let opts = Options { interval, cycles, state_dir: Some(rd.kept("state")), warmup: a.warmup, ..Options::default() };
+    let mut all = Vec::new();
+    for c in &ciphers {
+        eprintln!("modbus: {c}: {} polls per cycle and path …", a.polls);
+        all.extend(measure::measure_modbus(c, a.polls, &opts).map_err(|e| rd.shown(&e))?);
+    }
+    let m = lwcbench_engine::machine::Machine::detect();
+    let machine = format!("{} ({} logical cores), governor {}", m.cpu_model, m.logical_cores, m.governor);
+    let budgets = measure::budgets();
+    let md = measure::markdown(&all, &budgets, &machine);
+    eprint!("{md}");
+    let files = vec![
+        ("modbus_cycles.csv".to_string(), measure::csv(&all, &budgets).into_bytes()),
+        ("modbus_samples.csv".to_string(), measure::samples_csv(&all).into_bytes()),
+        ("summary.md".to_string(), md.into_bytes()),
+    ];
+    let config = serde_json::json!({
+        "ciphers": ciphers, "polls": a.polls, "interval_s": interval.as_secs_f64(), "warmup": a.warmup,
+        "path": measure::PATH,
+        "cycles": opts.cycles.iter().map(|(b, c)| serde_json::json!({"bytes": b, "cycle": c.describe()})).collect::<Vec<_>>(),
+    });
+    let mut rec = LinkRecord::new(
+        "lwcbench link modbus".into(),
+        "link-modbus".into(),
+        lwcbench_link::session::new_session(),
+        false,
+        config,
+        started,
+        vec![],
+    );
+    rd.finish(&files, &mut rec)?;
+    println!("wrote {}", out.display());
+    Ok(())
+}
