@@ -26,7 +26,6 @@ use crate::experiments::netcond::{qdisc_drops, udp_in_errors};
 use crate::gateway::video::{LostWhy, PartEvent, Reassembler};
 use crate::transport::broker::BrokerAddr;
 use crate::transport::mqtt::{mqtt_connect, mqtt_options, topic};
-use crate::wire::frame::MAX_FRAME;
 use crate::wire::suite::{Keyed, Suite};
 
 /// UDP payload of one datagram on a 1500-byte MTU path (1500 − 20 IPv4 − 8 UDP).
@@ -208,9 +207,20 @@ impl Server {
     }
 }
 
-/// Queue between the transport and the server: bounded, so a slow server slows the receiver
-/// (MQTT) or lets the socket buffer overflow (UDP, counted) instead of growing memory.
-const QUEUE: usize = 1024;
+/// Bytes the queue between the transport and the server may hold: bounded, so a slow server
+/// slows the receiver (MQTT) or lets the socket buffer overflow (UDP, counted) instead of growing
+/// memory. A message longer than a part may be is not copied (an empty one, refused as malformed,
+/// stands for it), so the queue holds this many bytes at most.
+const QUEUE_BYTES: usize = 16 << 20;
+
+/// The message queued for a received payload of `len` bytes.
+fn queued(payload: &[u8], part_bytes: usize) -> Vec<u8> {
+    if payload.len() > part_bytes {
+        Vec::new()
+    } else {
+        payload.to_vec()
+    }
+}
 
 fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
@@ -254,7 +264,7 @@ pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
         taken: taken.clone(),
     };
     drop(key);
-    let (tx, rx) = sync_channel::<Vec<u8>>(QUEUE);
+    let (tx, rx) = sync_channel::<Vec<u8>>((QUEUE_BYTES / cfg.part_bytes).max(16));
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
     let server_thread = std::thread::Builder::new()
@@ -324,6 +334,7 @@ fn run_mqtt(
     let sub = t.clone();
     let sub_client = client.clone();
     let broker = b.describe();
+    let part_bytes = cfg.part_bytes;
     let listener = rt.spawn(async move {
         let mut ready = Some(ready_tx);
         loop {
@@ -339,9 +350,7 @@ fn run_mqtt(
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) => {
-                    // A payload above the message limit is not copied: an empty message stands
-                    // for it, refused as malformed.
-                    let m = if p.payload.len() > MAX_FRAME { Vec::new() } else { p.payload.to_vec() };
+                    let m = queued(&p.payload, part_bytes);
                     let tx = tx.clone();
                     if tokio::task::block_in_place(move || tx.send(m)).is_err() {
                         return;
@@ -421,20 +430,22 @@ fn run_udp(
     }
     let (ip_srv, ip_cam) = if pair.is_some() { (ADDR_B, ADDR_A) } else { (Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST) };
     let srv = bind(pair.as_ref(), Side::B, ip_srv)?;
-    crate::transport::udp::set_rcvbuf(&srv, 32 << 20);
+    // Room for a few whole frames' bursts of datagrams while the receiver thread waits for a core.
+    lwcbench_netimpair::relay::grow_recv_buffer(&srv, 32 << 20);
     srv.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| format!("udp: {e}"))?;
     let to: SocketAddr = srv.local_addr().map_err(|e| format!("udp: {e}"))?;
     let cam_sock = bind(pair.as_ref(), Side::A, ip_cam)?;
     let in_errors0 = pair.as_ref().map_or(0, |p| udp_in_errors(p, Side::B));
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
+    let part_bytes = cfg.part_bytes;
     let receiver = std::thread::Builder::new()
         .name("video-udp".into())
         .spawn(move || {
             let mut buf = vec![0u8; 65_536];
             while !st.load(Ordering::Acquire) {
                 if let Ok((len, _)) = srv.recv_from(&mut buf) {
-                    if tx.send(buf[..len].to_vec()).is_err() {
+                    if tx.send(queued(&buf[..len], part_bytes)).is_err() {
                         return;
                     }
                 }
