@@ -93,6 +93,22 @@ fn mqtt_delivers_every_frame_bit_for_bit() {
     assert!(md.contains("## Video over the link"));
 }
 
+/// `--video` without a file takes the bundled clip, or the one $LWCBENCH_VIDEO names.
+#[test]
+fn video_without_a_file_takes_the_default_clip() {
+    let d = tempfile::tempdir().unwrap();
+    let c = clip(d.path(), 2);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+        .args(["link", "-o", "out", "--video", "--fps", "50"])
+        .env("LWCBENCH_VIDEO", &c)
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = &rows(&d.path().join("out/link_video.csv"))[0];
+    assert_eq!((num(s, "frames_sent"), num(s, "delivered"), num(s, "width")), (2, 2, 320));
+}
+
 /// Over UDP in 1,472-byte datagrams a 115,200-byte frame is 81 parts (hand count in
 /// crates/link/src/wire/video.rs): 118,683 B on the wire, 3,483 B of it headers and tags.
 /// With `--loss 5` (root: network namespaces) a frame is delivered exactly when all 81 parts

@@ -1,6 +1,5 @@
 //! `lwcbench link --video [FILE]`: a camera's frames over the link (docs/link.md "Video frames
 //! (version 2)").
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -21,7 +20,7 @@ pub(super) struct VideoArgs {
     /// one the bundled clip), sealed in parts, to a server that reassembles and checks them bit
     /// for bit (docs/link.md "Video frames"). Writes video_frames.csv and link_video.csv.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
-    pub(super) video: Option<PathBuf>,
+    pub(super) video: Option<String>,
     /// --video: frames per second the camera takes (default: the clip's rate, else 25).
     #[arg(long, value_name = "N", requires = "video")]
     pub(super) fps: Option<f64>,
@@ -52,7 +51,8 @@ fn check_options(a: &SessionArgs) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn run(a: &SessionArgs, file: &std::path::Path, suites: &[Suite]) -> Result<(), String> {
+/// `file`: the --video value ("" when none was given: the bundled clip).
+pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), String> {
     let v = &a.video;
     check_options(a)?;
     if let Some(f) = v.fps {
@@ -73,10 +73,10 @@ pub(super) fn run(a: &SessionArgs, file: &std::path::Path, suites: &[Suite]) -> 
         return Err(format!("--frame-part-bytes {part_bytes}: above the largest UDP payload ({UDP_MAX_PART} B)"));
     }
     // Frames beyond the clip repeat it, so at most the clip is read.
-    let clip = if file.as_os_str().is_empty() {
+    let clip = if file.is_empty() {
         lwcbench_engine::video::default_clip(v.frames.map(|n| n as usize))?
     } else {
-        Clip::load(file, v.frames.map(|n| n as usize))?
+        Clip::load(std::path::Path::new(file), v.frames.map(|n| n as usize))?
     };
     for s in suites {
         lwcbench_link::wire::video::part_count(clip.frame_bytes, part_bytes, s.tag_len(a.unsafe_no_integrity))
