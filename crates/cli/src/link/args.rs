@@ -72,7 +72,7 @@ pub(super) struct SessionArgs {
     #[command(flatten)]
     pub(super) net: NetArgs,
     #[command(flatten)]
-    pub(super) video: super::video::VideoArgs,
+    pub(super) video: super::video_args::VideoArgs,
     /// List the link's ciphers (frame id, protection, overhead) and exit.
     #[arg(long)]
     pub(super) list: bool,

@@ -8,6 +8,7 @@ mod net;
 mod options;
 mod session;
 mod video;
+mod video_args;
 
 #[derive(Args)]
 #[command(
