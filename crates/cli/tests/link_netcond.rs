@@ -28,15 +28,21 @@ fn bad_condition_values_get_one_error_line() {
         (&["--preset", "net-sweep", "--loss", "1"], "error: --preset net-sweep sets loss and delay itself"),
         (&["--loss", "5", "--net-backend", "magic"], "error: --net-backend: 'magic' is not auto or fallback"),
     ];
+    each_one_error_line(d.path(), &cases);
+}
+
+/// `lwcbench link -o out ARGS` in `dir` for each case: non-zero exit, stderr one line starting
+/// with the case's text, and no `out`.
+pub(crate) fn each_one_error_line(dir: &Path, cases: &[(&[&str], &str)]) {
     for (args, want) in cases {
         let mut all = vec!["link", "-o", "out"];
         all.extend_from_slice(args);
-        let o = lwcbench(&all, d.path());
+        let o = lwcbench(&all, dir);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{args:?} succeeded");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with(want), "{args:?}: {err}");
-        assert!(!d.path().join("out").exists(), "{args:?} left files");
+        assert!(!dir.join("out").exists(), "{args:?} left files");
     }
 }
 

@@ -18,6 +18,7 @@ mod link_kill;
 mod link_netcond;
 mod link_services;
 mod link_shared;
+mod link_video;
 mod mcu;
 mod video;
 

@@ -76,6 +76,8 @@ pub(super) struct SessionArgs {
     pub(super) force: bool,
     #[command(flatten)]
     pub(super) net: NetArgs,
+    #[command(flatten)]
+    pub(super) video: super::video_args::VideoArgs,
     /// List the link's ciphers (frame id, protection, overhead) and exit.
     #[arg(long)]
     pub(super) list: bool,

@@ -11,13 +11,15 @@ mod net;
 mod options;
 mod overload;
 mod session;
+mod video;
+mod video_args;
 
 #[derive(Args)]
 #[command(
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  lwcbench link\n  lwcbench link --cipher Ascon-AEAD128,DRACO --devices 100 --messages 1000 --rate max\n  \
 lwcbench link --transport udp --interval 1ms\n  lwcbench link --broker mqtt://127.0.0.1:1883 --store postgres://user@127.0.0.1:5432/db\n  \
-lwcbench link --list"
+lwcbench link --video --transport udp --loss 5\n  lwcbench link --list"
 )]
 pub struct LinkArgs {
     #[command(subcommand)]

@@ -123,6 +123,11 @@ pub(super) fn parse(a: &SessionArgs) -> Result<Option<NetPlan>, String> {
     }))
 }
 
+/// The one set of conditions of a `--video` run (None without conditions).
+pub(super) fn single(a: &SessionArgs) -> Result<Option<(Conditions, Backend)>, String> {
+    Ok(parse(a)?.map(|p| (p.conds[0].clone(), p.backend)))
+}
+
 /// Runs every cipher × transport × condition and writes link_conditions.csv, summary.md, the
 /// figures (sweep) and run.json.
 pub(super) fn session(

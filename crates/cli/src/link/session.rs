@@ -45,6 +45,9 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
         Some(p) => return Err(format!("--preset: '{p}' is not a link preset (lora-minute, net-sweep)")),
     };
     let suites = cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()?;
+    if let Some(file) = &a.video.video {
+        return super::video::run(a, file, &suites);
+    }
     if a.attack && a.unsafe_no_integrity {
         return Err(
             "--attack with --unsafe-no-integrity: without a tag every forgery is accepted; nothing to test".into()

@@ -1,5 +1,6 @@
-//! The sensor side: per-device counters that never repeat a nonce, the simulated fleet, and one
-//! device as its own process with its capture file.
+//! The sensor side: per-device counters that never repeat a nonce, the simulated fleet, one
+//! device as its own process with its capture file, and the camera that sends video frames.
+pub mod camera;
 pub mod capture;
 pub mod counter;
 pub mod fleet;

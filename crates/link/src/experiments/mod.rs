@@ -4,3 +4,4 @@ pub mod chaos;
 pub mod netcond;
 pub mod overload;
 pub mod sweep;
+pub mod video;

@@ -237,7 +237,7 @@ fn check_runtime_ns(pair: &NetnsPair, side: Side, rt: &tokio::runtime::Runtime) 
 }
 
 /// UDP receive errors (`Udp: … InErrors`) of the namespace of `side`, from its /proc/net/snmp.
-fn udp_in_errors(pair: &NetnsPair, side: Side) -> u64 {
+pub(crate) fn udp_in_errors(pair: &NetnsPair, side: Side) -> u64 {
     let Ok(out) = pair.command(side, "cat").arg("/proc/net/snmp").output() else { return 0 };
     let text = String::from_utf8_lossy(&out.stdout);
     let mut udp = text.lines().filter(|l| l.starts_with("Udp:"));
@@ -250,7 +250,7 @@ fn udp_in_errors(pair: &NetnsPair, side: Side) -> u64 {
 }
 
 /// Packets the qdiscs on `side`'s veth dropped (tbf overflow), from `tc -s -j qdisc show`.
-fn qdisc_drops(pair: &NetnsPair, side: Side) -> u64 {
+pub(crate) fn qdisc_drops(pair: &NetnsPair, side: Side) -> u64 {
     let Ok(out) = pair.command(side, "tc").args(["-s", "-j", "qdisc", "show", "dev", "lwcb0"]).output() else {
         return 0;
     };

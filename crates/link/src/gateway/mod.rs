@@ -14,6 +14,7 @@ pub mod process;
 pub mod replay;
 pub mod shared;
 pub mod single;
+pub mod video;
 pub mod workers;
 
 /// One frame as the gateway saw it.

@@ -2,3 +2,4 @@
 pub mod frame;
 pub mod keys;
 pub mod suite;
+pub mod video;

@@ -227,9 +227,6 @@ impl Keyed {
 
     /// Append the frame for (device, counter, reading) to `out` (cleared first).
     pub fn seal(&mut self, device: u32, counter: u64, reading: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        if counter > frame::MAX_COUNTER {
-            return Err(format!("device {device}: counter space exhausted"));
-        }
         let hdr = Header {
             version: frame::VERSION,
             cipher: self.suite.id,
@@ -238,13 +235,29 @@ impl Keyed {
             counter,
         }
         .encode();
+        self.seal_with_header(&hdr, device, counter, reading, out)
+    }
+
+    /// `out` = `head` ‖ ciphertext ‖ tag, with `head` (any frame version's header) as the
+    /// associated data and the nonce of (device, counter).
+    pub fn seal_with_header(
+        &mut self,
+        hdr: &[u8],
+        device: u32,
+        counter: u64,
+        reading: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        if counter > frame::MAX_COUNTER {
+            return Err(format!("device {device}: counter space exhausted"));
+        }
         self.set_nonce(device, counter);
         let tl = self.tag_len();
         out.clear();
-        out.extend_from_slice(&hdr);
+        out.extend_from_slice(hdr);
         out.extend_from_slice(reading);
-        out.resize(HEADER_LEN + reading.len() + tl, 0);
-        let (head, rest) = out.split_at_mut(HEADER_LEN);
+        out.resize(hdr.len() + reading.len() + tl, 0);
+        let (head, rest) = out.split_at_mut(hdr.len());
         let (body, tag) = rest.split_at_mut(reading.len());
         match &mut self.inst {
             Inst::Aead(a) => a.encrypt(&self.nonce, head, body, tag).map_err(|e| format!("{}: {e}", self.suite.name())),
@@ -277,12 +290,24 @@ impl Keyed {
 
     /// Check and decrypt a whole frame whose header was parsed as `h`; returns the reading.
     pub fn open(&mut self, h: &Header, frame: &[u8]) -> Result<Vec<u8>, OpenError> {
+        self.open_with_header(HEADER_LEN, h.device, h.counter, frame)
+    }
+
+    /// Check and decrypt a frame whose first `head_len` bytes are its header (the associated
+    /// data), sealed under the nonce of (device, counter).
+    pub fn open_with_header(
+        &mut self,
+        head_len: usize,
+        device: u32,
+        counter: u64,
+        frame: &[u8],
+    ) -> Result<Vec<u8>, OpenError> {
         let tl = self.tag_len();
-        if frame.len() < HEADER_LEN + tl {
+        if frame.len() < head_len + tl {
             return Err(OpenError::Malformed);
         }
-        self.set_nonce(h.device, h.counter);
-        let (head, rest) = frame.split_at(HEADER_LEN);
+        self.set_nonce(device, counter);
+        let (head, rest) = frame.split_at(head_len);
         let (body, tag) = rest.split_at(rest.len() - tl);
         let mut buf = body.to_vec();
         match &mut self.inst {

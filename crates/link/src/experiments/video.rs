@@ -1,0 +1,610 @@
+//! Video over the link: a camera device (device::camera) sends a clip's frames as version 2
+//! parts over MQTT or UDP, the server (gateway::video) reassembles them, checks every frame bit
+//! for bit against the same clip, and every frame sent ends as delivered or lost, by frame number.
+//!
+//! UDP with network conditions (`--loss`, …) runs the camera in namespace A and the server in
+//! namespace B of a [`NetnsPair`] (root needed), the conditions applied by
+//! `lwcbench_netimpair::conditions` on A's side as for sensor frames; only kernel mechanisms are
+//! used here (netem, nftables, tbf), not the user-space relay.
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lwcbench_engine::video::Clip;
+use lwcbench_netimpair::netns::{ADDR_A, ADDR_B};
+use lwcbench_netimpair::{conditions, Backend, Conditions, NetnsPair, Side};
+use lwcbench_stats::percentile_nearest_rank as nearest_rank;
+use rumqttc::{AsyncClient, Event, Packet, QoS};
+use serde::Serialize;
+
+use crate::clock::now_ns;
+use crate::device::camera::{Camera, Shot};
+use crate::device::counter::{open_session, DeviceCounter};
+use crate::experiments::netcond::{qdisc_drops, udp_in_errors};
+use crate::gateway::video::{LostWhy, PartEvent, Reassembler};
+use crate::transport::broker::BrokerAddr;
+use crate::transport::mqtt::{mqtt_connect, mqtt_options, topic};
+use crate::wire::suite::{Keyed, Suite};
+
+/// UDP payload of one datagram on a 1500-byte MTU path (1500 − 20 IPv4 − 8 UDP).
+pub const UDP_PART_BYTES: usize = 1472;
+/// Largest UDP payload (65,535 − 20 − 8).
+pub const UDP_MAX_PART: usize = 65_507;
+/// Frames in reassembly at a time.
+pub const MAX_IN_FLIGHT: usize = 8;
+
+/// How parts travel.
+#[derive(Clone, Debug)]
+pub enum VideoTransport {
+    Mqtt(BrokerAddr),
+    /// Datagrams on loopback, or between the namespaces with network conditions.
+    Udp(Option<(Conditions, Backend)>),
+}
+
+impl VideoTransport {
+    pub fn name(&self) -> &'static str {
+        match self {
+            VideoTransport::Mqtt(_) => "mqtt",
+            VideoTransport::Udp(_) => "udp",
+        }
+    }
+}
+
+pub struct VideoConfig {
+    pub suite: Suite,
+    pub unauthenticated: bool,
+    pub clip: Arc<Clip>,
+    /// Frames sent; frame n is the clip's frame n mod its length.
+    pub frames: u32,
+    pub fps: f64,
+    /// Most bytes of one part on the wire.
+    pub part_bytes: usize,
+    pub transport: VideoTransport,
+    pub key_file: std::path::PathBuf,
+    pub counter_file: std::path::PathBuf,
+    pub counter_block: u64,
+    pub window: u64,
+    /// An incomplete frame is lost this long after its first part arrived.
+    pub deadline: Duration,
+    pub drain_timeout: Duration,
+    pub session: String,
+    pub device: u32,
+}
+
+/// One frame's fate (video_frames.csv).
+#[derive(Clone, Debug, Serialize)]
+pub struct FrameRow {
+    pub cipher: String,
+    pub transport: &'static str,
+    pub frame: u32,
+    pub clip_frame: usize,
+    pub parts: u32,
+    pub parts_received: u32,
+    pub payload_bytes: u64,
+    pub wire_bytes: u64,
+    pub overhead_bytes: u64,
+    /// delivered, mismatch, lost_deadline, lost_evicted, lost_at_end, lost_no_part.
+    pub status: &'static str,
+    pub seal_us: f64,
+    /// Capture → decrypted whole (delivered frames).
+    pub latency_us: Option<f64>,
+}
+
+/// One run's totals (link_video.csv).
+#[derive(Clone, Debug, Serialize)]
+pub struct VideoSummary {
+    pub cipher: String,
+    pub protection: String,
+    pub transport: &'static str,
+    pub loss_pct: f64,
+    pub clip: String,
+    pub width: usize,
+    pub height: usize,
+    pub fps_target: f64,
+    pub part_bytes: usize,
+    pub frames_sent: u64,
+    pub delivered: u64,
+    pub lost: u64,
+    pub mismatched: u64,
+    pub parts_sent: u64,
+    pub parts_received: u64,
+    pub parts_dropped: u64,
+    /// Drops a mechanism counted: nftables rule, qdiscs, UDP receive errors, send errors.
+    pub counted_drops: u64,
+    pub refused: u64,
+    pub ignored_parts: u64,
+    pub frames_per_s: f64,
+    pub latency_p50_us: f64,
+    pub latency_p90_us: f64,
+    pub latency_p99_us: f64,
+    pub latency_max_us: f64,
+    pub seal_p50_us: f64,
+    pub parts_per_frame: f64,
+    pub payload_bytes_per_frame: f64,
+    pub overhead_bytes_per_frame: f64,
+    pub overhead_pct: f64,
+}
+
+pub struct VideoRun {
+    pub frames: Vec<FrameRow>,
+    pub summary: VideoSummary,
+    /// What the path was (for run.json).
+    pub path: String,
+    pub applied: Vec<lwcbench_netimpair::Applied>,
+}
+
+/// The server: reassembly and the bit-for-bit check, per frame number.
+struct Server {
+    re: Reassembler,
+    clip: Arc<Clip>,
+    delivered_ns: Vec<Option<u64>>,
+    mismatch: Vec<bool>,
+    lost: Vec<Option<LostWhy>>,
+    parts_got: Vec<u32>,
+    taken: Arc<AtomicU64>,
+}
+
+impl Server {
+    fn slot(&self, n: u32) -> Option<usize> {
+        ((n as usize) < self.delivered_ns.len()).then_some(n as usize)
+    }
+
+    fn mark_lost(&mut self, n: u32, why: LostWhy) {
+        if let Some(i) = self.slot(n) {
+            self.lost[i] = Some(why);
+        }
+    }
+
+    fn take(&mut self, msg: &[u8]) {
+        let mut lost = Vec::new();
+        let ev = self.re.push(msg, now_ns(), &mut lost);
+        let done = now_ns();
+        for (n, why) in lost {
+            self.mark_lost(n, why);
+        }
+        match ev {
+            PartEvent::Stored(n) | PartEvent::Ignored(n) => {
+                if let Some(i) = self.slot(n) {
+                    self.parts_got[i] += 1;
+                }
+            }
+            PartEvent::Complete(f) => {
+                if let Some(i) = self.slot(f.number) {
+                    self.parts_got[i] += 1;
+                    let want = self.clip.frame(i % self.clip.frames);
+                    self.mismatch[i] = f.data != want;
+                    self.delivered_ns[i] = Some(done);
+                }
+            }
+            PartEvent::Refused(_) => {}
+        }
+        self.taken.fetch_add(1, Ordering::Release);
+    }
+
+    fn tick(&mut self) {
+        for n in self.re.expire(now_ns()) {
+            self.mark_lost(n, LostWhy::Deadline);
+        }
+    }
+
+    /// Take messages until `stop` is set and nothing is waiting, checking deadlines meanwhile.
+    fn serve(mut self, rx: Receiver<Vec<u8>>, stop: Arc<AtomicBool>) -> Server {
+        loop {
+            match rx.recv_timeout(Duration::from_millis(10)) {
+                Ok(m) => self.take(&m),
+                Err(RecvTimeoutError::Timeout) if stop.load(Ordering::Acquire) => break,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            self.tick();
+        }
+        for n in self.re.end() {
+            self.mark_lost(n, LostWhy::AtEnd);
+        }
+        self
+    }
+}
+
+/// Bytes the queue between the transport and the server may hold: bounded, so a slow server
+/// slows the receiver (MQTT) or lets the socket buffer overflow (UDP, counted) instead of growing
+/// memory. A message longer than a part may be is not copied (an empty one, refused as malformed,
+/// stands for it), so the queue holds this many bytes at most.
+const QUEUE_BYTES: usize = 16 << 20;
+
+/// The message queued for a received payload of `len` bytes.
+fn queued(payload: &[u8], part_bytes: usize) -> Vec<u8> {
+    if payload.len() > part_bytes {
+        Vec::new()
+    } else {
+        payload.to_vec()
+    }
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+/// Send the clip over the link once and account for every frame.
+pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
+    if !(cfg.fps.is_finite() && cfg.fps > 0.0) {
+        return Err(format!("--fps: {} is not a positive frame rate", cfg.fps));
+    }
+    if cfg.frames == 0 {
+        return Err("--frames: at least one frame is needed".into());
+    }
+    let tag = cfg.suite.tag_len(cfg.unauthenticated);
+    let parts_per_frame = crate::wire::video::part_count(cfg.clip.frame_bytes, cfg.part_bytes, tag)?;
+    let (master, counters) = open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
+    let key = master.device_key(cfg.suite.id, cfg.device, cfg.suite.key_len());
+    let mut cam = Camera {
+        device: cfg.device,
+        keyed: Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?,
+        counter: DeviceCounter::new(&counters, cfg.device)?,
+        part_bytes: cfg.part_bytes,
+        unauthenticated: cfg.unauthenticated,
+    };
+    let n = cfg.frames as usize;
+    let taken = Arc::new(AtomicU64::new(0));
+    let server = Server {
+        re: Reassembler::new(
+            cfg.device,
+            Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?,
+            cfg.unauthenticated,
+            cfg.window,
+            MAX_IN_FLIGHT,
+            cfg.deadline.as_nanos() as u64,
+        )?,
+        clip: cfg.clip.clone(),
+        delivered_ns: vec![None; n],
+        mismatch: vec![false; n],
+        lost: vec![None; n],
+        parts_got: vec![0; n],
+        taken: taken.clone(),
+    };
+    drop(key);
+    let (tx, rx) = sync_channel::<Vec<u8>>((QUEUE_BYTES / cfg.part_bytes).max(16));
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let server_thread = std::thread::Builder::new()
+        .name("video-server".into())
+        .spawn(move || server.serve(rx, st))
+        .map_err(|e| format!("cannot start the video server thread: {e}"))?;
+    let interval = Some(Duration::from_secs_f64(1.0 / cfg.fps));
+    let clip = cfg.clip.clone();
+    let frame = |i: u32| clip.frame(i as usize % clip.frames);
+
+    let shoot = |send: PartSink<'_>| cam.run(cfg.frames, interval, frame, send);
+    let result = match &cfg.transport {
+        VideoTransport::Mqtt(b) => run_mqtt(cfg, b, shoot, tx, &taken),
+        VideoTransport::Udp(net) => run_udp(cfg, net.as_ref(), shoot, tx, &taken),
+    };
+    stop.store(true, Ordering::Release);
+    let server = server_thread.join().map_err(|_| "the video server thread panicked".to_string())?;
+    let (shots, counted, path, applied, timed_out) = result?;
+    if timed_out && matches!(cfg.transport, VideoTransport::Mqtt(_)) {
+        return Err(format!(
+            "drain timeout: {} of {} video parts arrived within --drain-timeout over MQTT",
+            taken.load(Ordering::Acquire),
+            shots.iter().map(|s| u64::from(s.parts)).sum::<u64>()
+        ));
+    }
+    Ok(account(cfg, &cam, &shots, &server, counted, parts_per_frame, path, applied))
+}
+
+type Sent = (Vec<Shot>, u64, String, Vec<lwcbench_netimpair::Applied>, bool);
+
+/// After the camera: wait until every part sent was taken, or (UDP) nothing came for `idle`,
+/// or the drain timeout.
+fn drain(sent: u64, taken: &AtomicU64, idle: Option<Duration>, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    let mut last = (taken.load(Ordering::Acquire), Instant::now());
+    loop {
+        let t = taken.load(Ordering::Acquire);
+        if t >= sent {
+            return false;
+        }
+        if t != last.0 {
+            last = (t, Instant::now());
+        } else if idle.is_some_and(|i| last.1.elapsed() > i) {
+            return false;
+        }
+        if Instant::now() >= deadline {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Where the camera hands each part (the transport).
+type PartSink<'s> = &'s mut dyn FnMut(Vec<u8>) -> Result<(), String>;
+
+fn run_mqtt(
+    cfg: &VideoConfig,
+    b: &BrokerAddr,
+    shoot: impl FnOnce(PartSink) -> Result<Vec<Shot>, String>,
+    tx: SyncSender<Vec<u8>>,
+    taken: &AtomicU64,
+) -> Result<Sent, String> {
+    let rt = crate::transport::runtime()?;
+    let t = topic(&cfg.session, cfg.device);
+    let (client, mut ev) = AsyncClient::new(mqtt_options(&format!("lwcbench-video-srv-{}", cfg.session), b), 64);
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+    let sub = t.clone();
+    let sub_client = client.clone();
+    let broker = b.describe();
+    let part_bytes = cfg.part_bytes;
+    let listener = rt.spawn(async move {
+        let mut ready = Some(ready_tx);
+        loop {
+            match ev.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    if sub_client.subscribe(sub.clone(), QoS::AtLeastOnce).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(Event::Incoming(Packet::SubAck(_))) => {
+                    if let Some(r) = ready.take() {
+                        let _ = r.send(Ok(()));
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    let m = queued(&p.payload, part_bytes);
+                    let tx = tx.clone();
+                    if tokio::task::block_in_place(move || tx.send(m)).is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    if let Some(r) = ready.take() {
+                        let _ = r.send(Err(format!("--broker: cannot reach {broker}: {e}")));
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    });
+    let up = ready_rx.recv_timeout(Duration::from_secs(5));
+    if !matches!(up, Ok(Ok(()))) {
+        listener.abort();
+        return Err(match up {
+            Ok(Err(e)) => e,
+            _ => format!("--broker: no subscription at {} within 5 s", b.describe()),
+        });
+    }
+    let conn = rt.block_on(mqtt_connect(&format!("lwcbench-video-cam-{}", cfg.session), b))?;
+    let pubc = conn.client.clone();
+    let shots = shoot(&mut |p| {
+        rt.block_on(pubc.publish(t.clone(), QoS::AtLeastOnce, false, p)).map_err(|e| format!("mqtt publish: {e}"))
+    });
+    let shots = match shots {
+        Ok(s) => s,
+        Err(e) => {
+            listener.abort();
+            conn.task.abort();
+            return Err(e);
+        }
+    };
+    let sent: u64 = shots.iter().map(|s| u64::from(s.parts)).sum();
+    let timed_out = drain(sent, taken, None, cfg.drain_timeout);
+    listener.abort();
+    conn.task.abort();
+    rt.shutdown_timeout(Duration::from_secs(1));
+    Ok((shots, 0, format!("camera -> MQTT QoS 1 ({}) -> server", b.describe()), Vec::new(), timed_out))
+}
+
+fn bind(pair: Option<&NetnsPair>, side: Side, ip: Ipv4Addr) -> Result<UdpSocket, String> {
+    let b = || UdpSocket::bind((ip, 0));
+    let s = match pair {
+        Some(p) => p.in_ns(side, b).map_err(|e| e.to_string())?,
+        None => b(),
+    };
+    s.map_err(|e| format!("udp: cannot bind {ip}: {e}"))
+}
+
+fn run_udp(
+    cfg: &VideoConfig,
+    net: Option<&(Conditions, Backend)>,
+    shoot: impl FnOnce(PartSink) -> Result<Vec<Shot>, String>,
+    tx: SyncSender<Vec<u8>>,
+    taken: &AtomicU64,
+) -> Result<Sent, String> {
+    let pair = match net {
+        Some(_) => Some(NetnsPair::create().map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let mut applied = Vec::new();
+    if let (Some(p), Some((c, backend))) = (&pair, net) {
+        let plan = conditions::apply(p, Side::A, c, conditions::Transport::Udp, *backend).map_err(|e| e.to_string())?;
+        if !plan.user_space.is_none() {
+            return Err(
+                "--video: delay, jitter, reordering and duplication need the kernel's netem here (this kernel \
+                 lacks it or --net-backend fallback was given); --loss and --bandwidth work without it"
+                    .into(),
+            );
+        }
+        applied = plan.applied;
+    }
+    let (ip_srv, ip_cam) = if pair.is_some() { (ADDR_B, ADDR_A) } else { (Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST) };
+    let srv = bind(pair.as_ref(), Side::B, ip_srv)?;
+    // Room for a few whole frames' bursts of datagrams while the receiver thread waits for a core.
+    lwcbench_netimpair::relay::grow_recv_buffer(&srv, 32 << 20);
+    srv.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| format!("udp: {e}"))?;
+    let to: SocketAddr = srv.local_addr().map_err(|e| format!("udp: {e}"))?;
+    let cam_sock = bind(pair.as_ref(), Side::A, ip_cam)?;
+    let in_errors0 = pair.as_ref().map_or(0, |p| udp_in_errors(p, Side::B));
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let part_bytes = cfg.part_bytes;
+    let receiver = std::thread::Builder::new()
+        .name("video-udp".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 65_536];
+            while !st.load(Ordering::Acquire) {
+                if let Ok((len, _)) = srv.recv_from(&mut buf) {
+                    if tx.send(queued(&buf[..len], part_bytes)).is_err() {
+                        return;
+                    }
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start the UDP receiver thread: {e}"))?;
+    let mut send_errors = 0u64;
+    let shots = shoot(&mut |p| {
+        // A full socket buffer is loss on this transport, counted, not an error.
+        if cam_sock.send_to(&p, to).is_err() {
+            send_errors += 1;
+        }
+        Ok(())
+    });
+    let sent: u64 = shots.as_ref().map_or(0, |s| s.iter().map(|s| u64::from(s.parts)).sum());
+    // With loss nothing may come for a while: wait past the frame deadline before giving up.
+    let idle = cfg.deadline.max(Duration::from_millis(500));
+    let timed_out = shots.is_ok() && drain(sent, taken, Some(idle), cfg.drain_timeout);
+    stop.store(true, Ordering::Release);
+    let _ = receiver.join();
+    let shots = shots?;
+    let counted = match &pair {
+        Some(p) => {
+            let nft = conditions::nft_dropped(p, Side::B).map_err(|e| e.to_string())?;
+            nft + qdisc_drops(p, Side::A) + udp_in_errors(p, Side::B).saturating_sub(in_errors0) + send_errors
+        }
+        None => send_errors,
+    };
+    let path = match &pair {
+        Some(_) => format!("camera (ns A, {ADDR_A}) -> UDP -> server (ns B, {to})"),
+        None => format!("camera -> UDP on loopback -> server ({to})"),
+    };
+    if let Some(p) = pair {
+        p.teardown().map_err(|e| e.to_string())?;
+    }
+    Ok((shots, counted, path, applied, timed_out))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn account(
+    cfg: &VideoConfig,
+    cam: &Camera,
+    shots: &[Shot],
+    s: &Server,
+    counted: u64,
+    parts_per_frame: usize,
+    path: String,
+    applied: Vec<lwcbench_netimpair::Applied>,
+) -> VideoRun {
+    let cipher = cfg.suite.name();
+    let transport = cfg.transport.name();
+    let mut rows = Vec::with_capacity(shots.len());
+    let mut lat = Vec::new();
+    let mut seal = Vec::new();
+    for (i, sh) in shots.iter().enumerate() {
+        let status = match (s.delivered_ns[i], s.lost[i]) {
+            (Some(_), _) if s.mismatch[i] => "mismatch",
+            (Some(_), _) => "delivered",
+            (None, Some(LostWhy::Deadline)) => "lost_deadline",
+            (None, Some(LostWhy::Evicted)) => "lost_evicted",
+            (None, Some(LostWhy::AtEnd)) => "lost_at_end",
+            (None, None) => "lost_no_part",
+        };
+        let latency = s.delivered_ns[i].map(|d| d.saturating_sub(sh.capture_ns));
+        if let Some(l) = latency {
+            lat.push(l);
+        }
+        seal.push(sh.seal_ns);
+        rows.push(FrameRow {
+            cipher: cipher.clone(),
+            transport,
+            frame: i as u32,
+            clip_frame: i % cfg.clip.frames,
+            parts: sh.parts,
+            parts_received: s.parts_got[i],
+            payload_bytes: sh.payload,
+            wire_bytes: sh.wire,
+            overhead_bytes: cam.overhead(sh.parts),
+            status,
+            seal_us: us(sh.seal_ns),
+            latency_us: latency.map(us),
+        });
+    }
+    lat.sort_unstable();
+    seal.sort_unstable();
+    let pct = |v: &[u64], p: f64| nearest_rank(v, p).map_or(0.0, us);
+    let delivered = rows.iter().filter(|r| r.status == "delivered").count() as u64;
+    let mismatched = rows.iter().filter(|r| r.status == "mismatch").count() as u64;
+    let parts_sent: u64 = rows.iter().map(|r| u64::from(r.parts)).sum();
+    let parts_received: u64 = rows.iter().map(|r| u64::from(r.parts_received)).sum();
+    let first = shots.first().map_or(0, |s| s.capture_ns);
+    let last = s.delivered_ns.iter().flatten().max().copied().unwrap_or(first);
+    let secs = (last.saturating_sub(first)) as f64 / 1e9;
+    let nf = rows.len().max(1) as f64;
+    let payload = rows.iter().map(|r| r.payload_bytes).sum::<u64>() as f64 / nf;
+    let overhead = rows.iter().map(|r| r.overhead_bytes).sum::<u64>() as f64 / nf;
+    let loss_pct = match &cfg.transport {
+        VideoTransport::Udp(Some((c, _))) => c.loss_pct,
+        _ => 0.0,
+    };
+    let summary = VideoSummary {
+        cipher,
+        protection: cfg.suite.protection(cfg.unauthenticated).to_string(),
+        transport,
+        loss_pct,
+        clip: cfg.clip.name.clone(),
+        width: cfg.clip.width,
+        height: cfg.clip.height,
+        fps_target: cfg.fps,
+        part_bytes: cfg.part_bytes,
+        frames_sent: rows.len() as u64,
+        delivered,
+        lost: rows.len() as u64 - delivered - mismatched,
+        mismatched,
+        parts_sent,
+        parts_received,
+        parts_dropped: parts_sent.saturating_sub(parts_received),
+        counted_drops: counted,
+        refused: s.re.tally.refused_total(),
+        ignored_parts: s.re.ignored,
+        frames_per_s: if secs > 0.0 { delivered as f64 / secs } else { 0.0 },
+        latency_p50_us: pct(&lat, 50.0),
+        latency_p90_us: pct(&lat, 90.0),
+        latency_p99_us: pct(&lat, 99.0),
+        latency_max_us: lat.last().copied().map_or(0.0, us),
+        seal_p50_us: pct(&seal, 50.0),
+        parts_per_frame: parts_per_frame as f64,
+        payload_bytes_per_frame: payload,
+        overhead_bytes_per_frame: overhead,
+        overhead_pct: if payload > 0.0 { 100.0 * overhead / payload } else { 0.0 },
+    };
+    VideoRun { frames: rows, summary, path, applied }
+}
+
+/// The "Video over the link" section of summary.md.
+pub fn markdown(rows: &[VideoSummary]) -> String {
+    let mut s = String::from(
+        "\n## Video over the link\n\nEvery frame sent is delivered (bit for bit equal to the source frame) or lost \
+         (one missing part loses the frame); per frame in video_frames.csv. Latency = capture → decrypted whole.\n\n\
+         | cipher | transport | loss % | frames sent | delivered | lost | parts sent | parts dropped | frames/s | \
+         p50 | p99 | overhead B/frame | overhead % |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        s += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {:.0} | {:.2} |\n",
+            r.cipher,
+            r.transport,
+            r.loss_pct,
+            r.frames_sent,
+            r.delivered,
+            r.lost,
+            r.parts_sent,
+            r.parts_dropped,
+            r.frames_per_s,
+            crate::units::ms3(r.latency_p50_us),
+            crate::units::ms3(r.latency_p99_us),
+            r.overhead_bytes_per_frame,
+            r.overhead_pct
+        );
+    }
+    s
+}
