@@ -20,6 +20,7 @@ mod link_services;
 mod link_shared;
 mod link_video;
 mod mcu;
+mod measured_energy;
 mod video;
 
 #[path = "../../../tests/support/one_binary.rs"]
