@@ -1,14 +1,38 @@
 //! Probes the native AES libraries (docs/aes-libraries.md). For each one whose Cargo feature
 //! is on, `pkg-config` decides: found → link it and set `cfg(lwc_<lib>)`; not found → no cfg,
 //! and a message (shown by `lwcbench list`/`verify`) instead of a build failure.
+use std::ffi::OsString;
 use std::process::Command;
 
+/// pkg-config's search variables, the target's own first (`PKG_CONFIG_LIBDIR_aarch64_unknown_linux_gnu`,
+/// the names the pkg-config crate reads), so one cargo call can build several targets, each
+/// finding only its own libraries.
+const SEARCH_VARS: [&str; 3] = ["PKG_CONFIG_LIBDIR", "PKG_CONFIG_PATH", "PKG_CONFIG_SYSROOT_DIR"];
+
+fn targeted(var: &str) -> Option<OsString> {
+    let target = std::env::var("TARGET").unwrap_or_default();
+    std::env::var_os(format!("{var}_{target}"))
+        .or_else(|| std::env::var_os(format!("{var}_{}", target.replace('-', "_"))))
+        .or_else(|| std::env::var_os(var))
+}
+
+fn pkg_config_cmd() -> Command {
+    let mut c = Command::new("pkg-config");
+    for var in SEARCH_VARS {
+        match targeted(var) {
+            Some(v) => c.env(var, v),
+            None => c.env_remove(var),
+        };
+    }
+    c
+}
+
 fn pkg_config(name: &str) -> Option<(String, String)> {
-    let out = Command::new("pkg-config").args(["--libs", "--cflags", name]).output().ok()?;
+    let out = pkg_config_cmd().args(["--libs", "--cflags", name]).output().ok()?;
     if !out.status.success() {
         return None;
     }
-    let ver = Command::new("pkg-config").args(["--modversion", name]).output().ok()?;
+    let ver = pkg_config_cmd().args(["--modversion", name]).output().ok()?;
     Some((
         String::from_utf8_lossy(&out.stdout).trim().to_string(),
         String::from_utf8_lossy(&ver.stdout).trim().to_string(),
@@ -32,8 +56,12 @@ fn emit_libs(flags: &str) {
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=native/wolf_shim.c");
-    println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
-    println!("cargo:rerun-if-env-changed=PKG_CONFIG_LIBDIR");
+    let target = std::env::var("TARGET").unwrap_or_default();
+    for var in SEARCH_VARS {
+        println!("cargo:rerun-if-env-changed={var}");
+        println!("cargo:rerun-if-env-changed={var}_{target}");
+        println!("cargo:rerun-if-env-changed={var}_{}", target.replace('-', "_"));
+    }
     println!("cargo::rustc-check-cfg=cfg(lwc_gcrypt)");
     println!("cargo::rustc-check-cfg=cfg(lwc_wolfssl)");
     let feature = |f: &str| std::env::var_os(format!("CARGO_FEATURE_{}", f.to_uppercase())).is_some();
