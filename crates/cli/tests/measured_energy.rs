@@ -23,14 +23,28 @@ fn measured_energy_fills_the_link_energy_table() {
     );
     std::fs::write(d.path().join("energy.csv"), csv).unwrap();
     let o = lwcbench(
-        &["link", "-o", "out", "--devices", "2", "--messages", "5", "--interval", "1ms", "--measured-energy", "energy.csv"],
+        &[
+            "link",
+            "-o",
+            "out",
+            "--devices",
+            "2",
+            "--messages",
+            "5",
+            "--interval",
+            "1ms",
+            "--measured-energy",
+            "energy.csv",
+        ],
         d.path(),
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut r = csv::Reader::from_path(d.path().join("out/link_energy.csv")).unwrap();
     let h = r.headers().unwrap().clone();
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        r.records().map(|x| h.iter().zip(x.unwrap().iter()).map(|(a, b)| (a.to_string(), b.to_string())).collect()).collect();
+    let rows: Vec<std::collections::HashMap<String, String>> = r
+        .records()
+        .map(|x| h.iter().zip(x.unwrap().iter()).map(|(a, b)| (a.to_string(), b.to_string())).collect())
+        .collect();
     assert!(!rows.is_empty());
     for row in &rows {
         assert_eq!(row["crypto_uj_measured"].parse::<f64>().unwrap(), 5.5, "{row:?}");

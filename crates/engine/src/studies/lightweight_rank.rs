@@ -588,7 +588,12 @@ pub fn html(dir: &Path, fig: &mut usize) -> String {
             radar(&axes, &per, "criterion scores")
         );
     }
-    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th>energy/byte (modelled)</th><th class=\"l\">energy source</th><th>throughput MB/s</th><th>key schedule</th><th>memory B</th>";
+    let measured = measured_per_byte(dir);
+    h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th>energy/byte (modelled)</th><th class=\"l\">energy source</th>";
+    if !measured.is_empty() {
+        h += "<th>energy/byte (measured ± U, k = 2)</th>";
+    }
+    h += "<th>throughput MB/s</th><th>key schedule</th><th>memory B</th>";
     for w in &weightings {
         let _ = write!(h, "<th>WSM {0}</th><th>rank {0}</th>", esc(w));
     }
@@ -597,11 +602,22 @@ pub fn html(dir: &Path, fig: &mut usize) -> String {
         let g = |n: &str| col(&hd, n).map(|c| r[c].clone()).unwrap_or_default();
         let _ = write!(
             h,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3e} J</td><td class=\"l\">{}</td><td>{:.1}</td><td>{}</td><td>{}</td>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3e} J</td><td class=\"l\">{}</td>",
             esc(&r[ci]),
             esc(&r[ii]),
             num(&g("energy_per_byte_j_modelled")),
             esc(&g("energy_source")),
+        );
+        if !measured.is_empty() {
+            let cell = match measured.get(&(r[ci].clone(), r[ii].clone())) {
+                Some((bytes, e, u)) => format!("{e:.3e} ± {u:.1e} J ({bytes} B)"),
+                None => "not measured".into(),
+            };
+            let _ = write!(h, "<td>{}</td>", esc(&cell));
+        }
+        let _ = write!(
+            h,
+            "<td>{:.1}</td><td>{}</td><td>{}</td>",
             num(&g("throughput_mb_s")),
             fmt_ns(num(&g("key_schedule_ns"))),
             esc(&g("memory_bytes"))
@@ -612,6 +628,39 @@ pub fn html(dir: &Path, fig: &mut usize) -> String {
         h += "</tr>";
     }
     h + "</table>"
+}
+
+/// Measured encrypt energy per byte by (cipher, implementation) from the metrics file
+/// (`--energy-from`), at the smallest message size measured: (bytes, J/B, U J/B).
+fn measured_per_byte(dir: &Path) -> BTreeMap<(String, String), (u64, f64, f64)> {
+    let mut out = BTreeMap::new();
+    let Some((hd, rows)) = read_table(&dir.join(METRICS_FILE)) else { return out };
+    let cols = [
+        "cipher",
+        "implementation",
+        "scenario",
+        "message_bytes",
+        "energy_per_op_j_measured",
+        "energy_per_op_u_j_measured",
+    ];
+    let Some(c) = cols.iter().map(|n| col(&hd, n)).collect::<Option<Vec<usize>>>() else { return out };
+    for r in &rows {
+        let (Ok(bytes), Ok(e), Ok(u)) = (r[c[3]].parse::<u64>(), r[c[4]].parse::<f64>(), r[c[5]].parse::<f64>()) else {
+            continue;
+        };
+        if r[c[2]] != "encrypt" || bytes == 0 || !e.is_finite() || !u.is_finite() {
+            continue;
+        }
+        let key = (r[c[0]].clone(), r[c[1]].clone());
+        let cell = (bytes, e / bytes as f64, u / bytes as f64);
+        match out.get(&key) {
+            Some(&(b, _, _)) if b <= bytes => {}
+            _ => {
+                out.insert(key, cell);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -836,6 +885,12 @@ mod tests {
         let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
         assert!(md.contains("energy/byte (measured ± U, k = 2) |") && md.contains("| 3.125e-7 ± 5.0e-9 J |"), "{md}");
         assert_eq!(md.matches("| not measured |").count(), 7, "{md}");
+        // The report's table: the same measured cell, 5e-6 / 16 B ± 8e-8 / 16 B.
+        let mut fig = 0;
+        let h = html(&dir, &mut fig);
+        assert!(h.contains("<th>energy/byte (measured ± U, k = 2)</th>"), "{h}");
+        assert!(h.contains("<td>3.125e-7 ± 5.0e-9 J (16 B)</td>"), "{h}");
+        assert_eq!(h.matches("<td>not measured</td>").count(), 7, "{h}");
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_file(&file);
     }
