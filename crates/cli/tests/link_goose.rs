@@ -117,8 +117,11 @@ fn ics_latency_preset_writes_in_cycle_rows() {
     let out = d.path().join("out");
     let text = std::fs::read_to_string(out.join("ics-cycle.csv")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 1 + 4, "{text}");
-    assert!(lines[1..].iter().all(|l| l.contains("AES-128-GCM") && l.contains("GOOSE")));
+    // GOOSE 160 and 1522 B, Modbus/TCP 12, 29 and 260 B: each plain and sealed.
+    assert_eq!(lines.len(), 1 + 2 * 2 + 3 * 2, "{text}");
+    assert!(lines[1..].iter().all(|l| l.contains("AES-128-GCM")), "{text}");
+    assert_eq!(lines.iter().filter(|l| l.contains("\"GOOSE\"")).count(), 4, "{text}");
+    assert_eq!(lines.iter().filter(|l| l.contains("\"Modbus/TCP\"")).count(), 6, "{text}");
     assert!(std::fs::read_to_string(out.join("report.html")).unwrap().contains("<h3>In the cycle</h3>"));
     assert!(std::fs::read_to_string(out.join("summary.md")).unwrap().contains("### In the cycle"));
 }

@@ -152,7 +152,7 @@ fn forged_replayed_and_reordered_frames() {
         send_record(&mut hop, &f5).await;
         let r = recv_record(&mut hop, T).await.expect("an authentic request is answered");
         let h = Header::parse(&r).unwrap();
-        assert_eq!((h.device, h.cipher), (1, s.id));
+        assert_eq!((h.device, h.cipher), (dresp, s.id));
         assert_eq!(resp.open(&h, &r).unwrap(), answered(1));
         assert!(!r.windows(4).any(|w| w == &answered(1)[9..13]), "the register values are not on the hop in clear");
 
@@ -237,14 +237,14 @@ fn a_restarted_proxy_does_not_reuse_a_counter() {
                 m.write_all(&adu).await.unwrap();
                 let f = recv_record(&mut hop, T).await.unwrap();
                 let h = Header::parse(&f).unwrap();
-                assert_eq!(h.device, 0);
+                assert_eq!(h.device, 0x4D42_0000, "pair 0, master → slave");
                 assert!(!f.windows(adu.len() - 2).any(|w| w == &adu[2..]), "the ADU is not on the hop in clear");
                 seen.push(h.counter);
             }
         });
         // Reserved in blocks of 4 before use: after 6 counters the file says 8.
         let text = std::fs::read_to_string(&state).unwrap();
-        assert!(text.ends_with(&format!("\n0 {}\n", if seen.len() == 6 { 8 } else { 16 })), "{text}");
+        assert!(text.ends_with(&format!("\n1296171008 {}\n", if seen.len() == 6 { 8 } else { 16 })), "{text}");
     }
     assert_eq!(seen, vec![0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13]);
 }
