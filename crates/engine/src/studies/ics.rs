@@ -186,6 +186,15 @@ pub struct Latency {
     pub range: f64,
 }
 
+impl Latency {
+    /// The figures as CSV fields in the tables' column order: n, min, p1, median, p99, p99.9,
+    /// max, jitter, range.
+    pub fn csv_fields(&self) -> String {
+        let l = self;
+        format!("{},{},{},{},{},{},{},{},{}", l.n, l.min, l.p1, l.median, l.p99, l.p999, l.max, l.jitter, l.range)
+    }
+}
+
 pub fn latency(times_ns: &[f64]) -> Latency {
     let mut v = times_ns.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
@@ -277,16 +286,8 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
             .unwrap_or(("custom", "custom size"));
         let _ = write!(
             csv,
-            "{cipher},{imp},\"{proto}\",\"{name}\",{bytes},{},{},{},{},{},{},{},{},{},{overhead},\"{}\"",
-            l.n,
-            l.min,
-            l.p1,
-            l.median,
-            l.p99,
-            l.p999,
-            l.max,
-            l.jitter,
-            l.range,
+            "{cipher},{imp},\"{proto}\",\"{name}\",{bytes},{},{overhead},\"{}\"",
+            l.csv_fields(),
             governor.replace('"', "'")
         );
         let _ = write!(

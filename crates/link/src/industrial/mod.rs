@@ -51,21 +51,13 @@ pub fn in_cycle_csv(ms: &[CycleMeasurement], budgets: &[Budget]) -> String {
             let l = latency(&f);
             let _ = write!(
                 csv,
-                "\"{}\",\"{}\",\"{}\",{},{measured},\"{}\",{},{},{},{},{},{},{},{},{}",
+                "\"{}\",\"{}\",\"{}\",{},{measured},\"{}\",{}",
                 q(&m.cipher),
                 m.protocol,
                 q(&m.message),
                 m.bytes,
                 q(&m.path),
-                l.n,
-                l.min,
-                l.p1,
-                l.median,
-                l.p99,
-                l.p999,
-                l.max,
-                l.jitter,
-                l.range
+                l.csv_fields()
             );
             for b in budgets {
                 let _ = write!(csv, ",{}", pct_of_budget(l.max, b.ms));
