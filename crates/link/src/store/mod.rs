@@ -131,6 +131,8 @@ impl Sqlite {
             return Err(format!("--store: {p}: journal mode is '{mode}', WAL refused"));
         }
         // The schema check after CREATE names an older table's missing key_id column.
+        // The unique key's integers come first: an insert's b-tree search then decides on
+        // device and counter and compares the 32-character key_id only on a real match.
         conn.execute_batch(
             "PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS readings (
@@ -140,7 +142,7 @@ impl Sqlite {
                  counter INTEGER NOT NULL,
                  cipher  INTEGER NOT NULL,
                  payload BLOB    NOT NULL,
-                 UNIQUE (key_id, device, counter)
+                 UNIQUE (device, counter, key_id)
              );",
         )
         .map_err(|e| sqlite_error(path, &e))?;
@@ -187,10 +189,15 @@ impl Store for Sqlite {
     fn all(&mut self) -> Result<Vec<Row>, String> {
         let mut st = self
             .conn
-            .prepare("SELECT device, counter, cipher, payload FROM readings WHERE run = ?1 ORDER BY device, counter")
+            // Walks the unique key's index in (device, counter) order, no sort; key_id is read
+            // from the index, so another key's rows are skipped unread.
+            .prepare(
+                "SELECT device, counter, cipher, payload FROM readings WHERE key_id = ?1 AND run = ?2
+                 ORDER BY device, counter",
+            )
             .map_err(|e| e.to_string())?;
         let rows = st
-            .query_map([&self.run], |r| {
+            .query_map([&self.key_id, &self.run], |r| {
                 Ok(Row {
                     device: r.get::<_, i64>(0)? as u32,
                     counter: r.get::<_, i64>(1)? as u64,
@@ -512,6 +519,37 @@ mod tests {
         assert_eq!(s.all().unwrap(), vec![r(1), r(2), r(3)]);
         let mode: String = s.conn.query_row("PRAGMA journal_mode", [], |x| x.get(0)).unwrap();
         assert_eq!(mode, "wal");
+        // The key's integers first: an insert's b-tree search compares the 32-character key_id
+        // only when device and counter already match.
+        let key: Vec<String> = s
+            .conn
+            .prepare("SELECT name FROM pragma_index_info((SELECT name FROM pragma_index_list('readings')))")
+            .unwrap()
+            .query_map([], |x| x.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(key, ["device", "counter", "key_id"]);
+    }
+
+    /// A store an earlier lwcbench made (UNIQUE (key_id, device, counter): the same key, its
+    /// columns in another order) opens and keeps deduplicating.
+    #[test]
+    fn a_store_with_the_key_columns_in_another_order_still_opens() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("old.db");
+        rusqlite::Connection::open(&p)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE readings (key_id TEXT NOT NULL, run TEXT NOT NULL, device INTEGER NOT NULL,
+                 counter INTEGER NOT NULL, cipher INTEGER NOT NULL, payload BLOB NOT NULL,
+                 UNIQUE (key_id, device, counter))",
+            )
+            .unwrap();
+        let mut s = Sqlite::open(&p, "r", K).unwrap();
+        let r = |c| Row { device: 2, counter: c, cipher: 1, payload: vec![c as u8] };
+        assert_eq!(s.insert(&[r(5), r(4), r(5)]).unwrap(), 2);
+        assert_eq!(s.all().unwrap(), vec![r(4), r(5)]);
     }
 
     #[test]

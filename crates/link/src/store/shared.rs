@@ -318,8 +318,18 @@ mod tests {
         let mut s = crate::store::Sqlite::open(std::path::Path::new(&p), "r", K).unwrap();
         let got: Vec<u64> = s.all().unwrap().iter().map(|r| r.counter).collect();
         assert_eq!(got, vec![1, 3, 4, 5, 6, 9]);
-        // A new connection starts from what is stored.
-        let mut c = SharedState::open(&p, "r", K, &[1]).unwrap();
+        // A new connection starts from what is stored: device 1's top is its highest stored
+        // counter (9), a device with nothing stored starts at -1.
+        let mut c = SharedState::open(&p, "r", K, &[1, 2]).unwrap();
+        let tops: Vec<(i64, i64)> = rusqlite::Connection::open(&p)
+            .unwrap()
+            .prepare("SELECT device, top FROM readings_top WHERE key_id = ?1 ORDER BY device")
+            .unwrap()
+            .query_map([K], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(tops, vec![(1, 9), (2, -1)]);
         assert_eq!(c.commit(&[row(1, 5), row(1, 8)]).unwrap(), vec![Replay, Stored]);
         // A later session under the same key: counter 8 replayed into it is a replay, 2 is new;
         // under another key both are new.
