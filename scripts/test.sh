@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test. Expects ./scripts/setup.sh --test to have run.
-#  1. unit and integration tests of all Rust crates (release: the cipher tests push megabytes),
-#     and a build check of the own no_std cipher crates for 64-bit ARM
+#  1. unit and integration tests of all Rust crates (profile citest: release optimisation without
+#     LTO; the cipher tests push megabytes), and a build check of the own no_std cipher crates for
+#     64-bit ARM. The suites after it run the target/citest/lwcbench this build made.
 #  2. lwcbench verify: every known-answer test and cross-check, official vectors included
 #  3. a smoke benchmark through the CLI, checking the result files exist, and the link probe
 #     (scripts/link-probe.py --ci: 21 end-to-end probes against mosquitto and PostgreSQL)
@@ -17,6 +18,10 @@
 #     and left no untracked one
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The CLI every suite runs: built by the "cargo test" suite (profile citest, the workspace's test
+# features), so the tests compile the dependencies once. The release binary (thin LTO, one
+# codegen unit) is the product's, built by ./scripts/setup.sh without --test.
+LWC="$PWD/target/citest/lwcbench"
 
 # Every suite runs even when an earlier one failed (one flaky suite must not hide the others'
 # results); each outcome is printed, then a summary line, and the script fails if any failed.
@@ -35,57 +40,6 @@ suite() {
   fi
 }
 
-fmt_check() {
-  # Style gate: one rustfmt.toml for every Rust workspace in the tree.
-  for m in Cargo.toml python/Cargo.toml firmware/Cargo.toml mcu/images/Cargo.toml mcu/hostref/Cargo.toml; do
-    cargo fmt --all --manifest-path "$m" -- --check || return 1
-  done
-}
-suite "cargo fmt" fmt_check
-suite "cargo clippy" cargo clippy --workspace --all-targets --release --locked -- -D warnings
-# No import cycle between the modules of any crate; the checker's own tests on hand-made crates.
-suite "import cycles" bash -c 'python3 scripts/import-cycles.py --check crates/*/ && .venv/bin/python -m pytest -q tests/scripts'
-suite "cargo test" cargo test --workspace --profile citest --locked --no-fail-fast
-# Instructions per message through lwcbench equal a plain loop calling the library directly
-# (callgrind), both built by the release profile: the plain loop is built here, since the tests
-# above use the citest profile, with the workspace's features (built for its crate alone, the
-# RustCrypto ChaCha20-Poly1305 loop took ~827 fewer instructions per message than through lwcbench).
-suite "instruction parity" bash -c 'cargo build --release --locked --workspace --example plain_loop &&
-  python3 scripts/parity/instructions.py --check'
-# The own no_std cipher crates also build for 64-bit ARM (a Pi 4/5 class host): the x86-64
-# SIMD paths must stay behind their cfg gates.
-suite "aarch64 no_std build" env CARGO_TARGET_DIR="$PWD/target/aarch64" cargo check --release --locked \
-  --target aarch64-unknown-none -p lwcbench-core -p lwcbench-draco -p lwcbench-estream -p lwcbench-lightweight
-suite "verify" ./target/release/lwcbench verify
-suite "verify pycryptodome" ./target/release/lwcbench verify --engine pycryptodome
-smoke_run() {
-  ./target/release/lwcbench run --preset quick --out target/smoke-run --force --quiet || return 1
-  for f in samples.csv summary.csv run.json report.html; do
-    test -s "target/smoke-run/$f" || { echo "test.sh: smoke run did not write $f" >&2; return 1; }
-  done
-}
-suite "smoke run" smoke_run
-# The link probed end to end as an attacker and a careless operator would (mosquitto, a foreign
-# MQTT client, PostgreSQL): nonce reuse, a gateway stopped by one message, silent failures.
-suite "link probe" python3 scripts/link-probe.py --ci
-suite "python + browser" env LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q python/tests \
-  tests/browser
-suite "pycryptodome engine" .venv/bin/python -m pytest -q engines/pycryptodome
-# A foreign Modbus/TCP master and slave (pymodbus) through the encrypting proxy pair.
-suite "modbus proxy (pymodbus)" env LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python -m pytest -q tests/modbus
-# Cross-built images: emulated keystream equals the host's, pinned instruction counts, tables.
-suite "mcu images" env CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q mcu/tests
-# data/emulated-cycles.csv (--board energy) equals what the emulator gives for a sample of images.
-suite "emulated cycles table" env CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q tests/energy
-mcu_run() {
-  ./target/release/lwcbench mcu --preset counts --profiles Os --no-build --force --out target/mcu-run &&
-    test -s target/mcu-run/mcu_sizes.csv && test -s target/mcu-run/mcu_counts.csv && test -s target/mcu-run/run.json &&
-    ./target/release/lwcbench report target/mcu-run && test -s target/mcu-run/report.html
-}
-suite "mcu run + report" mcu_run
-suite "firmware cargo test" bash -c 'cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release --locked -p lwc-board-bench -p lwc-power-logger'
-suite "firmware pytest" env CARGO_TARGET_DIR="$PWD/target" LWCBENCH_BIN="$PWD/target/release/lwcbench" .venv/bin/python \
-  -m pytest -q firmware/tests
 # ARM Linux (docs/raspberry-pi.md): the CLI cross-built (profile `cross`: correctness under
 # emulation, not timing) with Debian's cross compilers and multiarch OpenSSL (pkg-config reads the
 # target's .pc files only; gcrypt and wolfssl have no multiarch -dev packages and stay out), then
@@ -93,13 +47,83 @@ suite "firmware pytest" env CARGO_TARGET_DIR="$PWD/target" LWCBENCH_BIN="$PWD/ta
 # holds), the refused instruction counter and a link session on the embedded broker.
 # One cargo invocation builds both targets, so host-side work (proc macros, build scripts) is
 # done once; pkg-config reads each target's own .pc files through its target-suffixed variable.
+# It starts now, in the background at the lowest CPU priority: it takes the CPU the suites below
+# leave idle (waiting on brokers, databases, QEMU, the browser), and its suite waits for it.
 ARM_TARGETS=(aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf)
 arm_build() {
   PKG_CONFIG_ALLOW_CROSS=1 \
     PKG_CONFIG_LIBDIR_aarch64_unknown_linux_gnu="/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig" \
     PKG_CONFIG_LIBDIR_armv7_unknown_linux_gnueabihf="/usr/lib/arm-linux-gnueabihf/pkgconfig:/usr/share/pkgconfig" \
-    cargo build --locked --profile cross "${ARM_TARGETS[@]/#/--target=}" -p lwcbench
+    nice -n 19 cargo build --locked --profile cross "${ARM_TARGETS[@]/#/--target=}" -p lwcbench
 }
+arm_pid=""
+if [ "$(uname -m)" = x86_64 ]; then
+  mkdir -p target
+  arm_build >target/arm-build.log 2>&1 &
+  arm_pid=$!
+  # An interrupted test.sh does not leave the build running.
+  trap '[ -n "$arm_pid" ] && pkill -TERM -P "$arm_pid" 2>/dev/null' EXIT
+fi
+arm_wait() {
+  local rc=0
+  wait "$arm_pid" || rc=$?
+  arm_pid=""
+  if ((rc)); then tail -n 40 target/arm-build.log >&2; else tail -n 1 target/arm-build.log; fi
+  return "$rc"
+}
+
+fmt_check() {
+  # Style gate: one rustfmt.toml for every Rust workspace in the tree.
+  for m in Cargo.toml python/Cargo.toml firmware/Cargo.toml mcu/images/Cargo.toml mcu/hostref/Cargo.toml; do
+    cargo fmt --all --manifest-path "$m" -- --check || return 1
+  done
+}
+suite "cargo fmt" fmt_check
+# Under the citest profile, clippy's build scripts and proc macros are the test build's too.
+suite "cargo clippy" cargo clippy --workspace --all-targets --profile citest --locked -- -D warnings
+# No import cycle between the modules of any crate; the checker's own tests on hand-made crates.
+suite "import cycles" bash -c 'python3 scripts/import-cycles.py --check crates/*/ && .venv/bin/python -m pytest -q tests/scripts'
+suite "cargo test" cargo test --workspace --profile citest --locked --no-fail-fast
+# Instructions per message through lwcbench equal a plain loop calling the library directly
+# (callgrind), both from the test build above: one profile and the workspace's features for both
+# (built for its crate alone, the RustCrypto ChaCha20-Poly1305 loop took ~827 fewer instructions
+# per message than through lwcbench).
+suite "instruction parity" python3 scripts/parity/instructions.py --check --lwcbench "$LWC" \
+  --plain target/citest/examples/plain_loop
+# The own no_std cipher crates also build for 64-bit ARM (a Pi 4/5 class host): the x86-64
+# SIMD paths must stay behind their cfg gates.
+suite "aarch64 no_std build" env CARGO_TARGET_DIR="$PWD/target/aarch64" cargo check --release --locked \
+  --target aarch64-unknown-none -p lwcbench-core -p lwcbench-draco -p lwcbench-estream -p lwcbench-lightweight
+suite "verify" "$LWC" verify
+suite "verify pycryptodome" "$LWC" verify --engine pycryptodome
+smoke_run() {
+  "$LWC" run --preset quick --out target/smoke-run --force --quiet || return 1
+  for f in samples.csv summary.csv run.json report.html; do
+    test -s "target/smoke-run/$f" || { echo "test.sh: smoke run did not write $f" >&2; return 1; }
+  done
+}
+suite "smoke run" smoke_run
+# The link probed end to end as an attacker and a careless operator would (mosquitto, a foreign
+# MQTT client, PostgreSQL): nonce reuse, a gateway stopped by one message, silent failures.
+suite "link probe" python3 scripts/link-probe.py --ci --bin "$LWC"
+suite "python + browser" env LWCBENCH_BIN="$LWC" .venv/bin/python -m pytest -q python/tests \
+  tests/browser
+suite "pycryptodome engine" .venv/bin/python -m pytest -q engines/pycryptodome
+# A foreign Modbus/TCP master and slave (pymodbus) through the encrypting proxy pair.
+suite "modbus proxy (pymodbus)" env LWCBENCH_BIN="$LWC" .venv/bin/python -m pytest -q tests/modbus
+# Cross-built images: emulated keystream equals the host's, pinned instruction counts, tables.
+suite "mcu images" env CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q mcu/tests
+# data/emulated-cycles.csv (--board energy) equals what the emulator gives for a sample of images.
+suite "emulated cycles table" env CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q tests/energy
+mcu_run() {
+  "$LWC" mcu --preset counts --profiles Os --no-build --force --out target/mcu-run &&
+    test -s target/mcu-run/mcu_sizes.csv && test -s target/mcu-run/mcu_counts.csv && test -s target/mcu-run/run.json &&
+    "$LWC" report target/mcu-run && test -s target/mcu-run/report.html
+}
+suite "mcu run + report" mcu_run
+suite "firmware cargo test" bash -c 'cd firmware && CARGO_TARGET_DIR="$PWD/../target/fw" cargo test --release --locked -p lwc-board-bench -p lwc-power-logger'
+suite "firmware pytest" env CARGO_TARGET_DIR="$PWD/target" LWCBENCH_BIN="$LWC" .venv/bin/python \
+  -m pytest -q firmware/tests
 arm_suite() {
   local target=$1 qemu=$2 counter=$3
   local bin="target/$target/cross/lwcbench" out="target/arm-$target"
@@ -134,7 +158,7 @@ sys.exit(f"test.sh: link session lost or added readings: {bad}" if bad or not ro
 PY
 }
 if [ "$(uname -m)" = x86_64 ]; then
-  suite "ARM Linux cross build" arm_build
+  suite "ARM Linux cross build" arm_wait
   suite "aarch64 Linux (qemu)" arm_suite aarch64-unknown-linux-gnu qemu-aarch64-static cntvct_el0
   suite "armv7 Linux (qemu)" arm_suite armv7-unknown-linux-gnueabihf qemu-arm-static none
 else
