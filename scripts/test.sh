@@ -81,8 +81,12 @@ fmt_check() {
 suite "cargo fmt" fmt_check
 # Under the citest profile, clippy's build scripts and proc macros are the test build's too.
 suite "cargo clippy" cargo clippy --workspace --all-targets --profile citest --locked -- -D warnings
-# No import cycle between the modules of any crate; the checker's own tests on hand-made crates.
+# No import cycle between the modules of any crate; the checker's own tests on hand-made crates
+# (tests/scripts also holds shared-deps.py's).
 suite "import cycles" bash -c 'python3 scripts/import-cycles.py --check crates/*/ && .venv/bin/python -m pytest -q tests/scripts'
+# The Python package, built by setup.sh --test in the test build's target directory, has the test
+# build's dependency versions and features, so "cargo test" compiles none of them again.
+suite "shared dependencies" python3 scripts/shared-deps.py --check
 suite "cargo test" cargo test --workspace --profile citest --locked --no-fail-fast
 # Instructions per message through lwcbench equal a plain loop calling the library directly
 # (callgrind), both from the test build above: one profile and the workspace's features for both

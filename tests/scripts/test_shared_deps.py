@@ -1,0 +1,62 @@
+"""scripts/shared-deps.py's comparison on hand-written lock files and `cargo tree` output."""
+import importlib.util
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("shared_deps", ROOT / "scripts" / "shared-deps.py")
+shared_deps = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(shared_deps)
+
+ROOT_LOCK = """
+[[package]]
+name = "hashbrown"
+version = "0.14.5"
+
+[[package]]
+name = "hashbrown"
+version = "0.17.1"
+
+[[package]]
+name = "libc"
+version = "0.2.191"
+"""
+PY_LOCK = """
+[[package]]
+name = "hashbrown"
+version = "0.17.2"
+
+[[package]]
+name = "libc"
+version = "0.2.191"
+
+[[package]]
+name = "pyo3"
+version = "0.30.1"
+"""
+# `cargo tree --prefix none -f "{p}|{f}"`: a path package carries its path, a repeat ends in (*)
+ROOT_TREE = """lwcbench-core v0.1.0 (/w/crates/core)|default
+libc v0.2.191|default,extra_traits,std
+libc v0.2.191|default,std
+lwcbench-core v0.1.0 (/w/crates/core)|default (*)
+"""
+PY_TREE = """lwcbench-core v0.1.0 (/w/crates/core)|default
+libc v0.2.191|default,std
+pyo3 v0.30.1|abi3
+"""
+
+
+def test_a_newer_version_and_missing_features_are_reported():
+    d = shared_deps.differences(ROOT_LOCK, PY_LOCK, shared_deps.parse_tree(ROOT_TREE),
+                                shared_deps.parse_tree(PY_TREE))
+    assert d == [
+        "hashbrown: python/Cargo.lock has ['0.17.2'], Cargo.lock ['0.14.5', '0.17.1']",
+        "libc v0.2.191: features ['default,std'] in the Python build, "
+        "['default,extra_traits,std', 'default,std'] in the test build",
+    ]
+
+
+def test_equal_builds_and_python_only_packages_pass():
+    tree = shared_deps.parse_tree(ROOT_TREE)
+    assert tree["lwcbench-core v0.1.0"] == {"default"}, "the repeat marker (*) is not a feature set"
+    pyo3_only = '\n[[package]]\nname = "pyo3"\nversion = "0.30.1"\n'
+    assert shared_deps.differences(ROOT_LOCK, ROOT_LOCK + pyo3_only, tree, dict(tree, **{"pyo3 v0.30.1": {"abi3"}})) == []
