@@ -111,7 +111,8 @@ fi
 if ((want_test)); then
   # Every workspace's lock file is current: a stale one stops here with cargo's message, not
   # half-way through the Python build or a test suite.
-  for m in Cargo.toml python/Cargo.toml firmware/Cargo.toml mcu/images/Cargo.toml mcu/hostref/Cargo.toml; do
+  . scripts/workspaces.sh
+  for m in "${RUST_WORKSPACES[@]}"; do
     cargo metadata --locked --format-version 1 --manifest-path "$m" >/dev/null
   done
 else

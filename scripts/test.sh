@@ -22,6 +22,11 @@ cd "$(dirname "$0")/.."
 # features), so the tests compile the dependencies once. The release binary (thin LTO, one
 # codegen unit) is the product's, built by ./scripts/setup.sh without --test.
 LWC="$PWD/target/citest/lwcbench"
+. scripts/workspaces.sh
+# ARM Linux is cross-built and run under qemu-user on an x86-64 host; on a Pi the suites above
+# test the native build.
+CROSS_ARM=0
+[ "$(uname -m)" = x86_64 ] && CROSS_ARM=1
 
 # Every suite runs even when an earlier one failed (one flaky suite must not hide the others'
 # results); each outcome is printed, then a summary line, and the script fails if any failed.
@@ -57,7 +62,7 @@ arm_build() {
     nice -n 19 cargo build --locked --profile cross "${ARM_TARGETS[@]/#/--target=}" -p lwcbench
 }
 arm_pid=""
-if [ "$(uname -m)" = x86_64 ]; then
+if ((CROSS_ARM)); then
   mkdir -p target
   arm_build >target/arm-build.log 2>&1 &
   arm_pid=$!
@@ -74,7 +79,7 @@ arm_wait() {
 
 fmt_check() {
   # Style gate: one rustfmt.toml for every Rust workspace in the tree.
-  for m in Cargo.toml python/Cargo.toml firmware/Cargo.toml mcu/images/Cargo.toml mcu/hostref/Cargo.toml; do
+  for m in "${RUST_WORKSPACES[@]}"; do
     cargo fmt --all --manifest-path "$m" -- --check || return 1
   done
 }
@@ -161,7 +166,7 @@ bad = [r["cipher"] for r in rows if r["sent"] != "100" or r["stored"] != "100" o
 sys.exit(f"test.sh: link session lost or added readings: {bad}" if bad or not rows else 0)
 PY
 }
-if [ "$(uname -m)" = x86_64 ]; then
+if ((CROSS_ARM)); then
   suite "ARM Linux cross build" arm_wait
   suite "aarch64 Linux (qemu)" arm_suite aarch64-unknown-linux-gnu qemu-aarch64-static cntvct_el0
   suite "armv7 Linux (qemu)" arm_suite armv7-unknown-linux-gnueabihf qemu-arm-static none
