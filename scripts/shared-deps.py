@@ -11,12 +11,15 @@ every crate above it, about four minutes of CI. This checks both:
     root lock has (fix: `cargo update -p NAME --precise VERSION --manifest-path python/Cargo.toml`);
   * every shared package has the features `cargo tree` resolves for the root workspace's test
     build (fix: the feature-alignment dependencies in python/Cargo.toml, or syn's in
-    crates/catalog/Cargo.toml).
+    crates/catalog/Cargo.toml);
+  * the two workspaces' `citest` profiles, with what they inherit from `release`, are equal
+    (fix: the same keys in both Cargo.toml files).
 
 usage: scripts/shared-deps.py [--check]   (prints the differences; --check exits 1 on any)
 """
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,8 +58,24 @@ def parse_tree(text):
     return out
 
 
-def differences(root_lock, py_lock, root_tree, py_tree):
+def citest_profile(manifest_text):
+    """The `citest` profile's settings with those it inherits from `release` (Cargo's own
+    defaults are the same in both workspaces)."""
+    profiles = tomllib.loads(manifest_text).get("profile", {})
+    own = profiles.get("citest", {})
+    inherited = profiles.get(own.get("inherits", ""), {})
+    return {k: v for k, v in {**inherited, **own}.items() if k != "inherits"}
+
+
+def settings(profile):
+    return ", ".join(f"{k} = {v!r}" for k, v in sorted((profile or {}).items()))
+
+
+def differences(root_lock, py_lock, root_tree, py_tree, root_profile=None, py_profile=None):
     diffs = []
+    if root_profile != py_profile:
+        diffs.append(f"profile citest: {settings(py_profile)} in python/Cargo.toml, "
+                     f"{settings(root_profile)} in Cargo.toml")
     root_v, py_v = lock_versions(root_lock), lock_versions(py_lock)
     for name in sorted(py_v):
         if name in root_v and not py_v[name] <= root_v[name]:
@@ -72,7 +91,9 @@ def main():
     check = "--check" in sys.argv[1:]
     diffs = differences((ROOT / "Cargo.lock").read_text(), (ROOT / "python/Cargo.lock").read_text(),
                         tree_features(["--workspace", "-e", "normal,build,dev"]),
-                        tree_features(["--manifest-path", "python/Cargo.toml", "-e", "normal,build"]))
+                        tree_features(["--manifest-path", "python/Cargo.toml", "-e", "normal,build"]),
+                        citest_profile((ROOT / "Cargo.toml").read_text()),
+                        citest_profile((ROOT / "python/Cargo.toml").read_text()))
     for d in diffs:
         print(f"shared-deps: {d}", file=sys.stderr)
     if not diffs:

@@ -60,3 +60,36 @@ def test_equal_builds_and_python_only_packages_pass():
     assert tree["lwcbench-core v0.1.0"] == {"default"}, "the repeat marker (*) is not a feature set"
     pyo3_only = '\n[[package]]\nname = "pyo3"\nversion = "0.30.1"\n'
     assert shared_deps.differences(ROOT_LOCK, ROOT_LOCK + pyo3_only, tree, dict(tree, **{"pyo3 v0.30.1": {"abi3"}})) == []
+
+
+def test_the_citest_profiles_are_compared_with_what_they_inherit():
+    root = """
+[profile.release]
+debug = 1
+codegen-units = 1
+lto = "thin"
+[profile.citest]
+inherits = "release"
+debug = 0
+lto = false
+codegen-units = 16
+"""
+    py = """
+[profile.release]
+codegen-units = 1
+lto = "thin"
+[profile.citest]
+inherits = "release"
+debug = 0
+lto = false
+codegen-units = 16
+"""
+    a, b = shared_deps.citest_profile(root), shared_deps.citest_profile(py)
+    assert a == b == {"debug": 0, "codegen-units": 16, "lto": False}
+    # python's release without debug = 1 but a citest that forgot debug = 0: debug differs
+    c = shared_deps.citest_profile(py.replace("debug = 0\n", "").replace("codegen-units = 1\n", "codegen-units = 1\ndebug = 1\n", 1))
+    assert c == {"debug": 1, "codegen-units": 16, "lto": False}
+    assert shared_deps.differences("", "", {}, {}, a, c) == [
+        "profile citest: codegen-units = 16, debug = 1, lto = False in python/Cargo.toml, "
+        "codegen-units = 16, debug = 0, lto = False in Cargo.toml"
+    ]
