@@ -164,8 +164,6 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Read from the port until an end line follows a header, or the timeout. Sends `\n` every
-/// 2 s until a header arrives: the firmware starts on any received byte.
 /// Largest capture `collect --port` keeps (a whole run's log is far smaller).
 const MAX_CAPTURE: usize = 256 << 20;
 
@@ -198,6 +196,9 @@ fn read_some(port: &mut dyn serialport::SerialPort, buf: &mut Vec<u8>, what: &st
 /// the last batch.
 const POWER_TAIL: Duration = Duration::from_millis(500);
 
+/// Read from the port until an end line follows a header, or the timeout. Sends `\n` every
+/// 2 s until a header arrives: the firmware starts on any received byte. Returns the board's
+/// text up to the run's end line, and the power logger's text.
 fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), String> {
     // Bounded so the deadline cannot overflow Duration/Instant.
     if !(a.timeout.is_finite() && a.timeout > 0.0 && a.timeout <= MAX_TIMEOUT_S) {
@@ -216,6 +217,8 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), St
     let mut buf = Vec::new();
     let mut last_kick: Option<Instant> = None;
     let (mut header_seen, mut scanned) = (false, 0usize);
+    // Where the collected run's end line stops in `buf`.
+    let mut run_end = None;
     eprintln!("collect: reading {name} (timeout {} s); waiting for the board's header line", a.timeout);
     let outcome = loop {
         if Instant::now() >= deadline {
@@ -239,6 +242,7 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), St
                 header_seen = true;
             }
             if header_seen && text.contains("LWCB E ") && text.rfind("LWCB E ") > text.rfind("LWCB H ") {
+                run_end = Some(end_of_last_end_line(&buf[..=nl]));
                 break Ok(());
             }
         }
@@ -252,6 +256,15 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), St
     if let Some(f) = &a.save_log {
         lwcbench_engine::results::write_atomic_to(f, &buf, "--save-log")?;
     }
+    // What follows the end line (a run the board started on a late kick, cut off where the
+    // read stopped) is kept in --save-log but not parsed: it is not part of this run.
+    if let Some(cut) = run_end {
+        let tail = buf.len() - cut;
+        if buf[cut..].iter().any(|b| !b.is_ascii_whitespace()) {
+            eprintln!("collect: {tail} byte(s) after the run's end line are not parsed (kept by --save-log)");
+        }
+    }
+    let board = String::from_utf8_lossy(&buf[..run_end.unwrap_or(buf.len())]).into_owned();
     let power = power.map(|(_, _, pb)| pb);
     if let (Some(f), Some(pb)) = (&a.save_power_log, &power) {
         lwcbench_engine::results::write_atomic_to(f, pb, "--save-power-log")?;
@@ -263,5 +276,18 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), St
             if header_seen { "seen" } else { "never seen" }
         );
     }
-    Ok((String::from_utf8_lossy(&buf).into_owned(), power.map(|pb| String::from_utf8_lossy(&pb).into_owned())))
+    Ok((board, power.map(|pb| String::from_utf8_lossy(&pb).into_owned())))
+}
+
+/// The index just past the line terminator that ends the last `LWCB E ` line of `seg` (which
+/// ends with a terminator).
+fn end_of_last_end_line(seg: &[u8]) -> usize {
+    let at = seg.windows(7).rposition(|w| w == b"LWCB E ").expect("the caller saw an end line");
+    let nl = at + seg[at..].iter().position(|&b| b == b'\n' || b == b'\r').expect("seg ends with a terminator");
+    // A CR LF pair ends one line.
+    if seg[nl] == b'\r' && seg.get(nl + 1) == Some(&b'\n') {
+        nl + 2
+    } else {
+        nl + 1
+    }
 }

@@ -140,3 +140,33 @@ fn interleaved_runs_are_refused_even_with_allow_truncated() {
         assert!(!d.path().join("out").exists(), "{err}");
     }
 }
+
+#[test]
+fn port_collects_the_run_its_kick_started_and_not_a_cut_off_second_one() {
+    // A board that answered a second kick too: after the run's end line come its ready line
+    // and the first 30 bytes of the next run's header, where the capture stops.
+    let good = std::fs::read_to_string(logs().join("good.log")).unwrap();
+    let hdr = good.lines().next().unwrap();
+    let stream = format!("{good}{}\n{}", line("LWCB I ready: send any byte to start"), &hdr[..30]);
+    let (mut m, _s, name) = crate::collect_power::pty();
+    let d = tempfile::tempdir().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+        .args(["collect", "--port", &name, "--timeout", "60", "--save-log", "cap.log", "-o", "out"])
+        .current_dir(d.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pfd = libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&m), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd.
+    assert_eq!(unsafe { libc::poll(&mut pfd, 1, 20_000) }, 1, "no kick from the collector");
+    std::io::Write::write_all(&mut m, stream.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("collected 4 sample and 2 warm-up lines; 0 malformed"), "{err}");
+    assert!(err.contains("after the run's end line are not parsed"), "{err}");
+    let rows = csv::Reader::from_path(d.path().join("out/samples.csv")).unwrap().records().count();
+    assert_eq!(rows, 4);
+    // The saved capture keeps everything the port gave, the cut-off header too.
+    assert!(std::fs::read_to_string(d.path().join("cap.log")).unwrap().ends_with(&hdr[..30]));
+}

@@ -15,7 +15,7 @@ fn line(body: &str) -> String {
 
 /// A pseudo-terminal in raw mode: (master, slave path). The slave stays open so the master
 /// never sees a hang-up.
-fn pty() -> (File, File, String) {
+pub(crate) fn pty() -> (File, File, String) {
     let (mut m, mut s) = (0, 0);
     // SAFETY: openpty writes two descriptors; the name, termios and winsize arguments may be null.
     let rc = unsafe { libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };

@@ -100,6 +100,8 @@ pub struct Parsed {
     pub info_lines: usize,
     /// Runs before the collected one (their header line numbers), when the log holds several.
     pub earlier_runs: Vec<usize>,
+    /// The header line of a run that starts after the collected one and has no end line.
+    pub later_run: Option<usize>,
     /// Why the run is incomplete; None = complete and consistent.
     pub truncation: Option<String>,
     /// Raw lines of the collected run (header to end line), for `board-log.txt`.
@@ -389,8 +391,18 @@ pub fn parse_log(text: &str) -> Parsed {
         }
     }
     let mut p = Parsed::default();
-    let start = match header_lines.last() {
-        Some(&s) => s,
+    // The collected run is the last one that reaches its end line: a header after it without
+    // an end line is a run the board started later (a second kick, a reset) and cut off.
+    let is_end = |l: &&str| matches!(checked_body(l), Ok(Some(b)) if b.starts_with("LWCB E "));
+    let chosen = (0..header_lines.len())
+        .rev()
+        .find(|&k| {
+            let to = header_lines.get(k + 1).copied().unwrap_or(lines.len());
+            lines[header_lines[k] + 1..to].iter().any(is_end)
+        })
+        .or(header_lines.len().checked_sub(1));
+    let start = match chosen.map(|k| header_lines[k]) {
+        Some(s) => s,
         None => {
             // Without a header nothing can be validated; count what is there.
             for (i, l) in lines.iter().enumerate() {
@@ -404,12 +416,15 @@ pub fn parse_log(text: &str) -> Parsed {
             return p;
         }
     };
-    p.earlier_runs = header_lines[..header_lines.len() - 1].iter().map(|i| i + 1).collect();
-    p.noise_lines = start - header_lines.len() + 1; // lines before the collected run, other than headers
+    let chosen = chosen.expect("a header was found");
+    p.earlier_runs = header_lines[..chosen].iter().map(|i| i + 1).collect();
+    p.later_run = header_lines.get(chosen + 1).map(|i| i + 1);
+    p.noise_lines = start - chosen; // lines before the collected run, other than headers
+    let stop = header_lines.get(chosen + 1).copied().unwrap_or(lines.len());
     let mut next_seq = 0u64;
     let mut run_crc = 0u32;
     let mut end_seen = false;
-    for (i, line) in lines.iter().enumerate().skip(start) {
+    for (i, line) in lines.iter().enumerate().take(stop).skip(start) {
         let no = i + 1;
         if end_seen {
             if matches!(checked_body(line), Ok(Some(b)) if b.starts_with("LWCB I ")) {
@@ -559,6 +574,11 @@ impl Parsed {
                 "the log holds {} earlier run(s) (headers at line {}); only the last run was collected",
                 l.len(),
                 l.join(", ")
+            ));
+        }
+        if let Some(l) = self.later_run {
+            v.push(format!(
+                "a later run starts at line {l} and has no end line; the complete run before it was collected"
             ));
         }
         if let Some(t) = &self.truncation {

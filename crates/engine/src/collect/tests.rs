@@ -10,6 +10,7 @@ const CORRUPTED: &str = include_str!("../../tests/board-logs/corrupted.log");
 const LOST: &str = include_str!("../../tests/board-logs/lost-line.log");
 const BAD_RUN_CRC: &str = include_str!("../../tests/board-logs/bad-run-crc.log");
 const TWO_RUNS: &str = include_str!("../../tests/board-logs/two-runs.log");
+const SECOND_KICK: &str = include_str!("../../tests/board-logs/second-kick.log");
 const SHORT_PROMISE: &str = include_str!("../../tests/board-logs/short-promise.log");
 
 #[test]
@@ -149,6 +150,23 @@ fn last_of_two_runs() {
     assert_eq!(p.earlier_runs, vec![1]);
     assert_eq!(p.samples, expected_samples());
     assert!(p.summary_lines().iter().any(|l| l.contains("earlier run")));
+}
+
+#[test]
+fn a_cut_off_run_after_a_complete_one_leaves_the_complete_one_collected() {
+    let p = parse_log(SECOND_KICK);
+    assert_eq!(p.truncation, None);
+    assert_eq!(p.samples, expected_samples());
+    assert!(p.malformed.is_empty(), "{:?}", p.malformed);
+    assert!(p.earlier_runs.is_empty());
+    // Lines 1–8 are the run, 9 the ready line, 10 the later header.
+    assert_eq!(p.later_run, Some(10));
+    assert_eq!(p.info_lines, 1);
+    assert!(p.summary_lines().iter().any(|l| l.contains("later run starts at line 10")), "{:?}", p.summary_lines());
+    // Without an end line anywhere, the last header is still the run (and it is truncated).
+    let p = parse_log(TRUNCATED);
+    assert_eq!(p.later_run, None);
+    assert!(p.truncation.is_some());
 }
 
 #[test]

@@ -56,3 +56,6 @@ write("short-promise.log", "\n".join([L(H.replace("groups=2", "groups=3"))] + ro
 # between B's. A's seq 2 after B's seq 0 looks like a gap, B's seq 1 then goes back.
 HA = H.replace("tick_hz=1000000", "tick_hz=1000")
 write("interleaved.log", "\n".join([L(HA), rows[0], rows[1], L(H), rows[0], rows[2], rows[1]] + rows[3:] + [L(E)]) + "\n")
+# second-kick: a complete run, the firmware's ready line, then a run started by a second kick
+# and cut off by the end of the capture.
+write("second-kick.log", "\n".join(good + [INFO, L(H), rows[0], rows[1][:30]]))
