@@ -399,7 +399,7 @@ def probe_store_locked(env):
 
 
 def probe_schema(env):
-    """An existing `readings` table without the unique key (key_id, device, counter) is refused,
+    """An existing `readings` table without the unique key (key_ref, device, counter) is refused,
     not written into: one without a run column, an older lwcbench's keyed by run (the message
     says what to do), and one with every column but no unique key."""
     key = env.key()
@@ -407,7 +407,7 @@ def probe_schema(env):
     for i, cols in enumerate(("device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB",
                               "run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB, "
                               "UNIQUE (run, device, counter)",
-                              "key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB")):
+                              "key_ref INTEGER, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB")):
         store = env.dir / f"foreign{i}.db"
         con = sqlite3.connect(store)
         con.execute(f"CREATE TABLE readings ({cols})")
@@ -417,7 +417,7 @@ def probe_schema(env):
                        "--messages", "3", "-o", str(env.dir / f"out{i}")], timeout=60)
         lines.append(one_error_line(res, str(store)))
         check(rows(store) == 0, f"{rows(store)} rows written into the refused store")
-    check("key_id" in lines[1] and "new store file" in lines[1], f"the older table's fix is not named: {lines[1]!r}")
+    check("key_ref" in lines[1] and "new store file" in lines[1], f"the older table's fix is not named: {lines[1]!r}")
     check("UNIQUE" in lines[2] or "unique" in lines[2], f"the missing unique key is not named: {lines[2]!r}")
     return "refused: " + lines[1][:120]
 

@@ -68,8 +68,8 @@ fn readings_the_store_drops_fail_the_run() {
     let store = d.path().join("drops.db");
     let c = rusqlite::Connection::open(&store).unwrap();
     c.execute_batch(
-        "CREATE TABLE readings (key_id TEXT NOT NULL, run TEXT NOT NULL, device INTEGER NOT NULL,
-             counter INTEGER NOT NULL, cipher INTEGER NOT NULL, payload BLOB NOT NULL, UNIQUE (key_id, device, counter));
+        "CREATE TABLE readings (key_ref INTEGER NOT NULL, run TEXT NOT NULL, device INTEGER NOT NULL,
+             counter INTEGER NOT NULL, cipher INTEGER NOT NULL, payload BLOB NOT NULL, UNIQUE (key_ref, device, counter));
          CREATE TRIGGER drop_all BEFORE INSERT ON readings BEGIN SELECT RAISE(IGNORE); END;",
     )
     .unwrap();

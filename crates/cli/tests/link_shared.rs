@@ -84,7 +84,14 @@ fn two_shared_gateways_one_killed_store_every_reading_exactly_once() {
     // The store holds the run's rows under the key's fingerprint.
     let key = lwcbench_link::wire::keys::MasterKey::read(&work.join("master.key")).unwrap().fingerprint();
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    let n: i64 = c.query_one("SELECT COUNT(*) FROM lwcbench_link_readings WHERE key_id = $1", &[&key]).unwrap().get(0);
+    let n: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM lwcbench_link_readings r JOIN lwcbench_link_keys k ON k.id = r.key_ref
+             WHERE k.key_id = $1",
+            &[&key],
+        )
+        .unwrap()
+        .get(0);
     assert_eq!(n as u64, captured);
 }
 

@@ -340,31 +340,38 @@ fn a_foreign_postgres_table_is_refused() {
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let cases = [
         (
-            "CREATE TABLE lwcbench_link_readings (key_id TEXT NOT NULL, run TEXT NOT NULL, device BIGINT NOT NULL,
+            "CREATE TABLE lwcbench_link_readings (key_ref BIGINT NOT NULL, run TEXT NOT NULL, device BIGINT NOT NULL,
              counter BIGINT NOT NULL, cipher SMALLINT NOT NULL, payload BYTEA NOT NULL)",
-            "has no UNIQUE (counter, device, key_id) key",
+            "has no UNIQUE (counter, device, key_ref) key",
         ),
         (
-            "CREATE TABLE lwcbench_link_readings (key_id TEXT, run TEXT, device BIGINT, counter BIGINT, cipher SMALLINT,
+            "CREATE TABLE lwcbench_link_readings (key_ref BIGINT, run TEXT, device BIGINT, counter BIGINT, cipher SMALLINT,
              payload BYTEA, UNIQUE (device, counter))",
-            "has a unique key on (counter, device), not only on (counter, device, key_id)",
+            "has a unique key on (counter, device), not only on (counter, device, key_ref)",
         ),
         (
-            "CREATE TABLE lwcbench_link_readings (key_id TEXT, run TEXT, device INT, counter BIGINT, cipher SMALLINT,
-             payload BYTEA, UNIQUE (key_id, device, counter))",
+            "CREATE TABLE lwcbench_link_readings (key_ref BIGINT, run TEXT, device INT, counter BIGINT, cipher SMALLINT,
+             payload BYTEA, UNIQUE (key_ref, device, counter))",
             "column 'device' is 'integer', not bigint",
         ),
         (
-            "CREATE TABLE t (key_id TEXT, run TEXT, device BIGINT, counter BIGINT, cipher SMALLINT, payload BYTEA,
-             UNIQUE (key_id, device, counter)); CREATE VIEW lwcbench_link_readings AS SELECT * FROM t",
+            "CREATE TABLE t (key_ref BIGINT, run TEXT, device BIGINT, counter BIGINT, cipher SMALLINT, payload BYTEA,
+             UNIQUE (key_ref, device, counter)); CREATE VIEW lwcbench_link_readings AS SELECT * FROM t",
             "'lwcbench_link_readings' is a view, not a table",
         ),
         // An older lwcbench's table, keyed by run: the message says what to do.
         (
             "CREATE TABLE lwcbench_link_readings (run TEXT NOT NULL, device BIGINT NOT NULL, counter BIGINT NOT NULL,
              cipher SMALLINT NOT NULL, payload BYTEA NOT NULL, UNIQUE (run, device, counter))",
-            "has no key_id column: an older lwcbench wrote it, keyed by (run, device, counter), which misses a frame \
+            "has no key_ref column: an older lwcbench wrote it, keyed by (run, device, counter), which misses a frame \
              replayed into a later session; rename or drop the tables lwcbench_link_readings and lwcbench_link_devices",
+        ),
+        // The previous lwcbench's table, the key's fingerprint in every row.
+        (
+            "CREATE TABLE lwcbench_link_readings (key_id TEXT NOT NULL, run TEXT NOT NULL, device BIGINT NOT NULL,
+             counter BIGINT NOT NULL, cipher SMALLINT NOT NULL, payload BYTEA NOT NULL, UNIQUE (key_id, device, counter))",
+            "has a key_id column: an earlier lwcbench wrote it, with the key's fingerprint in every row; upgrade it \
+             with the SQL in docs/link.md (Upgrading a store) or use another database",
         ),
     ];
     for (sql, want) in cases {
@@ -380,8 +387,44 @@ fn a_foreign_postgres_table_is_refused() {
             "DROP TABLE lwcbench_link_readings"
         };
         c.batch_execute(drop).unwrap();
+        // Refused in the transaction that would have created it: no keys table is left.
+        let keys: Option<String> = c.query_one("SELECT to_regclass('lwcbench_link_keys')::text", &[]).unwrap().get(0);
+        assert_eq!(keys, None, "{sql}");
     }
     let mut s = store::open(&url, "r", KEY).unwrap();
     let r = Row { device: 1, counter: 2, cipher: 3, payload: vec![4] };
     assert_eq!(s.insert(&[r.clone(), r.clone()]).unwrap(), 1);
+}
+
+/// The PostgreSQL upgrade docs/link.md gives for a store with the key's fingerprint in every
+/// row: the readings keep their key, and a reading stored before is still refused after it.
+#[test]
+fn the_documented_postgres_upgrade_converts_a_store_of_the_previous_format() {
+    let Some((_pg, url)) = support::postgres() else { return };
+    let docs = include_str!("../../../docs/link.md");
+    let section = &docs[docs.find("### Upgrading a store").expect("docs/link.md has the section")..];
+    let sql = section.split("```sql\n").nth(2).and_then(|b| b.split("```").next()).expect("a second sql block");
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    const K2: &str = "4522d92be3296147132c72dd4fb8d592";
+    c.batch_execute(&format!(
+        "CREATE TABLE lwcbench_link_readings (key_id TEXT NOT NULL, run TEXT NOT NULL, device BIGINT NOT NULL,
+         counter BIGINT NOT NULL, cipher SMALLINT NOT NULL, payload BYTEA NOT NULL, UNIQUE (key_id, device, counter));
+         CREATE TABLE lwcbench_link_devices (key_id TEXT NOT NULL, device BIGINT NOT NULL, top BIGINT NOT NULL,
+         PRIMARY KEY (key_id, device));
+         INSERT INTO lwcbench_link_readings VALUES ('{KEY}', 's1', 1, 0, 1, '\\x00'), ('{KEY}', 's1', 1, 1, 1, '\\x01'),
+                                                   ('{K2}', 's2', 1, 0, 1, '\\x02');
+         INSERT INTO lwcbench_link_devices VALUES ('{KEY}', 1, 1), ('{K2}', 1, 0);"
+    ))
+    .unwrap();
+    assert!(store::open(&url, "s3", KEY).is_err(), "refused before the upgrade");
+    c.batch_execute(sql).unwrap();
+    let r = |c, b| Row { device: 1, counter: c, cipher: 1, payload: vec![b] };
+    let mut s = store::open(&url, "s1", KEY).unwrap();
+    assert_eq!(s.all().unwrap(), vec![r(0, 0), r(1, 1)]);
+    assert_eq!(s.insert(&[r(1, 1), r(2, 2)]).unwrap(), 1, "counter 1 under the key is stored already");
+    let mut s2 = store::open(&url, "s2", K2).unwrap();
+    assert_eq!(s2.all().unwrap(), vec![r(0, 2)]);
+    let mut w = lwcbench_link::store::shared::SharedState::open(&url, "s4", KEY, &[1]).unwrap();
+    use lwcbench_link::store::shared::StoreVerdict::*;
+    assert_eq!(w.commit(&[r(2, 2), r(3, 3)]).unwrap(), vec![Replay, Stored]);
 }

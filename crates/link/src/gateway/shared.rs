@@ -3,7 +3,7 @@
 //! share one broker and one store. The broker hands each frame to one member; the store is the
 //! replay authority exactly as for the in-process workers ([`crate::gateway::workers`]): each
 //! member's window is a fast path, and one store transaction per batch decides `replay` by the
-//! UNIQUE (key_id, device, counter) key, so a member lagging behind another loses nothing.
+//! UNIQUE (key_ref, device, counter) key, so a member lagging behind another loses nothing.
 //!
 //! A member that dies holds what the broker handed it and it had not acknowledged. The broker
 //! keeps that in the member's persistent session (client id from group and member name) and

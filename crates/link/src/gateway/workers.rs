@@ -10,7 +10,7 @@
 //!   this worker already stored is refused as `replay` at once; a counter older than it is not
 //!   refused (another member may never have stored it) but goes to the store like a fresh one;
 //! * the tag is verified (a forged frame never reaches the store, never moves any state);
-//! * in **one store transaction per batch** the frames are inserted under the UNIQUE (key_id,
+//! * in **one store transaction per batch** the frames are inserted under the UNIQUE (key_ref,
 //!   device, counter) key: a counter already there is refused as `replay`, every other one is
 //!   stored, once, however far it lags behind its device's newest counter.
 //!

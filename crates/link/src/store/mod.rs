@@ -1,9 +1,11 @@
 //! Where the gateway puts accepted readings: SQLite (default, embedded, WAL) or PostgreSQL.
-//! Both tag every row with its run (one cipher of one session) and have a unique (key_id,
-//! device, counter) key, `key_id` being the master key's fingerprint: a (key, device, counter)
-//! names one nonce, so a frame the broker delivers twice (QoS 1 is at-least-once) or replays
-//! into a later session under the same key is stored once, while another key in the same store
-//! (whose counters start at 0 again) never collides with it.
+//! Both tag every row with its run (one cipher of one session) and have a unique (device,
+//! counter, key_ref) key, `key_ref` naming the master key's fingerprint in a keys table: a (key,
+//! device, counter) names one nonce, so a frame the broker delivers twice (QoS 1 is
+//! at-least-once) or replays into a later session under the same key is stored once, while
+//! another key in the same store (whose counters start at 0 again) never collides with it. The
+//! fingerprint is stored once per key, not per row: a 32-character text in every row and index
+//! entry made each reading's write about 10–30 % larger (WAL bytes per reading).
 pub mod inspect;
 pub mod shared;
 
@@ -44,7 +46,8 @@ pub struct Sqlite {
     conn: rusqlite::Connection,
     path: PathBuf,
     run: String,
-    key_id: String,
+    /// The key's row id in `readings_keys`.
+    key_ref: i64,
     // held for its Drop: stops and joins the thread
     _checkpointer: Option<Checkpointer>,
 }
@@ -130,36 +133,15 @@ impl Sqlite {
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(format!("--store: {p}: journal mode is '{mode}', WAL refused"));
         }
-        // The schema check after CREATE names an older table's missing key_id column.
-        // The unique key's integers come first: an insert's b-tree search then decides on
-        // device and counter and compares the 32-character key_id only on a real match.
-        conn.execute_batch(
-            "PRAGMA synchronous=NORMAL;
-             CREATE TABLE IF NOT EXISTS readings (
-                 key_id  TEXT    NOT NULL,
-                 run     TEXT    NOT NULL,
-                 device  INTEGER NOT NULL,
-                 counter INTEGER NOT NULL,
-                 cipher  INTEGER NOT NULL,
-                 payload BLOB    NOT NULL,
-                 UNIQUE (device, counter, key_id)
-             );",
-        )
-        .map_err(|e| sqlite_error(path, &e))?;
-        check_sqlite_schema(&conn).map_err(|e| format!("--store: {p}: {e}"))?;
+        conn.execute_batch("PRAGMA synchronous=NORMAL;").map_err(|e| sqlite_error(path, &e))?;
+        let key_ref = sqlite_prepare(&conn, key_id).map_err(|e| format!("--store: {p}: {e}"))?;
         // Checkpoints run on their own thread (below); the writer's auto-checkpoint stays as
         // the fallback only if that thread could not start.
         let checkpointer = Checkpointer::start(path);
         if checkpointer.is_some() {
             conn.execute_batch("PRAGMA wal_autocheckpoint=0;").map_err(|e| format!("--store: {p}: {e}"))?;
         }
-        Ok(Sqlite {
-            conn,
-            path: path.to_path_buf(),
-            run: run.to_string(),
-            key_id: key_id.to_string(),
-            _checkpointer: checkpointer,
-        })
+        Ok(Sqlite { conn, path: path.to_path_buf(), run: run.to_string(), key_ref, _checkpointer: checkpointer })
     }
 }
 
@@ -171,14 +153,14 @@ impl Store for Sqlite {
         {
             let mut st = tx
                 .prepare_cached(
-                    "INSERT OR IGNORE INTO readings (key_id, run, device, counter, cipher, payload)
+                    "INSERT OR IGNORE INTO readings (key_ref, run, device, counter, cipher, payload)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )
                 .map_err(|e| format!("store {p}: {e}"))?;
             for r in rows {
                 let (d, c, ci) = (r.device as i64, r.counter as i64, r.cipher as i64);
                 new += st
-                    .execute(rusqlite::params![self.key_id, self.run, d, c, ci, r.payload])
+                    .execute(rusqlite::params![self.key_ref, self.run, d, c, ci, r.payload])
                     .map_err(|e| format!("store {p}: {e}"))? as u64;
             }
         }
@@ -189,15 +171,15 @@ impl Store for Sqlite {
     fn all(&mut self) -> Result<Vec<Row>, String> {
         let mut st = self
             .conn
-            // Walks the unique key's index in (device, counter) order, no sort; key_id is read
+            // Walks the unique key's index in (device, counter) order, no sort; key_ref is read
             // from the index, so another key's rows are skipped unread.
             .prepare(
-                "SELECT device, counter, cipher, payload FROM readings WHERE key_id = ?1 AND run = ?2
+                "SELECT device, counter, cipher, payload FROM readings WHERE key_ref = ?1 AND run = ?2
                  ORDER BY device, counter",
             )
             .map_err(|e| e.to_string())?;
         let rows = st
-            .query_map([&self.key_id, &self.run], |r| {
+            .query_map(rusqlite::params![self.key_ref, self.run], |r| {
                 Ok(Row {
                     device: r.get::<_, i64>(0)? as u32,
                     counter: r.get::<_, i64>(1)? as u64,
@@ -219,12 +201,13 @@ impl Store for Sqlite {
 }
 
 /// PostgreSQL: table `lwcbench_link_readings`, one run's rows tagged with its run id, unique
-/// (key_id, device, counter).
+/// (key_ref, device, counter).
 pub struct Postgres {
     client: postgres::Client,
     url_shown: String,
     run: String,
-    key_id: String,
+    /// The key's id in `lwcbench_link_keys`.
+    key_ref: i64,
 }
 
 /// `CREATE TABLE IF NOT EXISTS` that tolerates a concurrent creator: two gateway processes
@@ -269,21 +252,8 @@ impl Postgres {
         let shown = crate::input::shown(url);
         let mut client = postgres::Client::connect(url, postgres::NoTls)
             .map_err(|e| format!("--store: cannot connect to {shown}: {}", pg_error(&e)))?;
-        create_table(
-            &mut client,
-            "CREATE TABLE IF NOT EXISTS lwcbench_link_readings (
-                 key_id  TEXT     NOT NULL,
-                 run     TEXT     NOT NULL,
-                 device  BIGINT   NOT NULL,
-                 counter BIGINT   NOT NULL,
-                 cipher  SMALLINT NOT NULL,
-                 payload BYTEA    NOT NULL,
-                 UNIQUE (key_id, device, counter)
-             )",
-        )
-        .map_err(|e| format!("--store: {shown}: {}", pg_error(&e)))?;
-        check_pg_schema(&mut client).map_err(|e| format!("--store: {shown}: {e}"))?;
-        Ok(Postgres { client, url_shown: shown, run: run.to_string(), key_id: key_id.to_string() })
+        let key_ref = pg_prepare(&mut client, key_id).map_err(|e| format!("--store: {shown}: {e}"))?;
+        Ok(Postgres { client, url_shown: shown, run: run.to_string(), key_ref })
     }
 }
 
@@ -298,11 +268,11 @@ impl Store for Postgres {
         let p: Vec<&[u8]> = rows.iter().map(|r| r.payload.as_slice()).collect();
         self.client
             .execute(
-                "INSERT INTO lwcbench_link_readings (key_id, run, device, counter, cipher, payload)
+                "INSERT INTO lwcbench_link_readings (key_ref, run, device, counter, cipher, payload)
                  SELECT $1, $2, d, k, ci, p FROM unnest($3::bigint[], $4::bigint[], $5::smallint[], $6::bytea[])
                         AS u(d, k, ci, p)
                  ON CONFLICT DO NOTHING",
-                &[&self.key_id, &self.run, &d, &k, &ci, &p],
+                &[&self.key_ref, &self.run, &d, &k, &ci, &p],
             )
             .map_err(|e| format!("store {shown}: {}", pg_error(&e)))
     }
@@ -333,9 +303,118 @@ impl Store for Postgres {
 }
 
 /// The columns of the readings table, in the order this tool creates them.
-const COLUMNS: [&str; 6] = ["key_id", "run", "device", "counter", "cipher", "payload"];
+const COLUMNS: [&str; 6] = ["key_ref", "run", "device", "counter", "cipher", "payload"];
 /// Its one unique key: (key, device, counter) names one nonce.
-const KEY: [&str; 3] = ["key_id", "device", "counter"];
+const KEY: [&str; 3] = ["key_ref", "device", "counter"];
+
+/// The SQLite tables as this tool creates them. The unique key's integers come first: an
+/// insert's b-tree search decides on device and counter, and most readings' keys differ there.
+const SQLITE_TABLES: &str = "
+    CREATE TABLE IF NOT EXISTS readings_keys (
+        id     INTEGER PRIMARY KEY,
+        key_id TEXT    NOT NULL UNIQUE
+    );
+    CREATE TABLE IF NOT EXISTS readings (
+        key_ref INTEGER NOT NULL,
+        run     TEXT    NOT NULL,
+        device  INTEGER NOT NULL,
+        counter INTEGER NOT NULL,
+        cipher  INTEGER NOT NULL,
+        payload BLOB    NOT NULL,
+        UNIQUE (device, counter, key_ref)
+    );";
+
+/// The PostgreSQL tables. `key_ref` declares no foreign key: the check would lock the key's
+/// row (FOR KEY SHARE) in every insert of every gateway process; no key row is ever deleted.
+const PG_TABLES: &str = "
+    CREATE TABLE IF NOT EXISTS lwcbench_link_keys (
+        id     BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        key_id TEXT   NOT NULL UNIQUE
+    );
+    CREATE TABLE IF NOT EXISTS lwcbench_link_readings (
+        key_ref BIGINT   NOT NULL,
+        run     TEXT     NOT NULL,
+        device  BIGINT   NOT NULL,
+        counter BIGINT   NOT NULL,
+        cipher  SMALLINT NOT NULL,
+        payload BYTEA    NOT NULL,
+        UNIQUE (key_ref, device, counter)
+    )";
+
+/// Create what is missing, check the readings table and return the key's `key_ref` (its row
+/// in `readings_keys`, added if new), all in one transaction: a refused store is left as it was.
+pub(crate) fn sqlite_prepare(conn: &rusqlite::Connection, key_id: &str) -> Result<i64, String> {
+    let e = |e: rusqlite::Error| e.to_string();
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(e)?;
+    tx.execute_batch(SQLITE_TABLES).map_err(e)?;
+    check_sqlite_schema(&tx)?;
+    let k = |e: rusqlite::Error| format!("table readings_keys: {e}");
+    let ids = || -> Result<Vec<i64>, String> {
+        tx.prepare("SELECT id FROM readings_keys WHERE key_id = ?1")
+            .and_then(|mut st| st.query_map([key_id], |r| r.get(0))?.collect())
+            .map_err(k)
+    };
+    // The write lock is held (IMMEDIATE): no other process adds the key in between.
+    let mut found = ids()?;
+    if found.is_empty() {
+        tx.execute("INSERT INTO readings_keys (key_id) VALUES (?1)", [key_id]).map_err(k)?;
+        found = ids()?;
+    }
+    let id = one_key_row(&found, "readings_keys")?;
+    tx.commit().map_err(e)?;
+    Ok(id)
+}
+
+/// [`sqlite_prepare`] for PostgreSQL (tables `lwcbench_link_keys`, `lwcbench_link_readings`).
+pub(crate) fn pg_prepare(c: &mut postgres::Client, key_id: &str) -> Result<i64, String> {
+    use postgres::error::SqlState;
+    let mut tries = 0;
+    loop {
+        let mut tx = c.transaction().map_err(|e| pg_error(&e))?;
+        match tx.batch_execute(PG_TABLES) {
+            // A concurrent creator won (see create_table): its tables exist once it commits.
+            Err(e)
+                if tries < 3
+                    && (e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+                        || e.code() == Some(&SqlState::DUPLICATE_TABLE)) =>
+            {
+                tries += 1;
+                continue;
+            }
+            r => r.map_err(|e| pg_error(&e))?,
+        }
+        check_pg_schema(&mut tx)?;
+        let k = |e: postgres::Error| format!("table lwcbench_link_keys: {}", pg_error(&e));
+        // Another gateway process adding the same key at the same time: ON CONFLICT waits for it.
+        tx.execute("INSERT INTO lwcbench_link_keys (key_id) VALUES ($1) ON CONFLICT (key_id) DO NOTHING", &[&key_id])
+            .map_err(k)?;
+        let ids: Vec<i64> = tx
+            .query("SELECT id FROM lwcbench_link_keys WHERE key_id = $1", &[&key_id])
+            .map_err(k)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let id = one_key_row(&ids, "lwcbench_link_keys")?;
+        tx.commit().map_err(|e| pg_error(&e))?;
+        return Ok(id);
+    }
+}
+
+/// A key has exactly one row: a keys table of someone else's without a unique key_id could
+/// hold it twice, and two ids for one key would split its replay state.
+fn one_key_row(ids: &[i64], table: &str) -> Result<i64, String> {
+    match ids {
+        [id] => Ok(*id),
+        _ => Err(format!("table {table} holds the key {} times; its key_id column is not unique", ids.len())),
+    }
+}
+
+/// What the owner of a table an earlier lwcbench wrote can do: `upgrade` one with the key's
+/// fingerprint per row (docs/link.md gives the SQL), start afresh from an older one.
+struct Renew {
+    upgrade: &'static str,
+    fresh: &'static str,
+}
 
 /// A check of a column's declared type, and that type as an error names it.
 type ColumnType<'a> = (&'a dyn Fn(&str) -> bool, &'a str);
@@ -355,13 +434,21 @@ struct Shape {
 /// one unique key [`KEY`]: the deduplication of redelivered and replayed frames rests on that
 /// key, and a key on other columns (or a second, narrower one) would store copies or drop
 /// readings. `renew` tells the owner of an older table what to do.
-fn check_shape(table: &str, shape: Shape, types: [ColumnType; 6], renew: &str) -> Result<(), String> {
+fn check_shape(table: &str, shape: Shape, types: [ColumnType; 6], renew: Renew) -> Result<(), String> {
     shape.kind?;
     let has = |c: &str| shape.columns.iter().any(|x| x.0 == c);
-    if !has("key_id") && has("run") {
+    if has("key_id") && !has("key_ref") {
         return Err(format!(
-            "table {table} has no key_id column: an older lwcbench wrote it, keyed by (run, device, counter), \
-             which misses a frame replayed into a later session; {renew}"
+            "table {table} has a key_id column: an earlier lwcbench wrote it, with the key's fingerprint in \
+             every row; {}",
+            renew.upgrade
+        ));
+    }
+    if !has("key_ref") && has("run") {
+        return Err(format!(
+            "table {table} has no key_ref column: an older lwcbench wrote it, keyed by (run, device, counter), \
+             which misses a frame replayed into a later session; {}",
+            renew.fresh
         ));
     }
     for (name, ty) in &shape.columns {
@@ -438,19 +525,22 @@ fn check_sqlite_schema(conn: &rusqlite::Connection) -> Result<(), String> {
         "readings",
         Shape { kind, columns, unique },
         [
-            (&text, "TEXT"),
+            (&int, "an INTEGER"),
             (&text, "TEXT"),
             (&int, "an INTEGER"),
             (&int, "an INTEGER"),
             (&int, "an INTEGER"),
             (&blob, "a BLOB"),
         ],
-        "use a new store file",
+        Renew {
+            upgrade: "upgrade it with the SQL in docs/link.md (Upgrading a store) or use a new store file",
+            fresh: "use a new store file",
+        },
     )
 }
 
 /// The `lwcbench_link_readings` table of a PostgreSQL store as this tool creates it.
-fn check_pg_schema(c: &mut postgres::Client) -> Result<(), String> {
+fn check_pg_schema(c: &mut impl postgres::GenericClient) -> Result<(), String> {
     let table = "lwcbench_link_readings";
     let e = |e: postgres::Error| format!("reading the schema of table {table}: {e}");
     let kind: i8 =
@@ -490,14 +580,18 @@ fn check_pg_schema(c: &mut postgres::Client) -> Result<(), String> {
         table,
         Shape { kind, columns, unique },
         [
-            (&text, "text"),
+            (&bigint, "bigint"),
             (&text, "text"),
             (&bigint, "bigint"),
             (&bigint, "bigint"),
             (&smallint, "smallint"),
             (&bytea, "bytea"),
         ],
-        "rename or drop the tables lwcbench_link_readings and lwcbench_link_devices, or use another database",
+        Renew {
+            upgrade: "upgrade it with the SQL in docs/link.md (Upgrading a store) or use another database",
+            fresh:
+                "rename or drop the tables lwcbench_link_readings and lwcbench_link_devices, or use another database",
+        },
     )
 }
 
@@ -519,8 +613,7 @@ mod tests {
         assert_eq!(s.all().unwrap(), vec![r(1), r(2), r(3)]);
         let mode: String = s.conn.query_row("PRAGMA journal_mode", [], |x| x.get(0)).unwrap();
         assert_eq!(mode, "wal");
-        // The key's integers first: an insert's b-tree search compares the 32-character key_id
-        // only when device and counter already match.
+        // The key's integers first: an insert's b-tree search decides on device and counter.
         let key: Vec<String> = s
             .conn
             .prepare("SELECT name FROM pragma_index_info((SELECT name FROM pragma_index_list('readings')))")
@@ -529,11 +622,11 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!(key, ["device", "counter", "key_id"]);
+        assert_eq!(key, ["device", "counter", "key_ref"]);
     }
 
-    /// A store an earlier lwcbench made (UNIQUE (key_id, device, counter): the same key, its
-    /// columns in another order) opens and keeps deduplicating.
+    /// A store whose unique key has the same columns in another order (as PostgreSQL's is)
+    /// opens and keeps deduplicating.
     #[test]
     fn a_store_with_the_key_columns_in_another_order_still_opens() {
         let d = tempfile::tempdir().unwrap();
@@ -541,9 +634,9 @@ mod tests {
         rusqlite::Connection::open(&p)
             .unwrap()
             .execute_batch(
-                "CREATE TABLE readings (key_id TEXT NOT NULL, run TEXT NOT NULL, device INTEGER NOT NULL,
+                "CREATE TABLE readings (key_ref INTEGER NOT NULL, run TEXT NOT NULL, device INTEGER NOT NULL,
                  counter INTEGER NOT NULL, cipher INTEGER NOT NULL, payload BLOB NOT NULL,
-                 UNIQUE (key_id, device, counter))",
+                 UNIQUE (key_ref, device, counter))",
             )
             .unwrap();
         let mut s = Sqlite::open(&p, "r", K).unwrap();
@@ -584,42 +677,42 @@ mod tests {
     fn a_foreign_sqlite_table_is_refused() {
         let cases = [
             (
-                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB)",
-                "table readings has no UNIQUE (counter, device, key_id) key",
+                "CREATE TABLE readings (key_ref INTEGER, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB)",
+                "table readings has no UNIQUE (counter, device, key_ref) key",
             ),
             (
-                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
-                 UNIQUE (key_id, device, counter), UNIQUE (device))",
-                "table readings has a unique key on (device), not only on (counter, device, key_id)",
+                "CREATE TABLE readings (key_ref INTEGER, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                 UNIQUE (key_ref, device, counter), UNIQUE (device))",
+                "table readings has a unique key on (device), not only on (counter, device, key_ref)",
             ),
             (
-                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
-                 note TEXT, UNIQUE (key_id, device, counter))",
+                "CREATE TABLE readings (key_ref INTEGER, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                 note TEXT, UNIQUE (key_ref, device, counter))",
                 "table readings has a column 'note' this tool does not write",
             ),
             (
-                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter TEXT, cipher INTEGER, payload BLOB,
-                 UNIQUE (key_id, device, counter))",
+                "CREATE TABLE readings (key_ref INTEGER, run TEXT, device INTEGER, counter TEXT, cipher INTEGER, payload BLOB,
+                 UNIQUE (key_ref, device, counter))",
                 "table readings: column 'counter' is 'TEXT', not an INTEGER",
             ),
             (
-                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, payload BLOB,
-                 UNIQUE (key_id, device, counter))",
+                "CREATE TABLE readings (key_ref INTEGER, run TEXT, device INTEGER, counter INTEGER, payload BLOB,
+                 UNIQUE (key_ref, device, counter))",
                 "table readings has no column 'cipher'",
             ),
             (
-                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB);
-                 CREATE UNIQUE INDEX some ON readings (key_id, device, counter) WHERE device > 5",
+                "CREATE TABLE readings (key_ref INTEGER, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB);
+                 CREATE UNIQUE INDEX some ON readings (key_ref, device, counter) WHERE device > 5",
                 "table readings: unique index 'some' is partial",
             ),
             (
-                "CREATE TABLE readings (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                "CREATE TABLE readings (key_ref INTEGER, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
                  UNIQUE (run, device, counter))",
-                "table readings has a unique key on (counter, device, run), not only on (counter, device, key_id)",
+                "table readings has a unique key on (counter, device, run), not only on (counter, device, key_ref)",
             ),
             (
-                "CREATE TABLE t (key_id TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
-                 UNIQUE (key_id, device, counter));
+                "CREATE TABLE t (key_ref INTEGER, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                 UNIQUE (key_ref, device, counter));
                  CREATE VIEW readings AS SELECT * FROM t",
                 "'readings' is a view, not a table",
             ),
@@ -627,8 +720,21 @@ mod tests {
             (
                 "CREATE TABLE readings (run TEXT NOT NULL, device INTEGER NOT NULL, counter INTEGER NOT NULL,
                  cipher INTEGER NOT NULL, payload BLOB NOT NULL, UNIQUE (run, device, counter))",
-                "table readings has no key_id column: an older lwcbench wrote it, keyed by (run, device, counter), \
+                "table readings has no key_ref column: an older lwcbench wrote it, keyed by (run, device, counter), \
                  which misses a frame replayed into a later session; use a new store file",
+            ),
+            // The table the previous lwcbench made: the key's fingerprint in every row.
+            (
+                "CREATE TABLE readings (key_id TEXT NOT NULL, run TEXT NOT NULL, device INTEGER NOT NULL,
+                 counter INTEGER NOT NULL, cipher INTEGER NOT NULL, payload BLOB NOT NULL,
+                 UNIQUE (device, counter, key_id))",
+                "table readings has a key_id column: an earlier lwcbench wrote it, with the key's fingerprint in \
+                 every row; upgrade it with the SQL in docs/link.md (Upgrading a store) or use a new store file",
+            ),
+            (
+                "CREATE TABLE readings (key_ref TEXT, run TEXT, device INTEGER, counter INTEGER, cipher INTEGER, payload BLOB,
+                 UNIQUE (key_ref, device, counter))",
+                "table readings: column 'key_ref' is 'TEXT', not an INTEGER",
             ),
         ];
         let d = tempfile::tempdir().unwrap();
@@ -640,6 +746,12 @@ mod tests {
                 Err(e) => e,
             };
             assert_eq!(e, format!("--store: {}: {want}", p.display()));
+            // Refused before anything is added: no keys table beside the foreign one.
+            let c = rusqlite::Connection::open(&p).unwrap();
+            let n: i64 = c
+                .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'readings_keys'", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(n, 0, "{sql}");
         }
         // The table as this tool creates it, and the same with a primary key in place of the
         // UNIQUE constraint and shorter type names, open.
@@ -647,8 +759,8 @@ mod tests {
         rusqlite::Connection::open(&p)
             .unwrap()
             .execute_batch(
-                "CREATE TABLE readings (key_id TEXT, run TEXT, device INT, counter INT, cipher INT, payload,
-                 PRIMARY KEY (counter, device, key_id))",
+                "CREATE TABLE readings (key_ref INTEGER, run TEXT, device INT, counter INT, cipher INT, payload,
+                 PRIMARY KEY (counter, device, key_ref))",
             )
             .unwrap();
         let mut s = Sqlite::open(&p, "t", K).unwrap();
@@ -675,6 +787,81 @@ mod tests {
         assert_eq!(two.all().unwrap(), vec![r(9)]);
         let mut other = Sqlite::open(&p, "session-3", "4522d92be3296147132c72dd4fb8d592").unwrap();
         assert_eq!(other.insert(&[r(7)]).unwrap(), 1, "another key's counter 7 is another nonce");
+    }
+
+    /// Each key's fingerprint is stored once, in readings_keys; its rows carry its id.
+    #[test]
+    fn a_key_is_one_row_of_the_keys_table_and_its_readings_refer_to_it() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.db");
+        let r = |c| Row { device: 1, counter: c, cipher: 1, payload: vec![1] };
+        const K2: &str = "4522d92be3296147132c72dd4fb8d592";
+        Sqlite::open(&p, "a", K).unwrap().insert(&[r(1), r(2)]).unwrap();
+        Sqlite::open(&p, "b", K2).unwrap().insert(&[r(1)]).unwrap();
+        Sqlite::open(&p, "c", K).unwrap().insert(&[r(3)]).unwrap();
+        let c = rusqlite::Connection::open(&p).unwrap();
+        let per_key: Vec<(String, i64)> = c
+            .prepare(
+                "SELECT k.key_id, count(*) FROM readings r JOIN readings_keys k ON k.id = r.key_ref
+                 GROUP BY k.key_id ORDER BY k.key_id",
+            )
+            .unwrap()
+            .query_map([], |x| Ok((x.get(0)?, x.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(per_key, vec![(K.to_string(), 3), (K2.to_string(), 1)]);
+        let keys: i64 = c.query_row("SELECT count(*) FROM readings_keys", [], |x| x.get(0)).unwrap();
+        assert_eq!(keys, 2);
+        // A keys table of someone else's without a unique key_id: the key twice is refused.
+        let q = d.path().join("dup.db");
+        rusqlite::Connection::open(&q)
+            .unwrap()
+            .execute_batch(&format!(
+                "CREATE TABLE readings_keys (id INTEGER PRIMARY KEY, key_id TEXT NOT NULL);
+                 INSERT INTO readings_keys (key_id) VALUES ('{K}'), ('{K}');"
+            ))
+            .unwrap();
+        let e = Sqlite::open(&q, "a", K).err().unwrap();
+        assert!(e.ends_with("table readings_keys holds the key 2 times; its key_id column is not unique"), "{e}");
+    }
+
+    /// The upgrade docs/link.md gives for a store with the key's fingerprint in every row: the
+    /// readings stay, keep their key, and a replayed one is still refused after it.
+    #[test]
+    fn the_documented_upgrade_converts_a_store_of_the_previous_format() {
+        let docs = include_str!("../../../../docs/link.md");
+        let section = &docs[docs.find("### Upgrading a store").expect("docs/link.md has the section")..];
+        let sql = section.split("```sql\n").nth(1).and_then(|b| b.split("```").next()).expect("an sql block");
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("prev.db");
+        const K2: &str = "4522d92be3296147132c72dd4fb8d592";
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.execute_batch(&format!(
+            "CREATE TABLE readings (key_id TEXT NOT NULL, run TEXT NOT NULL, device INTEGER NOT NULL,
+             counter INTEGER NOT NULL, cipher INTEGER NOT NULL, payload BLOB NOT NULL,
+             UNIQUE (device, counter, key_id));
+             CREATE TABLE readings_top (key_id TEXT NOT NULL, device INTEGER NOT NULL, top INTEGER NOT NULL,
+             PRIMARY KEY (key_id, device));
+             INSERT INTO readings VALUES ('{K}', 's1', 1, 0, 1, x'00'), ('{K}', 's1', 1, 1, 1, x'01'),
+                                         ('{K2}', 's2', 1, 0, 1, x'02');
+             INSERT INTO readings_top VALUES ('{K}', 1, 1), ('{K2}', 1, 0);"
+        ))
+        .unwrap();
+        assert!(Sqlite::open(&p, "s3", K).is_err(), "refused before the upgrade");
+        c.execute_batch(sql).unwrap();
+        drop(c);
+        let r = |c, b| Row { device: 1, counter: c, cipher: 1, payload: vec![b] };
+        let mut s = Sqlite::open(&p, "s1", K).unwrap();
+        assert_eq!(s.all().unwrap(), vec![r(0, 0), r(1, 1)]);
+        assert_eq!(s.insert(&[r(1, 1), r(2, 2)]).unwrap(), 1, "counter 1 under K is stored already");
+        let mut s2 = Sqlite::open(&p, "s2", K2).unwrap();
+        assert_eq!(s2.all().unwrap(), vec![r(0, 2)]);
+        drop((s, s2));
+        // The workers' per-device table is rebuilt from the readings.
+        let mut w = crate::store::shared::SharedState::open(&p.display().to_string(), "s4", K, &[1]).unwrap();
+        use crate::store::shared::StoreVerdict::*;
+        assert_eq!(w.commit(&[r(2, 2), r(3, 3)]).unwrap(), vec![Replay, Stored]);
     }
 
     #[test]

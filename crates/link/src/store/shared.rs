@@ -1,5 +1,5 @@
 //! The replay state the gateway workers share in the store: the readings table's unique key
-//! (key_id, device, counter) decides which frames are new, and per device the highest stored
+//! (key_ref, device, counter) decides which frames are new, and per device the highest stored
 //! counter (`top`) is kept beside the readings, moved in the same transaction per batch (SQLite
 //! `BEGIN IMMEDIATE`, PostgreSQL rows locked in device order). See gateway/workers.rs for the
 //! acceptance rule.
@@ -25,8 +25,8 @@ enum Backend {
 pub struct SharedState {
     backend: Backend,
     run: String,
-    /// The master key's fingerprint: the replay state is the key's, across sessions.
-    key_id: String,
+    /// The master key's row in the keys table: the replay state is the key's, across sessions.
+    key_ref: i64,
     shown: String,
 }
 
@@ -42,43 +42,45 @@ impl SharedState {
         // The readings table exactly as the single gateway creates it.
         drop(crate::store::open(spec, run, key_id)?);
         let ids: Vec<i64> = devices.iter().map(|&d| d as i64).collect();
-        let (backend, shown) = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        let (backend, shown, key_ref) = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
             let shown = pg_shown(spec);
             let mut c = postgres::Client::connect(spec, postgres::NoTls)
                 .map_err(|e| format!("--store: cannot connect to {shown}: {}", crate::store::pg_error(&e)))?;
+            let key_ref = crate::store::pg_prepare(&mut c, key_id).map_err(|e| format!("--store: {shown}: {e}"))?;
             crate::store::create_table(
                 &mut c,
                 "CREATE TABLE IF NOT EXISTS lwcbench_link_devices (
-                     key_id TEXT   NOT NULL,
-                     device BIGINT NOT NULL,
-                     top    BIGINT NOT NULL,
-                     PRIMARY KEY (key_id, device)
+                     key_ref BIGINT NOT NULL,
+                     device  BIGINT NOT NULL,
+                     top     BIGINT NOT NULL,
+                     PRIMARY KEY (key_ref, device)
                  )",
             )
             .map_err(|e| format!("--store: {shown}: {}", crate::store::pg_error(&e)))?;
             c.execute(
-                "INSERT INTO lwcbench_link_devices (key_id, device, top)
+                "INSERT INTO lwcbench_link_devices (key_ref, device, top)
                  SELECT $1, d, COALESCE((SELECT max(counter) FROM lwcbench_link_readings r
-                                         WHERE r.key_id = $1 AND r.device = d), -1)
+                                         WHERE r.key_ref = $1 AND r.device = d), -1)
                  FROM unnest($2::bigint[]) AS u(d) ORDER BY d
                  ON CONFLICT DO NOTHING",
-                &[&key_id, &ids],
+                &[&key_ref, &ids],
             )
             .map_err(|e| format!("--store: {shown}: provisioning devices: {}", crate::store::pg_error(&e)))?;
-            (Backend::Postgres(c), shown)
+            (Backend::Postgres(c), shown, key_ref)
         } else {
             let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
             let shown = format!("sqlite:{}", crate::input::shown(path));
             let sq = |e: rusqlite::Error| crate::store::sqlite_error(std::path::Path::new(path), &e);
             let mut c = rusqlite::Connection::open(path).map_err(sq)?;
             c.busy_timeout(Duration::from_secs(30)).map_err(sq)?;
+            let key_ref = crate::store::sqlite_prepare(&c, key_id).map_err(|e| format!("--store: {shown}: {e}"))?;
             c.execute_batch(
                 "PRAGMA synchronous=NORMAL;
                  CREATE TABLE IF NOT EXISTS readings_top (
-                     key_id TEXT    NOT NULL,
-                     device INTEGER NOT NULL,
-                     top    INTEGER NOT NULL,
-                     PRIMARY KEY (key_id, device)
+                     key_ref INTEGER NOT NULL,
+                     device  INTEGER NOT NULL,
+                     top     INTEGER NOT NULL,
+                     PRIMARY KEY (key_ref, device)
                  );",
             )
             .map_err(sq)?;
@@ -86,22 +88,22 @@ impl SharedState {
             {
                 let mut st = tx
                     .prepare(
-                        "INSERT OR IGNORE INTO readings_top (key_id, device, top)
-                         VALUES (?1, ?2, COALESCE((SELECT max(counter) FROM readings WHERE key_id = ?1 AND device = ?2), -1))",
+                        "INSERT OR IGNORE INTO readings_top (key_ref, device, top)
+                         VALUES (?1, ?2, COALESCE((SELECT max(counter) FROM readings WHERE key_ref = ?1 AND device = ?2), -1))",
                     )
                     .map_err(sq)?;
                 for d in &ids {
-                    st.execute(rusqlite::params![key_id, d]).map_err(sq)?;
+                    st.execute(rusqlite::params![key_ref, d]).map_err(sq)?;
                 }
             }
             tx.commit().map_err(sq)?;
-            (Backend::Sqlite(c), shown)
+            (Backend::Sqlite(c), shown, key_ref)
         };
-        Ok(SharedState { backend, run: run.to_string(), key_id: key_id.to_string(), shown })
+        Ok(SharedState { backend, run: run.to_string(), key_ref, shown })
     }
 
     pub fn describe(&self) -> String {
-        format!("{}; replay state in the store (per-device top + UNIQUE (key_id, device, counter))", self.shown)
+        format!("{}; replay state in the store (per-device top + UNIQUE (key_ref, device, counter))", self.shown)
     }
 
     /// Decide and store `rows` in one transaction: one verdict per row, in the order given.
@@ -120,8 +122,8 @@ impl SharedState {
         let mut last = String::new();
         for _attempt in 0..8 {
             let r = match &mut self.backend {
-                Backend::Postgres(c) => pg_commit(c, &self.key_id, &self.run, rows, &order, &devices),
-                Backend::Sqlite(c) => sqlite_commit(c, &self.key_id, &self.run, rows, &order, &devices),
+                Backend::Postgres(c) => pg_commit(c, self.key_ref, &self.run, rows, &order, &devices),
+                Backend::Sqlite(c) => sqlite_commit(c, self.key_ref, &self.run, rows, &order, &devices),
             };
             match r {
                 Ok(v) => return Ok(v),
@@ -156,7 +158,7 @@ fn new_tops(rows: &[Row], order: &[usize], tops: &HashMap<i64, i64>) -> Result<H
 
 fn pg_commit(
     c: &mut postgres::Client,
-    key_id: &str,
+    key_ref: i64,
     run: &str,
     rows: &[Row],
     order: &[usize],
@@ -176,9 +178,9 @@ fn pg_commit(
     let mut tx = c.transaction().map_err(fatal)?;
     let locked = tx
         .query(
-            "SELECT device, top FROM lwcbench_link_devices WHERE key_id = $1 AND device = ANY($2)
+            "SELECT device, top FROM lwcbench_link_devices WHERE key_ref = $1 AND device = ANY($2)
              ORDER BY device FOR UPDATE",
-            &[&key_id, &devices],
+            &[&key_ref, &devices],
         )
         .map_err(fatal)?;
     let tops: HashMap<i64, i64> = locked.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
@@ -192,11 +194,11 @@ fn pg_commit(
     }
     let inserted = tx
         .query(
-            "INSERT INTO lwcbench_link_readings (key_id, run, device, counter, cipher, payload)
+            "INSERT INTO lwcbench_link_readings (key_ref, run, device, counter, cipher, payload)
              SELECT $1, $2, d, k, ci, p FROM unnest($3::bigint[], $4::bigint[], $5::smallint[], $6::bytea[])
                     AS u(d, k, ci, p)
              ON CONFLICT DO NOTHING RETURNING device, counter",
-            &[&key_id, &run, &d, &k, &ci, &p],
+            &[&key_ref, &run, &d, &k, &ci, &p],
         )
         .map_err(fatal)?;
     let mut new: HashSet<(i64, i64)> = inserted.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))).collect();
@@ -204,8 +206,8 @@ fn pg_commit(
     if !td.is_empty() {
         tx.execute(
             "UPDATE lwcbench_link_devices AS x SET top = GREATEST(x.top, u.t)
-             FROM unnest($2::bigint[], $3::bigint[]) AS u(d, t) WHERE x.key_id = $1 AND x.device = u.d",
-            &[&key_id, &td, &tt],
+             FROM unnest($2::bigint[], $3::bigint[]) AS u(d, t) WHERE x.key_ref = $1 AND x.device = u.d",
+            &[&key_ref, &td, &tt],
         )
         .map_err(fatal)?;
     }
@@ -227,7 +229,7 @@ fn pg_commit(
 
 fn sqlite_commit(
     c: &mut rusqlite::Connection,
-    key_id: &str,
+    key_ref: i64,
     run: &str,
     rows: &[Row],
     order: &[usize],
@@ -240,10 +242,10 @@ fn sqlite_commit(
     let mut verdict = vec![StoreVerdict::Replay; rows.len()];
     {
         let mut q =
-            tx.prepare_cached("SELECT top FROM readings_top WHERE key_id = ?1 AND device = ?2").map_err(fatal)?;
+            tx.prepare_cached("SELECT top FROM readings_top WHERE key_ref = ?1 AND device = ?2").map_err(fatal)?;
         for &d in devices {
             if let Some(t) =
-                q.query_row(rusqlite::params![key_id, d], |r| r.get::<_, i64>(0)).map(Some).or_else(|e| match e {
+                q.query_row(rusqlite::params![key_ref, d], |r| r.get::<_, i64>(0)).map(Some).or_else(|e| match e {
                     rusqlite::Error::QueryReturnedNoRows => Ok(None),
                     e => Err(fatal(e)),
                 })?
@@ -254,22 +256,22 @@ fn sqlite_commit(
         let new_tops = new_tops(rows, order, &tops).map_err(Retry::Fatal)?;
         let mut ins = tx
             .prepare_cached(
-                "INSERT OR IGNORE INTO readings (key_id, run, device, counter, cipher, payload)
+                "INSERT OR IGNORE INTO readings (key_ref, run, device, counter, cipher, payload)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .map_err(fatal)?;
         for &i in order {
             let r = &rows[i];
             let (d, c, ci) = (r.device as i64, r.counter as i64, r.cipher as i64);
-            let n = ins.execute(rusqlite::params![key_id, run, d, c, ci, r.payload]).map_err(fatal)?;
+            let n = ins.execute(rusqlite::params![key_ref, run, d, c, ci, r.payload]).map_err(fatal)?;
             verdict[i] = if n == 1 { StoreVerdict::Stored } else { StoreVerdict::Replay };
         }
         let mut up = tx
-            .prepare_cached("UPDATE readings_top SET top = max(top, ?3) WHERE key_id = ?1 AND device = ?2")
+            .prepare_cached("UPDATE readings_top SET top = max(top, ?3) WHERE key_ref = ?1 AND device = ?2")
             .map_err(fatal)?;
         for (d, t) in new_tops {
             if tops.get(&d) != Some(&t) {
-                up.execute(rusqlite::params![key_id, d, t]).map_err(fatal)?;
+                up.execute(rusqlite::params![key_ref, d, t]).map_err(fatal)?;
             }
         }
     }
@@ -323,7 +325,10 @@ mod tests {
         let mut c = SharedState::open(&p, "r", K, &[1, 2]).unwrap();
         let tops: Vec<(i64, i64)> = rusqlite::Connection::open(&p)
             .unwrap()
-            .prepare("SELECT device, top FROM readings_top WHERE key_id = ?1 ORDER BY device")
+            .prepare(
+                "SELECT device, top FROM readings_top WHERE key_ref = (SELECT id FROM readings_keys WHERE key_id = ?1)
+                 ORDER BY device",
+            )
             .unwrap()
             .query_map([K], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap()
