@@ -94,7 +94,8 @@ suite "import cycles" bash -c 'python3 scripts/import-cycles.py --check crates/*
 suite "shared dependencies" python3 scripts/shared-deps.py --check
 suite "cargo test" cargo test --workspace --profile citest --locked --no-fail-fast
 # Instructions per message through lwcbench equal a plain loop calling the library directly
-# (callgrind), both from the test build above: one profile and the workspace's features for both
+# (callgrind; the C libraries through scripts/parity/plain.c, which the suite compiles), the Rust
+# loop from the test build above: one profile and the workspace's features for both
 # (built for its crate alone, the RustCrypto ChaCha20-Poly1305 loop took ~827 fewer instructions
 # per message than through lwcbench).
 suite "instruction parity" python3 scripts/parity/instructions.py --check --lwcbench "$LWC" \

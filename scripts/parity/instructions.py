@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Instruction parity: instructions per AEAD encryption in `lwcbench run --counter
-instructions` against the plain Rust loop (crates/catalog/examples/plain_loop.rs) calling the
-same library directly, both counted by valgrind's callgrind over 16 operations after 4
-untimed ones. Deterministic, so it can gate CI where timings (scripts/host-parity.sh) cannot.
+instructions` against a plain loop calling the same library directly — Rust
+(crates/catalog/examples/plain_loop.rs) for RustCrypto and the own ciphers, C
+(scripts/parity/plain.c, built here with gcc) for OpenSSL, libgcrypt and wolfCrypt — both
+counted by valgrind's callgrind over 16 operations after 4 untimed ones. Deterministic, so it
+can gate CI where timings (scripts/host-parity.sh) cannot.
 
 The adapter may cost at most MAX_EXTRA instructions per message more than the plain loop (its
 argument checks, the trait-object call, the Result plumbing, and LLVM inlining the library
@@ -10,7 +12,8 @@ differently inside a large binary), or MAX_RATIO where that is larger. A library
 depends on the caller's inlining (e.g. a runtime flag that only constant-folds when inlined)
 shows up here as a per-byte excess.
 
-usage: scripts/parity/instructions.py [--check] [--lwcbench BIN] [--plain BIN] [--out FILE]
+usage: scripts/parity/instructions.py [--check] [--lwcbench BIN] [--plain BIN] [--plain-c BIN] [--out FILE]
+  --plain-c  the C loop; without it, it is compiled into a temporary directory
 """
 import argparse
 import csv
@@ -23,12 +26,31 @@ import tempfile
 MAX_EXTRA = 200.0  # instructions per message
 MAX_RATIO = 1.03
 SIZES = [16, 1024, 16384]
-# (plain-loop lib, plain-loop cipher, lwcbench cipher, lwcbench implementation)
+# (plain loop: "rust" or "c", its lib, its cipher, lwcbench cipher, lwcbench implementation)
 CASES = [
-    ("rustcrypto", "chacha20-poly1305", "ChaCha20-Poly1305", "rustcrypto"),
-    ("rustcrypto", "aes-128-gcm", "AES-128-GCM", "rustcrypto"),
-    ("own", "xoodyak", "Xoodyak", "rust-ref"),
+    ("rust", "rustcrypto", "chacha20-poly1305", "ChaCha20-Poly1305", "rustcrypto"),
+    ("rust", "rustcrypto", "aes-128-gcm", "AES-128-GCM", "rustcrypto"),
+    ("rust", "own", "xoodyak", "Xoodyak", "rust-ref"),
+    ("c", "openssl", "chacha20-poly1305", "ChaCha20-Poly1305", "openssl"),
+    ("c", "openssl", "aes-128-gcm", "AES-128-GCM", "openssl"),
+    ("c", "gcrypt", "aes-128-gcm", "AES-128-GCM", "gcrypt"),
+    ("c", "wolfssl", "aes-128-gcm", "AES-128-GCM", "wolfssl"),
 ]
+PLAIN_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plain.c")
+
+
+def build_plain_c(out):
+    """scripts/parity/plain.c against the system's libraries (as host-parity.sh builds it,
+    without -march=native: the loop's own instructions are the same few either way)."""
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libcrypto", "libgcrypt", "wolfssl"],
+                           capture_output=True, text=True)
+    if flags.returncode != 0:
+        fail(f"pkg-config libcrypto libgcrypt wolfssl: {flags.stderr.strip()} (scripts/setup.sh --test installs them)")
+    r = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-o", out, PLAIN_C] + flags.stdout.split(),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"gcc {PLAIN_C}: {r.stderr.strip().splitlines()[-1:]}")
+    return out
 
 
 def fail(msg):
@@ -36,12 +58,14 @@ def fail(msg):
     sys.exit(1)
 
 
-def plain_count(plain, lib, cipher, size, tmp):
+def plain_count(plain, lib, cipher, size, tmp, toggle):
+    """`toggle`: the Rust loop marks its counted operations by a function name; the C loop
+    switches collection itself (CALLGRIND_TOGGLE_COLLECT)."""
     out = os.path.join(tmp, f"cg.{lib}.{cipher}.{size}")
     env = dict(os.environ, PARITY_COUNT="16")
     r = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=*counted_ops*",
-         f"--callgrind-out-file={out}", plain, lib, cipher, str(size), "ss", "5", "100"],
+        ["valgrind", "--tool=callgrind", "--collect-atstart=no"] + (["--toggle-collect=*counted_ops*"] if toggle else [])
+        + [f"--callgrind-out-file={out}", plain, lib, cipher, str(size), "ss", "5", "100"],
         env=env, capture_output=True, text=True)
     m = re.search(r"Collected : (\d+)", r.stderr)
     if r.returncode != 0 or not m or int(m.group(1)) == 0:
@@ -75,6 +99,7 @@ def main():
                                                      "release", "lwcbench"))
     ap.add_argument("--plain", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"),
                                                   "release", "examples", "plain_loop"))
+    ap.add_argument("--plain-c", help="the C plain loop (default: compile scripts/parity/plain.c)")
     ap.add_argument("--out", help="write the table as CSV here too")
     a = ap.parse_args()
     for b in (a.lwcbench, a.plain):
@@ -82,10 +107,11 @@ def main():
             fail(f"{b}: not built (cargo build --release -p lwcbench -p lwcbench-catalog --example plain_loop)")
     rows, bad = [], []
     with tempfile.TemporaryDirectory(prefix="lwc-iparity-") as tmp:
-        for lib, cipher, lcipher, impl in CASES:
+        plain_c = a.plain_c or build_plain_c(os.path.join(tmp, "plain"))
+        for prog, lib, cipher, lcipher, impl in CASES:
             lwc = lwc_counts(a.lwcbench, lcipher, impl, tmp)
             for s in SIZES:
-                plain = plain_count(a.plain, lib, cipher, s, tmp)
+                plain = plain_count(a.plain if prog == "rust" else plain_c, lib, cipher, s, tmp, prog == "rust")
                 extra = lwc[s] - plain
                 ok = extra <= max(MAX_EXTRA, (MAX_RATIO - 1) * plain)
                 rows.append((f"{lcipher}/{impl}", s, lwc[s], plain, extra, lwc[s] / plain, ok))

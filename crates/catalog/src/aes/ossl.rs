@@ -196,6 +196,7 @@ mod evp {
     }
 
     /// The tag of the message just finished (EVP writes `tag.len()` bytes).
+    #[inline(always)]
     pub fn tag(c: &mut CipherCtxRef, tag: &mut [u8]) -> Result<(), ErrorStack> {
         // SAFETY: EVP writes exactly the requested length into `tag`.
         cvt(unsafe {
@@ -385,6 +386,9 @@ impl Aead for OsslAead {
 /// Message body of an AEAD: update (+ final), in place where EVP allows it. OCB reports a
 /// 16-byte block and holds back a partial last block until the final call, so it goes
 /// through the scratch buffer.
+// Inlined: as a call of its own it cost ~40 instructions per message in register saves
+// (callgrind), a fifth of the adapter's overhead over a plain EVP loop.
+#[inline(always)]
 fn body(
     c: &mut CipherCtx,
     l: evp::Lens,
