@@ -887,8 +887,10 @@ mod tests {
     fn model_check() {
         let mut c = Grain128a::default();
         for seed in 0..6u8 {
-            let key: Vec<u8> = (0..16).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed * 91)).collect();
-            let mut iv: Vec<u8> = (0..12).map(|i| (i as u8).wrapping_mul(53).wrapping_add(seed * 17)).collect();
+            let key: Vec<u8> =
+                (0..16).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed.wrapping_mul(91))).collect();
+            let mut iv: Vec<u8> =
+                (0..12).map(|i| (i as u8).wrapping_mul(53).wrapping_add(seed.wrapping_mul(17))).collect();
             iv[0] &= 0x7f; // keystream mode
             let y = pre_output(&key, &iv, 1000);
             let mut got = std::vec![0u8; 125];
