@@ -386,7 +386,7 @@ impl Aead for OsslAead {
 /// Message body of an AEAD: update (+ final), in place where EVP allows it. OCB reports a
 /// 16-byte block and holds back a partial last block until the final call, so it goes
 /// through the scratch buffer.
-// Inlined: as a call of its own it cost ~40 instructions per message in register saves
+// Inlined: as a call of its own it costs ~40 instructions per message in register saves
 // (callgrind), a fifth of the adapter's overhead over a plain EVP loop.
 #[inline(always)]
 fn body(

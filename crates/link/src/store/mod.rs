@@ -5,7 +5,7 @@
 //! at-least-once) or replays into a later session under the same key is stored once, while
 //! another key in the same store (whose counters start at 0 again) never collides with it. The
 //! fingerprint is stored once per key, not per row: a 32-character text in every row and index
-//! entry made each reading's write about 10–30 % larger (WAL bytes per reading).
+//! entry makes each reading's write about 10–30 % larger (WAL bytes per reading).
 pub mod inspect;
 pub mod shared;
 
