@@ -381,28 +381,27 @@ fn parse_end(f: &[&str]) -> Result<(usize, usize, u32), String> {
 pub fn parse_log(text: &str) -> Parsed {
     let text = text.replace('\0', "");
     let lines = split_lines(&text);
-    // The collected run starts at the last line that is a valid header.
-    let mut header_lines = Vec::new();
+    // Valid header and end lines, by line index.
+    let (mut header_lines, mut end_lines) = (Vec::new(), Vec::new());
     for (i, l) in lines.iter().enumerate() {
         if let Ok(Some(body)) = checked_body(l) {
             if body.starts_with("LWCB H ") {
                 header_lines.push(i);
+            } else if body.starts_with("LWCB E ") {
+                end_lines.push(i);
             }
         }
     }
     let mut p = Parsed::default();
     // The collected run is the last one that reaches its end line: a header after it without
     // an end line is a run the board started later (a second kick, a reset) and cut off.
-    let is_end = |l: &&str| matches!(checked_body(l), Ok(Some(b)) if b.starts_with("LWCB E "));
-    let chosen = (0..header_lines.len())
-        .rev()
-        .find(|&k| {
-            let to = header_lines.get(k + 1).copied().unwrap_or(lines.len());
-            lines[header_lines[k] + 1..to].iter().any(is_end)
-        })
-        .or(header_lines.len().checked_sub(1));
-    let start = match chosen.map(|k| header_lines[k]) {
-        Some(s) => s,
+    // Without any complete run, the last header's run is collected (and is truncated).
+    let complete = |k: usize| {
+        let to = header_lines.get(k + 1).copied().unwrap_or(lines.len());
+        end_lines.iter().any(|&e| header_lines[k] < e && e < to)
+    };
+    let chosen = match (0..header_lines.len()).rev().find(|&k| complete(k)).or(header_lines.len().checked_sub(1)) {
+        Some(k) => k,
         None => {
             // Without a header nothing can be validated; count what is there.
             for (i, l) in lines.iter().enumerate() {
@@ -416,7 +415,7 @@ pub fn parse_log(text: &str) -> Parsed {
             return p;
         }
     };
-    let chosen = chosen.expect("a header was found");
+    let start = header_lines[chosen];
     p.earlier_runs = header_lines[..chosen].iter().map(|i| i + 1).collect();
     p.later_run = header_lines.get(chosen + 1).map(|i| i + 1);
     p.noise_lines = start - chosen; // lines before the collected run, other than headers

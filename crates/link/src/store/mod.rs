@@ -27,6 +27,8 @@ pub trait Store: Send {
     fn all(&mut self) -> Result<Vec<Row>, String>;
     /// What the store is, for run.json ("sqlite:/path", "postgres://host:port/db").
     fn describe(&self) -> String;
+    /// The key's id in the store's keys table: the `key_ref` of its readings.
+    fn key_ref(&self) -> i64;
 }
 
 /// `--store`: a `postgres://` / `postgresql://` URL, `sqlite:PATH`, or a plain path (SQLite).
@@ -198,6 +200,10 @@ impl Store for Sqlite {
             self.run
         )
     }
+
+    fn key_ref(&self) -> i64 {
+        self.key_ref
+    }
 }
 
 /// PostgreSQL: table `lwcbench_link_readings`, one run's rows tagged with its run id, unique
@@ -214,20 +220,19 @@ pub struct Postgres {
 /// starting together may both miss the table and the slower one then fails on the catalogue's
 /// unique index (23505) or on the table itself (42P07); once the table exists, a retry is a no-op.
 pub(crate) fn create_table(c: &mut postgres::Client, sql: &str) -> Result<(), postgres::Error> {
-    use postgres::error::SqlState;
     let mut tries = 0;
     loop {
         match c.batch_execute(sql) {
-            Err(e)
-                if tries < 3
-                    && (e.code() == Some(&SqlState::UNIQUE_VIOLATION)
-                        || e.code() == Some(&SqlState::DUPLICATE_TABLE)) =>
-            {
-                tries += 1
-            }
+            Err(e) if tries < 3 && lost_create_race(&e) => tries += 1,
             r => return r,
         }
     }
+}
+
+/// The error of a `CREATE … IF NOT EXISTS` that a concurrent creator got in first.
+fn lost_create_race(e: &postgres::Error) -> bool {
+    use postgres::error::SqlState;
+    e.code() == Some(&SqlState::UNIQUE_VIOLATION) || e.code() == Some(&SqlState::DUPLICATE_TABLE)
 }
 
 /// A PostgreSQL error as one line: the server's own message (which database or role is
@@ -300,6 +305,10 @@ impl Store for Postgres {
     fn describe(&self) -> String {
         format!("{} (table lwcbench_link_readings, run {})", self.url_shown, self.run)
     }
+
+    fn key_ref(&self) -> i64 {
+        self.key_ref
+    }
 }
 
 /// The columns of the readings table, in the order this tool creates them.
@@ -343,7 +352,7 @@ const PG_TABLES: &str = "
 
 /// Create what is missing, check the readings table and return the key's `key_ref` (its row
 /// in `readings_keys`, added if new), all in one transaction: a refused store is left as it was.
-pub(crate) fn sqlite_prepare(conn: &rusqlite::Connection, key_id: &str) -> Result<i64, String> {
+fn sqlite_prepare(conn: &rusqlite::Connection, key_id: &str) -> Result<i64, String> {
     let e = |e: rusqlite::Error| e.to_string();
     let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(e)?;
     tx.execute_batch(SQLITE_TABLES).map_err(e)?;
@@ -366,18 +375,13 @@ pub(crate) fn sqlite_prepare(conn: &rusqlite::Connection, key_id: &str) -> Resul
 }
 
 /// [`sqlite_prepare`] for PostgreSQL (tables `lwcbench_link_keys`, `lwcbench_link_readings`).
-pub(crate) fn pg_prepare(c: &mut postgres::Client, key_id: &str) -> Result<i64, String> {
-    use postgres::error::SqlState;
+fn pg_prepare(c: &mut postgres::Client, key_id: &str) -> Result<i64, String> {
     let mut tries = 0;
     loop {
         let mut tx = c.transaction().map_err(|e| pg_error(&e))?;
         match tx.batch_execute(PG_TABLES) {
             // A concurrent creator won (see create_table): its tables exist once it commits.
-            Err(e)
-                if tries < 3
-                    && (e.code() == Some(&SqlState::UNIQUE_VIOLATION)
-                        || e.code() == Some(&SqlState::DUPLICATE_TABLE)) =>
-            {
+            Err(e) if tries < 3 && lost_create_race(&e) => {
                 tries += 1;
                 continue;
             }

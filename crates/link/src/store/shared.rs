@@ -39,14 +39,13 @@ impl SharedState {
     /// provision `devices` (their `top` starts at the highest counter already stored under the
     /// key `key_id`, or none).
     pub fn open(spec: &str, run: &str, key_id: &str, devices: &[u32]) -> Result<SharedState, String> {
-        // The readings table exactly as the single gateway creates it.
-        drop(crate::store::open(spec, run, key_id)?);
+        // The tables exactly as the single gateway creates them, and the key's row.
+        let key_ref = crate::store::open(spec, run, key_id)?.key_ref();
         let ids: Vec<i64> = devices.iter().map(|&d| d as i64).collect();
-        let (backend, shown, key_ref) = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        let (backend, shown) = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
             let shown = pg_shown(spec);
             let mut c = postgres::Client::connect(spec, postgres::NoTls)
                 .map_err(|e| format!("--store: cannot connect to {shown}: {}", crate::store::pg_error(&e)))?;
-            let key_ref = crate::store::pg_prepare(&mut c, key_id).map_err(|e| format!("--store: {shown}: {e}"))?;
             crate::store::create_table(
                 &mut c,
                 "CREATE TABLE IF NOT EXISTS lwcbench_link_devices (
@@ -66,14 +65,13 @@ impl SharedState {
                 &[&key_ref, &ids],
             )
             .map_err(|e| format!("--store: {shown}: provisioning devices: {}", crate::store::pg_error(&e)))?;
-            (Backend::Postgres(c), shown, key_ref)
+            (Backend::Postgres(c), shown)
         } else {
             let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
             let shown = format!("sqlite:{}", crate::input::shown(path));
             let sq = |e: rusqlite::Error| crate::store::sqlite_error(std::path::Path::new(path), &e);
             let mut c = rusqlite::Connection::open(path).map_err(sq)?;
             c.busy_timeout(Duration::from_secs(30)).map_err(sq)?;
-            let key_ref = crate::store::sqlite_prepare(&c, key_id).map_err(|e| format!("--store: {shown}: {e}"))?;
             c.execute_batch(
                 "PRAGMA synchronous=NORMAL;
                  CREATE TABLE IF NOT EXISTS readings_top (
@@ -97,7 +95,7 @@ impl SharedState {
                 }
             }
             tx.commit().map_err(sq)?;
-            (Backend::Sqlite(c), shown, key_ref)
+            (Backend::Sqlite(c), shown)
         };
         Ok(SharedState { backend, run: run.to_string(), key_ref, shown })
     }
