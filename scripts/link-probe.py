@@ -148,9 +148,11 @@ class Env:
         return p
 
     def device(self, dev, session, key, state, messages, extra=(), timeout=120):
+        """`link device`; state None: the key's own counter state (KEY.counters)."""
+        st = ["--counter-state", str(state)] if state is not None else []
         return self.run([self.bin, "link", "device", "--id", str(dev), "--session", session, "--broker", self.broker,
-                         "--key-file", str(key), "--counter-state", str(state), "--messages", str(messages),
-                         "--interval", "0", *extra], timeout=timeout)
+                         "--key-file", str(key), *st, "--messages", str(messages), "--interval", "0", *extra],
+                        timeout=timeout)
 
     def sniffer(self, topic, out):
         """A second, foreign MQTT client recording every payload (hex) published on `topic`."""
@@ -261,7 +263,7 @@ def probe_oversized(env, retained):
     if not retained:
         check(env.run(pub, timeout=20).returncode == 0, "mosquitto_pub failed")
     n = 20
-    dev = env.device(1, session, key, env.dir / "c1", n)
+    dev = env.device(1, session, key, None, n)
     check(dev.returncode == 0, f"device failed: {dev.stderr.strip()[-200:]}")
     got = wait_rows(store, n, 20, gw)
     check(gw.poll() is None, f"gateway exited ({gw.returncode}): {last_line(gw)!r}")
@@ -289,7 +291,7 @@ def probe_backlog_restart(env):
     gw = env.gateway(session, key, store, devices="1")
     gw.send_signal(signal.SIGTERM)
     gw.wait(timeout=20)
-    dev = env.device(1, session, key, env.dir / "c1", n, timeout=300)
+    dev = env.device(1, session, key, None, n, timeout=300)
     check(dev.returncode == 0, f"device failed: {dev.stderr.strip()[-200:]}")
     # Three kills 0.5 s after start, each with tens of thousands of frames delivered but not yet
     # acknowledged: every restart must come up (the broker re-sends them all at CONNACK).
@@ -317,7 +319,7 @@ def probe_shared_counter_state(env):
     session = "shared"
     sniff = env.dir / "sniffed.txt"
     sub = env.sniffer(f"lwcbench/link/{session}/#", sniff)
-    state = env.dir / "counters"
+    state = Path(f"{key}.counters")  # the key's own: the one counter authority of the key
     n = 300 if env.ci else 2000
     refused, captures = [], []
 
@@ -384,7 +386,7 @@ def probe_store_locked(env):
     holder = sqlite3.connect(store, timeout=1, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        env.device(1, "lock", key, env.dir / "c1", 5)
+        env.device(1, "lock", key, None, 5)
         try:
             gw.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -456,7 +458,7 @@ def probe_session_names(env):
     env.mosquitto()
     key = env.key()
     for bad in ("", "a/b", "../../etc", "#", "+"):
-        res = env.device(1, bad, key, env.dir / "c", 1, timeout=15)
+        res = env.device(1, bad, key, None, 1, timeout=15)
         one_error_line(res, "--session")
     return "5 bad session names refused by the device"
 
@@ -466,10 +468,11 @@ def probe_counter_state_lines(env):
     range, is refused with a line naming the file (a valid file is made first by a device)."""
     env.mosquitto()
     key = env.key()
-    state = env.dir / "state"
-    res = env.device(1, "s", key, state, 3)
+    state = Path(f"{key}.counters")
+    res = env.device(1, "s", key, None, 3)
     check(res.returncode == 0 and state.exists(), f"device failed: {res.stderr.strip()[-200:]}")
-    lines = state.read_text().splitlines()
+    good = state.read_text()
+    lines = good.splitlines()
     dev_lines = [i for i, line in enumerate(lines) if line.split()[:1] == ["1"]]
     check(len(dev_lines) == 1, f"expected one line for device 1 in {lines}")
     i = dev_lines[0]
@@ -478,11 +481,10 @@ def probe_counter_state_lines(env):
         "huge": lines[:i] + [f"1 {2**63 + 5}"] + lines[i + 1:],
     }
     for name, text in variants.items():
-        bad = env.dir / f"state-{name}"
-        bad.write_text("\n".join(text) + "\n")
-        bad.chmod(state.stat().st_mode & 0o777)
-        res = env.device(1, "s", key, bad, 1, timeout=15)
-        one_error_line(res, str(bad))
+        state.write_text("\n".join(text) + "\n")
+        res = env.device(1, "s", key, None, 1, timeout=15)
+        one_error_line(res, str(state), "line")
+    state.write_text(good)
     return "duplicate and out-of-range counter lines refused"
 
 
@@ -551,7 +553,7 @@ def probe_shared_gateways(env):
     gws = [env.gateway(session, key, store, devices="1", stats=st, extra=("--shared", "g", "--member", m))
            for m, st in zip("ab", stats)]
     n = 2000 if env.ci else 20000
-    dev = env.device(1, session, key, env.dir / "c1", n, timeout=120)
+    dev = env.device(1, session, key, None, n, timeout=120)
     check(dev.returncode == 0, f"device failed: {dev.stderr.strip()[-200:]}")
     got = wait_rows(store, n, 60)
     for gw in gws:
@@ -574,7 +576,7 @@ def probe_capture_non_utf8(env):
     intact frames or stops with a line naming the file; it never re-sends nothing silently."""
     env.mosquitto()
     key = env.key()
-    cap, state, stats = env.dir / "cap.hex", env.dir / "counters", env.dir / "stats.json"
+    cap, state, stats = env.dir / "cap.hex", None, env.dir / "stats.json"
     durable = ["--capture", str(cap), "--durable", "--stats", str(stats)]
     res = env.device(1, "dur", key, state, 10, extra=durable, timeout=60)
     check(res.returncode == 0, f"durable device failed: {res.stderr.strip()[-200:]}")
@@ -682,6 +684,289 @@ def probe_postgres_errors(env):
     return "missing database named; no password in output"
 
 
+# ---- One counter authority per key (issue 36, items 1 and 3) -----------------------------------
+MODBUS_DEVICE = 0x4D420000  # docs/link.md: proxy pair 0, master → slave; slave → master is one more
+
+
+def state_lines(path):
+    """DEVICE -> NEXT of a counter state file (docs/link.md, "Counter persistence rule")."""
+    lines = Path(path).read_text().splitlines()
+    check(lines[:1] == [STATE_MAGIC], f"{path}: not a counter state file")
+    return {int(d): int(n) for d, n in (line.split() for line in lines[2:] if line.strip())}
+
+
+class ModbusSlave:
+    """A Modbus/TCP slave serving `limit` connections at once: every FC 3 read answers zeros."""
+
+    def __init__(self, limit=4):
+        import threading
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.sem = threading.Semaphore(limit)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import threading
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c):
+        with self.sem, c:
+            c.settimeout(30)
+            try:
+                while True:
+                    h = recv_exact(c, 7)
+                    pdu = recv_exact(c, int.from_bytes(h[4:6], "big") - 1)
+                    qty = int.from_bytes(pdu[3:5], "big") if pdu[:1] == b"\x03" else 1
+                    body = bytes([3, 2 * qty]) + bytes(2 * qty)
+                    c.sendall(h[:4] + (len(body) + 1).to_bytes(2, "big") + h[6:7] + body)
+            except (OSError, ValueError):
+                return
+
+    def close(self):
+        self.sock.close()
+
+
+def recv_exact(s, n):
+    b = b""
+    while len(b) < n:
+        chunk = s.recv(n - len(b))
+        if not chunk:
+            raise ValueError("closed")
+        b += chunk
+    return b
+
+
+class HopTap:
+    """A TCP relay between the two proxies that records every hop record (2-byte length +
+    frame, docs/link.md "Modbus/TCP bump-in-the-wire") in both directions: the wire itself."""
+
+    def __init__(self, upstream):
+        import threading
+        self.upstream = upstream
+        self.frames = []
+        self.lock = threading.Lock()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import threading
+        while True:
+            try:
+                a, _ = self.sock.accept()
+            except OSError:
+                return
+            b = socket.create_connection(("127.0.0.1", self.upstream))
+            for src, dst in ((a, b), (b, a)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    def _pump(self, src, dst):
+        buf = b""
+        try:
+            while True:
+                chunk = src.recv(65536)
+                if not chunk:
+                    break
+                dst.sendall(chunk)
+                buf += chunk
+                while len(buf) >= 2 and len(buf) >= 2 + int.from_bytes(buf[:2], "big"):
+                    n = int.from_bytes(buf[:2], "big")
+                    with self.lock:
+                        self.frames.append(("modbus-hop", buf[2:2 + n]))
+                    buf = buf[2 + n:]
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.sock.close()
+
+
+def modbus_polls(port, n):
+    """`n` FC 3 reads through the master-side proxy; returns how many were answered."""
+    ok = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        for tid in range(n):
+            s.sendall(tid.to_bytes(2, "big") + b"\x00\x00\x00\x06\x01\x03\x00\x00\x00\x02")
+            h = recv_exact(s, 7)
+            recv_exact(s, int.from_bytes(h[4:6], "big") - 1)
+            ok += int.from_bytes(h[:2], "big") == tid
+    return ok
+
+
+def start_proxy(env, args):
+    p = env.spawn([env.bin, "link", "modbus-proxy", "--listen", "127.0.0.1:0", *args], text=True)
+    line = p.stdout.readline()
+    check("listening on" in line, f"modbus-proxy did not start: {line.strip()!r} {last_line(p)!r}")
+    return p, int(line.split("listening on ")[1].split(",")[0].rsplit(":", 1)[1])
+
+
+def stop(p):
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+    try:
+        p.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise ProbeFailed("a process did not stop on SIGTERM")
+
+
+def probe_every_sealer_one_key(env):
+    """Every sealing subcommand against one key — `link modbus`, a session, `link device`, video,
+    the Modbus proxy pair, GOOSE where root can run it — first one after another, then two at
+    once: no (key, device, counter) twice on the wire (the broker and the Modbus hop, sniffed by
+    foreign clients), each in-process sealer's counters below everything sealed later (read off
+    the state file), a second sealer of a device in use refused, a fresh state for the key refused."""
+    env.mosquitto()
+    sniff = env.dir / "sniffed.txt"
+    sub = env.sniffer("lwcbench/link/#", sniff)
+    m = 20 if env.ci else 200
+    # 1. `link modbus` makes the key (DIR/state/master.key) and seals as the proxy pair's devices.
+    run = env.dir / "modbus-run"
+    r = env.run([env.bin, "link", "modbus", "--cipher", "Ascon-AEAD128", "--polls", str(m), "--interval", "1ms",
+                 "-o", str(run)], timeout=120)
+    check(r.returncode == 0, f"link modbus failed: {r.stderr.strip()[-300:]!r}")
+    key = run / "state" / "master.key"
+    state = Path(f"{key}.counters")
+    after_modbus = state_lines(state)
+    check(after_modbus.get(MODBUS_DEVICE, 0) > 0, f"link modbus recorded no counters: {after_modbus}")
+    # 2. The proxy pair on that key: it continues the key's state (the defect: a state of its own at 0).
+    fresh = env.dir / "fresh.counters"
+    bad = env.run([env.bin, "link", "modbus-proxy", "--side", "master", "--listen", "127.0.0.1:0", "--peer",
+                   "127.0.0.1:1", "--key-file", str(key), "--counter-state", str(fresh)])
+    one_error_line(bad, "counter state")
+    check(not fresh.exists(), "a fresh counter state was created for a key that has sealed")
+    slave = ModbusSlave()
+    sp, sport = start_proxy(env, ["--side", "slave", "--peer", f"127.0.0.1:{slave.port}", "--key-file", str(key)])
+    tap = HopTap(sport)
+    mp, mport = start_proxy(env, ["--side", "master", "--peer", f"127.0.0.1:{tap.port}", "--key-file", str(key)])
+    check(modbus_polls(mport, m) == m, "polls through the proxy pair were not all answered")
+    # 2b. While the pair runs, `link modbus` on the same key seals as the same devices: refused.
+    busy = env.run([env.bin, "link", "modbus", "--polls", "5", "-o", str(run), "--force"], timeout=120)
+    check(busy.returncode != 0 and "in use" in busy.stderr, f"link modbus beside the running proxies: exit "
+          f"{busy.returncode}, {busy.stderr.strip()[-200:]!r}")
+    stop(mp)
+    stop(sp)
+    # 3. A session (devices 0..3), then `link device` as device 1 (continues), on the same key.
+    r = env.run([env.bin, "link", "--key-file", str(key), "--broker", env.broker, "--devices", "4", "--messages",
+                 str(m), "--interval", "1ms", "--out", str(env.dir / "s1")], timeout=180)
+    check(r.returncode == 0, f"session failed: {r.stderr.strip()[-300:]!r}")
+    r = env.run([env.bin, "link", "device", "--id", "1", "--session", "dev", "--broker", env.broker, "--key-file",
+                 str(key), "--messages", str(m), "--interval", "0"])
+    check(r.returncode == 0, f"link device failed: {r.stderr.strip()[-300:]!r}")
+    r = env.run([env.bin, "link", "device", "--id", "1", "--session", "dev", "--broker", env.broker, "--key-file",
+                 str(key), "--counter-state", str(fresh), "--messages", "1"])
+    one_error_line(r, "counter state")
+    # 4. Video on the same key.
+    r = env.run([env.bin, "link", "--video", "--key-file", str(key), "--broker", env.broker, "--frames", "3",
+                 "--out", str(env.dir / "v1")], timeout=180)
+    check(r.returncode == 0, f"video session failed: {r.stderr.strip()[-300:]!r}")
+    # 5. GOOSE (root and network namespaces): its APPID is a device of the same key.
+    goose = "skipped (needs root)"
+    if os.geteuid() == 0 and shutil.which("ip"):
+        before = state_lines(state)
+        r = env.run([env.bin, "link", "goose", "--key-file", str(key), "--cipher", "Ascon-AEAD128", "--size", "160",
+                     "--frames", "20", "--out", str(env.dir / "g1")], timeout=180)
+        check(r.returncode == 0, f"link goose failed: {r.stderr.strip()[-300:]!r}")
+        after = state_lines(state)
+        check(all(after.get(d, 0) >= n for d, n in before.items()), f"goose moved a counter back: {before} → {after}")
+        goose = "ran"
+    # 6. Two at once: a session as devices 0..3 (slow), and `link device` as device 2 (refused) and
+    #    as device 40 (runs beside it).
+    s2 = env.spawn([env.bin, "link", "--key-file", str(key), "--broker", env.broker, "--devices", "4", "--messages",
+                    str(m), "--interval", "100ms", "--out", str(env.dir / "s2")], text=True)
+    time.sleep(1.0)
+    same = env.run([env.bin, "link", "device", "--id", "2", "--session", "dev2", "--broker", env.broker,
+                    "--key-file", str(key), "--messages", str(m), "--interval", "0"])
+    other = env.run([env.bin, "link", "device", "--id", "40", "--session", "dev2", "--broker", env.broker,
+                     "--key-file", str(key), "--messages", str(m), "--interval", "0"])
+    try:
+        _, err = s2.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        raise ProbeFailed("the concurrent session hung")
+    check(s2.returncode == 0, f"the concurrent session failed: {err.strip()[-300:]!r}")
+    check(same.returncode != 0 and "device 2 is in use" in same.stderr,
+          f"a second sealer of device 2 ran: exit {same.returncode}, {same.stderr.strip()[-200:]!r}")
+    check(other.returncode == 0, f"device 40 beside the session failed: {other.stderr.strip()[-200:]!r}")
+    time.sleep(1.0)
+    sub.terminate()
+    sub.wait(timeout=5)
+    wire = read_frames(sniff) + tap.frames
+    tap.close()
+    slave.close()
+    seen, reused = nonce_reuse(wire)
+    check(not reused, f"{len(reused)} (cipher, device, counter) sealed twice on the wire, e.g. {sorted(reused)[:3]}")
+    hop = [int.from_bytes(f[7:15], "big") for _, f in tap.frames if int.from_bytes(f[3:7], "big") == MODBUS_DEVICE]
+    check(hop and min(hop) >= after_modbus[MODBUS_DEVICE],
+          f"the proxy sealed counter {min(hop) if hop else None} of device {MODBUS_DEVICE:#x}, below "
+          f"{after_modbus[MODBUS_DEVICE]} that `link modbus` had reserved")
+    check(len(seen) >= 4 * m, f"only {len(seen)} frames seen on the wire")
+    return f"{len(seen)} sealed frames from 6 sealers on one key, 0 reused; GOOSE {goose}"
+
+
+def probe_state_two_names(env):
+    """One counter state under two names — a symlink, a hard link — given to two `link device`
+    processes sealing as one device at once: never the same (key, nonce) twice on the broker; the
+    second is refused (symlink: the lock follows the file) or both are (hard link); the symlink
+    is still a symlink afterwards (never replaced by a rename)."""
+    env.mosquitto()
+    key = env.key()
+    state = Path(f"{key}.counters")
+    sniff = env.dir / "sniffed.txt"
+    sub = env.sniffer("lwcbench/link/#", sniff)
+    n = 300 if env.ci else 3000
+    alias = env.dir / "alias.counters"
+    alias.symlink_to(state)
+
+    def device(st, session):
+        return env.spawn([env.bin, "link", "device", "--id", "1", "--session", session, "--broker", env.broker,
+                          "--key-file", str(key), "--counter-state", str(st), "--messages", str(n), "--interval",
+                          "0", "--counter-block", "16"], text=True)
+
+    procs = [device(state, "direct"), device(alias, "alias")]
+    codes, errs = [], []
+    for p in procs:
+        try:
+            _, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            raise ProbeFailed("a device process hung")
+        codes.append(p.returncode)
+        errs.append(err.strip().splitlines()[-1] if err.strip() else "")
+    check(alias.is_symlink(), "the symlink was replaced by a regular file")
+    check(0 in codes, f"neither device ran: {errs}")
+    refused = [e for c, e in zip(codes, errs) if c != 0]
+    for e in refused:
+        check(e.startswith("error:") and "in use" in e, f"a refused device said {e!r}")
+    hard = env.dir / "hard.counters"
+    os.link(state, hard)
+    for st in (state, hard):
+        r = env.run([env.bin, "link", "device", "--id", "1", "--session", "hard", "--broker", env.broker,
+                     "--key-file", str(key), "--counter-state", str(st), "--messages", "1"])
+        one_error_line(r, "hard links")
+    os.unlink(hard)
+    time.sleep(1.0)
+    sub.terminate()
+    sub.wait(timeout=5)
+    seen, reused = nonce_reuse(read_frames(sniff))
+    check(not reused, f"{len(reused)} (key, nonce) pairs sealed twice on the broker, e.g. {sorted(reused)[:3]}")
+    check(len(seen) >= n, f"only {len(seen)} frames on the broker")
+    return f"{len(seen)} frames, 0 reused; symlinked twin {'refused' if refused else 'ran after'}; hard link refused"
+
+
 PROBES = {
     # High: nonce reuse and a gateway stopped for good
     "oversized-message": lambda e: probe_oversized(e, retained=False),
@@ -707,6 +992,9 @@ PROBES = {
     "stats-unwritable": probe_stats_unwritable,
     "store-read-only": probe_store_read_only,
     "postgres-errors": probe_postgres_errors,
+    # Issue 36: one counter authority per key, a lock that follows the file
+    "every-sealer-one-key": probe_every_sealer_one_key,
+    "state-two-names": probe_state_two_names,
 }
 
 

@@ -1,4 +1,4 @@
-//! Counter state that cannot be misused, end to end: one `link device` process per state file,
+//! Counter state that cannot be misused, end to end: one process per (key, device),
 //! one key's counters continued across runs with different `-o`, and the device's checks of its
 //! capture file (docs/link.md, "Counter persistence rule" and "Faults").
 use std::collections::BTreeSet;
@@ -25,19 +25,23 @@ fn new_key(p: &Path) -> lwcbench_link::wire::keys::MasterKey {
     m
 }
 
-/// Two device processes on one state file would each hand out the same counters (and each
-/// rewrite the file from its own copy): while the first runs, the second is refused.
+/// Two processes sealing as one device would each hand out the same counters (and each rewrite
+/// the file from its own copy): while the first runs, a second as the same device is refused; a
+/// process as another device shares the key's state beside it, and neither loses the other's line.
 #[test]
-fn a_second_device_process_on_one_state_file_is_refused() {
+fn a_second_process_as_one_device_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let key = d.path().join("master.key");
-    new_key(&key);
+    let o = lwcbench(&["link", "keygen", "--key-file", key.to_str().unwrap()], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ctr = d.path().join("master.key.counters");
+    assert!(ctr.is_file(), "keygen writes the key's counter state");
     let broker = lwcbench_link::transport::broker::embedded().unwrap();
     let url = format!("mqtt://127.0.0.1:{}", broker.port);
-    let (ctr, cap) = (d.path().join("counters"), d.path().join("cap1"));
+    let cap = d.path().join("cap1");
     let args = |id: &str, cap: &Path, messages: &str| -> Vec<String> {
-        let (k, c, cap) = (key.display(), ctr.display(), cap.display());
-        format!("link device --id {id} --session s --broker {url} --key-file {k} --counter-state {c} --capture {cap}")
+        let (k, cap) = (key.display(), cap.display());
+        format!("link device --id {id} --session s --broker {url} --key-file {k} --capture {cap}")
             .split_whitespace()
             .chain(["--messages", messages, "--interval", "1ms"])
             .map(str::to_string)
@@ -49,27 +53,48 @@ fn a_second_device_process_on_one_state_file_is_refused() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Sealing has started once the capture has a frame: the state is open and locked by then.
+    // Sealing has started once the capture has a frame: the device is leased by then.
     let t0 = Instant::now();
     while std::fs::read_to_string(&cap).map(|t| t.lines().count()).unwrap_or(0) < 5 {
         assert!(t0.elapsed() < Duration::from_secs(30), "the first device did not send");
         assert!(first.try_wait().unwrap().is_none(), "the first device exited early");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let o =
-        Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args("2", &d.path().join("cap2"), "50")).output().unwrap();
+    let twin =
+        Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args("1", &d.path().join("cap2"), "50")).output().unwrap();
+    let other =
+        Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args("2", &d.path().join("cap3"), "5")).output().unwrap();
     first.kill().unwrap();
     first.wait().unwrap();
-    let e = one_error(&o);
-    assert!(e.contains(ctr.to_str().unwrap()) && e.contains("in use by another process"), "{e}");
+    let e = one_error(&twin);
+    assert!(e.contains(ctr.to_str().unwrap()) && e.contains("device 1 is in use by another process"), "{e}");
     assert!(!d.path().join("cap2").exists(), "the refused device sealed nothing");
+    assert!(other.status.success(), "{}", String::from_utf8_lossy(&other.stderr));
     let state = std::fs::read_to_string(&ctr).unwrap();
-    let devices: Vec<&str> = state.lines().skip(2).collect();
-    assert_eq!(devices.len(), 1, "{state}");
-    assert!(devices[0].starts_with("1 "), "{state}");
-    // Once the first process is gone, the second may use the file.
-    let o = Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args("2", &d.path().join("cap2"), "5")).output().unwrap();
+    let devices: Vec<&str> = state.lines().skip(2).map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(devices, ["1", "2"], "{state}");
+    // Once the first process is gone, device 1 may seal again, after every counter it used.
+    let used = std::fs::read_to_string(&cap).unwrap().lines().count() as u64;
+    let o = Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args("1", &cap, "5")).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let last = std::fs::read_to_string(&cap).unwrap().lines().last().unwrap().to_string();
+    let counter = u64::from_str_radix(&last[14..30], 16).unwrap();
+    assert!(counter >= used, "device 1 restarted at {counter}, below the {used} frames it sealed");
+}
+
+/// A key without its counter state: every sealer refuses it (it may have sealed before), and
+/// creates no state of its own.
+#[test]
+fn a_key_without_its_state_is_refused_by_link_device() {
+    let d = tempfile::tempdir().unwrap();
+    new_key(&d.path().join("k"));
+    let o = lwcbench(
+        &["link", "device", "--id", "1", "--session", "s", "--broker", "mqtt://127.0.0.1:1", "--key-file", "k"],
+        d.path(),
+    );
+    let e = one_error(&o);
+    assert!(e.contains("k.counters: missing, but --key-file k exists"), "{e}");
+    assert!(!d.path().join("k.counters").exists());
 }
 
 /// The (device, counter) pairs a run stored, read from its SQLite store (not from the counter code).
@@ -101,9 +126,9 @@ fn two_runs_with_one_key_and_different_out_never_share_a_counter() {
     let both: Vec<_> = a.intersection(&b).collect();
     assert!(both.is_empty(), "{} (device, counter) pairs sealed in both runs: {both:?}", both.len());
     assert!(d.path().join("K.counters").is_file() && !d.path().join("o1/state/master.key.counters").exists());
-    // The key with a state file of its own elsewhere: refused (it would start again at 0).
+    // The key with a second state file elsewhere: refused (one counter authority per key).
     let e = one_error(&run("o3", &["--counter-state", "other"]));
-    assert!(e.contains("other: missing, but --key-file K exists"), "{e}");
+    assert!(e.contains("other: --key-file K has its own counter state K.counters"), "{e}");
     assert!(!d.path().join("o3").exists() && !d.path().join("other").exists());
     // Another key on K's state: refused by the fingerprint.
     let e = one_error(&run_with("K2", "o4", &["--counter-state", "K.counters"]));
@@ -142,7 +167,7 @@ fn a_device_checks_its_capture_before_it_seals() {
     capture_with(&cap, &master, b"");
     for durable in [false, true] {
         let e = one_error(&dev(durable));
-        assert!(e.contains("--counter-state: ctr is missing, but --capture cap holds frames"), "{e}");
+        assert!(e.contains("counter state ctr: missing, but --key-file k exists"), "{e}");
         assert!(!ctr.exists());
     }
     // A damaged line (a non-UTF-8 byte) in the durable device's capture: named, not read as "nothing sent".

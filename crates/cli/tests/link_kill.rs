@@ -31,8 +31,9 @@ fn device(args: &[&str]) -> Command {
 fn sigkill_and_restart_never_reuse_a_counter_and_lose_nothing_after_restart() {
     let d = tempfile::tempdir().unwrap();
     let key = d.path().join("master.key");
-    let master = lwcbench_link::wire::keys::MasterKey::random();
-    master.write_new(&key).unwrap();
+    let ctr = d.path().join("counters");
+    // A key with its counter state, as every sealer of an existing key requires.
+    let (master, _) = lwcbench_link::device::counter::open_session(&key, &ctr, 64).unwrap();
     let broker = lwcbench_link::transport::broker::embedded().unwrap();
     let url = format!("mqtt://127.0.0.1:{}", broker.port);
     let suite = lwcbench_link::wire::suite::find("Ascon-AEAD128").unwrap();
@@ -55,7 +56,7 @@ fn sigkill_and_restart_never_reuse_a_counter_and_lose_nothing_after_restart() {
         rt.handle(),
     )
     .unwrap();
-    let (cap, ctr) = (d.path().join("capture.hex"), d.path().join("counters"));
+    let cap = d.path().join("capture.hex");
     let common = [
         "--id",
         "7",

@@ -2,6 +2,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use lwcbench_link::device::counter;
 use lwcbench_link::device::process::{Delivery, DeviceProcess};
 use lwcbench_link::input;
 use lwcbench_link::transport::broker;
@@ -23,10 +24,11 @@ pub(super) struct DeviceArgs {
     /// Master key file (must exist, mode 0600).
     #[arg(long)]
     key_file: PathBuf,
-    /// Counter state file of this device (created if missing, unless --capture already holds
-    /// frames; locked while in use; refused if it belongs to another key).
+    /// Counter state of the key (default KEY_FILE.counters, the key's own). It must exist: a
+    /// key that exists may have sealed, so a missing state is refused, never started at 0; a
+    /// key with its own KEY_FILE.counters takes no other file. The device is leased while in use.
     #[arg(long)]
-    counter_state: PathBuf,
+    counter_state: Option<PathBuf>,
     #[arg(long, default_value = "Ascon-AEAD128")]
     cipher: String,
     #[arg(long, default_value_t = 100)]
@@ -57,8 +59,12 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
     let s = suite::find(&a.cipher)?;
     let b = broker::parse_url(&a.broker)?;
     let interval = parse_duration(&a.interval, "--interval")?;
-    let master = lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
-    let counters = lwcbench_link::device::counter::CounterStore::open(&a.counter_state, a.counter_block, &master)?;
+    // A device never creates a key: the key file must exist, and with it its counter state.
+    lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
+    let state = a.counter_state.clone().unwrap_or_else(|| counter::beside_key(&a.key_file));
+    let (master, counters) = counter::open_session(&a.key_file, &state, a.counter_block)?;
+    // Leased before the capture is touched: a refused twin leaves nothing behind.
+    counters.claim(a.id)?;
     let delivery = if a.durable {
         Delivery::Durable { resend_window: parse_duration(&a.resend_window, "--resend-window")? }
     } else {

@@ -6,6 +6,7 @@ mod chaos;
 mod device;
 mod gateway;
 pub mod goose;
+mod keygen;
 mod modbus;
 mod net;
 mod options;
@@ -42,6 +43,9 @@ enum LinkSub {
     /// IEC 61850 GOOSE frames over a veth pair between two namespaces (AF_PACKET, root), plain
     /// and sealed per frame: publish → accepted latency against the IEC 61850-5 classes.
     Goose(goose::GooseArgs),
+    /// A new master key file with its counter state (KEY_FILE.counters), for `link device`,
+    /// `link gateway` and `link modbus-proxy`.
+    Keygen(keygen::KeygenArgs),
     /// One side of an encrypting Modbus/TCP proxy pair (bump in the wire), until SIGTERM.
     ModbusProxy(modbus::ModbusProxyArgs),
     /// Modbus/TCP poll cycles (tokio-modbus master and slave) through the proxy pair, timed
@@ -56,6 +60,7 @@ pub fn run(a: &LinkArgs) -> Result<(), String> {
         Some(LinkSub::Chaos(c)) => chaos::chaos(c),
         Some(LinkSub::Overload(o)) => overload::overload(o),
         Some(LinkSub::Goose(g)) => goose::goose(g),
+        Some(LinkSub::Keygen(k)) => keygen::keygen(k),
         Some(LinkSub::ModbusProxy(p)) => modbus::proxy(p),
         Some(LinkSub::Modbus(m)) => modbus::measure(m),
         None => session::session(&a.session),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use lwcbench_link::device::counter::CounterStore;
+use lwcbench_link::device::counter;
 use lwcbench_link::industrial::modbus::measure::{self, Options};
 use lwcbench_link::industrial::modbus::peers::Cycle;
 use lwcbench_link::industrial::modbus::proxy::{self, Hop, Side};
@@ -32,8 +32,8 @@ pub(super) struct ModbusProxyArgs {
     /// Master key file shared by both proxies (must exist, mode 0600; docs/link.md "Keys").
     #[arg(long, required_unless_present = "unsafe_plain")]
     key_file: Option<PathBuf>,
-    /// Counter state of this proxy's sending direction (default KEY_FILE.modbus-PAIR-SIDE.counters;
-    /// created if missing, locked while in use, refused if it belongs to another key).
+    /// Counter state of the key (default KEY_FILE.counters, the key's own; it must exist, as for
+    /// every sealer of an existing key). The proxy's sending device is leased while in use.
     #[arg(long)]
     counter_state: Option<PathBuf>,
     /// The link cipher: "name/impl", a bare name, or a frame cipher id (AEADs and stream ciphers
@@ -107,17 +107,19 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
     } else {
         let s = suite::find(&a.cipher)?;
         let key_file = a.key_file.clone().expect("clap: --key-file unless --unsafe-plain");
-        let master = MasterKey::read(&key_file)?;
+        MasterKey::read(&key_file)?;
         let beside = |ext: &str| {
             let mut p = key_file.as_os_str().to_os_string();
             p.push(format!(".modbus-{}-{}.{ext}", a.pair, side.name()));
             PathBuf::from(p)
         };
-        let state = a.counter_state.clone().unwrap_or_else(|| beside("counters"));
+        // The key's own counter state: one counter authority per key (the session that made
+        // the key, `link modbus` and every proxy continue one state).
+        let state = a.counter_state.clone().unwrap_or_else(|| counter::beside_key(&key_file));
         let replay = a.replay_state.clone().unwrap_or_else(|| beside("replay"));
-        // The counter state's lock is held first: one process per direction, so one writer of
-        // the replay state too.
-        let store = CounterStore::open(&state, a.counter_block, &master)?;
+        // The sending device's lease is taken before the replay state is opened: one process
+        // per direction, so one writer of the replay state too.
+        let (master, store) = counter::open_session(&key_file, &state, a.counter_block)?;
         let hop = Hop::sealed(&s, &master, &store, a.pair, side, a.window, Some(&replay))?;
         (hop, format!("{} (sends as device {}, accepts device {})", s.name(), devices.0, devices.1))
     };

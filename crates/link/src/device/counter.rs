@@ -11,12 +11,23 @@
 //! key <the master key's fingerprint, 32 hex digits>
 //! DEVICE NEXT          (one line per device; NEXT = first counter not yet reserved, ≤ 2^63)
 //! ```
-//! A process holds an exclusive `flock` on `STATE.lock` for as long as it has the state open:
-//! two processes on one file would each hand out the same counters. The fingerprint ties the
-//! file to one key; a file of another key, a duplicate device, a value the frame's counter cannot
-//! carry, or a v1 file (no fingerprint) is refused with the file and line.
-use std::collections::BTreeMap;
+//! One state file is the counter authority of its key; several processes may share it, each
+//! sealing as its own devices. Two locks, both open-file-description (OFD) locks on
+//! `STATE.lock` and so released when the process ends, however it ends:
+//! - a *lease* on byte `1 + DEVICE`, held while a process seals as that device: two processes
+//!   sealing as one device would hand out the same counters, so the second is refused;
+//! - byte 0, held only while a reservation reads, updates and rewrites the file, so processes
+//!   sealing as different devices never lose each other's lines.
+//!
+//! The lock follows the file, not the name: the path is resolved (symlinks followed) before its
+//! lock file is chosen, the file is rewritten at its resolved path (a symlink stays a symlink),
+//! and a state file with more than one hard link is refused (a lock beside one name would not
+//! be seen through the other). The fingerprint ties the file to one key; a file of another key,
+//! a duplicate device, a value the frame's counter cannot carry, or a v1 file (no fingerprint)
+//! is refused with the file and line.
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -47,17 +58,80 @@ pub fn lock_path(state: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-struct Inner {
-    path: PathBuf,
-    fingerprint: String,
-    /// device -> first counter not yet reserved (what the file says).
-    reserved: BTreeMap<u32, u64>,
-    writes: u64,
-    /// Holds the exclusive lock until the store is dropped.
-    _lock: std::fs::File,
+/// The file a state path names: symlinks followed; a missing file is resolved through its
+/// directory. Refuses what a lock cannot protect: a dangling symlink, something that is not a
+/// regular file, a file with more than one hard link.
+pub fn resolve_state(path: &Path) -> Result<PathBuf, String> {
+    let p = path.display();
+    let real = match std::fs::symlink_metadata(path) {
+        Ok(_) => std::fs::canonicalize(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => format!("counter state {p}: a symlink to a missing file"),
+            _ => format!("counter state {p}: cannot resolve it: {e}"),
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let name = path.file_name().ok_or_else(|| format!("counter state {p}: not a file name"))?;
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let dir = std::fs::canonicalize(dir)
+                .map_err(|e| format!("counter state {p}: cannot resolve its directory {}: {e}", dir.display()))?;
+            dir.join(name)
+        }
+        Err(e) => return Err(format!("counter state {p}: {e}")),
+    };
+    match std::fs::metadata(&real) {
+        Ok(m) if !m.file_type().is_file() => Err(format!("counter state {p}: not a regular file")),
+        Ok(m) if m.nlink() > 1 => Err(format!(
+            "counter state {p}: has {} hard links; a lock taken through one name is not seen through another, \
+             so a state file must have one name (copy it to a new file and remove the other names)",
+            m.nlink()
+        )),
+        Ok(_) => Ok(real),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(real),
+        Err(e) => Err(format!("counter state {p}: {e}")),
+    }
 }
 
-/// The state file shared by the devices of one process.
+/// An OFD lock of one byte of `f`: `F_WRLCK` or `F_UNLCK`; `wait` blocks until it is granted.
+fn ofd_lock(f: &std::fs::File, byte: u64, kind: libc::c_int, wait: bool) -> std::io::Result<()> {
+    // SAFETY: an all-zero `flock` is a valid value of this plain C struct.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = kind as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = byte as libc::off_t;
+    fl.l_len = 1;
+    let cmd = if wait { libc::F_OFD_SETLKW } else { libc::F_OFD_SETLK };
+    loop {
+        // SAFETY: fcntl on a descriptor `f` owns, with a pointer to a live, initialised flock.
+        if unsafe { libc::fcntl(f.as_raw_fd(), cmd, &fl as *const libc::flock) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// The byte of `STATE.lock` that leases `device`.
+fn lease_byte(device: u32) -> u64 {
+    1 + device as u64
+}
+
+struct Inner {
+    /// The resolved state file (the one rewritten).
+    path: PathBuf,
+    /// The path as the user gave it (for messages).
+    shown: PathBuf,
+    fingerprint: String,
+    /// device -> first counter not yet reserved, for the devices this store leases.
+    reserved: BTreeMap<u32, u64>,
+    leased: BTreeSet<u32>,
+    writes: u64,
+    /// `STATE.lock`: its OFD locks go with this descriptor (so with the store, or the process).
+    lock: std::fs::File,
+}
+
+/// The counter state of one key, shared by the devices of one process (and, device by device,
+/// with other processes: see the module's locks).
 #[derive(Clone)]
 pub struct CounterStore {
     inner: Arc<Mutex<Inner>>,
@@ -83,15 +157,35 @@ pub fn write_durable(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     res
 }
 
+/// Read and parse the state file at `real` (None: it does not exist).
+fn read_state(real: &Path, shown: &Path, fp: &str) -> Result<Option<BTreeMap<u32, u64>>, String> {
+    let p = shown.display();
+    match std::fs::File::open(real) {
+        Ok(f) => {
+            let mut text = String::new();
+            f.take(MAX_STATE_BYTES + 1)
+                .read_to_string(&mut text)
+                .map_err(|e| format!("counter state {p}: cannot read it as text: {e}"))?;
+            if text.len() as u64 > MAX_STATE_BYTES {
+                return Err(format!("counter state {p}: larger than {} MiB", MAX_STATE_BYTES >> 20));
+            }
+            Ok(Some(parse(&text, fp).map_err(|e| format!("counter state {p}: {e}"))?))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("counter state {p}: {e}")),
+    }
+}
+
 impl CounterStore {
-    /// Open the state file at `path` for the key `master` (starting it if missing), locked
-    /// until the store is dropped; `block` counters are reserved per write.
+    /// Open the state file at `path` for the key `master` (starting it if missing); `block`
+    /// counters are reserved per write. Devices are leased as they reserve their first block.
     pub fn open(path: &Path, block: u64, master: &MasterKey) -> Result<CounterStore, String> {
         if block == 0 || block > 1 << 32 {
             return Err(format!("--counter-block: {block} is not in 1..=2^32"));
         }
         let p = path.display();
-        let lp = lock_path(path);
+        let real = resolve_state(path)?;
+        let lp = lock_path(&real);
         let lock = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -99,31 +193,21 @@ impl CounterStore {
             .truncate(false)
             .open(&lp)
             .map_err(|e| format!("counter state {p}: cannot open its lock file {}: {e}", lp.display()))?;
-        // SAFETY: flock on a descriptor this function owns; no memory is passed.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                format!("counter state {p}: in use by another process (lock {} held); one state file serves one process at a time", lp.display())
-            } else {
-                format!("counter state {p}: cannot lock {}: {e}", lp.display())
-            });
-        }
         let fingerprint = master.fingerprint();
-        let (reserved, existed) = match std::fs::File::open(path) {
-            Ok(f) => {
-                let mut text = String::new();
-                f.take(MAX_STATE_BYTES + 1)
-                    .read_to_string(&mut text)
-                    .map_err(|e| format!("counter state {p}: cannot read it as text: {e}"))?;
-                if text.len() as u64 > MAX_STATE_BYTES {
-                    return Err(format!("counter state {p}: larger than {} MiB", MAX_STATE_BYTES >> 20));
-                }
-                (parse(&text, &fingerprint).map_err(|e| format!("counter state {p}: {e}"))?, true)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (BTreeMap::new(), false),
-            Err(e) => return Err(format!("counter state {p}: {e}")),
+        ofd_lock(&lock, 0, libc::F_WRLCK, true)
+            .map_err(|e| format!("counter state {p}: cannot lock {}: {e}", lp.display()))?;
+        let read = read_state(&real, path, &fingerprint);
+        let _ = ofd_lock(&lock, 0, libc::F_UNLCK, false);
+        let existed = read?.is_some();
+        let inner = Inner {
+            path: real,
+            shown: path.to_path_buf(),
+            fingerprint,
+            reserved: BTreeMap::new(),
+            leased: BTreeSet::new(),
+            writes: 0,
+            lock,
         };
-        let inner = Inner { path: path.to_path_buf(), fingerprint, reserved, writes: 0, _lock: lock };
         Ok(CounterStore { inner: Arc::new(Mutex::new(inner)), block, existed })
     }
 
@@ -132,59 +216,107 @@ impl CounterStore {
         self.existed
     }
 
-    /// The state file's path.
+    /// The state file's path, as given.
     pub fn path(&self) -> PathBuf {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).path.clone()
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).shown.clone()
     }
 
     /// Write the file as it stands (a new state: header and fingerprint only).
     pub fn save(&self) -> Result<(), String> {
-        Self::persist(&mut self.inner.lock().unwrap_or_else(|e| e.into_inner()))
+        Self::update(&mut self.inner.lock().unwrap_or_else(|e| e.into_inner()), &[], 0).map(|_| ())
     }
 
-    fn persist(inner: &mut Inner) -> Result<(), String> {
-        let mut text = format!("{MAGIC}\nkey {}\n", inner.fingerprint);
-        for (d, n) in &inner.reserved {
-            text.push_str(&format!("{d} {n}\n"));
+    /// Lease `device` for this store (refused while another holds it).
+    fn lease(inner: &mut Inner, device: u32) -> Result<(), String> {
+        if inner.leased.contains(&device) {
+            return Ok(());
         }
-        inner.writes += 1;
-        write_durable(&inner.path, text.as_bytes())
-            .map_err(|e| format!("counter state {}: cannot write: {e}", inner.path.display()))
+        match ofd_lock(&inner.lock, lease_byte(device), libc::F_WRLCK, false) {
+            Ok(()) => {
+                inner.leased.insert(device);
+                Ok(())
+            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EACCES)) => Err(format!(
+                "counter state {}: device {device} is in use by another process (its lease in {} is held); one \
+                 device seals from one process at a time",
+                inner.shown.display(),
+                lock_path(&inner.path).display()
+            )),
+            Err(e) => Err(format!("counter state {}: cannot lease device {device}: {e}", inner.shown.display())),
+        }
+    }
+
+    /// Read the file afresh, reserve `block` more counters for each of `devices` (leased by
+    /// this store), and write it durably, all under byte 0 of the lock; returns the ranges.
+    fn update(inner: &mut Inner, devices: &[u32], block: u64) -> Result<Vec<std::ops::Range<u64>>, String> {
+        let p = inner.shown.display().to_string();
+        ofd_lock(&inner.lock, 0, libc::F_WRLCK, true).map_err(|e| format!("counter state {p}: cannot lock: {e}"))?;
+        let res = (|| {
+            let mut file = read_state(&inner.path, &inner.shown, &inner.fingerprint)?.unwrap_or_default();
+            let mut out = Vec::with_capacity(devices.len());
+            for &d in devices {
+                // The larger of the file and what this store reserved: a file rolled back
+                // under a running process does not move its counters back.
+                let start = file.get(&d).copied().unwrap_or(0).max(inner.reserved.get(&d).copied().unwrap_or(0));
+                let end = start
+                    .checked_add(block)
+                    .filter(|&e| e <= MAX_COUNTER + 1)
+                    .ok_or_else(|| format!("device {d}: counter space exhausted"))?;
+                file.insert(d, end);
+                out.push(start..end);
+            }
+            let mut text = format!("{MAGIC}\nkey {}\n", inner.fingerprint);
+            for (d, n) in &file {
+                text.push_str(&format!("{d} {n}\n"));
+            }
+            write_durable(&inner.path, text.as_bytes()).map_err(|e| format!("counter state {p}: cannot write: {e}"))?;
+            inner.writes += 1;
+            for (&d, r) in devices.iter().zip(&out) {
+                inner.reserved.insert(d, r.end);
+            }
+            Ok(out)
+        })();
+        let _ = ofd_lock(&inner.lock, 0, libc::F_UNLCK, false);
+        res
+    }
+
+    /// Lease `device` now (a process takes it before it opens anything else it writes as that
+    /// device); refused while another store holds it. Reserving leases too.
+    pub fn claim(&self, device: u32) -> Result<(), String> {
+        Self::lease(&mut self.inner.lock().unwrap_or_else(|e| e.into_inner()), device)
     }
 
     /// Reserve the next block of `device`: returns `start..end`, recorded durably first.
     pub fn reserve(&self, device: u32) -> Result<std::ops::Range<u64>, String> {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let start = g.reserved.get(&device).copied().unwrap_or(0);
-        let end = start.checked_add(self.block).filter(|&e| e <= MAX_COUNTER + 1);
-        let Some(end) = end else { return Err(format!("device {device}: counter space exhausted")) };
-        g.reserved.insert(device, end);
-        if let Err(e) = Self::persist(&mut g) {
-            g.reserved.insert(device, start);
-            return Err(e);
-        }
-        Ok(start..end)
+        Self::lease(&mut g, device)?;
+        let mut r = Self::update(&mut g, &[device], self.block)?;
+        Ok(r.remove(0))
     }
 
     /// Reserve the first block for many devices with one durable write.
     pub fn reserve_all(&self, devices: &[u32]) -> Result<Vec<std::ops::Range<u64>>, String> {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let before = g.reserved.clone();
-        let mut out = Vec::with_capacity(devices.len());
+        let mut seen = BTreeSet::new();
+        if let Some(d) = devices.iter().find(|&&d| !seen.insert(d)) {
+            return Err(format!("device {d} listed twice"));
+        }
+        let mut new = Vec::new();
         for &d in devices {
-            let start = g.reserved.get(&d).copied().unwrap_or(0);
-            let end = start
-                .checked_add(self.block)
-                .filter(|&e| e <= MAX_COUNTER + 1)
-                .ok_or_else(|| format!("device {d}: counter space exhausted"))?;
-            g.reserved.insert(d, end);
-            out.push(start..end);
+            let held = g.leased.contains(&d);
+            if let Err(e) = Self::lease(&mut g, d) {
+                // All or nothing: the leases this call took are given back.
+                for n in new {
+                    let _ = ofd_lock(&g.lock, lease_byte(n), libc::F_UNLCK, false);
+                    g.leased.remove(&n);
+                }
+                return Err(e);
+            }
+            if !held {
+                new.push(d);
+            }
         }
-        if let Err(e) = Self::persist(&mut g) {
-            g.reserved = before;
-            return Err(e);
-        }
-        Ok(out)
+        Self::update(&mut g, devices, self.block)
     }
 
     /// Durable writes so far (each one an fsync pair).
@@ -242,13 +374,24 @@ fn parse(text: &str, fp: &str) -> Result<BTreeMap<u32, u64>, String> {
     Ok(reserved)
 }
 
-/// The master key and counter state of a session (everything that seals in this process):
-/// an existing key must come with its existing state file — a missing one would restart its
-/// counters at 0 under a key that has sealed before. A key created here gets its state file
-/// first, so every key this tool made has one.
+/// The master key and counter state of everything that seals (sessions, `link device`, video,
+/// Modbus proxies, GOOSE): an existing key must come with its existing state file — a missing
+/// one would restart its counters at 0 under a key that has sealed before — and a key whose own
+/// state file (`KEY.counters`) exists takes no other: one counter authority per key. A key
+/// created here gets its state file first, so every key this tool made has one.
 pub fn open_session(key_file: &Path, state: &Path, block: u64) -> Result<(MasterKey, CounterStore), String> {
     if key_file.exists() {
         let master = MasterKey::read(key_file)?;
+        let own = beside_key(key_file);
+        if own.exists() && resolve_state(&own)? != resolve_state(state)? {
+            return Err(format!(
+                "counter state {}: --key-file {} has its own counter state {}; one key has one counter state (two \
+                 would hand out the same counters), so drop --counter-state or give that file",
+                state.display(),
+                key_file.display(),
+                own.display()
+            ));
+        }
         let store = CounterStore::open(state, block, &master)?;
         if !store.existed() {
             return Err(format!(
@@ -267,7 +410,7 @@ pub fn open_session(key_file: &Path, state: &Path, block: u64) -> Result<(Master
         store.save()?;
         if let Err(e) = master.write_new(key_file) {
             // Nothing half-written: the state started for this key goes with it.
-            let _ = std::fs::remove_file(state);
+            let _ = std::fs::remove_file(resolve_state(state).unwrap_or_else(|_| state.to_path_buf()));
             return Err(e);
         }
         Ok((master, store))
@@ -405,20 +548,75 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "lwcbench-link-counters v1\n1 2048\n", "left as it was");
     }
 
-    /// Two openers of one state file would hand out the same counters: the second is refused
-    /// while the first holds it, and may open it once the first is gone.
+    /// Two sealers of one device would hand out the same counters: the second is refused
+    /// while the first holds the device's lease, and may take it once the first is gone.
+    /// Another device of the same state file is free meanwhile, and neither loses the other's line.
     #[test]
-    fn a_state_file_is_locked_while_open() {
+    fn a_device_is_leased_while_in_use() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("ctr");
         let s = CounterStore::open(&p, 4, &key(7)).unwrap();
-        let e = CounterStore::open(&p, 4, &key(7)).err().expect("a second opener is refused");
-        assert!(e.contains(&p.display().to_string()) && e.contains("in use by another process"), "{e}");
+        assert_eq!(s.reserve(1).unwrap(), 0..4);
+        let other = CounterStore::open(&p, 4, &key(7)).unwrap();
+        let e = other.reserve(1).expect_err("a second sealer of device 1 is refused");
+        assert!(e.contains(&p.display().to_string()) && e.contains("device 1 is in use by another process"), "{e}");
+        assert!(other.reserve_all(&[2, 1]).is_err(), "reserve_all leases each device");
+        assert_eq!(other.reserve(3).unwrap(), 0..4);
+        assert_eq!(s.reserve(1).unwrap(), 4..8, "the first store continues, other's line kept");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("{MAGIC}\nkey {FP7}\n1 8\n3 4\n"));
+        assert_eq!(s.reserve(2).unwrap(), 0..4, "a refused reserve_all gives back the leases it took");
         let clone = s.clone();
         drop(s);
-        assert!(CounterStore::open(&p, 4, &key(7)).is_err(), "a clone still holds the lock");
+        assert!(other.reserve(1).is_err(), "a clone still holds the lease");
         drop(clone);
-        CounterStore::open(&p, 4, &key(7)).unwrap();
+        assert_eq!(other.reserve(1).unwrap(), 8..12, "free once the holder is gone, from the file's value");
+    }
+
+    /// The lock follows the file: a symlink to a state file in use is refused for that device, and
+    /// the symlink stays a symlink after writes; a hard-linked state file is refused outright.
+    #[test]
+    fn the_lock_follows_the_file_not_the_name() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("ctr");
+        let s = CounterStore::open(&p, 4, &key(7)).unwrap();
+        s.reserve(5).unwrap();
+        let link = d.path().join("alias");
+        std::os::unix::fs::symlink(&p, &link).unwrap();
+        let via = CounterStore::open(&link, 4, &key(7)).unwrap();
+        assert!(via.existed());
+        let e = via.reserve(5).expect_err("the same file through a symlink is the same lease");
+        assert!(e.contains("device 5 is in use"), "{e}");
+        via.reserve(6).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "never replaced by rename");
+        assert!(std::fs::read_to_string(&p).unwrap().ends_with("5 4\n6 4\n"));
+        drop((s, via));
+        let hard = d.path().join("hard");
+        std::fs::hard_link(&p, &hard).unwrap();
+        for name in [&p, &hard] {
+            let e = CounterStore::open(name, 4, &key(7)).err().expect("two names are refused");
+            assert!(e.contains("has 2 hard links"), "{e}");
+        }
+        std::fs::remove_file(&hard).unwrap();
+        let dangling = d.path().join("dangling");
+        std::os::unix::fs::symlink(d.path().join("nowhere"), &dangling).unwrap();
+        assert!(CounterStore::open(&dangling, 4, &key(7)).err().unwrap().contains("a symlink to a missing file"));
+        std::fs::create_dir(d.path().join("dir")).unwrap();
+        assert!(CounterStore::open(&d.path().join("dir"), 4, &key(7)).err().unwrap().contains("not a regular file"));
+    }
+
+    /// A state file rolled back under a running process does not move its counters back.
+    #[test]
+    fn a_running_store_never_goes_back() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("ctr");
+        let s = CounterStore::open(&p, 4, &key(7)).unwrap();
+        let old = {
+            s.save().unwrap();
+            std::fs::read_to_string(&p).unwrap()
+        };
+        assert_eq!(s.reserve(2).unwrap(), 0..4);
+        std::fs::write(&p, old).unwrap();
+        assert_eq!(s.reserve(2).unwrap(), 4..8);
     }
 
     #[test]
@@ -438,11 +636,21 @@ mod tests {
         let (_, s) = open_session(&k, &st, 4).unwrap();
         assert_eq!(DeviceCounter::new(&s, 3).unwrap().take().unwrap(), 4);
         drop(s);
-        // The key without its state: refused (its counters would restart at 0).
+        // A second state for a key that has its own: refused (one counter authority per key).
         let other = d.path().join("elsewhere");
+        let e = open_session(&k, &other, 4).err().unwrap();
+        assert!(e.contains("has its own counter state") && e.contains("k.counters"), "{e}");
+        assert!(!other.exists());
+        // A symlink to the key's own state is that state.
+        let alias = d.path().join("alias");
+        std::os::unix::fs::symlink(&st, &alias).unwrap();
+        assert_eq!(DeviceCounter::new(&open_session(&k, &alias, 4).unwrap().1, 3).unwrap().take().unwrap(), 8);
+        // The key without its state: refused (its counters would restart at 0).
+        std::fs::rename(&st, d.path().join("moved")).unwrap();
         let e = open_session(&k, &other, 4).err().unwrap();
         assert!(e.contains("elsewhere: missing, but --key-file") && e.contains(&fp), "{e}");
         assert!(!other.exists());
+        std::fs::rename(d.path().join("moved"), &st).unwrap();
         // A state without its key: a new key is not paired with it, and no key file is left.
         let k2 = d.path().join("k2");
         assert!(open_session(&k2, &st, 4).err().unwrap().contains("written for another key"));
@@ -454,6 +662,6 @@ mod tests {
     fn unwritable_state_is_an_error_and_hands_out_nothing() {
         let p = Path::new("/proc/lwcbench-no-such-dir/ctr");
         let e = CounterStore::open(p, 4, &key(7)).err().unwrap();
-        assert!(e.contains("/proc/lwcbench-no-such-dir/ctr") && e.contains("lock file"), "{e}");
+        assert!(e.contains("/proc/lwcbench-no-such-dir/ctr") && e.contains("cannot resolve its directory"), "{e}");
     }
 }

@@ -81,11 +81,16 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     }
     std::fs::create_dir_all(&cfg.dir).map_err(|e| format!("{}: {e}", cfg.dir.display()))?;
     let key = cfg.dir.join("master.key");
-    let master = MasterKey::random();
     if key.exists() {
         return Err(format!("{} exists: a chaos run needs a fresh directory", key.display()));
     }
-    master.write_new(&key)?;
+    // The key with its counter state (KEY.counters), which every device process shares, each
+    // leasing its own device.
+    let (master, _) = crate::device::counter::open_session(
+        &key,
+        &crate::device::counter::beside_key(&key),
+        crate::device::counter::DEFAULT_BLOCK,
+    )?;
     let session = session::new_session();
     let store = cfg.store.clone().unwrap_or_else(|| cfg.dir.join("chaos.db").display().to_string());
     let mut ctl = Ctl {

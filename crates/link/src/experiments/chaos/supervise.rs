@@ -180,8 +180,6 @@ impl Ctl<'_> {
             .args(["--broker", &format!("mqtt://127.0.0.1:{}", self.port), "--cipher", &c.suite.name()])
             .arg("--key-file")
             .arg(&self.key)
-            .arg("--counter-state")
-            .arg(self.dev_path(d, "counters"))
             .args(["--counter-block", "64", "--messages", "0"])
             .args(["--interval", &format!("{}us", c.interval.as_micros())])
             .arg("--capture")
