@@ -682,6 +682,24 @@ def probe_postgres_errors(env):
     return "missing database named; no password in output"
 
 
+def probe_store_keyvalue(env):
+    """A libpq key=value --store is PostgreSQL (here unreachable) or refused, never a file whose
+    name holds the password."""
+    key = env.key()
+    port = free_port()  # nothing listens
+    before = set(os.listdir(env.dir))
+    for store in (f"host=127.0.0.1 port={port} user=u password=hunter2 dbname=d", "a=b.db"):
+        # (run in env.dir: a relative store path is a file there)
+        res = env.run([os.path.abspath(env.bin), "link", "--key-file", str(key), "--store", store, "--messages", "1",
+                       "-o", str(env.dir / "kv")], timeout=30, cwd=env.dir)
+        line = one_error_line(res, "--store")
+        check("hunter2" not in res.stderr, f"the password leaks: {line!r}")
+    # (the key's counter lock beside it is the key's, not the store's)
+    left = {n for n in set(os.listdir(env.dir)) - before if "=" in n or n == "kv"}
+    check(not left, f"files left: {sorted(left)!r}")
+    return "key=value is PostgreSQL or one error line; no file"
+
+
 PROBES = {
     # High: nonce reuse and a gateway stopped for good
     "oversized-message": lambda e: probe_oversized(e, retained=False),
@@ -707,6 +725,7 @@ PROBES = {
     "stats-unwritable": probe_stats_unwritable,
     "store-read-only": probe_store_read_only,
     "postgres-errors": probe_postgres_errors,
+    "store-keyvalue": probe_store_keyvalue,
 }
 
 
