@@ -19,9 +19,12 @@ for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if ((${#need[@]})); then
-  sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_="sudo"
-  $sudo_ apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -q --no-install-recommends "${need[@]}"
+  # the project's apt helper: a partly failed index (a foreign architecture's mirror mid-sync)
+  # is a warning, a package it leaves missing fails the install by name
+  APT_TAG="mcu setup"
+  . "$here/../scripts/apt.sh"
+  apt_update
+  apt_install "${need[@]}"
 fi
 
 if [ ! -x "$venv/bin/python" ]; then python3 -m venv "$venv"; fi

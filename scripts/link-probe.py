@@ -965,6 +965,22 @@ def probe_state_two_names(env):
     check(not reused, f"{len(reused)} (key, nonce) pairs sealed twice on the broker, e.g. {sorted(reused)[:3]}")
     check(len(seen) >= n, f"only {len(seen)} frames on the broker")
     return f"{len(seen)} frames, 0 reused; symlinked twin {'refused' if refused else 'ran after'}; hard link refused"
+def probe_store_keyvalue(env):
+    """A libpq key=value --store is PostgreSQL (here unreachable) or refused, never a file whose
+    name holds the password."""
+    key = env.key()
+    port = free_port()  # nothing listens
+    before = set(os.listdir(env.dir))
+    for store in (f"host=127.0.0.1 port={port} user=u password=hunter2 dbname=d", "a=b.db"):
+        # (run in env.dir: a relative store path is a file there)
+        res = env.run([os.path.abspath(env.bin), "link", "--key-file", str(key), "--store", store, "--messages", "1",
+                       "-o", str(env.dir / "kv")], timeout=30, cwd=env.dir)
+        line = one_error_line(res, "--store")
+        check("hunter2" not in res.stderr, f"the password leaks: {line!r}")
+    # (the key's counter lock beside it is the key's, not the store's)
+    left = {n for n in set(os.listdir(env.dir)) - before if "=" in n or n == "kv"}
+    check(not left, f"files left: {sorted(left)!r}")
+    return "key=value is PostgreSQL or one error line; no file"
 
 
 PROBES = {
@@ -995,6 +1011,7 @@ PROBES = {
     # Issue 36: one counter authority per key, a lock that follows the file
     "every-sealer-one-key": probe_every_sealer_one_key,
     "state-two-names": probe_state_two_names,
+    "store-keyvalue": probe_store_keyvalue,
 }
 
 

@@ -11,6 +11,9 @@
 # Safe to run repeatedly: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# apt_update / apt_install: a partly failed index is a warning, a missing package fails by name
+APT_TAG=setup
+. scripts/apt.sh
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
@@ -51,13 +54,11 @@ for p in "${pkgs[@]}"; do
 done
 if ((${#missing[@]})); then
   echo "setup: installing Debian packages: ${missing[*]}"
-  # A partly failed index (a mirror mid-sync for one architecture) is reported, not fatal: a
-  # package it leaves missing fails the install below plainly.
-  $sudo_cmd apt-get update -qq || echo "setup: warning: apt-get update reported errors (see above)" >&2
+  apt_update
   if [[ " ${missing[*]} " == *" tshark "* ]]; then
     echo 'wireshark-common wireshark-common/install-setuid boolean false' | $sudo_cmd debconf-set-selections
   fi
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}"
 fi
 
 # Newest version of package $1 that every architecture in $2… offers (Debian version order).
@@ -84,15 +85,13 @@ arm_openssl() {
   for a in arm64 armhf; do
     dpkg --print-foreign-architectures | grep -qx "$a" || $sudo_cmd dpkg --add-architecture "$a"
   done
-  # A partly failed index (a mirror mid-sync for one architecture) is reported, not fatal: the
-  # versions below come from what was read, and a missing one fails the install plainly.
-  $sudo_cmd apt-get update -qq || echo "setup: warning: apt-get update reported errors (see above)" >&2
+  # the versions below come from what the update read (a partly failed index is a warning)
+  apt_update
   v=$(common_version libssl-dev "$host" arm64 armhf)
   [ -n "$v" ] || { echo "setup: error: no libssl-dev version offered for $host, arm64 and armhf alike" >&2; return 1; }
   echo "setup: installing OpenSSL $v for $host, arm64 and armhf (ARM cross builds)"
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends --allow-downgrades \
-    "libssl3:$host=$v" "libssl-dev:$host=$v" "libssl3:arm64=$v" "libssl-dev:arm64=$v" \
-    "libssl3:armhf=$v" "libssl-dev:armhf=$v" >/dev/null
+  apt_install --allow-downgrades "libssl3:$host=$v" "libssl-dev:$host=$v" "libssl3:arm64=$v" "libssl-dev:arm64=$v" \
+    "libssl3:armhf=$v" "libssl-dev:armhf=$v"
 }
 if ((want_arm)); then arm_openssl; fi
 

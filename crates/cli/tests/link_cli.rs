@@ -286,3 +286,102 @@ fn link_force_replaces_a_run_whole_and_keeps_its_key_at_every_step() {
         assert!(n < 200, "more than 200 steps");
     }
 }
+
+#[test]
+fn a_connection_string_store_is_never_a_file() {
+    // libpq's key=value form is PostgreSQL (here unreachable: one error line, the password
+    // hidden); a string in that form that is no connection string is refused. Neither leaves a
+    // file, nor does a refused run leave its directory.
+    let d = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let pg = format!("host=127.0.0.1 port={port} user=u password=hunter2 dbname=d connect_timeout=5");
+    let e = one_error(&["link", "-o", "o", "--store", &pg, "--messages", "1"], d.path());
+    let shown = format!("host=127.0.0.1 port={port} user=u password=*** dbname=d connect_timeout=5");
+    assert!(e.starts_with(&format!("error: --store: cannot connect to {shown}: ")), "{e}");
+    assert!(!e.contains("hunter2"), "{e}");
+    let e = one_error(&["link", "-o", "o", "--store", "a=b.db", "--messages", "1"], d.path());
+    assert!(e.starts_with("error: --store: 'a=b.db' is in PostgreSQL's key=value form"), "{e}");
+    let e = one_error(&["link", "-o", "o", "--store", "sqlite:host=h password=hunter2", "--messages", "1"], d.path());
+    assert!(e.contains("by a PostgreSQL connection string") && !e.contains("hunter2"), "{e}");
+    assert_eq!(names(d.path()), BTreeSet::new(), "a refused store left files");
+    // A file of such a name is asked for with a directory part.
+    ok(&["link", "-o", "o", "--store", "./a=b.db", "--messages", "2", "--devices", "1"], d.path());
+    assert!(d.path().join("a=b.db").is_file());
+}
+
+/// A tmpfs mounted on a fresh directory, unmounted when dropped.
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    fn mount() -> Tmpfs {
+        let d = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"]).arg(d.path()).status().unwrap();
+        assert!(ok.success(), "mount tmpfs");
+        Tmpfs(d)
+    }
+
+    fn read_only(&self) {
+        let ok = Command::new("mount").args(["-o", "remount,ro"]).arg(self.0.path()).status().unwrap();
+        assert!(ok.success(), "remount ro");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn an_sqlite_store_on_a_read_only_mount_is_refused_before_ready() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        super::required::missing("root (mounting a read-only tmpfs)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let key = d.path().join("k");
+    let src = d.path().join("src.db");
+    let (k, s) = (key.to_str().unwrap(), src.to_str().unwrap());
+    ok(&["link", "-o", "seed", "--messages", "2", "--devices", "1", "--key-file", k, "--store", s], d.path());
+    let fs = Tmpfs::mount();
+    // Two copies of the store: the database alone, and the database with its WAL and
+    // shared-memory files (as a reader holding it open leaves them).
+    std::fs::copy(&src, fs.0.path().join("plain.db")).unwrap();
+    {
+        let c = rusqlite::Connection::open(&src).unwrap();
+        let n: i64 = c.query_row("SELECT COUNT(*) FROM readings", [], |r| r.get(0)).unwrap();
+        assert!(n > 0);
+        for ext in ["", "-wal", "-shm"] {
+            let from = format!("{s}{ext}");
+            assert!(Path::new(&from).is_file(), "{from} missing while the store is open");
+            std::fs::copy(&from, fs.0.path().join(format!("wal.db{ext}"))).unwrap();
+        }
+    }
+    fs.read_only();
+    for name in ["plain.db", "wal.db"] {
+        let store = fs.0.path().join(name).display().to_string();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+            .args(["link", "gateway", "--session", "s", "--broker", "mqtt://127.0.0.1:1", "--key-file", k])
+            .args(["--devices", "0", "--store", &store])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() && t0.elapsed() < std::time::Duration::from_secs(20) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        if child.try_wait().unwrap().is_none() {
+            let _ = child.kill();
+        }
+        let o = child.wait_with_output().unwrap();
+        let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(!o.status.success() && !out.contains("ready"), "{name}: the gateway started: {out}{err}");
+        let want = format!(
+            "error: --store: {store}: read-only file system (mounted read-only at {})",
+            std::fs::canonicalize(fs.0.path()).unwrap().display()
+        );
+        assert!(err.trim_end().starts_with(&want) && err.lines().count() == 1, "{name}: {err}");
+    }
+}

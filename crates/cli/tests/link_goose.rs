@@ -125,3 +125,80 @@ fn ics_latency_preset_writes_in_cycle_rows() {
     assert!(std::fs::read_to_string(out.join("report.html")).unwrap().contains("<h3>In the cycle</h3>"));
     assert!(std::fs::read_to_string(out.join("summary.md")).unwrap().contains("### In the cycle"));
 }
+
+/// The namespaces of the process `pid` (`lwcb-<pid>-<n>-a|b`, crates/netimpair).
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let o = Command::new("ip").args(["netns", "list"]).output().expect("ip runs");
+    let prefix = format!("lwcb-{pid}-");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&prefix))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn goose_stopped_by_a_signal_removes_its_namespaces() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::time::{Duration, Instant};
+    if !is_root() {
+        required::missing("root (AF_PACKET and network namespaces)");
+        return;
+    }
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let d = tempfile::tempdir().unwrap();
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lwcbench"));
+        c.args(["link", "goose", "--cipher", "ChaCha20-Poly1305", "--frames", "1000000", "--size", "160", "-o", "out"])
+            .current_dir(d.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        // SAFETY: signal() only, between fork and exec. SIGINT starts ignored, as in a background
+        // job of a non-interactive shell (`lwcbench link goose & kill -INT $!`).
+        unsafe {
+            c.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        let mut child = c.spawn().unwrap();
+        let pid = child.id();
+        let t0 = Instant::now();
+        while namespaces_of(pid).len() < 2 {
+            assert!(child.try_wait().unwrap().is_none(), "link goose ended before its namespaces existed");
+            assert!(t0.elapsed() < Duration::from_secs(60), "no namespaces of {pid} after 60 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300)); // into the frames
+                                                        // SAFETY: kill of the child this test started and has not reaped.
+        unsafe { libc::kill(pid as i32, sig) };
+        let sent = Instant::now();
+        while child.try_wait().unwrap().is_none() && sent.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let running = child.try_wait().unwrap().is_none();
+        if running {
+            let _ = child.kill();
+        }
+        let took = sent.elapsed();
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        let left = namespaces_of(pid);
+        // A killed run's namespaces are for the next run's stale cleanup; this test's must go now.
+        for n in &left {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+        assert!(!running, "signal {sig}: link goose still ran 10 s later: {err}");
+        assert_eq!(o.status.signal(), Some(sig), "signal {sig}: {:?}: {err}", o.status);
+        assert!(took < Duration::from_secs(5), "signal {sig}: stopped after {took:?}");
+        assert_eq!(left, Vec::<String>::new(), "signal {sig}: namespaces left");
+        let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
+        assert!(!String::from_utf8_lossy(&links.stdout).contains("lwcb0"), "a veth end in the host's namespace");
+        let name = if sig == libc::SIGTERM { "SIGTERM" } else { "SIGINT" };
+        assert_eq!(
+            err.lines().last().unwrap_or_default(),
+            format!("error: link goose: stopped by {name}; its network namespaces and veth pair are removed, no results written")
+        );
+        assert!(!d.path().join("out").exists(), "signal {sig}: a stopped run left its directory");
+    }
+}

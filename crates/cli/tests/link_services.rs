@@ -73,6 +73,8 @@ fn postgres_passwords_are_redacted_and_errors_carry_the_servers_message() {
     for url in [
         format!("postgres://postgres:hunter2@127.0.0.1:{port}/postgres"),
         format!("postgres://127.0.0.1:{port}/postgres?user=postgres&password=hunter2"),
+        // libpq's key=value form is PostgreSQL too, never a file of that name
+        format!("host=127.0.0.1 port={port} user=postgres password=hunter2 dbname=postgres"),
     ] {
         let d = tempfile::tempdir().unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
@@ -88,6 +90,12 @@ fn postgres_passwords_are_redacted_and_errors_carry_the_servers_message() {
         let text = all_text(&out) + &String::from_utf8_lossy(&o.stderr) + &String::from_utf8_lossy(&o.stdout);
         assert!(!text.contains("hunter2"), "{url}: the password is in the output");
         assert!(text.contains("password=***") || text.contains("postgres:***@"), "{url}: no redacted URL shown");
+        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["out"], "{url}: a file beside the run");
+        let mut r = csv::Reader::from_path(out.join("link_summary.csv")).unwrap();
+        let col = r.headers().unwrap().iter().position(|h| h == "store").unwrap();
+        let store = r.records().next().unwrap().unwrap()[col].to_string();
+        assert!(store.contains("lwcbench_link_readings"), "{url}: stored in {store}");
     }
     let fail = |url: &str| {
         let d = tempfile::tempdir().unwrap();

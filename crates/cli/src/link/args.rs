@@ -32,8 +32,8 @@ pub(super) struct SessionArgs {
     /// External broker mqtt://HOST:PORT (default: an embedded broker on a free loopback port).
     #[arg(long)]
     pub(super) broker: Option<String>,
-    /// Store: a SQLite file path (default OUT/link.db, kept across --force) or
-    /// postgres://USER@HOST:PORT/DB (a password is never shown).
+    /// Store: a SQLite file path (default OUT/link.db, kept across --force),
+    /// postgres://USER@HOST:PORT/DB or 'host=HOST user=USER dbname=DB' (a password is never shown).
     #[arg(long)]
     pub(super) store: Option<String>,
     /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB).

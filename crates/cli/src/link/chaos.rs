@@ -47,7 +47,8 @@ pub(super) struct ChaosArgs {
     /// The mosquitto binary.
     #[arg(long, default_value = "/usr/sbin/mosquitto")]
     mosquitto: PathBuf,
-    /// Store: SQLite path (default OUT/work/chaos.db) or postgres://USER@HOST:PORT/DB.
+    /// Store: SQLite path (default OUT/work/chaos.db), postgres://USER@HOST:PORT/DB or
+    /// 'host=HOST user=USER dbname=DB'.
     #[arg(long)]
     store: Option<String>,
     /// Gateway replay window (counters per device).

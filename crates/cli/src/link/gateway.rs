@@ -25,7 +25,7 @@ pub(super) struct GatewayArgs {
     /// Provisioned device ids, e.g. 0-7 or 0-3,9.
     #[arg(long)]
     devices: String,
-    /// Store: a SQLite file path or postgres://USER@HOST:PORT/DB.
+    /// Store: a SQLite file path, postgres://USER@HOST:PORT/DB or 'host=HOST user=USER dbname=DB'.
     #[arg(long)]
     store: String,
     #[arg(long, default_value = "Ascon-AEAD128")]

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use clap::Args;
 use lwcbench_engine::studies::ics;
 use lwcbench_link::device::counter::{self, CounterStore};
-use lwcbench_link::industrial::goose::{frame, measure, report};
+use lwcbench_link::industrial::goose::{frame, measure, report, stop};
 use lwcbench_link::industrial::{in_cycle_csv, CycleMeasurement};
 use lwcbench_link::results::{self, LinkRecord, RunDir};
 use lwcbench_link::wire::keys::MasterKey;
@@ -81,10 +81,12 @@ fn measure_all(
     master: &MasterKey,
     store: &CounterStore,
 ) -> Result<Vec<measure::GooseRun>, String> {
+    stop::check()?;
     let v = measure::Veth::create()?;
     let mut runs = Vec::new();
     for s in suites {
         for &size in sizes {
+            stop::check()?;
             let r = measure::run(&v, s, master, store, size, frames)?;
             runs.push(r);
         }
@@ -105,11 +107,20 @@ pub fn goose(a: &GooseArgs) -> Result<(), String> {
     }
     let out = a.out.clone().unwrap_or_else(|| default_out("link-goose"));
     let started = SystemTime::now();
+    // From here a stop signal ends the measurement between two frames; see stopped_by.
+    let signals = stop::StopSignals::install();
     let rd = RunDir::begin(&out, a.force)?;
     let (key_file, counter_file) = state_files(&rd, &a.key_file, &None)?;
     let (master, store) =
         counter::open_session(&key_file, &counter_file, counter::DEFAULT_BLOCK).map_err(|e| rd.shown(&e))?;
-    let runs = measure_all(&suites, &sizes, a.frames, &master, &store).map_err(|e| rd.shown(&e))?;
+    let runs = measure_all(&suites, &sizes, a.frames, &master, &store);
+    drop(signals);
+    if let Some(sig) = stop::received() {
+        // the unfinished run's directory goes too; the namespaces went with measure_all
+        drop((store, rd));
+        stopped_by(sig);
+    }
+    let runs = runs.map_err(|e| rd.shown(&e))?;
     let ms: Vec<CycleMeasurement> = runs.iter().map(|r| r.measurement()).collect();
     let md = report::markdown(&runs);
     eprint!("{md}");
@@ -150,6 +161,16 @@ pub fn goose(a: &GooseArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// A run stopped by `sig`: its namespaces and veth pair are removed by now; say so and end
+/// the process by the same signal.
+fn stopped_by(sig: i32) -> ! {
+    eprintln!(
+        "error: link goose: stopped by {}; its network namespaces and veth pair are removed, no results written",
+        stop::name(sig)
+    );
+    stop::die_by(sig)
+}
+
 /// The ICS study's link ciphers measured in the cycle (AEADs the study and the link share).
 pub const IN_CYCLE_CIPHERS: [&str; 3] = ["Ascon-AEAD128", "ChaCha20-Poly1305", "AES-128-GCM"];
 
@@ -169,9 +190,14 @@ pub fn measure_goose(selected: &[String], frames: usize) -> Result<Vec<CycleMeas
         std::env::temp_dir().join(format!("lwcbench-goose-{}-{}", std::process::id(), lwcbench_link::clock::now_ns()));
     std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let master = MasterKey::random();
+    let signals = stop::StopSignals::install();
     let r = CounterStore::open(&dir.join("counters"), counter::DEFAULT_BLOCK, &master)
         .and_then(|store| measure_all(&suites, &frame::SIZES, frames.clamp(1, measure::MAX_FRAMES), &master, &store));
+    drop(signals);
     let _ = std::fs::remove_dir_all(&dir);
+    if let Some(sig) = stop::received() {
+        stopped_by(sig);
+    }
     let runs = r?;
     if let Some(bad) = runs.iter().find(|r| r.faults() > 0) {
         return Err(format!(

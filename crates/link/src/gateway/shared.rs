@@ -96,10 +96,10 @@ impl TakeoverLoop {
 /// live in the host's memory, so a file on a network file system is refused); an in-memory or
 /// temporary SQLite database is private to its connection.
 pub fn check_shareable(spec: &str) -> Result<(), String> {
-    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-        return Ok(());
-    }
-    let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
+    let path = match crate::store::kind(spec)? {
+        crate::store::Kind::Postgres(_) => return Ok(()),
+        crate::store::Kind::Sqlite(p) => p.to_str().unwrap_or_default(),
+    };
     let shown = crate::input::shown(spec);
     if path.is_empty() || path == ":memory:" || path.starts_with("file::memory:") {
         return Err(format!(

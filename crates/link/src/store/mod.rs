@@ -31,16 +31,66 @@ pub trait Store: Send {
     fn key_ref(&self) -> i64;
 }
 
-/// `--store`: a `postgres://` / `postgresql://` URL, `sqlite:PATH`, or a plain path (SQLite).
-/// `key_id` is the master key's fingerprint ([`crate::wire::keys::MasterKey::fingerprint`]).
-pub fn open(spec: &str, run: &str, key_id: &str) -> Result<Box<dyn Store>, String> {
+/// What a `--store` string names.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Kind<'a> {
+    /// A `postgres://` / `postgresql://` URL or a libpq `key=value` connection string.
+    Postgres(&'a str),
+    /// An SQLite file.
+    Sqlite(&'a Path),
+}
+
+/// Whether `s` starts as libpq's keyword/value form does: a keyword (letters, digits, `_`),
+/// optional blanks, then `=` ("host=h dbname=d").
+fn keyword_value_form(s: &str) -> bool {
+    let Some((key, _)) = s.trim_start().split_once('=') else { return false };
+    let key = key.trim_end_matches([' ', '\t']);
+    !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// `--store`: a `postgres://` / `postgresql://` URL, a libpq `key=value` string (PostgreSQL),
+/// `sqlite:PATH`, or a plain path (SQLite). A string in the `key=value` form is never taken as a
+/// file: a file named by a connection string would carry its password, and a typo in a keyword
+/// would leave a local store nobody asked for. A file of such a name is `./NAME` (or
+/// `sqlite:NAME` unless NAME is a valid connection string).
+pub fn kind(spec: &str) -> Result<Kind<'_>, String> {
+    let shown = || crate::input::shown(spec);
     if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-        Ok(Box::new(Postgres::open(spec, run, key_id)?))
-    } else if spec.contains("://") {
-        Err(format!("--store: '{}' is neither a postgres:// URL nor a file path", crate::input::shown(spec)))
-    } else {
-        let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
-        Ok(Box::new(Sqlite::open(Path::new(path), run, key_id)?))
+        return Ok(Kind::Postgres(spec));
+    }
+    if spec.contains("://") {
+        return Err(format!("--store: '{}' is neither a postgres:// URL nor a file path", shown()));
+    }
+    if let Some(path) = spec.strip_prefix("sqlite:") {
+        if keyword_value_form(path) && path.parse::<postgres::Config>().is_ok() {
+            return Err(format!(
+                "--store: '{}' names an SQLite file by a PostgreSQL connection string; for PostgreSQL \
+                 drop 'sqlite:', for a file of that name write sqlite:./NAME",
+                shown()
+            ));
+        }
+        return Ok(Kind::Sqlite(Path::new(path)));
+    }
+    if keyword_value_form(spec) {
+        return match spec.parse::<postgres::Config>() {
+            Ok(_) => Ok(Kind::Postgres(spec)),
+            Err(e) => Err(format!(
+                "--store: '{}' is in PostgreSQL's key=value form but not a connection string ({}); \
+                 for an SQLite file of that name write ./NAME",
+                shown(),
+                pg_error(&e)
+            )),
+        };
+    }
+    Ok(Kind::Sqlite(Path::new(spec)))
+}
+
+/// `--store` (see [`kind`]). `key_id` is the master key's fingerprint
+/// ([`crate::wire::keys::MasterKey::fingerprint`]).
+pub fn open(spec: &str, run: &str, key_id: &str) -> Result<Box<dyn Store>, String> {
+    match kind(spec)? {
+        Kind::Postgres(url) => Ok(Box::new(Postgres::open(url, run, key_id)?)),
+        Kind::Sqlite(path) => Ok(Box::new(Sqlite::open(path, run, key_id)?)),
     }
 }
 
@@ -95,43 +145,138 @@ impl Checkpointer {
 
 /// Why SQLite could not open or write `path`, naming the path: "unable to open database file"
 /// alone does not say that the file system is read-only or the directory not writable. The
-/// reason is the errno of trying what SQLite needs (open the file for writing, or create a
-/// file beside it), so it is right for root too.
+/// reason is the errno of trying what SQLite needs (see [`check_writable`]), so it is right for
+/// root too.
 pub(crate) fn sqlite_error(path: &Path, e: &rusqlite::Error) -> String {
+    check_writable(path)
+        .err()
+        .unwrap_or_else(|| format!("--store: {}: {e}", crate::input::shown(&path.display().to_string())))
+}
+
+/// Whether SQLite can write the store `path` in WAL mode: open the database and its `-wal` and
+/// `-shm` files for writing where they exist, create a file beside them where one is missing.
+/// An existing store on a read-only mount opens for reading, even with its WAL (and, with its
+/// WAL files present, says nothing until the first commit), so this is checked before opening.
+pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
+    // an in-memory or temporary database, or a URI filename, writes no file of this name
+    if path.as_os_str().is_empty()
+        || path == Path::new(":memory:")
+        || path.to_str().is_some_and(|s| s.starts_with("file:"))
+    {
+        return Ok(());
+    }
     let p = crate::input::shown(&path.display().to_string());
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let d = crate::input::shown(&dir.display().to_string());
-    let tried = if path.exists() {
-        std::fs::OpenOptions::new().append(true).open(path).map(drop)
-    } else {
-        let probe = dir.join(format!(".lwcbench-probe-{}", std::process::id()));
-        std::fs::OpenOptions::new().write(true).create_new(true).open(&probe).map(|_| {
-            let _ = std::fs::remove_file(&probe);
-        })
-    };
-    match tried.err().and_then(|x| x.raw_os_error().map(|n| (n, x))) {
-        Some((libc::EROFS, _)) => format!("--store: {p}: the file system is read-only ({e})"),
-        Some((libc::EACCES | libc::EPERM, x)) if path.exists() => {
-            format!("--store: {p}: the file is not writable ({x})")
-        }
-        Some((libc::EACCES | libc::EPERM, x)) => format!("--store: {p}: its directory {d} is not writable ({x})"),
-        Some((libc::ENOENT | libc::ENOTDIR, _)) => format!("--store: {p}: directory {d} does not exist"),
-        _ => format!("--store: {p}: {e}"),
+    let mut names = vec![path.to_path_buf()];
+    for ext in ["-wal", "-shm"] {
+        let mut n = path.as_os_str().to_owned();
+        n.push(ext);
+        names.push(PathBuf::from(n));
     }
+    let mut missing = false;
+    for (i, f) in names.iter().enumerate() {
+        match std::fs::metadata(f) {
+            // (a directory or a FIFO is SQLite's to refuse, in its own words; opening a FIFO blocks)
+            Ok(m) if m.is_file() => {
+                if let Err(x) = std::fs::OpenOptions::new().append(true).open(f) {
+                    let shown = crate::input::shown(&f.display().to_string());
+                    return Err(match x.raw_os_error() {
+                        Some(libc::EROFS) => read_only(&p, dir),
+                        Some(libc::EACCES | libc::EPERM) if i == 0 => {
+                            format!("--store: {p}: the file is not writable ({x})")
+                        }
+                        Some(libc::EACCES | libc::EPERM) => {
+                            format!("--store: {p}: its file {shown} is not writable ({x})")
+                        }
+                        _ => return Ok(()),
+                    });
+                }
+            }
+            Ok(_) => {}
+            Err(_) => missing = true,
+        }
+    }
+    if !missing {
+        return Ok(());
+    }
+    let probe = dir.join(format!(".lwcbench-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(x) => Err(match x.raw_os_error() {
+            Some(libc::EROFS) => read_only(&p, dir),
+            Some(libc::EACCES | libc::EPERM) => format!("--store: {p}: its directory {d} is not writable ({x})"),
+            Some(libc::ENOENT | libc::ENOTDIR) => format!("--store: {p}: directory {d} does not exist"),
+            // (EEXIST: a probe of this pid left behind; SQLite says what else is wrong)
+            _ => return Ok(()),
+        }),
+    }
+}
+
+/// The refusal of a store on a read-only file system, naming its mount point.
+fn read_only(p: &str, dir: &Path) -> String {
+    match mount_point(dir) {
+        Some(m) => format!(
+            "--store: {p}: read-only file system (mounted read-only at {}); SQLite writes the store, its WAL and \
+             its shared-memory file there",
+            crate::input::shown(&m)
+        ),
+        None => format!(
+            "--store: {p}: read-only file system; SQLite writes the store, its WAL and its shared-memory file there"
+        ),
+    }
+}
+
+/// The mount point `dir` is on (the longest mount point of /proc/self/mountinfo that holds it).
+fn mount_point(dir: &Path) -> Option<String> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines()
+        // mountinfo(5): the fifth field, octal escapes for space, tab, newline and backslash
+        .filter_map(|l| l.split(' ').nth(4))
+        .map(unescape_mount)
+        .filter(|m| dir.starts_with(m))
+        .max_by_key(|m| m.len())
+}
+
+fn unescape_mount(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b.get(i + 1..i + 4).filter(|o| b[i] == b'\\' && o.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match oct {
+            Some(o) => {
+                out.push(o.iter().fold(0u8, |v, c| v.wrapping_mul(8).wrapping_add(c - b'0')));
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Sqlite {
     /// The store of the run `run` under the key `key_id` in the SQLite file `path`.
     pub fn open(path: &Path, run: &str, key_id: &str) -> Result<Sqlite, String> {
         let p = crate::input::shown(&path.display().to_string());
+        check_writable(path)?;
         let conn = rusqlite::Connection::open(path).map_err(|e| sqlite_error(path, &e))?;
         // WAL + synchronous=NORMAL: a committed batch survives a crash of this process (the
         // WAL is written before COMMIT returns); only an OS crash/power cut may lose the last
         // commits. busy_timeout lets a second reader (a test) look while the gateway writes.
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(|e| format!("--store: {p}: {e}"))?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(|e| format!("--store: {p}: cannot switch to WAL: {e}"))?;
+        let mode: String =
+            conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).map_err(|e| match check_writable(path) {
+                Err(w) => w,
+                Ok(()) => format!("--store: {p}: cannot switch to WAL: {e}"),
+            })?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(format!("--store: {p}: journal mode is '{mode}', WAL refused"));
         }
@@ -866,6 +1011,41 @@ mod tests {
         let mut w = crate::store::shared::SharedState::open(&p.display().to_string(), "s4", K, &[1]).unwrap();
         use crate::store::shared::StoreVerdict::*;
         assert_eq!(w.commit(&[r(2, 2), r(3, 3)]).unwrap(), vec![Replay, Stored]);
+    }
+
+    #[test]
+    fn a_key_value_string_is_postgresql_and_never_a_file() {
+        // libpq's keyword/value form (PostgreSQL manual, 34.1.1.1), blanks around '=' included
+        for pg in ["host=h user=u password=hunter2 dbname=d", "  host = h dbname=d", "postgresql://u@h/d"] {
+            assert_eq!(kind(pg), Ok(Kind::Postgres(pg)), "{pg}");
+        }
+        for (spec, path) in [
+            ("link.db", "link.db"),
+            ("./a=b.db", "./a=b.db"),
+            ("data/x=1.db", "data/x=1.db"),
+            ("my file=1.db", "my file=1.db"),
+            ("sqlite:run=1.db", "run=1.db"),
+            ("sqlite:/var/lib/link.db", "/var/lib/link.db"),
+        ] {
+            assert_eq!(kind(spec), Ok(Kind::Sqlite(Path::new(path))), "{spec}");
+        }
+        let e = kind("a=b.db").unwrap_err();
+        assert!(e.starts_with("--store: 'a=b.db' is in PostgreSQL's key=value form"), "{e}");
+        assert!(e.contains("unknown option `a`") && e.contains("./NAME"), "{e}");
+        let e = kind("host=h password=hunter2 dbname").unwrap_err();
+        assert!(e.contains("password=***") && !e.contains("hunter2"), "{e}");
+        let e = kind("sqlite:host=h password=hunter2").unwrap_err();
+        assert!(e.contains("names an SQLite file by a PostgreSQL connection string"), "{e}");
+        assert!(e.contains("password=***") && !e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn mount_points_with_blanks_are_unescaped() {
+        // mountinfo(5) writes space, tab, newline and backslash as three octal digits
+        assert_eq!(unescape_mount("/mnt/a\\040b\\011c"), "/mnt/a b\tc");
+        assert_eq!(unescape_mount("/x\\134y"), "/x\\y");
+        assert_eq!(unescape_mount("/x\\9"), "/x\\9");
+        assert_eq!(mount_point(Path::new("/proc/self")).as_deref(), Some("/proc"));
     }
 
     #[test]

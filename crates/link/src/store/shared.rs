@@ -42,7 +42,8 @@ impl SharedState {
         // The tables exactly as the single gateway creates them, and the key's row.
         let key_ref = crate::store::open(spec, run, key_id)?.key_ref();
         let ids: Vec<i64> = devices.iter().map(|&d| d as i64).collect();
-        let (backend, shown) = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        // (a libpq key=value string is PostgreSQL too; otherwise the path is after "sqlite:")
+        let (backend, shown) = if matches!(crate::store::kind(spec)?, crate::store::Kind::Postgres(_)) {
             let shown = pg_shown(spec);
             let mut c = postgres::Client::connect(spec, postgres::NoTls)
                 .map_err(|e| format!("--store: cannot connect to {shown}: {}", crate::store::pg_error(&e)))?;

@@ -215,6 +215,8 @@ pub fn run(
     let mut first_counter = None;
     let result = (|| -> Result<(), String> {
         for i in 0..WARMUP + frames {
+            // a stop signal ends the run here; the caller's Veth then removes the namespaces
+            super::stop::check()?;
             let st_num = i as u64 + 1;
             let plain = Goose::trip(APPID, st_num as u32, 0, pairs_for(size)).frame(size)?;
             let order = if i % 2 == 0 { [Kind::Plain, Kind::Sealed] } else { [Kind::Sealed, Kind::Plain] };

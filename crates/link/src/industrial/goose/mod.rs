@@ -7,3 +7,4 @@ pub mod packet;
 pub mod pcap;
 pub mod report;
 pub mod sealed;
+pub mod stop;
