@@ -42,7 +42,16 @@ fn bad_video_options_get_one_error_line() {
     let mut big = b"YUV4MPEG2 W2400 H2400 F25:1 C444\nFRAME\n".to_vec();
     big.resize(big.len() + 17_280_000, 0);
     std::fs::write(d.path().join("big.y4m"), big).unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    // Key [7; 32] (fingerprint as in device/counter.rs's tests) with its counter state and a
+    // video replay state whose counter is not a number.
+    let k = d.path().join("k");
+    std::fs::write(&k, format!("lwcbench-link-master-key v1\n{}\n", "07".repeat(32))).unwrap();
+    std::fs::set_permissions(&k, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let fp = "key 32f4fc68107ab4dd67b987d1614f906b";
+    std::fs::write(d.path().join("k.counters"), format!("lwcbench-link-counters v2\n{fp}\n")).unwrap();
+    std::fs::write(d.path().join("k.video-replay"), format!("lwcbench-video-replay v1\n{fp}\ndevice 0 accepted x\n"))
+        .unwrap();
+    let cases: [(&[&str], &str); 9] = [
         (&["--video", "clip.y4m", "--fps", "0"], "error: --fps: 0 is not in (0, 1000] frames/s"),
         (&["--video", "clip.y4m", "--frames", "0"], "error: --frames: 0: at least one frame is needed"),
         (
@@ -60,6 +69,10 @@ fn bad_video_options_get_one_error_line() {
         (
             &["--video", "clip.y4m", "--loss", "5"],
             "error: --video: network conditions (--loss, …) apply with --transport udp only",
+        ),
+        (
+            &["--video", "clip.y4m", "--key-file", "k"],
+            "error: video replay state k.video-replay: line 3: accepted counter is not a number in 0..2^63",
         ),
     ];
     each_one_error_line(d.path(), &cases);
