@@ -3,9 +3,9 @@
 //!
 //! Per part, in this order (each refusal counted under one reason, as for sensor frames):
 //! structure (version 2, lengths that match the header) → device → cipher and unsafe flag →
-//! replay window on the part's counter → tag. Only an authentic part moves the window and only an
-//! authentic part may open a frame's reassembly buffer, so forged, replayed or unknown-device
-//! parts never allocate anything. At most `max_in_flight` frames are in reassembly at a time
+//! replay floor and window on the part's counter → tag. Only an authentic part moves the window
+//! and only an authentic part may open a frame's reassembly buffer, so forged, replayed or
+//! unknown-device parts never allocate anything. At most `max_in_flight` frames are in reassembly at a time
 //! (each at most `wire::video::MAX_VIDEO_FRAME` bytes); a new frame beyond that makes the oldest
 //! one lost, and a frame not complete `deadline_ns` after its first part arrived is lost. A
 //! second window, over frame numbers, remembers which frames are finished (delivered or lost),
