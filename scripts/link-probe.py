@@ -14,6 +14,7 @@ per probe (`PASS name: …` / `FAIL name: …`) and a closing `N passed, N faile
 Needs mosquitto and mosquitto-clients (scripts/setup.sh --test installs them).
 """
 import argparse
+import csv
 import hashlib
 import hmac
 import json
@@ -981,6 +982,153 @@ def probe_store_keyvalue(env):
     left = {n for n in set(os.listdir(env.dir)) - before if "=" in n or n == "kv"}
     check(not left, f"files left: {sorted(left)!r}")
     return "key=value is PostgreSQL or one error line; no file"
+# ---- Video over the link (docs/link.md "Video frames (version 2)") -----------------------------
+
+VIDEO_HEADER = 27  # docs/link.md: version 2 part header (…, counter at 7, frame at 15, …, frame bytes at 23)
+
+
+def video_clip(env, frames=2, width=160, height=120):
+    """A 4:2:0 .y4m clip of random frames (160×120: 28,800 B a frame, one MQTT part each)."""
+    path = env.dir / "clip.y4m"
+    with open(path, "wb") as f:
+        f.write(f"YUV4MPEG2 W{width} H{height} F25:1 Ip A1:1 C420jpeg\n".encode())
+        for _ in range(frames):
+            f.write(b"FRAME\n" + os.urandom(width * height * 3 // 2))
+    return path
+
+
+def video_args(env, clip, key, out, frames, fps):
+    return [env.bin, "link", "--video", str(clip), "--broker", env.broker, "--key-file", str(key), "--cipher",
+            "Ascon-AEAD128", "--frames", str(frames), "--fps", str(fps), "-o", str(env.dir / out)]
+
+
+def sniffed_parts(path):
+    """[(topic, part)] from a `mosquitto_sub -F '%t %x'` file (video parts only)."""
+    out = []
+    for line in Path(path).read_text().splitlines():
+        f = line.split()
+        if len(f) == 2 and f[1][:2] == "02":
+            try:
+                out.append((f[0], bytes.fromhex(f[1])))
+            except ValueError:
+                pass
+    return out
+
+
+def wait_video_topic(path, skip, proc, limit=30.0):
+    """The first video topic in the sniffer's file that is not in `skip`, and its first part."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        for topic, part in sniffed_parts(path):
+            if topic not in skip:
+                return topic, part
+        check(proc.poll() is None, f"the video run ended before its parts were seen: {last_line(proc)!r}")
+        time.sleep(0.05)
+    raise ProbeFailed(f"no video part on the broker within {limit} s")
+
+
+def publish_parts(env, topic, parts):
+    for i, part in enumerate(parts):
+        f = env.dir / f"inject-{i}.bin"
+        f.write_bytes(part)
+        res = env.run(["mosquitto_pub", "-p", str(env.port), "-h", "127.0.0.1", "-q", "1", "-t", topic, "-f", str(f)],
+                      timeout=20)
+        check(res.returncode == 0, f"mosquitto_pub failed: {res.stderr.strip()[-200:]}")
+
+
+def video_result(env, proc, out, timeout=180):
+    """Exit code, the tally line printed for the cipher, and link_video.csv's row."""
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ProbeFailed(f"the video run still running after {timeout} s (hang)")
+    check(proc.returncode == 0, f"the video run failed ({proc.returncode}): {err.strip()[-300:]}")
+    tally = next((line for line in err.splitlines() if line.startswith("Ascon-AEAD128") and " mqtt: " in line), "")
+    path = env.dir / out / "link_video.csv"
+    check(path.exists(), f"no {path.name} written")
+    with open(path, newline="") as f:
+        row = next(csv.DictReader(f))
+    for k in ("refused_replay", "refused_bad_tag", "kernel_drops", "uncounted_drops"):
+        check(k in row, f"{path.name} has no {k} column: refusals and drops are not reported apart")
+    return tally, row
+
+
+def probe_video_forged_parts(env):
+    """100 forged version 2 parts (a genuine part's cipher and device, counters far above the
+    camera's, random ciphertext and tags) on the video topic while a camera sends: every frame
+    still arrives, nothing is lost, and the 100 are refused as bad tags, never received parts."""
+    env.mosquitto()
+    key = env.key()
+    clip = video_clip(env)
+    sniff = env.dir / "video.hex"
+    sub = env.sniffer("lwcbench/link/#", sniff)
+    frames = 60
+    run = env.spawn(video_args(env, clip, key, "out", frames, 10), text=True)
+    topic, genuine = wait_video_topic(sniff, set(), run)
+    forged = []
+    for i in range(100):
+        hdr = (genuine[:7] + ((1 << 40) + i).to_bytes(8, "big") + (i % frames).to_bytes(4, "big")
+               + (0).to_bytes(2, "big") + (1).to_bytes(2, "big") + (10).to_bytes(4, "big"))
+        forged.append(hdr + os.urandom(10 + 16))
+    publish_parts(env, topic, forged)
+    check(run.poll() is None, "the run ended before the 100 forged parts were published: the probe proves nothing")
+    tally, row = video_result(env, run, "out")
+    sub.terminate()
+    sub.wait(timeout=5)
+
+    def n(k):
+        return int(row[k])
+
+    check((n("frames_sent"), n("delivered"), n("lost")) == (frames, frames, 0),
+          f"frames sent/delivered/lost {n('frames_sent')}/{n('delivered')}/{n('lost')}, want {frames}/{frames}/0")
+    check((n("parts_sent"), n("parts_received"), n("parts_dropped")) == (frames, frames, 0),
+          f"parts sent/received/dropped {n('parts_sent')}/{n('parts_received')}/{n('parts_dropped')}")
+    check((n("refused"), n("refused_bad_tag")) == (100, 100),
+          f"refused {n('refused')} (bad_tag {n('refused_bad_tag')}), want the 100 forged parts as bad_tag")
+    check(f"received {frames} dropped 0" in tally and "refused 100: bad_tag 100" in tally,
+          f"the printed tally does not say so: {tally!r}")
+    return f"{frames}/{frames} frames delivered with 100 forged parts refused as bad_tag"
+
+
+def probe_video_replay_across_sessions(env):
+    """Parts recorded from one session (a foreign subscriber) and published into a later
+    session's topic under the same key are refused as replays: the later session delivers its
+    own frames and nothing else."""
+    env.mosquitto()
+    key = env.key()
+    clip = video_clip(env)
+    sniff = env.dir / "video.hex"
+    sub = env.sniffer("lwcbench/link/#", sniff)
+    first = env.run(video_args(env, clip, key, "o1", 5, 25), timeout=120)
+    check(first.returncode == 0, f"the first session failed: {first.stderr.strip()[-300:]}")
+    time.sleep(0.5)
+    recorded = sniffed_parts(sniff)
+    check(len(recorded) == 5, f"{len(recorded)} parts recorded from the first session, want 5")
+    topic1 = recorded[0][0]
+    top = max(int.from_bytes(p[7:15], "big") for _, p in recorded)
+    state = Path(f"{key}.video-replay")
+    first_state = state.read_text() if state.exists() else ""
+    frames = 40
+    run = env.spawn(video_args(env, clip, key, "o2", frames, 10), text=True)
+    topic2, _ = wait_video_topic(sniff, {topic1}, run)
+    publish_parts(env, topic2, [p for _, p in recorded])
+    check(run.poll() is None, "the second session ended before the replayed parts were published")
+    tally, row = video_result(env, run, "o2")
+    sub.terminate()
+    sub.wait(timeout=5)
+
+    def n(k):
+        return int(row[k])
+
+    check((n("delivered"), n("lost"), n("parts_received"), n("ignored_parts")) == (frames, 0, frames, 0),
+          f"delivered {n('delivered')} lost {n('lost')} parts received {n('parts_received')} ignored "
+          f"{n('ignored_parts')}: want {frames}, 0, {frames} (its own parts only), 0")
+    check((n("refused"), n("refused_replay")) == (5, 5),
+          f"refused {n('refused')} (replay {n('refused_replay')}), want the 5 recorded parts as replay")
+    check("replay 5" in tally, f"the printed tally does not say so: {tally!r}")
+    check(f"device 0 accepted {top}\n" in first_state,
+          f"{state.name} did not record the first session's highest counter {top}: {first_state!r}")
+    return f"5 parts of an earlier session refused as replay; {frames}/{frames} own frames delivered"
 
 
 PROBES = {
@@ -1012,6 +1160,8 @@ PROBES = {
     "every-sealer-one-key": probe_every_sealer_one_key,
     "state-two-names": probe_state_two_names,
     "store-keyvalue": probe_store_keyvalue,
+    "video-forged-parts": probe_video_forged_parts,
+    "video-replay-across-sessions": probe_video_replay_across_sessions,
 }
 
 

@@ -42,7 +42,16 @@ fn bad_video_options_get_one_error_line() {
     let mut big = b"YUV4MPEG2 W2400 H2400 F25:1 C444\nFRAME\n".to_vec();
     big.resize(big.len() + 17_280_000, 0);
     std::fs::write(d.path().join("big.y4m"), big).unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    // Key [7; 32] (fingerprint as in device/counter.rs's tests) with its counter state and a
+    // video replay state whose counter is not a number.
+    let k = d.path().join("k");
+    std::fs::write(&k, format!("lwcbench-link-master-key v1\n{}\n", "07".repeat(32))).unwrap();
+    std::fs::set_permissions(&k, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let fp = "key 32f4fc68107ab4dd67b987d1614f906b";
+    std::fs::write(d.path().join("k.counters"), format!("lwcbench-link-counters v2\n{fp}\n")).unwrap();
+    std::fs::write(d.path().join("k.video-replay"), format!("lwcbench-video-replay v1\n{fp}\ndevice 0 accepted x\n"))
+        .unwrap();
+    let cases: [(&[&str], &str); 9] = [
         (&["--video", "clip.y4m", "--fps", "0"], "error: --fps: 0 is not in (0, 1000] frames/s"),
         (&["--video", "clip.y4m", "--frames", "0"], "error: --frames: 0: at least one frame is needed"),
         (
@@ -60,6 +69,10 @@ fn bad_video_options_get_one_error_line() {
         (
             &["--video", "clip.y4m", "--loss", "5"],
             "error: --video: network conditions (--loss, …) apply with --transport udp only",
+        ),
+        (
+            &["--video", "clip.y4m", "--key-file", "k"],
+            "error: video replay state k.video-replay: line 3: accepted counter is not a number in 0..2^63",
         ),
     ];
     each_one_error_line(d.path(), &cases);
@@ -113,18 +126,24 @@ fn video_without_a_file_takes_the_default_clip() {
 /// crates/link/src/wire/video.rs): 118,683 B on the wire, 3,483 B of it headers and tags.
 /// With `--loss 5` (root: network namespaces) a frame is delivered exactly when all 81 parts
 /// arrived, sent = delivered + lost, and the parts that did not arrive are the drops the
-/// kernel's loss mechanism counted.
+/// loss mechanism counted plus those the server's socket counted (its buffer overflowed).
 #[test]
 fn udp_with_loss_loses_frames_whole_and_accounts_for_every_part() {
     let d = tempfile::tempdir().unwrap();
     clip(d.path(), 8);
     let o = lwcbench(&["link", "-o", "plain", "--video", "clip.y4m", "--transport", "udp", "--fps", "50"], d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut missing = 0;
     for r in rows(&d.path().join("plain/video_frames.csv")) {
-        assert_eq!(r["status"], "delivered", "{r:?}");
-        assert_eq!((num(&r, "parts"), num(&r, "parts_received")), (81, 81));
+        assert_eq!(num(&r, "parts"), 81);
         assert_eq!((num(&r, "wire_bytes"), num(&r, "overhead_bytes")), (118_683, 3_483));
+        // Loopback loses nothing, unless a busy machine lets the server's socket buffer overflow.
+        let got = num(&r, "parts_received");
+        assert_eq!(r["status"] == "delivered", got == 81, "{r:?}");
+        missing += 81 - got;
     }
+    let s = &rows(&d.path().join("plain/link_video.csv"))[0];
+    assert_eq!((num(s, "parts_dropped"), num(s, "kernel_drops"), num(s, "uncounted_drops")), (missing, missing, 0));
     if !is_root() {
         required::missing("network namespaces need root");
         return;
@@ -170,5 +189,10 @@ fn udp_with_loss_loses_frames_whole_and_accounts_for_every_part() {
     let s = &rows(&d.path().join("lossy/link_video.csv"))[0];
     assert_eq!((num(s, "frames_sent"), num(s, "delivered"), num(s, "lost")), (20, delivered, lost));
     assert_eq!(num(s, "parts_dropped"), dropped);
-    assert_eq!(num(s, "counted_drops"), dropped, "every dropped part counted by the loss mechanism");
+    // On a busy machine the server's socket buffer may overflow too: those drops are the
+    // kernel's, counted apart from the injected loss, and together they are every missing part.
+    let (injected, kernel) = (num(s, "injected_drops"), num(s, "kernel_drops"));
+    assert_eq!(injected + kernel + num(s, "send_errors"), dropped, "every dropped part counted: {s:?}");
+    assert_eq!((num(s, "counted_drops"), num(s, "uncounted_drops")), (dropped, 0));
+    assert!(injected > 0, "--loss 5 dropped nothing: {s:?}");
 }

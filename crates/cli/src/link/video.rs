@@ -96,11 +96,14 @@ pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), S
             drain_timeout: Duration::from_secs_f64(a.drain_timeout),
             session: format!("{session}-video-{}", s.id),
             device: 0,
+            inject: Vec::new(),
+            udp_recv_buffer: None,
         };
         let r = video::run(&cfg).map_err(|e| rd.shown(&e))?;
         let m = &r.summary;
         eprintln!(
-            "{}{} {}: frames sent {} delivered {} lost {} (parts sent {} dropped {}, counted drops {}) — {:.1} frames/s, \
+            "{}{} {}: frames sent {} delivered {} lost {} (parts sent {} received {} dropped {}: injected {}, kernel {}, \
+             send errors {}, uncounted {}; refused {}: bad_tag {}, replay {}, too_old {}, other {}) — {:.1} frames/s, \
              latency p50 {} p99 {}, overhead {:.0} B/frame ({:.2} %)",
             if a.unsafe_no_integrity { "UNSAFE (no integrity) " } else { "" },
             m.cipher,
@@ -109,14 +112,30 @@ pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), S
             m.delivered,
             m.lost,
             m.parts_sent,
+            m.parts_received,
             m.parts_dropped,
-            m.counted_drops,
+            m.injected_drops,
+            m.kernel_drops,
+            m.send_errors,
+            m.uncounted_drops,
+            m.refused,
+            m.refused_bad_tag,
+            m.refused_replay,
+            m.refused_too_old,
+            m.refused_malformed + m.refused_unknown_device + m.refused_wrong_cipher,
             m.frames_per_s,
             lwcbench_link::units::ms3(m.latency_p50_us),
             lwcbench_link::units::ms3(m.latency_p99_us),
             m.overhead_bytes_per_frame,
             m.overhead_pct
         );
+        if m.uncounted_drops > 0 {
+            eprintln!(
+                "warning: {} {}: {} of {} dropped parts were counted by no mechanism (network conditions, the \
+                 socket's drop counter, send errors)",
+                m.cipher, m.transport, m.uncounted_drops, m.parts_dropped
+            );
+        }
         if let Some(f) = r.frames.iter().find(|f| f.status == "mismatch") {
             return Err(format!(
                 "video: {} frame {} was accepted but differs from the source frame {} of {}",

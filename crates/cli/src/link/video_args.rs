@@ -5,7 +5,9 @@ use clap::Args;
 pub(super) struct VideoArgs {
     /// Video over the link: a camera sends the frames of a YUV4MPEG2 (.y4m) clip (FILE; without
     /// one the bundled clip), sealed in parts, to a server that reassembles and checks them bit
-    /// for bit (docs/link.md "Video frames"). Writes video_frames.csv and link_video.csv.
+    /// for bit (docs/link.md "Video frames"). Writes video_frames.csv and link_video.csv. The
+    /// server keeps the highest part counter it accepted in KEY_FILE.video-replay and refuses an
+    /// earlier session's parts as replays.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
     pub(super) video: Option<String>,
     /// --video: frames per second the camera takes (default: the clip's rate, else 25).

@@ -22,8 +22,9 @@ use serde::Serialize;
 use crate::clock::now_ns;
 use crate::device::camera::{Camera, Shot};
 use crate::device::counter::{open_session, DeviceCounter};
-use crate::experiments::netcond::{qdisc_drops, udp_in_errors};
-use crate::gateway::video::{LostWhy, PartEvent, Reassembler};
+use crate::experiments::netcond::qdisc_drops;
+use crate::gateway::checks::Refusal;
+use crate::gateway::video::{replay_state_beside_key, LostWhy, PartEvent, Reassembler, ReplayState};
 use crate::transport::broker::BrokerAddr;
 use crate::transport::mqtt::{mqtt_connect, mqtt_options, topic};
 use crate::wire::suite::{Keyed, Suite};
@@ -34,6 +35,9 @@ pub const UDP_PART_BYTES: usize = 1472;
 pub const UDP_MAX_PART: usize = 65_507;
 /// Frames in reassembly at a time.
 pub const MAX_IN_FLIGHT: usize = 8;
+/// Longest time between an accepted part and its counter in the replay state (while running);
+/// after a crash the parts of the last interval are the exposure.
+pub const SAVE_EVERY: Duration = Duration::from_millis(100);
 
 /// How parts travel.
 #[derive(Clone, Debug)]
@@ -71,6 +75,11 @@ pub struct VideoConfig {
     pub drain_timeout: Duration,
     pub session: String,
     pub device: u32,
+    /// Messages sent on the transport's path to the server before the camera's first part, as
+    /// an outsider would (tests: forged or replayed parts).
+    pub inject: Vec<Vec<u8>>,
+    /// The UDP receive buffer to ask for (tests: a tiny one overflows); none: 32 MiB.
+    pub udp_recv_buffer: Option<usize>,
 }
 
 /// One frame's fate (video_frames.csv).
@@ -110,10 +119,26 @@ pub struct VideoSummary {
     pub mismatched: u64,
     pub parts_sent: u64,
     pub parts_received: u64,
+    /// Sent − received.
     pub parts_dropped: u64,
-    /// Drops a mechanism counted: nftables rule, qdiscs, UDP receive errors, send errors.
+    /// Drops a mechanism counted: injected + kernel + send errors.
     pub counted_drops: u64,
+    /// By the network conditions: nftables rule, netem/tbf qdiscs.
+    pub injected_drops: u64,
+    /// By the kernel at the server's socket (receive buffer full), an outsider's datagrams
+    /// included.
+    pub kernel_drops: u64,
+    pub send_errors: u64,
+    /// Dropped parts no mechanism counted: dropped − counted when positive (0 when all is well).
+    pub uncounted_drops: u64,
+    /// Messages refused (never received parts), in total and per reason.
     pub refused: u64,
+    pub refused_malformed: u64,
+    pub refused_unknown_device: u64,
+    pub refused_wrong_cipher: u64,
+    pub refused_replay: u64,
+    pub refused_too_old: u64,
+    pub refused_bad_tag: u64,
     pub ignored_parts: u64,
     pub frames_per_s: f64,
     pub latency_p50_us: f64,
@@ -143,7 +168,13 @@ struct Server {
     mismatch: Vec<bool>,
     lost: Vec<Option<LostWhy>>,
     parts_got: Vec<u32>,
+    /// Authentic parts taken (refused ones never count: 100 forged parts must not end the wait
+    /// for the camera's parts).
     taken: Arc<AtomicU64>,
+    /// The key's video replay state; the session's highest accepted counter is recorded there.
+    replay: Option<ReplayState>,
+    saved_at: Instant,
+    save_error: Option<String>,
 }
 
 impl Server {
@@ -178,7 +209,7 @@ impl Server {
                     self.delivered_ns[i] = Some(done);
                 }
             }
-            PartEvent::Refused(_) => {}
+            PartEvent::Refused(_) => return,
         }
         self.taken.fetch_add(1, Ordering::Release);
     }
@@ -186,6 +217,18 @@ impl Server {
     fn tick(&mut self) {
         for n in self.re.expire(now_ns()) {
             self.mark_lost(n, LostWhy::Deadline);
+        }
+        if self.saved_at.elapsed() >= SAVE_EVERY {
+            self.save();
+        }
+    }
+
+    /// Record the highest accepted counter (the first failure is kept and ends the run).
+    fn save(&mut self) {
+        self.saved_at = Instant::now();
+        let (Some(st), Some(top)) = (self.replay.as_mut(), self.re.top()) else { return };
+        if let Err(e) = st.save(self.re.device(), top) {
+            self.save_error.get_or_insert(e);
         }
     }
 
@@ -203,6 +246,7 @@ impl Server {
         for n in self.re.end() {
             self.mark_lost(n, LostWhy::AtEnd);
         }
+        self.save();
         self
     }
 }
@@ -237,31 +281,46 @@ pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
     let tag = cfg.suite.tag_len(cfg.unauthenticated);
     let parts_per_frame = crate::wire::video::part_count(cfg.clip.frame_bytes, cfg.part_bytes, tag)?;
     let (master, counters) = open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
+    // The session holds the counter state's lock, so no other process writes the replay state.
+    let replay = ReplayState::open(&replay_state_beside_key(&cfg.key_file), &master)?;
+    let block = counters.reserve(cfg.device)?;
+    let floor = match replay.accepted(cfg.device) {
+        Some(top) => Some(top),
+        // Nothing recorded, but the key has sealed before (its counter state is older than this
+        // session): any counter reserved before this session's block may be a sealed part.
+        None if counters.existed() => block.start.checked_sub(1),
+        None => None,
+    };
     let key = master.device_key(cfg.suite.id, cfg.device, cfg.suite.key_len());
     let mut cam = Camera {
         device: cfg.device,
         keyed: Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?,
-        counter: DeviceCounter::new(&counters, cfg.device)?,
+        counter: DeviceCounter::with_block(&counters, cfg.device, block),
         part_bytes: cfg.part_bytes,
         unauthenticated: cfg.unauthenticated,
     };
     let n = cfg.frames as usize;
     let taken = Arc::new(AtomicU64::new(0));
+    let mut re = Reassembler::new(
+        cfg.device,
+        Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?,
+        cfg.unauthenticated,
+        cfg.window,
+        MAX_IN_FLIGHT,
+        cfg.deadline.as_nanos() as u64,
+    )?;
+    re.set_floor(floor);
     let server = Server {
-        re: Reassembler::new(
-            cfg.device,
-            Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?,
-            cfg.unauthenticated,
-            cfg.window,
-            MAX_IN_FLIGHT,
-            cfg.deadline.as_nanos() as u64,
-        )?,
+        re,
         clip: cfg.clip.clone(),
         delivered_ns: vec![None; n],
         mismatch: vec![false; n],
         lost: vec![None; n],
         parts_got: vec![0; n],
         taken: taken.clone(),
+        replay: Some(replay),
+        saved_at: Instant::now(),
+        save_error: None,
     };
     drop(key);
     let (tx, rx) = sync_channel::<Vec<u8>>((QUEUE_BYTES / cfg.part_bytes).max(16));
@@ -282,6 +341,9 @@ pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
     };
     stop.store(true, Ordering::Release);
     let server = server_thread.join().map_err(|_| "the video server thread panicked".to_string())?;
+    if let Some(e) = &server.save_error {
+        return Err(e.clone());
+    }
     let (shots, counted, path, applied, timed_out) = result?;
     if timed_out && matches!(cfg.transport, VideoTransport::Mqtt(_)) {
         return Err(format!(
@@ -293,7 +355,25 @@ pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
     Ok(account(cfg, &cam, &shots, &server, counted, parts_per_frame, path, applied))
 }
 
-type Sent = (Vec<Shot>, u64, String, Vec<lwcbench_netimpair::Applied>, bool);
+type Sent = (Vec<Shot>, Drops, String, Vec<lwcbench_netimpair::Applied>, bool);
+
+/// Parts lost where a mechanism counted them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Drops {
+    /// By the network conditions (`--loss`, …): the nftables rule and the qdiscs.
+    pub injected: u64,
+    /// By the kernel at the server's socket: its receive buffer was full (the socket's own drop
+    /// counter; it counts any datagram sent there, an outsider's too).
+    pub kernel: u64,
+    /// Sends that failed at the camera.
+    pub send_errors: u64,
+}
+
+impl Drops {
+    pub fn total(&self) -> u64 {
+        self.injected + self.kernel + self.send_errors
+    }
+}
 
 /// After the camera: wait until every part sent was taken, or (UDP) nothing came for `idle`,
 /// or the drain timeout.
@@ -377,6 +457,10 @@ fn run_mqtt(
     }
     let conn = rt.block_on(mqtt_connect(&format!("lwcbench-video-cam-{}", cfg.session), b))?;
     let pubc = conn.client.clone();
+    for m in &cfg.inject {
+        rt.block_on(pubc.publish(t.clone(), QoS::AtLeastOnce, false, m.clone()))
+            .map_err(|e| format!("mqtt publish: {e}"))?;
+    }
     let shots = shoot(&mut |p| {
         rt.block_on(pubc.publish(t.clone(), QoS::AtLeastOnce, false, p)).map_err(|e| format!("mqtt publish: {e}"))
     });
@@ -393,7 +477,24 @@ fn run_mqtt(
     listener.abort();
     conn.task.abort();
     rt.shutdown_timeout(Duration::from_secs(1));
-    Ok((shots, 0, format!("camera -> MQTT QoS 1 ({}) -> server", b.describe()), Vec::new(), timed_out))
+    Ok((shots, Drops::default(), format!("camera -> MQTT QoS 1 ({}) -> server", b.describe()), Vec::new(), timed_out))
+}
+
+/// `SO_MEMINFO` (asm-generic/socket.h; the `libc` crate exports only its offsets).
+const SO_MEMINFO: libc::c_int = 55;
+
+/// Datagrams the kernel dropped at `sock` since it was opened (its receive buffer full, a bad
+/// checksum): the socket's own drop counter, `SK_MEMINFO_DROPS` of `SO_MEMINFO` (Linux 4.12+).
+/// Unlike `SO_RXQ_OVFL`, which reports it with the next datagram read, this includes drops
+/// after the last datagram.
+pub(crate) fn socket_drops(sock: &UdpSocket) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let mut info = [0u32; libc::SK_MEMINFO_DROPS as usize + 1];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: valid descriptor; the kernel writes at most `len` bytes into `info` and sets `len`.
+    let r =
+        unsafe { libc::getsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, SO_MEMINFO, info.as_mut_ptr().cast(), &mut len) };
+    (r == 0 && len as usize == std::mem::size_of_val(&info)).then(|| u64::from(info[libc::SK_MEMINFO_DROPS as usize]))
 }
 
 fn bind(pair: Option<&NetnsPair>, side: Side, ip: Ipv4Addr) -> Result<UdpSocket, String> {
@@ -431,11 +532,12 @@ fn run_udp(
     let (ip_srv, ip_cam) = if pair.is_some() { (ADDR_B, ADDR_A) } else { (Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST) };
     let srv = bind(pair.as_ref(), Side::B, ip_srv)?;
     // Room for a few whole frames' bursts of datagrams while the receiver thread waits for a core.
-    lwcbench_netimpair::relay::grow_recv_buffer(&srv, 32 << 20);
+    let rcvbuf = cfg.udp_recv_buffer.map_or(32 << 20, |b| b.min(i32::MAX as usize) as i32);
+    lwcbench_netimpair::relay::grow_recv_buffer(&srv, rcvbuf);
     srv.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| format!("udp: {e}"))?;
     let to: SocketAddr = srv.local_addr().map_err(|e| format!("udp: {e}"))?;
     let cam_sock = bind(pair.as_ref(), Side::A, ip_cam)?;
-    let in_errors0 = pair.as_ref().map_or(0, |p| udp_in_errors(p, Side::B));
+    let kernel0 = socket_drops(&srv).unwrap_or(0);
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
     let part_bytes = cfg.part_bytes;
@@ -443,16 +545,31 @@ fn run_udp(
         .name("video-udp".into())
         .spawn(move || {
             let mut buf = vec![0u8; 65_536];
-            while !st.load(Ordering::Acquire) {
+            let mut open = true;
+            while open && !st.load(Ordering::Acquire) {
                 if let Ok((len, _)) = srv.recv_from(&mut buf) {
+                    open = tx.send(queued(&buf[..len], part_bytes)).is_ok();
+                }
+            }
+            // What still waits in the socket buffer arrived: hand it over, or closing the socket
+            // would lose it uncounted (a receiver starved of a core leaves a lot there). Bounded
+            // in time: an outsider may keep sending.
+            let until = Instant::now() + Duration::from_secs(2);
+            if open && srv.set_nonblocking(true).is_ok() {
+                while Instant::now() < until {
+                    let Ok((len, _)) = srv.recv_from(&mut buf) else { break };
                     if tx.send(queued(&buf[..len], part_bytes)).is_err() {
-                        return;
+                        break;
                     }
                 }
             }
+            socket_drops(&srv).unwrap_or(0).saturating_sub(kernel0)
         })
         .map_err(|e| format!("cannot start the UDP receiver thread: {e}"))?;
     let mut send_errors = 0u64;
+    for m in &cfg.inject {
+        let _ = cam_sock.send_to(m, to);
+    }
     let shots = shoot(&mut |p| {
         // A full socket buffer is loss on this transport, counted, not an error.
         if cam_sock.send_to(&p, to).is_err() {
@@ -465,15 +582,14 @@ fn run_udp(
     let idle = cfg.deadline.max(Duration::from_millis(500));
     let timed_out = shots.is_ok() && drain(sent, taken, Some(idle), cfg.drain_timeout);
     stop.store(true, Ordering::Release);
-    let _ = receiver.join();
+    let kernel = receiver.join().unwrap_or(0);
     let shots = shots?;
-    let counted = match &pair {
-        Some(p) => {
-            let nft = conditions::nft_dropped(p, Side::B).map_err(|e| e.to_string())?;
-            nft + qdisc_drops(p, Side::A) + udp_in_errors(p, Side::B).saturating_sub(in_errors0) + send_errors
-        }
-        None => send_errors,
+    // The namespace's UDP InErrors are not added: they count the socket's drops a second time.
+    let injected = match &pair {
+        Some(p) => conditions::nft_dropped(p, Side::B).map_err(|e| e.to_string())? + qdisc_drops(p, Side::A),
+        None => 0,
     };
+    let counted = Drops { injected, kernel, send_errors };
     let path = match &pair {
         Some(_) => format!("camera (ns A, {ADDR_A}) -> UDP -> server (ns B, {to})"),
         None => format!("camera -> UDP on loopback -> server ({to})"),
@@ -490,7 +606,7 @@ fn account(
     cam: &Camera,
     shots: &[Shot],
     s: &Server,
-    counted: u64,
+    counted: Drops,
     parts_per_frame: usize,
     path: String,
     applied: Vec<lwcbench_netimpair::Applied>,
@@ -563,8 +679,18 @@ fn account(
         parts_sent,
         parts_received,
         parts_dropped: parts_sent.saturating_sub(parts_received),
-        counted_drops: counted,
+        counted_drops: counted.total(),
+        injected_drops: counted.injected,
+        kernel_drops: counted.kernel,
+        send_errors: counted.send_errors,
+        uncounted_drops: parts_sent.saturating_sub(parts_received).saturating_sub(counted.total()),
         refused: s.re.tally.refused_total(),
+        refused_malformed: s.re.tally.count(Refusal::Malformed),
+        refused_unknown_device: s.re.tally.count(Refusal::UnknownDevice),
+        refused_wrong_cipher: s.re.tally.count(Refusal::WrongCipher),
+        refused_replay: s.re.tally.count(Refusal::Replay),
+        refused_too_old: s.re.tally.count(Refusal::TooOld),
+        refused_bad_tag: s.re.tally.count(Refusal::BadTag),
         ignored_parts: s.re.ignored,
         frames_per_s: if secs > 0.0 { delivered as f64 / secs } else { 0.0 },
         latency_p50_us: pct(&lat, 50.0),
@@ -585,12 +711,15 @@ pub fn markdown(rows: &[VideoSummary]) -> String {
     let mut s = String::from(
         "\n## Video over the link\n\nEvery frame sent is delivered (bit for bit equal to the source frame) or lost \
          (one missing part loses the frame); per frame in video_frames.csv. Latency = capture → decrypted whole.\n\n\
-         | cipher | transport | loss % | frames sent | delivered | lost | parts sent | parts dropped | frames/s | \
-         p50 | p99 | overhead B/frame | overhead % |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         Parts dropped = injected (network conditions) + kernel (the server's socket buffer) + send errors + \
+         uncounted; refused messages (forged, replayed, …) are never received parts.\n\n\
+         | cipher | transport | loss % | frames sent | delivered | lost | parts sent | parts dropped | kernel drops | \
+         uncounted | refused | frames/s | p50 | p99 | overhead B/frame | overhead % |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         s += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {:.0} | {:.2} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {:.0} | {:.2} |\n",
             r.cipher,
             r.transport,
             r.loss_pct,
@@ -599,6 +728,9 @@ pub fn markdown(rows: &[VideoSummary]) -> String {
             r.lost,
             r.parts_sent,
             r.parts_dropped,
+            r.kernel_drops,
+            r.uncounted_drops,
+            r.refused,
             r.frames_per_s,
             crate::units::ms3(r.latency_p50_us),
             crate::units::ms3(r.latency_p99_us),
@@ -607,4 +739,208 @@ pub fn markdown(rows: &[VideoSummary]) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::keys::MasterKey;
+    use crate::wire::suite;
+    use crate::wire::video::seal_frame;
+
+    /// `frames` 320×240 4:2:0 frames (115,200 B) of pseudo-random bytes (xorshift32).
+    fn clip(frames: usize) -> Arc<Clip> {
+        let mut x = 0x9E37_79B9u32;
+        let data = (0..frames * 115_200)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        Arc::new(Clip {
+            name: "noise".into(),
+            path: "noise.y4m".into(),
+            width: 320,
+            height: 240,
+            colourspace: "420jpeg".into(),
+            fps: (25, 1),
+            frame_bytes: 115_200,
+            frames,
+            data: Arc::new(data),
+        })
+    }
+
+    fn ascon() -> Suite {
+        suite::find("Ascon-AEAD128").unwrap()
+    }
+
+    /// A run of `frames` frames over UDP on loopback with the key `dir/k` (made by the first run).
+    fn udp(dir: &std::path::Path, frames: u32) -> VideoConfig {
+        VideoConfig {
+            suite: ascon(),
+            unauthenticated: false,
+            clip: clip(2),
+            frames,
+            fps: 100.0,
+            part_bytes: UDP_PART_BYTES,
+            transport: VideoTransport::Udp(None),
+            key_file: dir.join("k"),
+            counter_file: dir.join("k.counters"),
+            counter_block: 1024,
+            window: 1024,
+            deadline: Duration::from_secs(1),
+            drain_timeout: Duration::from_secs(30),
+            session: "test".into(),
+            device: 0,
+            inject: Vec::new(),
+            udp_recv_buffer: None,
+        }
+    }
+
+    /// Frame 0 of `clip` sealed for device 0 under `key_file` with counters from `first`: the
+    /// same bytes a session whose camera started at `first` sent.
+    fn sealed(key_file: &std::path::Path, clip: &Clip, first: u64) -> Vec<Vec<u8>> {
+        let s = ascon();
+        let key = MasterKey::read(key_file).unwrap().device_key(s.id, 0, s.key_len());
+        let mut k = Keyed::new(&s, &key, false).unwrap();
+        let mut c = first;
+        seal_frame(&mut k, 0, 0, clip.frame(0), UDP_PART_BYTES, false, || {
+            c += 1;
+            Ok(c - 1)
+        })
+        .unwrap()
+    }
+
+    /// Issue 36 item 4: refused parts must not count toward the parts the run waits for, or
+    /// 100 forged parts end the drain before the camera's last parts arrived.
+    #[test]
+    fn refused_parts_do_not_count_as_arrived() {
+        let s = ascon();
+        let key = [5u8; 16];
+        let taken = Arc::new(AtomicU64::new(0));
+        let mut srv = Server {
+            re: Reassembler::new(0, Keyed::new(&s, &key, false).unwrap(), false, 1024, MAX_IN_FLIGHT, u64::MAX)
+                .unwrap(),
+            clip: clip(1),
+            delivered_ns: vec![None; 1],
+            mismatch: vec![false; 1],
+            lost: vec![None; 1],
+            parts_got: vec![0; 1],
+            taken: taken.clone(),
+            replay: None,
+            saved_at: Instant::now(),
+            save_error: None,
+        };
+        let mut c = 0u64;
+        let parts = seal_frame(&mut Keyed::new(&s, &key, false).unwrap(), 0, 0, srv.clip.frame(0), 1472, false, || {
+            c += 1;
+            Ok(c - 1)
+        })
+        .unwrap();
+        // 81 parts (hand count in wire/video.rs); 100 forgeries of part 0 with other counters
+        assert_eq!(parts.len(), 81);
+        for i in 0..100u64 {
+            let mut f = parts[0].clone();
+            f[7..15].copy_from_slice(&(1000 + i).to_be_bytes());
+            srv.take(&f);
+        }
+        assert_eq!(taken.load(Ordering::Acquire), 0, "forged parts counted as arrived");
+        for p in &parts {
+            srv.take(p);
+        }
+        assert_eq!(taken.load(Ordering::Acquire), 81);
+        assert_eq!(srv.re.tally.count(Refusal::BadTag), 100);
+        assert_eq!(srv.parts_got[0], 81);
+        assert!(srv.delivered_ns[0].is_some() && !srv.mismatch[0]);
+    }
+
+    /// Issue 36 items 5 and 4: a part recorded in an earlier session under the same key is
+    /// refused in a later one (whose window starts empty), a forged one too, and neither is a
+    /// received part.
+    #[test]
+    fn parts_of_an_earlier_session_are_refused_as_replays() {
+        let d = tempfile::tempdir().unwrap();
+        let c1 = udp(d.path(), 2);
+        let r1 = run(&c1).unwrap();
+        assert_eq!((r1.summary.delivered, r1.summary.parts_sent), (2, 162));
+        // The first session's frame 0 byte for byte: a new key's counters start at 0.
+        let replayed = sealed(&c1.key_file, &c1.clip, 0);
+        // and 100 forgeries: part 0 with counters above anything sealed (its tag no longer fits)
+        let forged: Vec<Vec<u8>> = (0..100u64)
+            .map(|i| {
+                let mut f = replayed[0].clone();
+                f[7..15].copy_from_slice(&(1 << 40 | i).to_be_bytes());
+                f
+            })
+            .collect();
+        let mut c2 = udp(d.path(), 2);
+        c2.inject = [forged, replayed].concat();
+        let s = run(&c2).unwrap().summary;
+        assert_eq!((s.frames_sent, s.delivered, s.lost), (2, 2, 0));
+        assert_eq!((s.parts_sent, s.parts_received, s.parts_dropped, s.uncounted_drops), (162, 162, 0, 0));
+        assert_eq!((s.refused, s.refused_replay, s.refused_bad_tag, s.ignored_parts), (181, 81, 100, 0));
+        // Session 1 accepted counters 0..=161 (2 × 81 parts), session 2 1024..=1185 (its block).
+        let state = std::fs::read_to_string(d.path().join("k.video-replay")).unwrap();
+        assert!(state.ends_with("\ndevice 0 accepted 1185\n"), "{state}");
+    }
+
+    /// Without a replay state, a key that has sealed before (its counter state exists) refuses
+    /// every counter below this session's block: here the first session's parts.
+    #[test]
+    fn a_missing_replay_state_refuses_everything_the_key_may_have_sealed() {
+        let d = tempfile::tempdir().unwrap();
+        let c1 = udp(d.path(), 1);
+        assert_eq!(run(&c1).unwrap().summary.delivered, 1);
+        std::fs::remove_file(d.path().join("k.video-replay")).unwrap();
+        let mut c2 = udp(d.path(), 1);
+        c2.inject = sealed(&c1.key_file, &c1.clip, 0);
+        // counters 900..=980: reserved by the first session (its block 0..1024), never sent
+        c2.inject.extend(sealed(&c1.key_file, &c1.clip, 900));
+        let s = run(&c2).unwrap().summary;
+        assert_eq!((s.delivered, s.parts_received, s.refused_replay, s.refused), (1, 81, 162, 162));
+    }
+
+    /// The socket's drop counter: datagrams sent to a full receive buffer (nothing read yet) are
+    /// the ones missing when it is read out.
+    #[test]
+    fn socket_drops_count_what_a_full_buffer_dropped() {
+        let rx = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        lwcbench_netimpair::relay::grow_recv_buffer(&rx, 4096);
+        let tx = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        assert_eq!(socket_drops(&rx), Some(0));
+        for _ in 0..200 {
+            tx.send_to(&[0u8; 1000], rx.local_addr().unwrap()).unwrap();
+        }
+        rx.set_nonblocking(true).unwrap();
+        let mut got = 0u64;
+        while rx.recv_from(&mut [0u8; 2000]).is_ok() {
+            got += 1;
+        }
+        let dropped = socket_drops(&rx).unwrap();
+        assert!(got > 0 && dropped > 0, "got {got}, dropped {dropped}");
+        assert_eq!(got + dropped, 200);
+    }
+
+    /// Issue 36 item 10: a receiver whose socket buffer overflows (a tiny SO_RCVBUF and
+    /// bursts of 81 datagrams) loses parts, and every one is counted as a kernel drop.
+    #[test]
+    fn kernel_receive_drops_are_counted() {
+        for _ in 0..3 {
+            let d = tempfile::tempdir().unwrap();
+            let mut c = udp(d.path(), 20);
+            c.fps = 1000.0;
+            c.deadline = Duration::from_millis(200);
+            c.udp_recv_buffer = Some(4096);
+            let s = run(&c).unwrap().summary;
+            assert_eq!(s.parts_sent, 20 * 81);
+            assert_eq!(s.parts_dropped, s.counted_drops, "{s:?}");
+            assert_eq!((s.parts_dropped, s.uncounted_drops, s.injected_drops), (s.kernel_drops, 0, 0), "{s:?}");
+            if s.parts_dropped > 0 {
+                return;
+            }
+        }
+        panic!("the receiver kept up with a 4 KiB socket buffer in three runs: nothing overflowed");
+    }
 }

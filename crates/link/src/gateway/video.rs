@@ -3,18 +3,26 @@
 //!
 //! Per part, in this order (each refusal counted under one reason, as for sensor frames):
 //! structure (version 2, lengths that match the header) → device → cipher and unsafe flag →
-//! replay window on the part's counter → tag. Only an authentic part moves the window and only an
-//! authentic part may open a frame's reassembly buffer, so forged, replayed or unknown-device
-//! parts never allocate anything. At most `max_in_flight` frames are in reassembly at a time
+//! replay floor and window on the part's counter → tag. Only an authentic part moves the window
+//! and only an authentic part may open a frame's reassembly buffer, so forged, replayed or
+//! unknown-device parts never allocate anything. At most `max_in_flight` frames are in reassembly at a time
 //! (each at most `wire::video::MAX_VIDEO_FRAME` bytes); a new frame beyond that makes the oldest
 //! one lost, and a frame not complete `deadline_ns` after its first part arrived is lost. A
 //! second window, over frame numbers, remembers which frames are finished (delivered or lost),
 //! so a late part of a finished frame never opens it again.
+//!
+//! Across sessions the window alone is not enough (a later session's window starts empty, inside
+//! the counters an earlier session accepted): a floor, the highest counter earlier sessions
+//! accepted ([`ReplayState`], `KEY.video-replay`), refuses every part at or below it as `replay`.
 use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
+use crate::device::counter::write_durable;
 use crate::gateway::checks::{Refusal, Tally};
 use crate::gateway::replay::{ReplayWindow, Verdict};
-use crate::wire::frame::FLAG_UNAUTHENTICATED;
+use crate::wire::frame::{FLAG_UNAUTHENTICATED, MAX_COUNTER};
+use crate::wire::keys::MasterKey;
 use crate::wire::suite::{Keyed, OpenError};
 use crate::wire::video::{open_part, part_range, PartHeader};
 
@@ -67,6 +75,10 @@ pub struct Reassembler {
     keyed: Keyed,
     unauthenticated: bool,
     parts_window: ReplayWindow,
+    /// Parts at or below this counter were accepted by an earlier session (or may have been).
+    floor: Option<u64>,
+    /// The highest counter accepted in this session.
+    top: Option<u64>,
     frames_done: ReplayWindow,
     in_flight: BTreeMap<u32, Partial>,
     max_in_flight: usize,
@@ -90,6 +102,8 @@ impl Reassembler {
             keyed,
             unauthenticated,
             parts_window: ReplayWindow::new(window)?,
+            floor: None,
+            top: None,
             frames_done: ReplayWindow::new(window)?,
             in_flight: BTreeMap::new(),
             max_in_flight: max_in_flight.max(1),
@@ -97,6 +111,21 @@ impl Reassembler {
             tally: Tally::default(),
             ignored: 0,
         })
+    }
+
+    /// Refuse every part whose counter is at or below `floor` as `replay` (an earlier session's).
+    pub fn set_floor(&mut self, floor: Option<u64>) {
+        self.floor = floor;
+    }
+
+    /// The highest part counter this session accepted.
+    pub fn top(&self) -> Option<u64> {
+        self.top
+    }
+
+    /// The camera (device id) this reassembles.
+    pub fn device(&self) -> u32 {
+        self.device
     }
 
     /// Frames in reassembly now.
@@ -120,6 +149,9 @@ impl Reassembler {
         if h.cipher != self.keyed.suite.id || h.flags != want_flags {
             return self.refuse(Refusal::WrongCipher);
         }
+        if self.floor.is_some_and(|f| h.counter <= f) {
+            return self.refuse(Refusal::Replay);
+        }
         match self.parts_window.check(h.counter) {
             Verdict::Fresh => {}
             Verdict::Replay => return self.refuse(Refusal::Replay),
@@ -131,6 +163,7 @@ impl Reassembler {
             Err(OpenError::Malformed) => return self.refuse(Refusal::Malformed),
         };
         self.parts_window.accept(h.counter);
+        self.top = self.top.max(Some(h.counter));
         self.tally.accepted += 1;
         if self.frames_done.check(h.frame.into()) != Verdict::Fresh {
             self.ignored += 1;
@@ -203,6 +236,123 @@ impl Reassembler {
         }
         all
     }
+}
+
+/// The video replay state of the key in `key_file`: `KEY_FILE.video-replay`, beside the key (and
+/// its counter state), so every session under one key continues one state.
+pub fn replay_state_beside_key(key_file: &Path) -> PathBuf {
+    let mut s = key_file.as_os_str().to_os_string();
+    s.push(".video-replay");
+    PathBuf::from(s)
+}
+
+/// First line of a video replay state file.
+pub const REPLAY_MAGIC: &str = "lwcbench-video-replay v1";
+/// Larger than any real file (one short line per device); bounds what is read.
+const MAX_REPLAY_STATE_BYTES: u64 = 1 << 20;
+
+/// The highest part counter the video server accepted, per device, under one key, across
+/// sessions (docs/link.md "Video frames (version 2)"):
+/// ```text
+/// lwcbench-video-replay v1
+/// key <the master key's fingerprint, 32 hex digits>
+/// device D accepted N      (one line per device)
+/// ```
+/// Written durably (temp file, fsync, rename). One process uses it at a time: a session holds
+/// the key's counter state lock while it runs.
+#[derive(Debug)]
+pub struct ReplayState {
+    path: PathBuf,
+    fingerprint: String,
+    accepted: BTreeMap<u32, u64>,
+    existed: bool,
+}
+
+impl ReplayState {
+    /// Read the file at `path` for the key `master` (missing: nothing recorded yet).
+    pub fn open(path: &Path, master: &MasterKey) -> Result<ReplayState, String> {
+        let p = path.display();
+        let fingerprint = master.fingerprint();
+        let (accepted, existed) = match std::fs::File::open(path) {
+            Ok(f) => {
+                let mut text = String::new();
+                f.take(MAX_REPLAY_STATE_BYTES + 1)
+                    .read_to_string(&mut text)
+                    .map_err(|e| format!("video replay state {p}: cannot read it as text: {e}"))?;
+                if text.len() as u64 > MAX_REPLAY_STATE_BYTES {
+                    return Err(format!("video replay state {p}: larger than 1 MiB"));
+                }
+                (parse_replay(&text, &fingerprint).map_err(|e| format!("video replay state {p}: {e}"))?, true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (BTreeMap::new(), false),
+            Err(e) => return Err(format!("video replay state {p}: {e}")),
+        };
+        Ok(ReplayState { path: path.to_path_buf(), fingerprint, accepted, existed })
+    }
+
+    /// Whether the file existed when it was opened.
+    pub fn existed(&self) -> bool {
+        self.existed
+    }
+
+    /// The highest counter recorded as accepted from `device`.
+    pub fn accepted(&self, device: u32) -> Option<u64> {
+        self.accepted.get(&device).copied()
+    }
+
+    /// Record `top` for `device` durably, unless it is recorded already (never lowered).
+    pub fn save(&mut self, device: u32, top: u64) -> Result<(), String> {
+        if self.accepted(device).is_some_and(|a| a >= top) {
+            return Ok(());
+        }
+        let before = self.accepted.insert(device, top);
+        let mut text = format!("{REPLAY_MAGIC}\nkey {}\n", self.fingerprint);
+        for (d, n) in &self.accepted {
+            text.push_str(&format!("device {d} accepted {n}\n"));
+        }
+        write_durable(&self.path, text.as_bytes()).map_err(|e| {
+            match before {
+                Some(b) => self.accepted.insert(device, b),
+                None => self.accepted.remove(&device),
+            };
+            format!("video replay state {}: cannot write: {e}", self.path.display())
+        })
+    }
+}
+
+/// Parse a replay state file's text for the key with fingerprint `fp`; errors name the line.
+fn parse_replay(text: &str, fp: &str) -> Result<BTreeMap<u32, u64>, String> {
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
+    if lines.next().map(|(_, l)| l) != Some(REPLAY_MAGIC) {
+        return Err(format!("line 1: expected '{REPLAY_MAGIC}'"));
+    }
+    match lines.next().and_then(|(_, l)| l.strip_prefix("key ")) {
+        Some(k) if k == fp => {}
+        Some(_) => {
+            return Err(format!(
+                "line 2: written for another key (this key's fingerprint is {fp}); a replay state serves one key"
+            ))
+        }
+        None => return Err("line 2: expected 'key FINGERPRINT'".into()),
+    }
+    let mut accepted = BTreeMap::new();
+    for (n, line) in lines {
+        if line.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [word, d, acc, c] = f[..] else { return Err(format!("line {n}: expected 'device D accepted N'")) };
+        if (word, acc) != ("device", "accepted") {
+            return Err(format!("line {n}: expected 'device D accepted N'"));
+        }
+        let d: u32 = d.parse().map_err(|_| format!("line {n}: device is not a number in 0..=4294967295"))?;
+        let c = c.parse::<u64>().ok().filter(|&c| c <= MAX_COUNTER);
+        let Some(c) = c else { return Err(format!("line {n}: accepted counter is not a number in 0..2^63")) };
+        if accepted.insert(d, c).is_some() {
+            return Err(format!("line {n}: device {d} again; which counter holds is unknown"));
+        }
+    }
+    Ok(accepted)
 }
 
 #[cfg(test)]
@@ -314,5 +464,67 @@ mod tests {
         assert_eq!(r.in_flight(), 2);
         assert_eq!(r.push(&frames[0].1[1], 4, &mut lost), PartEvent::Ignored(0));
         assert_eq!(r.end(), vec![1, 2]);
+    }
+
+    /// Issue 36 item 5: parts at or below the floor (an earlier session's counters) are
+    /// refused as replays before their tag is checked; the first counter above it is accepted.
+    #[test]
+    fn floor_refuses_an_earlier_sessions_parts() {
+        let (_, old) = parts(1, 0); // counters 0, 1, 2
+        let (data, new) = parts(1, 3); // counters 3, 4, 5
+        let mut r = reasm(4);
+        r.set_floor(Some(2));
+        let mut lost = Vec::new();
+        for p in &old {
+            assert_eq!(r.push(p, 0, &mut lost), PartEvent::Refused(Refusal::Replay));
+        }
+        assert_eq!(r.in_flight(), 0);
+        assert_eq!(r.top(), None);
+        r.push(&new[0], 1, &mut lost);
+        r.push(&new[1], 1, &mut lost);
+        let PartEvent::Complete(f) = r.push(&new[2], 1, &mut lost) else { panic!("not complete") };
+        assert_eq!(f.data, data);
+        assert_eq!((r.top(), r.tally.accepted, r.tally.count(Refusal::Replay)), (Some(5), 3, 3));
+    }
+
+    #[test]
+    fn replay_state_roundtrip_and_refusals() {
+        let d = tempfile::tempdir().unwrap();
+        let key = d.path().join("master.key");
+        let p = replay_state_beside_key(&key);
+        assert_eq!(p, d.path().join("master.key.video-replay"));
+        let m = MasterKey::from_bytes([7; 32]);
+        let mut st = ReplayState::open(&p, &m).unwrap();
+        assert!(!st.existed());
+        assert_eq!(st.accepted(0), None);
+        st.save(0, 161).unwrap();
+        st.save(0, 100).unwrap(); // never lowered
+        st.save(9, 5).unwrap();
+        // Key [7; 32]'s fingerprint as in device/counter.rs's tests (computed with Python's hmac).
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            format!(
+                "{REPLAY_MAGIC}\nkey 32f4fc68107ab4dd67b987d1614f906b\ndevice 0 accepted 161\ndevice 9 accepted 5\n"
+            )
+        );
+        let st = ReplayState::open(&p, &m).unwrap();
+        assert!(st.existed());
+        assert_eq!((st.accepted(0), st.accepted(9), st.accepted(1)), (Some(161), Some(5), None));
+        let e = ReplayState::open(&p, &MasterKey::from_bytes([8; 32])).unwrap_err();
+        assert!(e.contains("master.key.video-replay: line 2: written for another key"), "{e}");
+        let head = format!("{REPLAY_MAGIC}\nkey 32f4fc68107ab4dd67b987d1614f906b\n");
+        for (body, want) in [
+            ("nope\n".to_string(), "line 1: expected"),
+            (format!("{head}device 0 accepted 1\ndevice 0 accepted 2\n"), "line 4: device 0 again"),
+            (format!("{head}device 0 accepted 9223372036854775808\n"), "line 3: accepted counter is not a number"),
+            (format!("{head}device x accepted 1\n"), "line 3: device is not a number"),
+            (format!("{head}device 0 took 1\n"), "line 3: expected 'device D accepted N'"),
+        ] {
+            std::fs::write(&p, body).unwrap();
+            let e = ReplayState::open(&p, &m).unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
+        std::fs::write(&p, vec![b'#'; (MAX_REPLAY_STATE_BYTES + 1) as usize]).unwrap();
+        assert!(ReplayState::open(&p, &m).unwrap_err().contains("larger than 1 MiB"));
     }
 }
