@@ -11,7 +11,7 @@ use tokio::net::TcpListener;
 
 use crate::device::counter::{open_session, CounterStore};
 use crate::industrial::modbus::peers::{self, Cycle, Registers};
-use crate::industrial::modbus::proxy::{Hop, Proxy, Report, Side, Stats};
+use crate::industrial::modbus::proxy::{Hop, Limits, Proxy, Report, Side};
 use crate::industrial::CycleMeasurement;
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{self, Suite};
@@ -128,23 +128,10 @@ pub async fn start_pair(
 ) -> Result<(SocketAddr, [Arc<Proxy>; 2]), String> {
     let [master_hop, slave_hop] = hops;
     let (sl, sa) = listener().await?;
-    let sp = Arc::new(Proxy {
-        side: Side::Slave,
-        listener: sl,
-        peer: slave,
-        hop: slave_hop,
-        stats: Arc::new(Stats::default()),
-        log: if log { "modbus-proxy (slave)".into() } else { String::new() },
-    });
+    let name = |side: &str| if log { format!("modbus-proxy ({side})") } else { String::new() };
+    let sp = Arc::new(Proxy::new(Side::Slave, sl, slave, slave_hop, Limits::default(), name("slave")));
     let (ml, ma) = listener().await?;
-    let mp = Arc::new(Proxy {
-        side: Side::Master,
-        listener: ml,
-        peer: sa,
-        hop: master_hop,
-        stats: Arc::new(Stats::default()),
-        log: if log { "modbus-proxy (master)".into() } else { String::new() },
-    });
+    let mp = Arc::new(Proxy::new(Side::Master, ml, sa, master_hop, Limits::default(), name("master")));
     for p in [&sp, &mp] {
         let (p, mut stop) = (p.clone(), stop.clone());
         tokio::spawn(p.run(async move {
