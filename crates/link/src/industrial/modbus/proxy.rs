@@ -336,6 +336,7 @@ pub struct Proxy {
     open: Arc<Mutex<Open>>,
     over_peer: Throttle,
     over_all: Throttle,
+    frames_refused: Throttle,
 }
 
 /// Why a connection pair ended early.
@@ -357,6 +358,7 @@ impl Proxy {
             open: Arc::default(),
             over_peer: Throttle::default(),
             over_all: Throttle::default(),
+            frames_refused: Throttle::default(),
         }
     }
 
@@ -645,8 +647,15 @@ impl Proxy {
                     match opened {
                         Ok(adu) => adu,
                         Err(why) => {
-                            // Dropped: the peer sees no answer (a timeout), never altered data.
-                            self.say(&format!("refused a hop frame ({why})"));
+                            // Dropped: the peer sees no answer (a timeout), never altered data. A
+                            // keyless sender can send frames as fast as it likes: one line a second.
+                            match self.frames_refused.due() {
+                                Some(1) => self.say(&format!("refused a hop frame ({why})")),
+                                Some(n) => self.say(&format!(
+                                    "refused a hop frame ({why}); {n} frames refused since the last such line"
+                                )),
+                                None => {}
+                            }
                             continue;
                         }
                     }
