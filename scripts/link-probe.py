@@ -1131,6 +1131,214 @@ def probe_video_replay_across_sessions(env):
     return f"5 parts of an earlier session refused as replay; {frames}/{frames} own frames delivered"
 
 
+# ---- Modbus/TCP proxy ---------------------------------------------------------------------------
+
+ASCON_ID = 1  # docs/link.md: frame cipher id of Ascon-AEAD128
+
+
+def recv_or_none(c, n):
+    b = b""
+    while len(b) < n:
+        chunk = c.recv(n - len(b))
+        if not chunk:
+            return None
+        b += chunk
+    return b
+
+
+class CountingSlave:
+    """A Modbus/TCP slave written here from the specification, serving at most `serves`
+    connections at once like a small PLC (more are closed at once) and counting every connection
+    made to it. Function 3 answers register i = 3i + 1; anything else gets exception 1."""
+
+    def __init__(self, serves):
+        self.serves = serves
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = self.turned_away = self.active = 0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def counts(self):
+        with self.lock:
+            return self.accepted, self.turned_away, self.active
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.accepted += 1
+                full = self.active >= self.serves
+                self.turned_away += full
+                self.active += not full
+            if full:
+                c.close()
+            else:
+                threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c):
+        try:
+            while True:
+                head = recv_or_none(c, 7)
+                if head is None or not 2 <= struct.unpack(">H", head[4:6])[0] <= 254:
+                    break
+                tid, _, length, unit = struct.unpack(">HHHB", head)
+                pdu = recv_or_none(c, length - 1)
+                if pdu is None:
+                    break
+                start, n = struct.unpack(">HH", pdu[1:5]) if len(pdu) == 5 else (0, 0)
+                if pdu[0] == 3 and 1 <= n <= 125:
+                    regs = (struct.pack(">H", (3 * i + 1) & 0xFFFF) for i in range(start, start + n))
+                    body = bytes([3, 2 * n]) + b"".join(regs)
+                else:
+                    body = bytes([pdu[0] | 0x80, 1])
+                c.sendall(struct.pack(">HHHB", tid, 0, len(body) + 1, unit) + body)
+        except OSError:
+            pass
+        finally:
+            with self.lock:
+                self.active -= 1
+            c.close()
+
+    def close(self):
+        self.sock.close()
+
+
+def closed_at(socks, limit):
+    """For each socket, the monotonic time its peer closed it (EOF or reset), or None if still
+    open after `limit` seconds."""
+    out = [None] * len(socks)
+    end = time.monotonic() + limit
+    while any(t is None for t in out) and time.monotonic() < end:
+        live = [s for s, t in zip(socks, out) if t is None]
+        ready, _, _ = select.select(live, [], [], max(0.0, min(0.05, end - time.monotonic())))
+        for s in ready:
+            try:
+                data = s.recv(4096)
+            except OSError:
+                data = b""
+            if not data:
+                out[socks.index(s)] = time.monotonic()
+    return out
+
+
+def modbus_proxy(env, args, what, limit=10.0):
+    """A `link modbus-proxy` on a free port; returns (process, port) once it says where it
+    listens."""
+    p = env.spawn([env.bin, "link", "modbus-proxy", "--listen", "127.0.0.1:0", *args], text=True)
+    ready, _, _ = select.select([p.stdout], [], [], limit)
+    line = p.stdout.readline() if ready else ""
+    if not line:
+        try:
+            p.wait(timeout=5)  # stdout closed: the exit and its error line follow
+        except subprocess.TimeoutExpired:
+            pass
+    check(" listening on 127.0.0.1:" in line,
+          f"{what} did not start: stdout {line.strip()!r}, exit {p.poll()}, stderr {last_line(p)!r}")
+    return p, int(line.split(" listening on 127.0.0.1:")[1].split(",")[0])
+
+
+def tally(out, name):
+    """The number after `name` in a proxy's closing tally line."""
+    lines = [line for line in out.splitlines() if " stopped: " in line]
+    check(lines, f"no tally line in {out[-300:]!r}")
+    for part in lines[-1].split(" stopped: ")[1].split(", "):
+        if part.rsplit(" ", 1)[0] == name:
+            return int(part.rsplit(" ", 1)[1])
+    raise ProbeFailed(f"the tally has no {name!r}: {lines[-1]!r}")
+
+
+def probe_modbus_idle_sockets(env):
+    """Issue 36 item 2: keyless idle sockets to the slave-side proxy's hop port must not use up
+    a slave that serves four connections; they are closed at the deadline, refusals counted."""
+    serves, handshake, idle = 4, 2.0, 3.0
+    slave = CountingSlave(serves)
+    try:
+        # Each proxy keeps its counters and replay state where it does by default for this key.
+        key = env.key("modbus.key")
+        common = ["--key-file", str(key), "--cipher", "Ascon-AEAD128", "--idle-timeout", f"{int(idle * 1000)}ms",
+                  "--handshake-timeout", f"{int(handshake * 1000)}ms"]
+        sp, sport = modbus_proxy(env, ["--side", "slave", "--peer", f"127.0.0.1:{slave.port}", *common,
+                                       "--max-conns-per-peer", str(serves + 1), "--max-conns", "8"],
+                                 "slave-side proxy")
+        mp, mport = modbus_proxy(env, ["--side", "master", "--peer", f"127.0.0.1:{sport}", *common],
+                                 "master-side proxy")
+        # As many sockets without the key as the slave serves: silent, half a record, a forged frame.
+        keyless = [socket.create_connection(("127.0.0.1", sport), timeout=5) for _ in range(serves)]
+        opened = time.monotonic()
+        keyless[1].sendall(b"\x00")
+        forged = bytes([1, ASCON_ID, 0]) + MODBUS_DEVICE.to_bytes(4, "big") + (0).to_bytes(8, "big") + os.urandom(28)
+        keyless[2].sendall(len(forged).to_bytes(2, "big") + forged)
+        time.sleep(0.2)
+        # A real poll through the pair: read 3 holding registers from 10 (unit 1, transaction 7).
+        m = socket.create_connection(("127.0.0.1", mport), timeout=5)
+        m.sendall(struct.pack(">HHHBBHH", 7, 0, 6, 1, 3, 10, 3))
+        want = struct.pack(">HHHBBB", 7, 0, 9, 1, 3, 6) + b"".join(struct.pack(">H", 3 * i + 1) for i in (10, 11, 12))
+        try:
+            got = recv_or_none(m, len(want))
+        except OSError as e:
+            got = f"{e}"
+        polled = time.monotonic()
+        check(got == want, f"the real poll failed with {serves} keyless sockets open: got {got!r}, want {want.hex()} "
+                           f"(slave: accepted, turned away, active = {slave.counts()})")
+        accepted, turned_away, _ = slave.counts()
+        check((accepted, turned_away) == (1, 0),
+              f"the slave saw {accepted} connections ({turned_away} turned away): keyless sockets reached it")
+        # One more from the same address is over --max-conns-per-peer: closed at once.
+        extra = socket.create_connection(("127.0.0.1", sport), timeout=5)
+        t_extra = time.monotonic()
+        (closed_extra,) = closed_at([extra], 1.0)
+        check(closed_extra is not None, "a connection over --max-conns-per-peer was not closed at once")
+        check(closed_extra - t_extra < 1.0 and closed_extra < opened + handshake,
+              f"the connection over the cap closed after {closed_extra - t_extra:.2f} s")
+        closed = closed_at(keyless, handshake + 4.0)
+        check(all(t is not None for t in closed), f"keyless sockets still open {handshake + 4:.0f} s after the "
+                                                  f"{handshake:.0f} s handshake timeout: {closed}")
+        early = [round(t - opened, 2) for t in closed if t - opened < handshake - 0.1]
+        check(not early, f"keyless sockets closed before the {handshake} s handshake timeout: {early} s")
+        (m_closed,) = closed_at([m], idle + 4.0)
+        check(m_closed is not None, f"the idle master connection is still open {idle + 4:.0f} s after its poll")
+        check(m_closed - polled >= idle - 0.1,
+              f"the master connection closed {m_closed - polled:.2f} s after its poll, before the {idle} s idle timeout")
+        time.sleep(0.2)
+        accepted, _, active = slave.counts()
+        check((accepted, active) == (1, 0), f"the slave's connection count is {accepted}, {active} still open "
+                                            "after the idle timeout (want 1, 0)")
+        for s in keyless + [extra, m]:
+            s.close()
+        outs = {}
+        for name, p in (("slave", sp), ("master", mp)):
+            p.send_signal(signal.SIGTERM)
+            try:
+                out, err = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                raise ProbeFailed(f"the {name}-side proxy did not stop within 10 s of SIGTERM")
+            check(p.returncode == 0, f"the {name}-side proxy exited {p.returncode}: {err.strip()[-300:]!r}")
+            check("panicked" not in err, f"{name}-side proxy panic: {err[-300:]!r}")
+            outs[name] = (out, err)
+        out, err = outs["slave"]
+        seen = {n: tally(out, n) for n in ("connections", "connections opened to the peer",
+                                           "connections refused over the per-peer cap",
+                                           "connections closed without an authenticated frame in time", "bad_tag")}
+        want_tally = {"connections": serves + 2, "connections opened to the peer": 1,
+                      "connections refused over the per-peer cap": 1,
+                      "connections closed without an authenticated frame in time": serves, "bad_tag": 1}
+        check(seen == want_tally, f"slave-side tally {seen}, want {want_tally}")
+        idle_closed = tally(out, "connections closed idle") + tally(outs["master"][0], "connections closed idle")
+        check(idle_closed >= 1, "no proxy counted the idle master connection")
+        check("refused a connection from 127.0.0.1" in err, f"no log line for the refused connection: {err[-300:]!r}")
+        return (f"{serves} keyless sockets: the slave saw only the real poll's connection; keyless closed "
+                f"{min(closed) - opened:.1f}–{max(closed) - opened:.1f} s after opening ({handshake} s deadline), "
+                f"the master idle {m_closed - polled:.1f} s after its poll ({idle} s); 1 refused over the per-peer cap")
+    finally:
+        slave.close()
+
+
 PROBES = {
     # High: nonce reuse and a gateway stopped for good
     "oversized-message": lambda e: probe_oversized(e, retained=False),
@@ -1162,6 +1370,7 @@ PROBES = {
     "store-keyvalue": probe_store_keyvalue,
     "video-forged-parts": probe_video_forged_parts,
     "video-replay-across-sessions": probe_video_replay_across_sessions,
+    "modbus-idle-sockets": probe_modbus_idle_sockets,
 }
 
 

@@ -9,7 +9,7 @@ use clap::Args;
 use lwcbench_link::device::counter;
 use lwcbench_link::industrial::modbus::measure::{self, Options};
 use lwcbench_link::industrial::modbus::peers::Cycle;
-use lwcbench_link::industrial::modbus::proxy::{self, Hop, Side};
+use lwcbench_link::industrial::modbus::proxy::{self, Hop, Limits, Side};
 use lwcbench_link::input;
 use lwcbench_link::results::{LinkRecord, RunDir};
 use lwcbench_link::wire::keys::MasterKey;
@@ -58,6 +58,35 @@ pub(super) struct ModbusProxyArgs {
     /// agree).
     #[arg(long, conflicts_with_all = ["key_file", "counter_state", "replay_state"])]
     unsafe_plain: bool,
+    /// Close a connection pair when no ADU was forwarded either way for this long (1ms..=24h;
+    /// on the master side also a master that connects and sends nothing).
+    #[arg(long, default_value = "60s")]
+    idle_timeout: String,
+    /// --side slave: close a hop connection whose first authenticated frame has not arrived
+    /// within this of its accept (the connection to the slave is opened only after that frame);
+    /// both sides: the longest wait for the connection to --peer (1ms..=1h).
+    #[arg(long, default_value = "5s")]
+    handshake_timeout: String,
+    /// Most connections held open at once; more are closed at accept and counted (1..=10000).
+    #[arg(long, default_value_t = 64)]
+    max_conns: usize,
+    /// Most connections held open at once from one IP address; more are closed at accept and
+    /// counted (1..=--max-conns; default 16, or --max-conns if that is lower).
+    #[arg(long)]
+    max_conns_per_peer: Option<usize>,
+}
+
+impl ModbusProxyArgs {
+    fn limits(&self) -> Result<Limits, String> {
+        let l = Limits {
+            idle: parse_duration(&self.idle_timeout, "--idle-timeout")?,
+            handshake: parse_duration(&self.handshake_timeout, "--handshake-timeout")?,
+            max_conns: self.max_conns,
+            max_per_peer: self.max_conns_per_peer.unwrap_or(Limits::default().max_per_peer.min(self.max_conns)),
+        };
+        l.check()?;
+        Ok(l)
+    }
 }
 
 #[derive(Args)]
@@ -99,6 +128,7 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
     let listen = resolve("--listen", &a.listen)?;
     let peer = resolve("--peer", &a.peer)?;
     let devices = lwcbench_link::industrial::modbus::proxy::devices(a.pair, side)?;
+    let limits = a.limits()?;
     // Listen first: a port in use is refused before a counter state is started.
     let listener =
         std::net::TcpListener::bind(listen).map_err(|e| format!("--listen: cannot listen on {listen}: {e}"))?;
@@ -125,8 +155,12 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
     };
     let log = format!("modbus-proxy ({})", side.name());
     let shown = log.clone();
-    let report = proxy::run_process(side, listener, peer, hop, log, |bound| {
-        println!("{shown} listening on {bound}, forwarding to {peer}, {protection}");
+    let report = proxy::run_process(side, listener, peer, hop, limits, log, |bound| {
+        println!(
+            "{shown} listening on {bound}, forwarding to {peer}, {protection}, idle timeout {:?}, handshake timeout \
+             {:?}, at most {} connections ({} per address)",
+            limits.idle, limits.handshake, limits.max_conns, limits.max_per_peer
+        );
         let _ = std::io::stdout().flush();
     })?;
     println!("modbus-proxy ({}) stopped: {}", side.name(), report.line());

@@ -11,7 +11,7 @@ use tokio::net::TcpListener;
 
 use crate::device::counter::{open_session, CounterStore};
 use crate::industrial::modbus::peers::{self, Cycle, Registers};
-use crate::industrial::modbus::proxy::{Hop, Proxy, Report, Side, Stats};
+use crate::industrial::modbus::proxy::{Hop, Limits, Proxy, Report, Side};
 use crate::industrial::CycleMeasurement;
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{self, Suite};
@@ -128,23 +128,10 @@ pub async fn start_pair(
 ) -> Result<(SocketAddr, [Arc<Proxy>; 2]), String> {
     let [master_hop, slave_hop] = hops;
     let (sl, sa) = listener().await?;
-    let sp = Arc::new(Proxy {
-        side: Side::Slave,
-        listener: sl,
-        peer: slave,
-        hop: slave_hop,
-        stats: Arc::new(Stats::default()),
-        log: if log { "modbus-proxy (slave)".into() } else { String::new() },
-    });
+    let name = |side: &str| if log { format!("modbus-proxy ({side})") } else { String::new() };
+    let sp = Arc::new(Proxy::new(Side::Slave, sl, slave, slave_hop, Limits::default(), name("slave")));
     let (ml, ma) = listener().await?;
-    let mp = Arc::new(Proxy {
-        side: Side::Master,
-        listener: ml,
-        peer: sa,
-        hop: master_hop,
-        stats: Arc::new(Stats::default()),
-        log: if log { "modbus-proxy (master)".into() } else { String::new() },
-    });
+    let mp = Arc::new(Proxy::new(Side::Master, ml, sa, master_hop, Limits::default(), name("master")));
     for p in [&sp, &mp] {
         let (p, mut stop) = (p.clone(), stop.clone());
         tokio::spawn(p.run(async move {
@@ -223,6 +210,10 @@ fn run(
     })
 }
 
+/// Fewest polls per path for a p99.9 figure: below 1,000 the nearest-rank p99.9 is the
+/// largest sample, one poll's accident, not a tail.
+pub const MIN_TAIL_POLLS: usize = 1000;
+
 /// Figures of one cycle: plain and sealed latency, the encryption's added time and its share of
 /// each budget.
 #[derive(Clone, Debug)]
@@ -234,13 +225,57 @@ pub struct Row {
     pub added_p999: f64,
 }
 
+/// What the added p99.9 of a row stands for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tail {
+    /// sealed − plain at p99.9 (ns, ≥ 0), from at least [`MIN_TAIL_POLLS`] polls per path.
+    Added(f64),
+    /// Fewer than [`MIN_TAIL_POLLS`] polls per path: no p99.9 to compare.
+    TooFewPolls,
+    /// The sealed p99.9 is below the plain one (ns, < 0): the two tails differ by the machine's
+    /// noise, which hides the cipher's cost; no share.
+    Negative(f64),
+}
+
+impl Tail {
+    /// Share of a budget of `budget_ms`, only for a real added tail.
+    pub fn pct_of(self, budget_ms: f64) -> Option<f64> {
+        match self {
+            Tail::Added(ns) => Some(ics::pct_of_budget(ns, budget_ms)),
+            Tail::TooFewPolls | Tail::Negative(_) => None,
+        }
+    }
+
+    /// `modbus_cycles.csv`'s `added_p99_9_status`.
+    pub fn status(self) -> &'static str {
+        match self {
+            Tail::Added(_) => "ok",
+            Tail::TooFewPolls => "too_few_polls",
+            Tail::Negative(_) => "negative_noise",
+        }
+    }
+}
+
+impl Row {
+    pub fn tail(&self) -> Tail {
+        if self.plain.n.min(self.sealed.n) < MIN_TAIL_POLLS {
+            Tail::TooFewPolls
+        } else if self.added_p999 < 0.0 {
+            Tail::Negative(self.added_p999)
+        } else {
+            Tail::Added(self.added_p999)
+        }
+    }
+}
+
 pub fn row(m: &CycleMeasurement) -> Row {
     let f = |v: &[u64]| ics::latency(&v.iter().map(|&x| x as f64).collect::<Vec<_>>());
     let (plain, sealed) = (f(&m.plain_ns), f(&m.sealed_ns));
     Row { added_median: sealed.median - plain.median, added_p999: sealed.p999 - plain.p999, plain, sealed }
 }
 
-/// `modbus_cycles.csv`: one line per cipher × cycle.
+/// `modbus_cycles.csv`: one line per cipher × cycle. `added_p99_9_ns` is empty below
+/// [`MIN_TAIL_POLLS`] polls, and an added share is empty unless `added_p99_9_status` is `ok`.
 pub fn csv(ms: &[CycleMeasurement], budgets: &[Budget]) -> String {
     let mut s = String::from("cipher,protocol,message,bytes,path,n");
     for p in ["plain", "sealed"] {
@@ -248,26 +283,28 @@ pub fn csv(ms: &[CycleMeasurement], budgets: &[Budget]) -> String {
             s += &format!(",{p}_{c}_ns");
         }
     }
-    s += ",added_median_ns,added_p99_9_ns";
+    s += ",added_median_ns,added_p99_9_ns,added_p99_9_status";
     for b in budgets {
         s += &format!(",added_p99_9_pct_of_{0},sealed_p99_9_pct_of_{0}", b.name);
     }
     s.push('\n');
     for m in ms {
         let r = row(m);
+        let tail = r.tail();
         s += &format!("{},{},\"{}\",{},\"{}\",{}", m.cipher, m.protocol, m.message, m.bytes, m.path, r.plain.n);
         for l in [&r.plain, &r.sealed] {
             for v in [l.min, l.p1, l.median, l.p99, l.p999, l.max, l.jitter] {
                 s += &format!(",{v:.0}");
             }
         }
-        s += &format!(",{:.0},{:.0}", r.added_median, r.added_p999);
+        s += &format!(",{:.0},", r.added_median);
+        if tail != Tail::TooFewPolls {
+            s += &format!("{:.0}", r.added_p999);
+        }
+        s += &format!(",{}", tail.status());
         for b in budgets {
-            s += &format!(
-                ",{:.4},{:.4}",
-                ics::pct_of_budget(r.added_p999, b.ms),
-                ics::pct_of_budget(r.sealed.p999, b.ms)
-            );
+            let share = tail.pct_of(b.ms).map(|p| format!("{p:.4}")).unwrap_or_default();
+            s += &format!(",{share},{:.4}", ics::pct_of_budget(r.sealed.p999, b.ms));
         }
         s.push('\n');
     }
@@ -286,6 +323,8 @@ pub fn samples_csv(ms: &[CycleMeasurement]) -> String {
     }
     s
 }
+
+const TOO_FEW: &str = "n/a (needs ≥ 1,000 polls)";
 
 fn us(ns: f64) -> String {
     format!("{:.1} µs", ns / 1000.0)
@@ -306,8 +345,10 @@ pub fn markdown(ms: &[CycleMeasurement], budgets: &[Budget], machine: &str) -> S
     md += "\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
     md += &"---:|".repeat(budgets.len());
     md.push('\n');
+    let (mut too_few, mut noisy) = (false, false);
     for m in ms {
         let r = row(m);
+        let tail = r.tail();
         md += &format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             m.cipher,
@@ -322,12 +363,33 @@ pub fn markdown(ms: &[CycleMeasurement], budgets: &[Budget], machine: &str) -> S
             us(r.sealed.p999),
             us(r.sealed.jitter),
             us(r.added_median),
-            us(r.added_p999)
+            match tail {
+                Tail::Added(ns) => us(ns),
+                Tail::TooFewPolls => TOO_FEW.into(),
+                Tail::Negative(ns) => format!("{} (noise)", us(ns)),
+            }
         );
         for b in budgets {
-            md += &format!(" {:.3} % |", ics::pct_of_budget(r.added_p999, b.ms));
+            match (tail.pct_of(b.ms), tail) {
+                (Some(p), _) => md += &format!(" {p:.3} % |"),
+                (None, Tail::Negative(_)) => md += " n/a (noise) |",
+                (None, _) => md += &format!(" {TOO_FEW} |"),
+            }
         }
         md.push('\n');
+        too_few |= tail == Tail::TooFewPolls;
+        noisy |= matches!(tail, Tail::Negative(_));
+    }
+    if too_few {
+        md += &format!(
+            "\n{TOO_FEW}: below {MIN_TAIL_POLLS} polls per path the nearest-rank p99.9 is the largest poll, \
+             so no added tail or share is given; run with `--polls 1000` or more.\n"
+        );
+    }
+    if noisy {
+        md += "\n(noise): the sealed p99.9 is below the plain one — the two tails differ by the machine's \
+               scheduling noise, which hides the cipher's cost — so no share is given; measure on an idle \
+               machine (docs/ics.md \"Reading the worst case\").\n";
     }
     md += "\nThe ICS study (arXiv:2603.19150) reports the cipher alone under 7.1 % of the GOOSE budget and under 3 % of IEC 60834-1's; here the cost is measured inside the whole cycle (proxies, sockets, scheduler).\n";
     md
