@@ -411,7 +411,7 @@ fn vectors_dir() -> Option<String> {
 #[pyfunction]
 #[pyo3(signature = (board, radio, interval, payload="16B".to_string(), flash=None, ram=None, security=128, require=None,
     weights=None, lifetime="10y".to_string(), allow_provisional=false, chemistry="alkaline-AA".to_string(),
-    battery_mah=2400.0, battery_v=3.0, out=None))]
+    battery_mah=2400.0, battery_v=3.0, out=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 fn choose(
     py: Python<'_>,
@@ -430,6 +430,7 @@ fn choose(
     battery_mah: f64,
     battery_v: f64,
     out: Option<PathBuf>,
+    force: bool,
 ) -> PyResult<String> {
     use lwcbench_link::choose as ch;
     let o = ch::Options {
@@ -449,10 +450,13 @@ fn choose(
         battery_v,
     };
     py.detach(|| {
+        if let Some(dir) = &out {
+            ch::check_out(dir, force)?;
+        }
         let shown = out.as_ref().map(|p| p.display().to_string());
         let rep = ch::choose(&o, shown.as_deref())?;
         if let Some(dir) = &out {
-            ch::write_out(dir, &rep)?;
+            ch::write_out(dir, &rep, force)?;
         }
         Ok::<_, String>(serde_json::to_string(&rep).expect("the report serialises"))
     })

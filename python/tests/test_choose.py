@@ -50,3 +50,22 @@ def test_out_writes_the_page(tmp_path):
     assert (tmp_path / "choose.html").read_text().count("<svg") == 1
     assert json.loads((tmp_path / "choose.json").read_text()) == rep
     assert (tmp_path / "choose-dataset.csv").is_file()
+
+
+def test_out_is_replaced_only_with_force(tmp_path):
+    out = tmp_path / "answer"
+    first = lwcbench.choose("rp2040", "LoRa-SF9", "10m", out=out)
+    with pytest.raises(ValueError, match="already holds an answer"):
+        lwcbench.choose("esp32c3", "WiFi-n-MCS7", "200ms", payload="28800B", out=out)
+    assert json.loads((out / "choose.json").read_text()) == first
+    assert not (out / "choose-dataset.csv").exists()
+    second = lwcbench.choose("esp32c3", "WiFi-n-MCS7", "200ms", payload="28800B", out=out, force=True)
+    assert json.loads((out / "choose.json").read_text()) == second
+    assert (out / "choose-dataset.csv").is_file()
+
+
+def test_float_arguments_are_bounded():
+    with pytest.raises(ValueError, match=r"^--battery-v: 1e-320 is not between 0\.5 and 60 V$"):
+        lwcbench.choose("rp2040", "LoRa-SF9", "10m", battery_v=1e-320)
+    with pytest.raises(ValueError, match=r"^--battery-mah: inf is not between 1 and 1000000 mAh$"):
+        lwcbench.choose("rp2040", "LoRa-SF9", "10m", battery_mah=float("inf"))

@@ -12,7 +12,8 @@ lwcbench choose --board esp32c3 --radio WiFi-n-MCS7 --interval 200ms --payload 3
 Filters (each candidate's reason is printed): status (data/cipher-status.csv; provisional only with \
 --allow-provisional), key size >= --security, integrity (an AEAD, or the link's stream + Poly1305 composition), \
 an image on the board (data/emulated-cycles.csv, data/mcu-sizes.csv), --flash, --ram, the link's counter space \
-against the messages over --lifetime. See docs/choose.md.")]
+against the messages over --lifetime, a report (crypto and every radio packet) that ends within --interval. \
+See docs/choose.md.")]
 pub struct ChooseArgs {
     /// Board (data/board-power.csv): rp2040, nrf52840, esp32c3, mkrzero, nano33ble.
     #[arg(long)]
@@ -20,16 +21,18 @@ pub struct ChooseArgs {
     /// Radio (data/radio-profiles.csv): LoRa-SF7, LoRa-SF9, LoRa-SF12, BLE-1M, 802.15.4, WiFi-n-MCS7.
     #[arg(long)]
     radio: String,
-    /// Time between two reports (e.g. 200ms, 1s, 10m, 1h; at most 24 h).
+    /// Time between two reports, 1 ms to 24 h (e.g. 200ms, 1s, 10m, 1h). One report (crypto and
+    /// every packet on air) must end within it: a candidate that needs longer is removed.
     #[arg(long)]
     interval: String,
-    /// Plaintext bytes per report (e.g. 16B, 1KiB).
+    /// Plaintext bytes per report, 1 B to 262113 B (the link's 256 KiB frame less header and tag;
+    /// e.g. 16B, 1KiB).
     #[arg(long, default_value = "16B")]
     payload: String,
-    /// Flash budget for the cipher's code and constants (e.g. 32KiB).
+    /// Flash budget for the cipher's code and constants, up to 1 TiB (e.g. 32KiB).
     #[arg(long)]
     flash: Option<String>,
-    /// RAM budget for the cipher's static data and stack (e.g. 8KiB).
+    /// RAM budget for the cipher's static data and stack, up to 1 TiB (e.g. 8KiB).
     #[arg(long)]
     ram: Option<String>,
     /// Minimum key size in bits.
@@ -38,11 +41,12 @@ pub struct ChooseArgs {
     /// aead (the cipher's own AEAD, not the link's composition) or standard (status `standard`).
     #[arg(long)]
     require: Option<String>,
-    /// Ranking weights, e.g. energy=3,flash=1,latency=1 (criteria energy, battery, latency, flash, ram;
-    /// unnamed ones keep their default: energy 3, battery 0, latency 1, flash 1, ram 1).
+    /// Ranking weights, e.g. energy=3,flash=1,latency=1 (criteria energy, battery, latency, flash, ram,
+    /// each named at most once, each 0 or 0.001 to 1000; unnamed ones keep their default: energy 3,
+    /// battery 0, latency 1, flash 1, ram 1).
     #[arg(long)]
     weights: Option<String>,
-    /// Deployment lifetime for the counter-space check (e.g. 10y, 180d).
+    /// Deployment lifetime for the counter-space check, 1 s to 100 y (e.g. 10y, 180d).
     #[arg(long, default_value = "10y")]
     lifetime: String,
     /// Keep provisional reconstructions (DRACO) as candidates, labelled.
@@ -51,19 +55,23 @@ pub struct ChooseArgs {
     /// Battery chemistry (data/battery-chemistries.csv).
     #[arg(long, default_value = "alkaline-AA")]
     chemistry: String,
-    /// Battery capacity (mAh).
+    /// Battery capacity, 1 to 1000000 mAh.
     #[arg(long, default_value_t = 2400.0)]
     battery_mah: f64,
-    /// Battery voltage (V).
+    /// Battery voltage, 0.5 to 60 V.
     #[arg(long, default_value_t = 3.0)]
     battery_v: f64,
     /// Print the answer as JSON (schema lwcbench-choose/1, docs/choose.md).
     #[arg(long)]
     json: bool,
     /// Also write choose.json, choose.html (Pareto chart, ranking) and choose.txt into DIR
-    /// (and choose-dataset.csv when the payload is not the built-in 16-byte reading).
+    /// (and choose-dataset.csv when the payload is not the built-in 16-byte reading), as one
+    /// unit: all of them or none. DIR must be new or empty, or hold an earlier answer (--force).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace the earlier answer in --out DIR (only when DIR holds nothing but answer files).
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn options(a: &ChooseArgs) -> Options {
@@ -87,12 +95,13 @@ pub fn options(a: &ChooseArgs) -> Options {
 
 pub fn run(a: &ChooseArgs) -> Result<(), String> {
     let out = a.out.as_ref().map(|p| p.display().to_string());
-    if let Some(o) = &out {
-        lwcbench_link::input::no_control("--out", o)?;
+    if let Some(dir) = &a.out {
+        // Refused before any work: an answer already there needs --force.
+        choose::check_out(dir, a.force)?;
     }
     let rep = choose::choose(&options(a), out.as_deref())?;
     let written = match &a.out {
-        Some(dir) => choose::write_out(dir, &rep)?,
+        Some(dir) => choose::write_out(dir, &rep, a.force)?,
         None => Vec::new(),
     };
     if a.json {

@@ -1,5 +1,6 @@
 //! `lwcbench choose` end to end: the answer as JSON and as files, the printed `lwcbench link`
 //! command run as printed (embedded broker, SQLite), and bad input as one `error:` line.
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -7,12 +8,44 @@ fn lwcbench(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args).current_dir(cwd).output().expect("binary runs")
 }
 
+/// Paths of the JSON (array elements as `[]`) where docs/choose.md's schema allows null.
+const NULLABLE: &[&str] = &[
+    "request.flash_bytes",
+    "request.ram_bytes",
+    "candidates[].link_id",
+    "candidates[].figures",
+    "candidates[].rank",
+    "candidates[].score",
+    "robustness[].top",
+    "handover.dataset",
+];
+
+/// Every null outside [`NULLABLE`]: where the schema says number, serde_json writes NaN and
+/// infinity as null.
+fn nulls(v: &serde_json::Value, path: &str, found: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Null if !NULLABLE.contains(&path) => found.push(path.to_string()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| nulls(x, &format!("{path}[]"), found)),
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                nulls(x, &if path.is_empty() { k.clone() } else { format!("{path}.{k}") }, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The `--json` answer, checked for nulls where the schema says number.
 fn choose_json(args: &[&str], cwd: &Path) -> serde_json::Value {
     let mut a = vec!["choose", "--json"];
     a.extend_from_slice(args);
     let o = lwcbench(&a, cwd);
     assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).expect("--json prints JSON")
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json prints JSON");
+    let mut found = Vec::new();
+    nulls(&v, "", &mut found);
+    assert!(found.is_empty(), "{args:?}: null at {found:?}");
+    v
 }
 
 /// Runs the printed link command word by word (the first word is this build's binary) and
@@ -161,4 +194,236 @@ fn bad_input_is_one_error_line_naming_the_option() {
     let mut a = ok.to_vec();
     a.extend_from_slice(&["--weights", "energy=lots"]);
     assert_clean_error(&a, "--weights");
+}
+
+fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+fn run_in(args: &[String], cwd: &Path, failpoint: Option<String>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lwcbench"));
+    c.args(args).current_dir(cwd).env_remove("LWCBENCH_FAILPOINT");
+    if let Some(f) = failpoint {
+        c.env("LWCBENCH_FAILPOINT", f);
+    }
+    c.output().expect("binary runs")
+}
+
+/// The LoRa answer (three files) into `out`.
+fn lora_cmd(force: bool) -> Vec<String> {
+    let mut v = strings(&["choose", "--board", "rp2040", "--radio", "LoRa-SF9", "--interval", "10m", "--out", "out"]);
+    if force {
+        v.push("--force".into());
+    }
+    v
+}
+
+/// The camera answer (four files: a dataset too) into `out`.
+fn camera_cmd(force: bool) -> Vec<String> {
+    let mut v = strings(&[
+        "choose",
+        "--board",
+        "esp32c3",
+        "--radio",
+        "WiFi-n-MCS7",
+        "--interval",
+        "200ms",
+        "--payload",
+        "28800B",
+        "--out",
+        "out",
+    ]);
+    if force {
+        v.push("--force".into());
+    }
+    v
+}
+
+/// Every file of `out` with its bytes; None when `out` does not exist.
+fn snapshot(out: &Path) -> Option<BTreeMap<String, Vec<u8>>> {
+    if !out.exists() {
+        return None;
+    }
+    let mut m = BTreeMap::new();
+    for e in std::fs::read_dir(out).unwrap() {
+        let e = e.unwrap();
+        m.insert(e.file_name().into_string().unwrap(), std::fs::read(e.path()).unwrap());
+    }
+    Some(m)
+}
+
+fn names(s: &Option<BTreeMap<String, Vec<u8>>>) -> Option<Vec<&String>> {
+    s.as_ref().map(|m| m.keys().collect())
+}
+
+/// Interrupt `cmd` at every step of writing (`LWCBENCH_FAILPOINT=N`, killed, then "disk full")
+/// in a fresh directory (after `before`, when given) and check that `out` holds the earlier
+/// answer or the new one, whole; returns the number of steps.
+fn every_step(cmd: &[String], before: Option<&[String]>) -> u64 {
+    let scratch = tempfile::tempdir().unwrap();
+    let fresh = |k: &str| {
+        let d = scratch.path().join(k);
+        std::fs::create_dir(&d).unwrap();
+        if let Some(b) = before {
+            let o = run_in(b, &d, None);
+            assert!(o.status.success(), "{b:?}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        d
+    };
+    let d = fresh("reference");
+    let old = snapshot(&d.join("out"));
+    let o = run_in(cmd, &d, None);
+    assert!(o.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
+    let new = snapshot(&d.join("out"));
+    assert!(new.is_some() && new != old);
+    for n in 1..200u64 {
+        for mode in ["kill", "enospc"] {
+            let d = fresh(&format!("{n}-{mode}"));
+            let o = run_in(cmd, &d, Some(format!("{n}:{mode}")));
+            let err = String::from_utf8_lossy(&o.stderr).to_string();
+            let state = snapshot(&d.join("out"));
+            assert!(
+                state == old || state == new,
+                "{cmd:?} at step {n} ({mode}): {:?}, old {:?}, new {:?}\n{err}",
+                names(&state),
+                names(&old),
+                names(&new)
+            );
+            if mode == "enospc" && !o.status.success() {
+                assert!(state == old, "{cmd:?} step {n}: a failed command changed out\n{err}");
+                assert_eq!(err.lines().count(), 1, "{err}");
+                assert!(err.starts_with("error: --out: ") && err.contains("No space left on device"), "{err}");
+                assert!(o.stdout.is_empty());
+            }
+            if mode == "kill" {
+                if o.status.success() {
+                    // no step n: every step has been interrupted once
+                    assert!(state == new && n > 5, "{cmd:?}: {n} steps\n{err}");
+                    return n - 1;
+                }
+                assert!(err.contains(&format!("killed at step {n}")), "{cmd:?} step {n}: {err}");
+                // the next command into this --out removes what the killed one left
+                let o = run_in(cmd, &d, None);
+                if state != new {
+                    assert!(o.status.success(), "{cmd:?} after step {n}: {}", String::from_utf8_lossy(&o.stderr));
+                    assert!(snapshot(&d.join("out")) == new);
+                    let left: Vec<String> = std::fs::read_dir(&d)
+                        .unwrap()
+                        .map(|e| e.unwrap().file_name().into_string().unwrap())
+                        .filter(|f| f != "out")
+                        .collect();
+                    assert!(left.is_empty(), "{cmd:?} step {n}: left behind: {left:?}");
+                }
+            }
+        }
+    }
+    panic!("{cmd:?}: more than 200 steps");
+}
+
+#[test]
+fn out_is_all_or_nothing_at_every_step() {
+    // four files: at least a directory, 4 × (data + fsync), a directory fsync and a rename
+    assert!(every_step(&camera_cmd(false), None) >= 10);
+}
+
+#[test]
+fn force_replaces_an_answer_whole_at_every_step() {
+    // The earlier answer has no dataset; the new one must not keep the old files or lose its own.
+    every_step(&camera_cmd(true), Some(&lora_cmd(false)));
+    every_step(&lora_cmd(true), Some(&camera_cmd(false)));
+}
+
+#[test]
+fn an_answer_is_replaced_only_with_force_and_nothing_else_is_replaced() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    assert!(run_in(&lora_cmd(false), d, None).status.success());
+    let before = snapshot(&d.join("out"));
+    let refused = |cmd: &[String], needle: &str| {
+        let o = run_in(cmd, d, None);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(!o.status.success() && o.stdout.is_empty(), "{cmd:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("error: --out: ") && err.contains(needle), "{err} lacks {needle:?}");
+    };
+    refused(&camera_cmd(false), "out already holds an answer (use --force to replace it)");
+    assert!(snapshot(&d.join("out")) == before);
+    // A link run made from the hand-over (DIR/link-run) is not choose's to delete.
+    std::fs::create_dir(d.join("out/link-run")).unwrap();
+    std::fs::write(d.join("out/link-run/run.json"), "{}").unwrap();
+    refused(&camera_cmd(true), "holds 'link-run', which choose did not write");
+    std::fs::remove_dir_all(d.join("out/link-run")).unwrap();
+    assert!(snapshot(&d.join("out")) == before);
+    let o = run_in(&camera_cmd(true), d, None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = snapshot(&d.join("out")).unwrap();
+    assert_eq!(after.keys().collect::<Vec<_>>(), ["choose-dataset.csv", "choose.html", "choose.json", "choose.txt"]);
+    // A directory without an answer is not choose's to replace, with or without --force.
+    std::fs::remove_dir_all(d.join("out")).unwrap();
+    std::fs::create_dir(d.join("out")).unwrap();
+    std::fs::write(d.join("out/notes.txt"), "mine").unwrap();
+    for force in [false, true] {
+        refused(&lora_cmd(force), "out is not empty and holds no answer (no choose.json)");
+        assert_eq!(std::fs::read_to_string(d.join("out/notes.txt")).unwrap(), "mine");
+    }
+    std::fs::remove_dir_all(d.join("out")).unwrap();
+    std::fs::write(d.join("out"), "a file").unwrap();
+    refused(&lora_cmd(true), "out exists and is not a directory");
+}
+
+#[test]
+fn the_testers_inputs_are_refused_on_one_short_line_naming_the_range() {
+    let args = |radio: &'static str, interval: &'static str, extra: &[&'static str]| {
+        let mut a = vec!["--board", "rp2040", "--radio", radio, "--interval", interval];
+        a.extend_from_slice(extra);
+        a
+    };
+    // 4 h on air (hand computation in crates/link/src/choose.rs,
+    // a_report_longer_than_the_interval_is_refused_naming_both)
+    assert_clean_error(
+        &args("LoRa-SF12", "200ms", &["--payload", "262113B"]),
+        "--interval: 200 ms is shorter than the quickest report",
+    );
+    assert_clean_error(&args("LoRa-SF12", "200ms", &["--payload", "262113B"]), "14358.282 s on air in 5140 packets");
+    for (a, needle) in [
+        (args("LoRa-SF9", "0.0000001ms", &[]), "error: --interval: '0.0000001ms' is not between 1 ms and 24 h"),
+        (args("LoRa-SF9", "1e300s", &[]), "error: --interval: '1e300s' is not between 1 ms and 24 h"),
+        (args("LoRa-SF9", "10m", &["--lifetime", "1e9y"]), "error: --lifetime: '1e9y' is not between 1 s and 100 y"),
+        (args("LoRa-SF9", "10m", &["--battery-v", "1e-320"]), "error: --battery-v: 1e-320 is not between 0.5 and 60 V"),
+        (
+            args("LoRa-SF9", "10m", &["--battery-mah", "1e308"]),
+            "error: --battery-mah: 1e308 is not between 1 and 1000000 mAh",
+        ),
+        (args("LoRa-SF9", "10m", &["--weights", "energy=1,energy=2"]), "error: --weights: 'energy' is given twice"),
+        (
+            args("LoRa-SF9", "10m", &["--payload", "262114B"]),
+            "error: --payload: '262114B' is not between 1 B and 262113 B",
+        ),
+    ] {
+        assert_clean_error(&a, needle);
+        let d = tempfile::tempdir().unwrap();
+        let mut full = vec!["choose"];
+        full.extend_from_slice(&a);
+        let err = String::from_utf8_lossy(&lwcbench(&full, d.path()).stderr).to_string();
+        assert!(err.starts_with(needle) && err.len() < 200, "{err}");
+    }
+}
+
+#[test]
+fn help_gives_every_float_option_its_range() {
+    let d = tempfile::tempdir().unwrap();
+    let o = lwcbench(&["choose", "--help"], d.path());
+    assert!(o.status.success());
+    let help = String::from_utf8_lossy(&o.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    for range in [
+        "--interval <INTERVAL> Time between two reports, 1 ms to 24 h",
+        "--payload <PAYLOAD> Plaintext bytes per report, 1 B to 262113 B",
+        "each 0 or 0.001 to 1000",
+        "--lifetime <LIFETIME> Deployment lifetime for the counter-space check, 1 s to 100 y",
+        "--battery-mah <BATTERY_MAH> Battery capacity, 1 to 1000000 mAh",
+        "--battery-v <BATTERY_V> Battery voltage, 0.5 to 60 V",
+        "--force",
+    ] {
+        assert!(help.contains(range), "--help lacks {range:?}: {help}");
+    }
 }

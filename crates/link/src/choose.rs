@@ -81,29 +81,71 @@ impl Default for Weights {
     }
 }
 
-/// `energy=3,flash=1,latency=1`: named criteria set, the others keep their default.
+/// Longest prefix of a bad value an error line echoes (a long value would bury the message).
+const SHOWN: usize = 24;
+
+/// At most the first [`SHOWN`] characters of `s` for an error line, control characters escaped.
+pub fn prefix(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .take(SHOWN)
+        .map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() })
+        .collect();
+    if s.chars().count() > SHOWN {
+        out.push('…');
+    }
+    out
+}
+
+/// A number given as a float option, short: `1e308` rather than its 309 digits.
+fn shown_num(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-3..1e6).contains(&v.abs()) {
+        prefix(&format!("{v:e}"))
+    } else {
+        prefix(&format!("{v}"))
+    }
+}
+
+/// Range of one weight: 0 (criterion off) or [`MIN_WEIGHT`]..=[`MAX_WEIGHT`].
+pub const MIN_WEIGHT: f64 = 0.001;
+pub const MAX_WEIGHT: f64 = 1000.0;
+
+/// `energy=3,flash=1,latency=1`: named criteria set, the others keep their default; a
+/// criterion named twice is refused (which one was meant is not knowable).
 pub fn parse_weights(s: &str) -> Result<Weights, String> {
     let mut w = Weights::default();
+    let mut seen: Vec<&str> = Vec::new();
     for part in s.split(',') {
         let (k, v) = part
             .split_once('=')
-            .ok_or_else(|| format!("--weights: '{part}' is not NAME=NUMBER (e.g. energy=3,flash=1)"))?;
+            .ok_or_else(|| format!("--weights: '{}' is not NAME=NUMBER (e.g. energy=3,flash=1)", prefix(part)))?;
         let v: f64 = v
             .trim()
             .parse()
             .ok()
-            .filter(|x: &f64| x.is_finite() && (0.0..=1000.0).contains(x))
-            .ok_or_else(|| format!("--weights: '{part}': the weight is not a number in 0..=1000"))?;
-        match k.trim() {
-            "energy" => w.energy = v,
-            "battery" => w.battery = v,
-            "latency" => w.latency = v,
-            "flash" => w.flash = v,
-            "ram" => w.ram = v,
+            .filter(|x: &f64| *x == 0.0 || (MIN_WEIGHT..=MAX_WEIGHT).contains(x))
+            .ok_or_else(|| {
+                format!("--weights: '{}': the weight is not 0 or a number in {MIN_WEIGHT}..={MAX_WEIGHT}", prefix(part))
+            })?;
+        let k = k.trim();
+        let slot = match k {
+            "energy" => &mut w.energy,
+            "battery" => &mut w.battery,
+            "latency" => &mut w.latency,
+            "flash" => &mut w.flash,
+            "ram" => &mut w.ram,
             other => {
-                return Err(format!("--weights: '{other}' is not one of energy, battery, latency, flash, ram"));
+                return Err(format!(
+                    "--weights: '{}' is not one of energy, battery, latency, flash, ram",
+                    prefix(other)
+                ));
             }
+        };
+        if seen.contains(&k) {
+            return Err(format!("--weights: '{k}' is given twice (name each criterion once)"));
         }
+        seen.push(k);
+        *slot = v;
     }
     if w.energy + w.battery + w.latency + w.flash + w.ram <= 0.0 {
         return Err("--weights: every weight is 0".into());
@@ -111,7 +153,10 @@ pub fn parse_weights(s: &str) -> Result<Weights, String> {
     Ok(w)
 }
 
-/// Bytes from `16B`, `32KiB`, `1MiB` or a plain number of bytes.
+/// Largest `--flash` and `--ram` budget (1 TiB: far above any microcontroller).
+const MAX_BUDGET: u64 = 1 << 40;
+
+/// Bytes from `16B`, `32KiB`, `1MiB` or a plain number of bytes, at most 1 TiB.
 pub fn parse_bytes(s: &str, opt: &str) -> Result<u64, String> {
     let t = s.trim();
     let (num, mul) = if let Some(n) = t.strip_suffix("KiB") {
@@ -127,32 +172,65 @@ pub fn parse_bytes(s: &str, opt: &str) -> Result<u64, String> {
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mul))
-        .filter(|&n| n <= 1 << 40)
-        .ok_or_else(|| format!("{opt}: '{s}' is not a size in bytes (e.g. 16B, 32KiB)"))
+        .filter(|&n| n <= MAX_BUDGET)
+        .ok_or_else(|| format!("{opt}: '{}' is not a size in bytes up to 1 TiB (e.g. 16B, 32KiB)", prefix(s)))
 }
 
 const YEAR_S: f64 = 365.25 * 86_400.0;
 
-/// Seconds from `200ms`, `10s`, `10m`, `1h`, `2d`, `10y`.
-pub fn parse_duration_s(s: &str, opt: &str) -> Result<f64, String> {
+/// Largest payload: the link's frame limit less the 15-byte header and a 16-byte tag.
+pub const MAX_PAYLOAD: usize = MAX_FRAME - HEADER_LEN - POLY_TAG;
+
+/// `--interval` range: a report every millisecond (a GOOSE-like cycle) to one a day (the link's
+/// longest `--report-interval`).
+pub const MIN_INTERVAL_S: f64 = 1e-3;
+pub const MAX_INTERVAL_S: f64 = crate::input::MAX_INTERVAL_S;
+const INTERVAL_RANGE: &str = "1 ms and 24 h";
+/// `--lifetime` range.
+pub const MIN_LIFETIME_S: f64 = 1.0;
+pub const MAX_LIFETIME_S: f64 = 100.0 * YEAR_S;
+const LIFETIME_RANGE: &str = "1 s and 100 y";
+/// `--battery-mah` range: a 1 mAh cell to a 1000 Ah pack.
+pub const BATTERY_MAH: (f64, f64) = (1.0, 1e6);
+/// `--battery-v` range: half a volt (one cell under load) to 60 V (the safety extra-low voltage).
+pub const BATTERY_V: (f64, f64) = (0.5, 60.0);
+
+/// Seconds from `200ms`, `10s`, `10m` (or `10min`), `1h`, `2d`, `10y`; the number may have an
+/// exponent (`1e3ms`). Outside `min..=max` it is refused with `range` in the message.
+pub fn parse_duration_s(s: &str, opt: &str, (min, max): (f64, f64), range: &str) -> Result<f64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("{opt}: '{s}' is not a duration (e.g. 200ms, 10m, 10y)"))?;
-    let mult = match unit {
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        "d" => 86_400.0,
-        "y" => YEAR_S,
-        _ => return Err(format!("{opt}: '{s}' needs a unit (ms, s, m, h, d, y)")),
+    // Longest unit first: `ms` ends in `s`, `min` would otherwise read as `mi` + `n`.
+    let units: [(&str, f64); 7] =
+        [("ms", 1e-3), ("min", 60.0), ("s", 1.0), ("m", 60.0), ("h", 3600.0), ("d", 86_400.0), ("y", YEAR_S)];
+    let not_duration = || format!("{opt}: '{}' is not a duration (e.g. 200ms, 10m, 10y)", prefix(s));
+    let Some((num, unit, mult)) = units.iter().find_map(|&(u, m)| t.strip_suffix(u).map(|n| (n.trim(), u, m))) else {
+        return Err(if t.parse::<f64>().is_ok() {
+            format!("{opt}: '{}' needs a unit (ms, s, m, h, d, y)", prefix(s))
+        } else {
+            not_duration()
+        });
     };
-    let secs = v * mult;
-    if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("{opt}: '{s}' must be longer than 0"));
+    let v: f64 = num.parse().map_err(|_| not_duration())?;
+    // Milliseconds divide by 1000 so that 300ms is the double nearest 0.3 s, as typed.
+    let secs = if unit == "ms" { v / 1000.0 } else { v * mult };
+    if !(secs.is_finite() && (min..=max).contains(&secs)) {
+        return Err(format!("{opt}: '{}' is not between {range}", prefix(s)));
     }
     Ok(secs)
+}
+
+/// `find(name)`, its error echoing at most a prefix of `name`, control characters escaped.
+fn short_echo<T>(name: &str, find: impl Fn(&str) -> Result<T, String>) -> Result<T, String> {
+    find(name).map_err(|e| e.replacen(&format!("'{name}'"), &format!("'{}'", prefix(name)), 1))
+}
+
+/// `v` within `lo..=hi` (finite), else an error naming `opt` and the range.
+fn bounded(v: f64, opt: &str, (lo, hi): (f64, f64), unit: &str) -> Result<f64, String> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{opt}: {} is not between {lo} and {hi} {unit}", shown_num(v)))
+    }
 }
 
 /// `--require`: which integrity or status the user insists on.
@@ -184,21 +262,18 @@ pub struct Request {
     pub battery: Battery,
 }
 
-/// Longest interval the link's battery model takes (`--report-interval`).
-const MAX_INTERVAL_S: f64 = crate::input::MAX_INTERVAL_S;
-
 impl Request {
     pub fn resolve(o: &Options) -> Result<Request, String> {
-        let board = lwcbench_engine::board::find(&o.board)?;
-        let radio = energy::find_radio(o.radio.trim())?;
-        let interval_s = parse_duration_s(&o.interval, "--interval")?;
-        if interval_s > MAX_INTERVAL_S {
-            return Err(format!("--interval: '{}' is longer than 24 h", o.interval));
-        }
+        let board = short_echo(&o.board, lwcbench_engine::board::find)?;
+        let radio = short_echo(o.radio.trim(), energy::find_radio)?;
+        let interval_s = parse_duration_s(&o.interval, "--interval", (MIN_INTERVAL_S, MAX_INTERVAL_S), INTERVAL_RANGE)?;
         let payload = parse_bytes(&o.payload, "--payload")?;
-        let most = (MAX_FRAME - HEADER_LEN - POLY_TAG) as u64;
+        let most = MAX_PAYLOAD as u64;
         if payload == 0 || payload > most {
-            return Err(format!("--payload: '{}' is not between 1 B and {most} B (the link's frame limit)", o.payload));
+            return Err(format!(
+                "--payload: '{}' is not between 1 B and {most} B (the link's 256 KiB frame: 15-byte header + payload + 16-byte tag)",
+                prefix(&o.payload)
+            ));
         }
         let flash = o.flash.as_deref().map(|s| parse_bytes(s, "--flash")).transpose()?;
         let ram = o.ram.as_deref().map(|s| parse_bytes(s, "--ram")).transpose()?;
@@ -209,30 +284,22 @@ impl Request {
             None | Some("") => Require::Any,
             Some("aead") => Require::Aead,
             Some("standard") => Require::Standard,
-            Some(other) => return Err(format!("--require: '{other}' is not one of aead, standard")),
+            Some(other) => return Err(format!("--require: '{}' is not one of aead, standard", prefix(other))),
         };
         let weights = match &o.weights {
             Some(s) => parse_weights(s)?,
             None => Weights::default(),
         };
-        let lifetime_s = parse_duration_s(&o.lifetime, "--lifetime")?;
-        if lifetime_s > 100.0 * YEAR_S {
-            return Err(format!("--lifetime: '{}' is longer than 100 years", o.lifetime));
-        }
-        let pos = |v: f64, opt: &str| {
-            if v.is_finite() && v > 0.0 && v < 1e9 {
-                Ok(v)
-            } else {
-                Err(format!("{opt}: {v} is not a positive number"))
-            }
-        };
+        let lifetime_s = parse_duration_s(&o.lifetime, "--lifetime", (MIN_LIFETIME_S, MAX_LIFETIME_S), LIFETIME_RANGE)?;
+        let capacity_mah = bounded(o.battery_mah, "--battery-mah", BATTERY_MAH, "mAh")?;
+        let volts = bounded(o.battery_v, "--battery-v", BATTERY_V, "V")?;
         let battery = Battery {
-            capacity_mah: pos(o.battery_mah, "--battery-mah")?,
-            volts: pos(o.battery_v, "--battery-v")?,
+            capacity_mah,
+            volts,
             // The board's sleep power, drawn from the battery at its voltage (as `lwcbench link --board`).
-            sleep_ua: board.sleep_w() / o.battery_v * 1e6,
+            sleep_ua: board.sleep_w() / volts * 1e6,
             interval_s,
-            chemistry: energy::find_chemistry(&o.chemistry)?,
+            chemistry: short_echo(&o.chemistry, energy::find_chemistry)?,
         };
         Ok(Request {
             board,
@@ -442,6 +509,8 @@ pub struct Figures {
     pub crypto_uj: Span,
     pub radio_uj: f64,
     pub air_time_ms: f64,
+    /// Radio packets the frame takes (the radio's largest payload each).
+    pub packets: usize,
     pub energy_uj: Span,
     pub latency_ms: Span,
     pub battery_days: Span,
@@ -491,6 +560,12 @@ pub fn counter_space(nonce_bytes: usize) -> f64 {
     } else {
         1.0
     }
+}
+
+/// Packets of at most the radio's largest payload for a `frame`-byte frame (as
+/// [`Radio::air_time`] splits it).
+pub fn packets(r: &Radio, frame: usize) -> usize {
+    frame.div_ceil(r.max_payload.max(1)).max(1)
 }
 
 /// The figures of `f` on the request's board and radio (None without an image on its core).
@@ -586,6 +661,7 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
         crypto_uj: Span { value: crypto_j * 1e6, lo: crypto_j * (1.0 - e) * 1e6, hi: crypto_j * (1.0 + e) * 1e6 },
         radio_uj: radio_j * 1e6,
         air_time_ms: air * 1e3,
+        packets: packets(&req.radio, frame),
         energy_uj: Span { value: energy.value * 1e6, lo: energy.lo * 1e6, hi: energy.hi * 1e6 },
         latency_ms: Span {
             value: (crypto_s + air) * 1e3,
@@ -676,6 +752,7 @@ fn filter_option(f: &str) -> &'static str {
         "flash" => "--flash",
         "ram" => "--ram",
         "counter" => "--lifetime",
+        "schedule" => "--interval",
         _ => "--board",
     }
 }
@@ -786,6 +863,12 @@ pub fn evaluate(req: &Request, data: &Data, facts: &[Facts]) -> Evaluation {
                 ),
             ));
         }
+        // 8. the schedule: one report (crypto, then every packet on air) ends before the next
+        if let Some(g) = figs.as_ref().filter(|g| g.latency_ms.value > req.interval_s * 1e3) {
+            let why =
+                format!("one report {}, longer than --interval {}", report_time(g, req), fmt_secs(req.interval_s));
+            removed.push(("schedule".into(), why));
+        }
         let passed = removed.is_empty();
         let reasons = if passed {
             let mut why = vec![format!(
@@ -845,9 +928,48 @@ pub fn evaluate(req: &Request, data: &Data, facts: &[Facts]) -> Evaluation {
     Evaluation { candidates: cands, ranking }
 }
 
-/// The error when nothing passes: the budget options when candidates fail only on them (with
-/// the smallest figure that would fit), else the options whose filters removed the rest.
-pub fn nothing_passes(ev: &Evaluation) -> String {
+/// `v` seconds for a message: milliseconds below one second.
+fn fmt_secs(v: f64) -> String {
+    if v < 1.0 {
+        format!("{} ms", fmt_num(v * 1e3))
+    } else {
+        format!("{} s", fmt_num(v))
+    }
+}
+
+/// How long one report of `g` takes: its time on air over all packets, and the crypto.
+fn report_time(g: &Figures, req: &Request) -> String {
+    let air_s = g.air_time_ms / 1e3;
+    format!(
+        "takes {} ({} on air in {} packet{} of {} for the {}-byte frame + {} crypto)",
+        fmt_secs(g.latency_ms.value / 1e3),
+        fmt_secs(air_s),
+        g.packets,
+        if g.packets == 1 { "" } else { "s" },
+        req.radio.name,
+        g.frame_bytes,
+        fmt_secs((g.latency_ms.value - g.air_time_ms) / 1e3)
+    )
+}
+
+/// The error when nothing passes: `--interval` when candidates fail only on the schedule (with
+/// the shortest report), the budget options when candidates fail only on them (with the
+/// smallest figure that would fit), else the options whose filters removed the rest.
+pub fn nothing_passes(req: &Request, ev: &Evaluation) -> String {
+    let quickest = ev
+        .candidates
+        .iter()
+        .filter(|c| c.removed_by.iter().all(|f| f == "schedule") && !c.removed_by.is_empty())
+        .filter_map(|c| c.figures.as_ref().map(|g| (c, g)))
+        .min_by(|a, b| a.1.latency_ms.value.total_cmp(&b.1.latency_ms.value));
+    if let Some((c, g)) = quickest {
+        return format!(
+            "--interval: {} is shorter than the quickest report: {} {}",
+            fmt_secs(req.interval_s),
+            c.id,
+            report_time(g, req)
+        );
+    }
     let budget_only: Vec<&Candidate> = ev
         .candidates
         .iter()
@@ -870,7 +992,7 @@ pub fn nothing_passes(ev: &Evaluation) -> String {
         }
         return parts.join("; ");
     }
-    let tunable = ["security", "status", "integrity", "counter"];
+    let tunable = ["security", "status", "integrity", "counter", "schedule"];
     let mut opts: Vec<&str> = Vec::new();
     for c in &ev.candidates {
         if !c.removed_by.is_empty() && c.removed_by.iter().all(|f| tunable.contains(&f.as_str())) {
@@ -911,7 +1033,7 @@ pub fn robustness(req: &Request, data: &Data, facts: &[Facts], chosen: &str) -> 
     }
     for (label, k) in [("payload ÷ 2", 0.5), ("payload × 2", 2.0)] {
         let mut r = req.clone();
-        r.payload = ((req.payload as f64 * k).round() as usize).clamp(1, MAX_FRAME - HEADER_LEN - POLY_TAG);
+        r.payload = ((req.payload as f64 * k).round() as usize).clamp(1, MAX_PAYLOAD);
         variants.push(("payload".into(), format!("{label} = {} B", r.payload), r));
     }
     let frame = HEADER_LEN + req.payload + POLY_TAG;
@@ -942,11 +1064,13 @@ pub fn robustness(req: &Request, data: &Data, facts: &[Facts], chosen: &str) -> 
         .collect()
 }
 
+/// `v` for people: whole numbers as such, three decimals from 1 up, six below (so that half of
+/// a 1 ms interval does not print as 0).
 fn fmt_num(v: f64) -> String {
     if v == v.trunc() && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {
-        let s = format!("{v:.3}");
+        let s = if v.abs() < 1.0 { format!("{v:.6}") } else { format!("{v:.3}") };
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
@@ -1013,10 +1137,12 @@ pub fn handover(req: &Request, chosen: &Candidate, data: &Data, out: Option<&str
         ("--interval", "10ms".to_string()),
         ("--board", req.board.id.clone()),
         ("--radio", req.radio.name.clone()),
-        ("--report-interval", format!("{}s", fmt_num(req.interval_s))),
+        // The shortest decimal that reads back as the same double: the link gets the request's
+        // exact values, not a rounded copy.
+        ("--report-interval", format!("{}s", req.interval_s)),
         ("--chemistry", req.battery.chemistry.name.clone()),
-        ("--battery-mah", fmt_num(req.battery.capacity_mah)),
-        ("--battery-v", fmt_num(req.battery.volts)),
+        ("--battery-mah", format!("{}", req.battery.capacity_mah)),
+        ("--battery-v", format!("{}", req.battery.volts)),
     ] {
         cmd.push(k.into());
         cmd.push(v);
@@ -1063,7 +1189,7 @@ pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
     let data = Data::builtin();
     let facts = catalogue_facts(&data);
     let ev = evaluate(&req, &data, &facts);
-    let Some(chosen) = ev.top().cloned() else { return Err(nothing_passes(&ev)) };
+    let Some(chosen) = ev.top().cloned() else { return Err(nothing_passes(&req, &ev)) };
     let rob = robustness(&req, &data, &facts, &chosen.id);
     let flips = rob.iter().any(|r| !r.same);
     let hand = handover(&req, &chosen, &data, out);
@@ -1097,6 +1223,16 @@ pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
         flips,
         handover: hand,
     })
+}
+
+/// The first place of a robustness row; under some changes (a slower radio for a large frame)
+/// no candidate passes.
+fn first_place(r: &Robust) -> String {
+    if r.top_group.is_empty() {
+        "none passes".into()
+    } else {
+        r.top_group.join(" = ")
+    }
 }
 
 fn rank_label(c: &Candidate, all: &[Candidate]) -> String {
@@ -1170,7 +1306,7 @@ pub fn text(rep: &Report) -> String {
             "  {:<10} {:<40} {:<34} {}\n",
             r.change,
             r.setting,
-            r.top_group.join(" = "),
+            first_place(r),
             if r.same { "yes" } else { "NO: the decision flips" }
         ));
     }
@@ -1203,10 +1339,56 @@ pub fn text(rep: &Report) -> String {
     s
 }
 
+/// The files of an answer in `--out DIR`; an earlier answer is these and nothing else.
+pub const OUT_FILES: [&str; 4] = ["choose.json", "choose.txt", "choose.html", "choose-dataset.csv"];
+
+/// Check `dir` before anything is written: an earlier answer (choose.json) is replaced only with
+/// `force`, and only when the directory holds nothing but answer files (a link run made from
+/// its hand-over, DIR/link-run, is not choose's to delete); a non-empty directory without an
+/// answer is refused.
+pub fn check_out(dir: &std::path::Path, force: bool) -> Result<(), String> {
+    let shown = dir.display().to_string();
+    crate::input::no_control("--out", &shown)?;
+    let meta = match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("--out: {shown}: {e}")),
+        Ok(m) => m,
+    };
+    if !meta.is_dir() {
+        return Err(format!("--out: {shown} exists and is not a directory"));
+    }
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| format!("--out: {shown}: {e}"))? {
+        let e = e.map_err(|e| format!("--out: {shown}: {e}"))?;
+        names.push(e.file_name().to_string_lossy().into_owned());
+    }
+    names.sort();
+    if names.is_empty() {
+        return Ok(());
+    }
+    if !names.iter().any(|n| n == "choose.json") {
+        return Err(format!(
+            "--out: {shown} is not empty and holds no answer (no choose.json): choose a new directory"
+        ));
+    }
+    if !force {
+        return Err(format!("--out: {shown} already holds an answer (use --force to replace it)"));
+    }
+    if let Some(other) = names.iter().find(|n| !OUT_FILES.contains(&n.as_str())) {
+        return Err(format!(
+            "--out: {shown} holds '{}', which choose did not write: --force replaces an answer only in a directory of its own",
+            prefix(other)
+        ));
+    }
+    Ok(())
+}
+
 /// Write choose.json, choose.txt, choose.html (and choose-dataset.csv when the handover needs
-/// it) into `dir`, each atomically; returns the file names.
-pub fn write_out(dir: &std::path::Path, rep: &Report) -> Result<Vec<&'static str>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("--out: {}: {e}", dir.display()))?;
+/// it) into `dir` as one unit (the engine's run directory writer): a kill or a full disk at any
+/// step leaves the earlier answer, the new one, or nothing; never a mix. Returns the file names.
+pub fn write_out(dir: &std::path::Path, rep: &Report, force: bool) -> Result<Vec<&'static str>, String> {
+    check_out(dir, force)?;
+    let shown = dir.display();
     let json = serde_json::to_string_pretty(rep).expect("the report serialises");
     let mut files = vec![
         ("choose.json", json.into_bytes()),
@@ -1216,12 +1398,14 @@ pub fn write_out(dir: &std::path::Path, rep: &Report) -> Result<Vec<&'static str
     if let Some(d) = &rep.handover.dataset {
         files.push(("choose-dataset.csv", dataset_csv(d.channels).into_bytes()));
     }
+    let mut w = lwcbench_engine::results::RunDirWriter::begin(dir)
+        .map_err(|e| format!("--out: {shown}: cannot start the answer: {e}"))?;
     let mut names = Vec::new();
     for (name, bytes) in files {
-        lwcbench_engine::results::write_atomic(dir, name, &bytes)
-            .map_err(|e| format!("--out: {}: {e}", dir.join(name).display()))?;
+        w.add(name, &bytes).map_err(|e| format!("--out: {shown}: cannot write {name}: {e}"))?;
         names.push(name);
     }
+    w.commit().map_err(|e| format!("--out: {shown}: cannot put the answer in place: {e}"))?;
     Ok(names)
 }
 
@@ -1350,7 +1534,7 @@ pub fn html(rep: &Report) -> String {
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(&r.change),
             esc(&r.setting),
-            esc(&r.top_group.join(" = ")),
+            esc(&first_place(r)),
             if r.same { "yes" } else { "<b>no: flips</b>" }
         ));
     }
@@ -1677,5 +1861,228 @@ mod tests {
         // LoRa SF9 sits between SF12 (slower) and SF7 (faster) for this frame.
         assert_eq!(settings[4..], ["radio one step slower = LoRa-SF12", "radio one step faster = LoRa-SF7"]);
         assert!(rows.iter().all(|r| !r.same && r.top.is_some()));
+    }
+
+    // A report that cannot end before the next one, and every float option's range (issue 36).
+
+    #[test]
+    fn a_report_longer_than_the_interval_is_refused_naming_both() {
+        // Hand computation (the SX1276 formula, as in energy_of_ascon_on_rp2040_lora_sf9_by_hand):
+        // SF12, 125 kHz: T_sym = 4096 / 125,000 s = 32.768 ms, low data rate optimisation on.
+        // The smallest frame has an 8-byte tag: 15 + 262,113 + 8 = 262,136 B = 5,139 packets of
+        // 51 B + one of 47 B, each with 13 B of LoRaWAN overhead.
+        // 64 B: (512 − 48 + 28 + 16) / 40 = 12.7 → 13 × 5 + 8 = 73 + 12.25 = 85.25 symbols = 2,793.472 ms;
+        // 60 B: (480 − 48 + 28 + 16) / 40 = 11.9 → 12 × 5 + 8 = 68 + 12.25 = 80.25 symbols = 2,629.632 ms;
+        // 5,139 × 2,793.472 + 2,629.632 = 14,358,282.24 ms: 14,358.282 s (4 h) in 5,140 packets.
+        let o = Options { payload: "262113B".into(), ..opts("rp2040", "LoRa-SF12", "200ms") };
+        let e = choose(&o, None).unwrap_err();
+        assert!(e.starts_with("--interval: 200 ms is shorter than the quickest report: "), "{e}");
+        assert!(e.contains("14358.282 s on air in 5140 packets of LoRa-SF12 for the 262136-byte frame"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn the_schedule_removes_exactly_the_reports_longer_than_the_interval() {
+        // LoRa SF9 (T_sym 4.096 ms), 16 B: an 8-byte tag gives a 39-byte frame in one 52-byte
+        // packet: (416 − 36 + 28 + 16) / 36 = 11.78 → 12 × 5 + 8 = 68 + 12.25 = 80.25 symbols
+        // = 328.704 ms; a 16-byte tag 47 → 60 B: 369.664 ms. The crypto adds under 10 ms on
+        // the RP2040 (MICKEY-128 2.0, the slowest: 1,029 µJ at 0.125 W = 8.2 ms), so at 350 ms
+        // the 8-byte tags fit and every 16-byte tag does not.
+        let free = eval(&opts("rp2040", "LoRa-SF9", "10m"));
+        let ev = eval(&opts("rp2040", "LoRa-SF9", "350ms"));
+        let (mut fit, mut late) = (0, 0);
+        for b in free.candidates.iter().filter(|c| c.passed) {
+            let c = by(&ev, &b.id);
+            match b.figures.as_ref().unwrap().tag_bytes {
+                8 => {
+                    assert!(c.passed, "{}: {:?}", c.id, c.reasons);
+                    fit += 1;
+                }
+                16 => {
+                    assert_eq!(c.removed_by, ["schedule"], "{}", c.id);
+                    assert!(
+                        c.reasons[0].contains("369.664 ms on air in 1 packet of LoRa-SF9 for the 47-byte frame")
+                            && c.reasons[0].ends_with("longer than --interval 350 ms"),
+                        "{:?}",
+                        c.reasons
+                    );
+                    late += 1;
+                }
+                t => panic!("{}: a {t}-byte tag", b.id),
+            }
+        }
+        assert!(fit >= 2 && late >= 5, "{fit} fit, {late} late");
+        // The crypto counts too: MICKEY-128 2.0 on the ESP32-C3 needs about a second for a
+        // 28,800-byte frame (74 mJ at 0.066 W), far above the 4.4 ms on air over Wi-Fi.
+        let cam = eval(&Options { payload: "28800B".into(), ..opts("esp32c3", "WiFi-n-MCS7", "200ms") });
+        let m = by(&cam, "MICKEY-128-2.0/rust");
+        assert_eq!(m.removed_by, ["schedule"], "{:?}", m.reasons);
+        assert!(m.figures.as_ref().unwrap().air_time_ms < 5.0);
+        // One step slower is BLE-1M: a 28,831-byte frame is 118 packets of 244 B + one of 39 B,
+        // each + 17 B at 1 Mb/s + 140 µs: 118 × 2,228 µs + 588 µs = 263.5 ms on air, above
+        // 200 ms for every candidate, so nothing passes there and the row says so.
+        let o = Options { payload: "28800B".into(), ..opts("esp32c3", "WiFi-n-MCS7", "200ms") };
+        let rep = choose(&o, None).unwrap();
+        let slower = rep.robustness.iter().find(|r| r.setting == "radio one step slower = BLE-1M").unwrap();
+        assert!(slower.top.is_none() && slower.top_group.is_empty() && !slower.same && rep.flips);
+        assert!(text(&rep).lines().any(|l| l.contains("= BLE-1M") && l.contains("none passes")), "{}", text(&rep));
+    }
+
+    #[test]
+    fn intervals_and_lifetimes_are_bounded_and_read_with_exponents() {
+        let base = opts("nrf52840", "BLE-1M", "1s");
+        let err = |o: Options| Request::resolve(&o).unwrap_err();
+        for bad in ["0.0000001ms", "0.999ms", "1e-300s", "24.001h", "2d", "1e300s", "NaNs", "infs", "-1s", "0s"] {
+            let e = err(Options { interval: bad.into(), ..base.clone() });
+            assert_eq!(e, format!("--interval: '{bad}' is not between 1 ms and 24 h"));
+        }
+        let interval = |v: &str| Request::resolve(&Options { interval: v.into(), ..base.clone() }).unwrap().interval_s;
+        assert_eq!(interval("1ms"), 0.001);
+        assert_eq!(interval("24h"), 86_400.0);
+        assert_eq!(interval("1e3ms"), 1.0);
+        assert_eq!(interval("300ms"), 0.3);
+        assert_eq!(interval("1.5min"), 90.0);
+        for bad in ["1e9y", "101y", "0.5s", "1e-9s", "-1y"] {
+            let e = err(Options { lifetime: bad.into(), ..base.clone() });
+            assert_eq!(e, format!("--lifetime: '{bad}' is not between 1 s and 100 y"));
+        }
+        let life = |v: &str| Request::resolve(&Options { lifetime: v.into(), ..base.clone() }).unwrap().lifetime_s;
+        assert_eq!(life("1s"), 1.0);
+        assert_eq!(life("100y"), 100.0 * 365.25 * 86_400.0);
+        assert_eq!(
+            err(Options { interval: "10".into(), ..base.clone() }),
+            "--interval: '10' needs a unit (ms, s, m, h, d, y)"
+        );
+        let e = err(Options { lifetime: "10 years".into(), ..base.clone() });
+        assert!(e.starts_with("--lifetime: '10 years' is not a duration"), "{e}");
+    }
+
+    #[test]
+    fn battery_options_are_bounded_and_echoed_short() {
+        let base = opts("nrf52840", "BLE-1M", "1s");
+        let with = |mah: f64, v: f64| Request::resolve(&Options { battery_mah: mah, battery_v: v, ..base.clone() });
+        for (mah, v, want) in [
+            (1e308, 3.0, "--battery-mah: 1e308 is not between 1 and 1000000 mAh"),
+            (0.5, 3.0, "--battery-mah: 0.5 is not between 1 and 1000000 mAh"),
+            (1_000_001.0, 3.0, "--battery-mah: 1.000001e6 is not between 1 and 1000000 mAh"),
+            (f64::NAN, 3.0, "--battery-mah: NaN is not between 1 and 1000000 mAh"),
+            (2400.0, 1e-320, "--battery-v: 1e-320 is not between 0.5 and 60 V"),
+            (2400.0, 0.0, "--battery-v: 0 is not between 0.5 and 60 V"),
+            (2400.0, f64::INFINITY, "--battery-v: inf is not between 0.5 and 60 V"),
+            (2400.0, -3.0, "--battery-v: -3 is not between 0.5 and 60 V"),
+            (2400.0, 60.5, "--battery-v: 60.5 is not between 0.5 and 60 V"),
+        ] {
+            assert_eq!(with(mah, v).unwrap_err(), want);
+        }
+        // The ends are in range. data/board-power.csv: the nRF52840 sleeps at 1.5 µA × 3.0 V
+        // = 4.5 µW, which is 9 µA from a 0.5 V battery.
+        for (mah, v) in [(1.0, 0.5), (1e6, 60.0)] {
+            let r = with(mah, v).unwrap();
+            assert!(r.battery.sleep_ua.is_finite() && r.battery.sleep_ua > 0.0);
+        }
+        assert!((with(2400.0, 0.5).unwrap().battery.sleep_ua - 9.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn weights_name_each_criterion_once_within_range() {
+        let base = opts("nrf52840", "BLE-1M", "1s");
+        let w = |s: &str| Request::resolve(&Options { weights: Some(s.into()), ..base.clone() });
+        assert_eq!(
+            w("energy=1,energy=2").unwrap_err(),
+            "--weights: 'energy' is given twice (name each criterion once)"
+        );
+        assert_eq!(
+            w("energy=1e-9").unwrap_err(),
+            "--weights: 'energy=1e-9': the weight is not 0 or a number in 0.001..=1000"
+        );
+        assert!(w("energy=1001").is_err() && w("energy=inf").is_err() && w("energy=NaN").is_err());
+        let r = w("energy=0.001,flash=1000,ram=0").unwrap();
+        assert_eq!((r.weights.energy, r.weights.flash, r.weights.ram, r.weights.latency), (0.001, 1000.0, 0.0, 1.0));
+    }
+
+    #[test]
+    fn errors_echo_a_short_prefix_of_the_value_on_one_line() {
+        let base = opts("nrf52840", "BLE-1M", "1s");
+        let long = "9".repeat(400);
+        let cases = [
+            Options { payload: format!("{long}B"), ..base.clone() },
+            Options { interval: format!("{long}s"), ..base.clone() },
+            Options { lifetime: format!("{long}y"), ..base.clone() },
+            Options { flash: Some(format!("{long}B")), ..base.clone() },
+            Options { weights: Some(format!("energy={long}")), ..base.clone() },
+            Options { weights: Some(format!("{long}=1")), ..base.clone() },
+            Options { require: Some(long.clone()), ..base.clone() },
+            Options { board: long.clone(), ..base.clone() },
+            Options { radio: long.clone(), ..base.clone() },
+            Options { chemistry: long.clone(), ..base.clone() },
+            Options { board: "rp\n2040\u{1b}[2J".into(), ..base.clone() },
+        ];
+        for o in cases {
+            let e = Request::resolve(&o).unwrap_err();
+            assert!(e.starts_with("--") && !e.contains('\n') && !e.contains('\u{1b}'), "{e:?}");
+            assert!(!e.contains(&"9".repeat(30)), "{e}");
+        }
+    }
+
+    /// Paths of the JSON (array elements as `[]`) where docs/choose.md's schema allows null.
+    const NULLABLE: &[&str] = &[
+        "request.flash_bytes",
+        "request.ram_bytes",
+        "candidates[].link_id",
+        "candidates[].figures",
+        "candidates[].rank",
+        "candidates[].score",
+        "robustness[].top",
+        "handover.dataset",
+    ];
+
+    /// Every null outside [`NULLABLE`] (serde_json writes NaN and infinity as null).
+    fn nulls(v: &serde_json::Value, path: &str, found: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Null if !NULLABLE.contains(&path) => found.push(path.to_string()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| nulls(x, &format!("{path}[]"), found)),
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    // sources are text keyed by name: no number lives below
+                    nulls(x, &p, found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn json_holds_no_null_where_the_schema_says_number_at_the_ends_of_every_range() {
+        let mut answers = 0;
+        for board in ["rp2040", "nrf52840", "esp32c3", "mkrzero", "nano33ble"] {
+            for radio in ["LoRa-SF7", "LoRa-SF12", "BLE-1M", "802.15.4", "WiFi-n-MCS7"] {
+                for (interval, payload, mah, v, life) in [
+                    ("1ms", "1B", 1.0, 0.5, "1s"),
+                    ("24h", "262113B", 1e6, 60.0, "100y"),
+                    ("10m", "16B", 2400.0, 3.0, "10y"),
+                    ("1s", "1KiB", 1.0, 60.0, "1d"),
+                ] {
+                    let o = Options {
+                        payload: payload.into(),
+                        battery_mah: mah,
+                        battery_v: v,
+                        lifetime: life.into(),
+                        weights: Some("energy=1,battery=1,latency=0.001,flash=1000,ram=0".into()),
+                        ..opts(board, radio, interval)
+                    };
+                    match choose(&o, None) {
+                        Ok(rep) => {
+                            let mut found = Vec::new();
+                            nulls(&serde_json::to_value(&rep).unwrap(), "", &mut found);
+                            assert!(found.is_empty(), "{board} {radio} {interval} {payload}: null at {found:?}");
+                            answers += 1;
+                        }
+                        Err(e) => assert!(e.starts_with("--interval: ") && !e.contains('\n'), "{e}"),
+                    }
+                }
+            }
+        }
+        assert!(answers >= 60, "{answers} answers");
     }
 }

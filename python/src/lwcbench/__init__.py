@@ -301,12 +301,14 @@ def choose(
     battery_mah: float = 2400.0,
     battery_v: float = 3.0,
     out: Union[None, str, "os.PathLike[str]"] = None,
+    force: bool = False,
 ) -> Dict[str, Any]:
     """``lwcbench choose`` through the same resolver as the CLI: the ranked, explained answer
     for a board, a radio and a requirement, as the dict ``lwcbench choose --json`` prints
     (schema ``lwcbench-choose/1``, docs/choose.md). Arguments are the CLI's options as strings
     (``interval="10m"``, ``payload="16B"``, ``flash="32KiB"``, ``weights="energy=3,flash=1"``).
-    ``out`` also writes choose.json, choose.html and choose.txt there. Bad input raises
+    ``out`` also writes choose.json, choose.html and choose.txt there, all or none (``force``
+    replaces an earlier answer, as ``--force``). Bad input raises
     ValueError with the CLI's message (it names the option)."""
     import json
 
@@ -314,6 +316,7 @@ def choose(
         board, radio, interval, payload=payload, flash=flash, ram=ram, security=int(security), require=require,
         weights=weights, lifetime=lifetime, allow_provisional=bool(allow_provisional), chemistry=chemistry,
         battery_mah=float(battery_mah), battery_v=float(battery_v), out=os.fspath(out) if out is not None else None,
+        force=bool(force),
     )
     return json.loads(text)
 
