@@ -157,6 +157,24 @@ pub(crate) fn sqlite_error(path: &Path, e: &rusqlite::Error) -> String {
 /// `-shm` files for writing where they exist, create a file beside them where one is missing.
 /// An existing store on a read-only mount opens for reading, even with its WAL (and, with its
 /// WAL files present, says nothing until the first commit), so this is checked before opening.
+/// Creates a missing SQLite store file empty with mode 0600 (SQLite takes an empty file for a
+/// new database): it holds decrypted readings, and SQLite gives its -wal and -shm the mode of
+/// the database file. An existing file keeps the mode its owner gave it.
+pub(crate) fn create_private(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if path.as_os_str().is_empty()
+        || path == Path::new(":memory:")
+        || path.to_str().is_some_and(|s| s.starts_with("file:"))
+    {
+        return Ok(());
+    }
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(format!("--store: cannot create {}: {e}", crate::input::shown(&path.display().to_string()))),
+    }
+}
+
 pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
     // an in-memory or temporary database, or a URI filename, writes no file of this name
     if path.as_os_str().is_empty()
@@ -267,6 +285,7 @@ impl Sqlite {
     pub fn open(path: &Path, run: &str, key_id: &str) -> Result<Sqlite, String> {
         let p = crate::input::shown(&path.display().to_string());
         check_writable(path)?;
+        create_private(path)?;
         let conn = rusqlite::Connection::open(path).map_err(|e| sqlite_error(path, &e))?;
         // WAL + synchronous=NORMAL: a committed batch survives a crash of this process (the
         // WAL is written before COMMIT returns); only an OS crash/power cut may lose the last
@@ -772,6 +791,21 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(key, ["device", "counter", "key_ref"]);
+    }
+
+    /// The store holds decrypted readings: a new SQLite file and its -wal and -shm are readable
+    /// by the owner only, whatever the umask (0022 here gives 0644 to a file SQLite creates).
+    #[test]
+    fn a_new_sqlite_store_and_its_wal_are_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.db");
+        let mut s = Sqlite::open(&p, "r", K).unwrap();
+        s.insert(&[Row { device: 1, counter: 1, cipher: 1, payload: vec![1] }]).unwrap();
+        for name in ["s.db", "s.db-wal", "s.db-shm"] {
+            let m = std::fs::metadata(d.path().join(name)).unwrap().permissions().mode() & 0o777;
+            assert_eq!(m, 0o600, "{name} has mode {m:o}");
+        }
     }
 
     /// A store whose unique key has the same columns in another order (as PostgreSQL's is)

@@ -71,6 +71,7 @@ impl SharedState {
             let path = spec.strip_prefix("sqlite:").unwrap_or(spec);
             let shown = format!("sqlite:{}", crate::input::shown(path));
             let sq = |e: rusqlite::Error| crate::store::sqlite_error(std::path::Path::new(path), &e);
+            crate::store::create_private(std::path::Path::new(path))?;
             let mut c = rusqlite::Connection::open(path).map_err(sq)?;
             c.busy_timeout(Duration::from_secs(30)).map_err(sq)?;
             c.execute_batch(
