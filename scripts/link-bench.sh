@@ -28,12 +28,12 @@ IFS=, read -ra list <<<"$ciphers"
 for c in "${list[@]}"; do
   for r in $(seq 1 "$repeat"); do
     d="$tmp/max-$r"
-    "$bin" link --cipher "$c" --devices "$devices" --messages "$messages" --rate max --out "$d" --force >/dev/null
+    "$bin" link --cipher "$c" --allow-provisional --devices "$devices" --messages "$messages" --rate max --out "$d" --force >/dev/null
     max=$(field "$d/link_summary.csv" msgs_per_s)
     cpu=$(field "$d/link_summary.csv" gateway_cpu_us_per_msg)
     half=$(python3 -c "print(max(1, int(float('$max') / 2)))")
     h="$tmp/half-$r"
-    "$bin" link --cipher "$c" --devices "$devices" --messages "$messages" --rate "$half" --out "$h" --force >/dev/null
+    "$bin" link --cipher "$c" --allow-provisional --devices "$devices" --messages "$messages" --rate "$half" --out "$h" --force >/dev/null
     python3 - "$h/link_summary.csv" "$c" "$r" "$max" "$cpu" "$half" >>"$tmp/raw.csv" <<'PY'
 import csv, sys
 f, c, r, mx, cpu, half = sys.argv[1:]

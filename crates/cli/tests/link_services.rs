@@ -23,7 +23,19 @@ fn whole_path_through_mosquitto() {
     let port = svc.port;
     let url = format!("mqtt://127.0.0.1:{port}");
     let r = link_ok(
-        &["-o", "out", "--broker", &url, "--messages", "50", "--interval", "1ms", "--cipher", "DRACO"],
+        &[
+            "-o",
+            "out",
+            "--broker",
+            &url,
+            "--messages",
+            "50",
+            "--interval",
+            "1ms",
+            "--cipher",
+            "DRACO",
+            "--allow-provisional",
+        ],
         d.path(),
     );
     assert_eq!((r["sent"].as_str(), r["stored"].as_str(), r["missing"].as_str()), ("400", "400", "0"));

@@ -1131,6 +1131,10 @@ pub fn handover(req: &Request, chosen: &Candidate, data: &Data, out: Option<&str
     });
     let mut cmd: Vec<String> = ["lwcbench", "link", "--cipher"].iter().map(|s| s.to_string()).collect();
     cmd.push(chosen.id.clone());
+    // A gated suite runs on the link only with its flag (docs/security.md "Gated ciphers").
+    if let Ok(s) = crate::wire::suite::find(&chosen.id) {
+        cmd.extend(crate::wire::gate::flags(&s).iter().map(|f| f.to_string()));
+    }
     for (k, v) in [
         ("--devices", "1".to_string()),
         ("--messages", "20".to_string()),

@@ -75,6 +75,8 @@ pub(super) struct SessionArgs {
     #[arg(long)]
     pub(super) force: bool,
     #[command(flatten)]
+    pub(super) gate: GateArgs,
+    #[command(flatten)]
     pub(super) net: NetArgs,
     #[command(flatten)]
     pub(super) video: super::video_args::VideoArgs,
@@ -124,6 +126,29 @@ pub(super) struct SessionArgs {
     /// Report interval the battery model assumes (e.g. 60s); the session itself runs at --interval/--rate.
     #[arg(long, default_value = "60s")]
     pub(super) report_interval: String,
+}
+
+/// The explicit flags for gated suites (docs/security.md "Gated ciphers"), on every link path
+/// that seals or opens with a suite.
+#[derive(Args, Default, Clone, Copy)]
+pub(super) struct GateArgs {
+    /// Allow DRACO (ids 32–34): a provisional reconstruction of a cipher with a known attack
+    /// (Banik, ToSC 2022(4)); labelled PROVISIONAL in every output.
+    #[arg(long)]
+    pub(super) allow_provisional: bool,
+    /// UNSAFE: allow suites with keys under 112 bits (Trivium, Grain v1, MICKEY 2.0: 80 bits);
+    /// labelled UNSAFE in every output.
+    #[arg(long)]
+    pub(super) unsafe_short_key: bool,
+}
+
+impl GateArgs {
+    pub(super) fn gate(&self) -> lwcbench_link::wire::gate::Gate {
+        lwcbench_link::wire::gate::Gate {
+            allow_provisional: self.allow_provisional,
+            unsafe_short_key: self.unsafe_short_key,
+        }
+    }
 }
 
 #[derive(Args, Default)]

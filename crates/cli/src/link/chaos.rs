@@ -14,6 +14,8 @@ use super::options::{check_batch, default_out, parse_duration, record};
 pub(super) struct ChaosArgs {
     #[arg(long, default_value = "Ascon-AEAD128")]
     cipher: String,
+    #[command(flatten)]
+    gate: super::args::GateArgs,
     /// Device processes, 1..=64.
     #[arg(long, default_value_t = 4)]
     devices: u32,
@@ -80,6 +82,7 @@ pub(super) struct ChaosArgs {
 
 pub(super) fn chaos(a: &ChaosArgs) -> Result<(), String> {
     let s = suite::find(&a.cipher)?;
+    a.gate.gate().check(&s)?;
     let interval = parse_duration(&a.interval, "--interval")?;
     if interval < Duration::from_micros(100) {
         return Err(format!("--interval: '{}' is below 100us (one process per device)", a.interval));
@@ -166,7 +169,9 @@ pub(super) fn chaos(a: &ChaosArgs) -> Result<(), String> {
             "verdict": o.verdict,
             "delivery_rule": "a reading counts as sent once its frame is in the device's capture file; see docs/link.md Faults",
         });
-        let mut rec = record("chaos", config, started, failures.clone());
+        let mut notes = lwcbench_link::wire::gate::notes(std::slice::from_ref(&s));
+        notes.extend(failures.iter().cloned());
+        let mut rec = record("chaos", config, started, notes);
         rd.finish(&files, &mut rec)?;
     }
     if !failures.is_empty() {

@@ -31,6 +31,8 @@ pub(super) struct DeviceArgs {
     counter_state: Option<PathBuf>,
     #[arg(long, default_value = "Ascon-AEAD128")]
     cipher: String,
+    #[command(flatten)]
+    gate: super::args::GateArgs,
     #[arg(long, default_value_t = 100)]
     messages: u64,
     /// Report interval (e.g. 1ms), or 0 for as fast as possible.
@@ -57,6 +59,7 @@ pub(super) struct DeviceArgs {
 pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
     input::check_session(&a.session)?;
     let s = suite::find(&a.cipher)?;
+    a.gate.gate().check(&s)?;
     let b = broker::parse_url(&a.broker)?;
     let interval = parse_duration(&a.interval, "--interval")?;
     // A device never creates a key: the key file must exist, and with it its counter state.
@@ -70,6 +73,7 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
     } else {
         Delivery::Pipelined
     };
+    let st_suite = s.clone();
     let st = DeviceProcess {
         suite: s,
         device: a.id,
@@ -84,6 +88,6 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
         delivery,
     }
     .run()?;
-    println!("device {} sent {} readings", a.id, st.sent);
+    println!("{}device {} sent {} readings", lwcbench_link::wire::gate::prefix(&st_suite), a.id, st.sent);
     Ok(())
 }

@@ -30,6 +30,8 @@ pub(super) struct GatewayArgs {
     store: String,
     #[arg(long, default_value = "Ascon-AEAD128")]
     cipher: String,
+    #[command(flatten)]
+    gate: super::args::GateArgs,
     /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB).
     #[arg(long, default_value_t = 1024)]
     window: u64,
@@ -54,6 +56,8 @@ pub(super) struct GatewayArgs {
 
 pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
     let s = suite::find(&a.cipher)?;
+    a.gate.gate().check(&s)?;
+    let label = lwcbench_link::wire::gate::prefix(&s);
     let b = broker::parse_url(&a.broker)?;
     let devices = gateway_proc::parse_devices(&a.devices)?;
     lwcbench_link::gateway::replay::ReplayWindow::new(a.window)?;
@@ -73,6 +77,7 @@ pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
         (None, None) => None,
     };
     let master = lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
+    let s_protection = s.protection(false);
     let last = gateway_proc::GatewayProcess {
         suite: s,
         devices,
@@ -88,6 +93,9 @@ pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
     }
     .run(|| {
         use std::io::Write;
+        if !label.is_empty() {
+            eprintln!("{label}{}: {}", a.cipher, s_protection);
+        }
         println!("ready");
         let _ = std::io::stdout().flush();
     })?;

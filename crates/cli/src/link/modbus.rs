@@ -40,6 +40,8 @@ pub(super) struct ModbusProxyArgs {
     /// with the link's Poly1305 composition).
     #[arg(long, default_value = "Ascon-AEAD128")]
     cipher: String,
+    #[command(flatten)]
+    gate: super::args::GateArgs,
     /// Proxy pair number: master → slave is link device 0x4D420000 + 2·PAIR, slave → master one
     /// more (pairs sharing one key need different numbers).
     #[arg(long, default_value_t = 0)]
@@ -94,6 +96,8 @@ pub(super) struct ModbusArgs {
     /// Cipher(s), comma-separated: "name/impl", a bare name, or a frame cipher id.
     #[arg(long, default_value = "Ascon-AEAD128")]
     cipher: String,
+    #[command(flatten)]
+    gate: super::args::GateArgs,
     /// Timed polls per cycle and path (1..=1000000).
     #[arg(long, default_value_t = 2000)]
     polls: usize,
@@ -136,6 +140,7 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
         (Hop::Plain, "UNSAFE: plain hop, no encryption".to_string())
     } else {
         let s = suite::find(&a.cipher)?;
+        a.gate.gate().check(&s)?;
         let key_file = a.key_file.clone().expect("clap: --key-file unless --unsafe-plain");
         MasterKey::read(&key_file)?;
         let beside = |ext: &str| {
@@ -151,7 +156,8 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
         // per direction, so one writer of the replay state too.
         let (master, store) = counter::open_session(&key_file, &state, a.counter_block)?;
         let hop = Hop::sealed(&s, &master, &store, a.pair, side, a.window, Some(&replay))?;
-        (hop, format!("{} (sends as device {}, accepts device {})", s.name(), devices.0, devices.1))
+        let label = lwcbench_link::wire::gate::prefix(&s);
+        (hop, format!("{label}{} (sends as device {}, accepts device {})", s.name(), devices.0, devices.1))
     };
     let log = format!("modbus-proxy ({})", side.name());
     let shown = log.clone();
@@ -171,8 +177,11 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
 /// summary.md into a run directory.
 pub(super) fn measure(a: &ModbusArgs) -> Result<(), String> {
     let ciphers: Vec<String> = a.cipher.split(',').map(|c| c.trim().to_string()).collect();
+    let mut suites = Vec::new();
     for c in &ciphers {
-        suite::find(c)?;
+        let s = suite::find(c)?;
+        a.gate.gate().check(&s)?;
+        suites.push(s);
     }
     if a.polls == 0 || a.polls > measure::MAX_POLLS {
         return Err(format!("--polls: {} is not in 1..={}", a.polls, measure::MAX_POLLS));
@@ -197,8 +206,8 @@ pub(super) fn measure(a: &ModbusArgs) -> Result<(), String> {
     let rd = RunDir::begin(&out, a.force)?;
     let opts = Options { interval, cycles, state_dir: Some(rd.kept("state")), warmup: a.warmup, ..Options::default() };
     let mut all = Vec::new();
-    for c in &ciphers {
-        eprintln!("modbus: {c}: {} polls per cycle and path …", a.polls);
+    for (c, s) in ciphers.iter().zip(&suites) {
+        eprintln!("modbus: {}{c}: {} polls per cycle and path …", lwcbench_link::wire::gate::prefix(s), a.polls);
         all.extend(measure::measure_modbus(c, a.polls, &opts).map_err(|e| rd.shown(&e))?);
     }
     let m = lwcbench_engine::machine::Machine::detect();
@@ -223,7 +232,7 @@ pub(super) fn measure(a: &ModbusArgs) -> Result<(), String> {
         false,
         config,
         started,
-        vec![],
+        lwcbench_link::wire::gate::notes(&suites),
     );
     rd.finish(&files, &mut rec)?;
     println!("wrote {}", out.display());

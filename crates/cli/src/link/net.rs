@@ -148,7 +148,8 @@ pub(super) fn session(
     let session = session::new_session();
     let mut rows: Vec<ConditionRow> = Vec::new();
     let mut records = Vec::new();
-    let mut notes = vec!["network conditions: see docs/network-conditions.md".to_string()];
+    let mut notes = lwcbench_link::wire::gate::notes(suites);
+    notes.push("network conditions: see docs/network-conditions.md".to_string());
     let mut netem = false;
     let mut brokers = Vec::new();
     let mut n = 0usize;
@@ -175,8 +176,9 @@ pub(super) fn session(
                     netcond::run_condition(&env, &mut toxi, &cfg, t, c, a.net.net_seed).map_err(|e| rd.shown(&e))?;
                 let row = ConditionRow::new(&s.name(), a.devices, interval, &r);
                 eprintln!(
-                    "{} {} [{}]: sent {} stored {} ({:.1} %), counted drops {}, not delivered {}{}, e2e p50 {} ms p99 {} ms",
+                    "{} {}{} [{}]: sent {} stored {} ({:.1} %), counted drops {}, not delivered {}{}, e2e p50 {} ms p99 {} ms",
                     t.as_str(),
+                    lwcbench_link::wire::gate::prefix(s),
                     row.cipher,
                     sweep::label(c),
                     row.sent,

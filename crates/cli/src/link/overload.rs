@@ -14,6 +14,8 @@ use super::options::{check_batch, default_out, parse_duration, record, transport
 pub(super) struct OverloadArgs {
     #[arg(long, default_value = "Ascon-AEAD128")]
     cipher: String,
+    #[command(flatten)]
+    gate: super::args::GateArgs,
     #[arg(long, default_value_t = 8)]
     devices: u32,
     /// Offered rates (readings/s over all devices), comma-separated, one step each.
@@ -45,6 +47,7 @@ pub(super) struct OverloadArgs {
 
 pub(super) fn overload(a: &OverloadArgs) -> Result<(), String> {
     let s = suite::find(&a.cipher)?;
+    a.gate.gate().check(&s)?;
     let rates = a
         .rates
         .split(',')
@@ -118,7 +121,7 @@ pub(super) fn overload(a: &OverloadArgs) -> Result<(), String> {
             "keep": a.keep, "max_p99_s": max_p99.as_secs_f64(),
             "sustainable_per_s": overload::sustainable(&rows),
         });
-        let mut rec = record("overload", config, started, vec![]);
+        let mut rec = record("overload", config, started, lwcbench_link::wire::gate::notes(std::slice::from_ref(&s)));
         rd.finish(&files, &mut rec)?;
     }
     println!("wrote {}", out.display());

@@ -45,6 +45,11 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
         Some(p) => return Err(format!("--preset: '{p}' is not a link preset (lora-minute, net-sweep)")),
     };
     let suites = cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()?;
+    // A preset reproduces a study that measured DRACO: it allows it (still labelled
+    // PROVISIONAL everywhere); --cipher needs the flag.
+    let mut gate = a.gate.gate();
+    gate.allow_provisional |= a.preset.is_some();
+    gate.check_all(&suites)?;
     if let Some(file) = &a.video.video {
         return super::video::run(a, file, &suites);
     }
@@ -139,8 +144,9 @@ fn session_in(
         let mut row = results::summary_row(s, a.unsafe_no_integrity, a.devices, &o, &msgs);
         row.store = rd.shown(&row.store);
         eprintln!(
-            "{}{}: sent {} stored {} missing {} refused {} — {} msgs/s, e2e p50 {} p99 {}, wire {:.0} B ({:+.0} B)",
+            "{}{}{}: sent {} stored {} missing {} refused {} — {} msgs/s, e2e p50 {} p99 {}, wire {:.0} B ({:+.0} B)",
             if a.unsafe_no_integrity { "UNSAFE (no integrity) " } else { "" },
+            lwcbench_link::wire::gate::prefix(s),
             row.cipher,
             row.sent,
             row.stored,
@@ -175,7 +181,8 @@ fn session_in(
         ("summary.md".to_string(), md.into_bytes()),
     ];
     files.sort_by(|x, y| x.0.cmp(&y.0));
-    let mut notes = vec!["latency parts and energy figures: see docs/link.md".to_string()];
+    let mut notes = lwcbench_link::wire::gate::notes(suites);
+    notes.push("latency parts and energy figures: see docs/link.md".to_string());
     notes.extend(measured_notes);
     let mut rec = LinkRecord::new(
         "lwcbench link".into(),
@@ -271,7 +278,13 @@ fn attack(a: &SessionArgs, rd: RunDir, suites: &[suite::Suite]) -> Result<(), St
             lwcbench_link::store::Sqlite::open(&db, &session, &master.fingerprint()).map_err(|e| rd.shown(&e))?;
         let t = lwcbench_link::experiments::attack::run(s, &master, &mut st)?;
         let failed = t.iter().filter(|r| !r.pass).count();
-        eprintln!("{}: attack suite {} classes, {} failed", s.name(), t.len(), failed);
+        eprintln!(
+            "{}{}: attack suite {} classes, {} failed",
+            lwcbench_link::wire::gate::prefix(s),
+            s.name(),
+            t.len(),
+            failed
+        );
         rows.extend(t);
     }
     std::fs::remove_dir_all(&scratch).map_err(|e| format!("--out: cannot remove the attack stores: {e}"))?;
@@ -286,7 +299,7 @@ fn attack(a: &SessionArgs, rd: RunDir, suites: &[suite::Suite]) -> Result<(), St
         serde_json::json!({ "ciphers": suites.iter().map(|s| s.name()).collect::<Vec<_>>(), "window": 64,
             "path": "frames delivered to the gateway's check/open/store path in process (no broker)" }),
         started,
-        vec![],
+        lwcbench_link::wire::gate::notes(suites),
     );
     let out = rd.shown(&rd.stage().display().to_string());
     rd.finish(&files, &mut rec)?;

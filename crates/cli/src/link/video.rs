@@ -102,10 +102,11 @@ pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), S
         let r = video::run(&cfg).map_err(|e| rd.shown(&e))?;
         let m = &r.summary;
         eprintln!(
-            "{}{} {}: frames sent {} delivered {} lost {} (parts sent {} received {} dropped {}: injected {}, kernel {}, \
+            "{}{}{} {}: frames sent {} delivered {} lost {} (parts sent {} received {} dropped {}: injected {}, kernel {}, \
              send errors {}, uncounted {}; refused {}: bad_tag {}, replay {}, too_old {}, other {}) — {:.1} frames/s, \
              latency p50 {} p99 {}, overhead {:.0} B/frame ({:.2} %)",
             if a.unsafe_no_integrity { "UNSAFE (no integrity) " } else { "" },
+            lwcbench_link::wire::gate::prefix(s),
             m.cipher,
             m.transport,
             m.frames_sent,
@@ -155,6 +156,8 @@ pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), S
         ("summary.md".to_string(), md.into_bytes()),
         ("video_frames.csv".to_string(), results::to_csv(&frames_csv)),
     ];
+    let mut notes = lwcbench_link::wire::gate::notes(suites);
+    notes.push("video frames: see docs/link.md \"Video frames (version 2)\"".to_string());
     let mut rec = LinkRecord::new(
         "lwcbench link --video".into(),
         "link".into(),
@@ -171,7 +174,7 @@ pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), S
             "paths": paths,
         }),
         started,
-        vec!["video frames: see docs/link.md \"Video frames (version 2)\"".to_string()],
+        notes,
     );
     rd.finish(&files, &mut rec)?;
     println!("wrote {}", out.display());

@@ -1,5 +1,6 @@
 //! What goes over the air: the frame, the cipher suites that protect it, and the keys.
 pub mod frame;
+pub mod gate;
 pub mod keys;
 pub mod suite;
 pub mod video;

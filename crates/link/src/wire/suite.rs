@@ -64,14 +64,21 @@ impl Suite {
     pub fn overhead(&self, unauthenticated: bool) -> usize {
         HEADER_LEN + self.tag_len(unauthenticated)
     }
-    /// How integrity is obtained, for every output.
-    pub fn protection(&self, unauthenticated: bool) -> &'static str {
-        match (self.kind, unauthenticated) {
+    /// How integrity is obtained, for every output; a gated suite's labels
+    /// ([`crate::wire::gate`]) come first.
+    pub fn protection(&self, unauthenticated: bool) -> String {
+        let how = match (self.kind, unauthenticated) {
             (_, true) => "UNSAFE: confidentiality only, no integrity (forged frames are accepted)",
             (Kind::Aead, false) => "the cipher's own AEAD",
             (Kind::StreamPoly1305, false) => {
                 "this project's composition: stream cipher + one-time Poly1305 key (RFC 8439 style)"
             }
+        };
+        let labels = crate::wire::gate::labels(self);
+        if labels.is_empty() {
+            how.to_string()
+        } else {
+            format!("{}: {how}", labels.join(", "))
         }
     }
 }
@@ -452,6 +459,10 @@ mod tests {
         k.seal(1, 2, b"abc", &mut f).unwrap();
         assert_eq!(f.len(), HEADER_LEN + 3);
         assert_eq!(f[2], crate::wire::frame::FLAG_UNAUTHENTICATED);
-        assert!(d.protection(true).starts_with("UNSAFE"));
+        assert_eq!(
+            d.protection(true),
+            "PROVISIONAL: UNSAFE: confidentiality only, no integrity (forged frames are accepted)"
+        );
+        assert!(find("Ascon-AEAD128").unwrap().protection(false) == "the cipher's own AEAD");
     }
 }

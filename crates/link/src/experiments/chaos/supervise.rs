@@ -138,6 +138,7 @@ impl Ctl<'_> {
         let mut child = cmd
             .args(["--broker", &format!("mqtt://127.0.0.1:{}", self.port)])
             .args(["--session", &self.session, "--cipher", &c.suite.name(), "--devices", &devices])
+            .args(crate::wire::gate::flags(&c.suite))
             .arg("--key-file")
             .arg(&self.key)
             .args(["--store", &self.store, "--window", &c.window.to_string(), "--batch", &c.batch.to_string()])
@@ -178,6 +179,7 @@ impl Ctl<'_> {
         let child = Command::new(&c.exe)
             .args(["link", "device", "--durable", "--id", &d.to_string(), "--session", &self.session])
             .args(["--broker", &format!("mqtt://127.0.0.1:{}", self.port), "--cipher", &c.suite.name()])
+            .args(crate::wire::gate::flags(&c.suite))
             .arg("--key-file")
             .arg(&self.key)
             .args(["--counter-block", "64", "--messages", "0"])

@@ -1,0 +1,140 @@
+//! Which suites the link refuses without an explicit flag, and how the allowed ones are labelled
+//! (docs/security.md "Gated ciphers").
+//!
+//! * DRACO (ids 32–34) is this project's reconstruction of the published cipher, and the
+//!   published cipher has a known attack (Banik, "Cryptanalysis of Draco", IACR ToSC 2022(4)):
+//!   refused without `--allow-provisional`, labelled PROVISIONAL when allowed.
+//! * Suites with keys under 112 bits (NIST SP 800-131A's floor; the 80-bit Trivium, Grain v1
+//!   and MICKEY 2.0) are refused without `--unsafe-short-key`, labelled UNSAFE when allowed.
+use crate::wire::suite::Suite;
+
+/// Smallest key the link takes without `--unsafe-short-key`, in bits.
+pub const MIN_KEY_BITS: usize = 112;
+
+/// Why DRACO needs `--allow-provisional`, as every message and label says it.
+pub const PROVISIONAL_WHY: &str =
+    "a provisional reconstruction of a cipher with a known attack (Banik, 'Cryptanalysis of Draco', ToSC 2022(4))";
+
+/// Is this suite's cipher the provisional DRACO reconstruction?
+pub fn is_provisional(s: &Suite) -> bool {
+    s.entry.info.name.eq_ignore_ascii_case("DRACO")
+}
+
+/// Is this suite's key shorter than [`MIN_KEY_BITS`]?
+pub fn is_short_key(s: &Suite) -> bool {
+    s.key_len() * 8 < MIN_KEY_BITS
+}
+
+/// The explicit flags a link path was given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gate {
+    pub allow_provisional: bool,
+    pub unsafe_short_key: bool,
+}
+
+impl Gate {
+    /// `Err` (one line naming the cipher, the flag and the reason) for a suite not allowed.
+    pub fn check(&self, s: &Suite) -> Result<(), String> {
+        if is_provisional(s) && !self.allow_provisional {
+            return Err(format!("--cipher: {} is {PROVISIONAL_WHY}; pass --allow-provisional to use it", s.name()));
+        }
+        if is_short_key(s) && !self.unsafe_short_key {
+            return Err(format!(
+                "--cipher: {} has a key of {} bits, under the {MIN_KEY_BITS}-bit minimum; pass --unsafe-short-key to use it",
+                s.name(),
+                s.key_len() * 8
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`Gate::check`] for every suite.
+    pub fn check_all(&self, suites: &[Suite]) -> Result<(), String> {
+        suites.iter().try_for_each(|s| self.check(s))
+    }
+}
+
+/// The labels of a suite ("PROVISIONAL", "UNSAFE short key"), empty for the others.
+pub fn labels(s: &Suite) -> Vec<&'static str> {
+    let mut l = Vec::new();
+    if is_provisional(s) {
+        l.push("PROVISIONAL");
+    }
+    if is_short_key(s) {
+        l.push("UNSAFE short key");
+    }
+    l
+}
+
+/// "PROVISIONAL " / "UNSAFE short key " / "" to put before a suite's name on a line of output.
+pub fn prefix(s: &Suite) -> String {
+    labels(s).iter().map(|l| format!("{l} ")).collect()
+}
+
+/// The flags a child process (`link gateway`, `link device`) needs for a suite its parent
+/// already allowed.
+pub fn flags(s: &Suite) -> Vec<&'static str> {
+    let mut f = Vec::new();
+    if is_provisional(s) {
+        f.push("--allow-provisional");
+    }
+    if is_short_key(s) {
+        f.push("--unsafe-short-key");
+    }
+    f
+}
+
+/// The run record's notes for the labelled suites among `suites`, one per suite.
+pub fn notes(suites: &[Suite]) -> Vec<String> {
+    suites
+        .iter()
+        .filter_map(|s| {
+            let mut why = Vec::new();
+            if is_provisional(s) {
+                why.push(format!("PROVISIONAL: {PROVISIONAL_WHY}"));
+            }
+            if is_short_key(s) {
+                why.push(format!("UNSAFE: a key of {} bits, under {MIN_KEY_BITS}", s.key_len() * 8));
+            }
+            (!why.is_empty()).then(|| format!("{}: {}", s.name(), why.join("; ")))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::suite::find;
+
+    /// The gated ids are those of the catalogue's table as docs/link.md publishes it: DRACO
+    /// 32–34 provisional; Trivium (35), Grain v1 (38), MICKEY 2.0 (39) with 10-byte keys.
+    #[test]
+    fn gated_suites_are_draco_and_the_80_bit_keys() {
+        let all = crate::wire::suite::offered();
+        let prov: Vec<u8> = all.iter().filter(|s| is_provisional(s)).map(|s| s.id).collect();
+        let short: Vec<u8> = all.iter().filter(|s| is_short_key(s)).map(|s| s.id).collect();
+        assert_eq!(prov, [32, 33, 34]);
+        assert_eq!(short, [35, 38, 39]);
+    }
+
+    #[test]
+    fn refused_without_the_flag_allowed_with_it() {
+        let none = Gate::default();
+        let d = find("DRACO").unwrap();
+        let e = none.check(&d).unwrap_err();
+        assert!(
+            e.contains("DRACO/rust-fast") && e.contains("--allow-provisional") && e.contains("ToSC 2022(4)"),
+            "{e}"
+        );
+        let t = find("Trivium").unwrap();
+        let e = none.check(&t).unwrap_err();
+        assert!(e.contains("Trivium/rust has a key of 80 bits") && e.contains("--unsafe-short-key"), "{e}");
+        assert!(none.check(&find("Ascon-AEAD128").unwrap()).is_ok());
+        assert!(Gate { allow_provisional: true, ..Gate::default() }.check(&d).is_ok());
+        assert!(Gate { allow_provisional: true, ..Gate::default() }.check(&t).is_err());
+        assert!(Gate { unsafe_short_key: true, ..Gate::default() }.check(&t).is_ok());
+        assert_eq!(prefix(&d), "PROVISIONAL ");
+        assert_eq!(prefix(&t), "UNSAFE short key ");
+        assert_eq!(prefix(&find("Ascon-AEAD128").unwrap()), "");
+    }
+}
