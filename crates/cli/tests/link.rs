@@ -185,6 +185,51 @@ fn draco_and_short_keys_are_gated_on_every_link_path() {
     assert!(run.contains("Trivium/rust: UNSAFE: a key of 80 bits, under 112"), "{run}");
 }
 
+/// `--max-failed-tags 0` would refuse every device at once: one error line on both receivers.
+#[test]
+fn max_failed_tags_zero_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let k = d.path().join("k.key");
+    let k = k.to_str().unwrap();
+    let bk = "mqtt://127.0.0.1:1";
+    assert_clean_error(
+        &[
+            "link",
+            "gateway",
+            "--session",
+            "s",
+            "--broker",
+            bk,
+            "--key-file",
+            k,
+            "--devices",
+            "0",
+            "--store",
+            "o",
+            "--max-failed-tags",
+            "0",
+        ],
+        "--max-failed-tags: must be at least 1",
+    );
+    assert_clean_error(
+        &[
+            "link",
+            "modbus-proxy",
+            "--side",
+            "master",
+            "--listen",
+            "127.0.0.1:0",
+            "--peer",
+            "127.0.0.1:1",
+            "--key-file",
+            k,
+            "--max-failed-tags",
+            "0",
+        ],
+        "--max-failed-tags: must be at least 1",
+    );
+}
+
 #[test]
 fn bad_input_is_one_error_line() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

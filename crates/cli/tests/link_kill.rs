@@ -51,6 +51,7 @@ fn sigkill_and_restart_never_reuse_a_counter_and_lose_nothing_after_restart() {
             transport: Transport::Mqtt(broker),
             batch: 128,
             max_samples: 0,
+            max_failed_tags: None,
         },
         &master,
         rt.handle(),

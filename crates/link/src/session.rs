@@ -84,6 +84,7 @@ impl LinkConfig {
             transport,
             batch: self.batch,
             max_samples: 4 << 20,
+            max_failed_tags: None,
         }
     }
 

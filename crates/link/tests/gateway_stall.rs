@@ -69,6 +69,7 @@ fn spec(b: &BrokerAddr, store: &str, session: &str) -> GatewaySpec {
         transport: Transport::Mqtt(b.clone()),
         batch: 8,
         max_samples: 0,
+        max_failed_tags: None,
     }
 }
 

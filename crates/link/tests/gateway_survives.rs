@@ -43,6 +43,7 @@ fn spec(b: &BrokerAddr, store: &str, session: &str) -> GatewaySpec {
         transport: Transport::Mqtt(b.clone()),
         batch: 8,
         max_samples: 0,
+        max_failed_tags: None,
     }
 }
 
@@ -310,6 +311,7 @@ fn the_gateway_process_ends_when_its_store_fails() {
         stats: None,
         stats_every: Duration::from_secs(1),
         shared: None,
+        max_failed_tags: None,
     };
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let (done_tx, done_rx) = std::sync::mpsc::channel();

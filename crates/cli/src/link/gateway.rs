@@ -52,6 +52,10 @@ pub(super) struct GatewayArgs {
     /// group and the same across restarts: the broker keeps what it handed this member for it.
     #[arg(long, value_name = "NAME")]
     member: Option<String>,
+    /// Failed tags per device before an alarm and its further frames are refused (default 2^20
+    /// for 128-bit tags, 2^16 for 64-bit ones; docs/security.md "Forgery bound").
+    #[arg(long)]
+    max_failed_tags: Option<u64>,
 }
 
 pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
@@ -64,6 +68,9 @@ pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
     check_batch(a.batch)?;
     input::check_session(&a.session)?;
     input::no_control("--store", &a.store)?;
+    if a.max_failed_tags == Some(0) {
+        return Err("--max-failed-tags: must be at least 1".into());
+    }
     let every = parse_duration(&a.stats_every, "--stats-every")?;
     if every < Duration::from_millis(10) {
         return Err("--stats-every: at least 10ms".into());
@@ -90,6 +97,7 @@ pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
         stats: a.stats.clone(),
         stats_every: every,
         shared,
+        max_failed_tags: a.max_failed_tags,
     }
     .run(|| {
         use std::io::Write;

@@ -49,6 +49,10 @@ pub(super) struct ModbusProxyArgs {
     /// Replay window of the receiving direction, in counters (1..=1048576).
     #[arg(long, default_value_t = 1024)]
     window: u64,
+    /// Failed tags of the receiving direction before an alarm and its further frames are
+    /// refused (default 2^20 for 128-bit tags, 2^16 for 64-bit ones; docs/security.md).
+    #[arg(long)]
+    max_failed_tags: Option<u64>,
     /// Counters reserved per durable write of the counter state.
     #[arg(long, default_value_t = lwcbench_link::device::counter::DEFAULT_BLOCK)]
     counter_block: u64,
@@ -133,6 +137,9 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
     let peer = resolve("--peer", &a.peer)?;
     let devices = lwcbench_link::industrial::modbus::proxy::devices(a.pair, side)?;
     let limits = a.limits()?;
+    if a.max_failed_tags == Some(0) {
+        return Err("--max-failed-tags: must be at least 1".into());
+    }
     // Listen first: a port in use is refused before a counter state is started.
     let listener =
         std::net::TcpListener::bind(listen).map_err(|e| format!("--listen: cannot listen on {listen}: {e}"))?;
@@ -156,6 +163,9 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
         // per direction, so one writer of the replay state too.
         let (master, store) = counter::open_session(&key_file, &state, a.counter_block)?;
         let hop = Hop::sealed(&s, &master, &store, a.pair, side, a.window, Some(&replay))?;
+        if let Some(n) = a.max_failed_tags {
+            hop.set_max_failed_tags(n)?;
+        }
         let label = lwcbench_link::wire::gate::prefix(&s);
         (hop, format!("{label}{} (sends as device {}, accepts device {})", s.name(), devices.0, devices.1))
     };

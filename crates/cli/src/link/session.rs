@@ -158,6 +158,9 @@ fn session_in(
             row.wire_bytes,
             row.overhead_bytes
         );
+        if o.tally.alarms > 0 {
+            eprintln!("  alarm: {} device(s) spent their failed-tag budget (refused tag_budget)", o.tally.alarms);
+        }
         if a.workers > 1 {
             eprintln!("  frames checked per worker: {:?}", o.per_worker);
         }

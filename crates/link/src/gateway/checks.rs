@@ -24,16 +24,20 @@ pub enum Refusal {
     TooOld,
     /// Authentication failed.
     BadTag,
+    /// The device's failed-tag budget is spent ([`Gateway::with_max_failed_tags`]): its frames
+    /// are refused unopened.
+    TagBudget,
 }
 
 impl Refusal {
-    pub const ALL: [Refusal; 6] = [
+    pub const ALL: [Refusal; 7] = [
         Refusal::Malformed,
         Refusal::UnknownDevice,
         Refusal::WrongCipher,
         Refusal::Replay,
         Refusal::TooOld,
         Refusal::BadTag,
+        Refusal::TagBudget,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -43,6 +47,7 @@ impl Refusal {
             Refusal::Replay => "replay",
             Refusal::TooOld => "too_old",
             Refusal::BadTag => "bad_tag",
+            Refusal::TagBudget => "tag_budget",
         }
     }
 }
@@ -51,7 +56,9 @@ impl Refusal {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     pub accepted: u64,
-    pub refused: [u64; 6],
+    pub refused: [u64; 7],
+    /// Devices whose failed-tag budget ran out (each counted once).
+    pub alarms: u64,
 }
 
 impl Tally {
@@ -69,6 +76,20 @@ type Candidate = (Header, Zeroizing<[u8; 16]>, [u8; 12]);
 struct DeviceState {
     keyed: Keyed,
     window: ReplayWindow,
+    /// Frames of this device whose tag failed.
+    failed_tags: u64,
+}
+
+/// The default failed-tag budget per device: 2^20 for tags of at least 128 bits, 2^16 for
+/// shorter (64-bit) ones. With about q/2^t as the chance that one of q forgeries passes a
+/// t-bit tag, it keeps that chance under 2^-44 (t = 64) per device key; docs/security.md
+/// "Forgery bound and the failed-tag budget".
+pub fn default_max_failed_tags(tag_bytes: usize) -> u64 {
+    if tag_bytes >= 16 {
+        1 << 20
+    } else {
+        1 << 16
+    }
 }
 
 /// One opened frame.
@@ -87,6 +108,8 @@ pub struct Gateway {
     /// A counter older than the window is not refused here but opened and left to the store,
     /// whose unique key decides (the gateway workers: another member may never have stored it).
     old_to_store: bool,
+    /// Failed tags a device may have before its frames are refused unopened.
+    max_failed_tags: u64,
     pub tally: Tally,
 }
 
@@ -106,7 +129,11 @@ impl Gateway {
             let key = master.device_key(suite.id, d, suite.key_len());
             map.insert(
                 d,
-                DeviceState { keyed: Keyed::new(suite, &key, unauthenticated)?, window: ReplayWindow::new(window)? },
+                DeviceState {
+                    keyed: Keyed::new(suite, &key, unauthenticated)?,
+                    window: ReplayWindow::new(window)?,
+                    failed_tags: 0,
+                },
             );
         }
         Ok(Gateway {
@@ -114,8 +141,46 @@ impl Gateway {
             suite: suite.clone(),
             unauthenticated,
             old_to_store: false,
+            max_failed_tags: default_max_failed_tags(suite.tag_len(unauthenticated)),
             tally: Tally::default(),
         })
+    }
+
+    /// After `n` failed tags of one device an alarm is raised (counted in the tally, logged
+    /// once) and the device's further frames are refused unopened ([`Refusal::TagBudget`]):
+    /// each forgery attempt is a chance to pass a short tag, so the attempts per key are capped.
+    pub fn with_max_failed_tags(mut self, n: u64) -> Result<Gateway, String> {
+        self.set_max_failed_tags(n)?;
+        Ok(self)
+    }
+
+    /// [`Gateway::with_max_failed_tags`] in place.
+    pub fn set_max_failed_tags(&mut self, n: u64) -> Result<(), String> {
+        if n == 0 {
+            return Err("--max-failed-tags: must be at least 1".into());
+        }
+        self.max_failed_tags = n;
+        Ok(())
+    }
+
+    /// A failed tag of `device`: counted; the budget's last one raises the alarm.
+    fn bad_tag(&mut self, device: u32) -> Result<Opened, Refusal> {
+        let max = self.max_failed_tags;
+        let st = self.devices.get_mut(&device).expect("prechecked");
+        st.failed_tags += 1;
+        if st.failed_tags == max {
+            self.tally.alarms += 1;
+            eprintln!(
+                "alarm: device {device}: {max} frames with a failed tag ({}); its further frames are refused \
+                 (--max-failed-tags, docs/security.md)",
+                self.suite.name()
+            );
+        }
+        self.refuse(Refusal::BadTag)
+    }
+
+    fn budget_spent(&self, device: u32) -> bool {
+        self.devices.get(&device).is_some_and(|st| st.failed_tags >= self.max_failed_tags)
     }
 
     /// This gateway as a member of a group whose store decides replays: a counter older than
@@ -162,6 +227,9 @@ impl Gateway {
             Ok(h) => h,
             Err(r) => return self.refuse(r),
         };
+        if self.budget_spent(h.device) {
+            return self.refuse(Refusal::TagBudget);
+        }
         let st = self.devices.get_mut(&h.device).expect("checked above");
         let fresh = match Self::window_check(self.old_to_store, &st.window, h.counter) {
             Ok(f) => f,
@@ -175,7 +243,7 @@ impl Gateway {
                 self.tally.accepted += 1;
                 Ok(Opened { device: h.device, counter: h.counter, cipher: h.cipher, reading })
             }
-            Err(OpenError::BadTag) => self.refuse(Refusal::BadTag),
+            Err(OpenError::BadTag) => self.bad_tag(h.device),
             Err(OpenError::Malformed) => self.refuse(Refusal::Malformed),
         }
     }
@@ -207,7 +275,7 @@ impl Gateway {
         let mut parts: Vec<Option<Candidate>> = Vec::with_capacity(frames.len());
         let old_to_store = self.old_to_store;
         for f in frames {
-            let p = self.precheck(f).ok().and_then(|h| {
+            let p = self.precheck(f).ok().filter(|h| !self.budget_spent(h.device)).and_then(|h| {
                 let st = self.devices.get_mut(&h.device).expect("prechecked");
                 if Self::window_check(old_to_store, &st.window, h.counter).is_err()
                     || f.len() < crate::wire::frame::HEADER_LEN + POLY_TAG
@@ -242,6 +310,11 @@ impl Gateway {
                 continue;
             };
             let plain = opened.next().expect("one result per candidate");
+            // the budget can have run out earlier in this batch
+            if self.budget_spent(h.device) {
+                out.push(self.refuse(Refusal::TagBudget));
+                continue;
+            }
             let st = self.devices.get_mut(&h.device).expect("prechecked");
             let fresh = match Self::window_check(old_to_store, &st.window, h.counter) {
                 Ok(f) => f,
@@ -258,7 +331,7 @@ impl Gateway {
                     self.tally.accepted += 1;
                     out.push(Ok(Opened { device: h.device, counter: h.counter, cipher: h.cipher, reading }));
                 }
-                Err(_) => out.push(self.refuse(Refusal::BadTag)),
+                Err(_) => out.push(self.bad_tag(h.device)),
             }
         }
         out
@@ -344,10 +417,56 @@ mod tests {
         }
         assert_eq!(many.tally, one.tally);
         // and the sequence exercised what it claims
-        for r in Refusal::ALL {
+        for r in Refusal::ALL.into_iter().filter(|&r| r != Refusal::TagBudget) {
             assert!(one.tally.count(r) > 0, "no {r:?} in the hand-built sequence");
         }
         assert_eq!(one.tally.accepted, 7); // 3 in batch 1; (1,2), (2,2), (3,3), (3,20) in batch 2
+    }
+
+    /// TinyJAMBU-128 (64-bit tag), budget 3: three forgeries of device 1 are bad tags and the
+    /// third raises one alarm; then device 1's genuine frame and a fourth forgery are refused
+    /// unopened, device 2 is untouched. Defaults: 2^16 for 8-byte tags, 2^20 for 16-byte ones.
+    #[test]
+    fn failed_tag_budget_raises_one_alarm_and_refuses_the_device() {
+        assert_eq!((default_max_failed_tags(8), default_max_failed_tags(16)), (65_536, 1_048_576));
+        let suite = crate::wire::suite::find("TinyJAMBU-128").unwrap();
+        assert_eq!(suite.tag_len(false), 8);
+        let fr = sealed(&suite, 6); // index = 3·(counter−1) + (device−1)
+        let at = |d: u32, c: u64| fr[(3 * (c - 1) + (d as u64 - 1)) as usize].clone();
+        let mut g = gateway(&suite).with_max_failed_tags(3).unwrap();
+        for c in 1..=3 {
+            assert_eq!(g.open(&variant(&at(1, c), 1)), Err(Refusal::BadTag));
+            assert_eq!(g.tally.alarms, u64::from(c == 3));
+        }
+        assert_eq!(g.open(&at(1, 4)), Err(Refusal::TagBudget));
+        assert_eq!(g.open(&variant(&at(1, 5), 1)), Err(Refusal::TagBudget));
+        assert!(g.open(&at(2, 1)).is_ok());
+        assert_eq!((g.tally.alarms, g.tally.count(Refusal::BadTag), g.tally.count(Refusal::TagBudget)), (1, 3, 2));
+        assert!(gateway(&suite).with_max_failed_tags(0).is_err());
+    }
+
+    /// The batch path spends the budget as one-by-one does, also when it runs out mid-batch.
+    #[test]
+    fn batch_opening_spends_the_budget_as_one_by_one() {
+        let suite = crate::wire::suite::find("DRACO/rust-fast").unwrap();
+        let fr = sealed(&suite, 6);
+        let at = |d: u32, c: u64| fr[(3 * (c - 1) + (d as u64 - 1)) as usize].clone();
+        let b: Vec<Vec<u8>> = vec![
+            variant(&at(2, 1), 1),
+            at(1, 1),
+            variant(&at(2, 2), 2),
+            at(2, 3), // refused: the budget (2) ran out two frames ago
+            at(3, 1),
+            variant(&at(2, 4), 1),
+        ];
+        let mut one = gateway(&suite).with_max_failed_tags(2).unwrap();
+        let mut many = gateway(&suite).with_max_failed_tags(2).unwrap();
+        let want: Vec<_> = b.iter().map(|f| one.open(f)).collect();
+        let refs: Vec<&[u8]> = b.iter().map(|f| f.as_slice()).collect();
+        assert_eq!(many.open_many(&refs), want);
+        assert_eq!(many.tally, one.tally);
+        assert_eq!(want[3], Err(Refusal::TagBudget));
+        assert_eq!((one.tally.alarms, one.tally.accepted), (1, 2));
     }
 
     /// 100,000 devices × a window of 2^20 would take 12.2 GiB of bitmaps: refused before any

@@ -66,6 +66,8 @@ pub struct GatewaySpec {
     pub transport: Transport,
     pub batch: usize,
     pub max_samples: usize,
+    /// `--max-failed-tags`; `None`: the suite's default ([`checks::default_max_failed_tags`]).
+    pub max_failed_tags: Option<u64>,
 }
 
 /// Wait for the next frame, then take what else is already queued, up to `max` in all, into

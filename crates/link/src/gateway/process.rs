@@ -98,6 +98,8 @@ pub struct GatewayProcess {
     /// `--shared GROUP --member NAME`: one member of a shared subscription, replay state in the
     /// store ([`crate::shared`]); `None`: the only gateway of its session.
     pub shared: Option<crate::gateway::shared::Member>,
+    /// `--max-failed-tags`; `None`: the suite's default.
+    pub max_failed_tags: Option<u64>,
 }
 
 /// The single gateway or one member of a shared subscription.
@@ -163,6 +165,7 @@ impl GatewayProcess {
             transport: Transport::Mqtt(self.broker.clone()),
             batch: self.batch,
             max_samples: 0,
+            max_failed_tags: self.max_failed_tags,
         };
         let gw = match &self.shared {
             None => Running::One(GatewayHandle::start(spec, &self.master, rt.handle())?),
@@ -207,6 +210,7 @@ impl GatewayProcess {
         last["accepted"] = res.tally.accepted.into();
         last["refused"] = res.tally.refused_total().into();
         last["refused_by_reason"] = refused.into();
+        last["tag_budget_alarms"] = res.tally.alarms.into();
         let text = last.to_string();
         if let Some(f) = stats.as_mut() {
             let _ = writeln!(f, "{text}");

@@ -65,7 +65,11 @@ impl GatewayHandle {
         rt: &tokio::runtime::Handle,
         queue: usize,
     ) -> Result<GatewayHandle, String> {
-        let gw = Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
+        let mut gw =
+            Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
+        if let Some(n) = spec.max_failed_tags {
+            gw.set_max_failed_tags(n)?;
+        }
         let (tx, rx) = mpsc::channel::<Incoming<Option<rumqttc::Publish>>>(queue.max(1));
         let processed = Arc::new(AtomicU64::new(0));
         let live = Arc::new(LiveCounts::default());

@@ -220,9 +220,12 @@ impl WorkerPool {
             store: Some(spec.store),
         };
         for i in 0..k {
-            let gw =
+            let mut gw =
                 Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?
                     .old_frames_to_store();
+            if let Some(n) = spec.max_failed_tags {
+                gw.set_max_failed_tags(n)?;
+            }
             let state = SharedState::open(store_spec, &spec.session, &master.fingerprint(), &spec.devices)?;
             let queue = queue.max(1);
             let (tx, rx) = mpsc::channel::<Incoming<Publish>>(queue);
@@ -373,6 +376,7 @@ impl WorkerPool {
             });
             w.ack_task.abort();
             res.tally.accepted += r.tally.accepted;
+            res.tally.alarms += r.tally.alarms;
             for (a, b) in res.tally.refused.iter_mut().zip(r.tally.refused) {
                 *a += b;
             }

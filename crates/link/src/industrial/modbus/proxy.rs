@@ -130,6 +130,16 @@ impl Receiver {
 impl Hop {
     /// A sealed hop for `side` of `pair`: keys from `master`, counters from `store`, the replay
     /// floor from `replay_state` (none: the window alone, for one process's lifetime).
+    /// `--max-failed-tags` of the receiving direction (a plain hop has no tags).
+    pub fn set_max_failed_tags(&self, n: u64) -> Result<(), String> {
+        match self {
+            Hop::Plain => Ok(()),
+            Hop::Sealed { receiver, .. } => {
+                receiver.lock().unwrap_or_else(|e| e.into_inner()).gw.set_max_failed_tags(n)
+            }
+        }
+    }
+
     pub fn sealed(
         suite: &Suite,
         master: &MasterKey,
@@ -265,6 +275,7 @@ impl Report {
         for r in Refusal::ALL {
             s += &format!(", {} {}", r.as_str(), self.refused.count(r));
         }
+        s += &format!(", failed-tag budget alarms {}", self.refused.alarms);
         s
     }
 }
