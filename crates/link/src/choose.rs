@@ -883,6 +883,19 @@ pub fn evaluate(req: &Request, data: &Data, facts: &[Facts]) -> Evaluation {
             if status == "provisional" {
                 why.push("PROVISIONAL reconstruction: not the published cipher, must not protect data".into());
             }
+            // A short tag's forgery bound: about q/2^t for q attempts (docs/security.md).
+            let t = f.tag_bytes * 8;
+            if t > 0 && t < 128 {
+                let budget = crate::gateway::checks::default_max_failed_tags(f.tag_bytes);
+                why.push(format!(
+                    "forgery bound ({t}-bit tag): about q/2^{t} after q forged frames; one per message over the \
+                     lifetime (q = {:.0}): {:.1e}; the link's failed-tag budget per device (--max-failed-tags, \
+                     {budget}): {:.1e} (docs/security.md)",
+                    req.messages(),
+                    req.messages() / 2f64.powi(t as i32),
+                    budget as f64 / 2f64.powi(t as i32)
+                ));
+            }
             why
         } else {
             removed.iter().map(|(k, r)| format!("{k}: {r}")).collect()
@@ -1883,6 +1896,30 @@ mod tests {
         assert!(e.starts_with("--interval: 200 ms is shorter than the quickest report: "), "{e}");
         assert!(e.contains("14358.282 s on air in 5140 packets of LoRa-SF12 for the 262136-byte frame"), "{e}");
         assert!(!e.contains('\n'), "{e}");
+    }
+
+    /// A 64-bit-tag candidate states its forgery bound: 100 days at one message per 10 minutes
+    /// is 14,400 messages; 14,400 / 2^64 = 7.8e-16, the default budget 2^16 / 2^64 = 2^-48 =
+    /// 3.6e-15. A 128-bit tag gets no such line.
+    #[test]
+    fn a_64_bit_tag_candidate_states_its_forgery_bound() {
+        let ev = eval(&Options { lifetime: "100d".into(), ..opts("rp2040", "LoRa-SF9", "10m") });
+        let (mut short, mut long) = (0, 0);
+        for c in ev.candidates.iter().filter(|c| c.passed) {
+            let line = c.reasons.iter().find(|r| r.starts_with("forgery bound"));
+            match c.figures.as_ref().unwrap().tag_bytes {
+                8 => {
+                    let l = line.unwrap_or_else(|| panic!("{}: {:?}", c.id, c.reasons));
+                    assert!(l.contains("(q = 14400): 7.8e-16") && l.contains("65536): 3.6e-15"), "{l}");
+                    short += 1;
+                }
+                _ => {
+                    assert!(line.is_none(), "{}: {:?}", c.id, c.reasons);
+                    long += 1;
+                }
+            }
+        }
+        assert!(short > 0 && long > 0, "{short} 64-bit and {long} 128-bit candidates");
     }
 
     #[test]
