@@ -227,10 +227,10 @@ impl Gateway {
             Ok(h) => h,
             Err(r) => return self.refuse(r),
         };
-        if self.budget_spent(h.device) {
+        let st = self.devices.get_mut(&h.device).expect("checked above");
+        if st.failed_tags >= self.max_failed_tags {
             return self.refuse(Refusal::TagBudget);
         }
-        let st = self.devices.get_mut(&h.device).expect("checked above");
         let fresh = match Self::window_check(self.old_to_store, &st.window, h.counter) {
             Ok(f) => f,
             Err(r) => return self.refuse(r),
