@@ -133,12 +133,37 @@ fn a_serial_line_without_end_is_cut_off_at_64_kib() {
         assert_eq!(
             e,
             format!(
-                "error: {opt}: {port} sent a line longer than 64 KiB without a line end (wrong baud rate?); stopped"
+                "error: {opt}: {port} sent a line longer than 64 KiB without a line end (a wrong baud rate, or not a log); stopped"
             )
         );
         assert!(t0.elapsed() < Duration::from_secs(30), "cut off by the timeout, not the bound");
         assert!(!d.path().join("out").exists() && !d.path().join("cap.log").exists());
     }
+}
+
+#[test]
+fn a_log_stream_is_read_with_the_ports_bounds() {
+    // standard input, or a device given as a log file: an endless line stops at 64 KiB (it
+    // was read until the memory ran out)
+    let d = tempfile::tempdir().unwrap();
+    let zero = || std::fs::File::open("/dev/zero").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+        .args(["collect", "--from-log", "-", "-o", "out"])
+        .current_dir(d.path())
+        .stdin(zero())
+        .output()
+        .unwrap();
+    let tail = "sent a line longer than 64 KiB without a line end (a wrong baud rate, or not a log); stopped";
+    assert_eq!(one_error(&o), format!("error: --from-log: - (standard input) {tail}"));
+    let o = lwcbench(&["collect", "--from-log", "/dev/zero", "-o", "out"], d.path());
+    assert_eq!(one_error(&o), format!("error: --from-log: /dev/zero {tail}"));
+    // A regular file above the capture's 256 MiB (sparse: nothing is written to the disk)
+    let good = board_logs().join("good.log");
+    std::fs::File::create(d.path().join("huge.log")).unwrap().set_len((256 << 20) + 1).unwrap();
+    let args = ["collect", "--from-log", good.to_str().unwrap(), "--power-from-log", "huge.log", "-o", "out"];
+    let o = lwcbench(&args, d.path());
+    assert_eq!(one_error(&o), "error: --power-from-log: huge.log is larger than 256 MiB: not a run's log");
+    assert!(!d.path().join("out").exists());
 }
 
 #[test]
