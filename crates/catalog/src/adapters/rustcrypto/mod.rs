@@ -4,6 +4,7 @@
 pub mod ascon;
 pub mod block;
 pub mod chacha;
+pub mod misuse;
 pub mod salsa_rabbit;
 
 #[cfg(test)]
