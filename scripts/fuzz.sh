@@ -3,7 +3,7 @@
 #   ./scripts/fuzz.sh              # 300 s per target, fresh seed (printed)
 #   ./scripts/fuzz.sh 3600 y4m     # one hour, only the y4m target
 #   LWCBENCH_FUZZ_SEED=123 ./scripts/fuzz.sh 60   # replay a seed
-# Targets: board_log dataset y4m engine_lines run_dir link_frame. Failing inputs are saved under
+# Targets: board_log power_log dataset y4m engine_lines run_dir link_frame. Failing inputs are saved under
 # target/fuzz-failures/<target>/; once fixed, copy them into tests/fuzz-corpus/<target>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -20,12 +20,15 @@ import hmac
 import json
 import os
 import shutil
+import select
 import signal
 import socket
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -696,60 +699,11 @@ def state_lines(path):
     return {int(d): int(n) for d, n in (line.split() for line in lines[2:] if line.strip())}
 
 
-class ModbusSlave:
-    """A Modbus/TCP slave serving `limit` connections at once: every FC 3 read answers zeros."""
-
-    def __init__(self, limit=4):
-        import threading
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
-        self.sem = threading.Semaphore(limit)
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        import threading
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
-
-    def _serve(self, c):
-        with self.sem, c:
-            c.settimeout(30)
-            try:
-                while True:
-                    h = recv_exact(c, 7)
-                    pdu = recv_exact(c, int.from_bytes(h[4:6], "big") - 1)
-                    qty = int.from_bytes(pdu[3:5], "big") if pdu[:1] == b"\x03" else 1
-                    body = bytes([3, 2 * qty]) + bytes(2 * qty)
-                    c.sendall(h[:4] + (len(body) + 1).to_bytes(2, "big") + h[6:7] + body)
-            except (OSError, ValueError):
-                return
-
-    def close(self):
-        self.sock.close()
-
-
-def recv_exact(s, n):
-    b = b""
-    while len(b) < n:
-        chunk = s.recv(n - len(b))
-        if not chunk:
-            raise ValueError("closed")
-        b += chunk
-    return b
-
-
 class HopTap:
     """A TCP relay between the two proxies that records every hop record (2-byte length +
     frame, docs/link.md "Modbus/TCP bump-in-the-wire") in both directions: the wire itself."""
 
     def __init__(self, upstream):
-        import threading
         self.upstream = upstream
         self.frames = []
         self.lock = threading.Lock()
@@ -760,7 +714,6 @@ class HopTap:
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
-        import threading
         while True:
             try:
                 a, _ = self.sock.accept()
@@ -803,8 +756,9 @@ def modbus_polls(port, n):
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         for tid in range(n):
             s.sendall(tid.to_bytes(2, "big") + b"\x00\x00\x00\x06\x01\x03\x00\x00\x00\x02")
-            h = recv_exact(s, 7)
-            recv_exact(s, int.from_bytes(h[4:6], "big") - 1)
+            h = recv_or_none(s, 7)
+            if h is None or recv_or_none(s, int.from_bytes(h[4:6], "big") - 1) is None:
+                break
             ok += int.from_bytes(h[:2], "big") == tid
     return ok
 
@@ -851,7 +805,7 @@ def probe_every_sealer_one_key(env):
                    "127.0.0.1:1", "--key-file", str(key), "--counter-state", str(fresh)])
     one_error_line(bad, "counter state")
     check(not fresh.exists(), "a fresh counter state was created for a key that has sealed")
-    slave = ModbusSlave()
+    slave = CountingSlave(4)
     sp, sport = start_proxy(env, ["--side", "slave", "--peer", f"127.0.0.1:{slave.port}", "--key-file", str(key)])
     tap = HopTap(sport)
     mp, mport = start_proxy(env, ["--side", "master", "--peer", f"127.0.0.1:{tap.port}", "--key-file", str(key)])

@@ -212,3 +212,28 @@ def test_only_files_listed_in_run_json_are_read(run_dir, tmp_path):
     (d / "run.json").write_text(json.dumps(run))
     with pytest.raises(ResultsError, match="not a file of the run directory"):
         lwcbench.load(d)
+
+
+@pytest.mark.parametrize(
+    "name, col, value",
+    [
+        ("samples.csv", "ns_per_op", "inf"),
+        ("samples.csv", "ns_per_op", "NaN"),
+        ("samples.csv", "ns_per_op", "1e400"),
+        ("samples.csv", "ns_per_op", "-3"),
+        ("samples.csv", "ns_per_op", "0"),
+        ("samples.csv", "ns_per_op", "2e15"),
+        ("samples.csv", "cycles_per_op", "-1"),
+        ("samples.csv", "batch", "0"),
+        ("warmup.csv", "ns_per_op", "-inf"),
+        ("summary.csv", "median_ns", "inf"),
+    ],
+)
+def test_impossible_values_are_refused_with_file_line_column(run_dir, tmp_path, name, col, value):
+    # Issue 36 item 9: a non-finite or impossible measurement is refused, as the engine's readers do.
+    d = _broken(run_dir, tmp_path, _set_value(name, col, value))
+    fields, _ = read_rows(d / name)
+    with pytest.raises(ResultsError) as e:
+        lwcbench.load(d)
+    where = f"{d / name}:2:{fields.index(col) + 1}: {col} {value!r}"
+    assert str(e.value).startswith(where), (where, str(e.value))

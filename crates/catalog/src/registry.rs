@@ -29,6 +29,7 @@ pub fn registry() -> Vec<Entry> {
     crate::adapters::rustcrypto::block::register(&mut r);
     crate::adapters::own::lightweight::register(&mut r);
     crate::aes::register(&mut r);
+    crate::adapters::rustcrypto::misuse::register(&mut r);
     r
 }
 

@@ -83,14 +83,12 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
     let (text, description) = match (&a.from_log, &a.port) {
         (Some(f), _) => {
             let bytes = if f.as_os_str() == "-" {
-                let mut b = Vec::new();
-                std::io::stdin().read_to_end(&mut b).map_err(|e| format!("--from-log -: reading stdin: {e}"))?;
-                b
+                read_stream(&mut std::io::stdin(), "--from-log", "- (standard input)")?
             } else {
-                std::fs::read(f).map_err(|e| format!("--from-log: {}: {e}", f.display()))?
+                read_log(f, "--from-log")?
             };
             if let Some(pf) = &a.power_from_log {
-                let b = std::fs::read(pf).map_err(|e| format!("--power-from-log: {}: {e}", pf.display()))?;
+                let b = read_log(pf, "--power-from-log")?;
                 power_text = Some((String::from_utf8_lossy(&b).into_owned(), format!("power log {}", pf.display())));
             }
             // Terminal logs may hold stray non-UTF-8 bytes (line noise); they can only be in
@@ -164,6 +162,39 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// A saved log: a regular file whole (at most MAX_CAPTURE); anything else (a FIFO, a device
+/// such as /dev/zero) is a stream, read as a port is, so it cannot fill the memory.
+fn read_log(path: &std::path::Path, what: &str) -> Result<Vec<u8>, String> {
+    let name = path.display();
+    let mut f = std::fs::File::open(path).map_err(|e| format!("{what}: {name}: {e}"))?;
+    let meta = f.metadata().map_err(|e| format!("{what}: {name}: {e}"))?;
+    if !meta.is_file() {
+        return read_stream(&mut f, what, &name.to_string());
+    }
+    if meta.len() > MAX_CAPTURE as u64 {
+        return Err(format!("{what}: {name} is larger than {} MiB: not a run's log", MAX_CAPTURE >> 20));
+    }
+    let mut b = Vec::new();
+    f.take(MAX_CAPTURE as u64).read_to_end(&mut b).map_err(|e| format!("{what}: {name}: {e}"))?;
+    Ok(b)
+}
+
+/// Read a stream (standard input, a FIFO, a device) to its end with the port's bounds: lines
+/// of at most MAX_LINE, MAX_CAPTURE in all.
+fn read_stream(r: &mut dyn Read, what: &str, name: &str) -> Result<Vec<u8>, String> {
+    let mut cap = Capture::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(0) => return Ok(cap.buf),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("{what}: reading {name}: {e}")),
+        };
+        cap.append(&chunk[..n], what, name)?;
+    }
+}
+
 /// Largest capture `collect --port` keeps (a whole run's log is far smaller).
 const MAX_CAPTURE: usize = 256 << 20;
 
@@ -175,18 +206,57 @@ fn open_port(name: &str, baud: u32, what: &str) -> Result<Box<dyn serialport::Se
         .map_err(|e| format!("{what}: cannot open {name}: {e}"))
 }
 
-/// Append what a port has ready (bounded by MAX_CAPTURE).
-fn read_some(port: &mut dyn serialport::SerialPort, buf: &mut Vec<u8>, what: &str, name: &str) -> Result<(), String> {
+/// Longest line `collect --port` and `--power-port` accept (docs/board.md, docs/power.md): the
+/// longest line a board or logger prints is a header, a few hundred bytes.
+const MAX_LINE: usize = 64 << 10;
+
+/// A capture from one port: the bytes, and the length of the line still open at their end.
+struct Capture {
+    buf: Vec<u8>,
+    open_line: usize,
+}
+
+impl Capture {
+    fn new() -> Self {
+        Capture { buf: Vec::new(), open_line: 0 }
+    }
+
+    /// Keep `chunk`, or refuse it when the capture or its open line would pass its bound.
+    fn append(&mut self, chunk: &[u8], what: &str, name: &str) -> Result<(), String> {
+        // A device that never stops talking must not fill the memory.
+        if self.buf.len() + chunk.len() > MAX_CAPTURE {
+            return Err(format!(
+                "{what}: {name} sent more than {} MiB without completing a run; stopped",
+                MAX_CAPTURE >> 20
+            ));
+        }
+        // A line without end (wrong baud rate, a stuck device) is cut off here, not read
+        // until --timeout: no line of the format is that long.
+        self.open_line = open_line_after(self.open_line, chunk);
+        if self.open_line > MAX_LINE {
+            return Err(format!(
+                "{what}: {name} sent a line longer than {} KiB without a line end (a wrong baud rate, or not a log); stopped",
+                MAX_LINE >> 10
+            ));
+        }
+        self.buf.extend_from_slice(chunk);
+        Ok(())
+    }
+}
+
+/// The length of the open line after `chunk` follows an open line of `open` bytes.
+fn open_line_after(open: usize, chunk: &[u8]) -> usize {
+    match chunk.iter().rposition(|&b| b == b'\n' || b == b'\r') {
+        Some(i) => chunk.len() - i - 1,
+        None => open.saturating_add(chunk.len()),
+    }
+}
+
+/// Append what a port has ready (bounded by MAX_CAPTURE, lines by MAX_LINE).
+fn read_some(port: &mut dyn serialport::SerialPort, cap: &mut Capture, what: &str, name: &str) -> Result<(), String> {
     let mut chunk = [0u8; 4096];
     match port.read(&mut chunk) {
-        // A device that never stops talking must not fill the memory.
-        Ok(n) if buf.len() + n > MAX_CAPTURE => {
-            Err(format!("{what}: {name} sent more than {} MiB without completing a run; stopped", MAX_CAPTURE >> 20))
-        }
-        Ok(n) => {
-            buf.extend_from_slice(&chunk[..n]);
-            Ok(())
-        }
+        Ok(n) => cap.append(&chunk[..n], what, name),
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Ok(()),
         Err(e) => Err(format!("{what}: reading {name}: {e}")),
     }
@@ -209,12 +279,12 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), St
     }
     let mut port = open_port(name, a.baud, "--port")?;
     let mut power = match &a.power_port {
-        Some(p) => Some((open_port(p, a.power_baud, "--power-port")?, p.as_str(), Vec::new())),
+        Some(p) => Some((open_port(p, a.power_baud, "--power-port")?, p.as_str(), Capture::new())),
         None => None,
     };
     let t0 = Instant::now();
     let deadline = t0 + Duration::from_secs_f64(a.timeout);
-    let mut buf = Vec::new();
+    let mut cap = Capture::new();
     let mut last_kick: Option<Instant> = None;
     let (mut header_seen, mut scanned) = (false, 0usize);
     // Where the collected run's end line stops in `buf`.
@@ -229,12 +299,13 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), St
             let _ = std::io::Write::write_all(&mut port, b"\n");
             last_kick = Some(Instant::now());
         }
-        read_some(&mut *port, &mut buf, "--port", name)?;
-        if let Some((pp, pn, pb)) = power.as_mut() {
-            read_some(&mut **pp, pb, "--power-port", pn)?;
+        read_some(&mut *port, &mut cap, "--port", name)?;
+        let buf = &cap.buf;
+        if let Some((pp, pn, pc)) = power.as_mut() {
+            read_some(&mut **pp, pc, "--power-port", pn)?;
         }
-        // Look at complete lines only; a header restarts the watch for the end line.
-        if let Some(nl) = buf.iter().rposition(|&b| b == b'\n' || b == b'\r') {
+        // Look at complete lines only, each once; a header restarts the watch for the end line.
+        if let Some(nl) = buf[scanned..].iter().rposition(|&b| b == b'\n' || b == b'\r').map(|i| scanned + i) {
             let text = String::from_utf8_lossy(&buf[scanned..=nl]).into_owned();
             scanned = nl + 1;
             if !header_seen && text.contains("LWCB H ") {
@@ -247,12 +318,13 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), St
             }
         }
     };
-    if let Some((pp, pn, pb)) = power.as_mut() {
+    if let Some((pp, pn, pc)) = power.as_mut() {
         let t = Instant::now();
         while t.elapsed() < POWER_TAIL {
-            read_some(&mut **pp, pb, "--power-port", pn)?;
+            read_some(&mut **pp, pc, "--power-port", pn)?;
         }
     }
+    let buf = cap.buf;
     if let Some(f) = &a.save_log {
         lwcbench_engine::results::write_atomic_to(f, &buf, "--save-log")?;
     }
@@ -265,7 +337,7 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), St
         }
     }
     let board = String::from_utf8_lossy(&buf[..run_end.unwrap_or(buf.len())]).into_owned();
-    let power = power.map(|(_, _, pb)| pb);
+    let power = power.map(|(_, _, pc)| pc.buf);
     if let (Some(f), Some(pb)) = (&a.save_power_log, &power) {
         lwcbench_engine::results::write_atomic_to(f, pb, "--save-power-log")?;
     }

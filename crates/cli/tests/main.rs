@@ -21,6 +21,7 @@ mod link_shared;
 mod link_video;
 mod mcu;
 mod measured_energy;
+mod readers;
 mod video;
 
 #[path = "../../../tests/support/one_binary.rs"]

@@ -193,6 +193,15 @@ fn no_control(v: &str, what: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Insert a key=value field of a header or end line: a key given twice is an error, since
+/// taking either value silently could change every number derived from it.
+fn once<V>(kv: &mut BTreeMap<String, V>, k: &str, v: V, line: &str) -> Result<(), String> {
+    if kv.insert(k.to_string(), v).is_some() {
+        return Err(format!("{line} field '{k}' is given twice"));
+    }
+    Ok(())
+}
+
 fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
     s.parse().map_err(|_| format!("{what} '{s}' is not a valid number"))
 }
@@ -209,7 +218,7 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
         let (k, v) = f.split_once('=').ok_or_else(|| format!("header field '{f}' is not key=value"))?;
         let v = pct_decode(v)?;
         no_control(&v, &format!("header field {k}"))?;
-        kv.insert(k.to_string(), v);
+        once(&mut kv, k, v, "header")?;
     }
     let mut take = |k: &str| kv.remove(k).ok_or_else(|| format!("header lacks required key '{k}'"));
     // Every number is bounded, so no later product (ticks × 1e9 / tick_hz, groups × reps)
@@ -341,6 +350,13 @@ fn parse_sample(h: &Header, f: &[&str]) -> Result<(u64, SampleRow), String> {
         ns_per_op: ticks as f64 * 1e9 / h.tick_hz / batch as f64,
         cycles_per_op: cycles.map(|c| c as f64 / batch as f64),
     };
+    if ticks == 0 {
+        return Err("0 ticks: the batch ran below the timer's resolution (raise min_sample_ticks)".into());
+    }
+    // what `report` and `compare` would refuse in samples.csv is refused here, with its line
+    if let Some((col, rule)) = row.impossible() {
+        return Err(format!("{col} of ticks {ticks}, cycles {}, batch {batch} {rule}", f[12]));
+    }
     Ok((seq, row))
 }
 
@@ -370,7 +386,7 @@ fn parse_end(f: &[&str]) -> Result<(usize, usize, u32), String> {
     let mut kv = BTreeMap::new();
     for x in f {
         let (k, v) = x.split_once('=').ok_or_else(|| format!("end field '{x}' is not key=value"))?;
-        kv.insert(k, v);
+        once(&mut kv, k, v, "end line")?;
     }
     let get = |k: &str| kv.get(k).copied().ok_or_else(|| format!("end line lacks '{k}'"));
     let crc = u32::from_str_radix(get("crc")?, 16).map_err(|_| "end line crc is not hex".to_string())?;
@@ -510,7 +526,11 @@ pub fn parse_log(text: &str) -> Parsed {
         }
     }
     p.truncation = match (&p.header, p.end) {
-        (None, _) => Some(format!("the header at line {} is malformed", start + 1)),
+        (None, _) => {
+            // the reason names the field, so the one error line says what to fix
+            let why = p.malformed.iter().find(|m| m.line == start + 1).map(|m| m.reason.as_str()).unwrap_or("");
+            Some(format!("the header at line {} is malformed: {}", start + 1, crate::text::one_line(why, 300)))
+        }
         (Some(_), None) => Some(format!(
             "no end line (LWCB E …): the log stops after {} sample and {} warm-up lines",
             p.samples.len(),

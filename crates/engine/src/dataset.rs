@@ -192,6 +192,18 @@ impl Dataset {
         let mut rdr = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(text.as_bytes());
         let headers = rdr.headers().map_err(|e| format!("{file}:1: {}", shown(&e.to_string())))?.clone();
         let cols: Vec<(String, Option<String>)> = headers.iter().map(split_unit).collect();
+        // Channels are picked by name (case-insensitive): an empty or repeated name would pick
+        // no column, or either of two.
+        // (a map, not a scan of the earlier names: a file may have 100,000 columns)
+        let mut seen = std::collections::HashMap::with_capacity(cols.len());
+        for (i, (n, _)) in cols.iter().enumerate() {
+            if n.is_empty() {
+                return Err(format!("{file}:1:{}: column {} has no name", i + 1, i + 1));
+            }
+            if let Some(j) = seen.insert(n.to_ascii_lowercase(), i) {
+                return Err(format!("{file}:1:{}: column name '{}' repeats column {}", i + 1, shown(n), j + 1));
+            }
+        }
         let picked: Vec<Channel> = if channels.is_empty() {
             cols.iter()
                 .enumerate()
@@ -226,6 +238,15 @@ impl Dataset {
             let line = rec.position().map(|p| p.line()).unwrap_or(0);
             if rec.iter().all(|c| c.is_empty()) {
                 continue;
+            }
+            // A cell past the header has no column name: a shifted row or a stray separator.
+            if rec.len() > headers.len() {
+                return Err(format!(
+                    "{file}:{line}:{}: cell '{}' is beyond the header's {} columns",
+                    headers.len() + 1,
+                    shown(&rec[headers.len()]),
+                    headers.len()
+                ));
             }
             let mut row = Vec::with_capacity(picked.len());
             for ch in &picked {
@@ -279,6 +300,32 @@ impl Dataset {
         }
     }
 
+    /// Every reading as float32 (what `lwcbench link` devices send): one beyond ±3.4e38 would
+    /// be sent as ±inf, so it is refused with its line and column.
+    pub fn check_float32(&self) -> Result<(), String> {
+        for (i, v) in self.ordered(Layout::Interleaved).iter().enumerate() {
+            if !(*v as f32).is_finite() {
+                let (line, col, name) = self.position(i, Layout::Interleaved);
+                return Err(format!(
+                    "{}:{line}:{col}: {v:e} in column '{}' does not fit in float32 (largest ±3.4028235e38)",
+                    self.file,
+                    shown(name)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Line, column and channel name of reading `i` in payload order.
+    fn position(&self, i: usize, layout: Layout) -> (usize, usize, &str) {
+        let n = self.channels.len();
+        let (r, c) = match layout {
+            Layout::Interleaved => (i / n, i % n),
+            Layout::PerChannel => (i % self.rows.len(), i / self.rows.len()),
+        };
+        (self.lines.get(r).copied().unwrap_or(0), self.channels[c].column, &self.channels[c].name)
+    }
+
     /// Encode the first `enc.readings` readings as 4 bytes each.
     pub fn payload(&self, enc: &Encode) -> Result<Vec<u8>, String> {
         if enc.readings == 0 {
@@ -298,6 +345,15 @@ impl Dataset {
             let word: [u8; 4] = match enc.encoding {
                 Encoding::Float32 => {
                     let f = *v as f32;
+                    // A reading beyond ±3.4e38 becomes ±inf in float32: not what the sensor read.
+                    if !f.is_finite() {
+                        let (line, col, name) = self.position(i, enc.layout);
+                        return Err(format!(
+                            "{}:{line}:{col}: {v:e} in column '{}' does not fit in float32 (largest ±3.4028235e38; use --encoding int32:SCALE)",
+                            self.file,
+                            shown(name)
+                        ));
+                    }
                     if enc.order == ByteOrder::Big {
                         f.to_be_bytes()
                     } else {
@@ -307,17 +363,11 @@ impl Dataset {
                 Encoding::Int32 { scale } => {
                     let s = (v * scale).round();
                     if s < i32::MIN as f64 || s > i32::MAX as f64 {
-                        let n = self.channels.len();
-                        let (r, c) = match enc.layout {
-                            Layout::Interleaved => (i / n, i % n),
-                            Layout::PerChannel => (i % self.rows.len(), i / self.rows.len()),
-                        };
+                        let (line, col, name) = self.position(i, enc.layout);
                         return Err(format!(
-                            "{}:{}:{}: {v} in column '{}' × {scale} = {s} does not fit in int32 (--encoding int32:{scale}; use a smaller scale or float32)",
+                            "{}:{line}:{col}: {v} in column '{}' × {scale} = {s} does not fit in int32 (--encoding int32:{scale}; use a smaller scale or float32)",
                             self.file,
-                            self.lines.get(r).copied().unwrap_or(0),
-                            self.channels[c].column,
-                            shown(&self.channels[c].name)
+                            shown(name)
                         ));
                     }
                     let n = s as i32;
@@ -382,6 +432,44 @@ mod tests {
         );
         let enc = Encode { layout: Layout::PerChannel, ..enc };
         assert!(d.payload(&enc).unwrap_err().starts_with("s.csv:3:3: 30000 in column 'b'"));
+    }
+
+    #[test]
+    fn extra_cells_and_empty_or_repeated_names_are_refused() {
+        // A cell past the header: line 3, column 4 of a three-column header
+        assert_eq!(err("time,a,b\n1,2,3\n2,4,5,6\n", &[]), "s.csv:3:4: cell '6' is beyond the header's 3 columns");
+        // even an empty one (a trailing separator), and with a channel picked by name
+        assert_eq!(err("time,a,b\n1,2,3,\n", &["a"]), "s.csv:2:4: cell '' is beyond the header's 3 columns");
+        // Names: empty (also when only a unit is given), repeated (case and unit do not matter)
+        assert_eq!(err("time,,b\n1,2,3\n", &[]), "s.csv:1:2: column 2 has no name");
+        assert_eq!(err("time,a,[°C]\n1,2,3\n", &[]), "s.csv:1:3: column 3 has no name");
+        assert_eq!(err("time,a,b,\n1,2,3,\n", &[]), "s.csv:1:4: column 4 has no name");
+        assert_eq!(err("time,t [C],b,T [F]\n1,2,3,4\n", &[]), "s.csv:1:4: column name 'T' repeats column 2");
+        assert_eq!(err("time,a,a\n1,2,3\n", &["a"]), "s.csv:1:3: column name 'a' repeats column 2");
+        assert_eq!(err("time,Time\n1,2\n", &[]), "s.csv:1:2: column name 'Time' repeats column 1");
+    }
+
+    #[test]
+    fn readings_beyond_float32_are_refused_not_sent_as_inf() {
+        // f32::MAX = 3.4028234663852886e38; 3.5e38 rounds to +inf, -1e39 to -inf.
+        let d = Dataset::parse("time,a,b\n1,1,2\n2,3.5e38,4\n3,5,-1e39\n", "s.csv", "s", &[]).unwrap();
+        let e = d.check_float32().unwrap_err();
+        assert_eq!(e, "s.csv:3:2: 3.5e38 in column 'a' does not fit in float32 (largest ±3.4028235e38)");
+        let enc = Encode { readings: 6, ..Default::default() };
+        assert!(d.payload(&enc).unwrap_err().starts_with("s.csv:3:2: 3.5e38 in column 'a' does not fit in float32"));
+        // per channel (a's readings first), a's second reading is the same cell
+        let enc = Encode { readings: 6, layout: Layout::PerChannel, ..Default::default() };
+        assert!(d.payload(&enc).unwrap_err().starts_with("s.csv:3:2: "));
+        let enc = Encode { readings: 2, ..Default::default() };
+        assert_eq!(d.payload(&enc).unwrap(), [0x3F, 0x80, 0, 0, 0x40, 0, 0, 0], "1.0f32, 2.0f32 by hand");
+        // the largest float32 itself is a reading; int32 is unaffected
+        let d = Dataset::parse("a\n3.4028234e38\n-3.4028234e38\n", "s.csv", "s", &[]).unwrap();
+        d.check_float32().unwrap();
+        let d = Dataset::parse("a,b\n1,-1e39\n", "s.csv", "s", &[]).unwrap();
+        assert_eq!(
+            d.check_float32().unwrap_err(),
+            "s.csv:2:2: -1e39 in column 'b' does not fit in float32 (largest ±3.4028235e38)"
+        );
     }
 
     #[test]

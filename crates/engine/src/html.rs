@@ -35,7 +35,8 @@ impl BoxStats {
             return None;
         }
         let mut s = xs.to_vec();
-        s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        // total order: a NaN (the readers refuse one, other callers may not) cannot panic here
+        s.sort_by(f64::total_cmp);
         let q = |p| lwcbench_stats::quantile_sorted(&s, p);
         let (q1, median, q3) = (q(0.25), q(0.5), q(0.75));
         let (flo, fhi) = (q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1));
@@ -401,6 +402,13 @@ mod tests {
         assert_eq!((b.q1, b.median, b.q3), (3.25, 5.5, 7.75));
         assert_eq!((b.lo, b.hi), (1.0, 9.0));
         assert_eq!(b.outliers, vec![100.0]);
+    }
+
+    #[test]
+    fn box_stats_of_a_nan_do_not_panic() {
+        // NaN sorts after every number: [1, 2, NaN], whose type-7 median is the middle value 2
+        let b = BoxStats::from_samples(&[2.0, f64::NAN, 1.0]).unwrap();
+        assert_eq!(b.median, 2.0);
     }
 
     #[test]

@@ -416,6 +416,98 @@ pub fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, S
         .collect()
 }
 
+/// Largest `ns_per_op` a sample may give: 10¹⁵ ns (11.6 days per operation). Bounded so the
+/// statistics of any number of samples (sums, squares, ratios) stay finite.
+pub const MAX_NS_PER_OP: f64 = 1e15;
+/// Largest `cycles_per_op` a sample may give (10¹⁸: a 1 THz counter over [`MAX_NS_PER_OP`]).
+pub const MAX_CYCLES_PER_OP: f64 = 1e18;
+
+/// What a value of a result row must be: the column and the rule, for the reader's error.
+pub type RowRule = (&'static str, String);
+
+impl SampleRow {
+    /// The first value no measurement can give: a non-finite, zero or negative time, a time
+    /// or cycle count above its bound, a batch of no operations.
+    pub fn impossible(&self) -> Option<RowRule> {
+        if !(self.ns_per_op.is_finite() && self.ns_per_op > 0.0 && self.ns_per_op <= MAX_NS_PER_OP) {
+            return Some(("ns_per_op", format!("is not a number of ns above 0 and at most {MAX_NS_PER_OP:e}")));
+        }
+        if let Some(c) = self.cycles_per_op {
+            if !(c.is_finite() && (0.0..=MAX_CYCLES_PER_OP).contains(&c)) {
+                return Some(("cycles_per_op", format!("is not a number from 0 to {MAX_CYCLES_PER_OP:e}")));
+            }
+        }
+        (self.batch == 0).then(|| ("batch", "is not a count of operations above 0".to_string()))
+    }
+}
+
+impl SummaryRow {
+    /// The first statistic that is not a finite number (no set of samples gives one).
+    pub fn impossible(&self) -> Option<RowRule> {
+        let values = [
+            ("mean_ns", Some(self.mean_ns)),
+            ("sd_ns", Some(self.sd_ns)),
+            ("median_ns", Some(self.median_ns)),
+            ("round_spread_pct", self.round_spread_pct),
+            ("min_ns", Some(self.min_ns)),
+            ("max_ns", Some(self.max_ns)),
+            ("p95_ns", Some(self.p95_ns)),
+            ("p99_ns", Some(self.p99_ns)),
+            ("ci95_lo_ns", Some(self.ci95_lo_ns)),
+            ("ci95_hi_ns", Some(self.ci95_hi_ns)),
+            ("median_ci95_lo_ns", Some(self.median_ci95_lo_ns)),
+            ("median_ci95_hi_ns", Some(self.median_ci95_hi_ns)),
+            ("median_cycles", self.median_cycles),
+            ("ns_per_bit", self.ns_per_bit),
+            ("mbit_per_s", self.mbit_per_s),
+            ("cycles_per_bit", self.cycles_per_bit),
+        ];
+        values
+            .into_iter()
+            .find(|(_, v)| v.is_some_and(|v| !v.is_finite()))
+            .map(|(c, _)| (c, "is not a finite number".to_string()))
+    }
+}
+
+/// [`read_csv`] that also refuses a row `impossible` finds fault with: one line naming the
+/// file, line and column (1-based, as the dataset reader counts) and quoting the cell.
+pub fn read_csv_checked<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    impossible: fn(&T) -> Option<RowRule>,
+) -> Result<Vec<T>, String> {
+    let file = path.display();
+    let mut r = csv::Reader::from_path(path).map_err(|e| format!("{file}: {e}"))?;
+    let headers = r.headers().map_err(|e| format!("{file}:1: {e}"))?.clone();
+    let (mut rows, mut rec) = (Vec::new(), csv::StringRecord::new());
+    loop {
+        let more = r.read_record(&mut rec).map_err(|e| {
+            let line = e.position().map(|p| format!(":{}", p.line())).unwrap_or_default();
+            format!("{file}{line}: {e}")
+        })?;
+        if !more {
+            return Ok(rows);
+        }
+        let line = rec.position().map_or(0, |p| p.line());
+        let row: T = rec.deserialize(Some(&headers)).map_err(|e| format!("{file}:{line}: {e}"))?;
+        if let Some((col, rule)) = impossible(&row) {
+            let i = headers.iter().position(|h| h == col).unwrap_or(0);
+            let cell = crate::dataset::shown(rec.get(i).unwrap_or(""));
+            return Err(format!("{file}:{line}:{}: {col} '{cell}' {rule}", i + 1));
+        }
+        rows.push(row);
+    }
+}
+
+/// `samples.csv` (or `warmup.csv`) of a run, every value one a measurement can give.
+pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, String> {
+    read_csv_checked(path, SampleRow::impossible)
+}
+
+/// `summary.csv` of a run, every statistic finite.
+pub fn read_summary(path: &Path) -> Result<Vec<SummaryRow>, String> {
+    read_csv_checked(path, SummaryRow::impossible)
+}
+
 /// [`read_csv`] of the file `name` in a run directory; no rows where the file is missing.
 pub fn read_csv_in<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>, String> {
     let p = dir.join(name);
@@ -799,6 +891,64 @@ mod tests {
         // the ratio's CI is positive and brackets the point estimate; the margin is stated
         assert!(ss.ratio_ci95_lo.unwrap() > 1.05 && ss.ratio_ci95_lo.unwrap() <= ss.ratio_cpp_rust);
         assert_eq!(ss.margin_pct, Some(5.0));
+    }
+
+    #[test]
+    fn samples_no_measurement_gives_are_refused_with_file_line_column() {
+        let d = std::env::temp_dir().join(format!("lwcbench-read-samples-{}", std::process::id()));
+        fs::create_dir_all(&d).unwrap();
+        let p = d.join("samples.csv");
+        let good = "X,rust-fast,Rust,stream,full,\"s,s\",8,random,0,4,12.5,30\n";
+        // (batch, ns_per_op, cycles_per_op) of line 3 → the error; columns counted by hand
+        for (cells, want) in [
+            ("4,12.5,", None),
+            ("4,1e15,1e18", None),
+            ("4,12.5,0", None),
+            ("4,inf,", Some("3:11: ns_per_op 'inf' is not a number of ns above 0 and at most 1e15")),
+            ("4,-inf,", Some("3:11: ns_per_op '-inf' is not a number of ns above 0 and at most 1e15")),
+            ("4,NaN,", Some("3:11: ns_per_op 'NaN' is not a number of ns above 0 and at most 1e15")),
+            ("4,1e400,", Some("3:11: ns_per_op '1e400' is not a number of ns above 0 and at most 1e15")),
+            ("4,0,", Some("3:11: ns_per_op '0' is not a number of ns above 0 and at most 1e15")),
+            ("4,-3,", Some("3:11: ns_per_op '-3' is not a number of ns above 0 and at most 1e15")),
+            ("4,1.1e15,", Some("3:11: ns_per_op '1.1e15' is not a number of ns above 0 and at most 1e15")),
+            ("4,12.5,nan", Some("3:12: cycles_per_op 'nan' is not a number from 0 to 1e18")),
+            ("4,12.5,-1", Some("3:12: cycles_per_op '-1' is not a number from 0 to 1e18")),
+            ("4,12.5,2e18", Some("3:12: cycles_per_op '2e18' is not a number from 0 to 1e18")),
+            ("0,12.5,", Some("3:10: batch '0' is not a count of operations above 0")),
+        ] {
+            let bad = format!("X,cpp-fast,C++,stream,full,\"s,s\",8,random,1,{cells}\n");
+            fs::write(&p, format!("{SAMPLE_HEADER}\n{good}{bad}{good}")).unwrap();
+            match (read_samples(&p), want) {
+                (Ok(rows), None) => assert_eq!(rows.len(), 3, "{cells}"),
+                (Err(e), Some(w)) => assert_eq!(e, format!("{}:{w}", p.display())),
+                (got, _) => panic!("{cells}: {got:?}"),
+            }
+        }
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn summary_statistics_must_be_finite() {
+        let d = std::env::temp_dir().join(format!("lwcbench-read-summary-{}", std::process::id()));
+        fs::create_dir_all(&d).unwrap();
+        // one group (kiv without a comma, so the cells split on ',')
+        let row = summary_rows(&[row("rust-fast", "ss", 10.0), row("rust-fast", "ss", 12.0)]);
+        let text = String::from_utf8(to_csv(&row)).unwrap();
+        let p = d.join("summary.csv");
+        fs::write(&p, &text).unwrap();
+        assert_eq!(read_summary(&p).unwrap(), row);
+        // median_ns is column 13 of the header
+        let (head, body) = text.split_once('\n').unwrap();
+        assert_eq!(head.split(',').nth(12), Some("median_ns"));
+        let cells: Vec<&str> = body.trim_end().split(',').collect();
+        for bad in ["NaN", "inf", "1e999"] {
+            let mut c = cells.clone();
+            c[12] = bad;
+            fs::write(&p, format!("{head}\n{}\n", c.join(","))).unwrap();
+            let e = read_summary(&p).unwrap_err();
+            assert_eq!(e, format!("{}:2:13: median_ns '{bad}' is not a finite number", p.display()));
+        }
+        fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

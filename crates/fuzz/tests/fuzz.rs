@@ -95,3 +95,66 @@ fn crc_repair_gives_valid_lines() {
     let p = lwcbench_engine::collect::parse_log(&text);
     assert!(p.malformed.iter().all(|m| !m.reason.contains("checksum")), "{:?}", p.malformed);
 }
+
+/// The run-dir seeds are whole runs that load and render (a run.json without its final line
+/// end once swallowed the `=== samples.csv ===` line, so every seed failed at run.json and
+/// nothing past it was fuzzed).
+#[test]
+fn run_dir_corpus_holds_runs_that_load() {
+    let seeds = lwcbench_fuzz::corpus(targets::RUN_DIR.name);
+    let whole: Vec<&String> = seeds
+        .iter()
+        .filter(|(_, b)| targets::unpack(b).iter().any(|(n, _)| n == "samples.csv"))
+        .map(|(n, _)| n)
+        .collect();
+    assert!(whole.len() >= 3, "seeds with a samples.csv: {whole:?}");
+    let d = tempfile::tempdir().unwrap();
+    for (name, bytes) in seeds.iter().filter(|(n, _)| whole.contains(&n)) {
+        let dir = d.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        for (f, b) in targets::unpack(bytes) {
+            std::fs::write(dir.join(f), b).unwrap();
+        }
+        match lwcbench_report::Run::load(&dir) {
+            // the seed with a NaN sample is refused where it is
+            Err(e) if name.starts_with("nan-") => {
+                assert!(
+                    e.ends_with("samples.csv:3:11: ns_per_op 'NaN' is not a number of ns above 0 and at most 1e15"),
+                    "{e}"
+                )
+            }
+            Ok(run) if !name.starts_with("nan-") => assert!(!run.samples.is_empty(), "{name}"),
+            r => panic!("{name}: {:?}", r.map(|_| ())),
+        }
+    }
+}
+
+/// The fixups reach what they are for: a repeated header field behind a valid CRC, a bad value
+/// in a samples.csv or summary.csv cell, a broken dataset.
+#[test]
+fn fixups_make_the_faults_they_are_for() {
+    let mut rng = lwcbench_fuzz::Rng::new(7);
+    let good = "LWCP H 1 sensor=ina219 shunt_uohm=100000 *00000000\n";
+    let mut repeated = 0;
+    for _ in 0..60 {
+        let t = String::from_utf8(targets::repeat_field(&mut rng, good.as_bytes().to_vec())).unwrap();
+        let log = lwcbench_engine::collect::logger::parse_logger(&t);
+        if t.matches("sensor=").count() + t.matches("shunt_uohm=").count() == 3 {
+            repeated += 1;
+            // the line passes its CRC and is refused for the repeat
+            assert!(log.fatal.as_deref().is_some_and(|f| f.contains("is given twice")), "{t}: {:?}", log.fatal);
+        }
+    }
+    assert!(repeated >= 20, "{repeated} of 60 inputs with a repeated field");
+    let pack = b"=== samples.csv ===\ncipher,x,ns_per_op\nA,1,2.5\n".to_vec();
+    let bad: usize = (0..60)
+        .filter(|_| {
+            let t = String::from_utf8(targets::bad_cell(&mut rng, pack.clone())).unwrap();
+            targets::NON_FINITE.iter().any(|v| t.ends_with(&format!("A,1,{v}\n")) || t.contains(&format!("A,{v},")))
+        })
+        .count();
+    assert!(bad >= 20, "{bad} of 60 packs with a bad cell");
+    let csv = b"time,a,b\n1,2,3\n".to_vec();
+    let broken = (0..60).filter(|_| targets::dataset_faults(&mut rng, csv.clone()) != csv).count();
+    assert!(broken >= 20, "{broken} of 60 datasets changed");
+}

@@ -1,7 +1,7 @@
 //! Reading a result directory back (the files documented in docs/result-files.md).
 use std::path::Path;
 
-use lwcbench_engine::results::{read_csv, RunRecord, SampleRow, SummaryRow};
+use lwcbench_engine::results::{read_samples, read_summary, RunRecord, SampleRow, SummaryRow};
 
 /// A run as found on disk. A study's own files stay in `dir`: the study reads them for its
 /// section ([`lwcbench_engine::studies::Study::html`]).
@@ -26,8 +26,9 @@ impl Run {
             serde_json::from_str(&text).map_err(|e| format!("{}:{}:{}: {e}", rj.display(), e.line(), e.column()))?;
         Ok(Run {
             record,
-            samples: read_csv(&dir.join("samples.csv"))?,
-            summary: read_csv(&dir.join("summary.csv"))?,
+            // values that no measurement gives are refused here, before any statistic
+            samples: read_samples(&dir.join("samples.csv"))?,
+            summary: read_summary(&dir.join("summary.csv"))?,
             dir: dir.to_path_buf(),
         })
     }

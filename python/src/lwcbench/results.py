@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["Results", "ResultsError", "load", "load_energy", "KIV_ORDER", "SCENARIO_ORDER"]
@@ -88,6 +89,19 @@ _ENERGY_BATCH_COLS = {
 _ENERGY_FILES = {"energy.csv": _ENERGY_COLS, "energy_batches.csv": _ENERGY_BATCH_COLS}
 
 _CORE_FILES = {"samples.csv", "warmup.csv", "summary.csv", "comparison.csv"}
+
+# What a measured value can be, as the engine's own readers (`lwcbench report`/`compare`) check
+# it: (low, low included, high, empty allowed). A non-finite or impossible value is refused with
+# file:line:column, never plotted.
+_SAMPLE_BOUNDS = {
+    "ns_per_op": (0.0, False, 1e15, False),
+    "cycles_per_op": (0.0, True, 1e18, True),
+    "batch": (1.0, True, float("inf"), False),
+}
+_SUMMARY_BOUNDS = {
+    c: (float("-inf"), False, float("inf"), True)
+    for c, kind in _SUMMARY_COLS.items() if kind == "float"
+}
 
 
 class ResultsError(ValueError):
@@ -172,7 +186,29 @@ def _typed(df: pd.DataFrame, spec: Dict[str, str], path: Path) -> pd.DataFrame:
     return pd.DataFrame({**out, **extra}, index=df.index)
 
 
-def _read_csv(path: Path, spec: Dict[str, str]) -> pd.DataFrame:
+def _check_bounds(df: pd.DataFrame, path: Path, bounds: Dict[str, tuple]) -> None:
+    for col, (lo, lo_in, hi, empty_ok) in bounds.items():
+        if col not in df.columns:
+            continue
+        v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+        missing = pd.isna(df[col]).to_numpy()
+        above = (v >= lo) if lo_in else (v > lo)
+        ok = np.isfinite(v) & above & (v <= hi)
+        if empty_ok:
+            ok |= missing
+        bad = np.flatnonzero(~ok)
+        if bad.size:
+            i = int(bad[0])
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False)[col].iloc[i]
+            if np.isfinite(lo):
+                want = f"a number {'from' if lo_in else 'above'} {lo:g}"
+                want += f" and at most {hi:g}" if np.isfinite(hi) else ""
+            else:
+                want = "a finite number"
+            raise ResultsError(f"{path}:{i + 2}:{list(df.columns).index(col) + 1}: {col} {raw[:24]!r} is not {want}")
+
+
+def _read_csv(path: Path, spec: Dict[str, str], bounds: Optional[Dict[str, tuple]] = None) -> pd.DataFrame:
     if not path.is_file():
         raise FileNotFoundError(2, f"result file missing: {path} (is this an lwcbench run directory?)", str(path))
     try:
@@ -182,7 +218,9 @@ def _read_csv(path: Path, spec: Dict[str, str]) -> pd.DataFrame:
         raise ResultsError(f"{path}: empty file (no header row)") from None
     except pd.errors.ParserError as e:
         raise ResultsError(f"{path}: not valid CSV: {e}") from None
-    return _typed(df, spec, path)
+    typed = _typed(df, spec, path)
+    _check_bounds(typed, path, bounds or {})
+    return typed
 
 
 def _read_extra(path: Path) -> pd.DataFrame:
@@ -255,9 +293,9 @@ def load(path: Union[str, "os.PathLike[str]"]) -> Results:
     tables.update({Path(f).stem: df for f, df in energy.items()})
     return Results(
         path=d,
-        samples=_read_csv(d / "samples.csv", _SAMPLE_COLS),
-        warmup=_read_csv(d / "warmup.csv", _SAMPLE_COLS),
-        summary=_read_csv(d / "summary.csv", _SUMMARY_COLS),
+        samples=_read_csv(d / "samples.csv", _SAMPLE_COLS, _SAMPLE_BOUNDS),
+        warmup=_read_csv(d / "warmup.csv", _SAMPLE_COLS, _SAMPLE_BOUNDS),
+        summary=_read_csv(d / "summary.csv", _SUMMARY_COLS, _SUMMARY_BOUNDS),
         comparison=_read_csv(d / "comparison.csv", _COMPARISON_COLS),
         run=run,
         tables=tables,

@@ -100,7 +100,8 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
         input::no_control("--store", s)?;
     }
     let ds = match &a.dataset {
-        Some(p) => lwcbench_engine::dataset::Dataset::load(p, &[])?,
+        // devices send float32: a reading beyond its range is refused, not sent as inf
+        Some(p) => lwcbench_engine::dataset::Dataset::load(p, &[]).and_then(|d| d.check_float32().map(|()| d))?,
         None => lwcbench_engine::dataset::Dataset::builtin(),
     };
     let netc = net::parse(a)?;

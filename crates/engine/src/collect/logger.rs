@@ -141,7 +141,7 @@ fn parse_header(line: usize, fields: &[&str]) -> Result<LoggerHeader, String> {
         if v.chars().any(char::is_control) {
             return Err(format!("header field {k} contains a control character"));
         }
-        kv.insert(k.to_string(), v);
+        super::once(&mut kv, k, v, "header")?;
     }
     let mut take = |k: &str| kv.remove(k).ok_or_else(|| format!("header lacks required key '{k}'"));
     let name = take("sensor")?;

@@ -282,3 +282,39 @@ fn bad_tick_fields_and_wrapping_counters_are_refused() {
     assert!(p.malformed.iter().any(|m| m.reason.contains("no successor")), "{:?}", p.malformed);
     assert!(p.truncation.is_some());
 }
+
+/// GOOD with its line `n` (0-based) replaced by `body` and a fresh CRC.
+fn good_with(n: usize, body: impl Fn(&str) -> String) -> String {
+    let mut lines: Vec<String> = GOOD.lines().map(String::from).collect();
+    let old = &lines[n];
+    let b = body(&old[..old.rfind(" *").unwrap()]);
+    lines[n] = format!("{b} *{:08x}", crc32(b.as_bytes()));
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn a_header_or_end_field_given_twice_is_refused_and_named() {
+    assert_eq!(parse_log(&good_with(0, |b| b.to_string())).truncation, None, "the rebuilt log is good");
+    // Every key of the header, repeated with its own value and with another: neither is taken.
+    let header = GOOD.lines().next().unwrap();
+    let keys: Vec<&str> = header.split(' ').skip(3).filter_map(|f| f.split_once('=')).map(|(k, _)| k).collect();
+    assert_eq!(keys.len(), 20);
+    for k in keys {
+        for v in ["1", "x"] {
+            let p = parse_log(&good_with(0, |b| format!("{b} {k}={v}")));
+            assert!(p.header.is_none(), "{k}={v}");
+            assert_eq!(
+                p.truncation.as_deref(),
+                Some(format!("the header at line 1 is malformed: header field '{k}' is given twice").as_str())
+            );
+        }
+    }
+    // The end line: samples=4 twice is no end line at all.
+    for f in ["samples=4", "warmup=2", "crc=42aeb451", "samples=5"] {
+        let p = parse_log(&good_with(7, |b| format!("{b} {f}")));
+        let k = f.split('=').next().unwrap();
+        assert_eq!(p.end, None, "{f}");
+        assert_eq!(p.malformed, [Issue { line: 8, reason: format!("end line field '{k}' is given twice") }]);
+        assert!(p.truncation.unwrap().starts_with("no end line"));
+    }
+}

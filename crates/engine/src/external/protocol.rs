@@ -119,6 +119,10 @@ pub fn parse_line(s: &str) -> Result<Line, String> {
             if k.is_empty() {
                 return Err(format!("'{}' has an empty name", clip(t)));
             }
+            // A repeated name has no meaning (a reader would take one of them silently).
+            if fields.iter().any(|(n, _): &(String, String)| n == k) {
+                return Err(format!("field '{}' given twice", clip(k)));
+            }
             fields.push((k.to_string(), unescape(v)?));
         }
     }

@@ -70,6 +70,8 @@ fn lines_parse() {
     assert!(parse_line("OK a=1").unwrap_err().contains("line kind"));
     assert!(parse_line("").is_err());
     assert!(parse_line("err").unwrap_err().contains("code"));
+    // One name, one value: the second `ns` of a sample line would otherwise be dropped silently.
+    assert_eq!(parse_line("sample rep=0 ns=1.5 ns=9").unwrap_err(), "field 'ns' given twice");
     assert_eq!(unescape(&escape("a b%c=d\n")).unwrap(), "a b%c=d\n");
     assert_eq!(escape("x y"), "x%20y");
 }

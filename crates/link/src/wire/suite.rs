@@ -163,9 +163,12 @@ pub struct Keyed {
     nonce: Vec<u8>,
 }
 
+/// The composition's tag check, constant time through `subtle` (as the RustCrypto AEADs compare
+/// theirs): the comparison neither exits early nor lets the optimiser turn the result into a
+/// branch on the first differing byte. Unequal lengths are unequal (a length is public).
 fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    // Constant time for equal lengths: no early exit on the first differing byte.
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use subtle::ConstantTimeEq;
+    a.ct_eq(b).into()
 }
 
 impl Keyed {
@@ -447,6 +450,40 @@ mod tests {
             k.seal(3, 11, &reading, &mut f2).unwrap();
             assert_ne!(f[HEADER_LEN..], f2[HEADER_LEN..], "{}", s.name());
         }
+    }
+
+    /// A frame whose composition tag differs from the genuine one in any single byte (first,
+    /// middle, last; every bit of each) is refused as a bad tag, and the genuine frame opens.
+    #[test]
+    fn composition_refuses_a_tag_differing_in_one_byte() {
+        for name in ["ChaCha20/rustcrypto", "Trivium/rust", "DRACO/rust-ref"] {
+            let s = find(name).unwrap();
+            assert_eq!(s.kind, Kind::StreamPoly1305);
+            let key: Vec<u8> = (0..s.key_len() as u8).collect();
+            let mut k = Keyed::new(&s, &key, false).unwrap();
+            let mut frame = Vec::new();
+            k.seal(7, 42, b"reading 21.5 C", &mut frame).unwrap();
+            let h = Header::parse(&frame).unwrap();
+            assert_eq!(k.open(&h, &frame).unwrap(), b"reading 21.5 C");
+            let tag_at = frame.len() - POLY_TAG;
+            for pos in [tag_at, tag_at + POLY_TAG / 2, frame.len() - 1] {
+                for bit in 0..8 {
+                    let mut bad = frame.clone();
+                    bad[pos] ^= 1 << bit;
+                    assert_eq!(k.open(&h, &bad), Err(OpenError::BadTag), "{name}: byte {pos} bit {bit}");
+                }
+            }
+        }
+        // the comparison itself: equal, one byte off anywhere, and a length mismatch
+        let t = [0x5au8; 16];
+        assert!(ct_eq(&t, &t));
+        for i in 0..16 {
+            let mut u = t;
+            u[i] ^= 0x80;
+            assert!(!ct_eq(&t, &u), "byte {i}");
+        }
+        assert!(!ct_eq(&t, &t[..15]));
+        assert!(!ct_eq(&[], &t));
     }
 
     #[test]

@@ -235,3 +235,30 @@ fn bad_marker_lines_are_counted_not_used() {
     );
     assert!(p.truncation.is_none(), "markers are outside the run's count and crc");
 }
+
+#[test]
+fn a_header_field_given_twice_is_fatal_and_named() {
+    // The tester's log: shunt_uohm=1 after shunt_uohm=100000 made the current 10^5 times larger
+    // (0.25 J instead of 2.5 µJ). Neither value is taken: the header is refused.
+    let h = "LWCP H 1 sensor=ina219 shunt_uohm=100000 shunt_tol_ppm=10000 tick_hz=1000000 conv_us=532 avg=1";
+    let b = three();
+    let good = logger(&b, 0, 100_000);
+    for (field, key) in [
+        ("shunt_uohm=1", "shunt_uohm"),
+        ("shunt_uohm=100000", "shunt_uohm"),
+        ("sensor=ina226", "sensor"),
+        ("shunt_tol_ppm=0", "shunt_tol_ppm"),
+        ("tick_hz=1000", "tick_hz"),
+        ("conv_us=532", "conv_us"),
+        ("avg=1", "avg"),
+    ] {
+        let text = good.replacen(&line(h), &line(&format!("{h} {field}")), 1);
+        assert_ne!(text, good);
+        let e = join(&parse_log(&board(&b)), &parse_logger(&text), &opts(8)).unwrap_err();
+        assert_eq!(e, format!("power log: line 1: header field '{key}' is given twice"), "{field}");
+    }
+    // Unknown keys too: they reach run.json's notes, where one of two values would be a guess.
+    let text = good.replacen(&line(h), &line(&format!("{h} probe=a probe=b")), 1);
+    let log = parse_logger(&text);
+    assert_eq!(log.fatal.as_deref(), Some("line 1: header field 'probe' is given twice"));
+}
