@@ -7,9 +7,7 @@
 //! * Suites with keys under 112 bits (NIST SP 800-131A's floor; the 80-bit Trivium, Grain v1
 //!   and MICKEY 2.0) are refused without `--unsafe-short-key`, labelled UNSAFE when allowed.
 use crate::wire::suite::Suite;
-
-/// Smallest key the link takes without `--unsafe-short-key`, in bits.
-pub const MIN_KEY_BITS: usize = 112;
+pub use crate::wire::suite::MIN_KEY_BITS;
 
 /// Why DRACO needs `--allow-provisional`, as every message and label says it.
 pub const PROVISIONAL_WHY: &str =
@@ -17,12 +15,12 @@ pub const PROVISIONAL_WHY: &str =
 
 /// Is this suite's cipher the provisional DRACO reconstruction?
 pub fn is_provisional(s: &Suite) -> bool {
-    s.entry.info.name.eq_ignore_ascii_case("DRACO")
+    s.is_provisional()
 }
 
 /// Is this suite's key shorter than [`MIN_KEY_BITS`]?
 pub fn is_short_key(s: &Suite) -> bool {
-    s.key_len() * 8 < MIN_KEY_BITS
+    s.is_short_key()
 }
 
 /// The explicit flags a link path was given.
@@ -56,14 +54,7 @@ impl Gate {
 
 /// The labels of a suite ("PROVISIONAL", "UNSAFE short key"), empty for the others.
 pub fn labels(s: &Suite) -> Vec<&'static str> {
-    let mut l = Vec::new();
-    if is_provisional(s) {
-        l.push("PROVISIONAL");
-    }
-    if is_short_key(s) {
-        l.push("UNSAFE short key");
-    }
-    l
+    s.labels()
 }
 
 /// "PROVISIONAL " / "UNSAFE short key " / "" to put before a suite's name on a line of output.

@@ -16,6 +16,9 @@ use zeroize::{Zeroize, Zeroizing};
 
 use crate::wire::frame::{self, Header, HEADER_LEN};
 
+/// Smallest key the link takes without `--unsafe-short-key`, in bits (NIST SP 800-131A's floor).
+pub const MIN_KEY_BITS: usize = 112;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// The catalogue AEAD, unchanged.
@@ -64,8 +67,27 @@ impl Suite {
     pub fn overhead(&self, unauthenticated: bool) -> usize {
         HEADER_LEN + self.tag_len(unauthenticated)
     }
-    /// How integrity is obtained, for every output; a gated suite's labels
-    /// ([`crate::wire::gate`]) come first.
+    /// Whether this is the provisional DRACO reconstruction (gated: `crate::wire::gate`).
+    pub fn is_provisional(&self) -> bool {
+        self.entry.info.name.eq_ignore_ascii_case("DRACO")
+    }
+    /// Whether its key is shorter than [`MIN_KEY_BITS`] (gated: `crate::wire::gate`).
+    pub fn is_short_key(&self) -> bool {
+        self.key_len() * 8 < MIN_KEY_BITS
+    }
+    /// The gate's labels ("PROVISIONAL", "UNSAFE short key"), empty for the others; here, not in
+    /// the gate module, so that module depends on this one and not both ways.
+    pub fn labels(&self) -> Vec<&'static str> {
+        let mut l = Vec::new();
+        if self.is_provisional() {
+            l.push("PROVISIONAL");
+        }
+        if self.is_short_key() {
+            l.push("UNSAFE short key");
+        }
+        l
+    }
+    /// How integrity is obtained, for every output; a gated suite's labels come first.
     pub fn protection(&self, unauthenticated: bool) -> String {
         let how = match (self.kind, unauthenticated) {
             (_, true) => "UNSAFE: confidentiality only, no integrity (forged frames are accepted)",
@@ -74,7 +96,7 @@ impl Suite {
                 "this project's composition: stream cipher + one-time Poly1305 key (RFC 8439 style)"
             }
         };
-        let labels = crate::wire::gate::labels(self);
+        let labels = self.labels();
         if labels.is_empty() {
             how.to_string()
         } else {
