@@ -506,6 +506,27 @@ fn bind(pair: Option<&NetnsPair>, side: Side, ip: Ipv4Addr) -> Result<UdpSocket,
     s.map_err(|e| format!("udp: cannot bind {ip}: {e}"))
 }
 
+/// Send probe datagrams from `cam` to `to` (the `srv` socket) until one arrives, for at most
+/// 10 s, then discard the probes still queued; an error names the path that never carried one.
+fn wait_path(cam: &UdpSocket, srv: &UdpSocket, to: SocketAddr) -> Result<(), String> {
+    const PROBE: &[u8] = b"lwcbench video path probe";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut buf = [0u8; 64];
+    loop {
+        let _ = cam.send_to(PROBE, to);
+        // srv has a 20 ms read timeout.
+        if srv.recv_from(&mut buf).is_ok_and(|(n, _)| &buf[..n] == PROBE) {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(format!("udp: the camera's path to {to} carried no datagram within 10 s"));
+        }
+    }
+    srv.set_nonblocking(true).map_err(|e| format!("udp: {e}"))?;
+    while srv.recv_from(&mut buf).is_ok() {}
+    srv.set_nonblocking(false).map_err(|e| format!("udp: {e}"))
+}
+
 fn run_udp(
     cfg: &VideoConfig,
     net: Option<&(Conditions, Backend)>,
@@ -537,6 +558,15 @@ fn run_udp(
     srv.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| format!("udp: {e}"))?;
     let to: SocketAddr = srv.local_addr().map_err(|e| format!("udp: {e}"))?;
     let cam_sock = bind(pair.as_ref(), Side::A, ip_cam)?;
+    // A new veth pair carries nothing until the kernel's link watch activates its queues (up to
+    // about a second after it is set up, later on a busy machine): datagrams sent before then
+    // vanish uncounted. So one probe must cross first, and the injected-loss counters start
+    // after it.
+    let mut injected0 = 0;
+    if let Some(p) = &pair {
+        wait_path(&cam_sock, &srv, to)?;
+        injected0 = conditions::nft_dropped(p, Side::B).map_err(|e| e.to_string())? + qdisc_drops(p, Side::A);
+    }
     let kernel0 = socket_drops(&srv).unwrap_or(0);
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
@@ -586,7 +616,8 @@ fn run_udp(
     let shots = shots?;
     // The namespace's UDP InErrors are not added: they count the socket's drops a second time.
     let injected = match &pair {
-        Some(p) => conditions::nft_dropped(p, Side::B).map_err(|e| e.to_string())? + qdisc_drops(p, Side::A),
+        Some(p) => (conditions::nft_dropped(p, Side::B).map_err(|e| e.to_string())? + qdisc_drops(p, Side::A))
+            .saturating_sub(injected0),
         None => 0,
     };
     let counted = Drops { injected, kernel, send_errors };
