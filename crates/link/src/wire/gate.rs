@@ -13,16 +13,6 @@ pub use crate::wire::suite::MIN_KEY_BITS;
 pub const PROVISIONAL_WHY: &str =
     "a provisional reconstruction of a cipher with a known attack (Banik, 'Cryptanalysis of Draco', ToSC 2022(4))";
 
-/// Is this suite's cipher the provisional DRACO reconstruction?
-pub fn is_provisional(s: &Suite) -> bool {
-    s.is_provisional()
-}
-
-/// Is this suite's key shorter than [`MIN_KEY_BITS`]?
-pub fn is_short_key(s: &Suite) -> bool {
-    s.is_short_key()
-}
-
 /// The explicit flags a link path was given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Gate {
@@ -33,10 +23,10 @@ pub struct Gate {
 impl Gate {
     /// `Err` (one line naming the cipher, the flag and the reason) for a suite not allowed.
     pub fn check(&self, s: &Suite) -> Result<(), String> {
-        if is_provisional(s) && !self.allow_provisional {
+        if s.is_provisional() && !self.allow_provisional {
             return Err(format!("--cipher: {} is {PROVISIONAL_WHY}; pass --allow-provisional to use it", s.name()));
         }
-        if is_short_key(s) && !self.unsafe_short_key {
+        if s.is_short_key() && !self.unsafe_short_key {
             return Err(format!(
                 "--cipher: {} has a key of {} bits, under the {MIN_KEY_BITS}-bit minimum; pass --unsafe-short-key to use it",
                 s.name(),
@@ -52,24 +42,19 @@ impl Gate {
     }
 }
 
-/// The labels of a suite ("PROVISIONAL", "UNSAFE short key"), empty for the others.
-pub fn labels(s: &Suite) -> Vec<&'static str> {
-    s.labels()
-}
-
 /// "PROVISIONAL " / "UNSAFE short key " / "" to put before a suite's name on a line of output.
 pub fn prefix(s: &Suite) -> String {
-    labels(s).iter().map(|l| format!("{l} ")).collect()
+    s.labels().iter().map(|l| format!("{l} ")).collect()
 }
 
 /// The flags a child process (`link gateway`, `link device`) needs for a suite its parent
 /// already allowed.
 pub fn flags(s: &Suite) -> Vec<&'static str> {
     let mut f = Vec::new();
-    if is_provisional(s) {
+    if s.is_provisional() {
         f.push("--allow-provisional");
     }
-    if is_short_key(s) {
+    if s.is_short_key() {
         f.push("--unsafe-short-key");
     }
     f
@@ -81,10 +66,10 @@ pub fn notes(suites: &[Suite]) -> Vec<String> {
         .iter()
         .filter_map(|s| {
             let mut why = Vec::new();
-            if is_provisional(s) {
+            if s.is_provisional() {
                 why.push(format!("PROVISIONAL: {PROVISIONAL_WHY}"));
             }
-            if is_short_key(s) {
+            if s.is_short_key() {
                 why.push(format!("UNSAFE: a key of {} bits, under {MIN_KEY_BITS}", s.key_len() * 8));
             }
             (!why.is_empty()).then(|| format!("{}: {}", s.name(), why.join("; ")))
@@ -102,8 +87,8 @@ mod tests {
     #[test]
     fn gated_suites_are_draco_and_the_80_bit_keys() {
         let all = crate::wire::suite::offered();
-        let prov: Vec<u8> = all.iter().filter(|s| is_provisional(s)).map(|s| s.id).collect();
-        let short: Vec<u8> = all.iter().filter(|s| is_short_key(s)).map(|s| s.id).collect();
+        let prov: Vec<u8> = all.iter().filter(|s| s.is_provisional()).map(|s| s.id).collect();
+        let short: Vec<u8> = all.iter().filter(|s| s.is_short_key()).map(|s| s.id).collect();
         assert_eq!(prov, [32, 33, 34]);
         assert_eq!(short, [35, 38, 39]);
     }
