@@ -1213,8 +1213,9 @@ def probe_modbus_idle_sockets(env):
     serves, handshake, idle = 4, 2.0, 3.0
     slave = CountingSlave(serves)
     try:
-        # Each proxy keeps its counters and replay state where it does by default for this key.
-        key = env.key("modbus.key")
+        # Each proxy keeps its counters and replay state where it does by default for this key
+        # (`link keygen` pairs proxy pair 0: both replay states exist).
+        key = modbus_key(env, "modbus.key")
         common = ["--key-file", str(key), "--cipher", "Ascon-AEAD128", "--idle-timeout", f"{int(idle * 1000)}ms",
                   "--handshake-timeout", f"{int(handshake * 1000)}ms"]
         sp, sport = modbus_proxy(env, ["--side", "slave", "--peer", f"127.0.0.1:{slave.port}", *common,
@@ -1226,7 +1227,8 @@ def probe_modbus_idle_sockets(env):
         keyless = [socket.create_connection(("127.0.0.1", sport), timeout=5) for _ in range(serves)]
         opened = time.monotonic()
         keyless[1].sendall(b"\x00")
-        forged = bytes([1, ASCON_ID, 0]) + MODBUS_DEVICE.to_bytes(4, "big") + (0).to_bytes(8, "big") + os.urandom(28)
+        # A forged hello (flags bit 1 = handshake, docs/link.md "The hop protocol"): a bad tag.
+        forged = bytes([1, ASCON_ID, 2]) + MODBUS_DEVICE.to_bytes(4, "big") + (0).to_bytes(16, "big") + os.urandom(40)
         keyless[2].sendall(len(forged).to_bytes(2, "big") + forged)
         time.sleep(0.2)
         # A real poll through the pair: read 3 holding registers from 10 (unit 1, transaction 7).
@@ -1293,6 +1295,227 @@ def probe_modbus_idle_sockets(env):
         slave.close()
 
 
+
+# ---- Issue 37 item 5: the Modbus hop bound to its connection ------------------------------------
+
+def modbus_key(env, name):
+    """A key from `link keygen`: its counter state and Modbus pair 0's replay states (pairing)."""
+    key = env.dir / name
+    r = env.run([env.bin, "link", "keygen", "--key-file", str(key)])
+    check(r.returncode == 0, f"link keygen failed: {r.stderr.strip()[-300:]!r}")
+    return key
+
+
+class RegisterSlave:
+    """A Modbus/TCP slave written here from the specification: function 3 reads and function 6
+    writes (Modbus Application Protocol v1.1b3 §6.3, §6.6) on registers that start at 0; every
+    write is logged in order."""
+
+    def __init__(self):
+        self.regs = {}
+        self.writes = []
+        self.lock = threading.Lock()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c):
+        try:
+            while True:
+                head = recv_or_none(c, 7)
+                if head is None:
+                    break
+                tid, _, length, unit = struct.unpack(">HHHB", head)
+                pdu = recv_or_none(c, length - 1) if 2 <= length <= 254 else None
+                if pdu is None or len(pdu) != 5:
+                    break
+                a, v = struct.unpack(">HH", pdu[1:5])
+                with self.lock:
+                    if pdu[0] == 6:
+                        self.regs[a] = v
+                        self.writes.append(v)
+                        body = pdu
+                    elif pdu[0] == 3 and 1 <= v <= 125:
+                        body = bytes([3, 2 * v]) + b"".join(struct.pack(">H", self.regs.get(i, 0)) for i in range(a, a + v))
+                    else:
+                        body = bytes([pdu[0] | 0x80, 1])
+                c.sendall(struct.pack(">HHHB", tid, 0, len(body) + 1, unit) + body)
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    def close(self):
+        self.sock.close()
+
+
+class HoldingTap(HopTap):
+    """The hop tap with an attacker's hold: the next master → slave record is kept back, and can
+    be released later on the same hop connection or sent on a new one."""
+
+    def __init__(self, upstream):
+        self.hold = False
+        self.held = None
+        self.to_slave = None
+        super().__init__(upstream)
+
+    def _accept(self):
+        while True:
+            try:
+                a, _ = self.sock.accept()
+            except OSError:
+                return
+            b = socket.create_connection(("127.0.0.1", self.upstream))
+            self.to_slave = b
+            threading.Thread(target=self._up, args=(a, b), daemon=True).start()
+            threading.Thread(target=self._pump, args=(b, a), daemon=True).start()
+
+    def _up(self, src, dst):
+        try:
+            while True:
+                head = recv_or_none(src, 2)
+                body = recv_or_none(src, int.from_bytes(head, "big")) if head else None
+                if body is None:
+                    break
+                with self.lock:
+                    self.frames.append(("modbus-hop", body))
+                    keep, self.hold = self.hold, False
+                    if keep:
+                        self.held = head + body
+                if not keep:
+                    dst.sendall(head + body)
+        except OSError:
+            pass
+
+    def release_on_same(self):
+        self.to_slave.sendall(self.held)
+
+
+def write_single(s, tid, addr, value):
+    s.sendall(struct.pack(">HHHBBHH", tid, 0, 6, 1, 6, addr, value))
+
+
+def probe_modbus_held_back_write(env):
+    """Issue 37: an attacker on the hop holds back a recorded "write 111" while a newer "write
+    222" passes, then releases it late on the same connection and sends it on a new one. The
+    slave must have executed 222 only; the slave-side proxy counts both refusals."""
+    slave = RegisterSlave()
+    try:
+        key = modbus_key(env, "hold.key")
+        common = ["--key-file", str(key), "--cipher", "Ascon-AEAD128"]
+        sp, sport = modbus_proxy(env, ["--side", "slave", "--peer", f"127.0.0.1:{slave.port}", *common],
+                                 "slave-side proxy")
+        tap = HoldingTap(sport)
+        mp, mport = modbus_proxy(env, ["--side", "master", "--peer", f"127.0.0.1:{tap.port}", *common],
+                                 "master-side proxy")
+        m = socket.create_connection(("127.0.0.1", mport), timeout=5)
+        m.sendall(struct.pack(">HHHBBHH", 1, 0, 6, 1, 3, 100, 1))
+        check(recv_or_none(m, 11) is not None, "the first read through the pair was not answered")
+        with tap.lock:
+            tap.hold = True
+        write_single(m, 2, 100, 111)
+        write_single(m, 3, 100, 222)
+        got = recv_or_none(m, 12)
+        check(got == struct.pack(">HHHBBHH", 3, 0, 6, 1, 6, 100, 222), f"write 222 was not answered: {got!r}")
+        check(tap.held is not None, "the tap held nothing back")
+        tap.release_on_same()
+        other = socket.create_connection(("127.0.0.1", sport), timeout=5)
+        other.sendall(tap.held)
+        time.sleep(0.6)
+        with slave.lock:
+            writes, value = list(slave.writes), slave.regs.get(100)
+        check(writes == [222] and value == 222,
+              f"the slave executed writes {writes} (register 100 = {value}): the held-back write 111 got through")
+        for s in (m, other):
+            s.close()
+        tallies = {}
+        for name, p in (("master", mp), ("slave", sp)):
+            p.send_signal(signal.SIGTERM)
+            try:
+                out, err = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                raise ProbeFailed(f"the {name}-side proxy did not stop within 10 s of SIGTERM")
+            check(p.returncode == 0 and "panicked" not in err, f"the {name}-side proxy: exit {p.returncode}, "
+                                                               f"{err.strip()[-300:]!r}")
+            tallies[name] = out
+        replay = tally(tallies["slave"], "replay")
+        order = tally(tallies["slave"], "frames refused outside the handshake order")
+        check((replay, order) == (1, 1), f"slave-side tally: replay {replay}, outside the handshake order {order} "
+                                         "(want 1 and 1)")
+        return "write 111 held back: refused late on its connection (replay) and on a new one (no handshake)"
+    finally:
+        slave.close()
+
+
+def probe_modbus_lost_replay_state(env):
+    """Issue 37: a lost replay state used to mean "nothing accepted yet": after it was lost,
+    both recorded writes were replayed to the restarted slave-side proxy and executed. A proxy
+    must refuse to start without it (one error line that says how it is made and that it cannot
+    be recreated) and must not recreate it."""
+    key = modbus_key(env, "lost.key")
+    replay = Path(f"{key}.modbus-0-slave.replay")
+    slave = RegisterSlave()
+    try:
+        common = ["--key-file", str(key), "--cipher", "Ascon-AEAD128"]
+        sp, sport = modbus_proxy(env, ["--side", "slave", "--peer", f"127.0.0.1:{slave.port}", *common],
+                                 "slave-side proxy")
+        tap = HopTap(sport)
+        mp, mport = modbus_proxy(env, ["--side", "master", "--peer", f"127.0.0.1:{tap.port}", *common],
+                                 "master-side proxy")
+        with socket.create_connection(("127.0.0.1", mport), timeout=5) as m:
+            for tid, v in ((1, 111), (2, 222)):
+                write_single(m, tid, 100, v)
+                check(recv_or_none(m, 12) is not None, f"write {v} through the pair was not answered")
+        for p in (mp, sp):
+            stop(p)
+        recorded = [f for _, f in tap.frames]
+        tap.close()
+        check(replay.is_file(), f"no replay state {replay} after the pair ran")
+        replay.unlink()
+        with slave.lock:
+            slave.writes.clear()
+        p = env.spawn([env.bin, "link", "modbus-proxy", "--listen", "127.0.0.1:0", "--side", "slave", "--peer",
+                       f"127.0.0.1:{slave.port}", *common], text=True)
+        ready, _, _ = select.select([p.stdout], [], [], 10)
+        line = p.stdout.readline() if ready else ""
+        if " listening on 127.0.0.1:" in line:
+            # It started: the attacker replays what the tap recorded.
+            port = int(line.split(" listening on 127.0.0.1:")[1].split(",")[0])
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                for f in recorded:
+                    c.sendall(len(f).to_bytes(2, "big") + f)
+                time.sleep(0.6)
+            stop(p)
+            with slave.lock:
+                writes = list(slave.writes)
+            check(not writes, f"the slave-side proxy started without its replay state and the recorded writes "
+                              f"{writes} were replayed and executed")
+            raise ProbeFailed("the slave-side proxy started without its replay state")
+        _, err = p.communicate(timeout=10)
+        r = subprocess.CompletedProcess(p.args, p.returncode, "", err)
+        first = one_error_line(r, str(replay), "does not exist", "provision")
+        check(not replay.exists(), "the refused start recreated the replay state")
+        # Given explicitly, a missing file is refused the same way, and not created.
+        other = env.dir / "nowhere.replay"
+        r = env.run([env.bin, "link", "modbus-proxy", "--side", "master", "--listen", "127.0.0.1:0", "--peer",
+                     "127.0.0.1:1", "--key-file", str(key), "--replay-state", str(other)], timeout=20)
+        one_error_line(r, str(other), "does not exist")
+        check(not other.exists(), "the refused start created --replay-state")
+        return f"refused: {first[:100]}"
+    finally:
+        slave.close()
+
+
 PROBES = {
     # High: nonce reuse and a gateway stopped for good
     "oversized-message": lambda e: probe_oversized(e, retained=False),
@@ -1325,6 +1548,9 @@ PROBES = {
     "video-forged-parts": probe_video_forged_parts,
     "video-replay-across-sessions": probe_video_replay_across_sessions,
     "modbus-idle-sockets": probe_modbus_idle_sockets,
+    # Issue 37 item 5: the Modbus hop bound to its connection
+    "modbus-held-back-write": probe_modbus_held_back_write,
+    "modbus-lost-replay-state": probe_modbus_lost_replay_state,
 }
 
 

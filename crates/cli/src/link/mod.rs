@@ -44,7 +44,8 @@ enum LinkSub {
     /// and sealed per frame: publish → accepted latency against the IEC 61850-5 classes.
     Goose(goose::GooseArgs),
     /// A new master key file with its counter state (KEY_FILE.counters), for `link device`,
-    /// `link gateway` and `link modbus-proxy`.
+    /// `link gateway` and `link modbus-proxy`, and Modbus proxy pair 0's replay states
+    /// (KEY_FILE.modbus-0-master.replay, KEY_FILE.modbus-0-slave.replay).
     Keygen(keygen::KeygenArgs),
     /// One side of an encrypting Modbus/TCP proxy pair (bump in the wire), until SIGTERM.
     ModbusProxy(modbus::ModbusProxyArgs),

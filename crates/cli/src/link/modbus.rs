@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use clap::Args;
 use lwcbench_link::device::counter;
+use lwcbench_link::industrial::modbus::floor;
 use lwcbench_link::industrial::modbus::measure::{self, Options};
 use lwcbench_link::industrial::modbus::peers::Cycle;
 use lwcbench_link::industrial::modbus::proxy::{self, Hop, Limits, Side};
@@ -46,7 +47,8 @@ pub(super) struct ModbusProxyArgs {
     /// more (pairs sharing one key need different numbers).
     #[arg(long, default_value_t = 0)]
     pair: u32,
-    /// Replay window of the receiving direction, in counters (1..=1048576).
+    /// Accepted for older scripts and unused: on a hop connection counters must increase
+    /// strictly (TCP keeps order), so the hop has no replay window (docs/link.md "The hop protocol").
     #[arg(long, default_value_t = 1024)]
     window: u64,
     /// Failed tags of the receiving direction before an alarm and its further frames are
@@ -57,9 +59,16 @@ pub(super) struct ModbusProxyArgs {
     #[arg(long, default_value_t = lwcbench_link::device::counter::DEFAULT_BLOCK)]
     counter_block: u64,
     /// Replay state of the receiving direction: the highest counter accepted, so a restarted proxy
-    /// refuses frames from before its restart (default KEY_FILE.modbus-PAIR-SIDE.replay).
+    /// refuses a handshake from before its restart and its peer can detect a rolled-back counter
+    /// state (default KEY_FILE.modbus-PAIR-SIDE.replay). It must exist: made at pairing (`link
+    /// keygen` makes pair 0's); a lost one cannot be recreated safely.
     #[arg(long)]
     replay_state: Option<PathBuf>,
+    /// --side slave: refuse a write (function codes 5, 6, 15, 16, 22, 23) older than this by the
+    /// two proxies' handshake clocks (1ms..=1h; no clock synchronisation needed, docs/link.md
+    /// "The hop protocol").
+    #[arg(long, default_value = "2s")]
+    write_deadline: String,
     /// UNSAFE: forward ADUs over the hop unencrypted (the measurement's baseline; both sides must
     /// agree).
     #[arg(long, conflicts_with_all = ["key_file", "counter_state", "replay_state"])]
@@ -137,6 +146,8 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
     let peer = resolve("--peer", &a.peer)?;
     let devices = lwcbench_link::industrial::modbus::proxy::devices(a.pair, side)?;
     let limits = a.limits()?;
+    let write_deadline = parse_duration(&a.write_deadline, "--write-deadline")?;
+    Hop::Plain.set_write_deadline(write_deadline)?;
     if a.max_failed_tags == Some(0) {
         return Err("--max-failed-tags: must be at least 1".into());
     }
@@ -150,15 +161,10 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
         a.gate.gate().check(&s)?;
         let key_file = a.key_file.clone().expect("clap: --key-file unless --unsafe-plain");
         MasterKey::read(&key_file)?;
-        let beside = |ext: &str| {
-            let mut p = key_file.as_os_str().to_os_string();
-            p.push(format!(".modbus-{}-{}.{ext}", a.pair, side.name()));
-            PathBuf::from(p)
-        };
         // The key's own counter state: one counter authority per key (the session that made
         // the key, `link modbus` and every proxy continue one state).
         let state = a.counter_state.clone().unwrap_or_else(|| counter::beside_key(&key_file));
-        let replay = a.replay_state.clone().unwrap_or_else(|| beside("replay"));
+        let replay = a.replay_state.clone().unwrap_or_else(|| floor::replay_path(&key_file, a.pair, side));
         // The sending device's lease is taken before the replay state is opened: one process
         // per direction, so one writer of the replay state too.
         let (master, store) = counter::open_session(&key_file, &state, a.counter_block)?;
@@ -166,6 +172,7 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
         if let Some(n) = a.max_failed_tags {
             hop.set_max_failed_tags(n)?;
         }
+        hop.set_write_deadline(write_deadline)?;
         let label = lwcbench_link::wire::gate::prefix(&s);
         (hop, format!("{label}{} (sends as device {}, accepts device {})", s.name(), devices.0, devices.1))
     };
@@ -174,8 +181,8 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
     let report = proxy::run_process(side, listener, peer, hop, limits, log, |bound| {
         println!(
             "{shown} listening on {bound}, forwarding to {peer}, {protection}, idle timeout {:?}, handshake timeout \
-             {:?}, at most {} connections ({} per address)",
-            limits.idle, limits.handshake, limits.max_conns, limits.max_per_peer
+             {:?}, write deadline {:?}, at most {} connections ({} per address)",
+            limits.idle, limits.handshake, write_deadline, limits.max_conns, limits.max_per_peer
         );
         let _ = std::io::stdout().flush();
     })?;

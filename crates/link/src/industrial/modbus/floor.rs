@@ -1,18 +1,22 @@
 //! The receiving proxy's replay floor: the highest counter it accepted, kept in a file so a
-//! restarted proxy refuses frames recorded before the restart (its replay window starts empty).
+//! restarted proxy refuses a handshake from before the restart, and tells its peer how far it
+//! accepted (the peer's anti-rollback check, docs/link.md "The hop protocol").
 //!
 //! ```text
 //! lwcbench-modbus-replay v1
 //! key <the master key's fingerprint>
-//! device <receiving device id> accepted <highest counter accepted>
+//! device <receiving device id> accepted <highest counter accepted, or none>
 //! ```
-//! Written durably (temp file, fsync, rename) at most every [`SAVE_EVERY`] while frames arrive
-//! and on a clean stop; after a crash the frames of the last interval are the exposure.
+//! Created at pairing ([`provision_pair`], `accepted none`); a missing file is refused, never
+//! read as "nothing accepted yet": a lost replay state cannot be told from a new one. Written
+//! durably (temp file, fsync, rename) before a write function code is forwarded, at most every
+//! [`SAVE_EVERY`] while other frames arrive, and on a clean stop.
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::device::counter::write_durable;
+use crate::industrial::modbus::proxy::{devices, Side};
 use crate::wire::keys::MasterKey;
 
 pub const MAGIC: &str = "lwcbench-modbus-replay v1";
@@ -29,7 +33,8 @@ pub struct Floor {
 }
 
 impl Floor {
-    /// Open the file at `path` (missing: nothing accepted yet); returns it and the floor.
+    /// Open the file at `path` (it must exist); returns it and the floor (None: nothing
+    /// accepted since pairing).
     pub fn open(path: &Path, master: &MasterKey, device: u32) -> Result<(Floor, Option<u64>), String> {
         let p = path.display();
         let fingerprint = master.fingerprint();
@@ -40,12 +45,28 @@ impl Floor {
                 if text.len() > 4096 {
                     return Err(format!("replay state {p}: too large to be a replay state file"));
                 }
-                Some(parse(&text, &fingerprint, device).map_err(|e| format!("replay state {p}: {e}"))?)
+                parse(&text, &fingerprint, device).map_err(|e| format!("replay state {p}: {e}"))?
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!(
+                    "replay state {p} does not exist: it is created by `lwcbench link provision --protocol modbus` \
+                     (until then `lwcbench link keygen`, for pair 0); a lost replay state cannot be recreated \
+                     safely: provision a new pair key"
+                ))
+            }
             Err(e) => return Err(format!("replay state {p}: {e}")),
         };
         Ok((Floor { path: path.to_path_buf(), fingerprint, device, saved }, saved))
+    }
+
+    /// Create the file at `path` with nothing accepted (pairing); an existing name is refused.
+    pub fn create(path: &Path, master: &MasterKey, device: u32) -> Result<(), String> {
+        // symlink_metadata: a dangling symlink is a name in use too.
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(format!("replay state {} exists; pairing never replaces one", path.display()));
+        }
+        let text = format!("{MAGIC}\nkey {}\ndevice {device} accepted none\n", master.fingerprint());
+        write_durable(path, text.as_bytes()).map_err(|e| format!("replay state {}: cannot write: {e}", path.display()))
     }
 
     /// Record `top` durably unless it is already recorded.
@@ -61,7 +82,28 @@ impl Floor {
     }
 }
 
-fn parse(text: &str, fp: &str, device: u32) -> Result<u64, String> {
+/// The default replay state of `side` of `pair` beside the key file: KEY_FILE.modbus-PAIR-SIDE.replay.
+pub fn replay_path(key_file: &Path, pair: u32, side: Side) -> PathBuf {
+    let mut p = key_file.as_os_str().to_os_string();
+    p.push(format!(".modbus-{pair}-{}.replay", side.name()));
+    PathBuf::from(p)
+}
+
+/// Pairing: create both sides' replay state files of `pair` beside `key_file`, nothing
+/// accepted. `lwcbench link provision --protocol modbus` calls it (until then `link keygen`, for
+/// pair 0, and a key `link modbus` makes). Returns the two paths (master side, slave side).
+pub fn provision_pair(key_file: &Path, master: &MasterKey, pair: u32) -> Result<[PathBuf; 2], String> {
+    let mut out = Vec::new();
+    for side in [Side::Master, Side::Slave] {
+        let (_, recv) = devices(pair, side)?;
+        let p = replay_path(key_file, pair, side);
+        Floor::create(&p, master, recv)?;
+        out.push(p);
+    }
+    Ok([out[0].clone(), out[1].clone()])
+}
+
+fn parse(text: &str, fp: &str, device: u32) -> Result<Option<u64>, String> {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     if lines.first() != Some(&MAGIC) {
         return Err(format!("line 1: expected '{MAGIC}'"));
@@ -74,7 +116,15 @@ fn parse(text: &str, fp: &str, device: u32) -> Result<u64, String> {
     let want = format!("device {device} accepted ");
     let n =
         lines.get(2).and_then(|l| l.strip_prefix(&want)).ok_or_else(|| format!("line 3: expected '{want}COUNTER'"))?;
-    let n = n.parse::<u64>().map_err(|_| format!("line 3: '{n}' is not a counter"))?;
+    let n = match n {
+        "none" => None,
+        n => Some(
+            n.parse::<u64>()
+                .ok()
+                .filter(|&c| c <= crate::wire::frame::MAX_COUNTER)
+                .ok_or_else(|| format!("line 3: '{}' is not a counter or 'none'", crate::input::shown(n)))?,
+        ),
+    };
     if lines.len() > 3 {
         return Err("line 4: unexpected content".into());
     }
@@ -90,6 +140,13 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("r");
         let m = MasterKey::from_bytes([7; 32]);
+        assert!(Floor::open(&p, &m, 1).unwrap_err().contains("does not exist"), "a missing file is refused");
+        Floor::create(&p, &m, 1).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            format!("{MAGIC}\nkey 32f4fc68107ab4dd67b987d1614f906b\ndevice 1 accepted none\n")
+        );
+        assert!(Floor::create(&p, &m, 1).unwrap_err().contains("exists"), "pairing never replaces a state");
         let (mut f, floor) = Floor::open(&p, &m, 1).unwrap();
         assert_eq!(floor, None);
         f.save(41).unwrap();
@@ -105,5 +162,23 @@ mod tests {
         assert!(e.contains("line 2: written for another key"), "{e}");
         std::fs::write(&p, "nope\n").unwrap();
         assert!(Floor::open(&p, &m, 1).unwrap_err().contains("line 1"));
+        let fp = m.fingerprint();
+        std::fs::write(&p, format!("{MAGIC}\nkey {fp}\ndevice 1 accepted 9223372036854775808\n")).unwrap();
+        assert!(Floor::open(&p, &m, 1).unwrap_err().contains("line 3"), "above 2^63 - 1");
+    }
+
+    /// Pairing writes both sides' files beside the key, named as the proxies look for them,
+    /// each for the device its side receives (pair 3: 0x4D420006 master → slave, 0x4D420007 back).
+    #[test]
+    fn provision_pair_writes_both_sides() {
+        let d = tempfile::tempdir().unwrap();
+        let key = d.path().join("k");
+        let m = MasterKey::from_bytes([7; 32]);
+        let [ms, ss] = provision_pair(&key, &m, 3).unwrap();
+        assert_eq!(ms, d.path().join("k.modbus-3-master.replay"));
+        assert_eq!(ss, d.path().join("k.modbus-3-slave.replay"));
+        assert_eq!(Floor::open(&ms, &m, 0x4D42_0007).unwrap().1, None);
+        assert_eq!(Floor::open(&ss, &m, 0x4D42_0006).unwrap().1, None);
+        assert!(provision_pair(&key, &m, 3).is_err(), "never twice");
     }
 }

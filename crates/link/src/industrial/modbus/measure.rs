@@ -82,7 +82,13 @@ pub fn measure_with_reports(
         Some(dir) => {
             std::fs::create_dir_all(dir).map_err(|e| format!("state directory {}: {e}", dir.display()))?;
             let key = dir.join("master.key");
+            let new_key = std::fs::symlink_metadata(&key).is_err();
             let (master, store) = open_session(&key, &crate::device::counter::beside_key(&key), block)?;
+            if new_key {
+                // The key this run makes is paired for proxy pair 0 too, so `link modbus-proxy`
+                // can continue its counters (the in-process pair here keeps its floor in memory).
+                crate::industrial::modbus::floor::provision_pair(&key, &master, 0)?;
+            }
             run(&suite, &master, &store, polls, opts)
         }
         None => {

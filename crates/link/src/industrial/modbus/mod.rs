@@ -2,6 +2,7 @@
 //! reader and its bounds, the proxy pair, the built-in master and slave, the measurement.
 pub mod adu;
 pub mod floor;
+pub mod hop;
 pub mod measure;
 pub mod peers;
 pub mod proxy;

@@ -12,10 +12,11 @@ use tokio::net::{TcpListener, TcpStream};
 
 use crate::device::counter::CounterStore;
 use crate::gateway::checks::Refusal;
+use crate::industrial::modbus::floor::Floor;
+use crate::industrial::modbus::hop::{self, ModbusHeader, FLAG_HANDSHAKE, MODBUS_HEADER_LEN};
 use crate::industrial::modbus::measure::{self, Options};
 use crate::industrial::modbus::peers::{self, Cycle, Registers};
 use crate::industrial::modbus::proxy::{Hop, Limits, Proxy, Side};
-use crate::wire::frame::{Header, HEADER_LEN};
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{self, Keyed};
 
@@ -126,9 +127,10 @@ fn tokio_modbus_master_and_slave_talk_through_the_sealed_pair() {
     });
 }
 
-/// The slave-side proxy, fed by hand-made hop frames: an authentic frame is answered, a
-/// tampered, replayed or too old one is dropped (no answer) and counted, a reordered one inside
-/// the window is accepted.
+/// The slave-side proxy, fed by hand-made hop frames after a handshake by hand: an authentic
+/// request is answered with a response bound to its counter, a replayed, tampered or changed-
+/// header one is dropped (no answer) and counted; with no window on a connection, a frame
+/// whose counter is not above the connection's last is refused even far inside 1,024.
 #[test]
 fn forged_replayed_and_reordered_frames() {
     rt().block_on(async {
@@ -139,54 +141,41 @@ fn forged_replayed_and_reordered_frames() {
         let (slave_addr, _) = slave().await;
         let (sp_addr, sp) =
             proxy(Side::Slave, slave_addr, Hop::sealed(&s, &master, &store, 0, Side::Slave, 1024, None).unwrap()).await;
-        // The test is the master-side proxy of pair 0: its sending device seals requests.
-        let (dreq, dresp) = (0x4D42_0000, 0x4D42_0001);
-        assert_eq!(super::proxy::devices(0, Side::Master).unwrap(), (dreq, dresp));
-        let mut req = Keyed::new(&s, &master.device_key(s.id, dreq, s.key_len()), false).unwrap();
-        let mut resp = Keyed::new(&s, &master.device_key(s.id, dresp, s.key_len()), false).unwrap();
         let mut hop = TcpStream::connect(sp_addr).await.unwrap();
-        let seal = |k: &mut Keyed, c: u64, adu: &[u8]| {
-            let mut f = Vec::new();
-            k.seal(dreq, c, adu, &mut f).unwrap();
-            f
-        };
+        let mut hm = HandMaster::handshake(&mut hop, &master, 4, None).await.expect("the handshake is answered");
+        assert_eq!(hm.peer_top, None, "the slave side has accepted nothing before this hello");
         let quiet = Duration::from_millis(300);
         let answered = |tid: u16| read_response(tid, 5, 2);
-        let f5 = seal(&mut req, 5, &read_request(1, 5, 2));
+        let f5 = hm.request(5, 0, &read_request(1, 5, 2));
         send_record(&mut hop, &f5).await;
         let r = recv_record(&mut hop, T).await.expect("an authentic request is answered");
-        let h = Header::parse(&r).unwrap();
-        assert_eq!((h.device, h.cipher), (dresp, s.id));
-        assert_eq!(resp.open(&h, &r).unwrap(), answered(1));
+        let (h, adu) = hm.response(&r).unwrap();
+        assert_eq!((h.device, h.cipher, h.ext), (0x4D42_0001, s.id, 5), "bound to request 5");
+        assert_eq!(adu, answered(1));
         assert!(!r.windows(4).any(|w| w == &answered(1)[9..13]), "the register values are not on the hop in clear");
 
         send_record(&mut hop, &f5).await; // replay
         assert_eq!(recv_record(&mut hop, quiet).await, None, "a replayed request gets no answer");
-        let mut bad = seal(&mut req, 6, &read_request(2, 5, 2));
-        bad[HEADER_LEN + 8] ^= 0x01; // tampered ciphertext (the start address)
+        let mut bad = hm.request(6, 0, &read_request(2, 5, 2));
+        bad[MODBUS_HEADER_LEN + 8] ^= 0x01; // tampered ciphertext (the start address)
         send_record(&mut hop, &bad).await;
         assert_eq!(recv_record(&mut hop, quiet).await, None, "a tampered request gets no answer");
-        let mut hdr = seal(&mut req, 7, &read_request(3, 5, 2));
-        hdr[14] ^= 0x01; // counter changed in the header: authenticated data
+        let mut hdr = hm.request(7, 0, &read_request(3, 5, 2));
+        hdr[16] ^= 0x01; // the extension changed: authenticated data
         send_record(&mut hop, &hdr).await;
         assert_eq!(recv_record(&mut hop, quiet).await, None, "a changed header gets no answer");
 
-        send_record(&mut hop, &seal(&mut req, 5000, &read_request(4, 5, 2))).await;
+        send_record(&mut hop, &hm.request(5000, 0, &read_request(4, 5, 2))).await;
         assert!(recv_record(&mut hop, T).await.is_some());
-        send_record(&mut hop, &seal(&mut req, 5000 - 1024, &read_request(5, 5, 2))).await;
-        assert_eq!(recv_record(&mut hop, quiet).await, None, "older than the window: refused");
-        send_record(&mut hop, &seal(&mut req, 5000 - 1023, &read_request(6, 5, 2))).await;
-        let r = recv_record(&mut hop, T).await.expect("reordered inside the window: accepted");
-        assert_eq!(resp.open(&Header::parse(&r).unwrap(), &r).unwrap(), answered(6));
+        send_record(&mut hop, &hm.request(4999, 0, &read_request(6, 5, 2))).await;
+        assert_eq!(recv_record(&mut hop, quiet).await, None, "below the connection's last counter: refused");
+        send_record(&mut hop, &hm.request(5001, 0, &read_request(7, 5, 2))).await;
+        let r = recv_record(&mut hop, T).await.expect("the next counter passes");
+        assert_eq!(hm.response(&r).unwrap().1, answered(7));
 
         let t = sp.report().refused;
-        assert_eq!(
-            [Refusal::Replay, Refusal::BadTag, Refusal::TooOld].map(|r| t.count(r)),
-            [1, 2, 1],
-            "{:?}",
-            sp.report()
-        );
-        assert_eq!((t.accepted, t.refused_total()), (3, 4));
+        assert_eq!([Refusal::Replay, Refusal::BadTag].map(|r| t.count(r)), [2, 2], "{}", sp.report().line());
+        assert_eq!((t.accepted, t.refused_total()), (4, 4), "the hello and three requests");
     });
 }
 
@@ -218,43 +207,49 @@ fn a_malformed_adu_closes_only_its_connection() {
 }
 
 /// A restarted master-side proxy continues from its counter state: the counters on the hop
-/// never repeat, and the state file says how far they were reserved.
+/// (the hello's included) never repeat, and the state file says how far they were reserved.
 #[test]
 fn a_restarted_proxy_does_not_reuse_a_counter() {
     let d = tempfile::tempdir().unwrap();
     let state = d.path().join("ctr");
     let master = MasterKey::random();
-    let s = suite::find("AES-128-GCM").unwrap();
+    let s = suite::find("Ascon-AEAD128").unwrap();
     let mut seen = Vec::new();
     for _run in 0..2 {
         rt().block_on(async {
             let store = CounterStore::open(&state, 4, &master).unwrap();
-            // The test is the slave-side proxy: it reads the hop records and answers nothing.
+            // The test is the slave-side proxy: it answers the handshake and reads the requests.
             let (hop_l, hop_addr) = bind().await;
             let (mp_addr, _mp) =
                 proxy(Side::Master, hop_addr, Hop::sealed(&s, &master, &store, 0, Side::Master, 64, None).unwrap())
                     .await;
             let mut m = TcpStream::connect(mp_addr).await.unwrap();
             let mut hop = None;
+            let mut hs = None;
             for tid in 0..6u16 {
                 let adu = read_request(tid, 9, 1);
                 m.write_all(&adu).await.unwrap();
-                // The proxy connects to the hop at the first ADU.
+                // The proxy connects to the hop at the first ADU and says hello.
                 if hop.is_none() {
-                    hop = Some(tokio::time::timeout(T, hop_l.accept()).await.unwrap().unwrap().0);
+                    let mut c = tokio::time::timeout(T, hop_l.accept()).await.unwrap().unwrap().0;
+                    let hello = recv_record(&mut c, T).await.unwrap();
+                    seen.push(ModbusHeader::parse(&hello).unwrap().counter);
+                    hs = Some(HandSlave::reply(&mut c, &master, &hello, 0, None).await);
+                    hop = Some(c);
                 }
                 let f = recv_record(hop.as_mut().unwrap(), T).await.unwrap();
-                let h = Header::parse(&f).unwrap();
+                let h = ModbusHeader::parse(&f).unwrap();
                 assert_eq!(h.device, 0x4D42_0000, "pair 0, master → slave");
+                assert_eq!(hs.as_mut().unwrap().request(&f).unwrap().1, adu);
                 assert!(!f.windows(adu.len() - 2).any(|w| w == &adu[2..]), "the ADU is not on the hop in clear");
                 seen.push(h.counter);
             }
         });
-        // Reserved in blocks of 4 before use: after 6 counters the file says 8.
+        // Reserved in blocks of 4 before use: after 7 counters the file says 8.
         let text = std::fs::read_to_string(&state).unwrap();
-        assert!(text.ends_with(&format!("\n1296171008 {}\n", if seen.len() == 6 { 8 } else { 16 })), "{text}");
+        assert!(text.ends_with(&format!("\n1296171008 {}\n", if seen.len() == 7 { 8 } else { 16 })), "{text}");
     }
-    assert_eq!(seen, vec![0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13]);
+    assert_eq!(seen, vec![0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14]);
 }
 
 /// The measurement's shape: the ICS sizes, both paths timed, every poll answered correctly.
@@ -277,25 +272,21 @@ fn measure_modbus_times_both_paths() {
     assert!(measure::measure_modbus("Ascon-AEAD128", 0, &opts).unwrap_err().contains("--polls"));
 }
 
-/// A restarted slave-side proxy has an empty replay window; its replay state refuses a frame
-/// it accepted before the restart, and the next counter still passes.
+/// A restarted slave-side proxy keeps its floor in its replay state: a hello from before the
+/// restart is answered (so a rolled-back master side learns the mark) but its connection is
+/// closed and counted; a new hello above the floor starts a working connection.
 #[test]
 fn a_restarted_receiver_refuses_frames_from_before_the_restart() {
     let d = tempfile::tempdir().unwrap();
-    let replay = d.path().join("replay");
-    let master = MasterKey::random();
-    let s = suite::find("Ascon-AEAD128").unwrap();
-    let dreq = 0x4D42_0000; // pair 0, master → slave
-    let mut req = Keyed::new(&s, &master.device_key(s.id, dreq, s.key_len()), false).unwrap();
-    let mut f5 = Vec::new();
-    req.seal(dreq, 5, &read_request(1, 5, 2), &mut f5).unwrap();
-    let mut f6 = Vec::new();
-    req.seal(dreq, 6, &read_request(2, 5, 2), &mut f6).unwrap();
-    let mut answers = Vec::new();
-    for (run, frames) in [(0u64, vec![&f5]), (1, vec![&f5, &f6])] {
-        let replays = rt().block_on(async {
+    let replay = replay_file(d.path(), &MasterKey::from_bytes([3; 32]), Side::Slave);
+    let master = MasterKey::from_bytes([3; 32]);
+    let mut log = Vec::new();
+    let mut first_hello = None;
+    for run in 0..2u64 {
+        let (replays, rollbacks) = rt().block_on(async {
             let store = CounterStore::open(&d.path().join("ctr"), 16, &master).unwrap();
             let (slave_addr, _) = slave().await;
+            let s = suite::find("Ascon-AEAD128").unwrap();
             let hop = Hop::sealed(&s, &master, &store, 0, Side::Slave, 1024, Some(&replay)).unwrap();
             let (listener, addr) = bind().await;
             let p = Arc::new(Proxy::new(Side::Slave, listener, slave_addr, hop, Limits::default(), String::new()));
@@ -303,19 +294,33 @@ fn a_restarted_receiver_refuses_frames_from_before_the_restart() {
             let task = tokio::spawn(p.clone().run(async move {
                 let _ = rx.await;
             }));
-            let mut hop = TcpStream::connect(addr).await.unwrap();
-            for f in frames {
-                send_record(&mut hop, f).await;
-                answers.push((run, recv_record(&mut hop, Duration::from_millis(500)).await.is_some()));
+            if run == 0 {
+                let mut c = TcpStream::connect(addr).await.unwrap();
+                let mut hm = HandMaster::handshake(&mut c, &master, 5, None).await.unwrap();
+                first_hello = Some(hm.hello.clone());
+                send_record(&mut c, &hm.request(6, 0, &read_request(1, 5, 2))).await;
+                log.push(("run 0 request 6", recv_record(&mut c, T).await.is_some()));
+            } else {
+                // The hello of run 0, replayed: answered with the mark (6), then closed.
+                let mut c = TcpStream::connect(addr).await.unwrap();
+                send_record(&mut c, first_hello.as_ref().unwrap()).await;
+                let reply = recv_record(&mut c, T).await.expect("a replayed hello is answered");
+                assert_eq!(ModbusHeader::parse(&reply).unwrap().ext, 5, "the reply names the hello's counter");
+                log.push(("run 1 old hello closed", closed_within(&mut c, T).await));
+                let mut c = TcpStream::connect(addr).await.unwrap();
+                let mut hm = HandMaster::handshake(&mut c, &master, 7, None).await.unwrap();
+                assert_eq!(hm.peer_top, Some(6), "the mark is the floor of run 0");
+                send_record(&mut c, &hm.request(8, 0, &read_request(2, 5, 2))).await;
+                log.push(("run 1 request 8", recv_record(&mut c, T).await.is_some()));
             }
             tx.send(()).unwrap();
             task.await.unwrap().unwrap();
-            p.report().refused.count(Refusal::Replay)
+            (p.report().refused.count(Refusal::Replay), p.report().rollbacks)
         });
-        assert_eq!(replays, run, "run {run}");
+        assert_eq!((replays, rollbacks), (run, run), "run {run}");
     }
-    assert_eq!(answers, vec![(0, true), (1, false), (1, true)]);
-    assert!(std::fs::read_to_string(&replay).unwrap().ends_with("\ndevice 1296171008 accepted 6\n"));
+    assert_eq!(log, vec![("run 0 request 6", true), ("run 1 old hello closed", true), ("run 1 request 8", true)]);
+    assert!(std::fs::read_to_string(&replay).unwrap().ends_with("\ndevice 1296171008 accepted 8\n"));
 }
 
 /// A stand-in slave that only counts the connections made to it and keeps them open; what the
@@ -347,13 +352,12 @@ fn sealed_hop(d: &std::path::Path, master: &MasterKey, side: Side) -> Hop {
     Hop::sealed(&s, master, &store, 0, side, 1024, None).unwrap()
 }
 
-/// A hop frame of pair 0's master → slave device sealed with `master`, counter `c`.
-fn request_frame(master: &MasterKey, c: u64, adu: &[u8]) -> Vec<u8> {
-    let s = suite::find("Ascon-AEAD128").unwrap();
-    let dreq = 0x4D42_0000;
-    let mut k = Keyed::new(&s, &master.device_key(s.id, dreq, s.key_len()), false).unwrap();
+/// A hello of pair 0's master → slave device sealed with `master`, counter `c`.
+fn hello_frame(master: &MasterKey, c: u64) -> Vec<u8> {
+    let (mut req, _) = HandMaster::keys(master);
+    let h = ModbusHeader { cipher: req.suite.id, flags: FLAG_HANDSHAKE, device: 0x4D42_0000, counter: c, ext: 0 };
     let mut f = Vec::new();
-    k.seal(dreq, c, adu, &mut f).unwrap();
+    hop::seal(&mut req, &h, &[], &hop::handshake_body(&[1; 16], None), &mut f).unwrap();
     f
 }
 
@@ -388,13 +392,17 @@ fn the_slave_is_connected_only_after_the_first_authenticated_frame() {
             idle.push(TcpStream::connect(sp_addr).await.unwrap());
         }
         idle[1].write_all(&[0]).await.unwrap();
-        send_record(&mut idle[2], &request_frame(&MasterKey::random(), 0, &read_request(1, 0, 1))).await;
+        send_record(&mut idle[2], &hello_frame(&MasterKey::random(), 0)).await;
         tokio::time::sleep(Duration::from_millis(400)).await;
         assert_eq!(accepted.load(Ordering::SeqCst), 0, "no connection to the slave before an authentic frame");
         assert_eq!(sp.report().upstream, 0);
         assert_eq!(sp.report().refused.refused_total(), 1, "the frame under another key is refused");
-        // The authentic first frame, on a connection that first sent a forged one.
-        send_record(&mut idle[2], &request_frame(&master, 0, &read_request(9, 5, 2))).await;
+        // An authentic hello alone opens nothing to the slave either.
+        let mut hm = HandMaster::handshake(&mut idle[2], &master, 0, None).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(accepted.load(Ordering::SeqCst), 0, "no connection to the slave after the handshake alone");
+        // The authentic first request, on a connection that first sent a forged hello.
+        send_record(&mut idle[2], &hm.request(1, 0, &read_request(9, 5, 2))).await;
         let adu = tokio::time::timeout(T, got.recv()).await.unwrap().unwrap();
         assert_eq!(adu, [0, 9, 0, 0, 0, 6, 1, 3, 0, 5, 0, 2], "the slave gets the request ADU");
         assert_eq!((accepted.load(Ordering::SeqCst), sp.report().upstream), (1, 1));
@@ -501,8 +509,9 @@ fn the_per_peer_cap_refuses_and_counts() {
             }
         }
         assert!(fit, "a freed slot is given again");
-        // An authenticated frame on a held connection is still answered.
-        send_record(&mut b, &request_frame(&master, 0, &read_request(4, 5, 2))).await;
+        // An authenticated request on a held connection is still answered.
+        let mut hm = HandMaster::handshake(&mut b, &master, 0, None).await.unwrap();
+        send_record(&mut b, &hm.request(1, 0, &read_request(4, 5, 2))).await;
         assert!(recv_record(&mut b, T).await.is_some());
     });
 }
@@ -624,4 +633,587 @@ fn refusal_lines_are_throttled() {
     std::thread::sleep(Duration::from_millis(1050));
     assert_eq!(t.due(), Some(4), "three held back and this one");
     assert_eq!(t.due(), None);
+}
+
+// ---- Issue 37 item 5: the hop bound to its connection ---------------------------------------
+
+/// A relay between the two proxies, as an attacker on the wire: forwards every hop record (2-byte
+/// length + frame) both ways, can hold back the next master → slave record and later release it
+/// on the same hop connection or send it on a new one, and records the m → s frames it saw.
+struct Tap {
+    addr: SocketAddr,
+    state: Arc<std::sync::Mutex<TapState>>,
+    upstream: SocketAddr,
+}
+
+#[derive(Default)]
+struct TapState {
+    hold_next: bool,
+    held: Option<Vec<u8>>,
+    up: Vec<Vec<u8>>,
+    /// The slave-side socket of the live hop connection, for a release on it.
+    to_slave: Option<Arc<tokio::sync::Mutex<tokio::net::tcp::OwnedWriteHalf>>>,
+}
+
+impl Tap {
+    async fn start(upstream: SocketAddr) -> Tap {
+        let (l, addr) = bind().await;
+        let state = Arc::new(std::sync::Mutex::new(TapState::default()));
+        let st = state.clone();
+        tokio::spawn(async move {
+            while let Ok((a, _)) = l.accept().await {
+                let Ok(b) = TcpStream::connect(upstream).await else { return };
+                let (mut ar, mut aw) = a.into_split();
+                let (mut br, bw) = b.into_split();
+                let bw = Arc::new(tokio::sync::Mutex::new(bw));
+                st.lock().unwrap().to_slave = Some(bw.clone());
+                let st2 = st.clone();
+                tokio::spawn(async move {
+                    while let Some(rec) = read_rec(&mut ar).await {
+                        let hold = {
+                            let mut s = st2.lock().unwrap();
+                            s.up.push(rec.clone());
+                            if s.hold_next {
+                                s.hold_next = false;
+                                s.held = Some(rec.clone());
+                                true
+                            } else {
+                                false
+                            }
+                        };
+                        if !hold && write_rec(&mut *bw.lock().await, &rec).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+                tokio::spawn(async move {
+                    while let Some(rec) = read_rec(&mut br).await {
+                        if write_rec(&mut aw, &rec).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        Tap { addr, state, upstream }
+    }
+
+    fn hold_next(&self) {
+        self.state.lock().unwrap().hold_next = true;
+    }
+
+    fn held(&self) -> Vec<u8> {
+        self.state.lock().unwrap().held.clone().expect("a record was held back")
+    }
+
+    /// Send the held-back record late on the live hop connection.
+    async fn release_on_same(&self) {
+        let (rec, w) = {
+            let s = self.state.lock().unwrap();
+            (s.held.clone().unwrap(), s.to_slave.clone().unwrap())
+        };
+        write_rec(&mut *w.lock().await, &rec).await.unwrap();
+    }
+
+    /// Send `rec` on a new connection to the slave-side proxy; returns that connection.
+    async fn send_on_new(&self, rec: &[u8]) -> TcpStream {
+        let mut s = TcpStream::connect(self.upstream).await.unwrap();
+        send_record(&mut s, rec).await;
+        s
+    }
+
+    fn up_frames(&self) -> Vec<Vec<u8>> {
+        self.state.lock().unwrap().up.clone()
+    }
+}
+
+async fn read_rec<R: tokio::io::AsyncRead + Unpin>(r: &mut R) -> Option<Vec<u8>> {
+    let mut len = [0u8; 2];
+    r.read_exact(&mut len).await.ok()?;
+    let mut f = vec![0u8; u16::from_be_bytes(len) as usize];
+    r.read_exact(&mut f).await.ok()?;
+    Some(f)
+}
+
+async fn write_rec<W: tokio::io::AsyncWrite + Unpin>(w: &mut W, f: &[u8]) -> std::io::Result<()> {
+    let mut r = (f.len() as u16).to_be_bytes().to_vec();
+    r.extend_from_slice(f);
+    w.write_all(&r).await
+}
+
+/// Write single register (function 6) by hand: transaction `tid`, unit 1, `addr`, `value`; the
+/// slave's answer echoes the 12 bytes (Modbus Application Protocol v1.1b3 §6.6).
+fn write_request(tid: u16, addr: u16, value: u16) -> Vec<u8> {
+    let mut v = tid.to_be_bytes().to_vec();
+    v.extend_from_slice(&[0, 0, 0, 6, 1, 6]);
+    v.extend_from_slice(&addr.to_be_bytes());
+    v.extend_from_slice(&value.to_be_bytes());
+    v
+}
+
+/// Read exactly `n` bytes from the master connection within `wait`, or None.
+async fn answer(m: &mut TcpStream, n: usize, wait: Duration) -> Option<Vec<u8>> {
+    tokio::time::timeout(wait, async {
+        let mut b = vec![0u8; n];
+        m.read_exact(&mut b).await.ok()?;
+        Some(b)
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// The replay state file of `side` of pair 0 beside `d`, as pairing leaves it.
+fn replay_file(d: &std::path::Path, master: &MasterKey, side: Side) -> std::path::PathBuf {
+    let p = d.join(format!("replay-{}", side.name()));
+    if !p.exists() {
+        Floor::create(&p, master, super::proxy::devices(0, side).unwrap().1).unwrap();
+    }
+    p
+}
+
+/// Both proxies of pair 0 with a tap between them, each with its own counter state and replay
+/// state in `d`; returns (master-side address, tap, master-side proxy, slave-side proxy, the
+/// slave's registers).
+async fn tapped_pair(d: &std::path::Path, master: &MasterKey) -> (SocketAddr, Tap, Arc<Proxy>, Arc<Proxy>, Registers) {
+    let s = suite::find("Ascon-AEAD128").unwrap();
+    let hop = |side: Side| {
+        let store = CounterStore::open(&d.join(format!("ctr-{}", side.name())), 64, master).unwrap();
+        Hop::sealed(&s, master, &store, 0, side, 1024, Some(&replay_file(d, master, side))).unwrap()
+    };
+    let (slave_addr, regs) = slave().await;
+    let (sp_addr, sp) = proxy(Side::Slave, slave_addr, hop(Side::Slave)).await;
+    let tap = Tap::start(sp_addr).await;
+    let (mp_addr, mp) = proxy(Side::Master, tap.addr, hop(Side::Master)).await;
+    (mp_addr, tap, mp, sp, regs)
+}
+
+/// The attack of issue 37: a recorded "write 111" held back while a newer "write 222" passes,
+/// then released late on the same hop connection. The slave must keep 222.
+#[test]
+fn a_held_back_write_released_late_on_its_connection_is_refused() {
+    rt().block_on(async {
+        let d = tempfile::tempdir().unwrap();
+        let master = MasterKey::random();
+        let (mp_addr, tap, _mp, sp, regs) = tapped_pair(d.path(), &master).await;
+        let mut m = TcpStream::connect(mp_addr).await.unwrap();
+        m.write_all(&read_request(1, 5, 2)).await.unwrap();
+        assert_eq!(answer(&mut m, 13, T).await.unwrap(), read_response(1, 5, 2));
+        tap.hold_next();
+        m.write_all(&write_request(2, 100, 111)).await.unwrap();
+        m.write_all(&write_request(3, 100, 222)).await.unwrap();
+        assert_eq!(answer(&mut m, 12, T).await.unwrap(), write_request(3, 100, 222), "write 222 is answered");
+        assert_eq!(regs.0.lock().unwrap()[100], 222);
+        tap.release_on_same().await;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(regs.0.lock().unwrap()[100], 222, "the held-back write 111 was executed after 222");
+        assert_eq!(answer(&mut m, 12, Duration::from_millis(200)).await, None, "no answer to the late write");
+        assert_eq!(sp.report().refused.count(Refusal::Replay), 1, "{}", sp.report().line());
+    });
+}
+
+/// The same held-back "write 111", sent on a new hop connection after "write 222" passed: it
+/// must not verify there, and the slave keeps 222.
+#[test]
+fn a_held_back_write_sent_on_another_connection_is_refused() {
+    rt().block_on(async {
+        let d = tempfile::tempdir().unwrap();
+        let master = MasterKey::random();
+        let (mp_addr, tap, _mp, sp, regs) = tapped_pair(d.path(), &master).await;
+        let mut m = TcpStream::connect(mp_addr).await.unwrap();
+        m.write_all(&read_request(1, 5, 2)).await.unwrap();
+        assert_eq!(answer(&mut m, 13, T).await.unwrap(), read_response(1, 5, 2));
+        tap.hold_next();
+        m.write_all(&write_request(2, 100, 111)).await.unwrap();
+        m.write_all(&write_request(3, 100, 222)).await.unwrap();
+        assert_eq!(answer(&mut m, 12, T).await.unwrap(), write_request(3, 100, 222));
+        let mut other = tap.send_on_new(&tap.held()).await;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(regs.0.lock().unwrap()[100], 222, "the held-back write 111 was executed on another connection");
+        assert_eq!(recv_record(&mut other, Duration::from_millis(200)).await, None);
+        // Every m → s frame the tap saw, replayed on a new connection: none is answered.
+        let mut again = TcpStream::connect(tap.upstream).await.unwrap();
+        for f in tap.up_frames() {
+            send_record(&mut again, &f).await;
+        }
+        // The recorded hello is answered (a reply that leads nowhere: its connection id is new),
+        // no recorded request is.
+        while let Some(r) = recv_record(&mut again, Duration::from_millis(400)).await {
+            assert!(ModbusHeader::parse(&r).unwrap().is_handshake(), "a recorded request was answered");
+        }
+        assert_eq!(regs.0.lock().unwrap()[100], 222);
+        assert_eq!(sp.report().upstream, 1, "only the real connection reached the slave: {}", sp.report().line());
+    });
+}
+
+/// A write held back longer than the write deadline (2 s by default) and then released on its
+/// own connection, in order (nothing newer passed meanwhile): refused as stale.
+#[test]
+fn a_write_delayed_past_the_deadline_is_refused() {
+    rt().block_on(async {
+        let d = tempfile::tempdir().unwrap();
+        let master = MasterKey::random();
+        let (mp_addr, tap, _mp, _sp, regs) = tapped_pair(d.path(), &master).await;
+        let mut m = TcpStream::connect(mp_addr).await.unwrap();
+        m.write_all(&read_request(1, 5, 2)).await.unwrap();
+        assert_eq!(answer(&mut m, 13, T).await.unwrap(), read_response(1, 5, 2));
+        tap.hold_next();
+        m.write_all(&write_request(2, 100, 111)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(2300)).await;
+        tap.release_on_same().await;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(regs.0.lock().unwrap()[100], pattern(100), "a write 2.3 s late was executed");
+        assert_eq!(answer(&mut m, 12, Duration::from_millis(100)).await, None);
+        // A read delayed as long is still served: the deadline is for writes.
+        tap.hold_next();
+        m.write_all(&read_request(3, 7, 1)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(2300)).await;
+        tap.release_on_same().await;
+        assert_eq!(answer(&mut m, 11, T).await.unwrap(), read_response(3, 7, 1));
+    });
+}
+
+/// The attack of issue 37: the slave side's replay state is lost; both recorded writes of an
+/// earlier run, replayed to the restarted proxy, were executed. The proxy must refuse to start.
+#[test]
+fn a_lost_replay_state_is_refused_at_start() {
+    let d = tempfile::tempdir().unwrap();
+    let master = MasterKey::random();
+    let s = suite::find("Ascon-AEAD128").unwrap();
+    let recorded = rt().block_on(async {
+        let (mp_addr, tap, _mp, _sp, _regs) = tapped_pair(d.path(), &master).await;
+        let mut m = TcpStream::connect(mp_addr).await.unwrap();
+        for (tid, v) in [(1u16, 111u16), (2, 222)] {
+            m.write_all(&write_request(tid, 100, v)).await.unwrap();
+            assert_eq!(answer(&mut m, 12, T).await.unwrap(), write_request(tid, 100, v));
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        tap.up_frames()
+    });
+    let replay = replay_file(d.path(), &master, Side::Slave);
+    std::fs::remove_file(&replay).unwrap();
+    let store = CounterStore::open(&d.path().join("ctr-slave"), 64, &master).unwrap();
+    match Hop::sealed(&s, &master, &store, 0, Side::Slave, 1024, Some(&replay)) {
+        Ok(hop) => rt().block_on(async {
+            // The proxy started: the attacker replays what the tap recorded to a fresh slave.
+            let (slave_addr, regs) = slave().await;
+            let (sp_addr, _sp) = proxy(Side::Slave, slave_addr, hop).await;
+            let mut c = TcpStream::connect(sp_addr).await.unwrap();
+            for f in &recorded {
+                send_record(&mut c, f).await;
+            }
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            assert_eq!(regs.0.lock().unwrap()[100], pattern(100), "the recorded writes were replayed and executed");
+            panic!("the slave-side proxy started without its replay state");
+        }),
+        Err(e) => {
+            assert!(e.contains(&replay.display().to_string()) && e.contains("provision"), "{e}");
+            assert!(!replay.exists(), "nothing recreated");
+        }
+    }
+}
+
+/// A slave that answers function 6 by echoing it, and before answering sends what `file` holds
+/// at that moment (the replay state as the slave sees the write) to the returned channel.
+async fn floor_reading_slave(file: std::path::PathBuf) -> (SocketAddr, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let (l, a) = bind().await;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let (tx, file) = (tx.clone(), file.clone());
+            tokio::spawn(async move {
+                let mut b = [0u8; 12];
+                while s.read_exact(&mut b).await.is_ok() {
+                    let _ = tx.send(std::fs::read_to_string(&file).unwrap_or_else(|e| format!("unreadable: {e}")));
+                    if s.write_all(&b).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    (a, rx)
+}
+
+/// For a write function code the slave side's replay state holds the write's counter on disk
+/// before the slave sees the write (reads may wait for the periodic save).
+#[test]
+fn the_write_floor_is_on_disk_before_the_slave_sees_the_write() {
+    rt().block_on(async {
+        let d = tempfile::tempdir().unwrap();
+        let master = MasterKey::random();
+        let s = suite::find("Ascon-AEAD128").unwrap();
+        let replay = replay_file(d.path(), &master, Side::Slave);
+        let hop = |side: Side| {
+            let store = CounterStore::open(&d.path().join(format!("ctr-{}", side.name())), 64, &master).unwrap();
+            Hop::sealed(&s, &master, &store, 0, side, 1024, Some(&replay_file(d.path(), &master, side))).unwrap()
+        };
+        let (slave_addr, mut seen) = floor_reading_slave(replay.clone()).await;
+        let (sp_addr, _sp) = proxy(Side::Slave, slave_addr, hop(Side::Slave)).await;
+        let tap = Tap::start(sp_addr).await;
+        let (mp_addr, _mp) = proxy(Side::Master, tap.addr, hop(Side::Master)).await;
+        let mut m = TcpStream::connect(mp_addr).await.unwrap();
+        for tid in 1..=3u16 {
+            m.write_all(&write_request(tid, 100, tid)).await.unwrap();
+            assert_eq!(answer(&mut m, 12, T).await.unwrap(), write_request(tid, 100, tid));
+            let on_disk = seen.recv().await.unwrap();
+            let f = tap.up_frames().pop().unwrap();
+            let counter = u64::from_be_bytes(f[7..15].try_into().unwrap());
+            let want = format!("\ndevice 1296171008 accepted {counter}\n");
+            assert!(on_disk.ends_with(&want), "write {tid}: the slave saw it while the replay state held {on_disk:?}");
+        }
+    });
+}
+
+/// The master side's counter state restored from a backup while the slave side runs: the
+/// restored proxy must stop at the handshake — at most its hello reuses a counter on the wire,
+/// and no ADU is delivered.
+#[test]
+fn a_rolled_back_master_side_stops_at_the_handshake() {
+    rt().block_on(async {
+        let d = tempfile::tempdir().unwrap();
+        let master = MasterKey::random();
+        let s = suite::find("Ascon-AEAD128").unwrap();
+        let ctr = d.path().join("ctr-master");
+        let hop = |side: Side| {
+            let store = CounterStore::open(&d.path().join(format!("ctr-{}", side.name())), 4, &master).unwrap();
+            Hop::sealed(&s, &master, &store, 0, side, 1024, Some(&replay_file(d.path(), &master, side))).unwrap()
+        };
+        let master_hop = hop(Side::Master);
+        let backup = std::fs::read(&ctr).unwrap();
+        let (slave_addr, _regs) = slave().await;
+        let (sp_addr, _sp) = proxy(Side::Slave, slave_addr, hop(Side::Slave)).await;
+        let tap = Tap::start(sp_addr).await;
+        let run = |hop: Hop| async {
+            let (l, a) = bind().await;
+            let p = Arc::new(Proxy::new(Side::Master, l, tap.addr, hop, Limits::default(), String::new()));
+            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+            let task = tokio::spawn(p.clone().run(async move {
+                let _ = rx.await;
+            }));
+            (a, p, tx, task)
+        };
+        let (a1, p1, stop1, task1) = run(master_hop).await;
+        let mut m = TcpStream::connect(a1).await.unwrap();
+        for tid in 1..=5u16 {
+            m.write_all(&read_request(tid, 5, 2)).await.unwrap();
+            assert_eq!(answer(&mut m, 13, T).await.unwrap(), read_response(tid, 5, 2));
+        }
+        drop(m);
+        stop1.send(()).unwrap();
+        let _ = task1.await.unwrap();
+        drop(p1);
+        // The master side's counter state goes back to the backup.
+        std::fs::write(&ctr, &backup).unwrap();
+        let (a2, p2, _stop2, task2) = run(hop(Side::Master)).await;
+        let mut delivered = 0;
+        for tid in 11..=13u16 {
+            let Ok(mut m) = TcpStream::connect(a2).await else { continue };
+            if m.write_all(&read_request(tid, 5, 2)).await.is_ok()
+                && answer(&mut m, 13, Duration::from_millis(300)).await.is_some()
+            {
+                delivered += 1;
+            }
+        }
+        let mut counters: Vec<u64> =
+            tap.up_frames().iter().map(|f| u64::from_be_bytes(f[7..15].try_into().unwrap())).collect();
+        let n = counters.len();
+        counters.sort();
+        counters.dedup();
+        assert!(n - counters.len() <= 1, "{} m → s counters sealed twice on the wire", n - counters.len());
+        assert_eq!(delivered, 0, "a rolled-back master side was answered");
+        assert_eq!(p2.report().rollbacks, 1, "{}", p2.report().line());
+        let stopped = tokio::time::timeout(T, task2).await.expect("the restored proxy stops").unwrap();
+        assert!(stopped.unwrap_err().contains("counter state is older than what the peer accepted"));
+    });
+}
+
+/// The master-side proxy's half of the hop protocol, by hand (pair 0): the handshake, requests
+/// sealed with the connection id, responses opened with it.
+struct HandMaster {
+    req: Keyed,
+    resp: Keyed,
+    id: [u8; 32],
+    hello: Vec<u8>,
+    /// The slave side's accepted mark from its reply.
+    peer_top: Option<u64>,
+}
+
+impl HandMaster {
+    /// (master → slave, slave → master) keys of pair 0 under `master`, Ascon-AEAD128.
+    fn keys(master: &MasterKey) -> (Keyed, Keyed) {
+        let s = suite::find("Ascon-AEAD128").unwrap();
+        let k = |d: u32| Keyed::new(&s, &master.device_key(s.id, d, s.key_len()), false).unwrap();
+        (k(0x4D42_0000), k(0x4D42_0001))
+    }
+
+    /// Hello with counter `c` and accepted mark `mark`; the reply within T, or None.
+    async fn handshake(hop: &mut TcpStream, master: &MasterKey, c: u64, mark: Option<u64>) -> Option<HandMaster> {
+        let (mut req, mut resp) = Self::keys(master);
+        let nm: [u8; 16] = rand::random();
+        let h = ModbusHeader { cipher: req.suite.id, flags: FLAG_HANDSHAKE, device: 0x4D42_0000, counter: c, ext: 0 };
+        let mut hello = Vec::new();
+        hop::seal(&mut req, &h, &[], &hop::handshake_body(&nm, mark), &mut hello).unwrap();
+        send_record(hop, &hello).await;
+        let r = recv_record(hop, T).await?;
+        let rh = ModbusHeader::parse(&r).unwrap();
+        assert!(rh.is_handshake() && rh.ext == c, "the reply is a handshake frame bound to the hello");
+        let (ns, peer_top) = hop::parse_handshake(&hop::open(&mut resp, &rh, &r, &nm).unwrap()).unwrap();
+        Some(HandMaster { req, resp, id: hop::conn_id(&nm, &ns), hello, peer_top })
+    }
+
+    /// A request frame: counter `c`, `ms` since the handshake.
+    fn request(&mut self, c: u64, ms: u64, adu: &[u8]) -> Vec<u8> {
+        let h = ModbusHeader { cipher: self.req.suite.id, flags: 0, device: 0x4D42_0000, counter: c, ext: ms };
+        let mut f = Vec::new();
+        hop::seal(&mut self.req, &h, &self.id, adu, &mut f).unwrap();
+        f
+    }
+
+    fn response(&mut self, f: &[u8]) -> Result<(ModbusHeader, Vec<u8>), crate::wire::suite::OpenError> {
+        let h = ModbusHeader::parse(f).unwrap();
+        Ok((h, hop::open(&mut self.resp, &h, f, &self.id)?))
+    }
+}
+
+/// The slave-side proxy's half, by hand (pair 0).
+struct HandSlave {
+    req: Keyed,
+    resp: Keyed,
+    id: [u8; 32],
+    /// The master side's accepted mark from its hello.
+    peer_top: Option<u64>,
+}
+
+impl HandSlave {
+    /// Answer `hello` (already read from `hop`) with a reply of counter `c` and mark `mark`.
+    async fn reply(hop: &mut TcpStream, master: &MasterKey, hello: &[u8], c: u64, mark: Option<u64>) -> HandSlave {
+        let (mut req, mut resp) = HandMaster::keys(master);
+        let hh = ModbusHeader::parse(hello).unwrap();
+        assert!(hh.is_handshake());
+        let (nm, peer_top) = hop::parse_handshake(&hop::open(&mut req, &hh, hello, &[]).unwrap()).unwrap();
+        let ns: [u8; 16] = rand::random();
+        let h = ModbusHeader {
+            cipher: resp.suite.id,
+            flags: FLAG_HANDSHAKE,
+            device: 0x4D42_0001,
+            counter: c,
+            ext: hh.counter,
+        };
+        let mut r = Vec::new();
+        hop::seal(&mut resp, &h, &nm, &hop::handshake_body(&ns, mark), &mut r).unwrap();
+        send_record(hop, &r).await;
+        HandSlave { req, resp, id: hop::conn_id(&nm, &ns), peer_top }
+    }
+
+    fn request(&mut self, f: &[u8]) -> Result<(ModbusHeader, Vec<u8>), crate::wire::suite::OpenError> {
+        let h = ModbusHeader::parse(f).unwrap();
+        Ok((h, hop::open(&mut self.req, &h, f, &self.id)?))
+    }
+
+    /// A response frame of counter `c` naming request `bound`.
+    fn response(&mut self, c: u64, bound: u64, adu: &[u8]) -> Vec<u8> {
+        let h = ModbusHeader { cipher: self.resp.suite.id, flags: 0, device: 0x4D42_0001, counter: c, ext: bound };
+        let mut f = Vec::new();
+        hop::seal(&mut self.resp, &h, &self.id, adu, &mut f).unwrap();
+        f
+    }
+}
+
+/// Each response names the counter of the request it answers: the master side delivers a
+/// response only for a request in flight on its connection with the same transaction id.
+#[test]
+fn a_response_bound_to_no_request_in_flight_is_refused() {
+    rt().block_on(async {
+        let d = tempfile::tempdir().unwrap();
+        let master = MasterKey::random();
+        let (hop_l, hop_addr) = bind().await;
+        let (mp_addr, mp) = proxy(Side::Master, hop_addr, sealed_hop(d.path(), &master, Side::Master)).await;
+        let mut m = TcpStream::connect(mp_addr).await.unwrap();
+        m.write_all(&read_request(1, 5, 2)).await.unwrap();
+        m.write_all(&read_request(2, 5, 2)).await.unwrap(); // pipelined
+        let mut c = tokio::time::timeout(T, hop_l.accept()).await.unwrap().unwrap().0;
+        let hello = recv_record(&mut c, T).await.unwrap();
+        assert_eq!(ModbusHeader::parse(&hello).unwrap().counter, 0);
+        let mut hs = HandSlave::reply(&mut c, &master, &hello, 0, None).await;
+        assert_eq!(hs.peer_top, None);
+        let (h1, a1) = hs.request(&recv_record(&mut c, T).await.unwrap()).unwrap();
+        let (h2, a2) = hs.request(&recv_record(&mut c, T).await.unwrap()).unwrap();
+        assert_eq!((h1.counter, h2.counter, a1, a2), (1, 2, read_request(1, 5, 2), read_request(2, 5, 2)));
+        let quiet = Duration::from_millis(300);
+        // Bound to a counter never sent, and to request 2 with request 1's transaction id.
+        send_record(&mut c, &hs.response(1, 7, &read_response(1, 5, 2))).await;
+        send_record(&mut c, &hs.response(2, 2, &read_response(1, 5, 2))).await;
+        assert_eq!(answer(&mut m, 13, quiet).await, None, "an unbound response is delivered");
+        // Request 2 answered first (pipelined), then request 1: both delivered.
+        send_record(&mut c, &hs.response(3, 2, &read_response(2, 5, 2))).await;
+        assert_eq!(answer(&mut m, 13, T).await.unwrap(), read_response(2, 5, 2));
+        send_record(&mut c, &hs.response(4, 1, &read_response(1, 5, 2))).await;
+        assert_eq!(answer(&mut m, 13, T).await.unwrap(), read_response(1, 5, 2));
+        // Request 1 answered again, on a fresh counter: no longer in flight.
+        send_record(&mut c, &hs.response(5, 1, &read_response(1, 5, 2))).await;
+        assert_eq!(answer(&mut m, 13, quiet).await, None, "a request answered twice");
+        assert_eq!(mp.report().unbound, 3, "{}", mp.report().line());
+        assert_eq!(mp.report().delivered, 2);
+    });
+}
+
+/// The write deadline by the handshake clocks: a write that says it was sealed at 0 ms, opened
+/// 300 ms after the handshake, is older than a 100 ms deadline; one with the right age passes,
+/// and a read as old passes too.
+#[test]
+fn a_stale_write_is_refused_by_the_handshake_clocks() {
+    rt().block_on(async {
+        let d = tempfile::tempdir().unwrap();
+        let master = MasterKey::random();
+        let (slave_addr, regs) = slave().await;
+        let hop = sealed_hop(d.path(), &master, Side::Slave);
+        hop.set_write_deadline(Duration::from_millis(100)).unwrap();
+        let (sp_addr, sp) = proxy(Side::Slave, slave_addr, hop).await;
+        let mut c = TcpStream::connect(sp_addr).await.unwrap();
+        let mut hm = HandMaster::handshake(&mut c, &master, 0, None).await.unwrap();
+        let t0 = std::time::Instant::now();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        send_record(&mut c, &hm.request(1, 0, &write_request(1, 100, 111))).await;
+        assert_eq!(recv_record(&mut c, Duration::from_millis(300)).await, None, "a stale write is answered");
+        assert_eq!(regs.0.lock().unwrap()[100], pattern(100));
+        send_record(&mut c, &hm.request(2, 0, &read_request(2, 5, 2))).await;
+        assert!(recv_record(&mut c, T).await.is_some(), "a read of the same age is served");
+        let ms = t0.elapsed().as_millis() as u64;
+        send_record(&mut c, &hm.request(3, ms, &write_request(3, 100, 222))).await;
+        assert!(recv_record(&mut c, T).await.is_some(), "a fresh write is served");
+        assert_eq!(regs.0.lock().unwrap()[100], 222);
+        assert_eq!(sp.report().stale_writes, 1);
+        assert!(hop_deadline_bounds());
+    });
+}
+
+fn hop_deadline_bounds() -> bool {
+    let h = Hop::Plain;
+    h.set_write_deadline(Duration::ZERO).unwrap_err().starts_with("--write-deadline:")
+        && h.set_write_deadline(Duration::from_secs(3601)).is_err()
+        && h.set_write_deadline(Duration::from_secs(2)).is_ok()
+}
+
+/// The slave side's counter state restored from a backup: the master side's hello says it has
+/// accepted a counter of the slave side's device that this slave-side process is only now
+/// reaching, so the slave side seals nothing — no counter of it appears twice — and stops.
+#[test]
+fn a_rolled_back_slave_side_seals_nothing_and_stops() {
+    rt().block_on(async {
+        let d = tempfile::tempdir().unwrap();
+        let master = MasterKey::random();
+        let (slave_addr, _) = slave().await;
+        let (sp_addr, sp) = proxy(Side::Slave, slave_addr, sealed_hop(d.path(), &master, Side::Slave)).await;
+        let mut c = TcpStream::connect(sp_addr).await.unwrap();
+        // The master side has accepted slave → master counter 10; this slave side's next is 0.
+        let hm = HandMaster::handshake(&mut c, &master, 0, Some(10)).await;
+        assert!(hm.is_none(), "the rolled-back slave side sealed a reply");
+        assert!(closed_within(&mut c, T).await);
+        assert_eq!((sp.report().rollbacks, sp.report().sent, sp.report().handshakes), (1, 0, 0));
+        assert!(sp.hop.halted().unwrap().contains("rolled back") || sp.hop.halted().unwrap().contains("older"));
+        // Nothing is sealed after: a consistent hello gets no reply either.
+        let mut c = TcpStream::connect(sp_addr).await.unwrap();
+        assert!(HandMaster::handshake(&mut c, &master, 1, None).await.is_none());
+    });
 }
