@@ -256,6 +256,9 @@ impl Hop {
         let (send, recv) = devices(pair, side)?;
         let keyed = Keyed::new(suite, &master.device_key(suite.id, send, suite.key_len()), false)?;
         let recv_keyed = Keyed::new(suite, &master.device_key(suite.id, recv, suite.key_len()), false)?;
+        // The sending device's lease first: one process per direction, so one writer of the
+        // replay state too.
+        let counter = DeviceCounter::new(store, send)?;
         let (file, floor) = match replay_state {
             Some(p) => {
                 let (f, floor) = Floor::open(p, master, recv)?;
@@ -263,7 +266,6 @@ impl Hop {
             }
             None => (None, None),
         };
-        let counter = DeviceCounter::new(store, send)?;
         Ok(Hop::Sealed {
             sender: Arc::new(Mutex::new(Sender { keyed, device: send, counter, highest: None, halted: None })),
             receiver: Arc::new(Mutex::new(Receiver {
