@@ -166,11 +166,20 @@ def stop_proxy(p):
 
 
 @pytest.fixture
-def key_file(tmp_path):
-    # A key comes with its counter state (KEY.counters), which both proxies share, each leasing
-    # its own sending device.
-    k = tmp_path / "modbus.key"
+def master_key(tmp_path):
+    k = tmp_path / "master.key"
     subprocess.run([str(BIN), "link", "keygen", "--key-file", str(k)], check=True, capture_output=True, timeout=20)
+    return k
+
+
+@pytest.fixture
+def key_file(tmp_path, master_key):
+    # Proxies take only a pair key, written by provisioning with its counter state (KEY.counters,
+    # which both proxies here share, each leasing its own sending device) and both proxies'
+    # replay states beside it (KEY.modbus-0-master.replay, KEY.modbus-0-slave.replay).
+    k = tmp_path / "modbus.key"
+    subprocess.run([str(BIN), "link", "provision", "--key-file", str(master_key), "--protocol", "modbus",
+                    "--device", "0", "--out", str(k)], check=True, capture_output=True, timeout=20)
     return k
 
 
@@ -269,7 +278,7 @@ def test_the_capture_sees_plain_adus_on_a_plain_hop(slave_port):
 
 
 @NEED_BIN
-def test_bad_options_are_one_error_line(tmp_path, key_file):
+def test_bad_options_are_one_error_line(tmp_path, key_file, master_key):
     def run(*args):
         r = subprocess.run([str(BIN), "link", "modbus-proxy", *args], capture_output=True, text=True, timeout=20)
         return r.returncode, r.stderr.strip().splitlines()
@@ -283,6 +292,9 @@ def test_bad_options_are_one_error_line(tmp_path, key_file):
     assert code != 0 and len(err) == 1 and err[0].startswith("error: --listen:"), err
     code, err = run("--side", "middle", "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:1", "--unsafe-plain")
     assert code != 0 and err == ["error: --side: 'middle' is not master or slave"], err
+    # The master key stays with the gateway: a proxy refuses it.
+    code, err = run("--side", "slave", "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:1", "--key-file", str(master_key))
+    assert code != 0 and len(err) == 1 and "is a master key" in err[0], err
     os.chmod(key_file, 0o644)
     code, err = run("--side", "slave", "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:1", "--key-file", str(key_file))
     assert code != 0 and len(err) == 1 and "mode 644" in err[0], err

@@ -36,14 +36,15 @@ fn default_session_stores_every_reading() {
     assert_eq!(r["stored"], "320");
     assert_eq!(r["missing"], "0");
     assert_eq!(r["mismatched"], "0");
-    // Readings of the built-in dataset are 4 channels × 4 bytes; frame = 15 + 16 + 16 (tag).
+    // Readings of the built-in dataset are 4 channels × 4 bytes; frame = 16 + 16 + 16 (tag).
     assert_eq!(r["plain_bytes"], "16.0");
-    assert_eq!(r["wire_bytes"], "47.0");
+    assert_eq!(r["wire_bytes"], "48.0");
     let msgs = std::fs::read_to_string(out.join("link_messages.csv")).unwrap();
     assert_eq!(msgs.lines().count(), 321);
     // The key file is private.
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(out.join("state/master.key")).unwrap().permissions().mode();
+    let mode =
+        std::fs::metadata(lwcbench_link::wire::keys::default_key_for(&out).unwrap()).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(md.contains("## Link") && !md.contains("UNSAFE"));
@@ -86,7 +87,7 @@ fn udp_and_several_ciphers_and_unsafe_marking() {
         // the store file holds all three ciphers' rows: each run checks only its own
         assert_eq!(r["mismatched"], "0", "{}", r["cipher"]);
     }
-    assert_eq!(rows[2]["wire_bytes"], "39.0", "TinyJAMBU: 15 + 16 + 8-byte tag");
+    assert_eq!(rows[2]["wire_bytes"], "40.0", "TinyJAMBU: 16 + 16 + 8-byte tag");
     assert!(rows[1]["protection"].contains("this project's composition"));
 
     let o = lwcbench(
@@ -263,7 +264,7 @@ fn attack_suite_and_lora_preset_write_their_tables() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let t = std::fs::read_to_string(d.path().join("a/link_attack.csv")).unwrap();
-    assert_eq!(t.lines().count(), 1 + 2 * 14);
+    assert_eq!(t.lines().count(), 1 + 2 * 16);
     assert!(t.lines().skip(1).all(|l| l.ends_with(",true")), "{t}");
     let o = lwcbench(&["link", "--preset", "lora-minute", "-o", "p", "--messages", "5"], d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -386,6 +387,94 @@ fn report_page_is_written_with_the_run_and_stale_tables_go_with_force() {
         assert!(!out.join(stale).exists(), "{stale} of the replaced run is still there");
     }
     assert!(out.join("link_attack.csv").is_file() && out.join("report.html").is_file());
-    // the counter state and the key stay (counters must never restart under the same key)
-    assert!(out.join("state/master.key").is_file() && out.join("state/master.key.counters").is_file());
+    // the counter state and the key stay (counters must never restart under the same key),
+    // outside the results directory
+    let key = lwcbench_link::wire::keys::default_key_for(&out).unwrap();
+    assert!(key.is_file() && lwcbench_link::device::counter::beside_key(&key).is_file(), "{}", key.display());
+    assert!(!out.join("state/master.key").exists(), "a key inside the results directory");
+}
+
+/// `lwcbench` in `cwd` with its key directory in `keys` (the default master keys live there).
+fn lwcbench_keys(args: &[&str], cwd: &Path, keys: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lwcbench"))
+        .args(args)
+        .current_dir(cwd)
+        .env("LWCBENCH_KEY_DIR", keys)
+        .output()
+        .expect("binary runs")
+}
+
+/// Issue 37 item 5 with the key hierarchy: `link provision --protocol modbus` writes the pair
+/// key with both proxies' replay states beside it; `link modbus-proxy` refuses the master, a
+/// pair number other than the key's and a missing replay state (one `error:` line each, at
+/// start); `link modbus` keeps its master key out of the results directory and refuses to seal
+/// as pair 0 once pair 0 has its own key.
+#[test]
+fn modbus_proxy_and_measure_take_provisioned_keys() {
+    let d = tempfile::tempdir().unwrap();
+    let keys = d.path().join("keys");
+    let run = |args: &[&str]| lwcbench_keys(args, d.path(), &keys);
+    let ok = |o: &Output| assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let one_error = |o: &Output, needle: &str| {
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(lines[0].contains(needle), "{:?} lacks {needle:?}", lines[0]);
+    };
+    ok(&run(&["link", "keygen", "--key-file", "m.key"]));
+    let o =
+        run(&["link", "provision", "--key-file", "m.key", "--protocol", "modbus", "--device", "3", "--out", "p3.key"]);
+    ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("p3.key.modbus-3-master.replay") && out.contains("p3.key.modbus-3-slave.replay"), "{out}");
+    for f in ["p3.key", "p3.key.counters", "p3.key.modbus-3-master.replay", "p3.key.modbus-3-slave.replay"] {
+        assert!(d.path().join(f).is_file(), "{f} missing");
+    }
+    assert!(!d.path().join("m.key.modbus-0-master.replay").exists(), "keygen pairs nothing");
+    let proxy = |side: &str, key: &str, extra: &[&str]| {
+        let mut a = vec![
+            "link",
+            "modbus-proxy",
+            "--side",
+            side,
+            "--listen",
+            "127.0.0.1:0",
+            "--peer",
+            "127.0.0.1:1",
+            "--key-file",
+            key,
+        ];
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    one_error(&proxy("master", "m.key", &[]), "is a master key");
+    one_error(&proxy("master", "p3.key", &["--pair", "4"]), "--pair: 4, but --key-file p3.key is pair 3's key");
+    std::fs::rename(d.path().join("p3.key.modbus-3-slave.replay"), d.path().join("lost")).unwrap();
+    one_error(&proxy("slave", "p3.key", &[]), "replay state p3.key.modbus-3-slave.replay does not exist");
+
+    // The measurement: its default master key is in the key directory, not in the results.
+    ok(&run(&["link", "modbus", "-o", "r1", "--polls", "3", "--warmup", "0", "--register-count", "2"]));
+    let key = keys.read_dir().unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect::<Vec<_>>();
+    assert!(key.iter().any(|k| k.starts_with("r1-") && k.ends_with(".key")), "{key:?}");
+    let mut inside = Vec::new();
+    let mut todo = vec![d.path().join("r1")];
+    while let Some(p) = todo.pop() {
+        for e in std::fs::read_dir(&p).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else {
+                inside.push(e.file_name().into_string().unwrap());
+            }
+        }
+    }
+    assert!(!inside.iter().any(|f| f.contains("key") || f.contains("counters") || f.contains("replay")), "{inside:?}");
+    // Pair 0 provisioned under m.key: the in-process pair would seal as it.
+    ok(&run(&["link", "provision", "--key-file", "m.key", "--protocol", "modbus", "--device", "0", "--out", "p0.key"]));
+    one_error(
+        &run(&["link", "modbus", "-o", "r2", "--polls", "3", "--warmup", "0", "--key-file", "m.key"]),
+        "modbus device 0 is provisioned",
+    );
+    assert!(!d.path().join("r2").exists(), "nothing half-written");
 }

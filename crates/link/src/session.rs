@@ -156,9 +156,10 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     cfg.check()?;
     crate::gateway::replay::check_window_memory(cfg.devices as u64, cfg.window, workers as u64)?;
     let (master, counters) = crate::device::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
+    let ids: Vec<u32> = (0..cfg.devices).collect();
+    crate::device::provision::refuse_provisioned(&cfg.key_file, &master, crate::wire::frame::Family::Sensor, &ids)?;
     let store = crate::store::open(&cfg.store, &cfg.session, &master.fingerprint())?;
     let store_desc = store.describe();
-    let ids: Vec<u32> = (0..cfg.devices).collect();
     let blocks = counters.reserve_all(&ids)?;
     let rt = runtime()?;
     let handle = rt.handle().clone();

@@ -26,15 +26,11 @@ pub(super) fn keygen(a: &KeygenArgs) -> Result<(), String> {
         ));
     }
     let (master, _) = counter::open_session(&a.key_file, &state, counter::DEFAULT_BLOCK)?;
-    // Pairing of Modbus proxy pair 0 until `link provision --protocol modbus` does it (issue 37).
-    let [m, s] = lwcbench_link::industrial::modbus::floor::provision_pair(&a.key_file, &master, 0)?;
     println!(
-        "wrote {} (key id {}), its counter state {} and Modbus pair 0's replay states {} and {}",
+        "wrote {} (key id {}) and its counter state {}",
         a.key_file.display(),
         master.fingerprint(),
-        state.display(),
-        m.display(),
-        s.display()
+        state.display()
     );
     Ok(())
 }

@@ -13,7 +13,7 @@ use lwcbench_link::industrial::modbus::peers::Cycle;
 use lwcbench_link::industrial::modbus::proxy::{self, Hop, Limits, Side};
 use lwcbench_link::input;
 use lwcbench_link::results::{LinkRecord, RunDir};
-use lwcbench_link::wire::keys::MasterKey;
+use lwcbench_link::wire::frame::Family;
 use lwcbench_link::wire::suite;
 
 use super::options::{default_out, parse_duration};
@@ -30,7 +30,8 @@ pub(super) struct ModbusProxyArgs {
     /// Where to forward: the slave-side proxy (--side master) or the Modbus/TCP slave (--side slave).
     #[arg(long)]
     peer: String,
-    /// Master key file shared by both proxies (must exist, mode 0600; docs/link.md "Keys").
+    /// The pair's key file, written by `lwcbench link provision --protocol modbus --device PAIR`
+    /// and copied to both proxies (mode 0600); a master key is refused (docs/link.md "Keys").
     #[arg(long, required_unless_present = "unsafe_plain")]
     key_file: Option<PathBuf>,
     /// Counter state of the key (default KEY_FILE.counters, the key's own; it must exist, as for
@@ -43,10 +44,10 @@ pub(super) struct ModbusProxyArgs {
     cipher: String,
     #[command(flatten)]
     gate: super::args::GateArgs,
-    /// Proxy pair number: master → slave is link device 0x4D420000 + 2·PAIR, slave → master one
-    /// more (pairs sharing one key need different numbers).
-    #[arg(long, default_value_t = 0)]
-    pair: u32,
+    /// Proxy pair number (default: the pair key's; another is refused): master → slave is link
+    /// device 0x4D420000 + 2·PAIR, slave → master one more.
+    #[arg(long)]
+    pair: Option<u32>,
     /// Accepted for older scripts and unused: on a hop connection counters must increase
     /// strictly (TCP keeps order), so the hop has no replay window (docs/link.md "The hop protocol").
     #[arg(long, default_value_t = 1024)]
@@ -60,8 +61,8 @@ pub(super) struct ModbusProxyArgs {
     counter_block: u64,
     /// Replay state of the receiving direction: the highest counter accepted, so a restarted proxy
     /// refuses a handshake from before its restart and its peer can detect a rolled-back counter
-    /// state (default KEY_FILE.modbus-PAIR-SIDE.replay). It must exist: made at pairing (`link
-    /// keygen` makes pair 0's); a lost one cannot be recreated safely.
+    /// state (default KEY_FILE.modbus-PAIR-SIDE.replay). It must exist: made at pairing, beside
+    /// the pair key, by `link provision --protocol modbus`; a lost one cannot be recreated safely.
     #[arg(long)]
     replay_state: Option<PathBuf>,
     /// --side slave: refuse a write (function codes 5, 6, 15, 16, 22, 23) older than this by the
@@ -130,6 +131,11 @@ pub(super) struct ModbusArgs {
     /// Replace a finished run in --out.
     #[arg(long)]
     force: bool,
+    /// Master key file, its counter state beside it (created with mode 0600 if missing; default:
+    /// the output directory's own key in $LWCBENCH_KEY_DIR or ~/.config/lwcbench/link-keys, never
+    /// inside the results). The in-process pair seals as pair 0: refused once pair 0 is provisioned.
+    #[arg(long)]
+    key_file: Option<PathBuf>,
 }
 
 fn resolve(opt: &str, s: &str) -> Result<SocketAddr, String> {
@@ -144,7 +150,6 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
     let side = Side::parse(&a.side)?;
     let listen = resolve("--listen", &a.listen)?;
     let peer = resolve("--peer", &a.peer)?;
-    let devices = lwcbench_link::industrial::modbus::proxy::devices(a.pair, side)?;
     let limits = a.limits()?;
     let write_deadline = parse_duration(&a.write_deadline, "--write-deadline")?;
     Hop::Plain.set_write_deadline(write_deadline)?;
@@ -160,15 +165,19 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
         let s = suite::find(&a.cipher)?;
         a.gate.gate().check(&s)?;
         let key_file = a.key_file.clone().expect("clap: --key-file unless --unsafe-plain");
-        MasterKey::read(&key_file)?;
-        // The key's own counter state: one counter authority per key (the session that made
-        // the key, `link modbus` and every proxy continue one state).
         let state = a.counter_state.clone().unwrap_or_else(|| counter::beside_key(&key_file));
-        let replay = a.replay_state.clone().unwrap_or_else(|| floor::replay_path(&key_file, a.pair, side));
+        let (key, store) = counter::open_device(&key_file, &state, a.counter_block, Family::Modbus)?;
+        let pair = a.pair.unwrap_or(key.device);
+        if pair != key.device {
+            return Err(format!("--pair: {pair}, but --key-file {} is pair {}'s key", key_file.display(), key.device));
+        }
+        let devices = lwcbench_link::industrial::modbus::proxy::devices(pair, side)?;
+        // The pair's replay states are written beside the pair key by provisioning.
+        let replay = a.replay_state.clone().unwrap_or_else(|| floor::replay_path(&key_file, pair, side));
         // The sending device's lease is taken before the replay state is opened: one process
         // per direction, so one writer of the replay state too.
-        let (master, store) = counter::open_session(&key_file, &state, a.counter_block)?;
-        let hop = Hop::sealed(&s, &master, &store, a.pair, side, a.window, Some(&replay))?;
+        store.claim(devices.0)?;
+        let hop = Hop::sealed(&s, &key, &store, pair, side, a.window, Some(&replay))?;
         if let Some(n) = a.max_failed_tags {
             hop.set_max_failed_tags(n)?;
         }
@@ -221,7 +230,8 @@ pub(super) fn measure(a: &ModbusArgs) -> Result<(), String> {
     let out = a.out.clone().unwrap_or_else(|| default_out("link-modbus"));
     let started = SystemTime::now();
     let rd = RunDir::begin(&out, a.force)?;
-    let opts = Options { interval, cycles, state_dir: Some(rd.kept("state")), warmup: a.warmup, ..Options::default() };
+    let (key_file, _) = super::options::state_files(&rd, &a.key_file, &None)?;
+    let opts = Options { interval, cycles, key_file: Some(key_file), warmup: a.warmup, ..Options::default() };
     let mut all = Vec::new();
     for (c, s) in ciphers.iter().zip(&suites) {
         eprintln!("modbus: {}{c}: {} polls per cycle and path …", lwcbench_link::wire::gate::prefix(s), a.polls);

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use zeroize::Zeroizing;
 
 use crate::gateway::replay::{ReplayWindow, Verdict};
-use crate::wire::frame::{Header, FLAG_UNAUTHENTICATED};
+use crate::wire::frame::{Header, Proto, FLAG_UNAUTHENTICATED};
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{Keyed, OpenError, Suite, DRACO_BATCH_SUITE, POLY_TAG};
 
@@ -16,7 +16,7 @@ pub enum Refusal {
     Malformed,
     /// Device id not provisioned at this gateway.
     UnknownDevice,
-    /// Cipher id or the unsafe flag differ from what the device is provisioned with.
+    /// Frame type, cipher id or the unsafe flag differ from what the device is provisioned with.
     WrongCipher,
     /// Counter already accepted (inside the window).
     Replay,
@@ -104,6 +104,8 @@ pub struct Opened {
 pub struct Gateway {
     devices: HashMap<u32, DeviceState>,
     suite: Suite,
+    /// The frame type it opens (another protocol's frames are refused as `wrong_cipher`).
+    proto: Proto,
     unauthenticated: bool,
     /// A counter older than the window is not refused here but opened and left to the store,
     /// whose unique key decides (the gateway workers: another member may never have stored it).
@@ -114,7 +116,7 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Provision `devices` with keys derived from `master` for `suite`.
+    /// Provision sensor `devices` with keys derived from `master` for `suite`.
     pub fn new(
         suite: &Suite,
         master: &MasterKey,
@@ -124,21 +126,34 @@ impl Gateway {
     ) -> Result<Gateway, String> {
         let devices: Vec<u32> = devices.into_iter().collect();
         crate::gateway::replay::check_window_memory(devices.len() as u64, window, 1)?;
+        let keyed = devices
+            .into_iter()
+            .map(|d| Ok((d, Keyed::from_master(suite, master, Proto::Sensor, d, unauthenticated)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+        Gateway::with_keyed(suite, Proto::Sensor, keyed, window, unauthenticated)
+    }
+
+    /// A gateway for frames of type `proto` whose devices' instances are given (a Modbus
+    /// proxy's receiving direction, under its pair key).
+    pub fn with_keyed(
+        suite: &Suite,
+        proto: Proto,
+        keyed: Vec<(u32, Keyed)>,
+        window: u64,
+        unauthenticated: bool,
+    ) -> Result<Gateway, String> {
+        crate::gateway::replay::check_window_memory(keyed.len() as u64, window, 1)?;
         let mut map = HashMap::new();
-        for d in devices {
-            let key = master.device_key(suite.id, d, suite.key_len());
-            map.insert(
-                d,
-                DeviceState {
-                    keyed: Keyed::new(suite, &key, unauthenticated)?,
-                    window: ReplayWindow::new(window)?,
-                    failed_tags: 0,
-                },
-            );
+        for (d, k) in keyed {
+            if k.proto != proto {
+                return Err(format!("device {d}: a {} key for a {} gateway", k.proto.label(), proto.label()));
+            }
+            map.insert(d, DeviceState { keyed: k, window: ReplayWindow::new(window)?, failed_tags: 0 });
         }
         Ok(Gateway {
             devices: map,
             suite: suite.clone(),
+            proto,
             unauthenticated,
             old_to_store: false,
             max_failed_tags: default_max_failed_tags(suite.tag_len(unauthenticated)),
@@ -214,7 +229,7 @@ impl Gateway {
         if !self.devices.contains_key(&h.device) {
             return Err(Refusal::UnknownDevice);
         }
-        if h.cipher != self.suite.id || h.flags != want_flags {
+        if h.proto != self.proto || h.cipher != self.suite.id || h.flags != want_flags {
             return Err(Refusal::WrongCipher);
         }
         Ok(h)
@@ -353,7 +368,7 @@ mod tests {
         let mut out = Vec::new();
         for c in 1..=n {
             for d in 1..=3u32 {
-                let mut k = Keyed::new(suite, &m.device_key(suite.id, d, suite.key_len()), false).unwrap();
+                let mut k = Keyed::from_master(suite, &m, Proto::Sensor, d, false).unwrap();
                 let mut f = Vec::new();
                 k.seal(d, c, &[d as u8, c as u8, 0xAB, 0xCD], &mut f).unwrap();
                 out.push(f);
@@ -375,8 +390,8 @@ mod tests {
             1 => v[n - 1] ^= 1,
             2 => v[crate::wire::frame::HEADER_LEN] ^= 0x80,
             3 => v.truncate(crate::wire::frame::HEADER_LEN + 3),
-            4 => v[3..7].copy_from_slice(&99u32.to_be_bytes()),
-            5 => v[1] = 35,
+            4 => v[crate::wire::frame::AT_DEVICE].copy_from_slice(&99u32.to_be_bytes()),
+            5 => v[crate::wire::frame::AT_CIPHER] = 35,
             _ => {}
         }
         v

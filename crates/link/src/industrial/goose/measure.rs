@@ -16,6 +16,7 @@
 //! * Nonces: the counter of the APPID comes from the durable counter store (a block is recorded
 //!   before any of its counters is used), the key from the master key by HKDF per (cipher,
 //!   APPID): no (key, nonce) pair repeats across runs, processes or ciphers.
+use crate::wire::frame::Proto;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -197,9 +198,13 @@ pub fn run(
     if frames == 0 || frames > MAX_FRAMES {
         return Err(format!("--frames: {frames} is not in 1..={MAX_FRAMES}"));
     }
-    let key = master.device_key(suite.id, APPID as u32, suite.key_len());
-    let mut k = Keyed::new(suite, &key, false)?;
-    let sub = Subscriber { keyed: Keyed::new(suite, &key, false)?, appid: APPID, window: ReplayWindow::new(WINDOW)? };
+    let key = master.cipher_key(Proto::Goose, APPID as u32, suite.id, suite.key_len());
+    let mut k = Keyed::new(suite, &key, Proto::Goose, false)?;
+    let sub = Subscriber {
+        keyed: Keyed::new(suite, &key, Proto::Goose, false)?,
+        appid: APPID,
+        window: ReplayWindow::new(WINDOW)?,
+    };
     drop(key);
     let mut counter = DeviceCounter::new(store, APPID as u32)?;
     let stop = Arc::new(AtomicBool::new(false));

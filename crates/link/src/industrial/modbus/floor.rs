@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! lwcbench-modbus-replay v1
-//! key <the master key's fingerprint>
+//! key <the pair key's fingerprint>
 //! device <receiving device id> accepted <highest counter accepted, or none>
 //! ```
 //! Created at pairing ([`provision_pair`], `accepted none`); a missing file is refused, never
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crate::device::counter::write_durable;
 use crate::industrial::modbus::proxy::{devices, Side};
-use crate::wire::keys::MasterKey;
+use crate::wire::keys::Fingerprinted;
 
 pub const MAGIC: &str = "lwcbench-modbus-replay v1";
 /// Longest time between an accepted frame and its record on disk (while running).
@@ -35,9 +35,9 @@ pub struct Floor {
 impl Floor {
     /// Open the file at `path` (it must exist); returns it and the floor (None: nothing
     /// accepted since pairing).
-    pub fn open(path: &Path, master: &MasterKey, device: u32) -> Result<(Floor, Option<u64>), String> {
+    pub fn open(path: &Path, key: &impl Fingerprinted, device: u32) -> Result<(Floor, Option<u64>), String> {
         let p = path.display();
-        let fingerprint = master.fingerprint();
+        let fingerprint = key.fingerprint();
         let saved = match std::fs::File::open(path) {
             Ok(f) => {
                 let mut text = String::new();
@@ -49,9 +49,9 @@ impl Floor {
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(format!(
-                    "replay state {p} does not exist: it is created by `lwcbench link provision --protocol modbus` \
-                     (until then `lwcbench link keygen`, for pair 0); a lost replay state cannot be recreated \
-                     safely: provision a new pair key"
+                    "replay state {p} does not exist: it is created beside the pair key by `lwcbench link \
+                     provision --protocol modbus`; a lost replay state cannot be recreated safely: provision a new \
+                     pair key (under a new master, or another pair number)"
                 ))
             }
             Err(e) => return Err(format!("replay state {p}: {e}")),
@@ -60,12 +60,12 @@ impl Floor {
     }
 
     /// Create the file at `path` with nothing accepted (pairing); an existing name is refused.
-    pub fn create(path: &Path, master: &MasterKey, device: u32) -> Result<(), String> {
+    pub fn create(path: &Path, key: &impl Fingerprinted, device: u32) -> Result<(), String> {
         // symlink_metadata: a dangling symlink is a name in use too.
         if std::fs::symlink_metadata(path).is_ok() {
             return Err(format!("replay state {} exists; pairing never replaces one", path.display()));
         }
-        let text = format!("{MAGIC}\nkey {}\ndevice {device} accepted none\n", master.fingerprint());
+        let text = format!("{MAGIC}\nkey {}\ndevice {device} accepted none\n", key.fingerprint());
         write_durable(path, text.as_bytes()).map_err(|e| format!("replay state {}: cannot write: {e}", path.display()))
     }
 
@@ -89,15 +89,15 @@ pub fn replay_path(key_file: &Path, pair: u32, side: Side) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// Pairing: create both sides' replay state files of `pair` beside `key_file`, nothing
-/// accepted. `lwcbench link provision --protocol modbus` calls it (until then `link keygen`, for
-/// pair 0, and a key `link modbus` makes). Returns the two paths (master side, slave side).
-pub fn provision_pair(key_file: &Path, master: &MasterKey, pair: u32) -> Result<[PathBuf; 2], String> {
+/// Pairing: create both sides' replay state files of `pair` beside the pair key `key_file`
+/// (bound to `key`'s fingerprint), nothing accepted. `lwcbench link provision --protocol modbus`
+/// calls it. Returns the two paths (master side, slave side).
+pub fn provision_pair(key_file: &Path, key: &impl Fingerprinted, pair: u32) -> Result<[PathBuf; 2], String> {
     let mut out = Vec::new();
     for side in [Side::Master, Side::Slave] {
         let (_, recv) = devices(pair, side)?;
         let p = replay_path(key_file, pair, side);
-        Floor::create(&p, master, recv)?;
+        Floor::create(&p, key, recv)?;
         out.push(p);
     }
     Ok([out[0].clone(), out[1].clone()])
@@ -134,6 +134,7 @@ fn parse(text: &str, fp: &str, device: u32) -> Result<Option<u64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::keys::MasterKey;
 
     #[test]
     fn floor_roundtrip_and_refusals() {

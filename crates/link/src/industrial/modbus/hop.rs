@@ -4,30 +4,30 @@
 //!
 //! ```text
 //! offset size field
-//! 0      15   link frame header, version 1 (docs/link.md "Frame format"); flags bit 1 = handshake
-//! 15     8    extension, big-endian u64:
+//! 0      16   link frame header, version 3 (docs/link.md "Frame format"): type 3 master → slave
+//!             or 4 slave → master, device = the direction's link device; flags bit 1 = handshake
+//! 16     8    extension, big-endian u64:
 //!               master → slave: milliseconds since the connection's handshake (master's clock)
 //!               slave → master: the counter of the request this frame answers
-//! 23     n    ciphertext (the ADU; a handshake's 24 bytes)
-//! 23+n   t    tag
+//! 24     n    ciphertext (the ADU; a handshake's 24 bytes)
+//! 24+n   t    tag
 //! ```
-//! Associated data = the 23 bytes above ‖ the implicit part: the hello has none, the reply the
+//! Associated data = the 24 bytes above ‖ the implicit part: the hello has none, the reply the
 //! hello's nonce Nm (16 B), every later frame the connection id Nm ‖ Ns (32 B). The handshake's
 //! plaintext is a fresh random 16-byte nonce then the sender's accepted mark for the other
 //! direction (big-endian u64: 0 = nothing accepted, else the highest accepted counter + 1).
 //!
-//! The frame code here works on the version-1 header through `Keyed::seal_with_header` /
-//! `open_with_header`, which take any header bytes as associated data: a new common header
-//! changes [`ModbusHeader::encode`] / [`ModbusHeader::parse`] and nothing else.
-use crate::wire::frame::{FLAG_UNAUTHENTICATED, HEADER_LEN, MAX_COUNTER, VERSION};
+//! Frames go through `Keyed::seal_with_header` / `open_with_header`, which take any header
+//! bytes as associated data; both directions' keys come from the pair's key, one per type.
+use crate::wire::frame::{Family, Header, Proto, HEADER_LEN, MAX_COUNTER};
 use crate::wire::suite::{Keyed, OpenError};
 
 /// Extension bytes after the common header.
 pub const EXT_LEN: usize = 8;
 /// Common header + extension: the explicit associated data.
 pub const MODBUS_HEADER_LEN: usize = HEADER_LEN + EXT_LEN;
-/// Flag bit: a handshake frame (hello or reply).
-pub const FLAG_HANDSHAKE: u8 = 0x02;
+/// Flag bit: a handshake frame (hello or reply); the common header's.
+pub use crate::wire::frame::FLAG_HANDSHAKE;
 /// The per-connection nonce of each side.
 pub const NONCE_LEN: usize = 16;
 /// Connection id: Nm ‖ Ns.
@@ -48,6 +48,8 @@ pub fn is_write(adu: &[u8]) -> bool {
 /// The header of one hop frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ModbusHeader {
+    /// The direction: [`Proto::ModbusToSlave`] or [`Proto::ModbusToMaster`].
+    pub proto: Proto,
     pub cipher: u8,
     pub flags: u8,
     pub device: u32,
@@ -59,37 +61,24 @@ pub struct ModbusHeader {
 impl ModbusHeader {
     pub fn encode(&self) -> [u8; MODBUS_HEADER_LEN] {
         let mut h = [0u8; MODBUS_HEADER_LEN];
-        h[0] = VERSION;
-        h[1] = self.cipher;
-        h[2] = self.flags;
-        h[3..7].copy_from_slice(&self.device.to_be_bytes());
-        h[7..15].copy_from_slice(&self.counter.to_be_bytes());
-        h[15..23].copy_from_slice(&self.ext.to_be_bytes());
+        h[..HEADER_LEN]
+            .copy_from_slice(&Header::new(self.proto, self.cipher, self.flags, self.device, self.counter).encode());
+        h[HEADER_LEN..].copy_from_slice(&self.ext.to_be_bytes());
         h
     }
 
-    /// Structure only (the receiver checks device, cipher, counter and tag).
+    /// Structure only (the receiver checks type, device, cipher, counter and tag). The common
+    /// header is parsed first, so a frame of version 1 or 2 gets the upgrade message.
     pub fn parse(frame: &[u8]) -> Result<ModbusHeader, &'static str> {
+        let c = Header::parse(frame)?;
+        if c.proto.family() != Family::Modbus {
+            return Err("not a Modbus hop frame type");
+        }
         if frame.len() < MODBUS_HEADER_LEN {
-            return Err("frame shorter than its 23-byte header");
+            return Err("frame shorter than its 24-byte header");
         }
-        if frame[0] != VERSION {
-            return Err("unknown frame version");
-        }
-        let h = ModbusHeader {
-            cipher: frame[1],
-            flags: frame[2],
-            device: u32::from_be_bytes(frame[3..7].try_into().expect("4 bytes")),
-            counter: u64::from_be_bytes(frame[7..15].try_into().expect("8 bytes")),
-            ext: u64::from_be_bytes(frame[15..23].try_into().expect("8 bytes")),
-        };
-        if h.flags & !(FLAG_UNAUTHENTICATED | FLAG_HANDSHAKE) != 0 {
-            return Err("reserved flag bits set");
-        }
-        if h.counter > MAX_COUNTER {
-            return Err("counter has its top bit set");
-        }
-        Ok(h)
+        let ext = u64::from_be_bytes(frame[HEADER_LEN..MODBUS_HEADER_LEN].try_into().expect("8 bytes"));
+        Ok(ModbusHeader { proto: c.proto, cipher: c.cipher, flags: c.flags, device: c.device, counter: c.counter, ext })
     }
 
     pub fn is_handshake(&self) -> bool {
@@ -181,32 +170,55 @@ mod tests {
     use super::*;
     use crate::wire::suite;
 
-    /// The 23 header bytes written out by hand from the layout table above.
+    /// The 24 header bytes written out by hand from the layout table above (version 3, type 4 =
+    /// slave → master, cipher 1, flags 0x02, device, counter, then the extension).
     #[test]
     fn header_bytes_by_hand() {
-        let h = ModbusHeader { cipher: 1, flags: 0x02, device: 0x4D42_0001, counter: 0x0102, ext: 0x0A0B };
-        assert_eq!(h.encode(), [1, 1, 2, 0x4D, 0x42, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0x0A, 0x0B]);
+        let h = ModbusHeader {
+            proto: Proto::ModbusToMaster,
+            cipher: 1,
+            flags: 0x02,
+            device: 0x4D42_0001,
+            counter: 0x0102,
+            ext: 0x0A0B,
+        };
+        assert_eq!(
+            h.encode(),
+            [3, 4, 1, 2, 0x4D, 0x42, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0x0A, 0x0B]
+        );
         assert_eq!(ModbusHeader::parse(&h.encode()).unwrap(), h);
         let mut bad = h.encode();
-        bad[2] = 0x04;
+        bad[3] = 0x04;
         assert!(ModbusHeader::parse(&bad).is_err());
-        assert!(ModbusHeader::parse(&h.encode()[..22]).is_err());
+        assert_eq!(ModbusHeader::parse(&h.encode()[..23]), Err("frame shorter than its 24-byte header"));
+        let mut sensor = h.encode();
+        sensor[1] = 1; // a sensor frame's type byte, handshake flag cleared
+        sensor[3] = 0;
+        assert_eq!(ModbusHeader::parse(&sensor), Err("not a Modbus hop frame type"));
+        // The hop's header before frame version 3 (version 1, 15-byte common part, 23 bytes).
+        let v1 = [1, 1, 2, 0x4D, 0x42, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0x0A, 0x0B, 0xEE];
+        assert_eq!(ModbusHeader::parse(&v1), Err(crate::wire::frame::OLD_VERSION));
     }
 
-    /// The implicit part is authenticated but not sent: the frame is 23 + n + tag bytes, and
+    /// The implicit part is authenticated but not sent: the frame is 24 + n + tag bytes, and
     /// opens only with the same implicit bytes.
     #[test]
     fn implicit_associated_data() {
         let s = suite::find("Ascon-AEAD128").unwrap();
-        let mut k = Keyed::new(&s, &[9u8; 16], false).unwrap();
-        let h = ModbusHeader { cipher: s.id, flags: 0, device: 7, counter: 3, ext: 0 };
+        let mut k = Keyed::new(&s, &[9u8; 16], Proto::ModbusToSlave, false).unwrap();
+        let h = ModbusHeader { proto: Proto::ModbusToSlave, cipher: s.id, flags: 0, device: 7, counter: 3, ext: 0 };
         let mut f = Vec::new();
         seal(&mut k, &h, &[1u8; 32], b"adu", &mut f).unwrap();
-        assert_eq!(f.len(), 23 + 3 + 16);
-        assert_eq!(&f[..23], &h.encode());
+        assert_eq!(f.len(), 24 + 3 + 16);
+        assert_eq!(&f[..24], &h.encode());
         assert_eq!(open(&mut k, &h, &f, &[1u8; 32]).unwrap(), b"adu");
         assert_eq!(open(&mut k, &h, &f, &[2u8; 32]), Err(OpenError::BadTag));
         assert_eq!(open(&mut k, &h, &f, &[]), Err(OpenError::BadTag));
+        // The type byte is authenticated: the same frame relabelled as the other direction fails.
+        let mut t = f.clone();
+        t[1] = Proto::ModbusToMaster as u8;
+        let th = ModbusHeader::parse(&t).unwrap();
+        assert_eq!(open(&mut k, &th, &t, &[1u8; 32]), Err(OpenError::BadTag));
     }
 
     #[test]

@@ -32,10 +32,10 @@ pub struct Options {
     pub interval: Duration,
     /// The cycles, each with the ADU size it stands for.
     pub cycles: Vec<(usize, Cycle)>,
-    /// Directory of the master key and its counter state (`master.key`, `master.key.counters`);
+    /// The master key file (made if missing) with its counter state beside it (KEY.counters);
     /// `None`: a key made for this measurement and never stored, with its counters in a private
     /// temporary directory removed afterwards.
-    pub state_dir: Option<PathBuf>,
+    pub key_file: Option<PathBuf>,
     /// Replay window of the receiving proxies.
     pub window: u64,
     /// Polls per path before the timed ones (connections warm, caches filled).
@@ -49,7 +49,7 @@ impl Default for Options {
         Options {
             interval: Duration::from_millis(1),
             cycles: ics_cycles(),
-            state_dir: None,
+            key_file: None,
             window: 1024,
             warmup: 50,
             timeout: Duration::from_secs(5),
@@ -78,17 +78,12 @@ pub fn measure_with_reports(
     // Every counter the run can use in one block: no durable write lands inside a timed poll.
     let per_dir = (polls + opts.warmup) as u64 * opts.cycles.len() as u64 + 16;
     let block = per_dir.max(crate::device::counter::DEFAULT_BLOCK);
-    match &opts.state_dir {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| format!("state directory {}: {e}", dir.display()))?;
-            let key = dir.join("master.key");
-            let new_key = std::fs::symlink_metadata(&key).is_err();
-            let (master, store) = open_session(&key, &crate::device::counter::beside_key(&key), block)?;
-            if new_key {
-                // The key this run makes is paired for proxy pair 0 too, so `link modbus-proxy`
-                // can continue its counters (the in-process pair here keeps its floor in memory).
-                crate::industrial::modbus::floor::provision_pair(&key, &master, 0)?;
-            }
+    match &opts.key_file {
+        Some(key) => {
+            let (master, store) = open_session(key, &crate::device::counter::beside_key(key), block)?;
+            // The in-process pair seals as pair 0 with the master: refused once pair 0 has its
+            // own key (its counters are that key's state's).
+            crate::device::provision::refuse_provisioned(key, &master, crate::wire::frame::Family::Modbus, &[0])?;
             run(&suite, &master, &store, polls, opts)
         }
         None => {

@@ -14,9 +14,9 @@
 //! baseline), the ADU itself.
 //!
 //! Each direction is one link device with its own id and counter space: master → slave is
-//! device `DEVICE_BASE + 2·pair`, slave → master device `DEVICE_BASE + 2·pair + 1`. A proxy seals
-//! with the counters of its sending device (durable counter state, so a restarted proxy never
-//! repeats a nonce). Every sealed hop connection starts with a handshake (docs/link.md "The hop
+//! device `DEVICE_BASE + 2·pair` (frame type 3), slave → master device `DEVICE_BASE + 2·pair + 1`
+//! (type 4); both directions' keys come from the pair's key. A proxy seals with the counters of
+//! its sending device (durable counter state, so a restarted proxy never repeats a nonce). Every sealed hop connection starts with a handshake (docs/link.md "The hop
 //! protocol"): the master side's hello carries a fresh nonce Nm, the slave side's reply a fresh
 //! Ns, and the connection id Nm ‖ Ns is in the associated data of every later frame, so a frame
 //! recorded on one connection never verifies on another. On a connection the counters of each
@@ -41,8 +41,8 @@ use crate::gateway::checks::{default_max_failed_tags, Refusal, Tally};
 use crate::industrial::modbus::adu::{self, AduError, MAX_ADU};
 use crate::industrial::modbus::floor::{Floor, SAVE_EVERY};
 use crate::industrial::modbus::hop::{self, ModbusHeader, FLAG_HANDSHAKE, MODBUS_HEADER_LEN, NONCE_LEN};
-use crate::wire::frame::FLAG_UNAUTHENTICATED;
-use crate::wire::keys::MasterKey;
+use crate::wire::frame::{Proto, FLAG_UNAUTHENTICATED};
+use crate::wire::keys::KeySource;
 use crate::wire::suite::{Keyed, OpenError, Suite};
 
 /// Largest hop record: a 260-byte ADU, the hop frame header and the longest tag of any link suite.
@@ -121,7 +121,14 @@ impl Sender {
     }
 
     fn seal(&mut self, flags: u8, counter: u64, ext: u64, implicit: &[u8], plain: &[u8]) -> Result<Vec<u8>, String> {
-        let h = ModbusHeader { cipher: self.keyed.suite.id, flags, device: self.device, counter, ext };
+        let h = ModbusHeader {
+            proto: self.keyed.proto,
+            cipher: self.keyed.suite.id,
+            flags,
+            device: self.device,
+            counter,
+            ext,
+        };
         let mut out = Vec::with_capacity(MAX_RECORD);
         hop::seal(&mut self.keyed, &h, implicit, plain, &mut out)?;
         Ok(out)
@@ -158,7 +165,7 @@ impl Receiver {
         Err(r.as_str())
     }
 
-    /// Check and open one hop frame: device, cipher and flags, handshake or not as expected,
+    /// Check and open one hop frame: device, type, cipher and flags, handshake or not as expected,
     /// the failed-tag budget, a counter above `after` (the connection's last), then the tag with
     /// `implicit` in the associated data. The reason of a refusal for the log.
     fn open(
@@ -173,7 +180,8 @@ impl Receiver {
         if h.device != self.device {
             return self.refuse(Refusal::UnknownDevice);
         }
-        if h.cipher != self.keyed.suite.id || h.flags & FLAG_UNAUTHENTICATED != 0 {
+        // The other direction's type (a frame reflected back) is refused before its tag.
+        if h.proto != self.keyed.proto || h.cipher != self.keyed.suite.id || h.flags & FLAG_UNAUTHENTICATED != 0 {
             return self.refuse(Refusal::WrongCipher);
         }
         if h.is_handshake() != handshake {
@@ -238,14 +246,15 @@ impl Hop {
         Ok(())
     }
 
-    /// A sealed hop for `side` of `pair`: keys from `master`, counters from `store`, the replay
-    /// floor from `replay_state`, which must exist (made at pairing, [`super::floor::provision_pair`]).
+    /// A sealed hop for `side` of `pair`: keys from `key` (the pair's device key, or a master in
+    /// process), counters from `store`, the replay floor from `replay_state`, which must exist
+    /// (made at pairing, [`super::floor::provision_pair`]).
     /// `None`: no file, the floor lives as long as this process (the in-process measurement).
     /// `window` is kept for the callers' sake: on a connection counters must increase strictly,
     /// so the hop has no replay window.
     pub fn sealed(
         suite: &Suite,
-        master: &MasterKey,
+        key: &impl KeySource,
         store: &CounterStore,
         pair: u32,
         side: Side,
@@ -254,14 +263,19 @@ impl Hop {
     ) -> Result<Hop, String> {
         let _ = window;
         let (send, recv) = devices(pair, side)?;
-        let keyed = Keyed::new(suite, &master.device_key(suite.id, send, suite.key_len()), false)?;
-        let recv_keyed = Keyed::new(suite, &master.device_key(suite.id, recv, suite.key_len()), false)?;
+        let (send_proto, recv_proto) = match side {
+            Side::Master => (Proto::ModbusToSlave, Proto::ModbusToMaster),
+            Side::Slave => (Proto::ModbusToMaster, Proto::ModbusToSlave),
+        };
+        // Both directions' keys come from the pair's key (the device id of a Modbus key is the pair).
+        let keyed = Keyed::derived(suite, key, send_proto, pair, false)?;
+        let recv_keyed = Keyed::derived(suite, key, recv_proto, pair, false)?;
         // The sending device's lease first: one process per direction, so one writer of the
         // replay state too.
         let counter = DeviceCounter::new(store, send)?;
         let (file, floor) = match replay_state {
             Some(p) => {
-                let (f, floor) = Floor::open(p, master, recv)?;
+                let (f, floor) = Floor::open(p, key, recv)?;
                 (Some(Arc::new(Mutex::new(f))), floor)
             }
             None => (None, None),

@@ -17,7 +17,8 @@ use crate::industrial::modbus::hop::{self, ModbusHeader, FLAG_HANDSHAKE, MODBUS_
 use crate::industrial::modbus::measure::{self, Options};
 use crate::industrial::modbus::peers::{self, Cycle, Registers};
 use crate::industrial::modbus::proxy::{Hop, Limits, Proxy, Side};
-use crate::wire::keys::MasterKey;
+use crate::wire::frame::{Proto, AT_COUNTER};
+use crate::wire::keys::{KeySource, MasterKey};
 use crate::wire::suite::{self, Keyed};
 
 const T: Duration = Duration::from_secs(5);
@@ -127,6 +128,47 @@ fn tokio_modbus_master_and_slave_talk_through_the_sealed_pair() {
     });
 }
 
+/// The proxies as deployed: both take pair 3's key written by provisioning (with a copy of its
+/// counter state each) and the replay state provisioning put beside it, and talk; a proxy given
+/// pair 3's key as pair 4 is refused (the key derives nothing for another pair).
+#[test]
+fn both_proxies_run_on_a_provisioned_pair_key() {
+    use crate::device::counter::{beside_key, open_device, open_session};
+    use crate::industrial::modbus::floor::replay_path;
+    use crate::wire::frame::Family;
+    let d = tempfile::tempdir().unwrap();
+    let mk = d.path().join("master.key");
+    open_session(&mk, &beside_key(&mk), 64).unwrap();
+    let pk = d.path().join("pair3.key");
+    crate::device::provision::provision(&mk, Family::Modbus, 3, None, &pk).unwrap();
+    let s = suite::find("Ascon-AEAD128").unwrap();
+    let hop = |side: Side| {
+        // Each proxy host gets a copy of the key, its counter state and its side's replay state.
+        let host = d.path().join(side.name());
+        std::fs::create_dir(&host).unwrap();
+        let replay = replay_path(&pk, 3, side);
+        for f in [pk.clone(), beside_key(&pk), replay.clone()] {
+            std::fs::copy(&f, host.join(f.file_name().unwrap())).unwrap();
+        }
+        let kf = host.join("pair3.key");
+        let (key, store) = open_device(&kf, &beside_key(&kf), 64, Family::Modbus).unwrap();
+        let e = Hop::sealed(&s, &key, &store, 4, side, 64, None).map(|_| ()).unwrap_err();
+        assert!(e.contains("modbus 3's"), "pair 4 from pair 3's key: {e}");
+        Hop::sealed(&s, &key, &store, key.device, side, 64, Some(&replay_path(&kf, 3, side))).unwrap()
+    };
+    rt().block_on(async {
+        let (slave_addr, regs) = slave().await;
+        let (sp_addr, sp) = proxy(Side::Slave, slave_addr, hop(Side::Slave)).await;
+        let (mp_addr, mp) = proxy(Side::Master, sp_addr, hop(Side::Master)).await;
+        let mut ctx = peers::connect_master(mp_addr).await.unwrap();
+        use tokio_modbus::prelude::{Reader, Writer};
+        assert_eq!(ctx.read_holding_registers(5, 2).await.unwrap().unwrap(), vec![pattern(5), pattern(6)]);
+        ctx.write_single_register(100, 333).await.unwrap().unwrap();
+        assert_eq!(regs.0.lock().unwrap()[100], 333);
+        assert_eq!((mp.report().delivered, sp.report().delivered), (2, 2));
+    });
+}
+
 /// The slave-side proxy, fed by hand-made hop frames after a handshake by hand: an authentic
 /// request is answered with a response bound to its counter, a replayed, tampered or changed-
 /// header one is dropped (no answer) and counted; with no window on a connection, a frame
@@ -151,6 +193,7 @@ fn forged_replayed_and_reordered_frames() {
         let r = recv_record(&mut hop, T).await.expect("an authentic request is answered");
         let (h, adu) = hm.response(&r).unwrap();
         assert_eq!((h.device, h.cipher, h.ext), (0x4D42_0001, s.id, 5), "bound to request 5");
+        assert_eq!(&r[..4], &[3, 4, s.id, 0], "version 3, type 4 (slave → master), no flags");
         assert_eq!(adu, answered(1));
         assert!(!r.windows(4).any(|w| w == &answered(1)[9..13]), "the register values are not on the hop in clear");
 
@@ -173,9 +216,23 @@ fn forged_replayed_and_reordered_frames() {
         let r = recv_record(&mut hop, T).await.expect("the next counter passes");
         assert_eq!(hm.response(&r).unwrap().1, answered(7));
 
+        // The slave → master type (4) on the master → slave device, sealed under the s → m key
+        // with the connection id: refused by its type byte before the tag.
+        let mut f = Vec::new();
+        let h = ModbusHeader { proto: Proto::ModbusToMaster, ..m2s(s.id, 0, 5002, 0) };
+        hop::seal(&mut hm.resp, &h, &hm.id, &read_request(8, 5, 2), &mut f).unwrap();
+        assert_eq!(f[1], 4);
+        send_record(&mut hop, &f).await;
+        assert_eq!(recv_record(&mut hop, quiet).await, None, "a frame of the other direction's type is answered");
+
         let t = sp.report().refused;
-        assert_eq!([Refusal::Replay, Refusal::BadTag].map(|r| t.count(r)), [2, 2], "{}", sp.report().line());
-        assert_eq!((t.accepted, t.refused_total()), (4, 4), "the hello and three requests");
+        assert_eq!(
+            [Refusal::Replay, Refusal::BadTag, Refusal::WrongCipher].map(|r| t.count(r)),
+            [2, 2, 1],
+            "{}",
+            sp.report().line()
+        );
+        assert_eq!((t.accepted, t.refused_total()), (4, 5), "the hello and three requests");
     });
 }
 
@@ -355,7 +412,7 @@ fn sealed_hop(d: &std::path::Path, master: &MasterKey, side: Side) -> Hop {
 /// A hello of pair 0's master → slave device sealed with `master`, counter `c`.
 fn hello_frame(master: &MasterKey, c: u64) -> Vec<u8> {
     let (mut req, _) = HandMaster::keys(master);
-    let h = ModbusHeader { cipher: req.suite.id, flags: FLAG_HANDSHAKE, device: 0x4D42_0000, counter: c, ext: 0 };
+    let h = m2s(req.suite.id, FLAG_HANDSHAKE, c, 0);
     let mut f = Vec::new();
     hop::seal(&mut req, &h, &[], &hop::handshake_body(&[1; 16], None), &mut f).unwrap();
     f
@@ -958,7 +1015,7 @@ fn the_write_floor_is_on_disk_before_the_slave_sees_the_write() {
             assert_eq!(answer(&mut m, 12, T).await.unwrap(), write_request(tid, 100, tid));
             let on_disk = seen.recv().await.unwrap();
             let f = tap.up_frames().pop().unwrap();
-            let counter = u64::from_be_bytes(f[7..15].try_into().unwrap());
+            let counter = u64::from_be_bytes(f[AT_COUNTER].try_into().unwrap());
             let want = format!("\ndevice 1296171008 accepted {counter}\n");
             assert!(on_disk.ends_with(&want), "write {tid}: the slave saw it while the replay state held {on_disk:?}");
         }
@@ -1016,7 +1073,7 @@ fn a_rolled_back_master_side_stops_at_the_handshake() {
             }
         }
         let mut counters: Vec<u64> =
-            tap.up_frames().iter().map(|f| u64::from_be_bytes(f[7..15].try_into().unwrap())).collect();
+            tap.up_frames().iter().map(|f| u64::from_be_bytes(f[AT_COUNTER].try_into().unwrap())).collect();
         let n = counters.len();
         counters.sort();
         counters.dedup();
@@ -1026,6 +1083,16 @@ fn a_rolled_back_master_side_stops_at_the_handshake() {
         let stopped = tokio::time::timeout(T, task2).await.expect("the restored proxy stops").unwrap();
         assert!(stopped.unwrap_err().contains("counter state is older than what the peer accepted"));
     });
+}
+
+/// The header of a pair 0 master → slave frame (type 3, device 0x4D420000).
+fn m2s(cipher: u8, flags: u8, counter: u64, ext: u64) -> ModbusHeader {
+    ModbusHeader { proto: Proto::ModbusToSlave, cipher, flags, device: 0x4D42_0000, counter, ext }
+}
+
+/// The header of a pair 0 slave → master frame (type 4, device 0x4D420001).
+fn s2m(cipher: u8, flags: u8, counter: u64, ext: u64) -> ModbusHeader {
+    ModbusHeader { proto: Proto::ModbusToMaster, cipher, flags, device: 0x4D42_0001, counter, ext }
 }
 
 /// The master-side proxy's half of the hop protocol, by hand (pair 0): the handshake, requests
@@ -1040,18 +1107,19 @@ struct HandMaster {
 }
 
 impl HandMaster {
-    /// (master → slave, slave → master) keys of pair 0 under `master`, Ascon-AEAD128.
-    fn keys(master: &MasterKey) -> (Keyed, Keyed) {
+    /// (master → slave, slave → master) keys of pair 0 under `key` (a master or pair 0's key),
+    /// Ascon-AEAD128.
+    fn keys(key: &impl KeySource) -> (Keyed, Keyed) {
         let s = suite::find("Ascon-AEAD128").unwrap();
-        let k = |d: u32| Keyed::new(&s, &master.device_key(s.id, d, s.key_len()), false).unwrap();
-        (k(0x4D42_0000), k(0x4D42_0001))
+        let k = |p: Proto| Keyed::derived(&s, key, p, 0, false).unwrap();
+        (k(Proto::ModbusToSlave), k(Proto::ModbusToMaster))
     }
 
     /// Hello with counter `c` and accepted mark `mark`; the reply within T, or None.
-    async fn handshake(hop: &mut TcpStream, master: &MasterKey, c: u64, mark: Option<u64>) -> Option<HandMaster> {
-        let (mut req, mut resp) = Self::keys(master);
+    async fn handshake(hop: &mut TcpStream, key: &impl KeySource, c: u64, mark: Option<u64>) -> Option<HandMaster> {
+        let (mut req, mut resp) = Self::keys(key);
         let nm: [u8; 16] = rand::random();
-        let h = ModbusHeader { cipher: req.suite.id, flags: FLAG_HANDSHAKE, device: 0x4D42_0000, counter: c, ext: 0 };
+        let h = m2s(req.suite.id, FLAG_HANDSHAKE, c, 0);
         let mut hello = Vec::new();
         hop::seal(&mut req, &h, &[], &hop::handshake_body(&nm, mark), &mut hello).unwrap();
         send_record(hop, &hello).await;
@@ -1064,7 +1132,7 @@ impl HandMaster {
 
     /// A request frame: counter `c`, `ms` since the handshake.
     fn request(&mut self, c: u64, ms: u64, adu: &[u8]) -> Vec<u8> {
-        let h = ModbusHeader { cipher: self.req.suite.id, flags: 0, device: 0x4D42_0000, counter: c, ext: ms };
+        let h = m2s(self.req.suite.id, 0, c, ms);
         let mut f = Vec::new();
         hop::seal(&mut self.req, &h, &self.id, adu, &mut f).unwrap();
         f
@@ -1087,19 +1155,13 @@ struct HandSlave {
 
 impl HandSlave {
     /// Answer `hello` (already read from `hop`) with a reply of counter `c` and mark `mark`.
-    async fn reply(hop: &mut TcpStream, master: &MasterKey, hello: &[u8], c: u64, mark: Option<u64>) -> HandSlave {
-        let (mut req, mut resp) = HandMaster::keys(master);
+    async fn reply(hop: &mut TcpStream, key: &impl KeySource, hello: &[u8], c: u64, mark: Option<u64>) -> HandSlave {
+        let (mut req, mut resp) = HandMaster::keys(key);
         let hh = ModbusHeader::parse(hello).unwrap();
         assert!(hh.is_handshake());
         let (nm, peer_top) = hop::parse_handshake(&hop::open(&mut req, &hh, hello, &[]).unwrap()).unwrap();
         let ns: [u8; 16] = rand::random();
-        let h = ModbusHeader {
-            cipher: resp.suite.id,
-            flags: FLAG_HANDSHAKE,
-            device: 0x4D42_0001,
-            counter: c,
-            ext: hh.counter,
-        };
+        let h = s2m(resp.suite.id, FLAG_HANDSHAKE, c, hh.counter);
         let mut r = Vec::new();
         hop::seal(&mut resp, &h, &nm, &hop::handshake_body(&ns, mark), &mut r).unwrap();
         send_record(hop, &r).await;
@@ -1113,7 +1175,7 @@ impl HandSlave {
 
     /// A response frame of counter `c` naming request `bound`.
     fn response(&mut self, c: u64, bound: u64, adu: &[u8]) -> Vec<u8> {
-        let h = ModbusHeader { cipher: self.resp.suite.id, flags: 0, device: 0x4D42_0001, counter: c, ext: bound };
+        let h = s2m(self.resp.suite.id, 0, c, bound);
         let mut f = Vec::new();
         hop::seal(&mut self.resp, &h, &self.id, adu, &mut f).unwrap();
         f
