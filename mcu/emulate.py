@@ -105,8 +105,8 @@ TARGETS = {
                      f"{_BOARDS[t.board].chip} @{_BOARDS[t.board].mhz:g} MHz, board profile {t.board}")
     for t in _TARGETS.values() if t.emulable
 }
-# The board each `mcu --preset counts` image stands for.
-DEFAULT_BOARD = {t.triple: t.board for t in _TARGETS.values() if t.rust}
+# The board each `mcu --preset counts` image (Rust or C++) stands for.
+DEFAULT_BOARD = {t.triple: t.board for t in _TARGETS.values() if t.board and (t.rust or t.cpp)}
 
 
 def _is_arm(triple: str) -> bool:

@@ -11,7 +11,7 @@ load/store rules): the estimated cycles of `init` and of the message phase (`key
 stream ciphers, `encrypt` for block ciphers and AEADs) at 128 and 1024 bits. Two boards with
 one core differ where their memories do (the MKR Zero's SAMD21 flash is not the RP2040's XIP
 cache). The linear model (fixed cycles + cycles per byte) is derived from the two counts where
-the table is read (crates/engine/src/board.rs). tests/energy/test_emulated_cycles.py
+the table is read (crates/data/src/board.rs). tests/energy/test_emulated_cycles.py
 re-emulates a sample of images and checks that the committed rows are what the emulator gives
 today. Images come from mcu/build.py ($CARGO_TARGET_DIR, default target/mcu; `--no-build`
 uses the images already built).
