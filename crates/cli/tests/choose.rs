@@ -8,6 +8,21 @@ fn lwcbench(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args).current_dir(cwd).output().expect("binary runs")
 }
 
+/// Every `--board` help lists the boards of data/boards.toml (generated, not typed: a new
+/// record shows up without editing the CLI).
+#[test]
+fn board_help_lists_the_boards_of_the_records() {
+    let want = crate::boards_by_hand();
+    let d = tempfile::tempdir().unwrap();
+    for cmd in [&["choose", "--help"][..], &["run", "--help"], &["link", "--help"]] {
+        let o = lwcbench(cmd, d.path());
+        assert!(o.status.success(), "{cmd:?}");
+        // --help wraps lines: compare with the whitespace folded.
+        let help = String::from_utf8_lossy(&o.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(help.contains(&want), "{cmd:?} --board help lacks {want}:\n{help}");
+    }
+}
+
 /// Paths of the JSON (array elements as `[]`) where docs/choose.md's schema allows null.
 const NULLABLE: &[&str] = &[
     "request.flash_bytes",
