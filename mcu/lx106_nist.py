@@ -19,8 +19,6 @@ import hashlib
 import itertools
 import json
 import pathlib
-import re
-import statistics
 import sys
 import tempfile
 import time
