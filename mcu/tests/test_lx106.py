@@ -318,3 +318,59 @@ def test_a_row_that_crashes_in_emulation_is_a_failed_row_with_the_reason(tmp_pat
     assert rows["wild"]["build_error"].startswith("emulation: crash: exception cause"), rows["wild"]
     assert rows["wild"]["emulated_slope_cpb"] == ""
     assert rows["good"]["build"] == "ok" and rows["good"]["emulated_slope_cpb"] != ""
+
+
+DIV_PAIRS = [(0, 1), (1, 1), (7, 5), (24, 5), (100, 7), (0xFFFFFFFF, 1), (0xFFFFFFFF, 0xFFFFFFFF),
+             (0x80000000, 3), (12345678, 1000), (5, 9), (0xDEADBEEF, 0x10001), (1 << 31, 1 << 31)]
+
+
+def test_the_division_helpers_agree_with_python(tmp_path):
+    """mcu/lx106/libc/libgcc.c stands in for the ROM's division: checked in QEMU against Python."""
+    _tools()
+    src = tmp_path / "div.c"
+    pairs = ", ".join(f"{{{n}u, {d}u}}" for n, d in DIV_PAIRS)
+    src.write_text(textwrap.dedent(f"""\
+        #include <stdint.h>
+        static const uint32_t pairs[][2] = {{{pairs}}};
+        static volatile uint32_t out[{len(DIV_PAIRS)} * 4];
+        static int w(const void *p, int n) {{
+            register int a2 __asm__("a2") = 4; register int a3 __asm__("a3") = 1;
+            register int a4 __asm__("a4") = (int)(intptr_t)p; register int a5 __asm__("a5") = n;
+            __asm__ volatile("simcall" : "+r"(a2), "+r"(a3) : "r"(a4), "r"(a5) : "memory");
+            return a2;
+        }}
+        int lx106_main(void) {{
+            for (unsigned i = 0; i < {len(DIV_PAIRS)}; i++) {{
+                volatile uint32_t n = pairs[i][0], d = pairs[i][1];
+                volatile int32_t sn = (int32_t)n, sd = (int32_t)d;
+                out[4 * i] = n / d;
+                out[4 * i + 1] = n % d;
+                out[4 * i + 2] = (uint32_t)(sn / sd);
+                out[4 * i + 3] = (uint32_t)((uint64_t)n * 0x9E3779B9u / ((uint64_t)d | 1u));
+            }}
+            w((const void *)out, sizeof out);
+            return 0;
+        }}
+        """))
+    objs = []
+    for s in (src, lx106.LX / "start.S", lx106.LX / "libc" / "libgcc.c", lx106.LX / "libc" / "libc.c"):
+        o = tmp_path / (s.name + ".o")
+        r = lx106.compile_one(s, o, ["-O2", "-mlongcalls", "-mtext-section-literals",
+                                     "-fno-tree-loop-distribute-patterns"],
+                              ["-isystem", str(lx106.LX / "libc" / "include")])
+        assert r.returncode == 0, r.stderr
+        objs.append(o)
+    elf = tmp_path / "div.elf"
+    assert lx106.link(objs, elf).returncode == 0
+    tr = lx106.trace(elf, max_insns=1_000_000, timeout=60)
+    assert tr.error == "" and tr.status == 0, tr.error
+    got = struct.unpack(f"<{len(DIV_PAIRS) * 4}I", tr.raw)
+
+    def sdiv(n, d):  # C truncates toward zero
+        sn, sd = (n ^ 1 << 31) - (1 << 31), (d ^ 1 << 31) - (1 << 31)
+        q = abs(sn) // abs(sd)
+        return (q if (sn < 0) == (sd < 0) else -q) & 0xFFFFFFFF
+    want = []
+    for n, d in DIV_PAIRS:
+        want += [n // d, n % d, sdiv(n, d), (n * 0x9E3779B9 // (d | 1)) & 0xFFFFFFFF]
+    assert list(got) == want

@@ -53,22 +53,36 @@ int strcmp(const char *a, const char *b) {
     return (unsigned char)*a - (unsigned char)*b;
 }
 
-/* A bump allocator: the harness runs a bounded list of cells, then exits. */
-static unsigned char arena[16384] __attribute__((aligned(8)));
+/* A bump allocator with a size word before each block (for realloc); free is a no-op and the
+ * harness resets the arena before each call. */
+static unsigned char arena[32768] __attribute__((aligned(8)));
 static size_t arena_used;
 
+void lx106_heap_reset(void) { arena_used = 0; }
+
 void *malloc(size_t n) {
+    if (n > sizeof arena) return NULL;
     n = (n + 7u) & ~(size_t)7u;
-    if (n > sizeof arena - arena_used) return NULL;
-    void *p = arena + arena_used;
-    arena_used += n;
-    return p;
+    if (n + 8u > sizeof arena - arena_used) return NULL;
+    unsigned char *p = arena + arena_used;
+    *(size_t *)p = n;
+    arena_used += n + 8u;
+    return p + 8;
 }
 
 void *calloc(size_t n, size_t m) {
     if (m && n > SIZE_MAX / m) return NULL;
     void *p = malloc(n * m);
     if (p) memset(p, 0, n * m);
+    return p;
+}
+
+void *realloc(void *old, size_t n) {
+    void *p = malloc(n);
+    if (p && old) {
+        size_t had = *(size_t *)((unsigned char *)old - 8);
+        memcpy(p, old, had < n ? had : n);
+    }
     return p;
 }
 

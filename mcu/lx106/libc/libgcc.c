@@ -5,20 +5,29 @@
 
 uint64_t __udivmoddi4(uint64_t n, uint64_t d, uint64_t *rem);
 
+/* Shift-and-subtract over the quotient's bits only: the divisor is first aligned with the
+ * dividend's top bit (as libgcc's own loop does on cores without a divider), so x % 5 for a
+ * small x takes a few rounds, not 32. */
 static uint32_t udivmod32(uint32_t n, uint32_t d, uint32_t *rem) {
-    uint32_t q = 0, r = 0;
     if (d == 0) {
         *rem = n;
         return 0xffffffffu;
     }
-    for (int i = 31; i >= 0; i--) {
-        r = (r << 1) | ((n >> i) & 1u);
-        if (r >= d) {
-            r -= d;
-            q |= 1u << i;
+    if (d > n) {
+        *rem = n;
+        return 0;
+    }
+    int shift = __builtin_clz(d) - __builtin_clz(n);
+    uint32_t q = 0;
+    d <<= shift;
+    for (int i = shift; i >= 0; i--, d >>= 1) {
+        q <<= 1;
+        if (n >= d) {
+            n -= d;
+            q |= 1u;
         }
     }
-    *rem = r;
+    *rem = n;
     return q;
 }
 
