@@ -361,13 +361,25 @@ def trace(elf: pathlib.Path, cells: list | None = None, max_insns: int = 300_000
         with open(out, "wb") as fo:
             p = subprocess.Popen(qemu_cmd(elf, entry, cf, singlestep), stdout=fo, stderr=subprocess.PIPE,
                                  stdin=subprocess.DEVNULL, text=True, bufsize=1 << 20)
+            # a program that stops producing log lines (WAITI with no interrupt to come) must
+            # not hang the reader: the watchdog kills QEMU, which ends the log
+            fired = threading.Event()
+
+            def watchdog():
+                fired.set()
+                p.kill()
+            timer = threading.Timer(timeout, watchdog)
+            timer.start()
             try:
                 blocks, regions, err = _read_log(p, begin, end, max_insns, whole, timeout)
             finally:
+                timer.cancel()
                 if p.poll() is None:
                     p.kill()
                 p.wait()
                 p.stderr.close()
+            if fired.is_set() and not err:
+                err = f"timeout: {timeout:.0f} s"
         raw = out.read_bytes()
     return Trace(blocks, regions, raw.decode(errors="replace"), p.returncode if not err else None, err, raw)
 

@@ -217,6 +217,16 @@ def test_a_hanging_image_stops_at_the_cap(tmp_path):
     assert cells[0].events is None and cells[0].error.startswith("cap:")
 
 
+def test_a_stalled_image_is_stopped_by_the_watchdog(tmp_path):
+    body = """
+    call0   lwc_mark_begin
+    waiti   15              /* waits for an interrupt that never comes: no more log lines */
+    call0   lwc_mark_end
+"""
+    cells = lx106.run_cells(assemble(tmp_path, body), [(0, 0)], max_insns=5_000, timeout=3)
+    assert cells[0].events is None and cells[0].error == "timeout: 3 s"
+
+
 def test_board_file_without_a_source_is_one_error_naming_the_key(tmp_path):
     text = lx106.board_file("nodemcuv2").read_text().replace('jump_source = "fitted"\n', "")
     p = tmp_path / "b.toml"
