@@ -384,3 +384,18 @@ def test_the_division_helpers_agree_with_python(tmp_path):
     for n, d in DIV_PAIRS:
         want += [n // d, n % d, sdiv(n, d), (n * 0x9E3779B9 // (d | 1)) & 0xFFFFFFFF]
     assert list(got) == want
+
+
+@pytest.mark.parametrize("variant", ["ref", "fast"])
+def test_cpp_draco_on_the_lx106_gives_the_host_rust_keystream(tmp_path, hostref, variant):
+    """The C++ DRACO built for the ESP8266 and run in QEMU equals the host's Rust DRACO."""
+    _tools()
+    import emulate
+    import lx106_draco
+    bm = lx106.load_board(lx106.board_file("nodemcuv2"))
+    elf = lx106_draco.build(variant, "Os", bm, tmp_path)
+    res = lx106_draco.keystreams(elf, [200, 64], bm.timing, max_insns=5_000_000)
+    for nbits, rc, ks, ev, cyc in res:
+        assert rc == 0
+        assert ks == hostref("draco_ref", emulate.default_key(16), emulate.default_iv(12), nbits)
+        assert ev["insns"] > 0 and cyc >= ev["insns"]
