@@ -8,7 +8,7 @@ entry by `-device loader,addr=ENTRY,cpu-num=0` (`-kernel` alone starts at 0x5000
 `-d in_asm,exec,nochain` QEMU logs every translation block (TB) once with its instructions and
 every execution of a TB, in order; a TB ends at every branch, jump, call and return, so the
 sequence of TB starts is the program's control flow and each TB's instructions ran in order.
-(`-singlestep` gives one TB per instruction, the same trace; `Trace.per_insn` checks this.)
+(`-singlestep` gives one TB per instruction and the same counts; a test checks it.)
 
 The cycle model (`Timing`, parameters and their sources in mcu/lx106/<board>.toml) charges,
 per executed instruction, `base`; plus `load_use` / `mul_use` / `rsr_use` when the next
@@ -460,9 +460,13 @@ def region_events(tr: Trace, region) -> dict:
     return _sum_events(tr.blocks, execs, pairs, dict.fromkeys(EVENTS, 0))
 
 
-def run_cells(elf: pathlib.Path, cells: list, max_insns: int, timeout: float = 900.0) -> list:
+def run_cells(elf: pathlib.Path, cells: list, max_insns: int, timeout: float | None = None) -> list:
     """Every (ad, msg) cell of cells in one QEMU run: event counts, return code and ciphertext.
-    A run that stops early (crash, cap, timeout) reports the cells it did not finish as failed."""
+    A run that stops early (crash, cap, timeout) reports the cells it did not finish as failed.
+    The default wall-clock limit allows every cell its instruction cap at 0.2 M instructions
+    per second (QEMU and the reader on a loaded machine) plus ten minutes."""
+    if timeout is None:
+        timeout = 600.0 + (len(cells) + 1) * max_insns / 200_000
     tr = trace(elf, cells, max_insns=max_insns, timeout=timeout)
     outs = {}
     for line in tr.output.splitlines():
