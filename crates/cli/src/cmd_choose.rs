@@ -24,7 +24,7 @@ pub struct ChooseArgs {
     /// every packet on air) must end within it: a candidate that needs longer is removed.
     #[arg(long)]
     interval: String,
-    /// Plaintext bytes per report, 1 B to 262113 B (the link's 256 KiB frame less header and tag;
+    /// Plaintext bytes per report, 1 B to 262112 B (the link's 256 KiB frame less header and tag;
     /// e.g. 16B, 1KiB).
     #[arg(long, default_value = "16B")]
     payload: String,
