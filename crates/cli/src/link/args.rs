@@ -42,7 +42,8 @@ pub(super) struct SessionArgs {
     /// Counters reserved per durable write of the counter state.
     #[arg(long, default_value_t = lwcbench_link::device::counter::DEFAULT_BLOCK)]
     pub(super) counter_block: u64,
-    /// Master key file (created with mode 0600 if missing; default OUT/state/master.key).
+    /// Master key file (created with mode 0600 if missing; default: the output directory's own key
+    /// in $LWCBENCH_KEY_DIR or ~/.config/lwcbench/link-keys, never inside the results directory).
     #[arg(long)]
     pub(super) key_file: Option<PathBuf>,
     /// Counter state file of the key (default KEY_FILE.counters, beside --key-file; locked while in

@@ -37,7 +37,8 @@ pub struct GooseArgs {
     /// Replace a finished run in --out.
     #[arg(long)]
     force: bool,
-    /// Master key file (created with mode 0600 if missing; default OUT/state/master.key).
+    /// Master key file (created with mode 0600 if missing; default: the output directory's own key
+    /// in $LWCBENCH_KEY_DIR or ~/.config/lwcbench/link-keys, never inside the results directory).
     #[arg(long)]
     key_file: Option<PathBuf>,
 }
