@@ -85,6 +85,7 @@ impl LinkConfig {
             batch: self.batch,
             max_samples: 4 << 20,
             max_failed_tags: None,
+            accepted: Some(crate::gateway::accepted::beside_key(&self.key_file)),
         }
     }
 
@@ -156,9 +157,17 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     cfg.check()?;
     crate::gateway::replay::check_window_memory(cfg.devices as u64, cfg.window, workers as u64)?;
     let (master, counters) = crate::device::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
+    let ids: Vec<u32> = (0..cfg.devices).collect();
+    // Anti-rollback: a counter state behind what the key's receivers accepted was restored from
+    // an older copy; its counters would seal again under nonces already used.
+    crate::gateway::accepted::check_none_behind(
+        &cfg.counter_file,
+        &crate::gateway::accepted::beside_key(&cfg.key_file),
+        crate::gateway::accepted::Proto::Sensor,
+        &ids,
+    )?;
     let store = crate::store::open(&cfg.store, &cfg.session, &master.fingerprint())?;
     let store_desc = store.describe();
-    let ids: Vec<u32> = (0..cfg.devices).collect();
     let blocks = counters.reserve_all(&ids)?;
     let rt = runtime()?;
     let handle = rt.handle().clone();

@@ -78,7 +78,7 @@ fn veth_run_delivers_every_frame_once() {
     for cipher in ["Ascon-AEAD128", "AES-128-GCM"] {
         let s = lwcbench_link::wire::suite::find(cipher).unwrap();
         for size in SIZES {
-            let r = measure::run(&v, &s, &master, &store, size, 100).unwrap();
+            let r = measure::run(&v, &s, &master, &store, size, 100, None).unwrap();
             assert_eq!((r.plain_ns.len(), r.sealed_ns.len()), (100, 100), "{cipher} {size}");
             assert_eq!(r.faults(), 0, "{cipher} {size}: {r:?}");
             assert_eq!(r.sealed_bytes, size + 15 + 16);

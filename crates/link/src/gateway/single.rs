@@ -9,6 +9,7 @@ use rumqttc::{AsyncClient, Event, Packet, QoS};
 use tokio::sync::mpsc;
 
 use crate::clock::{now_ns, thread_cpu_ns};
+use crate::gateway::accepted::{Keeper, Proto};
 use crate::gateway::checks::{Gateway, Opened, Refusal};
 use crate::gateway::{next_batch, GatewaySpec, GwResult, GwSample, Incoming, QUEUE};
 use crate::store::{Row, Store};
@@ -60,7 +61,7 @@ impl GatewayHandle {
     /// the MQTT request channel (tests make them tiny to provoke full queues).
     #[doc(hidden)]
     pub fn start_queued(
-        spec: GatewaySpec,
+        mut spec: GatewaySpec,
         master: &MasterKey,
         rt: &tokio::runtime::Handle,
         queue: usize,
@@ -70,6 +71,13 @@ impl GatewayHandle {
         if let Some(n) = spec.max_failed_tags {
             gw.set_max_failed_tags(n)?;
         }
+        let keeper = match &spec.accepted {
+            Some(p) => {
+                gw.set_floors(&crate::gateway::sensor_floors(p, master, spec.store.as_mut())?);
+                Some(Keeper::new(p, &master.fingerprint()))
+            }
+            None => None,
+        };
         let (tx, rx) = mpsc::channel::<Incoming<Option<rumqttc::Publish>>>(queue.max(1));
         let processed = Arc::new(AtomicU64::new(0));
         let live = Arc::new(LiveCounts::default());
@@ -187,7 +195,7 @@ impl GatewayHandle {
         h.join = Some(
             std::thread::Builder::new()
                 .name("link-gateway".into())
-                .spawn(move || gateway_loop(gw, store, rx, acker, processed, live, failed2, batch, max_samples))
+                .spawn(move || gateway_loop(gw, store, keeper, rx, acker, processed, live, failed2, batch, max_samples))
                 .map_err(|e| e.to_string())?,
         );
         if let Some((ready_rx, no_answer)) = starting {
@@ -239,6 +247,7 @@ impl GatewayHandle {
 fn gateway_loop(
     mut gw: Gateway,
     mut store: Box<dyn Store>,
+    mut keeper: Option<Keeper>,
     mut rx: mpsc::Receiver<Incoming<Option<rumqttc::Publish>>>,
     acker: Option<mpsc::UnboundedSender<rumqttc::Publish>>,
     processed: Arc<AtomicU64>,
@@ -293,6 +302,16 @@ fn gateway_loop(
                 Ok(n) => {
                     new_rows += n;
                     dups += rows.len() as u64 - n;
+                    // The marks cover committed rows only (a crash before the commit leaves the
+                    // broker's redeliveries acceptable), written at most every WRITE_EVERY.
+                    if let Some(k) = keeper.as_mut() {
+                        rows.iter().for_each(|r| k.note(Proto::Sensor, r.device, r.counter));
+                        if let Err(e) = k.maybe_flush() {
+                            error = Some(e);
+                            failed.store(true, Ordering::Release);
+                            break;
+                        }
+                    }
                 }
                 Err(e) => {
                     // Nothing of this batch is acknowledged: the broker will redeliver it. The
@@ -322,6 +341,10 @@ fn gateway_loop(
         live.refused.store(gw.tally.refused_total(), Ordering::Release);
         processed.fetch_add(batch.len().max(rows.len()) as u64, Ordering::Release);
         batch.clear();
+    }
+    // A clean stop (or a store error: what committed before it) writes the marks held back.
+    if let Some(Err(e)) = keeper.as_mut().map(Keeper::flush) {
+        error.get_or_insert(e);
     }
     GwResult {
         tally: gw.tally.clone(),
