@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::device::counter::write_durable;
@@ -267,6 +268,97 @@ impl Keeper {
     }
 }
 
+/// A receiver's marks written in the background: receiving threads only note (a map update under
+/// a mutex); a thread of its own writes what is pending every `every`, so the file lags the
+/// commits by at most that plus one write even when frames stop arriving, and no batch waits for
+/// an fsync. [`Marker::finish`] (or dropping it) writes the rest: a clean stop.
+pub struct Marker {
+    pending: Arc<Mutex<Marks>>,
+    error: Arc<Mutex<Option<String>>>,
+    stop: Mutex<Option<mpsc::Sender<()>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    path: PathBuf,
+    fp: String,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Merge what is pending into the file; on failure it stays pending (merged by maximum with
+/// what was noted meanwhile).
+fn write_pending(pending: &Mutex<Marks>, path: &Path, fp: &str) -> Result<(), String> {
+    let batch = std::mem::take(&mut *lock(pending));
+    if batch.is_empty() {
+        return Ok(());
+    }
+    merge(path, fp, &batch).inspect_err(|_| {
+        let mut p = lock(pending);
+        for (k, v) in batch {
+            let m = p.entry(k).or_insert(v);
+            *m = (*m).max(v);
+        }
+    })
+}
+
+impl Marker {
+    pub fn start(path: &Path, fp: &str, every: Duration) -> Result<Marker, String> {
+        let pending = Arc::new(Mutex::new(Marks::new()));
+        let error = Arc::new(Mutex::new(None));
+        let (tx, rx) = mpsc::channel::<()>();
+        let (p2, e2, path2, fp2) = (pending.clone(), error.clone(), path.to_path_buf(), fp.to_string());
+        let thread = std::thread::Builder::new()
+            .name("link-marks".into())
+            .spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(every) {
+                    if let Err(e) = write_pending(&p2, &path2, &fp2) {
+                        *lock(&e2) = Some(e);
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| format!("accepted marks {}: cannot start its writer: {e}", path.display()))?;
+        Ok(Marker {
+            pending,
+            error,
+            stop: Mutex::new(Some(tx)),
+            thread: Mutex::new(Some(thread)),
+            path: path.to_path_buf(),
+            fp: fp.to_string(),
+        })
+    }
+
+    /// Record that `counter` of (proto, device) was accepted (committed).
+    pub fn note(&self, proto: Proto, device: u32, counter: u64) {
+        let mut p = lock(&self.pending);
+        let m = p.entry((proto, device)).or_insert(counter);
+        *m = (*m).max(counter);
+    }
+
+    /// The writer's failure, if a write failed (the receiver stops with it).
+    pub fn error(&self) -> Option<String> {
+        lock(&self.error).clone()
+    }
+
+    /// Stop the writer and write what is pending.
+    pub fn finish(&self) -> Result<(), String> {
+        drop(lock(&self.stop).take());
+        if let Some(t) = lock(&self.thread).take() {
+            let _ = t.join();
+        }
+        if let Some(e) = self.error() {
+            return Err(e);
+        }
+        write_pending(&self.pending, &self.path, &self.fp)
+    }
+}
+
+impl Drop for Marker {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
 /// The first counter a counter state file (`lwcbench-link-counters`) would hand each device:
 /// its `DEVICE NEXT` lines (a device without one starts at 0). Header lines (`key …` and any
 /// other `word …` line) are passed over; a malformed number line is an error naming the line.
@@ -418,6 +510,31 @@ mod tests {
         k.flush().unwrap(); // a clean stop
         assert!(std::fs::read_to_string(&p).unwrap().ends_with("sensor 1 6\n"));
         assert_eq!(k.writes, 2);
+    }
+
+    /// Noted marks reach the file within the interval while nothing else happens (no later
+    /// batch is needed), and the rest at finish.
+    #[test]
+    fn a_marker_writes_while_idle_and_at_finish() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("k.accepted");
+        let m = Marker::start(&p, FP, Duration::from_millis(50)).unwrap();
+        m.note(Proto::Sensor, 4, 12);
+        let t0 = Instant::now();
+        while read(&p, Some(FP)).unwrap().is_none() {
+            assert!(t0.elapsed() < Duration::from_secs(5), "not written while idle");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(read(&p, Some(FP)).unwrap().unwrap()[&(Proto::Sensor, 4)], 12);
+        m.note(Proto::Sensor, 4, 13);
+        m.finish().unwrap();
+        assert_eq!(read(&p, Some(FP)).unwrap().unwrap()[&(Proto::Sensor, 4)], 13);
+        assert!(m.error().is_none());
+        // a write that fails is reported, and what it held stays pending
+        let bad =
+            Marker::start(Path::new("/proc/lwcbench-no-such-dir/k.accepted"), FP, Duration::from_secs(60)).unwrap();
+        bad.note(Proto::Sensor, 1, 1);
+        assert!(bad.finish().unwrap_err().contains("cannot open its lock file"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use rumqttc::{AsyncClient, Event, Packet, QoS};
 use tokio::sync::mpsc;
 
 use crate::clock::{now_ns, thread_cpu_ns};
-use crate::gateway::accepted::{Keeper, Proto};
+use crate::gateway::accepted::{Marker, Proto, WRITE_EVERY};
 use crate::gateway::checks::{Gateway, Opened, Refusal};
 use crate::gateway::{next_batch, GatewaySpec, GwResult, GwSample, Incoming, QUEUE};
 use crate::store::{Row, Store};
@@ -74,7 +74,7 @@ impl GatewayHandle {
         let keeper = match &spec.accepted {
             Some(p) => {
                 gw.set_floors(&crate::gateway::sensor_floors(p, master, spec.store.as_mut())?);
-                Some(Keeper::new(p, &master.fingerprint()))
+                Some(Marker::start(p, &master.fingerprint(), WRITE_EVERY)?)
             }
             None => None,
         };
@@ -247,7 +247,7 @@ impl GatewayHandle {
 fn gateway_loop(
     mut gw: Gateway,
     mut store: Box<dyn Store>,
-    mut keeper: Option<Keeper>,
+    keeper: Option<Marker>,
     mut rx: mpsc::Receiver<Incoming<Option<rumqttc::Publish>>>,
     acker: Option<mpsc::UnboundedSender<rumqttc::Publish>>,
     processed: Arc<AtomicU64>,
@@ -303,10 +303,10 @@ fn gateway_loop(
                     new_rows += n;
                     dups += rows.len() as u64 - n;
                     // The marks cover committed rows only (a crash before the commit leaves the
-                    // broker's redeliveries acceptable), written at most every WRITE_EVERY.
-                    if let Some(k) = keeper.as_mut() {
+                    // broker's redeliveries acceptable); the marker writes them every WRITE_EVERY.
+                    if let Some(k) = &keeper {
                         rows.iter().for_each(|r| k.note(Proto::Sensor, r.device, r.counter));
-                        if let Err(e) = k.maybe_flush() {
+                        if let Some(e) = k.error() {
                             error = Some(e);
                             failed.store(true, Ordering::Release);
                             break;
@@ -343,7 +343,7 @@ fn gateway_loop(
         batch.clear();
     }
     // A clean stop (or a store error: what committed before it) writes the marks held back.
-    if let Some(Err(e)) = keeper.as_mut().map(Keeper::flush) {
+    if let Some(Err(e)) = keeper.as_ref().map(Marker::finish) {
         error.get_or_insert(e);
     }
     GwResult {

@@ -17,7 +17,7 @@
 //! So a frame is stored exactly once whichever member gets it and however late; the workers
 //! never refuse `too_old`.
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rumqttc::v5::mqttbytes::v5::{Packet, Publish};
@@ -26,7 +26,7 @@ use rumqttc::v5::{AsyncClient, Event, MqttOptions};
 use tokio::sync::mpsc;
 
 use crate::clock::{now_ns, thread_cpu_ns};
-use crate::gateway::accepted::{Keeper, Proto};
+use crate::gateway::accepted::{Marker, Proto, WRITE_EVERY};
 use crate::gateway::checks::{Gateway, Opened, Refusal};
 use crate::gateway::{next_batch, GatewaySpec, GwResult, GwSample, Incoming, QUEUE};
 use crate::store::shared::{SharedState, StoreVerdict};
@@ -112,7 +112,7 @@ pub struct WorkerPool {
     workers: Vec<Worker>,
     store: Option<Box<dyn crate::store::Store>>,
     /// The key's accepted marks, raised by every worker as its batches commit.
-    keeper: Option<Arc<Mutex<Keeper>>>,
+    keeper: Option<Arc<Marker>>,
 }
 
 struct Worker {
@@ -218,7 +218,10 @@ impl WorkerPool {
             Some(p) => crate::gateway::sensor_floors(p, master, spec.store.as_mut())?,
             None => Default::default(),
         };
-        let keeper = spec.accepted.as_ref().map(|p| Arc::new(Mutex::new(Keeper::new(p, &master.fingerprint()))));
+        let keeper = match &spec.accepted {
+            Some(p) => Some(Arc::new(Marker::start(p, &master.fingerprint(), WRITE_EVERY)?)),
+            None => None,
+        };
         let mut pool = WorkerPool {
             processed: processed.clone(),
             live: live.clone(),
@@ -406,7 +409,7 @@ impl WorkerPool {
             res.error = self.ended.lock().unwrap_or_else(|p| p.into_inner()).take();
         }
         // Every worker has stopped: what they committed since the last write is written now.
-        if let Some(Err(e)) = self.keeper.take().map(|k| k.lock().unwrap_or_else(|p| p.into_inner()).flush()) {
+        if let Some(Err(e)) = self.keeper.take().map(|k| k.finish()) {
             res.error.get_or_insert(e);
         }
         (res, per_worker)
@@ -419,7 +422,7 @@ fn worker_loop(
     mut rx: mpsc::Receiver<Incoming<Publish>>,
     acker: mpsc::UnboundedSender<Publish>,
     (processed, live): (Arc<AtomicU64>, Arc<crate::gateway::single::LiveCounts>),
-    keeper: Option<Arc<Mutex<Keeper>>>,
+    keeper: Option<Arc<Marker>>,
     failed: Arc<AtomicBool>,
     batch_max: usize,
     max_samples: usize,
@@ -442,15 +445,14 @@ fn worker_loop(
                 break;
             }
         };
-        // Committed: the marks may cover these rows now (written at most every WRITE_EVERY).
+        // Committed: the marks may cover these rows now (the marker writes every WRITE_EVERY).
         if let Some(k) = &keeper {
-            let mut k = k.lock().unwrap_or_else(|p| p.into_inner());
             for o in &out {
                 if let Checked::Stored(o) = o {
                     k.note(Proto::Sensor, o.device, o.counter);
                 }
             }
-            if let Err(e) = k.maybe_flush() {
+            if let Some(e) = k.error() {
                 error = Some(e);
                 failed.store(true, Ordering::Release);
                 break;
