@@ -1,7 +1,8 @@
 //! The receiving side: checking and opening frames ([`checks`]), the per-device replay window
-//! ([`replay`]), the single gateway ([`single`]), K workers on an MQTT v5 shared subscription
-//! with the replay state in the store ([`workers`]), and the gateway as a process ([`process`]),
-//! alone or as one member of a shared subscription across processes and hosts ([`shared`]).
+//! ([`replay`]), the key's accepted marks across processes and stores ([`accepted`]), the single
+//! gateway ([`single`]), K workers on an MQTT v5 shared subscription with the replay state in the
+//! store ([`workers`]), and the gateway as a process ([`process`]), alone or as one member of a
+//! shared subscription across processes and hosts ([`shared`]).
 use tokio::sync::mpsc;
 
 use crate::gateway::checks::Tally;
