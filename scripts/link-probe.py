@@ -1312,6 +1312,14 @@ def final_line(gw, what):
     return json.loads(lines[-1]), err or ""
 
 
+def provision(env, key, device):
+    """`link provision`: device `device`'s own key (and its counter state) from the master `key`."""
+    out = env.dir / f"dev{device}.key"
+    r = env.run([env.bin, "link", "provision", "--key-file", str(key), "--device", str(device), "--out", str(out)])
+    check(r.returncode == 0, f"link provision failed: {r.stderr.strip()[-200:]!r}")
+    return out
+
+
 def probe_fresh_store_refuses_earlier_frames(env):
     """Issue 37: 9 of 10 frames of an earlier run were stored by a fresh store under the same key.
     A run stores device 1's 10 readings (its capture keeps the frames); the 10 frames published
@@ -1319,8 +1327,9 @@ def probe_fresh_store_refuses_earlier_frames(env):
     env.mosquitto()
     key = env.key()
     a, b, cap = env.dir / "a.db", env.dir / "b.db", env.dir / "cap.hex"
+    dev = provision(env, key, 1)
     gw = env.gateway("run1", key, a, devices="1")
-    res = env.device(1, "run1", key, None, 10, extra=("--capture", str(cap)))
+    res = env.device(1, "run1", dev, None, 10, extra=("--capture", str(cap)))
     check(res.returncode == 0, f"device failed: {res.stderr.strip()[-200:]}")
     got = wait_rows(a, 10, 30, gw)
     final_line(gw, "run 1")
@@ -1336,7 +1345,8 @@ def probe_fresh_store_refuses_earlier_frames(env):
     replay = last.get("refused_by_reason", {}).get("replay")
     check(replay == 10, f"refused as replay: {replay} of 10 ({last})")
     marks = accepted_marks(key)
-    check("sensor 1 9" in marks, f"{key.name}.accepted does not say device 1 accepted up to 9: {marks}")
+    # provisioning reserved counter 0 in the master's state: the device sealed 1..=10
+    check("sensor 1 10" in marks, f"{key.name}.accepted does not say device 1 accepted up to 10: {marks}")
     return "10 frames of the earlier run refused by a fresh store (replay), 0 stored"
 
 
@@ -1347,14 +1357,15 @@ def probe_reuse_alarm_rolled_back_device(env):
     env.mosquitto()
     key = env.key()
     store, cap = env.dir / "s.db", env.dir / "cap.hex"
-    state = Path(f"{key}.counters")
+    dev = provision(env, key, 1)
+    state = Path(f"{dev}.counters")
     before = state.read_bytes()
     gw = env.gateway("reuse", key, store, devices="1")
     durable = ("--capture", str(cap), "--durable")
-    res = env.device(1, "reuse", key, None, 5, extra=durable)
+    res = env.device(1, "reuse", dev, None, 5, extra=durable)
     check(res.returncode == 0, f"device failed: {res.stderr.strip()[-200:]}")
     state.write_bytes(before)  # the rollback
-    res = env.device(1, "reuse", key, None, 5, extra=durable)
+    res = env.device(1, "reuse", dev, None, 5, extra=durable)
     check(res.returncode == 0, f"rolled-back device failed: {res.stderr.strip()[-200:]}")
     wait_rows(store, 5, 30, gw)
     time.sleep(1.0)

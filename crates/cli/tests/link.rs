@@ -36,14 +36,15 @@ fn default_session_stores_every_reading() {
     assert_eq!(r["stored"], "320");
     assert_eq!(r["missing"], "0");
     assert_eq!(r["mismatched"], "0");
-    // Readings of the built-in dataset are 4 channels × 4 bytes; frame = 15 + 16 + 16 (tag).
+    // Readings of the built-in dataset are 4 channels × 4 bytes; frame = 16 + 16 + 16 (tag).
     assert_eq!(r["plain_bytes"], "16.0");
-    assert_eq!(r["wire_bytes"], "47.0");
+    assert_eq!(r["wire_bytes"], "48.0");
     let msgs = std::fs::read_to_string(out.join("link_messages.csv")).unwrap();
     assert_eq!(msgs.lines().count(), 321);
     // The key file is private.
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(out.join("state/master.key")).unwrap().permissions().mode();
+    let mode =
+        std::fs::metadata(lwcbench_link::wire::keys::default_key_for(&out).unwrap()).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(md.contains("## Link") && !md.contains("UNSAFE"));
@@ -86,7 +87,7 @@ fn udp_and_several_ciphers_and_unsafe_marking() {
         // the store file holds all three ciphers' rows: each run checks only its own
         assert_eq!(r["mismatched"], "0", "{}", r["cipher"]);
     }
-    assert_eq!(rows[2]["wire_bytes"], "39.0", "TinyJAMBU: 15 + 16 + 8-byte tag");
+    assert_eq!(rows[2]["wire_bytes"], "40.0", "TinyJAMBU: 16 + 16 + 8-byte tag");
     assert!(rows[1]["protection"].contains("this project's composition"));
 
     let o = lwcbench(
@@ -263,7 +264,7 @@ fn attack_suite_and_lora_preset_write_their_tables() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let t = std::fs::read_to_string(d.path().join("a/link_attack.csv")).unwrap();
-    assert_eq!(t.lines().count(), 1 + 2 * 14);
+    assert_eq!(t.lines().count(), 1 + 2 * 16);
     assert!(t.lines().skip(1).all(|l| l.ends_with(",true")), "{t}");
     let o = lwcbench(&["link", "--preset", "lora-minute", "-o", "p", "--messages", "5"], d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -386,6 +387,9 @@ fn report_page_is_written_with_the_run_and_stale_tables_go_with_force() {
         assert!(!out.join(stale).exists(), "{stale} of the replaced run is still there");
     }
     assert!(out.join("link_attack.csv").is_file() && out.join("report.html").is_file());
-    // the counter state and the key stay (counters must never restart under the same key)
-    assert!(out.join("state/master.key").is_file() && out.join("state/master.key.counters").is_file());
+    // the counter state and the key stay (counters must never restart under the same key),
+    // outside the results directory
+    let key = lwcbench_link::wire::keys::default_key_for(&out).unwrap();
+    assert!(key.is_file() && lwcbench_link::device::counter::beside_key(&key).is_file(), "{}", key.display());
+    assert!(!out.join("state/master.key").exists(), "a key inside the results directory");
 }

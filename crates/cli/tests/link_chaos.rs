@@ -11,6 +11,7 @@
 //!
 //! Then it deletes one stored row and checks that its own checker reports exactly that loss.
 use super::required;
+use lwcbench_link::wire::frame::Proto;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,8 +39,8 @@ fn check(work: &Path, devices: u32) -> Evidence {
     let mut sent: HashMap<(u32, u64), (Vec<u8>, Vec<u8>)> = HashMap::new();
     let mut reused = 0;
     for d in 0..devices {
-        let key = master.device_key(suite.id, d, suite.key_len());
-        let mut keyed = lwcbench_link::wire::suite::Keyed::new(&suite, &key, false).unwrap();
+        let key = master.cipher_key(Proto::Sensor, d, suite.id, suite.key_len());
+        let mut keyed = lwcbench_link::wire::suite::Keyed::new(&suite, &key, Proto::Sensor, false).unwrap();
         let text = std::fs::read_to_string(work.join(format!("device-{d}.capture"))).unwrap();
         // Only complete lines: a kill may cut the line being written (that frame was never sent).
         for line in text.split_inclusive('\n').filter_map(|l| l.strip_suffix('\n')) {

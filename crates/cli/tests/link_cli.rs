@@ -222,7 +222,8 @@ fn link_force_replaces_a_run_whole_and_keeps_its_key_at_every_step() {
     ok(&["link", "-o", "out", "--force", "--messages", "3", "--devices", "2", "--interval", "1ms"], base.path());
     ok(&["link", "--attack", "-o", "out", "--force", "--cipher", "Ascon-AEAD128"], base.path());
     let old = base.path().join("out");
-    let key = std::fs::read(old.join("state/master.key")).unwrap();
+    let key_file = lwcbench_link::wire::keys::default_key_for(&old).unwrap();
+    let key = std::fs::read(&key_file).unwrap();
     let cmd = ["link", "-o", "out", "--force", "--messages", "3", "--devices", "2", "--interval", "1ms"];
     let kept = ["state", "link.db", "link.db-wal", "link.db-shm"];
     // Which run `out` holds: "old" (the attack run), "new" (a session run), panics if mixed.
@@ -234,7 +235,7 @@ fn link_force_replaces_a_run_whole_and_keeps_its_key_at_every_step() {
         assert_eq!(on_disk, listed, "files on disk differ from run.json's list");
         let html = std::fs::read_to_string(out.join("report.html")).unwrap();
         assert!(html.contains(run["session"].as_str().unwrap()), "report.html of another run");
-        assert_eq!(std::fs::read(out.join("state/master.key")).unwrap(), key, "the key was replaced");
+        assert_eq!(std::fs::read(&key_file).unwrap(), key, "the key was replaced");
         match run["kind"].as_str().unwrap() {
             "link-attack" => {
                 assert!(listed.contains("link_attack.csv") && !listed.contains("link_summary.csv"));

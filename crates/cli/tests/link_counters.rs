@@ -1,6 +1,7 @@
 //! Counter state that cannot be misused, end to end: one process per (key, device),
 //! one key's counters continued across runs with different `-o`, and the device's checks of its
 //! capture file (docs/link.md, "Counter persistence rule" and "Faults").
+use lwcbench_link::wire::frame::Proto;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -25,23 +26,31 @@ fn new_key(p: &Path) -> lwcbench_link::wire::keys::MasterKey {
     m
 }
 
+/// `link provision` of `device` from the master `key` into `out` (in `cwd`).
+fn provision(cwd: &Path, key: &str, device: u32, out: &str) {
+    let o = lwcbench(&["link", "provision", "--key-file", key, "--device", &device.to_string(), "--out", out], cwd);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// Two processes sealing as one device would each hand out the same counters (and each rewrite
 /// the file from its own copy): while the first runs, a second as the same device is refused; a
-/// process as another device shares the key's state beside it, and neither loses the other's line.
+/// process as another device runs beside it with its own key and state.
 #[test]
 fn a_second_process_as_one_device_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let key = d.path().join("master.key");
     let o = lwcbench(&["link", "keygen", "--key-file", key.to_str().unwrap()], d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let ctr = d.path().join("master.key.counters");
-    assert!(ctr.is_file(), "keygen writes the key's counter state");
+    assert!(d.path().join("master.key.counters").is_file(), "keygen writes the key's counter state");
+    provision(d.path(), "master.key", 1, "dev1.key");
+    provision(d.path(), "master.key", 2, "dev2.key");
+    let ctr = d.path().join("dev1.key.counters");
     let broker = lwcbench_link::transport::broker::embedded().unwrap();
     let url = format!("mqtt://127.0.0.1:{}", broker.port);
     let cap = d.path().join("cap1");
     let args = |id: &str, cap: &Path, messages: &str| -> Vec<String> {
-        let (k, cap) = (key.display(), cap.display());
-        format!("link device --id {id} --session s --broker {url} --key-file {k} --capture {cap}")
+        let (k, cap) = (d.path().join(format!("dev{id}.key")), cap.display());
+        format!("link device --session s --broker {url} --key-file {} --capture {cap}", k.display())
             .split_whitespace()
             .chain(["--messages", messages, "--interval", "1ms"])
             .map(str::to_string)
@@ -70,30 +79,65 @@ fn a_second_process_as_one_device_is_refused() {
     assert!(e.contains(ctr.to_str().unwrap()) && e.contains("device 1 is in use by another process"), "{e}");
     assert!(!d.path().join("cap2").exists(), "the refused device sealed nothing");
     assert!(other.status.success(), "{}", String::from_utf8_lossy(&other.stderr));
-    let state = std::fs::read_to_string(&ctr).unwrap();
-    let devices: Vec<&str> = state.lines().skip(2).map(|l| l.split(' ').next().unwrap()).collect();
-    assert_eq!(devices, ["1", "2"], "{state}");
     // Once the first process is gone, device 1 may seal again, after every counter it used.
     let used = std::fs::read_to_string(&cap).unwrap().lines().count() as u64;
     let o = Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args("1", &cap, "5")).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let last = std::fs::read_to_string(&cap).unwrap().lines().last().unwrap().to_string();
-    let counter = u64::from_str_radix(&last[14..30], 16).unwrap();
+    // the counter: frame bytes 8..16 (docs/link.md "Frame format"), hex digits 16..32
+    let counter = u64::from_str_radix(&last[16..32], 16).unwrap();
     assert!(counter >= used, "device 1 restarted at {counter}, below the {used} frames it sealed");
 }
 
-/// A key without its counter state: every sealer refuses it (it may have sealed before), and
-/// creates no state of its own.
+/// A device holds only its own key: `link device` refuses the master key (before the key
+/// hierarchy every device held it, so one compromised sensor yielded every device's keys), and
+/// a device key for device 1 refuses to seal as device 2.
+#[test]
+fn link_device_refuses_the_master_key_and_another_device_id() {
+    let d = tempfile::tempdir().unwrap();
+    let o = lwcbench(&["link", "keygen", "--key-file", "m"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dev = |key: &str, id: &str| {
+        lwcbench(
+            &["link", "device", "--id", id, "--session", "s", "--broker", "mqtt://127.0.0.1:1", "--key-file", key],
+            d.path(),
+        )
+    };
+    let e = one_error(&dev("m", "1"));
+    assert!(e.contains("m is a master key; a device holds only its own key") && e.contains("link provision"), "{e}");
+    provision(d.path(), "m", 1, "d1");
+    let e = one_error(&dev("d1", "2"));
+    assert!(e.contains("--id: the device key is sensor 1's; it cannot seal or open as 2"), "{e}");
+    // provisioning device 1 again would make a second counter authority for its keys
+    let o = lwcbench(&["link", "provision", "--key-file", "m", "--device", "1", "--out", "again"], d.path());
+    let e = one_error(&o);
+    assert!(e.contains("sensor device 1 is already provisioned"), "{e}");
+    // and the master's holder no longer seals as device 1
+    let o = lwcbench(&["link", "--key-file", "m", "-o", "o", "--devices", "2", "--messages", "1"], d.path());
+    let e = one_error(&o);
+    assert!(e.contains("sensor device 1 is provisioned to its own device key"), "{e}");
+}
+
+/// A device key without its counter state: refused (it may have sealed before), and no state
+/// is created.
 #[test]
 fn a_key_without_its_state_is_refused_by_link_device() {
     let d = tempfile::tempdir().unwrap();
-    new_key(&d.path().join("k"));
-    let o = lwcbench(
-        &["link", "device", "--id", "1", "--session", "s", "--broker", "mqtt://127.0.0.1:1", "--key-file", "k"],
-        d.path(),
-    );
+    new_key(&d.path().join("m"));
+    lwcbench_link::device::counter::CounterStore::open(
+        &d.path().join("m.counters"),
+        64,
+        &lwcbench_link::wire::keys::MasterKey::read(&d.path().join("m")).unwrap(),
+    )
+    .unwrap()
+    .save()
+    .unwrap();
+    provision(d.path(), "m", 1, "k");
+    std::fs::remove_file(d.path().join("k.counters")).unwrap();
+    let o =
+        lwcbench(&["link", "device", "--session", "s", "--broker", "mqtt://127.0.0.1:1", "--key-file", "k"], d.path());
     let e = one_error(&o);
-    assert!(e.contains("k.counters: missing, but --key-file k exists"), "{e}");
+    assert!(e.contains("counter state k.counters: missing; it is written together with the device key"), "{e}");
     assert!(!d.path().join("k.counters").exists());
 }
 
@@ -139,9 +183,12 @@ fn two_runs_with_one_key_and_different_out_never_share_a_counter() {
 /// A capture with a frame on line 1, then `rest`.
 fn capture_with(p: &Path, master: &lwcbench_link::wire::keys::MasterKey, rest: &[u8]) {
     let s = lwcbench_link::wire::suite::find("Ascon-AEAD128").unwrap();
-    let k = master.device_key(s.id, 3, s.key_len());
+    let k = master.cipher_key(Proto::Sensor, 3, s.id, s.key_len());
     let mut f = Vec::new();
-    lwcbench_link::wire::suite::Keyed::new(&s, &k, false).unwrap().seal(3, 0, b"reading", &mut f).unwrap();
+    lwcbench_link::wire::suite::Keyed::new(&s, &k, Proto::Sensor, false)
+        .unwrap()
+        .seal(3, 0, b"reading", &mut f)
+        .unwrap();
     let mut text = hex::encode(&f).into_bytes();
     text.push(b'\n');
     text.extend_from_slice(rest);
@@ -151,27 +198,33 @@ fn capture_with(p: &Path, master: &lwcbench_link::wire::keys::MasterKey, rest: &
 #[test]
 fn a_device_checks_its_capture_before_it_seals() {
     let d = tempfile::tempdir().unwrap();
-    let key = d.path().join("k");
-    let master = new_key(&key);
-    let (ctr, cap) = (d.path().join("ctr"), d.path().join("cap"));
+    let master = new_key(&d.path().join("m"));
+    lwcbench_link::device::counter::CounterStore::open(&d.path().join("m.counters"), 64, &master)
+        .unwrap()
+        .save()
+        .unwrap();
+    provision(d.path(), "m", 3, "k");
+    let (ctr, cap) = (d.path().join("k.counters"), d.path().join("cap"));
+    let saved = std::fs::read(&ctr).unwrap();
     // Nothing listens on port 1: every check below comes before the device connects.
     let dev = |durable: bool| {
-        let mut a = vec!["link", "device", "--id", "3", "--session", "s", "--broker", "mqtt://127.0.0.1:1"];
-        a.extend(["--key-file", "k", "--counter-state", "ctr", "--capture", "cap", "--messages", "5"]);
+        let mut a = vec!["link", "device", "--session", "s", "--broker", "mqtt://127.0.0.1:1"];
+        a.extend(["--key-file", "k", "--capture", "cap", "--messages", "5"]);
         if durable {
             a.push("--durable");
         }
         lwcbench(&a, d.path())
     };
-    // Frames captured, state gone: counters would restart at 0 under the same key.
+    // Frames captured, state gone: counters would restart under the same key.
+    std::fs::remove_file(&ctr).unwrap();
     capture_with(&cap, &master, b"");
     for durable in [false, true] {
         let e = one_error(&dev(durable));
-        assert!(e.contains("counter state ctr: missing, but --key-file k exists"), "{e}");
+        assert!(e.contains("counter state k.counters: missing"), "{e}");
         assert!(!ctr.exists());
     }
     // A damaged line (a non-UTF-8 byte) in the durable device's capture: named, not read as "nothing sent".
-    lwcbench_link::device::counter::CounterStore::open(&ctr, 64, &master).unwrap().save().unwrap();
+    std::fs::write(&ctr, saved).unwrap();
     capture_with(&cap, &master, b"00\xff11\n");
     let e = one_error(&dev(true));
     assert!(e.contains("--capture: cap: line 2: not a frame in hex"), "{e}");

@@ -55,17 +55,17 @@ fn a_session_refuses_a_counter_state_restored_from_a_backup() {
     assert!(!d.path().join("o3").exists());
 }
 
-/// `link gateway` running; device 1 (durable, with its capture) sends 5 readings under
-/// counters 0..=4; its counter state is then put back to the copy from before, and the device
-/// sends again: the capture's 5 frames again (same bytes: plain replays), then the next 5
-/// readings under counters 0..=4 once more. Those verify but differ from the accepted frames:
+/// `link gateway` running on master k; device 1 (its own key from `link provision`, durable,
+/// with its capture) sends 5 readings under counters 1..=5 (provisioning reserved 0 in k's
+/// state); its counter state is then put back to the copy from before, and the device sends
+/// again: the capture's 5 frames again (same bytes: plain replays), then the next
+/// 5 readings under counters 1..=5 once more. Those verify but differ from the accepted frames:
 /// 5 reuse alarms, in the gateway's final line; only the first 5 readings are stored.
 #[test]
 fn the_gateway_raises_the_reuse_alarm_for_a_rolled_back_device() {
     let d = tempfile::tempdir().unwrap();
-    let key = d.path().join("k");
-    let o = lwcbench(&["link", "keygen", "--key-file", key.to_str().unwrap()], d.path());
-    ok(&o);
+    ok(&lwcbench(&["link", "keygen", "--key-file", "k"], d.path()));
+    ok(&lwcbench(&["link", "provision", "--key-file", "k", "--device", "1", "--out", "dev1.key"], d.path()));
     let broker = lwcbench_link::transport::broker::embedded().unwrap();
     let url = format!("mqtt://127.0.0.1:{}", broker.port);
     let mut gw = Command::new(env!("CARGO_BIN_EXE_lwcbench"))
@@ -80,19 +80,16 @@ fn the_gateway_raises_the_reuse_alarm_for_a_rolled_back_device() {
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
     assert_eq!(line.trim(), "ready");
-    let before = std::fs::read(d.path().join("k.counters")).unwrap();
-    let device = || {
-        lwcbench(
-            &["link", "device", "--id", "1", "--session", "r", "--broker", &url, "--key-file", "k", "--capture", "cap"]
-                .into_iter()
-                .chain(["--durable", "--messages", "5", "--interval", "1ms"])
-                .collect::<Vec<_>>(),
-            d.path(),
-        )
+    let state = d.path().join("dev1.key.counters");
+    let before = std::fs::read(&state).unwrap();
+    let device = |extra: &[&str]| {
+        let args = ["link", "device", "--id", "1", "--session", "r", "--broker", &url, "--key-file", "dev1.key"];
+        let more = ["--capture", "cap", "--durable", "--messages", "5", "--interval", "1ms"];
+        lwcbench(&args.into_iter().chain(more).chain(extra.iter().copied()).collect::<Vec<_>>(), d.path())
     };
-    ok(&device());
-    std::fs::write(d.path().join("k.counters"), before).unwrap();
-    ok(&device());
+    ok(&device(&[]));
+    std::fs::write(&state, before).unwrap();
+    ok(&device(&[]));
     // the gateway has checked all 15 frames once its store holds 5 rows and a moment passed
     let t0 = Instant::now();
     let stored = || {
@@ -117,5 +114,5 @@ fn the_gateway_raises_the_reuse_alarm_for_a_rolled_back_device() {
     let v: serde_json::Value = serde_json::from_str(&last).unwrap_or_else(|_| panic!("{last}"));
     assert_eq!((v["reuse_alarms"].as_u64(), v["stored"].as_u64()), (Some(5), Some(5)), "{v}");
     assert_eq!(v["refused_by_reason"]["replay"].as_u64(), Some(10), "{v}");
-    assert!(err.contains("alarm: device 1: counter 0 arrived again with other bytes and a valid tag"), "{err}");
+    assert!(err.contains("alarm: device 1: counter 1 arrived again with other bytes and a valid tag"), "{err}");
 }

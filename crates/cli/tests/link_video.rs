@@ -55,15 +55,15 @@ fn bad_video_options_get_one_error_line() {
         (&["--video", "clip.y4m", "--fps", "0"], "error: --fps: 0 is not in (0, 1000] frames/s"),
         (&["--video", "clip.y4m", "--frames", "0"], "error: --frames: 0: at least one frame is needed"),
         (
-            &["--video", "clip.y4m", "--transport", "udp", "--frame-part-bytes", "43"],
-            "error: --frame-part-bytes 43: a part needs more than its 27-byte header and 16-byte tag (43 B)",
+            &["--video", "clip.y4m", "--transport", "udp", "--frame-part-bytes", "44"],
+            "error: --frame-part-bytes 44: a part needs more than its 28-byte header and 16-byte tag (44 B)",
         ),
         (
             &["--video", "clip.y4m", "--transport", "udp", "--frame-part-bytes", "65508"],
             "error: --frame-part-bytes 65508: above the largest UDP payload",
         ),
         // 115,200 parts of one byte: more than the 16-bit part count
-        (&["--video", "clip.y4m", "--frame-part-bytes", "44"], "error: --frame-part-bytes 44: a 115200-byte frame"),
+        (&["--video", "clip.y4m", "--frame-part-bytes", "45"], "error: --frame-part-bytes 45: a 115200-byte frame"),
         (&["--video", "not.y4m"], "error: not.y4m"),
         (&["--video", "big.y4m"], "error: video frame of 17280000 bytes: outside the 1..=16777216 byte limit"),
         (
@@ -78,7 +78,7 @@ fn bad_video_options_get_one_error_line() {
     each_one_error_line(d.path(), &cases);
 }
 
-/// Over MQTT a 115,200-byte frame fits one 262,144-byte message: 115,200 + 27 + 16 = 115,243 B.
+/// Over MQTT a 115,200-byte frame fits one 262,144-byte message: 115,200 + 28 + 16 = 115,244 B.
 #[test]
 fn mqtt_delivers_every_frame_bit_for_bit() {
     let d = tempfile::tempdir().unwrap();
@@ -94,7 +94,7 @@ fn mqtt_delivers_every_frame_bit_for_bit() {
     for r in &f {
         assert_eq!(r["status"], "delivered", "{r:?}");
         assert_eq!((num(r, "parts"), num(r, "parts_received")), (1, 1));
-        assert_eq!((num(r, "payload_bytes"), num(r, "wire_bytes"), num(r, "overhead_bytes")), (115_200, 115_243, 43));
+        assert_eq!((num(r, "payload_bytes"), num(r, "wire_bytes"), num(r, "overhead_bytes")), (115_200, 115_244, 44));
         assert!(!r["latency_us"].is_empty());
     }
     let s = rows(&out.join("link_video.csv"));
@@ -123,7 +123,7 @@ fn video_without_a_file_takes_the_default_clip() {
 }
 
 /// Over UDP in 1,472-byte datagrams a 115,200-byte frame is 81 parts (hand count in
-/// crates/link/src/wire/video.rs): 118,683 B on the wire, 3,483 B of it headers and tags.
+/// crates/link/src/wire/video.rs): 118,764 B on the wire, 3,564 B of it headers and tags.
 /// With `--loss 5` (root: network namespaces) a frame is delivered exactly when all 81 parts
 /// arrived, sent = delivered + lost, and the parts that did not arrive are the drops the
 /// loss mechanism counted plus those the server's socket counted (its buffer overflowed).
@@ -136,7 +136,7 @@ fn udp_with_loss_loses_frames_whole_and_accounts_for_every_part() {
     let mut missing = 0;
     for r in rows(&d.path().join("plain/video_frames.csv")) {
         assert_eq!(num(&r, "parts"), 81);
-        assert_eq!((num(&r, "wire_bytes"), num(&r, "overhead_bytes")), (118_683, 3_483));
+        assert_eq!((num(&r, "wire_bytes"), num(&r, "overhead_bytes")), (118_764, 3_564));
         // Loopback loses nothing, unless a busy machine lets the server's socket buffer overflow.
         let got = num(&r, "parts_received");
         assert_eq!(r["status"] == "delivered", got == 81, "{r:?}");

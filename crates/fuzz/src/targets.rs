@@ -1,5 +1,6 @@
 //! The six targets: what each feeds the input to and what it checks.
 use lwcbench_engine::{collect, dataset, external, video};
+use lwcbench_link::wire::frame::Proto;
 
 use crate::{check_error, Rng, Scratch, Target};
 
@@ -476,8 +477,8 @@ fn link_frame(input: &[u8], _: &mut Scratch) -> Result<(), String> {
                 return Err(format!("{name}: a payload of {} B gave {first:?}, not malformed", input.len()));
             }
             if let Ok(o) = &first {
-                let key = m.device_key(suite.id, o.device, suite.key_len());
-                let mut k = lwcbench_link::wire::suite::Keyed::new(&suite, &key, unauth)?;
+                let key = m.cipher_key(Proto::Sensor, o.device, suite.id, suite.key_len());
+                let mut k = lwcbench_link::wire::suite::Keyed::new(&suite, &key, Proto::Sensor, unauth)?;
                 let mut again = Vec::new();
                 k.seal(o.device, o.counter, &o.reading, &mut again)?;
                 if again != frame {

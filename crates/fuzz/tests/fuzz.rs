@@ -1,6 +1,7 @@
 //! The fuzz targets as tests: in CI a fixed seed and a fixed number of inputs per target (a
 //! few seconds each); `scripts/fuzz.sh` runs them longer (see the crate documentation).
 use lwcbench_fuzz::{fuzz_and_assert, targets};
+use lwcbench_link::wire::frame::Proto;
 
 #[test]
 fn fuzz_board_log() {
@@ -73,7 +74,7 @@ fn write_link_seeds() {
         let s = suite::find(s).unwrap();
         for unauth in targets::link_modes(&s) {
             let d = i as u32 + 1;
-            let mut k = suite::Keyed::new(&s, &m.device_key(s.id, d, s.key_len()), unauth).unwrap();
+            let mut k = suite::Keyed::from_master(&s, &m, Proto::Sensor, d, unauth).unwrap();
             let mut f = Vec::new();
             k.seal(d, 1000 + i as u64, &[0x41, 0x8c, 0xcc, 0xcd, 0x42, 0x48, 0, 0], &mut f).unwrap();
             let tag = if unauth { "unsafe" } else { "sealed" };

@@ -4,6 +4,7 @@
 //! `cargo bench -p lwcbench-link --bench gateway`.
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use lwcbench_link::gateway::checks::Gateway;
+use lwcbench_link::wire::frame::Proto;
 use lwcbench_link::wire::keys::MasterKey;
 use lwcbench_link::wire::suite::{self, Keyed};
 
@@ -12,7 +13,7 @@ const N: u32 = 256;
 fn frames(s: &suite::Suite, m: &MasterKey) -> Vec<Vec<u8>> {
     (1..=N)
         .map(|d| {
-            let mut k = Keyed::new(s, &m.device_key(s.id, d, s.key_len()), false).unwrap();
+            let mut k = Keyed::from_master(s, m, Proto::Sensor, d, false).unwrap();
             let mut f = Vec::new();
             k.seal(d, 1, &d.to_be_bytes(), &mut f).unwrap();
             f

@@ -178,7 +178,7 @@ pub fn parse_bytes(s: &str, opt: &str) -> Result<u64, String> {
 
 const YEAR_S: f64 = 365.25 * 86_400.0;
 
-/// Largest payload: the link's frame limit less the 15-byte header and a 16-byte tag.
+/// Largest payload: the link's frame limit less the 16-byte header and a 16-byte tag.
 pub const MAX_PAYLOAD: usize = MAX_FRAME - HEADER_LEN - POLY_TAG;
 
 /// `--interval` range: a report every millisecond (a GOOSE-like cycle) to one a day (the link's
@@ -271,7 +271,7 @@ impl Request {
         let most = MAX_PAYLOAD as u64;
         if payload == 0 || payload > most {
             return Err(format!(
-                "--payload: '{}' is not between 1 B and {most} B (the link's 256 KiB frame: 15-byte header + payload + 16-byte tag)",
+                "--payload: '{}' is not between 1 B and {most} B (the link's 256 KiB frame: 16-byte header + payload + 16-byte tag)",
                 prefix(&o.payload)
             ));
         }
@@ -612,7 +612,7 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
         }
         _ => {
             // The AEAD's key schedule runs once per key: per message the encrypt phase, with the
-            // 15-byte header as associated data counted like message bytes.
+            // 16-byte header as associated data counted like message bytes.
             let cyc = c.message(ad + p);
             sources.insert("crypto".into(), format!("{emulated}; encrypt + tag over header + payload bytes"));
             sources.insert(
@@ -633,7 +633,7 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
     sources.insert(
         "radio".into(),
         format!(
-            "modelled: time on air of the {frame}-byte frame (15-byte header + payload + {tag}-byte tag) × transmit power, data/radio-profiles.csv {} ({}: {})",
+            "modelled: time on air of the {frame}-byte frame (16-byte header + payload + {tag}-byte tag) × transmit power, data/radio-profiles.csv {} ({}: {})",
             req.radio.name, req.radio.status, req.radio.source
         ),
     );
@@ -1753,21 +1753,21 @@ mod tests {
     #[test]
     fn energy_of_ascon_on_rp2040_lora_sf9_by_hand() {
         // Hand computation from the data files' rows:
-        // frame 15 + 16 + 16 = 47 B; LoRa packet 47 + 13 = 60 B. SF9, 125 kHz: T_sym = 4.096 ms;
-        // (8·60 − 36 + 28 + 16) / 36 = 13.56 → 14 × 5 = 70 + 8 = 78 payload symbols + 12.25
+        // frame 16 + 16 + 16 = 48 B; LoRa packet 48 + 13 = 61 B. SF9, 125 kHz: T_sym = 4.096 ms;
+        // (8·61 − 36 + 28 + 16) / 36 = 13.78 → 14 × 5 = 70 + 8 = 78 payload symbols + 12.25
         // preamble = 90.25 × 4.096 ms = 369.664 ms; × 0.0957 W = 35,376.845 µJ.
-        // Crypto: rc_ascon_aead128 on thumbv6m, 20,898 + (31 − 16) × (38,762 − 20,898) / 112
-        // = 23,290.5 cycles / 125 MHz × 0.125 W (25 mA × 5 V) = 23.2905 µJ.
+        // Crypto: rc_ascon_aead128 on thumbv6m, 20,898 + (32 − 16) × (38,762 − 20,898) / 112
+        // = 23,450 cycles / 125 MHz × 0.125 W (25 mA × 5 V) = 23.45 µJ.
         let ev = eval(&opts("rp2040", "LoRa-SF9", "10m"));
         let g = by(&ev, "Ascon-AEAD128/rustcrypto").figures.clone().unwrap();
-        assert_eq!(g.frame_bytes, 47);
+        assert_eq!(g.frame_bytes, 48);
         assert!((g.air_time_ms - 369.664).abs() < 1e-6, "{}", g.air_time_ms);
         assert!((g.radio_uj - 35_376.844_8).abs() < 1e-3, "{}", g.radio_uj);
-        assert!((g.crypto_cycles - 23_290.5).abs() < 1e-6, "{}", g.crypto_cycles);
-        assert!((g.crypto_uj.value - 23.2905).abs() < 1e-9, "{}", g.crypto_uj.value);
+        assert!((g.crypto_cycles - 23_450.0).abs() < 1e-6, "{}", g.crypto_cycles);
+        assert!((g.crypto_uj.value - 23.45).abs() < 1e-9, "{}", g.crypto_uj.value);
         // ±5.5 % (m0plus band) on the crypto share only.
-        assert!((g.crypto_uj.hi - 23.2905 * 1.055).abs() < 1e-9);
-        assert!((g.energy_uj.value - (35_376.844_8 + 23.2905)).abs() < 1e-3);
+        assert!((g.crypto_uj.hi - 23.45 * 1.055).abs() < 1e-9);
+        assert!((g.energy_uj.value - (35_376.844_8 + 23.45)).abs() < 1e-3);
     }
 
     fn crit(e: f64, elo: f64, ehi: f64, flash: f64) -> Criteria {
@@ -1886,12 +1886,12 @@ mod tests {
     fn a_report_longer_than_the_interval_is_refused_naming_both() {
         // Hand computation (the SX1276 formula, as in energy_of_ascon_on_rp2040_lora_sf9_by_hand):
         // SF12, 125 kHz: T_sym = 4096 / 125,000 s = 32.768 ms, low data rate optimisation on.
-        // The smallest frame has an 8-byte tag: 15 + 262,113 + 8 = 262,136 B = 5,139 packets of
+        // The smallest frame has an 8-byte tag: 16 + 262,112 + 8 = 262,136 B = 5,139 packets of
         // 51 B + one of 47 B, each with 13 B of LoRaWAN overhead.
         // 64 B: (512 − 48 + 28 + 16) / 40 = 12.7 → 13 × 5 + 8 = 73 + 12.25 = 85.25 symbols = 2,793.472 ms;
         // 60 B: (480 − 48 + 28 + 16) / 40 = 11.9 → 12 × 5 + 8 = 68 + 12.25 = 80.25 symbols = 2,629.632 ms;
         // 5,139 × 2,793.472 + 2,629.632 = 14,358,282.24 ms: 14,358.282 s (4 h) in 5,140 packets.
-        let o = Options { payload: "262113B".into(), ..opts("rp2040", "LoRa-SF12", "200ms") };
+        let o = Options { payload: "262112B".into(), ..opts("rp2040", "LoRa-SF12", "200ms") };
         let e = choose(&o, None).unwrap_err();
         assert!(e.starts_with("--interval: 200 ms is shorter than the quickest report: "), "{e}");
         assert!(e.contains("14358.282 s on air in 5140 packets of LoRa-SF12 for the 262136-byte frame"), "{e}");
@@ -1942,7 +1942,7 @@ mod tests {
                 16 => {
                     assert_eq!(c.removed_by, ["schedule"], "{}", c.id);
                     assert!(
-                        c.reasons[0].contains("369.664 ms on air in 1 packet of LoRa-SF9 for the 47-byte frame")
+                        c.reasons[0].contains("369.664 ms on air in 1 packet of LoRa-SF9 for the 48-byte frame")
                             && c.reasons[0].ends_with("longer than --interval 350 ms"),
                         "{:?}",
                         c.reasons
@@ -2100,7 +2100,7 @@ mod tests {
             for radio in ["LoRa-SF7", "LoRa-SF12", "BLE-1M", "802.15.4", "WiFi-n-MCS7"] {
                 for (interval, payload, mah, v, life) in [
                     ("1ms", "1B", 1.0, 0.5, "1s"),
-                    ("24h", "262113B", 1e6, 60.0, "100y"),
+                    ("24h", "262112B", 1e6, 60.0, "100y"),
                     ("10m", "16B", 2400.0, 3.0, "10y"),
                     ("1s", "1KiB", 1.0, 60.0, "1d"),
                 ] {

@@ -158,12 +158,14 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     crate::gateway::replay::check_window_memory(cfg.devices as u64, cfg.window, workers as u64)?;
     let (master, counters) = crate::device::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
     let ids: Vec<u32> = (0..cfg.devices).collect();
+    crate::device::provision::refuse_provisioned(&cfg.key_file, &master, crate::wire::frame::Family::Sensor, &ids)?;
     // Anti-rollback: a counter state behind what the key's receivers accepted was restored from
     // an older copy; its counters would seal again under nonces already used.
     crate::gateway::accepted::check_none_behind(
         &cfg.counter_file,
         &crate::gateway::accepted::beside_key(&cfg.key_file),
-        crate::gateway::accepted::Proto::Sensor,
+        Some(&master.fingerprint()),
+        crate::wire::frame::Proto::Sensor,
         &ids,
     )?;
     let store = crate::store::open(&cfg.store, &cfg.session, &master.fingerprint())?;

@@ -8,6 +8,7 @@ use lwcbench_link::gateway::checks::Refusal;
 use lwcbench_link::gateway::single::GatewayHandle;
 use lwcbench_link::gateway::{GatewaySpec, GwResult};
 use lwcbench_link::transport::{runtime, Transport};
+use lwcbench_link::wire::frame::Proto;
 use lwcbench_link::wire::keys::MasterKey;
 use lwcbench_link::wire::suite::{self, Keyed};
 
@@ -15,7 +16,7 @@ const SUITE: &str = "Ascon-AEAD128";
 
 fn frames(master: &MasterKey, d: u32, counters: impl IntoIterator<Item = u64>) -> Vec<Vec<u8>> {
     let s = suite::find(SUITE).unwrap();
-    let mut k = Keyed::new(&s, &master.device_key(s.id, d, s.key_len()), false).unwrap();
+    let mut k = Keyed::from_master(&s, master, Proto::Sensor, d, false).unwrap();
     counters
         .into_iter()
         .map(|c| {

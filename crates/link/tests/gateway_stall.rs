@@ -3,6 +3,7 @@
 //! client's request channel to acknowledge — which only the event loop empties. Tiny queues
 //! make both fill without any machine load; and a run whose gateway stops receiving must end in
 //! an error, not in `missing` readings with exit 0.
+use lwcbench_link::wire::frame::Proto;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
@@ -34,10 +35,10 @@ fn publish(b: &BrokerAddr, session: &str, master: &MasterKey, dir: &std::path::P
     let dev = h
         .block_on(async {
             let conn = lwcbench_link::transport::mqtt::mqtt_connect(&format!("lwcbench-dev-{session}-0"), b).await?;
-            let key = master.device_key(s.id, 0, s.key_len());
+            let key = master.cipher_key(Proto::Sensor, 0, s.id, s.key_len());
             let spec = DeviceSpec { device: 0, messages: N, interval: None, offset: Duration::ZERO, first_row: 0 };
             let publisher = Publisher::Mqtt { client: conn.client.clone(), session: session.to_string() };
-            let keyed = Keyed::new(&s, &key, false)?;
+            let keyed = Keyed::new(&s, &key, Proto::Sensor, false)?;
             let counter = DeviceCounter::with_block(&counters, 0, block);
             lwcbench_link::device::fleet::device_task(spec, keyed, counter, readings, publisher, None).await
         })

@@ -4,6 +4,7 @@
 //! whose table is not the one this tool creates.
 mod support;
 
+use lwcbench_link::wire::frame::Proto;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -55,7 +56,7 @@ fn reading(c: u64) -> Vec<u8> {
 
 fn frames(master: &MasterKey, d: u32, counters: std::ops::RangeInclusive<u64>) -> Vec<Vec<u8>> {
     let s = suite::find(SUITE).unwrap();
-    let mut k = Keyed::new(&s, &master.device_key(s.id, d, s.key_len()), false).unwrap();
+    let mut k = Keyed::from_master(&s, master, Proto::Sensor, d, false).unwrap();
     counters
         .map(|c| {
             let mut f = Vec::new();
@@ -117,11 +118,11 @@ fn wait_checked(gw: &GatewayHandle, want: u64) -> u64 {
     gw.processed()
 }
 
-/// A 15-byte header of device `d` followed by 300 KiB: larger than the 256 KiB frame limit.
+/// A 16-byte header of device `d` followed by 300 KiB: larger than the 256 KiB frame limit.
 fn oversized(d: u32) -> Vec<u8> {
-    let h = Header { version: 1, cipher: suite::find(SUITE).unwrap().id, flags: 0, device: d, counter: 99 };
+    let h = Header::new(Proto::Sensor, suite::find(SUITE).unwrap().id, 0, d, 99);
     let mut v = h.encode().to_vec();
-    v.resize(15 + 300 * 1024, 0xAA);
+    v.resize(16 + 300 * 1024, 0xAA);
     v
 }
 

@@ -3,6 +3,7 @@
 //! Expected verdicts are worked out by hand from the window rule in docs/link.md.
 mod support;
 
+use lwcbench_link::wire::frame::Proto;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,8 +40,8 @@ fn stored(c: &Checked) -> bool {
 fn replay_across_workers(store: &str) {
     let s = suite::find("Ascon-AEAD128").unwrap();
     let master = MasterKey::from_bytes([0x42; 32]);
-    let key = master.device_key(s.id, DEV, s.key_len());
-    let mut dev = Keyed::new(&s, &key, false).unwrap();
+    let key = master.cipher_key(Proto::Sensor, DEV, s.id, s.key_len());
+    let mut dev = Keyed::new(&s, &key, Proto::Sensor, false).unwrap();
     let mut a = worker(store, &master, &s);
     let mut b = worker(store, &master, &s);
     let mut f = |c| frame(&mut dev, c);
@@ -91,8 +92,8 @@ fn replay_across_workers(store: &str) {
 fn lagging_member(store: &str) {
     let s = suite::find("Ascon-AEAD128").unwrap();
     let master = MasterKey::from_bytes([0x17; 32]);
-    let key = master.device_key(s.id, DEV, s.key_len());
-    let mut dev = Keyed::new(&s, &key, false).unwrap();
+    let key = master.cipher_key(Proto::Sensor, DEV, s.id, s.key_len());
+    let mut dev = Keyed::new(&s, &key, Proto::Sensor, false).unwrap();
     let f: Vec<Vec<u8>> = (0..100).map(|c| frame(&mut dev, c)).collect();
     let (mut a, mut b) = (worker(store, &master, &s), worker(store, &master, &s));
     let feed = |w: &mut Checker, counters: &mut dyn Iterator<Item = u64>| -> Vec<Checked> {

@@ -6,27 +6,30 @@ use lwcbench_link::device::counter;
 use lwcbench_link::device::process::{Delivery, DeviceProcess};
 use lwcbench_link::input;
 use lwcbench_link::transport::broker;
+use lwcbench_link::wire::frame::{Family, Proto};
+use lwcbench_link::wire::keys::LinkKey;
 use lwcbench_link::wire::suite;
 
 use super::options::parse_duration;
 
 #[derive(Args)]
 pub(super) struct DeviceArgs {
-    /// Device id.
+    /// Device id (default: the device key's; another id is refused).
     #[arg(long)]
-    id: u32,
+    id: Option<u32>,
     /// Session id (topic namespace) shared with the gateway: 1 to 64 of A-Z a-z 0-9 - _.
     #[arg(long)]
     session: String,
     /// Broker mqtt://HOST:PORT.
     #[arg(long)]
     broker: String,
-    /// Master key file (must exist, mode 0600).
+    /// The device's own key file, written by `lwcbench link provision --protocol sensor` (mode
+    /// 0600); a master key is refused: a device holds only its own key.
     #[arg(long)]
     key_file: PathBuf,
-    /// Counter state of the key (default KEY_FILE.counters, the key's own). It must exist: a
-    /// key that exists may have sealed, so a missing state is refused, never started at 0; a
-    /// key with its own KEY_FILE.counters takes no other file. The device is leased while in use.
+    /// Counter state of the key (default KEY_FILE.counters, written by provisioning). It must
+    /// exist: a missing state is refused, never started at 0; a key with its own
+    /// KEY_FILE.counters takes no other file. The device is leased while in use.
     #[arg(long)]
     counter_state: Option<PathBuf>,
     #[arg(long, default_value = "Ascon-AEAD128")]
@@ -62,12 +65,13 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
     a.gate.gate().check(&s)?;
     let b = broker::parse_url(&a.broker)?;
     let interval = parse_duration(&a.interval, "--interval")?;
-    // A device never creates a key: the key file must exist, and with it its counter state.
-    lwcbench_link::wire::keys::MasterKey::read(&a.key_file)?;
+    // A device never creates a key: its own key file must exist, and with it its counter state.
     let state = a.counter_state.clone().unwrap_or_else(|| counter::beside_key(&a.key_file));
-    let (master, counters) = counter::open_session(&a.key_file, &state, a.counter_block)?;
+    let (key, counters) = counter::open_device(&a.key_file, &state, a.counter_block, Family::Sensor)?;
+    let id = a.id.unwrap_or(key.device);
+    key.cipher_key(Proto::Sensor, id, s.id, s.key_len()).map_err(|e| format!("--id: {e}"))?;
     // Leased before the capture is touched: a refused twin leaves nothing behind.
-    counters.claim(a.id)?;
+    counters.claim(id)?;
     let delivery = if a.durable {
         Delivery::Durable { resend_window: parse_duration(&a.resend_window, "--resend-window")? }
     } else {
@@ -76,10 +80,10 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
     let st_suite = s.clone();
     let st = DeviceProcess {
         suite: s,
-        device: a.id,
+        device: id,
         session: a.session.clone(),
         broker: b,
-        master,
+        key: LinkKey::Device(key),
         counters,
         messages: a.messages,
         interval: (!interval.is_zero()).then_some(interval),
@@ -88,6 +92,6 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
         delivery,
     }
     .run()?;
-    println!("{}device {} sent {} readings", lwcbench_link::wire::gate::prefix(&st_suite), a.id, st.sent);
+    println!("{}device {id} sent {} readings", lwcbench_link::wire::gate::prefix(&st_suite), st.sent);
     Ok(())
 }

@@ -114,6 +114,13 @@ pub fn goose(a: &GooseArgs) -> Result<(), String> {
     let (key_file, counter_file) = state_files(&rd, &a.key_file, &None)?;
     let (master, store) =
         counter::open_session(&key_file, &counter_file, counter::DEFAULT_BLOCK).map_err(|e| rd.shown(&e))?;
+    lwcbench_link::device::provision::refuse_provisioned(
+        &key_file,
+        &master,
+        lwcbench_link::wire::frame::Family::Goose,
+        &[lwcbench_link::industrial::goose::measure::APPID as u32],
+    )
+    .map_err(|e| rd.shown(&e))?;
     let accepted = lwcbench_link::gateway::accepted::beside_key(&key_file);
     let runs = measure_all(&suites, &sizes, a.frames, &master, &store, &accepted);
     drop(signals);

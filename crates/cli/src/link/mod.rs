@@ -11,6 +11,7 @@ mod modbus;
 mod net;
 mod options;
 mod overload;
+mod provision;
 mod session;
 mod video;
 mod video_args;
@@ -43,9 +44,12 @@ enum LinkSub {
     /// IEC 61850 GOOSE frames over a veth pair between two namespaces (AF_PACKET, root), plain
     /// and sealed per frame: publish → accepted latency against the IEC 61850-5 classes.
     Goose(goose::GooseArgs),
-    /// A new master key file with its counter state (KEY_FILE.counters), for `link device`,
-    /// `link gateway` and `link modbus-proxy`.
+    /// A new master key file with its counter state (KEY_FILE.counters), for `link gateway`,
+    /// sessions and `link provision`.
     Keygen(keygen::KeygenArgs),
+    /// A device's own key file and counter state from the master key (devices and Modbus proxies
+    /// take only such a file; gateways keep the master).
+    Provision(provision::ProvisionArgs),
     /// One side of an encrypting Modbus/TCP proxy pair (bump in the wire), until SIGTERM.
     ModbusProxy(modbus::ModbusProxyArgs),
     /// Modbus/TCP poll cycles (tokio-modbus master and slave) through the proxy pair, timed
@@ -61,6 +65,7 @@ pub fn run(a: &LinkArgs) -> Result<(), String> {
         Some(LinkSub::Overload(o)) => overload::overload(o),
         Some(LinkSub::Goose(g)) => goose::goose(g),
         Some(LinkSub::Keygen(k)) => keygen::keygen(k),
+        Some(LinkSub::Provision(p)) => provision::provision(p),
         Some(LinkSub::ModbusProxy(p)) => modbus::proxy(p),
         Some(LinkSub::Modbus(m)) => modbus::measure(m),
         None => session::session(&a.session),

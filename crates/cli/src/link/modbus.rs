@@ -12,7 +12,7 @@ use lwcbench_link::industrial::modbus::peers::Cycle;
 use lwcbench_link::industrial::modbus::proxy::{self, Hop, Limits, Side};
 use lwcbench_link::input;
 use lwcbench_link::results::{LinkRecord, RunDir};
-use lwcbench_link::wire::keys::MasterKey;
+use lwcbench_link::wire::frame::Family;
 use lwcbench_link::wire::suite;
 
 use super::options::{default_out, parse_duration};
@@ -29,7 +29,8 @@ pub(super) struct ModbusProxyArgs {
     /// Where to forward: the slave-side proxy (--side master) or the Modbus/TCP slave (--side slave).
     #[arg(long)]
     peer: String,
-    /// Master key file shared by both proxies (must exist, mode 0600; docs/link.md "Keys").
+    /// The pair's key file, written by `lwcbench link provision --protocol modbus --device PAIR`
+    /// and copied to both proxies (mode 0600); a master key is refused (docs/link.md "Keys").
     #[arg(long, required_unless_present = "unsafe_plain")]
     key_file: Option<PathBuf>,
     /// Counter state of the key (default KEY_FILE.counters, the key's own; it must exist, as for
@@ -42,10 +43,10 @@ pub(super) struct ModbusProxyArgs {
     cipher: String,
     #[command(flatten)]
     gate: super::args::GateArgs,
-    /// Proxy pair number: master → slave is link device 0x4D420000 + 2·PAIR, slave → master one
-    /// more (pairs sharing one key need different numbers).
-    #[arg(long, default_value_t = 0)]
-    pair: u32,
+    /// Proxy pair number (default: the pair key's; another is refused): master → slave is link
+    /// device 0x4D420000 + 2·PAIR, slave → master one more.
+    #[arg(long)]
+    pair: Option<u32>,
     /// Replay window of the receiving direction, in counters (1..=1048576).
     #[arg(long, default_value_t = 1024)]
     window: u64,
@@ -135,7 +136,6 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
     let side = Side::parse(&a.side)?;
     let listen = resolve("--listen", &a.listen)?;
     let peer = resolve("--peer", &a.peer)?;
-    let devices = lwcbench_link::industrial::modbus::proxy::devices(a.pair, side)?;
     let limits = a.limits()?;
     if a.max_failed_tags == Some(0) {
         return Err("--max-failed-tags: must be at least 1".into());
@@ -149,20 +149,24 @@ pub(super) fn proxy(a: &ModbusProxyArgs) -> Result<(), String> {
         let s = suite::find(&a.cipher)?;
         a.gate.gate().check(&s)?;
         let key_file = a.key_file.clone().expect("clap: --key-file unless --unsafe-plain");
-        MasterKey::read(&key_file)?;
+        let state = a.counter_state.clone().unwrap_or_else(|| counter::beside_key(&key_file));
+        let (key, store) = counter::open_device(&key_file, &state, a.counter_block, Family::Modbus)?;
+        let pair = a.pair.unwrap_or(key.device);
+        if pair != key.device {
+            return Err(format!("--pair: {pair}, but --key-file {} is pair {}'s key", key_file.display(), key.device));
+        }
+        let devices = lwcbench_link::industrial::modbus::proxy::devices(pair, side)?;
         let beside = |ext: &str| {
             let mut p = key_file.as_os_str().to_os_string();
-            p.push(format!(".modbus-{}-{}.{ext}", a.pair, side.name()));
+            p.push(format!(".modbus-{pair}-{}.{ext}", side.name()));
             PathBuf::from(p)
         };
-        // The key's own counter state: one counter authority per key (the session that made
-        // the key, `link modbus` and every proxy continue one state).
-        let state = a.counter_state.clone().unwrap_or_else(|| counter::beside_key(&key_file));
+        // The pair key's own counter state (written by provisioning): one counter authority per key.
         let replay = a.replay_state.clone().unwrap_or_else(|| beside("replay"));
         // The sending device's lease is taken before the replay state is opened: one process
         // per direction, so one writer of the replay state too.
-        let (master, store) = counter::open_session(&key_file, &state, a.counter_block)?;
-        let hop = Hop::sealed(&s, &master, &store, a.pair, side, a.window, Some(&replay))?;
+        store.claim(devices.0)?;
+        let hop = Hop::sealed(&s, &key, &store, pair, side, a.window, Some(&replay))?;
         if let Some(n) = a.max_failed_tags {
             hop.set_max_failed_tags(n)?;
         }

@@ -55,19 +55,31 @@ pub(super) fn transport_of(a_transport: &str, broker_url: Option<&str>) -> Resul
     }
 }
 
-/// The key file and counter state of a session: the options, else `state/` of the run
-/// directory (kept across `--force` runs, see [`results::KEPT`]).
+/// The key file and counter state of a session: the options, else the output directory's own
+/// master key in the key directory (`lwcbench_link::wire::keys::default_key_for`), never inside
+/// the results directory.
 pub(super) fn state_files(
     rd: &RunDir,
     key_file: &Option<PathBuf>,
     counter_state: &Option<PathBuf>,
 ) -> Result<(PathBuf, PathBuf), String> {
-    let state = rd.kept("state");
-    if key_file.is_none() {
-        std::fs::create_dir_all(&state)
-            .map_err(|e| format!("--out: cannot create {}: {e}", rd.shown(&state.display().to_string())))?;
-    }
-    let key = key_file.clone().unwrap_or_else(|| state.join("master.key"));
+    let key = match key_file {
+        Some(k) => k.clone(),
+        None => {
+            // Before the key hierarchy the default key lived in OUT/state: name the move.
+            let old = rd.out().join("state/master.key");
+            let new = lwcbench_link::wire::keys::default_key_for(rd.out())?;
+            if old.exists() && !new.exists() {
+                return Err(format!(
+                    "--out: {} holds a master key inside the results directory, where keys no longer live; move it \
+                     and its state out (mv {0} {1}; mv {0}.counters {1}.counters) or give --key-file",
+                    old.display(),
+                    new.display()
+                ));
+            }
+            new
+        }
+    };
     // The counter state lives beside the key (KEY.counters): every run with one key continues
     // one state, whatever its --out.
     let counters = counter_state.clone().unwrap_or_else(|| lwcbench_link::device::counter::beside_key(&key));

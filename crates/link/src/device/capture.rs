@@ -77,6 +77,7 @@ pub fn last_counter(path: &Path) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    use crate::wire::frame::Proto;
     use std::io::Write;
 
     use super::*;
@@ -85,9 +86,9 @@ mod tests {
 
     fn frame(counter: u64) -> Vec<u8> {
         let s = crate::wire::suite::find("Ascon-AEAD128").unwrap();
-        let k = MasterKey::from_bytes([5; 32]).device_key(s.id, 2, s.key_len());
+        let k = MasterKey::from_bytes([5; 32]).cipher_key(Proto::Sensor, 2, s.id, s.key_len());
         let mut f = Vec::new();
-        Keyed::new(&s, &k, false).unwrap().seal(2, counter, b"reading", &mut f).unwrap();
+        Keyed::new(&s, &k, Proto::Sensor, false).unwrap().seal(2, counter, b"reading", &mut f).unwrap();
         f
     }
 

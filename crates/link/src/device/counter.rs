@@ -32,8 +32,9 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::wire::frame::Family;
 use crate::wire::frame::MAX_COUNTER;
-use crate::wire::keys::MasterKey;
+use crate::wire::keys::{DeviceKey, Fingerprinted, LinkKey, MasterKey};
 
 pub const MAGIC: &str = "lwcbench-link-counters v2";
 /// The format before the key fingerprint: refused (it cannot say which key it belongs to).
@@ -177,9 +178,9 @@ fn read_state(real: &Path, shown: &Path, fp: &str) -> Result<Option<BTreeMap<u32
 }
 
 impl CounterStore {
-    /// Open the state file at `path` for the key `master` (starting it if missing); `block`
+    /// Open the state file at `path` for the key `key` (starting it if missing); `block`
     /// counters are reserved per write. Devices are leased as they reserve their first block.
-    pub fn open(path: &Path, block: u64, master: &MasterKey) -> Result<CounterStore, String> {
+    pub fn open(path: &Path, block: u64, key: &impl Fingerprinted) -> Result<CounterStore, String> {
         if block == 0 || block > 1 << 32 {
             return Err(format!("--counter-block: {block} is not in 1..=2^32"));
         }
@@ -193,7 +194,7 @@ impl CounterStore {
             .truncate(false)
             .open(&lp)
             .map_err(|e| format!("counter state {p}: cannot open its lock file {}: {e}", lp.display()))?;
-        let fingerprint = master.fingerprint();
+        let fingerprint = key.fingerprint();
         ofd_lock(&lock, 0, libc::F_WRLCK, true)
             .map_err(|e| format!("counter state {p}: cannot lock {}: {e}", lp.display()))?;
         let read = read_state(&real, path, &fingerprint);
@@ -382,16 +383,7 @@ fn parse(text: &str, fp: &str) -> Result<BTreeMap<u32, u64>, String> {
 pub fn open_session(key_file: &Path, state: &Path, block: u64) -> Result<(MasterKey, CounterStore), String> {
     if key_file.exists() {
         let master = MasterKey::read(key_file)?;
-        let own = beside_key(key_file);
-        if own.exists() && resolve_state(&own)? != resolve_state(state)? {
-            return Err(format!(
-                "counter state {}: --key-file {} has its own counter state {}; one key has one counter state (two \
-                 would hand out the same counters), so drop --counter-state or give that file",
-                state.display(),
-                key_file.display(),
-                own.display()
-            ));
-        }
+        only_own_state(key_file, state)?;
         let store = CounterStore::open(state, block, &master)?;
         if !store.existed() {
             return Err(format!(
@@ -415,6 +407,53 @@ pub fn open_session(key_file: &Path, state: &Path, block: u64) -> Result<(Master
         }
         Ok((master, store))
     }
+}
+
+/// A key whose own state file (`KEY.counters`) exists takes no other state file.
+fn only_own_state(key_file: &Path, state: &Path) -> Result<(), String> {
+    let own = beside_key(key_file);
+    if own.exists() && resolve_state(&own)? != resolve_state(state)? {
+        return Err(format!(
+            "counter state {}: --key-file {} has its own counter state {}; one key has one counter state (two \
+             would hand out the same counters), so drop --counter-state or give that file",
+            state.display(),
+            key_file.display(),
+            own.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The device key and counter state of a device or Modbus proxy process: both written by
+/// `lwcbench link provision` and both required (a master key is refused: a device holds only
+/// its own key; a missing state is refused: its counters would restart under a key that may
+/// have sealed before).
+pub fn open_device(
+    key_file: &Path,
+    state: &Path,
+    block: u64,
+    family: Family,
+) -> Result<(DeviceKey, CounterStore), String> {
+    if !key_file.exists() {
+        return Err(format!(
+            "--key-file {}: missing; a device key and its counter state are written by \
+             lwcbench link provision --key-file MASTER --protocol {} --device N --out DEVICE.key",
+            key_file.display(),
+            family.label()
+        ));
+    }
+    let key = LinkKey::read(key_file)?.into_device(key_file, family)?;
+    only_own_state(key_file, state)?;
+    let store = CounterStore::open(state, block, &key)?;
+    if !store.existed() {
+        return Err(format!(
+            "counter state {}: missing; it is written together with the device key by lwcbench link provision, \
+             and a device key without its state could repeat counters: restore the state file or provision a new \
+             device key",
+            state.display()
+        ));
+    }
+    Ok((key, store))
 }
 
 /// A device's counter: hands out counters from its reserved block, reserving the next block

@@ -1,5 +1,6 @@
 //! The simulated devices of a session: each takes a counter, seals the next reading and hands
 //! the frame to the transport.
+use crate::wire::frame::Proto;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -115,8 +116,8 @@ pub fn run_fleet(
 ) -> Result<(Vec<DevSample>, Option<String>), String> {
     let mut tasks = Vec::new();
     for (i, (&d, block)) in ids.iter().zip(blocks).enumerate() {
-        let key = master.device_key(cfg.suite.id, d, cfg.suite.key_len());
-        let keyed = Keyed::new(cfg.suite, &key, cfg.unauthenticated)?;
+        let key = master.cipher_key(Proto::Sensor, d, cfg.suite.id, cfg.suite.key_len());
+        let keyed = Keyed::new(cfg.suite, &key, Proto::Sensor, cfg.unauthenticated)?;
         let counter = DeviceCounter::with_block(counters, d, block);
         let offset = cfg.interval.map(|iv| iv.mul_f64(i as f64 / ids.len() as f64)).unwrap_or_default();
         let spec = DeviceSpec { device: d, messages: cfg.messages, interval: cfg.interval, offset, first_row: i * 7 };

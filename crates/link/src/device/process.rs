@@ -3,6 +3,7 @@
 //! every frame to the capture file before it is first published, publishes one at a time until
 //! the broker acknowledges it, and re-publishes after restarts and reconnects, so that every
 //! captured reading can be stored exactly once across kills (docs/link.md "Faults").
+use crate::wire::frame::Proto;
 use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,7 @@ use crate::gateway::process::{install_stop_signals, stop_requested};
 use crate::transport::broker::BrokerAddr;
 use crate::transport::mqtt::{mqtt_connect, topic};
 use crate::transport::{runtime, Publisher};
-use crate::wire::keys::MasterKey;
+use crate::wire::keys::LinkKey;
 use crate::wire::suite::{Keyed, Suite};
 
 /// Captured frames re-published when a device process starts.
@@ -48,7 +49,8 @@ pub struct DeviceProcess {
     pub device: u32,
     pub session: String,
     pub broker: BrokerAddr,
-    pub master: MasterKey,
+    /// The device's own key (a master in tests and in-process experiments).
+    pub key: LinkKey,
     pub counters: CounterStore,
     /// Readings to send; 0 = until SIGTERM (durable delivery only).
     pub messages: u64,
@@ -106,8 +108,7 @@ impl DeviceProcess {
 
     /// Frames back to back; waits until the broker acknowledged every one.
     fn run_pipelined(self) -> Result<DeviceStats, String> {
-        let key = self.master.device_key(self.suite.id, self.device, self.suite.key_len());
-        let keyed = Keyed::new(&self.suite, &key, false)?;
+        let keyed = Keyed::derived(&self.suite, &self.key, Proto::Sensor, self.device, false)?;
         let readings = dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
         let capture: Option<Capture> = match &self.capture {
             Some(p) => {
@@ -153,8 +154,7 @@ impl DeviceProcess {
     /// One frame in flight, re-published after restarts and reconnects.
     fn run_durable(self, capture: PathBuf, resend_window: Duration) -> Result<DeviceStats, String> {
         install_stop_signals();
-        let key = self.master.device_key(self.suite.id, self.device, self.suite.key_len());
-        let mut keyed = Keyed::new(&self.suite, &key, false)?;
+        let mut keyed = Keyed::derived(&self.suite, &self.key, Proto::Sensor, self.device, false)?;
         let readings = dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
         let earlier = read_capture(&capture)?;
         let tail: Vec<Vec<u8>> = earlier[earlier.len().saturating_sub(RESEND_ON_START)..].to_vec();
@@ -308,14 +308,14 @@ mod tests {
     /// A device process on a fresh counter state; nothing listens on port 1, so each refusal
     /// below comes before it connects.
     fn device(dir: &Path, delivery: Delivery, capture: Option<PathBuf>, messages: u64) -> DeviceProcess {
-        let master = MasterKey::from_bytes([7; 32]);
+        let master = crate::wire::keys::MasterKey::from_bytes([7; 32]);
         let counters = CounterStore::open(&dir.join("ctr"), 64, &master).unwrap();
         DeviceProcess {
             suite: crate::wire::suite::find("Ascon-AEAD128").unwrap(),
             device: 3,
             session: "s".into(),
             broker: crate::transport::broker::parse_url("mqtt://127.0.0.1:1").unwrap(),
-            master,
+            key: LinkKey::Master(master),
             counters,
             messages,
             interval: None,

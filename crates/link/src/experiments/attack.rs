@@ -3,6 +3,7 @@
 //! stored; legitimate reordering inside the window must be accepted exactly once.
 use crate::gateway::checks::{Gateway, Refusal};
 use crate::store::{Row, Store};
+use crate::wire::frame::Proto;
 use crate::wire::frame::HEADER_LEN;
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{Keyed, Suite};
@@ -93,10 +94,10 @@ fn reading(dev: u32, c: u64) -> Vec<u8> {
 /// row of the tally, class "store holds exactly the accepted readings").
 pub fn run(suite: &Suite, master: &MasterKey, store: &mut dyn Store) -> Result<Vec<ClassTally>, String> {
     let gw = Gateway::new(suite, master, [A, B], W, false)?;
-    let ka = master.device_key(suite.id, A, suite.key_len());
-    let kb = master.device_key(suite.id, B, suite.key_len());
-    let mut a = Keyed::new(suite, &ka, false)?;
-    let mut b = Keyed::new(suite, &kb, false)?;
+    let ka = master.cipher_key(Proto::Sensor, A, suite.id, suite.key_len());
+    let kb = master.cipher_key(Proto::Sensor, B, suite.id, suite.key_len());
+    let mut a = Keyed::new(suite, &ka, Proto::Sensor, false)?;
+    let mut b = Keyed::new(suite, &kb, Proto::Sensor, false)?;
     let mut h = Harness { gw, store, cipher: suite.name(), out: Vec::new(), accepted: Vec::new() };
 
     // Legitimate traffic first: A sends 0..200 in order, B sends 0..10.
@@ -131,22 +132,41 @@ pub fn run(suite: &Suite, master: &MasterKey, store: &mut dyn Store) -> Result<V
     // Cross-device: B's genuine fresh frame relabelled as A, and A's fresh frame as B.
     let fb = seal(&mut b, B, 50, &reading(B, 50))?;
     let mut x1 = fb.clone();
-    x1[3..7].copy_from_slice(&A.to_be_bytes());
+    x1[crate::wire::frame::AT_DEVICE].copy_from_slice(&A.to_be_bytes());
     let mut x2 = f301.clone();
-    x2[3..7].copy_from_slice(&B.to_be_bytes());
+    x2[crate::wire::frame::AT_DEVICE].copy_from_slice(&B.to_be_bytes());
     h.class("cross-device (device id rewritten)", false, &[x1, x2])?;
     // A device that lost its counter state reuses counters with new readings (valid tags).
     let reuse =
         vec![seal(&mut a, A, 180, b"different reading")?, seal(&mut a, A, 219, b"other")?, seal(&mut a, A, 3, b"x")?];
     h.class("reused counter (new reading, valid tag)", false, &reuse)?;
     // A key the gateway does not hold, for a provisioned device and a fresh counter.
-    let mut wrong = Keyed::new(suite, &vec![0xA5; suite.key_len()], false)?;
+    let mut wrong = Keyed::new(suite, &vec![0xA5; suite.key_len()], Proto::Sensor, false)?;
     h.class("unknown key", false, &[seal(&mut wrong, A, 400, &reading(A, 400))?])?;
     h.class("unknown device", false, &[seal(&mut a, 999, 0, &reading(999, 0))?])?;
+    // Another protocol's genuine frame of the same device id and a fresh counter (a GOOSE APPID
+    // in the sensor id range, a video part): its own key and type byte; also with the type byte
+    // rewritten to "sensor".
+    let mut other = Vec::new();
+    for p in [Proto::Goose, Proto::Video, Proto::ModbusToSlave] {
+        let mut k = Keyed::from_master(suite, master, p, A, false)?;
+        let f = seal(&mut k, A, 500 + p as u64, &reading(A, 500))?;
+        let mut relabelled = f.clone();
+        relabelled[crate::wire::frame::AT_TYPE] = Proto::Sensor as u8;
+        other.push(f);
+        other.push(relabelled);
+    }
+    h.class("another protocol's frame (goose, video, modbus)", false, &other)?;
+    // A frame of version 1 (before the key hierarchy): the old 15-byte header layout.
+    let mut v1 = vec![1u8, suite.id, 0];
+    v1.extend_from_slice(&A.to_be_bytes());
+    v1.extend_from_slice(&600u64.to_be_bytes());
+    v1.extend_from_slice(&f301[HEADER_LEN..]);
+    h.class("frame version 1", false, &[v1])?;
     let mut cid = f301.clone();
-    cid[1] ^= 0x7f;
+    cid[crate::wire::frame::AT_CIPHER] ^= 0x7f;
     let mut unsafe_flag = f301.clone();
-    unsafe_flag[2] = crate::wire::frame::FLAG_UNAUTHENTICATED;
+    unsafe_flag[crate::wire::frame::AT_FLAGS] = crate::wire::frame::FLAG_UNAUTHENTICATED;
     h.class("cipher id / unsafe flag changed", false, &[cid, unsafe_flag])?;
     // After all that the real frames 300 and 301 still open: forgeries never moved the window.
     h.class("legitimate after forgeries (window not poisoned)", true, &[f300, f301, fb])?;
@@ -203,7 +223,7 @@ mod tests {
             let d = tempfile::tempdir().unwrap();
             let mut st = crate::store::Sqlite::open(&d.path().join("a.db"), "attack", &master.fingerprint()).unwrap();
             let rows = run(&s, &master, &mut st).unwrap();
-            assert_eq!(rows.len(), 14, "{}", s.name());
+            assert_eq!(rows.len(), 16, "{}", s.name());
             for r in &rows {
                 assert!(r.pass, "{}: {:?}", s.name(), r);
             }

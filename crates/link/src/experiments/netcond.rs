@@ -316,9 +316,10 @@ pub fn run_condition<'e>(
     let mut applied = plan.applied.clone();
 
     let (master, counters) = crate::device::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
+    let ids: Vec<u32> = (0..cfg.devices).collect();
+    crate::device::provision::refuse_provisioned(&cfg.key_file, &master, crate::wire::frame::Family::Sensor, &ids)?;
     let store = crate::store::open(&cfg.store, &cfg.session, &master.fingerprint())?;
     let store_desc = store.describe();
-    let ids: Vec<u32> = (0..cfg.devices).collect();
     let blocks = counters.reserve_all(&ids)?;
     let (rt_a, rt_b) = (env.rt_a(), env.rt_b());
     let hb = rt_b.handle().clone();

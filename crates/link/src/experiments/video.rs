@@ -6,6 +6,7 @@
 //! namespace B of a [`NetnsPair`] (root needed), the conditions applied by
 //! `lwcbench_netimpair::conditions` on A's side as for sensor frames; only kernel mechanisms are
 //! used here (netem, nftables, tbf), not the user-space relay.
+use crate::wire::frame::Proto;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,7 +25,6 @@ use crate::clock::now_ns;
 use crate::device::camera::{Camera, Shot};
 use crate::device::counter::{open_session, DeviceCounter};
 use crate::experiments::netcond::qdisc_drops;
-use crate::gateway::accepted::Proto;
 use crate::gateway::checks::Refusal;
 use crate::gateway::video::{replay_state_beside_key, LostWhy, PartEvent, Reassembler, ReplayState};
 use crate::transport::broker::BrokerAddr;
@@ -291,6 +291,12 @@ pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
     let tag = cfg.suite.tag_len(cfg.unauthenticated);
     let parts_per_frame = crate::wire::video::part_count(cfg.clip.frame_bytes, cfg.part_bytes, tag)?;
     let (master, counters) = open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
+    crate::device::provision::refuse_provisioned(
+        &cfg.key_file,
+        &master,
+        crate::wire::frame::Family::Video,
+        &[cfg.device],
+    )?;
     // The session holds the counter state's lock, so no other process writes the replay state.
     let replay = ReplayState::open(&replay_state_beside_key(&cfg.key_file), &master)?;
     let block = counters.reserve(cfg.device)?;
@@ -306,10 +312,10 @@ pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
         None => None,
     }
     .max(mark);
-    let key = master.device_key(cfg.suite.id, cfg.device, cfg.suite.key_len());
+    let key = master.cipher_key(Proto::Video, cfg.device, cfg.suite.id, cfg.suite.key_len());
     let mut cam = Camera {
         device: cfg.device,
-        keyed: Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?,
+        keyed: Keyed::new(&cfg.suite, &key, Proto::Video, cfg.unauthenticated)?,
         counter: DeviceCounter::with_block(&counters, cfg.device, block),
         part_bytes: cfg.part_bytes,
         unauthenticated: cfg.unauthenticated,
@@ -318,7 +324,7 @@ pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
     let taken = Arc::new(AtomicU64::new(0));
     let mut re = Reassembler::new(
         cfg.device,
-        Keyed::new(&cfg.suite, &key, cfg.unauthenticated)?,
+        Keyed::new(&cfg.suite, &key, Proto::Video, cfg.unauthenticated)?,
         cfg.unauthenticated,
         cfg.window,
         MAX_IN_FLIGHT,
@@ -850,8 +856,8 @@ mod tests {
     /// same bytes a session whose camera started at `first` sent.
     fn sealed(key_file: &std::path::Path, clip: &Clip, first: u64) -> Vec<Vec<u8>> {
         let s = ascon();
-        let key = MasterKey::read(key_file).unwrap().device_key(s.id, 0, s.key_len());
-        let mut k = Keyed::new(&s, &key, false).unwrap();
+        let key = MasterKey::read(key_file).unwrap().cipher_key(Proto::Video, 0, s.id, s.key_len());
+        let mut k = Keyed::new(&s, &key, Proto::Video, false).unwrap();
         let mut c = first;
         seal_frame(&mut k, 0, 0, clip.frame(0), UDP_PART_BYTES, false, || {
             c += 1;
@@ -868,8 +874,15 @@ mod tests {
         let key = [5u8; 16];
         let taken = Arc::new(AtomicU64::new(0));
         let mut srv = Server {
-            re: Reassembler::new(0, Keyed::new(&s, &key, false).unwrap(), false, 1024, MAX_IN_FLIGHT, u64::MAX)
-                .unwrap(),
+            re: Reassembler::new(
+                0,
+                Keyed::new(&s, &key, Proto::Video, false).unwrap(),
+                false,
+                1024,
+                MAX_IN_FLIGHT,
+                u64::MAX,
+            )
+            .unwrap(),
             clip: clip(1),
             delivered_ns: vec![None; 1],
             mismatch: vec![false; 1],
@@ -882,10 +895,18 @@ mod tests {
             save_error: None,
         };
         let mut c = 0u64;
-        let parts = seal_frame(&mut Keyed::new(&s, &key, false).unwrap(), 0, 0, srv.clip.frame(0), 1472, false, || {
-            c += 1;
-            Ok(c - 1)
-        })
+        let parts = seal_frame(
+            &mut Keyed::new(&s, &key, Proto::Video, false).unwrap(),
+            0,
+            0,
+            srv.clip.frame(0),
+            1472,
+            false,
+            || {
+                c += 1;
+                Ok(c - 1)
+            },
+        )
         .unwrap();
         // 81 parts (hand count in wire/video.rs); 100 forgeries of part 0 with other counters
         assert_eq!(parts.len(), 81);

@@ -23,7 +23,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::device::counter::write_durable;
-use crate::wire::frame::MAX_COUNTER;
+use crate::wire::frame::{Proto, MAX_COUNTER};
 
 pub const MAGIC: &str = "lwcbench-link-accepted v1";
 /// Larger than any real file (100,000 devices of one protocol take ~3 MB); bounds what is read.
@@ -32,32 +32,21 @@ pub const MAX_BYTES: u64 = 64 << 20;
 /// stop): the mark may lag the store by this much (docs/security.md, the exposure window).
 pub const WRITE_EVERY: Duration = Duration::from_millis(150);
 
-/// The protocols a mark is kept for; their names are the file's first column. The link's
-/// frame type byte (`frame::Proto`) maps one to one onto these.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Proto {
-    Sensor,
-    Video,
-    ModbusToSlave,
-    ModbusToMaster,
-    Goose,
+/// A protocol's name in the file's first column. The frame's labels (`modbus/m->s`) are not
+/// used: the file keeps names a shell word and a file name can hold as they are.
+pub fn label(p: Proto) -> &'static str {
+    match p {
+        Proto::Sensor => "sensor",
+        Proto::Video => "video",
+        Proto::ModbusToSlave => "modbus-m2s",
+        Proto::ModbusToMaster => "modbus-s2m",
+        Proto::Goose => "goose",
+    }
 }
 
-impl Proto {
-    pub const ALL: [Proto; 5] =
-        [Proto::Sensor, Proto::Video, Proto::ModbusToSlave, Proto::ModbusToMaster, Proto::Goose];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Proto::Sensor => "sensor",
-            Proto::Video => "video",
-            Proto::ModbusToSlave => "modbus-m2s",
-            Proto::ModbusToMaster => "modbus-s2m",
-            Proto::Goose => "goose",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Proto> {
-        Proto::ALL.into_iter().find(|p| p.as_str() == s)
-    }
+/// The protocol named `s` in the file's first column ([`label`]).
+pub fn parse_label(s: &str) -> Option<Proto> {
+    Proto::ALL.into_iter().find(|&p| label(p) == s)
 }
 
 /// `KEY_FILE.accepted`: beside the key, so every receiver of one key shares one set of marks.
@@ -109,8 +98,8 @@ pub fn parse(text: &str, fp: Option<&str>) -> Result<Marks, String> {
         let [(c1, p), (c2, d), (c3, h)] = fields[..] else {
             return Err(format!("line {n}: expected 'PROTO DEVICE HIGHEST'"));
         };
-        let proto = Proto::parse(p).ok_or_else(|| {
-            let names: Vec<&str> = Proto::ALL.iter().map(|p| p.as_str()).collect();
+        let proto = parse_label(p).ok_or_else(|| {
+            let names: Vec<&str> = Proto::ALL.iter().map(|&p| label(p)).collect();
             format!("line {n}, column {c1}: protocol '{}' is not one of {}", crate::input::shown(p), names.join(", "))
         })?;
         let device: u32 = d.parse().map_err(|_| {
@@ -122,7 +111,7 @@ pub fn parse(text: &str, fp: Option<&str>) -> Result<Marks, String> {
         if let Some(first) = line_of.insert((proto, device), n) {
             return Err(format!(
                 "line {n}: {} device {device} again (first on line {first}); which mark holds is unknown",
-                proto.as_str()
+                label(proto)
             ));
         }
         marks.insert((proto, device), high);
@@ -203,7 +192,7 @@ pub fn merge(path: &Path, fp: &str, updates: &Marks) -> Result<(), String> {
     }
     let mut text = format!("{MAGIC}\nkey {fp}\n");
     for ((p, d), h) in &marks {
-        text.push_str(&format!("{} {d} {h}\n", p.as_str()));
+        text.push_str(&format!("{} {d} {h}\n", label(*p)));
     }
     write_durable(path, text.as_bytes()).map_err(|e| format!("accepted marks {}: cannot write: {e}", path.display()))
 }
@@ -392,18 +381,31 @@ fn next_counters(state: &Path) -> Result<BTreeMap<u32, u64>, String> {
 }
 
 /// Anti-rollback: refuse a device whose counter state (`counter_state`) would hand out a counter
-/// at or below what a receiver of its key already accepted from it (`accepted`, its
-/// `KEY_FILE.accepted`): that state was restored or copied from an older one, and its counters
-/// would seal again under nonces already used. A missing marks file, or no mark for the device,
-/// is nothing to compare with (Ok).
-pub fn check_not_behind(counter_state: &Path, accepted: &Path, proto: Proto, device: u32) -> Result<(), String> {
-    check_none_behind(counter_state, accepted, proto, &[device])
+/// at or below what a receiver of its key already accepted from it (`accepted`, the marks file
+/// beside the master key, `MASTER.accepted`): that state was restored or copied from an older
+/// one, and its counters would seal again under nonces already used. `master`: the fingerprint
+/// the marks file must be written for (`None`: any). A missing marks file, or no mark for the
+/// device, is nothing to compare with (Ok).
+pub fn check_not_behind(
+    counter_state: &Path,
+    accepted: &Path,
+    master: Option<&str>,
+    proto: Proto,
+    device: u32,
+) -> Result<(), String> {
+    check_none_behind(counter_state, accepted, master, proto, &[device])
 }
 
 /// [`check_not_behind`] for each of `devices`, reading each file once; the first device behind
 /// is the error.
-pub fn check_none_behind(counter_state: &Path, accepted: &Path, proto: Proto, devices: &[u32]) -> Result<(), String> {
-    let Some(marks) = read(accepted, None)? else { return Ok(()) };
+pub fn check_none_behind(
+    counter_state: &Path,
+    accepted: &Path,
+    master: Option<&str>,
+    proto: Proto,
+    devices: &[u32],
+) -> Result<(), String> {
+    let Some(marks) = read(accepted, master)? else { return Ok(()) };
     let marks = of_proto(&marks, proto);
     if !devices.iter().any(|d| marks.contains_key(d)) {
         return Ok(());
@@ -420,7 +422,7 @@ pub fn check_none_behind(counter_state: &Path, accepted: &Path, proto: Proto, de
              already accepted up to {mark} ({}); restored from a backup? Its counters would repeat nonces already \
              used: use the device's newest state file, or provision a new key",
             counter_state.display(),
-            proto.as_str(),
+            label(proto),
             accepted.display()
         ));
     }
@@ -544,17 +546,20 @@ mod tests {
         let st = d.path().join("k.counters");
         std::fs::write(&st, format!("lwcbench-link-counters v2\nkey {FP}\n1 1024\n2 2048\n")).unwrap();
         // no marks file yet: nothing to compare with
-        check_not_behind(&st, &acc, Proto::Sensor, 1).unwrap();
+        check_not_behind(&st, &acc, Some(FP), Proto::Sensor, 1).unwrap();
         std::fs::write(&acc, format!("{MAGIC}\nkey {FP}\nsensor 1 1023\nsensor 2 2048\ngoose 3 0\n")).unwrap();
-        check_not_behind(&st, &acc, Proto::Sensor, 1).unwrap(); // 1024 > 1023
-        let e = check_not_behind(&st, &acc, Proto::Sensor, 2).unwrap_err();
+        check_not_behind(&st, &acc, Some(FP), Proto::Sensor, 1).unwrap(); // 1024 > 1023
+        let e = check_not_behind(&st, &acc, Some(FP), Proto::Sensor, 2).unwrap_err();
         assert!(e.contains("would seal from counter 2048, but") && e.contains("accepted up to 2048"), "{e}");
         assert!(e.contains("k.counters") && e.contains("k.accepted") && e.contains("restored from a backup?"), "{e}");
         // a device the state has never reserved for starts at 0: behind any mark
-        assert!(check_not_behind(&st, &acc, Proto::Goose, 3).unwrap_err().contains("from counter 0"));
+        assert!(check_not_behind(&st, &acc, Some(FP), Proto::Goose, 3).unwrap_err().contains("from counter 0"));
         // another protocol's mark says nothing about this one
-        check_not_behind(&st, &acc, Proto::Video, 2).unwrap();
+        check_not_behind(&st, &acc, Some(FP), Proto::Video, 2).unwrap();
+        // the marks of another master say nothing about this key's counters: refused, not passed
+        let e = check_not_behind(&st, &acc, Some("00112233445566778899aabbccddeeff"), Proto::Sensor, 1).unwrap_err();
+        assert!(e.contains("k.accepted: line 2: written for another key (fingerprint 32f4fc68"), "{e}");
         std::fs::write(&st, "junk\n").unwrap();
-        assert!(check_not_behind(&st, &acc, Proto::Sensor, 2).unwrap_err().contains("line 1"));
+        assert!(check_not_behind(&st, &acc, Some(FP), Proto::Sensor, 2).unwrap_err().contains("line 1"));
     }
 }

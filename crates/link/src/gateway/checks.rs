@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use zeroize::Zeroizing;
 
 use crate::gateway::replay::{ReplayWindow, Verdict};
-use crate::wire::frame::{Header, FLAG_UNAUTHENTICATED};
+use crate::wire::frame::{Header, Proto, FLAG_UNAUTHENTICATED};
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{Keyed, OpenError, Suite, DRACO_BATCH_SUITE, POLY_TAG};
 
@@ -17,7 +17,7 @@ pub enum Refusal {
     Malformed,
     /// Device id not provisioned at this gateway.
     UnknownDevice,
-    /// Cipher id or the unsafe flag differ from what the device is provisioned with.
+    /// Frame type, cipher id or the unsafe flag differ from what the device is provisioned with.
     WrongCipher,
     /// Counter already accepted (inside the window).
     Replay,
@@ -150,6 +150,8 @@ pub struct Opened {
 pub struct Gateway {
     devices: HashMap<u32, DeviceState>,
     suite: Suite,
+    /// The frame type it opens (another protocol's frames are refused as `wrong_cipher`).
+    proto: Proto,
     unauthenticated: bool,
     /// A counter older than the window is not refused here but opened and left to the store,
     /// whose unique key decides (the gateway workers: another member may never have stored it).
@@ -162,7 +164,7 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Provision `devices` with keys derived from `master` for `suite`.
+    /// Provision sensor `devices` with keys derived from `master` for `suite`.
     pub fn new(
         suite: &Suite,
         master: &MasterKey,
@@ -172,13 +174,32 @@ impl Gateway {
     ) -> Result<Gateway, String> {
         let devices: Vec<u32> = devices.into_iter().collect();
         crate::gateway::replay::check_window_memory(devices.len() as u64, window, 1)?;
+        let keyed = devices
+            .into_iter()
+            .map(|d| Ok((d, Keyed::from_master(suite, master, Proto::Sensor, d, unauthenticated)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+        Gateway::with_keyed(suite, Proto::Sensor, keyed, window, unauthenticated)
+    }
+
+    /// A gateway for frames of type `proto` whose devices' instances are given (a Modbus
+    /// proxy's receiving direction, under its pair key).
+    pub fn with_keyed(
+        suite: &Suite,
+        proto: Proto,
+        keyed: Vec<(u32, Keyed)>,
+        window: u64,
+        unauthenticated: bool,
+    ) -> Result<Gateway, String> {
+        crate::gateway::replay::check_window_memory(keyed.len() as u64, window, 1)?;
         let mut map = HashMap::new();
-        for d in devices {
-            let key = master.device_key(suite.id, d, suite.key_len());
+        for (d, k) in keyed {
+            if k.proto != proto {
+                return Err(format!("device {d}: a {} key for a {} gateway", k.proto.label(), proto.label()));
+            }
             map.insert(
                 d,
                 DeviceState {
-                    keyed: Keyed::new(suite, &key, unauthenticated)?,
+                    keyed: k,
                     window: ReplayWindow::new(window)?,
                     failed_tags: 0,
                     floor: None,
@@ -189,6 +210,7 @@ impl Gateway {
         Ok(Gateway {
             devices: map,
             suite: suite.clone(),
+            proto,
             unauthenticated,
             old_to_store: false,
             max_failed_tags: default_max_failed_tags(suite.tag_len(unauthenticated)),
@@ -290,7 +312,8 @@ impl Gateway {
                 self.tally.late_alarms += 1;
                 if let Some(held) = self.late_log.pass() {
                     eprintln!(
-                        "alarm: device {}: counter {} arrived later than the window allows (--window is the most                          lateness, in counters); refused too_old{}",
+                        "alarm: device {}: counter {} arrived later than the window allows (--window is the most \
+                         lateness, in counters); refused too_old{}",
                         h.device,
                         h.counter,
                         more(held)
@@ -323,7 +346,8 @@ impl Gateway {
         self.tally.reuse_alarms += 1;
         if let Some(held) = self.reuse_log.pass() {
             eprintln!(
-                "alarm: device {}: counter {} arrived again with other bytes and a valid tag: the device sealed twice                  under one counter (nonce reuse; a rolled-back or copied counter state?); refused{}",
+                "alarm: device {}: counter {} arrived again with other bytes and a valid tag: the device sealed twice \
+                 under one counter (nonce reuse; a rolled-back or copied counter state?); refused{}",
                 h.device,
                 h.counter,
                 more(held)
@@ -349,7 +373,7 @@ impl Gateway {
         if !self.devices.contains_key(&h.device) {
             return Err(Refusal::UnknownDevice);
         }
-        if h.cipher != self.suite.id || h.flags != want_flags {
+        if h.proto != self.proto || h.cipher != self.suite.id || h.flags != want_flags {
             return Err(Refusal::WrongCipher);
         }
         Ok(h)
@@ -501,7 +525,7 @@ mod tests {
         let mut out = Vec::new();
         for c in 1..=n {
             for d in 1..=3u32 {
-                let mut k = Keyed::new(suite, &m.device_key(suite.id, d, suite.key_len()), false).unwrap();
+                let mut k = Keyed::from_master(suite, &m, Proto::Sensor, d, false).unwrap();
                 let mut f = Vec::new();
                 k.seal(d, c, &[d as u8, c as u8, 0xAB, 0xCD], &mut f).unwrap();
                 out.push(f);
@@ -523,8 +547,8 @@ mod tests {
             1 => v[n - 1] ^= 1,
             2 => v[crate::wire::frame::HEADER_LEN] ^= 0x80,
             3 => v.truncate(crate::wire::frame::HEADER_LEN + 3),
-            4 => v[3..7].copy_from_slice(&99u32.to_be_bytes()),
-            5 => v[1] = 35,
+            4 => v[crate::wire::frame::AT_DEVICE].copy_from_slice(&99u32.to_be_bytes()),
+            5 => v[crate::wire::frame::AT_CIPHER] = 35,
             _ => {}
         }
         v
@@ -619,7 +643,7 @@ mod tests {
 
     /// Device 1 of `suite` sealing `reading` under counter `c`.
     fn one(suite: &Suite, d: u32, c: u64, reading: &[u8]) -> Vec<u8> {
-        let mut k = Keyed::new(suite, &master().device_key(suite.id, d, suite.key_len()), false).unwrap();
+        let mut k = Keyed::from_master(suite, &master(), Proto::Sensor, d, false).unwrap();
         let mut f = Vec::new();
         k.seal(d, c, reading, &mut f).unwrap();
         f

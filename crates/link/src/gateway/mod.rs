@@ -86,7 +86,7 @@ pub fn sensor_floors(
     store: &mut dyn Store,
 ) -> Result<std::collections::BTreeMap<u32, u64>, String> {
     let Some(marks) = accepted::read(path, Some(&master.fingerprint()))? else { return Ok(Default::default()) };
-    let marks = accepted::of_proto(&marks, accepted::Proto::Sensor);
+    let marks = accepted::of_proto(&marks, crate::wire::frame::Proto::Sensor);
     if marks.is_empty() {
         return Ok(marks);
     }

@@ -9,13 +9,14 @@ use rumqttc::{AsyncClient, Event, Packet, QoS};
 use tokio::sync::mpsc;
 
 use crate::clock::{now_ns, thread_cpu_ns};
-use crate::gateway::accepted::{Marker, Proto, WRITE_EVERY};
+use crate::gateway::accepted::{Marker, WRITE_EVERY};
 use crate::gateway::checks::{Gateway, Opened, Refusal};
 use crate::gateway::{next_batch, GatewaySpec, GwResult, GwSample, Incoming, QUEUE};
 use crate::store::{Row, Store};
 use crate::transport::mqtt::{ack_of, mqtt_options, received_frame, spawn_acker, still_connecting, wait_ready, Ready};
 use crate::transport::udp::set_rcvbuf;
 use crate::transport::Transport;
+use crate::wire::frame::Proto;
 use crate::wire::keys::MasterKey;
 
 /// Counts a running gateway publishes while it runs (for a process that may be killed before

@@ -358,13 +358,14 @@ fn parse_replay(text: &str, fp: &str) -> Result<BTreeMap<u32, u64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::frame::Proto;
     use crate::wire::suite;
     use crate::wire::video::seal_frame;
 
     const KEY: [u8; 16] = [3u8; 16];
 
     fn keyed() -> Keyed {
-        Keyed::new(&suite::find("Ascon-AEAD128").unwrap(), &KEY, false).unwrap()
+        Keyed::new(&suite::find("Ascon-AEAD128").unwrap(), &KEY, Proto::Video, false).unwrap()
     }
 
     /// Frame `n` of 3,000 bytes in parts of at most 1,472 B: ⌈3000 / 1429⌉ = 3 parts.

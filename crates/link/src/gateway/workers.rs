@@ -26,7 +26,7 @@ use rumqttc::v5::{AsyncClient, Event, MqttOptions};
 use tokio::sync::mpsc;
 
 use crate::clock::{now_ns, thread_cpu_ns};
-use crate::gateway::accepted::{Marker, Proto, WRITE_EVERY};
+use crate::gateway::accepted::{Marker, WRITE_EVERY};
 use crate::gateway::checks::{Gateway, Opened, Refusal};
 use crate::gateway::{next_batch, GatewaySpec, GwResult, GwSample, Incoming, QUEUE};
 use crate::store::shared::{SharedState, StoreVerdict};
@@ -34,6 +34,7 @@ use crate::store::Row;
 use crate::transport::broker::BrokerAddr;
 use crate::transport::mqtt::{received_frame, spawn_acker, still_connecting, wait_ready, Ready, MQTT_MAX_PACKET};
 use crate::transport::Transport;
+use crate::wire::frame::Proto;
 use crate::wire::keys::MasterKey;
 
 /// Most gateway workers one session may start.

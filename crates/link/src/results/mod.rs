@@ -313,6 +313,11 @@ impl RunDir {
 
     /// Where the kept entry `name` (one of [`KEPT`]) is during this run: in `out` when the run
     /// being replaced has it, else in the new run.
+    /// The output directory as given.
+    pub fn out(&self) -> &Path {
+        &self.out
+    }
+
     pub fn kept(&self, name: &str) -> std::path::PathBuf {
         debug_assert!(KEPT.contains(&name));
         let old = self.out.join(name);

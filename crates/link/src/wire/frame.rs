@@ -1,69 +1,172 @@
-//! The link frame: one versioned binary layout for every cipher and transport.
+//! The link frame: one versioned binary layout for every cipher, protocol and transport.
 //!
 //! ```text
 //! offset size field
-//! 0      1    version      (1)
-//! 1      1    cipher id    (`lwcbench_catalog::link_ids`; stable numbers, documented in docs/link.md)
-//! 2      1    flags        bit 0 = confidentiality only (UNSAFE, no tag); other bits must be 0
-//! 3      4    device id    big-endian u32
-//! 7      8    counter      big-endian u64 (< 2^63)
-//! 15     n    ciphertext   same length as the plaintext reading
-//! 15+n   t    tag          t = the suite's tag length (0 with the unsafe flag)
+//! 0      1    version      (3)
+//! 1      1    type         the protocol: 1 sensor, 2 video, 3 modbus master→slave,
+//!                          4 modbus slave→master, 5 goose ([`Proto`])
+//! 2      1    cipher id    (`lwcbench_catalog::link_ids`; stable numbers, documented in docs/link.md)
+//! 3      1    flags        bit 0 = confidentiality only (UNSAFE, no tag); bit 1 = handshake
+//!                          (modbus only); other bits must be 0
+//! 4      4    device id    big-endian u32
+//! 8      8    counter      big-endian u64 (< 2^63)
+//! 16     e    extension    the type's own fields (video: 12 bytes; the others: none)
+//! 16+e   r    random nonce r = 24 for suites with a random nonce (XChaCha20-Poly1305), else 0
+//! ...    n    ciphertext   same length as the plaintext
+//! ...    t    tag          t = the suite's tag length (0 with the unsafe flag)
 //! ```
-//! The 15 header bytes are the associated data of the AEAD (or of the Poly1305 composition),
-//! so a changed header fails the tag check.
+//! The header with its extension is the associated data of the AEAD (or of the Poly1305
+//! composition), so a changed header fails the tag check; the type byte and the protocol's
+//! own key (`crate::wire::keys`) keep a frame of one protocol from verifying in another.
+//! Versions 1 and 2 (before the key hierarchy) are refused: docs/link.md "Upgrading from
+//! frame versions 1 and 2".
 
 /// Current frame version.
-pub const VERSION: u8 = 1;
-/// Header bytes (version, cipher id, flags, device id, counter).
-pub const HEADER_LEN: usize = 15;
+pub const VERSION: u8 = 3;
+/// Header bytes (version, type, cipher id, flags, device id, counter).
+pub const HEADER_LEN: usize = 16;
+/// Offsets of the header's fields (for tools and tests that edit frames).
+pub const AT_TYPE: usize = 1;
+pub const AT_CIPHER: usize = 2;
+pub const AT_FLAGS: usize = 3;
+pub const AT_DEVICE: std::ops::Range<usize> = 4..8;
+pub const AT_COUNTER: std::ops::Range<usize> = 8..16;
 /// Flag bit: frame carries no tag (confidentiality only, unsafe).
 pub const FLAG_UNAUTHENTICATED: u8 = 0x01;
+/// Flag bit: a Modbus hop handshake record.
+pub const FLAG_HANDSHAKE: u8 = 0x02;
 /// Largest counter a device may use (keeps the top bit clear: Grain-128a reads IV bit 0 as a mode bit).
 pub const MAX_COUNTER: u64 = (1 << 63) - 1;
 /// Largest frame the gateway accepts (bounds memory per message).
 pub const MAX_FRAME: usize = 256 * 1024;
 
+/// What a frame carries: the frame's type byte, and the usage label of its keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Proto {
+    Sensor = 1,
+    Video = 2,
+    ModbusToSlave = 3,
+    ModbusToMaster = 4,
+    Goose = 5,
+}
+
+impl Proto {
+    pub const ALL: [Proto; 5] =
+        [Proto::Sensor, Proto::Video, Proto::ModbusToSlave, Proto::ModbusToMaster, Proto::Goose];
+
+    /// The usage label in the cipher key's HKDF info.
+    pub fn label(self) -> &'static str {
+        match self {
+            Proto::Sensor => "sensor",
+            Proto::Video => "video",
+            Proto::ModbusToSlave => "modbus/m->s",
+            Proto::ModbusToMaster => "modbus/s->m",
+            Proto::Goose => "goose",
+        }
+    }
+
+    /// The protocol a device key is provisioned for (both Modbus directions are one pair's).
+    pub fn family(self) -> Family {
+        match self {
+            Proto::Sensor => Family::Sensor,
+            Proto::Video => Family::Video,
+            Proto::ModbusToSlave | Proto::ModbusToMaster => Family::Modbus,
+            Proto::Goose => Family::Goose,
+        }
+    }
+
+    pub fn from_byte(b: u8) -> Option<Proto> {
+        Proto::ALL.into_iter().find(|p| *p as u8 == b)
+    }
+}
+
+/// The protocol of a device key (`lwcbench link provision --protocol`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    Sensor,
+    Video,
+    Modbus,
+    Goose,
+}
+
+impl Family {
+    pub const ALL: [Family; 4] = [Family::Sensor, Family::Video, Family::Modbus, Family::Goose];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::Sensor => "sensor",
+            Family::Video => "video",
+            Family::Modbus => "modbus",
+            Family::Goose => "goose",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Family, String> {
+        Family::ALL
+            .into_iter()
+            .find(|f| f.label() == s)
+            .ok_or_else(|| format!("--protocol: '{}' is not sensor, video, modbus or goose", crate::input::shown(s)))
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
     pub version: u8,
+    pub proto: Proto,
     pub cipher: u8,
     pub flags: u8,
     pub device: u32,
     pub counter: u64,
 }
 
+/// Why a header did not parse.
+pub const OLD_VERSION: &str =
+    "frame version 1 or 2 is from before the key hierarchy: upgrade both ends (docs/link.md \"Upgrading\")";
+
 impl Header {
+    /// A version-3 header.
+    pub fn new(proto: Proto, cipher: u8, flags: u8, device: u32, counter: u64) -> Header {
+        Header { version: VERSION, proto, cipher, flags, device, counter }
+    }
+
     pub fn encode(&self) -> [u8; HEADER_LEN] {
         let mut h = [0u8; HEADER_LEN];
         h[0] = self.version;
-        h[1] = self.cipher;
-        h[2] = self.flags;
-        h[3..7].copy_from_slice(&self.device.to_be_bytes());
-        h[7..15].copy_from_slice(&self.counter.to_be_bytes());
+        h[1] = self.proto as u8;
+        h[2] = self.cipher;
+        h[3] = self.flags;
+        h[4..8].copy_from_slice(&self.device.to_be_bytes());
+        h[8..16].copy_from_slice(&self.counter.to_be_bytes());
         h
     }
 
-    /// Parse the header of a received frame. Only structure is checked here; the gateway checks
-    /// the cipher id, the device and the tag.
+    /// Parse the header of a received frame. Only structure is checked here; the receiver checks
+    /// the type, the cipher id, the device and the tag.
     pub fn parse(frame: &[u8]) -> Result<Header, &'static str> {
         if frame.len() > MAX_FRAME {
             return Err("frame larger than the 256 KiB limit");
         }
-        if frame.len() < HEADER_LEN {
-            return Err("frame shorter than its 15-byte header");
+        if frame.first().is_some_and(|&v| v == 1 || v == 2) {
+            return Err(OLD_VERSION);
         }
-        let h = Header {
-            version: frame[0],
-            cipher: frame[1],
-            flags: frame[2],
-            device: u32::from_be_bytes(frame[3..7].try_into().expect("4 bytes")),
-            counter: u64::from_be_bytes(frame[7..15].try_into().expect("8 bytes")),
-        };
-        if h.version != VERSION {
+        if frame.len() < HEADER_LEN {
+            return Err("frame shorter than its 16-byte header");
+        }
+        if frame[0] != VERSION {
             return Err("unknown frame version");
         }
-        if h.flags & !FLAG_UNAUTHENTICATED != 0 {
+        let proto = Proto::from_byte(frame[1]).ok_or("unknown frame type")?;
+        let h = Header {
+            version: frame[0],
+            proto,
+            cipher: frame[2],
+            flags: frame[3],
+            device: u32::from_be_bytes(frame[4..8].try_into().expect("4 bytes")),
+            counter: u64::from_be_bytes(frame[8..16].try_into().expect("8 bytes")),
+        };
+        let allowed =
+            if proto.family() == Family::Modbus { FLAG_UNAUTHENTICATED | FLAG_HANDSHAKE } else { FLAG_UNAUTHENTICATED };
+        if h.flags & !allowed != 0 {
             return Err("reserved flag bits set");
         }
         if h.counter > MAX_COUNTER {
@@ -92,28 +195,54 @@ mod tests {
     /// Bytes written out by hand from the layout table above.
     #[test]
     fn header_bytes_by_hand() {
-        let h = Header { version: 1, cipher: 7, flags: 0, device: 0x0102_0304, counter: 0x1122_3344_5566_7788 };
+        let h = Header::new(Proto::Goose, 7, 0, 0x0102_0304, 0x1122_3344_5566_7788);
         assert_eq!(
             h.encode(),
-            [0x01, 0x07, 0x00, 0x01, 0x02, 0x03, 0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88]
+            [0x03, 0x05, 0x07, 0x00, 0x01, 0x02, 0x03, 0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88]
         );
         assert_eq!(Header::parse(&h.encode()).unwrap(), h);
+        let labels: Vec<&str> = Proto::ALL.iter().map(|p| p.label()).collect();
+        assert_eq!(labels, ["sensor", "video", "modbus/m->s", "modbus/s->m", "goose"]);
+        assert_eq!(Proto::ALL.map(|p| p as u8), [1, 2, 3, 4, 5]);
     }
 
     #[test]
     fn parse_refuses_bad_structure() {
-        let h = Header { version: 1, cipher: 1, flags: 0, device: 9, counter: 5 }.encode();
-        assert!(Header::parse(&h[..14]).is_err());
-        let mut v = h;
-        v[0] = 2;
-        assert!(Header::parse(&v).is_err());
+        let h = Header::new(Proto::Sensor, 1, 0, 9, 5).encode();
+        assert!(Header::parse(&h[..15]).is_err());
         let mut f = h;
-        f[2] = 0x02;
-        assert!(Header::parse(&f).is_err());
+        f[3] = 0x02; // the handshake bit is Modbus's only
+        assert_eq!(Header::parse(&f), Err("reserved flag bits set"));
+        let mut m = Header::new(Proto::ModbusToSlave, 1, 0, 9, 5).encode();
+        m[3] = 0x02;
+        assert!(Header::parse(&m).is_ok());
+        m[3] = 0x04;
+        assert!(Header::parse(&m).is_err());
         let mut c = h;
-        c[7] = 0x80;
+        c[8] = 0x80;
         assert!(Header::parse(&c).is_err());
+        for t in [0u8, 6, 255] {
+            let mut u = h;
+            u[1] = t;
+            assert_eq!(Header::parse(&u), Err("unknown frame type"));
+        }
         assert!(Header::parse(&vec![0u8; MAX_FRAME + 1]).is_err());
+    }
+
+    /// A version-1 frame (the 15-byte header before the key hierarchy; bytes from the old
+    /// layout: version, cipher, flags, device, counter) and a version-2 video part are refused
+    /// with the upgrade path.
+    #[test]
+    fn old_versions_are_refused_with_the_upgrade_path() {
+        let v1 = [0x01, 0x07, 0x00, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 9, 0xAA, 0xBB];
+        assert_eq!(Header::parse(&v1), Err(OLD_VERSION));
+        let mut v2 = [0u8; 40];
+        v2[0] = 2;
+        assert_eq!(Header::parse(&v2), Err(OLD_VERSION));
+        assert!(OLD_VERSION.contains("docs/link.md"));
+        let mut v4 = Header::new(Proto::Sensor, 1, 0, 9, 5).encode();
+        v4[0] = 4;
+        assert_eq!(Header::parse(&v4), Err("unknown frame version"));
     }
 
     #[test]

@@ -1,16 +1,23 @@
-//! Device keys: one master key in a 0600 key file the tool writes, and per-device keys derived
-//! from it with HKDF-SHA256 (RFC 5869):
+//! The link's key hierarchy (docs/security.md "Key hierarchy"): a master key that only gateways
+//! hold, a device key per (protocol, device) that `lwcbench link provision` writes for one device
+//! or Modbus proxy pair, and a cipher key per (usage, cipher) under each device key — all
+//! HKDF-SHA256 (RFC 5869) with labelled `info`:
 //!
 //! ```text
-//! key(device, cipher) = HKDF-SHA256(salt = "lwcbench-link v1", IKM = master key (32 bytes),
-//!                                   info = "lwcbench-link device key" ‖ 0x00 ‖ cipher id (1 byte) ‖ device id (u32 BE),
-//!                                   L = the cipher's key length)
+//! device key   = HKDF(salt = "lwcbench-link v3", IKM = master key (32 bytes),
+//!                     info = "lwcbench-link device key" ‖ 0x00 ‖ protocol ‖ 0x00 ‖ device id (u32 BE), L = 32)
+//! cipher key   = HKDF(salt = "lwcbench-link v3", IKM = device key,
+//!                     info = "lwcbench-link cipher key" ‖ 0x00 ‖ usage ‖ 0x00 ‖ cipher id (1 byte), L = key length)
 //! ```
-//! The cipher id is part of `info` so one device never uses the same key with two algorithms.
-//! The key's fingerprint (recorded in counter state files, never secret-bearing) is
-//! `HKDF-SHA256(salt = "lwcbench-link v1", IKM = master key, info = "lwcbench-link key id", L = 16)`.
-//! Key file: two lines, `lwcbench-link-master-key v1` and 64 hex digits; mode 0600 (refused if
-//! group or others may read it).
+//! protocol ∈ {sensor, video, modbus, goose} (for Modbus the device id is the proxy pair);
+//! usage ∈ {sensor, video, modbus/m->s, modbus/s->m, goose} (the frame's type, [`Proto::label`]).
+//! So one device never uses one key with two algorithms or two protocols, and a device key
+//! file yields its own device's keys only (HKDF is one-way: it cannot give the master).
+//! A key's fingerprint (recorded in counter state files, never secret-bearing) is
+//! `HKDF-SHA256(salt = "lwcbench-link v1", IKM = the key, info = "lwcbench-link key id", L = 16)`.
+//! Master key file: two lines, `lwcbench-link-master-key v1` and 64 hex digits. Device key file:
+//! `lwcbench-link-device-key v1`, then `protocol P`, `device N`, `ciphers all|ID,ID..`,
+//! `master FINGERPRINT`, `key HEX`. Both mode 0600 (refused if group or others may read them).
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
@@ -19,10 +26,86 @@ use hkdf::Hkdf;
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
+use crate::wire::frame::{Family, Proto};
+
 pub const KEYFILE_MAGIC: &str = "lwcbench-link-master-key v1";
+pub const DEVICE_KEYFILE_MAGIC: &str = "lwcbench-link-device-key v1";
+/// Salt of the fingerprint (unchanged since v1, so existing counter states keep their key).
 pub const SALT: &[u8] = b"lwcbench-link v1";
-pub const INFO_PREFIX: &[u8] = b"lwcbench-link device key";
+/// Salt of the hierarchy's derivations.
+pub const SALT_V3: &[u8] = b"lwcbench-link v3";
+pub const DEVICE_INFO: &[u8] = b"lwcbench-link device key";
+pub const CIPHER_INFO: &[u8] = b"lwcbench-link cipher key";
 pub const ID_INFO: &[u8] = b"lwcbench-link key id";
+
+/// A key with a fingerprint: what a counter or replay state file is bound to.
+pub trait Fingerprinted {
+    /// 32 hex digits naming the key without revealing it.
+    fn fingerprint(&self) -> String;
+}
+
+impl Fingerprinted for MasterKey {
+    fn fingerprint(&self) -> String {
+        MasterKey::fingerprint(self)
+    }
+}
+
+impl Fingerprinted for DeviceKey {
+    fn fingerprint(&self) -> String {
+        DeviceKey::fingerprint(self)
+    }
+}
+
+impl Fingerprinted for LinkKey {
+    fn fingerprint(&self) -> String {
+        LinkKey::fingerprint(self)
+    }
+}
+
+/// Where cipher keys come from: a master (any device's), a device key (its own only).
+pub trait KeySource: Fingerprinted {
+    /// The key of cipher `cipher` (`len` bytes) for frames of type `proto` of `device` (for
+    /// Modbus: the proxy pair).
+    fn cipher_key(&self, proto: Proto, device: u32, cipher: u8, len: usize) -> Result<Zeroizing<Vec<u8>>, String>;
+}
+
+impl KeySource for MasterKey {
+    fn cipher_key(&self, proto: Proto, device: u32, cipher: u8, len: usize) -> Result<Zeroizing<Vec<u8>>, String> {
+        Ok(MasterKey::cipher_key(self, proto, device, cipher, len))
+    }
+}
+
+impl KeySource for DeviceKey {
+    fn cipher_key(&self, proto: Proto, device: u32, cipher: u8, len: usize) -> Result<Zeroizing<Vec<u8>>, String> {
+        DeviceKey::cipher_key(self, proto, device, cipher, len)
+    }
+}
+
+impl KeySource for LinkKey {
+    fn cipher_key(&self, proto: Proto, device: u32, cipher: u8, len: usize) -> Result<Zeroizing<Vec<u8>>, String> {
+        LinkKey::cipher_key(self, proto, device, cipher, len)
+    }
+}
+
+/// HKDF-SHA256 expand of `ikm` under `SALT_V3` with info `prefix ‖ 0 ‖ label ‖ 0 ‖ tail`.
+fn derive(ikm: &[u8], prefix: &[u8], label: &str, tail: &[u8], len: usize) -> Zeroizing<Vec<u8>> {
+    let hk = Hkdf::<Sha256>::new(Some(SALT_V3), ikm);
+    let mut info = Vec::with_capacity(prefix.len() + label.len() + 2 + tail.len());
+    info.extend_from_slice(prefix);
+    info.push(0);
+    info.extend_from_slice(label.as_bytes());
+    info.push(0);
+    info.extend_from_slice(tail);
+    let mut okm = Zeroizing::new(vec![0u8; len]);
+    hk.expand(&info, &mut okm).expect("key lengths are far below HKDF's 255*32 limit");
+    okm
+}
+
+fn fingerprint_of(key: &[u8]) -> String {
+    let mut id = [0u8; 16];
+    Hkdf::<Sha256>::new(Some(SALT), key).expand(ID_INFO, &mut id).expect("16 bytes");
+    hex::encode(id)
+}
 
 pub struct MasterKey(Zeroizing<[u8; 32]>);
 
@@ -43,80 +126,51 @@ impl MasterKey {
         MasterKey(k)
     }
 
-    /// The key of `device` for the cipher with frame id `cipher`, `len` bytes.
-    pub fn device_key(&self, cipher: u8, device: u32, len: usize) -> Zeroizing<Vec<u8>> {
-        let hk = Hkdf::<Sha256>::new(Some(SALT), &self.0[..]);
-        let mut info = Vec::with_capacity(INFO_PREFIX.len() + 6);
-        info.extend_from_slice(INFO_PREFIX);
-        info.push(0);
-        info.push(cipher);
-        info.extend_from_slice(&device.to_be_bytes());
-        let mut okm = Zeroizing::new(vec![0u8; len]);
-        hk.expand(&info, &mut okm).expect("key lengths are far below HKDF's 255*32 limit");
-        okm
+    /// The device key of (`family`, `device`) — what `lwcbench link provision` writes.
+    pub fn device(&self, family: Family, device: u32) -> DeviceKey {
+        let k = derive(&self.0[..], DEVICE_INFO, family.label(), &device.to_be_bytes(), 32);
+        let mut key = Zeroizing::new([0u8; 32]);
+        key.copy_from_slice(&k);
+        DeviceKey { key, family, device, ciphers: None, master: self.fingerprint() }
+    }
+
+    /// The key of the cipher with frame id `cipher`, `len` bytes, for frames of type `proto` of
+    /// `device` (for Modbus: the proxy pair).
+    pub fn cipher_key(&self, proto: Proto, device: u32, cipher: u8, len: usize) -> Zeroizing<Vec<u8>> {
+        self.device(proto.family(), device).derive_cipher_key(proto, cipher, len)
     }
 
     /// The key's id: 16 HKDF bytes under their own info label (hex), which names the key in a
     /// counter state file without revealing it.
     pub fn fingerprint(&self) -> String {
-        let mut id = [0u8; 16];
-        Hkdf::<Sha256>::new(Some(SALT), &self.0[..]).expand(ID_INFO, &mut id).expect("16 bytes");
-        hex::encode(id)
+        fingerprint_of(&self.0[..])
     }
 
     /// Write a new key file with mode 0600; refuses to overwrite an existing file.
     pub fn write_new(&self, path: &Path) -> Result<(), String> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)
-            .map_err(|e| format!("--key-file: cannot create {}: {e}", path.display()))?;
         let mut text = Zeroizing::new(format!("{KEYFILE_MAGIC}\n"));
         text.push_str(&hex::encode(&self.0[..]));
         text.push('\n');
-        f.write_all(text.as_bytes())
-            .and_then(|_| f.sync_all())
-            .map_err(|e| format!("--key-file: cannot write {}: {e}", path.display()))
+        write_key_file(path, &text)
     }
 
-    /// Read a key file; errors name the file and line.
+    /// Read a master key file; errors name the file and line. A device key file is refused:
+    /// only a gateway holds the master.
     pub fn read(path: &Path) -> Result<MasterKey, String> {
-        use std::io::Read;
-        let p = path.display();
-        // Non-blocking open: a FIFO would otherwise block the open for ever. The type is then
-        // checked on the opened file (no window for a swap between a check and the open).
-        let mut f = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-            .open(path)
-            .map_err(|e| format!("--key-file: {p}: {e}"))?;
-        let meta = f.metadata().map_err(|e| format!("--key-file: {p}: {e}"))?;
-        if !meta.is_file() {
-            return Err(format!("--key-file: {p} is {}, not a regular file", file_type_name(&meta.file_type())));
+        match LinkKey::read(path)? {
+            LinkKey::Master(m) => Ok(m),
+            LinkKey::Device(d) => Err(format!(
+                "--key-file: {} is the device key of {} {}; this command runs a gateway and needs the master key",
+                path.display(),
+                d.family.label(),
+                d.device
+            )),
         }
-        if meta.len() > 4096 {
-            return Err(format!("--key-file: {p}: too large to be a key file"));
-        }
-        if meta.permissions().mode() & 0o077 != 0 {
-            return Err(format!(
-                "--key-file: {p}: mode {:o} lets group or others read the key (chmod 600 it)",
-                meta.permissions().mode() & 0o777
-            ));
-        }
-        let mut raw = Zeroizing::new(Vec::with_capacity(4097));
-        (&mut f).take(4097).read_to_end(&mut raw).map_err(|e| format!("--key-file: {p}: {e}"))?;
-        if raw.len() > 4096 {
-            return Err(format!("--key-file: {p}: too large to be a key file"));
-        }
-        let text = Zeroizing::new(
-            String::from_utf8(std::mem::take(&mut *raw))
-                .map_err(|_| format!("--key-file: {p}: line 1: expected '{KEYFILE_MAGIC}'"))?,
-        );
+    }
+
+    fn parse(p: &str, text: &str) -> Result<MasterKey, String> {
         let mut lines = text.lines();
-        if lines.next().map(str::trim) != Some(KEYFILE_MAGIC) {
-            return Err(format!("--key-file: {p}: line 1: expected '{KEYFILE_MAGIC}'"));
-        }
+        lines.next();
         let hexline = lines.next().unwrap_or("").trim();
         let mut k = Zeroizing::new([0u8; 32]);
         if hexline.len() != 64 || hex::decode_to_slice(hexline, &mut k[..]).is_err() {
@@ -127,6 +181,285 @@ impl MasterKey {
         }
         Ok(MasterKey(k))
     }
+}
+
+/// Create `path` with mode 0600 and write `text`; an existing file is never overwritten.
+fn write_key_file(path: &Path, text: &str) -> Result<(), String> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| format!("--key-file: cannot create {}: {e}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .and_then(|_| f.sync_all())
+        .map_err(|e| format!("--key-file: cannot write {}: {e}", path.display()))
+}
+
+/// The text of a key file: a regular file, mode 0600 (no group/other access), at most 4 KiB,
+/// UTF-8; opened without blocking so a FIFO is named instead of waited on.
+fn read_key_text(path: &Path) -> Result<Zeroizing<String>, String> {
+    use std::io::Read;
+    let p = path.display();
+    // Non-blocking open: a FIFO would otherwise block the open for ever. The type is then
+    // checked on the opened file (no window for a swap between a check and the open).
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| format!("--key-file: {p}: {e}"))?;
+    let meta = f.metadata().map_err(|e| format!("--key-file: {p}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("--key-file: {p} is {}, not a regular file", file_type_name(&meta.file_type())));
+    }
+    if meta.len() > 4096 {
+        return Err(format!("--key-file: {p}: too large to be a key file"));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(format!(
+            "--key-file: {p}: mode {:o} lets group or others read the key (chmod 600 it)",
+            meta.permissions().mode() & 0o777
+        ));
+    }
+    let mut raw = Zeroizing::new(Vec::with_capacity(4097));
+    (&mut f).take(4097).read_to_end(&mut raw).map_err(|e| format!("--key-file: {p}: {e}"))?;
+    if raw.len() > 4096 {
+        return Err(format!("--key-file: {p}: too large to be a key file"));
+    }
+    let text = String::from_utf8(std::mem::take(&mut *raw))
+        .map_err(|_| format!("--key-file: {p}: line 1: expected '{KEYFILE_MAGIC}' or '{DEVICE_KEYFILE_MAGIC}'"))?;
+    Ok(Zeroizing::new(text))
+}
+
+/// One device's key (or one Modbus proxy pair's), as `lwcbench link provision` writes it: it
+/// yields the cipher keys of its own protocol and device, for the ciphers it lists, and nothing else.
+pub struct DeviceKey {
+    key: Zeroizing<[u8; 32]>,
+    pub family: Family,
+    pub device: u32,
+    /// Cipher ids the key may be used with (`None`: every link cipher).
+    pub ciphers: Option<Vec<u8>>,
+    /// The fingerprint of the master it was derived from (names the gateway's key).
+    pub master: String,
+}
+
+impl std::fmt::Debug for DeviceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceKey({} {}, <redacted>)", self.family.label(), self.device)
+    }
+}
+
+impl DeviceKey {
+    /// Limit the key to these cipher ids.
+    pub fn with_ciphers(mut self, ciphers: Option<Vec<u8>>) -> DeviceKey {
+        self.ciphers = ciphers;
+        self
+    }
+
+    fn derive_cipher_key(&self, proto: Proto, cipher: u8, len: usize) -> Zeroizing<Vec<u8>> {
+        derive(&self.key[..], CIPHER_INFO, proto.label(), &[cipher], len)
+    }
+
+    /// The cipher key for frames of type `proto` of `device` with cipher `cipher`; refused for
+    /// another protocol, device or a cipher outside the key's set.
+    pub fn cipher_key(&self, proto: Proto, device: u32, cipher: u8, len: usize) -> Result<Zeroizing<Vec<u8>>, String> {
+        if proto.family() != self.family {
+            return Err(format!(
+                "--key-file: the device key is for {} frames, not {}",
+                self.family.label(),
+                proto.family().label()
+            ));
+        }
+        if device != self.device {
+            return Err(format!(
+                "the device key is {} {}'s; it cannot seal or open as {device}",
+                self.family.label(),
+                self.device
+            ));
+        }
+        if let Some(set) = &self.ciphers {
+            if !set.contains(&cipher) {
+                return Err(format!("--cipher: id {cipher} is not in the device key's cipher set {set:?}"));
+            }
+        }
+        Ok(self.derive_cipher_key(proto, cipher, len))
+    }
+
+    /// The fingerprint of this device key (its counter state is bound to it).
+    pub fn fingerprint(&self) -> String {
+        fingerprint_of(&self.key[..])
+    }
+
+    /// Write the device key file (mode 0600, never over an existing file).
+    pub fn write_new(&self, path: &Path) -> Result<(), String> {
+        let ciphers = match &self.ciphers {
+            None => "all".to_string(),
+            Some(v) => v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
+        };
+        let mut text = Zeroizing::new(format!(
+            "{DEVICE_KEYFILE_MAGIC}\nprotocol {}\ndevice {}\nciphers {ciphers}\nmaster {}\nkey ",
+            self.family.label(),
+            self.device,
+            self.master
+        ));
+        text.push_str(&hex::encode(&self.key[..]));
+        text.push('\n');
+        write_key_file(path, &text)
+    }
+
+    fn parse(p: &str, text: &str) -> Result<DeviceKey, String> {
+        let mut lines = text.lines().enumerate().skip(1);
+        let mut field = |name: &str| -> Result<(usize, String), String> {
+            let (i, l) = lines.next().ok_or_else(|| format!("--key-file: {p}: ends before its '{name}' line"))?;
+            let v = l
+                .trim()
+                .strip_prefix(name)
+                .and_then(|r| r.strip_prefix(' '))
+                .ok_or_else(|| format!("--key-file: {p}: line {}: expected '{name} ...'", i + 1))?;
+            Ok((i + 1, v.trim().to_string()))
+        };
+        let (ln, proto) = field("protocol")?;
+        let family = Family::parse(&proto).map_err(|e| format!("--key-file: {p}: line {ln}: {e}"))?;
+        let (ln, dev) = field("device")?;
+        let device = dev
+            .parse::<u32>()
+            .map_err(|_| format!("--key-file: {p}: line {ln}: '{}' is not a device id", crate::input::shown(&dev)))?;
+        let (ln, cs) = field("ciphers")?;
+        let ciphers = if cs == "all" {
+            None
+        } else {
+            let v: Result<Vec<u8>, _> = cs.split(',').map(|c| c.trim().parse::<u8>()).collect();
+            Some(v.map_err(|_| {
+                format!("--key-file: {p}: line {ln}: expected 'all' or cipher ids 0..=255 separated by commas")
+            })?)
+        };
+        let (ln, master) = field("master")?;
+        if master.len() != 32 || !master.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("--key-file: {p}: line {ln}: expected the master's 32-hex-digit fingerprint"));
+        }
+        let (ln, hexkey) = field("key")?;
+        let mut key = Zeroizing::new([0u8; 32]);
+        if hexkey.len() != 64 || hex::decode_to_slice(&hexkey, &mut key[..]).is_err() {
+            return Err(format!("--key-file: {p}: line {ln}: expected 64 hex digits (a 256-bit device key)"));
+        }
+        if let Some((i, _)) = lines.find(|(_, l)| !l.trim().is_empty()) {
+            return Err(format!("--key-file: {p}: line {}: unexpected content after the key", i + 1));
+        }
+        Ok(DeviceKey { key, family, device, ciphers, master })
+    }
+}
+
+/// What a key file holds: the master (gateways) or one device's key (devices, Modbus proxies).
+#[derive(Debug)]
+pub enum LinkKey {
+    Master(MasterKey),
+    Device(DeviceKey),
+}
+
+impl LinkKey {
+    /// Read either kind of key file; errors name the file and line.
+    pub fn read(path: &Path) -> Result<LinkKey, String> {
+        let text = read_key_text(path)?;
+        let p = path.display().to_string();
+        match text.lines().next().map(str::trim) {
+            Some(KEYFILE_MAGIC) => Ok(LinkKey::Master(MasterKey::parse(&p, &text)?)),
+            Some(DEVICE_KEYFILE_MAGIC) => Ok(LinkKey::Device(DeviceKey::parse(&p, &text)?)),
+            _ => Err(format!("--key-file: {p}: line 1: expected '{KEYFILE_MAGIC}' or '{DEVICE_KEYFILE_MAGIC}'")),
+        }
+    }
+
+    pub fn fingerprint(&self) -> String {
+        match self {
+            LinkKey::Master(m) => m.fingerprint(),
+            LinkKey::Device(d) => d.fingerprint(),
+        }
+    }
+
+    /// The cipher key of (`proto`, `device`, `cipher`): any from the master, the device's own
+    /// from a device key.
+    pub fn cipher_key(&self, proto: Proto, device: u32, cipher: u8, len: usize) -> Result<Zeroizing<Vec<u8>>, String> {
+        match self {
+            LinkKey::Master(m) => Ok(m.cipher_key(proto, device, cipher, len)),
+            LinkKey::Device(d) => d.cipher_key(proto, device, cipher, len),
+        }
+    }
+
+    /// The master, for a command that runs a gateway (`what` names it in the error).
+    pub fn into_master(self, path: &Path, what: &str) -> Result<MasterKey, String> {
+        match self {
+            LinkKey::Master(m) => Ok(m),
+            LinkKey::Device(d) => Err(format!(
+                "--key-file: {} is the device key of {} {}; {what} needs the master key",
+                path.display(),
+                d.family.label(),
+                d.device
+            )),
+        }
+    }
+
+    /// The device key, for a device or proxy process: a master key is refused (a device holds
+    /// its own key only; `lwcbench link provision` writes it).
+    pub fn into_device(self, path: &Path, family: Family) -> Result<DeviceKey, String> {
+        match self {
+            LinkKey::Device(d) if d.family == family => Ok(d),
+            LinkKey::Device(d) => Err(format!(
+                "--key-file: {} is a {} device key; this command needs a {} one",
+                path.display(),
+                d.family.label(),
+                family.label()
+            )),
+            LinkKey::Master(_) => Err(format!(
+                "--key-file: {} is a master key; a device holds only its own key: \
+                 lwcbench link provision --key-file MASTER --protocol {} --device N --out DEVICE.key",
+                path.display(),
+                family.label()
+            )),
+        }
+    }
+}
+
+/// Where master keys live when no `--key-file` is given: `$LWCBENCH_KEY_DIR`, else
+/// `$XDG_CONFIG_HOME/lwcbench/link-keys`, else `~/.config/lwcbench/link-keys` (made mode 0700).
+/// Never inside a results directory: results are shared and archived, a key must not travel
+/// with them.
+pub fn key_dir() -> Result<std::path::PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
+    let dir = match (env("LWCBENCH_KEY_DIR"), env("XDG_CONFIG_HOME"), env("HOME")) {
+        (Some(d), _, _) => d,
+        (None, Some(x), _) => x.join("lwcbench/link-keys"),
+        (None, None, Some(h)) => h.join(".config/lwcbench/link-keys"),
+        (None, None, None) => {
+            return Err(
+                "no --key-file, and neither LWCBENCH_KEY_DIR, XDG_CONFIG_HOME nor HOME is set: give --key-file".into()
+            )
+        }
+    };
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(|e| {
+        format!("key directory {}: cannot create it: {e} (set LWCBENCH_KEY_DIR or give --key-file)", dir.display())
+    })?;
+    Ok(dir)
+}
+
+/// The master key of a run into `out` when no `--key-file` is given: in [`key_dir`], named
+/// after the output directory (`NAME-HASH.key`, HASH = the first 16 hex digits of SHA-256 of
+/// its absolute path), so a `--force` rerun into one directory continues one key and its
+/// counters, while runs into other directories never share one.
+pub fn default_key_for(out: &Path) -> Result<std::path::PathBuf, String> {
+    use sha2::Digest;
+    let abs = std::path::absolute(out).map_err(|e| format!("--out {}: {e}", out.display()))?;
+    let hash = hex::encode(&Sha256::digest(abs.as_os_str().as_encoded_bytes())[..8]);
+    let name: String = abs
+        .file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+                .take(64)
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(key_dir()?.join(format!("{name}-{hash}.key")))
 }
 
 /// What a file that is not a regular file is, for an error line.
@@ -166,11 +499,88 @@ mod tests {
             hex::encode(okm),
             "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"
         );
+    }
+
+    /// The hierarchy's keys: expected values computed independently with Python's
+    /// hmac/hashlib (RFC 5869 extract + expand) from the layout in the module comment.
+    #[test]
+    fn hierarchy_matches_an_independent_hkdf() {
         let m = MasterKey::from_bytes([7; 32]);
-        let a = m.device_key(1, 0, 16);
-        assert_ne!(*a, *m.device_key(1, 1, 16));
-        assert_ne!(*a, *m.device_key(2, 0, 16));
-        assert_eq!(*a, *m.device_key(1, 0, 16));
+        let dk = m.device(Family::Sensor, 40);
+        assert_eq!(hex::encode(&dk.key[..]), "d3007caddcf3875ea7ee6b27de2432a07395c620003ff637a41b64541603d611");
+        assert_eq!(hex::encode(&m.cipher_key(Proto::Sensor, 40, 1, 16)[..]), "98422c4b49f5f8c7dee92d696b08250f");
+        assert_eq!(
+            hex::encode(&m.cipher_key(Proto::ModbusToMaster, 2, 11, 32)[..]),
+            "e6d1ac6b5b7780c0cf14e747313d7d99089f16ac14ae9b9ce5ef3355262f014a"
+        );
+    }
+
+    /// Every pair of usages, devices and ciphers gives different keys; a device key gives the
+    /// master's keys for its own device and protocol and refuses every other device, protocol
+    /// and cipher outside its set.
+    #[test]
+    fn keys_are_separated_and_a_device_key_yields_only_its_own() {
+        let m = MasterKey::from_bytes([7; 32]);
+        let mut seen = std::collections::HashSet::new();
+        for p in Proto::ALL {
+            for d in [0u32, 1, 257] {
+                for c in [1u8, 11] {
+                    assert!(seen.insert(m.cipher_key(p, d, c, 16).to_vec()), "{p:?} {d} {c} repeats a key");
+                }
+            }
+        }
+        let dk = m.device(Family::Sensor, 257).with_ciphers(Some(vec![1]));
+        assert_eq!(*dk.cipher_key(Proto::Sensor, 257, 1, 16).unwrap(), *m.cipher_key(Proto::Sensor, 257, 1, 16));
+        assert!(dk.cipher_key(Proto::Sensor, 256, 1, 16).unwrap_err().contains("cannot seal or open as 256"));
+        assert!(dk.cipher_key(Proto::Goose, 257, 1, 16).unwrap_err().contains("not goose"));
+        assert!(dk.cipher_key(Proto::Sensor, 257, 11, 16).unwrap_err().contains("cipher set"));
+        let mb = m.device(Family::Modbus, 3);
+        assert_eq!(
+            *mb.cipher_key(Proto::ModbusToSlave, 3, 1, 16).unwrap(),
+            *m.cipher_key(Proto::ModbusToSlave, 3, 1, 16)
+        );
+        assert_eq!(
+            *mb.cipher_key(Proto::ModbusToMaster, 3, 1, 16).unwrap(),
+            *m.cipher_key(Proto::ModbusToMaster, 3, 1, 16)
+        );
+        assert_ne!(dk.fingerprint(), m.fingerprint());
+        assert_eq!(dk.master, m.fingerprint());
+    }
+
+    #[test]
+    fn device_key_file_roundtrip_and_errors() {
+        let d = tempfile::tempdir().unwrap();
+        let m = MasterKey::from_bytes([9; 32]);
+        let p = d.path().join("dev.key");
+        m.device(Family::Goose, 0x0101).with_ciphers(Some(vec![1, 11])).write_new(&p).unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            text.starts_with("lwcbench-link-device-key v1\nprotocol goose\ndevice 257\nciphers 1,11\nmaster "),
+            "{text}"
+        );
+        let LinkKey::Device(back) = LinkKey::read(&p).unwrap() else { panic!("not a device key") };
+        assert_eq!((back.family, back.device, back.ciphers.clone()), (Family::Goose, 257, Some(vec![1, 11])));
+        assert_eq!(*back.cipher_key(Proto::Goose, 257, 11, 16).unwrap(), *m.cipher_key(Proto::Goose, 257, 11, 16));
+        let e = MasterKey::read(&p).unwrap_err();
+        assert!(e.contains("device key of goose 257") && e.contains("needs the master key"), "{e}");
+        let mp = d.path().join("master.key");
+        m.write_new(&mp).unwrap();
+        let e = LinkKey::read(&mp).unwrap().into_device(&mp, Family::Sensor).unwrap_err();
+        assert!(e.contains("is a master key") && e.contains("link provision"), "{e}");
+        let bad = d.path().join("bad");
+        for (body, want) in [
+            ("protocol sensor\ndevice x\n", "line 3: 'x' is not a device id"),
+            ("protocol radio\n", "line 2: --protocol: 'radio'"),
+            ("device 1\n", "line 2: expected 'protocol ...'"),
+            ("protocol sensor\ndevice 1\nciphers 1,300\n", "line 4: expected 'all' or cipher ids"),
+        ] {
+            let _ = std::fs::remove_file(&bad);
+            std::fs::write(&bad, format!("{DEVICE_KEYFILE_MAGIC}\n{body}")).unwrap();
+            std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o600)).unwrap();
+            let e = LinkKey::read(&bad).unwrap_err();
+            assert!(e.contains(want), "{body:?}: {e}");
+        }
     }
 
     /// The fingerprint is HKDF with its own info label: expected values computed independently
@@ -180,7 +590,7 @@ mod tests {
         assert_eq!(MasterKey::from_bytes([7; 32]).fingerprint(), "32f4fc68107ab4dd67b987d1614f906b");
         assert_eq!(MasterKey::from_bytes([8; 32]).fingerprint(), "4522d92be3296147132c72dd4fb8d592");
         let m = MasterKey::from_bytes([7; 32]);
-        assert_ne!(m.fingerprint(), hex::encode(&m.device_key(0, 0, 16)[..]));
+        assert_ne!(m.fingerprint(), hex::encode(&m.cipher_key(Proto::Sensor, 0, 0, 16)[..]));
     }
 
     #[test]
@@ -191,7 +601,7 @@ mod tests {
         m.write_new(&p).unwrap();
         assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
         let again = MasterKey::read(&p).unwrap();
-        assert_eq!(*m.device_key(3, 4, 32), *again.device_key(3, 4, 32));
+        assert_eq!(*m.cipher_key(Proto::Video, 4, 3, 32), *again.cipher_key(Proto::Video, 4, 3, 32));
         assert!(m.write_new(&p).is_err(), "never overwrites a key file");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(MasterKey::read(&p).unwrap_err().contains("mode 644"));
@@ -200,6 +610,7 @@ mod tests {
         std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert!(MasterKey::read(&bad).unwrap_err().contains("line 2"));
         std::fs::write(&bad, "hello\n").unwrap();
+        std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert!(MasterKey::read(&bad).unwrap_err().contains("line 1"));
     }
 

@@ -14,7 +14,8 @@ use lwcbench_core::{Aead, StreamCipher};
 use poly1305::universal_hash::{KeyInit, UniversalHash};
 use zeroize::{Zeroize, Zeroizing};
 
-use crate::wire::frame::{self, Header, HEADER_LEN};
+use crate::wire::frame::{self, Header, Proto, HEADER_LEN};
+use crate::wire::keys::{KeySource, MasterKey};
 
 /// Smallest key the link takes without `--unsafe-short-key`, in bits (NIST SP 800-131A's floor).
 pub const MIN_KEY_BITS: usize = 112;
@@ -180,6 +181,8 @@ pub enum OpenError {
 /// One device's cipher instance under its key; seals (device side) and opens (gateway side).
 pub struct Keyed {
     pub suite: Suite,
+    /// The frames' type (written by [`Keyed::seal`]; the key is this protocol's).
+    pub proto: Proto,
     inst: Inst,
     unauthenticated: bool,
     nonce: Vec<u8>,
@@ -194,7 +197,31 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 impl Keyed {
-    pub fn new(suite: &Suite, key: &[u8], unauthenticated: bool) -> Result<Keyed, String> {
+    /// The instance of `suite` under the cipher key of (`proto`, `device`) from `key` (a master
+    /// gives any device's; a device key its own only).
+    pub fn derived(
+        suite: &Suite,
+        key: &impl KeySource,
+        proto: Proto,
+        device: u32,
+        unauthenticated: bool,
+    ) -> Result<Keyed, String> {
+        Keyed::new(suite, &key.cipher_key(proto, device, suite.id, suite.key_len())?, proto, unauthenticated)
+    }
+
+    /// [`Keyed::derived`] from a master key (gateways).
+    pub fn from_master(
+        suite: &Suite,
+        master: &MasterKey,
+        proto: Proto,
+        device: u32,
+        unauthenticated: bool,
+    ) -> Result<Keyed, String> {
+        Keyed::new(suite, &master.cipher_key(proto, device, suite.id, suite.key_len()), proto, unauthenticated)
+    }
+
+    /// The instance of `suite` under the raw cipher key `key`.
+    pub fn new(suite: &Suite, key: &[u8], proto: Proto, unauthenticated: bool) -> Result<Keyed, String> {
         if unauthenticated && suite.kind == Kind::Aead {
             return Err(format!(
                 "--unsafe-no-integrity: {} is an AEAD; the confidentiality-only mode exists only for stream ciphers",
@@ -216,7 +243,7 @@ impl Keyed {
             _ => return Err(format!("{} is neither an AEAD nor a stream cipher", suite.name())),
         };
         let nonce = vec![0u8; suite.entry.info.iv_bytes()];
-        Ok(Keyed { suite: suite.clone(), inst, unauthenticated, nonce })
+        Ok(Keyed { suite: suite.clone(), proto, inst, unauthenticated, nonce })
     }
 
     pub fn tag_len(&self) -> usize {
@@ -259,14 +286,8 @@ impl Keyed {
 
     /// Append the frame for (device, counter, reading) to `out` (cleared first).
     pub fn seal(&mut self, device: u32, counter: u64, reading: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        let hdr = Header {
-            version: frame::VERSION,
-            cipher: self.suite.id,
-            flags: if self.unauthenticated { frame::FLAG_UNAUTHENTICATED } else { 0 },
-            device,
-            counter,
-        }
-        .encode();
+        let flags = if self.unauthenticated { frame::FLAG_UNAUTHENTICATED } else { 0 };
+        let hdr = Header::new(self.proto, self.suite.id, flags, device, counter).encode();
         self.seal_with_header(&hdr, device, counter, reading, out)
     }
 
@@ -417,7 +438,7 @@ mod tests {
         let s = find("ChaCha20/rustcrypto").unwrap();
         assert_eq!(s.kind, Kind::StreamPoly1305);
         let key = [0x42u8; 32];
-        let mut k = Keyed::new(&s, &key, false).unwrap();
+        let mut k = Keyed::new(&s, &key, Proto::Sensor, false).unwrap();
         for len in [0usize, 1, 15, 16, 17, 64, 100] {
             let reading: Vec<u8> = (0..len as u8).collect();
             let mut f = Vec::new();
@@ -435,12 +456,12 @@ mod tests {
     fn aead_path_chacha20poly1305_matches_crate() {
         let s = find("ChaCha20-Poly1305/rustcrypto").unwrap();
         let key = [9u8; 32];
-        let mut k = Keyed::new(&s, &key, false).unwrap();
+        let mut k = Keyed::new(&s, &key, Proto::Sensor, false).unwrap();
         let mut f = Vec::new();
         k.seal(5, 1234, b"reading", &mut f).unwrap();
         let mut nonce = [0u8; 12];
         crate::wire::frame::nonce(5, 1234, &mut nonce);
-        assert_eq!(&f[..HEADER_LEN], &[1, 11, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0x04, 0xD2]);
+        assert_eq!(&f[..HEADER_LEN], &[3, 1, 11, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0x04, 0xD2]);
         assert_eq!(&f[HEADER_LEN..], rfc8439(&key, &nonce, &f[..HEADER_LEN], b"reading"));
     }
 
@@ -450,7 +471,7 @@ mod tests {
         assert!(all.len() >= 10, "only {} suites", all.len());
         for s in &all {
             let key: Vec<u8> = (0..s.key_len() as u8).collect();
-            let mut k = Keyed::new(s, &key, false).unwrap();
+            let mut k = Keyed::new(s, &key, Proto::Sensor, false).unwrap();
             let reading = b"0123456789abcdefghij".to_vec();
             let mut f = Vec::new();
             k.seal(3, 10, &reading, &mut f).unwrap();
@@ -464,7 +485,7 @@ mod tests {
                 assert_eq!(k.open(&h, &g), Err(OpenError::BadTag), "{} byte {i}", s.name());
             }
             let other: Vec<u8> = key.iter().map(|b| b ^ 0xff).collect();
-            let mut k2 = Keyed::new(s, &other, false).unwrap();
+            let mut k2 = Keyed::new(s, &other, Proto::Sensor, false).unwrap();
             assert_eq!(k2.open(&h, &f), Err(OpenError::BadTag), "{} other key", s.name());
             assert_eq!(k.open(&h, &f[..f.len() - 1]).ok(), None, "{} truncated", s.name());
             // Different counters give different ciphertexts (the nonce changes).
@@ -482,7 +503,7 @@ mod tests {
             let s = find(name).unwrap();
             assert_eq!(s.kind, Kind::StreamPoly1305);
             let key: Vec<u8> = (0..s.key_len() as u8).collect();
-            let mut k = Keyed::new(&s, &key, false).unwrap();
+            let mut k = Keyed::new(&s, &key, Proto::Sensor, false).unwrap();
             let mut frame = Vec::new();
             k.seal(7, 42, b"reading 21.5 C", &mut frame).unwrap();
             let h = Header::parse(&frame).unwrap();
@@ -511,13 +532,13 @@ mod tests {
     #[test]
     fn unsafe_mode_only_for_stream_ciphers_and_has_no_tag() {
         let a = find("Ascon-AEAD128").unwrap();
-        assert!(Keyed::new(&a, &[0; 16], true).is_err());
+        assert!(Keyed::new(&a, &[0; 16], Proto::Sensor, true).is_err());
         let d = find("DRACO/rust-fast").unwrap();
-        let mut k = Keyed::new(&d, &[1; 16], true).unwrap();
+        let mut k = Keyed::new(&d, &[1; 16], Proto::Sensor, true).unwrap();
         let mut f = Vec::new();
         k.seal(1, 2, b"abc", &mut f).unwrap();
         assert_eq!(f.len(), HEADER_LEN + 3);
-        assert_eq!(f[2], crate::wire::frame::FLAG_UNAUTHENTICATED);
+        assert_eq!(f[crate::wire::frame::AT_FLAGS], crate::wire::frame::FLAG_UNAUTHENTICATED);
         assert_eq!(
             d.protection(true),
             "PROVISIONAL: UNSAFE: confidentiality only, no integrity (forged frames are accepted)"

@@ -1,30 +1,29 @@
-//! Video frames on the link (frame version 2): a camera frame split into parts, each part sealed
-//! on its own with the part's place in the frame inside the authenticated header.
+//! Video frames on the link (type 2 of frame version 3): a camera frame split into parts, each
+//! part sealed on its own with the part's place in the frame inside the authenticated header.
 //!
 //! ```text
 //! offset size field
-//! 0      1    version      (2)
-//! 1      1    cipher id    (as in version 1)
-//! 2      1    flags        bit 0 = confidentiality only (UNSAFE, no tag); other bits must be 0
-//! 3      4    device id    big-endian u32
-//! 7      8    counter      big-endian u64 (< 2^63), one per part
-//! 15     4    frame number big-endian u32
-//! 19     2    part index   big-endian u16 (< part count)
-//! 21     2    part count   big-endian u16 (≥ 1)
-//! 23     4    frame bytes  big-endian u32 (1 ..= MAX_VIDEO_FRAME): the whole frame's plaintext
-//! 27     n    ciphertext   this part's bytes of the frame
-//! 27+n   t    tag          the suite's tag length
+//! 0      1    version      (3)
+//! 1      1    type         (2 = video)
+//! 2      1    cipher id    (as for every frame)
+//! 3      1    flags        bit 0 = confidentiality only (UNSAFE, no tag); other bits must be 0
+//! 4      4    device id    big-endian u32
+//! 8      8    counter      big-endian u64 (< 2^63), one per part
+//! 16     4    frame number big-endian u32
+//! 20     2    part index   big-endian u16 (< part count)
+//! 22     2    part count   big-endian u16 (≥ 1)
+//! 24     4    frame bytes  big-endian u32 (1 ..= MAX_VIDEO_FRAME): the whole frame's plaintext
+//! 28     n    ciphertext   this part's bytes of the frame
+//! 28+n   t    tag          the suite's tag length
 //! ```
 //! Part `i` of a frame of `L` bytes in `k` parts carries bytes `i·S .. min(L, (i+1)·S)` with
 //! `S = ⌈L / k⌉`, so its length follows from the header and is checked before the tag.
-use crate::wire::frame::{FLAG_UNAUTHENTICATED, MAX_COUNTER, MAX_FRAME};
+use crate::wire::frame::{Proto, FLAG_UNAUTHENTICATED, MAX_COUNTER, MAX_FRAME, OLD_VERSION, VERSION};
 use crate::wire::suite::{Keyed, OpenError};
 
-/// Version byte of a video part.
-pub const VIDEO_VERSION: u8 = 2;
-/// Header bytes of a video part (the version 1 fields, then frame number, part index, part
-/// count and frame bytes).
-pub const VIDEO_HEADER_LEN: usize = 27;
+/// Header bytes of a video part (the common 16, then frame number, part index, part count and
+/// frame bytes).
+pub const VIDEO_HEADER_LEN: usize = 28;
 /// Largest video frame (plaintext) a camera may send: bounds what one frame in reassembly holds.
 /// A 3840×2160 4:2:0 frame (12,441,600 B) fits.
 pub const MAX_VIDEO_FRAME: usize = 16 << 20;
@@ -47,15 +46,16 @@ pub struct PartHeader {
 impl PartHeader {
     pub fn encode(&self) -> [u8; VIDEO_HEADER_LEN] {
         let mut h = [0u8; VIDEO_HEADER_LEN];
-        h[0] = VIDEO_VERSION;
-        h[1] = self.cipher;
-        h[2] = self.flags;
-        h[3..7].copy_from_slice(&self.device.to_be_bytes());
-        h[7..15].copy_from_slice(&self.counter.to_be_bytes());
-        h[15..19].copy_from_slice(&self.frame.to_be_bytes());
-        h[19..21].copy_from_slice(&self.index.to_be_bytes());
-        h[21..23].copy_from_slice(&self.count.to_be_bytes());
-        h[23..27].copy_from_slice(&self.frame_bytes.to_be_bytes());
+        h[0] = VERSION;
+        h[1] = Proto::Video as u8;
+        h[2] = self.cipher;
+        h[3] = self.flags;
+        h[4..8].copy_from_slice(&self.device.to_be_bytes());
+        h[8..16].copy_from_slice(&self.counter.to_be_bytes());
+        h[16..20].copy_from_slice(&self.frame.to_be_bytes());
+        h[20..22].copy_from_slice(&self.index.to_be_bytes());
+        h[22..24].copy_from_slice(&self.count.to_be_bytes());
+        h[24..28].copy_from_slice(&self.frame_bytes.to_be_bytes());
         h
     }
 
@@ -66,23 +66,26 @@ impl PartHeader {
         if msg.len() > MAX_FRAME {
             return Err("part larger than the 256 KiB limit");
         }
+        if msg.first().is_some_and(|&v| v == 1 || v == 2) {
+            return Err(OLD_VERSION);
+        }
         if msg.len() < VIDEO_HEADER_LEN {
-            return Err("part shorter than its 27-byte header");
+            return Err("part shorter than its 28-byte header");
         }
         let be32 = |a: usize| u32::from_be_bytes(msg[a..a + 4].try_into().expect("4 bytes"));
         let be16 = |a: usize| u16::from_be_bytes(msg[a..a + 2].try_into().expect("2 bytes"));
         let h = PartHeader {
-            cipher: msg[1],
-            flags: msg[2],
-            device: be32(3),
-            counter: u64::from_be_bytes(msg[7..15].try_into().expect("8 bytes")),
-            frame: be32(15),
-            index: be16(19),
-            count: be16(21),
-            frame_bytes: be32(23),
+            cipher: msg[2],
+            flags: msg[3],
+            device: be32(4),
+            counter: u64::from_be_bytes(msg[8..16].try_into().expect("8 bytes")),
+            frame: be32(16),
+            index: be16(20),
+            count: be16(22),
+            frame_bytes: be32(24),
         };
-        if msg[0] != VIDEO_VERSION {
-            return Err("not a video part (version is not 2)");
+        if msg[0] != VERSION || msg[1] != Proto::Video as u8 {
+            return Err("not a video part (version 3, type 2)");
         }
         if h.flags & !FLAG_UNAUTHENTICATED != 0 {
             return Err("reserved flag bits set");
@@ -181,7 +184,7 @@ pub fn open_part(keyed: &mut Keyed, h: &PartHeader, msg: &[u8]) -> Result<Vec<u8
 
 /// Whether a received message is a video part (version byte 2) rather than a version 1 frame.
 pub fn is_video(msg: &[u8]) -> bool {
-    msg.first() == Some(&VIDEO_VERSION)
+    msg.len() >= 2 && msg[0] == VERSION && msg[1] == Proto::Video as u8
 }
 
 #[cfg(test)]
@@ -191,7 +194,7 @@ mod tests {
 
     fn keyed(name: &str) -> Keyed {
         let s = suite::find(name).unwrap();
-        Keyed::new(&s, &vec![7u8; s.key_len()], false).unwrap()
+        Keyed::new(&s, &vec![7u8; s.key_len()], Proto::Video, false).unwrap()
     }
 
     /// Bytes written out by hand from the layout table above.
@@ -210,18 +213,18 @@ mod tests {
         assert_eq!(
             h.encode(),
             [
-                2, 1, 0, 1, 2, 3, 4, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x0A, 0x0B, 0x0C, 0x0D, 1, 2, 3,
-                4, 0, 1, 0xC2, 0
+                3, 2, 1, 0, 1, 2, 3, 4, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x0A, 0x0B, 0x0C, 0x0D, 1, 2,
+                3, 4, 0, 1, 0xC2, 0
             ]
         );
     }
 
     /// A 320×240 4:2:0 frame is 320·240·1.5 = 115,200 B. In a 1472-byte UDP datagram with the
-    /// 27-byte header and a 16-byte tag a part holds 1472 − 43 = 1429 B, so ⌈115200 / 1429⌉ = 81
-    /// parts (80 · 1429 = 114,320 < 115,200 ≤ 81 · 1429 = 115,749). Each part then carries
+    /// 28-byte header and a 16-byte tag a part holds 1472 − 44 = 1428 B, so ⌈115200 / 1428⌉ = 81
+    /// parts (80 · 1428 = 114,240 < 115,200 ≤ 81 · 1428 = 115,668). Each part then carries
     /// S = ⌈115200 / 81⌉ = 1423 B, the last 115,200 − 80 · 1423 = 1,360 B; on the wire
-    /// 80 · (43 + 1423) + 43 + 1360 = 118,683 B, overhead 81 · 43 = 3,483 B per frame.
-    /// Over MQTT with 262,144-byte parts: ⌈115200 / 262101⌉ = 1 part of 115,243 B.
+    /// 80 · (44 + 1423) + 44 + 1360 = 118,764 B, overhead 81 · 44 = 3,564 B per frame.
+    /// Over MQTT with 262,144-byte parts: ⌈115200 / 262100⌉ = 1 part of 115,244 B.
     #[test]
     fn split_and_reassemble_320x240() {
         let frame: Vec<u8> = (0..115_200u32).map(|i| (i * 31 + 7) as u8).collect();
@@ -234,9 +237,9 @@ mod tests {
         .unwrap();
         assert_eq!(parts.len(), 81);
         assert!(parts.iter().all(|p| p.len() <= 1472));
-        assert_eq!(parts[0].len(), 43 + 1423);
-        assert_eq!(parts[80].len(), 43 + 1360);
-        assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), 118_683);
+        assert_eq!(parts[0].len(), 44 + 1423);
+        assert_eq!(parts[80].len(), 44 + 1360);
+        assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), 118_764);
         let mut back = Vec::new();
         let mut open = keyed("Ascon-AEAD128");
         for (i, p) in parts.iter().enumerate() {
@@ -247,7 +250,7 @@ mod tests {
         assert_eq!(back, frame);
         let mqtt = seal_frame(&mut k, 5, 10, &frame, MAX_FRAME, false, || Ok(500)).unwrap();
         assert_eq!(mqtt.len(), 1);
-        assert_eq!(mqtt[0].len(), 115_243);
+        assert_eq!(mqtt[0].len(), 115_244);
     }
 
     /// Any changed byte of a part (header or body or tag) fails its tag.
@@ -262,7 +265,7 @@ mod tests {
         })
         .unwrap();
         let p = &parts[1];
-        for i in [0usize, 1, 7, 16, 20, 22, 26, 27, p.len() - 1] {
+        for i in [0usize, 1, 2, 7, 16, 20, 22, 26, 27, 28, p.len() - 1] {
             let mut t = p.clone();
             t[i] ^= 0x01;
             let r = PartHeader::parse(&t, 16).map(|h| open_part(&mut k, &h, &t));
@@ -272,20 +275,20 @@ mod tests {
 
     #[test]
     fn limits_and_structure() {
-        // 43 B of header + tag leave no room
-        assert!(part_count(100, 43, 16).unwrap_err().contains("--frame-part-bytes 43"));
-        assert_eq!(part_count(100, 44, 16).unwrap(), 100);
+        // 44 B of header + tag leave no room
+        assert!(part_count(100, 44, 16).unwrap_err().contains("--frame-part-bytes 44"));
+        assert_eq!(part_count(100, 45, 16).unwrap(), 100);
         assert!(part_count(MAX_VIDEO_FRAME + 1, 1472, 16).is_err());
         assert!(part_count(100, MAX_FRAME + 1, 16).is_err());
         // 16 MiB in parts of 1 B needs more than 65,535 parts
-        assert!(part_count(MAX_VIDEO_FRAME, 44, 16).unwrap_err().contains("parts"));
+        assert!(part_count(MAX_VIDEO_FRAME, 45, 16).unwrap_err().contains("parts"));
         let h =
             PartHeader { cipher: 1, flags: 0, device: 0, counter: 0, frame: 0, index: 0, count: 2, frame_bytes: 10 };
         let mut m = h.encode().to_vec();
         m.extend([0u8; 5 + 16]);
         assert!(PartHeader::parse(&m, 16).is_ok());
         assert!(PartHeader::parse(&m[..m.len() - 1], 16).is_err());
-        for (at, v) in [(0usize, 1u8), (2, 2), (7, 0x80), (20, 2), (22, 0)] {
+        for (at, v) in [(0usize, 1u8), (0, 2), (1, 1), (3, 2), (8, 0x80), (21, 2), (23, 0)] {
             let mut b = m.clone();
             b[at] = v;
             assert!(PartHeader::parse(&b, 16).is_err(), "byte {at} = {v}");

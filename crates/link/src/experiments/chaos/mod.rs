@@ -19,6 +19,7 @@
 //!
 //! Re-sent frames are the same bytes (same counter, same nonce): not a nonce reuse. The gateway
 //! refuses the copies it has seen (`replay`) or the store ignores them (UNIQUE(device, counter)).
+use crate::wire::frame::Proto;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -52,15 +53,15 @@ fn forged_frame(kind: u64, k: u64, devices: u32, suite: &Suite, wrong: &MasterKe
     match kind {
         // Under a key the gateway does not have: bad_tag.
         0 => {
-            let key = wrong.device_key(suite.id, d, suite.key_len());
-            Keyed::new(suite, &key, false)?.seal(d, counter, b"forged reading", &mut f)?;
+            let key = wrong.cipher_key(Proto::Sensor, d, suite.id, suite.key_len());
+            Keyed::new(suite, &key, Proto::Sensor, false)?.seal(d, counter, b"forged reading", &mut f)?;
             Ok((d, f))
         }
         // A device the gateway does not know: unknown_device.
         1 => {
             let u = devices + 1000 + (k % 7) as u32;
-            let key = wrong.device_key(suite.id, u, suite.key_len());
-            Keyed::new(suite, &key, false)?.seal(u, counter, b"forged reading", &mut f)?;
+            let key = wrong.cipher_key(Proto::Sensor, u, suite.id, suite.key_len());
+            Keyed::new(suite, &key, Proto::Sensor, false)?.seal(u, counter, b"forged reading", &mut f)?;
             Ok((d, f))
         }
         // Truncated: malformed.
@@ -91,6 +92,17 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         &crate::device::counter::beside_key(&key),
         crate::device::counter::DEFAULT_BLOCK,
     )?;
+    // Each device process holds only its own key (provisioned from the master, which only the
+    // gateways hold), with its own counter state.
+    for d in 0..cfg.devices {
+        crate::device::provision::provision(
+            &key,
+            crate::wire::frame::Family::Sensor,
+            d,
+            None,
+            &cfg.dir.join(format!("device-{d}.key")),
+        )?;
+    }
     let session = session::new_session();
     let store = cfg.store.clone().unwrap_or_else(|| cfg.dir.join("chaos.db").display().to_string());
     let mut ctl = Ctl {
@@ -279,7 +291,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     // The proof.
     let mut v = Verdict { elapsed_s, notes, ..Default::default() };
     let mut keyed = (0..cfg.devices)
-        .map(|d| Keyed::new(&cfg.suite, &master.device_key(cfg.suite.id, d, cfg.suite.key_len()), false))
+        .map(|d| Keyed::from_master(&cfg.suite, &master, Proto::Sensor, d, false))
         .collect::<Result<Vec<_>, _>>()?;
     let rows = crate::store::open(&ctl.store, &session, &master.fingerprint())?.all()?;
     let mut open = |d: u32, h: &Header, f: &[u8]| {

@@ -132,14 +132,15 @@ pub fn prove(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::frame::Proto;
     use crate::wire::keys::MasterKey;
     use crate::wire::suite::{find, Keyed};
 
     /// Frames sealed by device `d` for the given counters, plaintext "r<counter>".
     fn sealed(d: u32, counters: &[u64]) -> Vec<Vec<u8>> {
         let s = find("Ascon-AEAD128").unwrap();
-        let k = MasterKey::from_bytes([7; 32]).device_key(s.id, d, s.key_len());
-        let mut keyed = Keyed::new(&s, &k, false).unwrap();
+        let k = MasterKey::from_bytes([7; 32]).cipher_key(Proto::Sensor, d, s.id, s.key_len());
+        let mut keyed = Keyed::new(&s, &k, Proto::Sensor, false).unwrap();
         counters
             .iter()
             .map(|&c| {
@@ -215,8 +216,8 @@ mod tests {
     fn one_counter_with_two_frames_is_a_nonce_reuse() {
         // Device 0 sealed counter 3 twice with different plaintexts: the same (key, nonce), two frames.
         let s = find("Ascon-AEAD128").unwrap();
-        let k = MasterKey::from_bytes([7; 32]).device_key(s.id, 0, s.key_len());
-        let mut keyed = Keyed::new(&s, &k, false).unwrap();
+        let k = MasterKey::from_bytes([7; 32]).cipher_key(Proto::Sensor, 0, s.id, s.key_len());
+        let mut keyed = Keyed::new(&s, &k, Proto::Sensor, false).unwrap();
         let (mut a, mut b) = (Vec::new(), Vec::new());
         keyed.seal(0, 3, b"r3", &mut a).unwrap();
         keyed.seal(0, 3, b"other", &mut b).unwrap();

@@ -181,7 +181,7 @@ impl Ctl<'_> {
             .args(["--broker", &format!("mqtt://127.0.0.1:{}", self.port), "--cipher", &c.suite.name()])
             .args(crate::wire::gate::flags(&c.suite))
             .arg("--key-file")
-            .arg(&self.key)
+            .arg(self.cfg.dir.join(format!("device-{d}.key")))
             .args(["--counter-block", "64", "--messages", "0"])
             .args(["--interval", &format!("{}us", c.interval.as_micros())])
             .arg("--capture")

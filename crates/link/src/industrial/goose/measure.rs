@@ -16,6 +16,7 @@
 //! * Nonces: the counter of the APPID comes from the durable counter store (a block is recorded
 //!   before any of its counters is used), the key from the master key by HKDF per (cipher,
 //!   APPID): no (key, nonce) pair repeats across runs, processes or ciphers.
+use crate::wire::frame::Proto;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -25,7 +26,6 @@ use serde::Serialize;
 
 use crate::clock::now_ns;
 use crate::device::counter::{CounterStore, DeviceCounter};
-use crate::gateway::accepted::Proto;
 use crate::gateway::replay::ReplayWindow;
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{Keyed, Suite};
@@ -199,8 +199,8 @@ pub fn run(
     if frames == 0 || frames > MAX_FRAMES {
         return Err(format!("--frames: {frames} is not in 1..={MAX_FRAMES}"));
     }
-    let key = master.device_key(suite.id, APPID as u32, suite.key_len());
-    let mut k = Keyed::new(suite, &key, false)?;
+    let key = master.cipher_key(Proto::Goose, APPID as u32, suite.id, suite.key_len());
+    let mut k = Keyed::new(suite, &key, Proto::Goose, false)?;
     // The key's accepted marks: a restarted subscriber refuses what an earlier run accepted.
     let fp = master.fingerprint();
     let floor = match accepted {
@@ -209,7 +209,7 @@ pub fn run(
         }
         None => None,
     };
-    let sub = Subscriber::new(Keyed::new(suite, &key, false)?, APPID, ReplayWindow::new(WINDOW)?, floor);
+    let sub = Subscriber::new(Keyed::new(suite, &key, Proto::Goose, false)?, APPID, ReplayWindow::new(WINDOW)?, floor);
     drop(key);
     let mut counter = DeviceCounter::new(store, APPID as u32)?;
     let stop = Arc::new(AtomicBool::new(false));

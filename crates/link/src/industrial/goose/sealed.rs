@@ -105,13 +105,19 @@ impl Subscriber {
 mod tests {
     use super::super::frame::Goose;
     use super::*;
+    use crate::wire::frame::Proto;
     use crate::wire::suite;
 
     fn pair(cipher: &str) -> (Keyed, Subscriber) {
         let s = suite::find(cipher).unwrap();
         let key = vec![7u8; s.key_len()];
-        let sub = Subscriber::new(Keyed::new(&s, &key, false).unwrap(), 0x0101, ReplayWindow::new(64).unwrap(), None);
-        (Keyed::new(&s, &key, false).unwrap(), sub)
+        let sub = Subscriber::new(
+            Keyed::new(&s, &key, Proto::Goose, false).unwrap(),
+            0x0101,
+            ReplayWindow::new(64).unwrap(),
+            None,
+        );
+        (Keyed::new(&s, &key, Proto::Goose, false).unwrap(), sub)
     }
 
     /// A restarted subscriber (a new window) takes an earlier capture unless it loads the
@@ -120,7 +126,7 @@ mod tests {
     /// takes counter 6.
     #[test]
     fn a_restarted_subscriber_refuses_an_earlier_capture() {
-        use crate::gateway::accepted::{self, Keeper, Proto};
+        use crate::gateway::accepted::{self, Keeper};
         let (mut k, mut sub) = pair("Ascon-AEAD128");
         let capture: Vec<Vec<u8>> = (1..=6u64)
             .map(|c| {
@@ -158,10 +164,10 @@ mod tests {
             let plain = Goose::trip(0x0101, 5, 0, 1).frame(160).unwrap();
             let (mut out, mut body) = (Vec::new(), Vec::new());
             seal(&mut k, 10, &plain, &mut out, &mut body).unwrap();
-            assert_eq!(out.len(), 160 + 15 + k.tag_len());
+            assert_eq!(out.len(), 160 + 16 + k.tag_len());
             assert_eq!(&out[..16], &plain[..16], "Ethernet header and tag kept");
             assert_eq!(&out[16..18], &[0x88, 0xB5]);
-            assert_ne!(&out[18 + 15..18 + 15 + 20], &plain[18..38], "APDU not in clear");
+            assert_ne!(&out[18 + 16..18 + 16 + 20], &plain[18..38], "APDU not in clear");
             // every byte after the EtherType flipped once: refused
             for i in 18..out.len() {
                 let mut t = out.clone();

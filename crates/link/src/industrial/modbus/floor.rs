@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::device::counter::write_durable;
-use crate::wire::keys::MasterKey;
+use crate::wire::keys::Fingerprinted;
 
 pub const MAGIC: &str = "lwcbench-modbus-replay v1";
 /// Longest time between an accepted frame and its record on disk (while running).
@@ -30,9 +30,9 @@ pub struct Floor {
 
 impl Floor {
     /// Open the file at `path` (missing: nothing accepted yet); returns it and the floor.
-    pub fn open(path: &Path, master: &MasterKey, device: u32) -> Result<(Floor, Option<u64>), String> {
+    pub fn open(path: &Path, key: &impl Fingerprinted, device: u32) -> Result<(Floor, Option<u64>), String> {
         let p = path.display();
-        let fingerprint = master.fingerprint();
+        let fingerprint = key.fingerprint();
         let saved = match std::fs::File::open(path) {
             Ok(f) => {
                 let mut text = String::new();
@@ -84,6 +84,7 @@ fn parse(text: &str, fp: &str, device: u32) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::keys::MasterKey;
 
     #[test]
     fn floor_roundtrip_and_refusals() {

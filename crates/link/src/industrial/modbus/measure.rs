@@ -83,6 +83,7 @@ pub fn measure_with_reports(
             std::fs::create_dir_all(dir).map_err(|e| format!("state directory {}: {e}", dir.display()))?;
             let key = dir.join("master.key");
             let (master, store) = open_session(&key, &crate::device::counter::beside_key(&key), block)?;
+            crate::device::provision::refuse_provisioned(&key, &master, crate::wire::frame::Family::Modbus, &[0])?;
             run(&suite, &master, &store, polls, opts)
         }
         None => {

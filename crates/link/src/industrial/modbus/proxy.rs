@@ -20,6 +20,7 @@
 //! replayed or too old frame is refused, counted and dropped, so the master times out instead of
 //! reading wrong data. A malformed ADU from a plain peer, or a hop record over the bound, closes
 //! that connection with a logged reason.
+use crate::wire::frame::Proto;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -36,7 +37,7 @@ use crate::gateway::checks::{Gateway, Refusal, Tally};
 use crate::industrial::modbus::adu::{self, AduError, MAX_ADU};
 use crate::industrial::modbus::floor::{Floor, SAVE_EVERY};
 use crate::wire::frame::{Header, HEADER_LEN};
-use crate::wire::keys::MasterKey;
+use crate::wire::keys::KeySource;
 use crate::wire::suite::{Keyed, Suite};
 
 /// Largest hop record: a 260-byte ADU, the frame header and the longest tag of any link suite.
@@ -142,7 +143,7 @@ impl Hop {
 
     pub fn sealed(
         suite: &Suite,
-        master: &MasterKey,
+        key: &impl KeySource,
         store: &CounterStore,
         pair: u32,
         side: Side,
@@ -150,13 +151,18 @@ impl Hop {
         replay_state: Option<&Path>,
     ) -> Result<Hop, String> {
         let (send, recv) = devices(pair, side)?;
-        let key = master.device_key(suite.id, send, suite.key_len());
-        let keyed = Keyed::new(suite, &key, false)?;
+        let (send_proto, recv_proto) = match side {
+            Side::Master => (Proto::ModbusToSlave, Proto::ModbusToMaster),
+            Side::Slave => (Proto::ModbusToMaster, Proto::ModbusToSlave),
+        };
+        // Both directions' keys come from the pair's key (the device id of a Modbus key is the pair).
+        let keyed = Keyed::derived(suite, key, send_proto, pair, false)?;
+        let opener = Keyed::derived(suite, key, recv_proto, pair, false)?;
         let counter = DeviceCounter::new(store, send)?;
-        let gw = Gateway::new(suite, master, [recv], window, false)?;
+        let gw = Gateway::with_keyed(suite, recv_proto, vec![(recv, opener)], window, false)?;
         let (file, floor) = match replay_state {
             Some(p) => {
-                let (f, floor) = Floor::open(p, master, recv)?;
+                let (f, floor) = Floor::open(p, key, recv)?;
                 (Some(Arc::new(Mutex::new(f))), floor)
             }
             None => (None, None),

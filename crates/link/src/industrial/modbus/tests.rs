@@ -3,6 +3,7 @@
 //!
 //! Expected register values are the slave's pattern (register i holds 7i + 3), computed here on
 //! their own; expected verdicts follow the window rule of docs/link.md by hand.
+use crate::wire::frame::Proto;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -142,8 +143,8 @@ fn forged_replayed_and_reordered_frames() {
         // The test is the master-side proxy of pair 0: its sending device seals requests.
         let (dreq, dresp) = (0x4D42_0000, 0x4D42_0001);
         assert_eq!(super::proxy::devices(0, Side::Master).unwrap(), (dreq, dresp));
-        let mut req = Keyed::new(&s, &master.device_key(s.id, dreq, s.key_len()), false).unwrap();
-        let mut resp = Keyed::new(&s, &master.device_key(s.id, dresp, s.key_len()), false).unwrap();
+        let mut req = Keyed::from_master(&s, &master, Proto::ModbusToSlave, 0, false).unwrap();
+        let mut resp = Keyed::from_master(&s, &master, Proto::ModbusToMaster, 0, false).unwrap();
         let mut hop = TcpStream::connect(sp_addr).await.unwrap();
         let seal = |k: &mut Keyed, c: u64, adu: &[u8]| {
             let mut f = Vec::new();
@@ -286,7 +287,7 @@ fn a_restarted_receiver_refuses_frames_from_before_the_restart() {
     let master = MasterKey::random();
     let s = suite::find("Ascon-AEAD128").unwrap();
     let dreq = 0x4D42_0000; // pair 0, master → slave
-    let mut req = Keyed::new(&s, &master.device_key(s.id, dreq, s.key_len()), false).unwrap();
+    let mut req = Keyed::from_master(&s, &master, Proto::ModbusToSlave, 0, false).unwrap();
     let mut f5 = Vec::new();
     req.seal(dreq, 5, &read_request(1, 5, 2), &mut f5).unwrap();
     let mut f6 = Vec::new();
@@ -351,7 +352,7 @@ fn sealed_hop(d: &std::path::Path, master: &MasterKey, side: Side) -> Hop {
 fn request_frame(master: &MasterKey, c: u64, adu: &[u8]) -> Vec<u8> {
     let s = suite::find("Ascon-AEAD128").unwrap();
     let dreq = 0x4D42_0000;
-    let mut k = Keyed::new(&s, &master.device_key(s.id, dreq, s.key_len()), false).unwrap();
+    let mut k = Keyed::from_master(&s, master, Proto::ModbusToSlave, 0, false).unwrap();
     let mut f = Vec::new();
     k.seal(dreq, c, adu, &mut f).unwrap();
     f
