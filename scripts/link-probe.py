@@ -1351,9 +1351,10 @@ def probe_fresh_store_refuses_earlier_frames(env):
 
 
 def probe_reuse_alarm_rolled_back_device(env):
-    """A device whose counter state is put back to an older copy seals other readings under
-    counters the gateway accepted: the gateway raises a reuse alarm per frame (final line,
-    stderr) and stores none of them."""
+    """A device whose counter state is put back to an older copy: with --gateway-accepted (the
+    gateway's KEY.accepted) it is refused before it seals; without it, it seals other readings
+    under counters the gateway accepted, and the gateway raises a reuse alarm per frame (final
+    line, stderr) and stores none of them."""
     env.mosquitto()
     key = env.key()
     store, cap = env.dir / "s.db", env.dir / "cap.hex"
@@ -1364,7 +1365,12 @@ def probe_reuse_alarm_rolled_back_device(env):
     durable = ("--capture", str(cap), "--durable")
     res = env.device(1, "reuse", dev, None, 5, extra=durable)
     check(res.returncode == 0, f"device failed: {res.stderr.strip()[-200:]}")
+    t0 = time.monotonic()
+    while "sensor 1 5" not in accepted_marks(key) and time.monotonic() - t0 < 20:
+        time.sleep(0.1)
     state.write_bytes(before)  # the rollback
+    res = env.device(1, "reuse", dev, None, 5, extra=(*durable, "--gateway-accepted", f"{key}.accepted"))
+    one_error_line(res, "--gateway-accepted", state.name, "accepted up to 5")
     res = env.device(1, "reuse", dev, None, 5, extra=durable)
     check(res.returncode == 0, f"rolled-back device failed: {res.stderr.strip()[-200:]}")
     wait_rows(store, 5, 30, gw)
@@ -1373,7 +1379,7 @@ def probe_reuse_alarm_rolled_back_device(env):
     check(last.get("reuse_alarms") == 5, f"reuse alarms {last.get('reuse_alarms')} of 5 reused counters: {last}")
     check(rows(store) == 5, f"the store holds {rows(store)} rows, not the first 5 readings only")
     check("arrived again with other bytes and a valid tag" in err, f"no alarm line on stderr: {err.strip()[-200:]!r}")
-    return f"5 reused counters, {last['reuse_alarms']} reuse alarms, 5 rows stored"
+    return f"refused with --gateway-accepted; without: 5 reused counters, {last['reuse_alarms']} reuse alarms, 5 rows"
 
 
 def probe_goose_restarted_subscriber(env):

@@ -57,12 +57,14 @@ fn a_session_refuses_a_counter_state_restored_from_a_backup() {
 
 /// `link gateway` running on master k; device 1 (its own key from `link provision`, durable,
 /// with its capture) sends 5 readings under counters 1..=5 (provisioning reserved 0 in k's
-/// state); its counter state is then put back to the copy from before, and the device sends
-/// again: the capture's 5 frames again (same bytes: plain replays), then the next
+/// state); its counter state is then put back to the copy from before. With
+/// `--gateway-accepted k.accepted` the rolled-back device is refused before it seals (nothing
+/// captured, nothing sent): its state says 1, the gateway accepted up to 5. Without it (the old
+/// behaviour) it seals: the capture's 5 frames again (same bytes: plain replays), then the next
 /// 5 readings under counters 1..=5 once more. Those verify but differ from the accepted frames:
 /// 5 reuse alarms, in the gateway's final line; only the first 5 readings are stored.
 #[test]
-fn the_gateway_raises_the_reuse_alarm_for_a_rolled_back_device() {
+fn a_rolled_back_device_is_refused_or_raises_the_reuse_alarm() {
     let d = tempfile::tempdir().unwrap();
     ok(&lwcbench(&["link", "keygen", "--key-file", "k"], d.path()));
     ok(&lwcbench(&["link", "provision", "--key-file", "k", "--device", "1", "--out", "dev1.key"], d.path()));
@@ -88,7 +90,32 @@ fn the_gateway_raises_the_reuse_alarm_for_a_rolled_back_device() {
         lwcbench(&args.into_iter().chain(more).chain(extra.iter().copied()).collect::<Vec<_>>(), d.path())
     };
     ok(&device(&[]));
+    // the gateway's marks reach k.accepted within its write interval (150 ms)
+    let acc = d.path().join("k.accepted");
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(&acc).is_ok_and(|t| t.ends_with("sensor 1 5\n")) {
+        assert!(t0.elapsed() < Duration::from_secs(20), "k.accepted: {:?}", std::fs::read_to_string(&acc));
+        std::thread::sleep(Duration::from_millis(50));
+    }
     std::fs::write(&state, before).unwrap();
+    let captured = std::fs::read_to_string(d.path().join("cap")).unwrap();
+    let o = device(&["--gateway-accepted", "k.accepted"]);
+    assert!(!o.status.success(), "the rolled-back device ran with --gateway-accepted");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let errs: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errs.len(), 1, "{err}");
+    for want in ["--gateway-accepted", "dev1.key.counters", "k.accepted", "from counter 1", "accepted up to 5"] {
+        assert!(errs[0].contains(want), "{want}: {}", errs[0]);
+    }
+    assert_eq!(std::fs::read_to_string(d.path().join("cap")).unwrap(), captured, "the refused device captured");
+    // a marks file of another master is refused too
+    std::fs::write(
+        d.path().join("other.accepted"),
+        "lwcbench-link-accepted v1\nkey 00112233445566778899aabbccddeeff\n",
+    )
+    .unwrap();
+    let o = device(&["--gateway-accepted", "other.accepted"]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("written for another key"));
     ok(&device(&[]));
     // the gateway has checked all 15 frames once its store holds 5 rows and a moment passed
     let t0 = Instant::now();
