@@ -1733,6 +1733,118 @@ def probe_modbus_lost_replay_state(env):
         slave.close()
 
 
+def accepted_marks(key):
+    """The lines of KEY.accepted (docs/link.md "Accepted marks"), or [] without one."""
+    p = Path(f"{key}.accepted")
+    return p.read_text().splitlines() if p.exists() else []
+
+
+def final_line(gw, what):
+    """SIGTERM a `link gateway` and return its final JSON line (stdout's last)."""
+    gw.send_signal(signal.SIGTERM)
+    try:
+        out, err = gw.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        raise ProbeFailed(f"{what}: the gateway still running 30 s after SIGTERM (hang)")
+    check(gw.returncode == 0, f"{what}: gateway exit {gw.returncode}: {(err or '').strip()[-200:]!r}")
+    lines = [line for line in (out or "").splitlines() if line.startswith("{")]
+    check(lines, f"{what}: no final line on stdout")
+    return json.loads(lines[-1]), err or ""
+
+
+def provision(env, key, device):
+    """`link provision`: device `device`'s own key (and its counter state) from the master `key`."""
+    out = env.dir / f"dev{device}.key"
+    r = env.run([env.bin, "link", "provision", "--key-file", str(key), "--device", str(device), "--out", str(out)])
+    check(r.returncode == 0, f"link provision failed: {r.stderr.strip()[-200:]!r}")
+    return out
+
+
+def probe_fresh_store_refuses_earlier_frames(env):
+    """Issue 37: 9 of 10 frames of an earlier run were stored by a fresh store under the same key.
+    A run stores device 1's 10 readings (its capture keeps the frames); the 10 frames published
+    again to a gateway with a fresh store are all refused as replays (KEY.accepted), none stored."""
+    env.mosquitto()
+    key = env.key()
+    a, b, cap = env.dir / "a.db", env.dir / "b.db", env.dir / "cap.hex"
+    dev = provision(env, key, 1)
+    gw = env.gateway("run1", key, a, devices="1")
+    res = env.device(1, "run1", dev, None, 10, extra=("--capture", str(cap)))
+    check(res.returncode == 0, f"device failed: {res.stderr.strip()[-200:]}")
+    got = wait_rows(a, 10, 30, gw)
+    final_line(gw, "run 1")
+    check(got == 10, f"run 1 stored {got} of 10")
+    frames = [f for _, f in read_frames(cap)]
+    check(len(frames) == 10, f"captured {len(frames)} frames, not 10")
+    gw = env.gateway("run2", key, b, devices="1", stats=env.dir / "b.jsonl")
+    publish_parts(env, "lwcbench/link/run2/1", frames)
+    time.sleep(1.0)
+    last, _ = final_line(gw, "fresh store")
+    stored = rows(b)
+    check(stored == 0, f"the fresh store holds {stored} of the earlier run's 10 frames: {last}")
+    replay = last.get("refused_by_reason", {}).get("replay")
+    check(replay == 10, f"refused as replay: {replay} of 10 ({last})")
+    marks = accepted_marks(key)
+    # provisioning reserved counter 0 in the master's state: the device sealed 1..=10
+    check("sensor 1 10" in marks, f"{key.name}.accepted does not say device 1 accepted up to 10: {marks}")
+    return "10 frames of the earlier run refused by a fresh store (replay), 0 stored"
+
+
+def probe_reuse_alarm_rolled_back_device(env):
+    """A device whose counter state is put back to an older copy: with --gateway-accepted (the
+    gateway's KEY.accepted) it is refused before it seals; without it, it seals other readings
+    under counters the gateway accepted, and the gateway raises a reuse alarm per frame (final
+    line, stderr) and stores none of them."""
+    env.mosquitto()
+    key = env.key()
+    store, cap = env.dir / "s.db", env.dir / "cap.hex"
+    dev = provision(env, key, 1)
+    state = Path(f"{dev}.counters")
+    before = state.read_bytes()
+    gw = env.gateway("reuse", key, store, devices="1")
+    durable = ("--capture", str(cap), "--durable")
+    res = env.device(1, "reuse", dev, None, 5, extra=durable)
+    check(res.returncode == 0, f"device failed: {res.stderr.strip()[-200:]}")
+    t0 = time.monotonic()
+    while "sensor 1 5" not in accepted_marks(key) and time.monotonic() - t0 < 20:
+        time.sleep(0.1)
+    state.write_bytes(before)  # the rollback
+    res = env.device(1, "reuse", dev, None, 5, extra=(*durable, "--gateway-accepted", f"{key}.accepted"))
+    one_error_line(res, "--gateway-accepted", state.name, "accepted up to 5")
+    res = env.device(1, "reuse", dev, None, 5, extra=durable)
+    check(res.returncode == 0, f"rolled-back device failed: {res.stderr.strip()[-200:]}")
+    wait_rows(store, 5, 30, gw)
+    time.sleep(1.0)
+    last, err = final_line(gw, "reuse")
+    check(last.get("reuse_alarms") == 5, f"reuse alarms {last.get('reuse_alarms')} of 5 reused counters: {last}")
+    check(rows(store) == 5, f"the store holds {rows(store)} rows, not the first 5 readings only")
+    check("arrived again with other bytes and a valid tag" in err, f"no alarm line on stderr: {err.strip()[-200:]!r}")
+    return f"refused with --gateway-accepted; without: 5 reused counters, {last['reuse_alarms']} reuse alarms, 5 rows"
+
+
+def probe_goose_restarted_subscriber(env):
+    """A restarted GOOSE subscriber takes an earlier capture: `link goose` run 1, then its
+    counter state put back to the copy from before, so run 2 sends run 1's frames again (same key,
+    counters and APDUs): the subscriber, with the key's accepted mark, refuses every one."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        return "skipped (needs root)"
+    key = env.key()
+    state = Path(f"{key}.counters")
+    before = state.read_bytes()
+    args = [env.bin, "link", "goose", "--key-file", str(key), "--cipher", "Ascon-AEAD128", "--size", "160",
+            "--frames", "20"]
+    r = env.run([*args, "--out", str(env.dir / "g1")], timeout=180)
+    check(r.returncode == 0, f"run 1 failed: {r.stderr.strip()[-300:]!r}")
+    state.write_bytes(before)
+    r = env.run([*args, "--out", str(env.dir / "g2")], timeout=180)
+    check(r.returncode != 0 and "not delivered exactly once" in r.stderr,
+          f"the restarted subscriber took the earlier frames: exit {r.returncode}, {r.stderr.strip()[-300:]!r}")
+    # run 1's 20 + 20 warm-up frames: counters 0..=39 of a new key; run 2 accepted none
+    marks = accepted_marks(key)
+    check("goose 257 39" in marks, f"{key.name}.accepted does not say APPID 257 accepted up to 39: {marks}")
+    return "run 2 (run 1's frames again) refused by the restarted subscriber"
+
+
 PROBES = {
     # High: nonce reuse and a gateway stopped for good
     "oversized-message": lambda e: probe_oversized(e, retained=False),
@@ -1772,6 +1884,10 @@ PROBES = {
     # Issue 37 item 5: the Modbus hop bound to its connection
     "modbus-held-back-write": probe_modbus_held_back_write,
     "modbus-lost-replay-state": probe_modbus_lost_replay_state,
+    # Issue 37 item 4: replay protection per key
+    "fresh-store-refuses-earlier-frames": probe_fresh_store_refuses_earlier_frames,
+    "reuse-alarm-rolled-back-device": probe_reuse_alarm_rolled_back_device,
+    "goose-restarted-subscriber": probe_goose_restarted_subscriber,
 }
 
 

@@ -56,6 +56,7 @@ fn sigkill_and_restart_never_reuse_a_counter_and_lose_nothing_after_restart() {
             batch: 128,
             max_samples: 0,
             max_failed_tags: None,
+            accepted: None,
         },
         &master,
         rt.handle(),

@@ -16,6 +16,7 @@ mod link_counters;
 mod link_goose;
 mod link_kill;
 mod link_netcond;
+mod link_replay;
 mod link_services;
 mod link_shared;
 mod link_video;

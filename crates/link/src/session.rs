@@ -85,6 +85,7 @@ impl LinkConfig {
             batch: self.batch,
             max_samples: 4 << 20,
             max_failed_tags: None,
+            accepted: Some(crate::gateway::accepted::beside_key(&self.key_file)),
         }
     }
 
@@ -158,6 +159,15 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     let (master, counters) = crate::device::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
     let ids: Vec<u32> = (0..cfg.devices).collect();
     crate::device::provision::refuse_provisioned(&cfg.key_file, &master, crate::wire::frame::Family::Sensor, &ids)?;
+    // Anti-rollback: a counter state behind what the key's receivers accepted was restored from
+    // an older copy; its counters would seal again under nonces already used.
+    crate::gateway::accepted::check_none_behind(
+        &cfg.counter_file,
+        &crate::gateway::accepted::beside_key(&cfg.key_file),
+        Some(&master.fingerprint()),
+        crate::wire::frame::Proto::Sensor,
+        &ids,
+    )?;
     let store = crate::store::open(&cfg.store, &cfg.session, &master.fingerprint())?;
     let store_desc = store.describe();
     let blocks = counters.reserve_all(&ids)?;

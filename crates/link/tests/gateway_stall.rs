@@ -71,6 +71,7 @@ fn spec(b: &BrokerAddr, store: &str, session: &str) -> GatewaySpec {
         batch: 8,
         max_samples: 0,
         max_failed_tags: None,
+        accepted: None,
     }
 }
 

@@ -45,6 +45,7 @@ fn spec(b: &BrokerAddr, store: &str, session: &str) -> GatewaySpec {
         batch: 8,
         max_samples: 0,
         max_failed_tags: None,
+        accepted: None,
     }
 }
 
@@ -313,6 +314,7 @@ fn the_gateway_process_ends_when_its_store_fails() {
         stats_every: Duration::from_secs(1),
         shared: None,
         max_failed_tags: None,
+        accepted: None,
     };
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let (done_tx, done_rx) = std::sync::mpsc::channel();

@@ -78,11 +78,11 @@ fn veth_run_delivers_every_frame_once() {
     for cipher in ["Ascon-AEAD128", "AES-128-GCM"] {
         let s = lwcbench_link::wire::suite::find(cipher).unwrap();
         for size in SIZES {
-            let r = measure::run(&v, &s, &master, &store, size, 100).unwrap();
+            let r = measure::run(&v, &s, &master, &store, size, 100, None).unwrap();
             assert_eq!((r.plain_ns.len(), r.sealed_ns.len()), (100, 100), "{cipher} {size}");
             assert_eq!(r.faults(), 0, "{cipher} {size}: {r:?}");
-            assert_eq!(r.sealed_bytes, size + 15 + 16);
-            // one block of 64 per reservation: each run starts at a fresh block, never below the last
+            assert_eq!(r.sealed_bytes, size + 16 + 16); // 16-byte v3 header, 16-byte tag
+                                                        // one block of 64 per reservation: each run starts at a fresh block, never below the last
             assert!(r.first_counter >= next, "{cipher} {size}: counter {} reused (next {next})", r.first_counter);
             assert_eq!(r.last_counter - r.first_counter, (measure::WARMUP + 100 - 1) as u64);
             next = r.last_counter + 1;

@@ -36,7 +36,8 @@ pub(super) struct SessionArgs {
     /// postgres://USER@HOST:PORT/DB or 'host=HOST user=USER dbname=DB' (a password is never shown).
     #[arg(long)]
     pub(super) store: Option<String>,
-    /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB).
+    /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB):
+    /// also the most lateness, in counters, a frame may have (later: refused too_old, an alarm).
     #[arg(long, default_value_t = 1024)]
     pub(super) window: u64,
     /// Counters reserved per durable write of the counter state.

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use clap::Args;
 use lwcbench_link::device::counter;
 use lwcbench_link::device::process::{Delivery, DeviceProcess};
+use lwcbench_link::gateway::accepted;
 use lwcbench_link::input;
 use lwcbench_link::transport::broker;
 use lwcbench_link::wire::frame::{Family, Proto};
@@ -32,6 +33,12 @@ pub(super) struct DeviceArgs {
     /// KEY_FILE.counters takes no other file. The device is leased while in use.
     #[arg(long)]
     counter_state: Option<PathBuf>,
+    /// The gateway's accepted marks (MASTER.accepted, beside the master key the device key was
+    /// provisioned from): refuse to start if the counter state would seal at or below a counter
+    /// the gateway already accepted from this device (a state restored from a backup). A marks
+    /// file of another master is refused; a missing one (nothing accepted yet) is noted.
+    #[arg(long, value_name = "FILE")]
+    gateway_accepted: Option<PathBuf>,
     #[arg(long, default_value = "Ascon-AEAD128")]
     cipher: String,
     #[command(flatten)]
@@ -72,6 +79,9 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
     key.cipher_key(Proto::Sensor, id, s.id, s.key_len()).map_err(|e| format!("--id: {e}"))?;
     // Leased before the capture is touched: a refused twin leaves nothing behind.
     counters.claim(id)?;
+    if let Some(marks) = &a.gateway_accepted {
+        not_behind(&state, marks, &key.master, id)?;
+    }
     let delivery = if a.durable {
         Delivery::Durable { resend_window: parse_duration(&a.resend_window, "--resend-window")? }
     } else {
@@ -94,4 +104,19 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
     .run()?;
     println!("{}device {id} sent {} readings", lwcbench_link::wire::gate::prefix(&st_suite), st.sent);
     Ok(())
+}
+
+/// Anti-rollback against the gateway's marks (`--gateway-accepted`): checked while the device is
+/// leased, so no other process moves its state meanwhile.
+fn not_behind(state: &std::path::Path, marks: &std::path::Path, master: &str, id: u32) -> Result<(), String> {
+    if !marks.exists() {
+        eprintln!(
+            "note: --gateway-accepted {}: no such file yet (the gateway writes it once it accepts a frame of its \
+             key): nothing to compare the counter state with",
+            marks.display()
+        );
+        return Ok(());
+    }
+    accepted::check_not_behind(state, marks, Some(master), Proto::Sensor, id)
+        .map_err(|e| format!("--gateway-accepted: {e}"))
 }

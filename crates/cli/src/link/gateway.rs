@@ -19,7 +19,8 @@ pub(super) struct GatewayArgs {
     /// client id derives from it, so a restarted gateway resumes the same persistent session.
     #[arg(long)]
     session: String,
-    /// Master key file (must exist, mode 0600).
+    /// Master key file (must exist, mode 0600). Beside it, KEY_FILE.accepted keeps the highest
+    /// counter committed per device: a counter at or below it is refused, whatever the store.
     #[arg(long)]
     key_file: PathBuf,
     /// Provisioned device ids, e.g. 0-7 or 0-3,9.
@@ -32,7 +33,8 @@ pub(super) struct GatewayArgs {
     cipher: String,
     #[command(flatten)]
     gate: super::args::GateArgs,
-    /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB).
+    /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB):
+    /// also the most lateness, in counters, a frame may have (later: refused too_old, an alarm).
     #[arg(long, default_value_t = 1024)]
     window: u64,
     /// Most frames stored per transaction.
@@ -98,6 +100,7 @@ pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
         stats_every: every,
         shared,
         max_failed_tags: a.max_failed_tags,
+        accepted: Some(lwcbench_link::gateway::accepted::beside_key(&a.key_file)),
     }
     .run(|| {
         use std::io::Write;

@@ -81,6 +81,7 @@ fn measure_all(
     frames: usize,
     master: &MasterKey,
     store: &CounterStore,
+    accepted: &std::path::Path,
 ) -> Result<Vec<measure::GooseRun>, String> {
     stop::check()?;
     let v = measure::Veth::create()?;
@@ -88,7 +89,7 @@ fn measure_all(
     for s in suites {
         for &size in sizes {
             stop::check()?;
-            let r = measure::run(&v, s, master, store, size, frames)?;
+            let r = measure::run(&v, s, master, store, size, frames, Some(accepted))?;
             runs.push(r);
         }
     }
@@ -121,7 +122,8 @@ pub fn goose(a: &GooseArgs) -> Result<(), String> {
         &[lwcbench_link::industrial::goose::measure::APPID as u32],
     )
     .map_err(|e| rd.shown(&e))?;
-    let runs = measure_all(&suites, &sizes, a.frames, &master, &store);
+    let accepted = lwcbench_link::gateway::accepted::beside_key(&key_file);
+    let runs = measure_all(&suites, &sizes, a.frames, &master, &store, &accepted);
     drop(signals);
     if let Some(sig) = stop::received() {
         // the unfinished run's directory goes too; the namespaces went with measure_all
@@ -199,8 +201,10 @@ pub fn measure_goose(selected: &[String], frames: usize) -> Result<Vec<CycleMeas
     std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let master = MasterKey::random();
     let signals = stop::StopSignals::install();
-    let r = CounterStore::open(&dir.join("counters"), counter::DEFAULT_BLOCK, &master)
-        .and_then(|store| measure_all(&suites, &frame::SIZES, frames.clamp(1, measure::MAX_FRAMES), &master, &store));
+    let r = CounterStore::open(&dir.join("counters"), counter::DEFAULT_BLOCK, &master).and_then(|store| {
+        let n = frames.clamp(1, measure::MAX_FRAMES);
+        measure_all(&suites, &frame::SIZES, n, &master, &store, &dir.join("accepted"))
+    });
     drop(signals);
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(sig) = stop::received() {

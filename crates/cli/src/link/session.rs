@@ -162,6 +162,16 @@ fn session_in(
         if o.tally.alarms > 0 {
             eprintln!("  alarm: {} device(s) spent their failed-tag budget (refused tag_budget)", o.tally.alarms);
         }
+        if o.tally.reuse_alarms > 0 {
+            eprintln!(
+                "  alarm: {} frame(s) under an accepted counter with other bytes and a valid tag: a counter was \
+                 reused (reuse_alarms)",
+                o.tally.reuse_alarms
+            );
+        }
+        if o.tally.late_alarms > 0 {
+            eprintln!("  alarm: {} frame(s) later than --window allows (refused too_old)", o.tally.late_alarms);
+        }
         if a.workers > 1 {
             eprintln!("  frames checked per worker: {:?}", o.per_worker);
         }

@@ -8,6 +8,7 @@
 //! used here (netem, nftables, tbf), not the user-space relay.
 use crate::wire::frame::Proto;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Arc;
@@ -174,6 +175,8 @@ struct Server {
     taken: Arc<AtomicU64>,
     /// The key's video replay state; the session's highest accepted counter is recorded there.
     replay: Option<ReplayState>,
+    /// The key's accepted marks (`KEY_FILE.accepted`, protocol `video`), kept equal to it.
+    marks: Option<(PathBuf, String)>,
     saved_at: Instant,
     save_error: Option<String>,
 }
@@ -230,6 +233,12 @@ impl Server {
         let (Some(st), Some(top)) = (self.replay.as_mut(), self.re.top()) else { return };
         if let Err(e) = st.save(self.re.device(), top) {
             self.save_error.get_or_insert(e);
+        }
+        if let Some((path, fp)) = &self.marks {
+            let up = [((Proto::Video, self.re.device()), top)].into_iter().collect();
+            if let Err(e) = crate::gateway::accepted::merge(path, fp, &up) {
+                self.save_error.get_or_insert(e);
+            }
         }
     }
 
@@ -291,13 +300,18 @@ pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
     // The session holds the counter state's lock, so no other process writes the replay state.
     let replay = ReplayState::open(&replay_state_beside_key(&cfg.key_file), &master)?;
     let block = counters.reserve(cfg.device)?;
+    // The key's accepted marks say the same for video as KEY.video-replay; the higher one holds.
+    let marks_path = crate::gateway::accepted::beside_key(&cfg.key_file);
+    let mark = crate::gateway::accepted::read(&marks_path, Some(&master.fingerprint()))?
+        .and_then(|m| m.get(&(Proto::Video, cfg.device)).copied());
     let floor = match replay.accepted(cfg.device) {
         Some(top) => Some(top),
         // Nothing recorded, but the key has sealed before (its counter state is older than this
         // session): any counter reserved before this session's block may be a sealed part.
         None if counters.existed() => block.start.checked_sub(1),
         None => None,
-    };
+    }
+    .max(mark);
     let key = master.cipher_key(Proto::Video, cfg.device, cfg.suite.id, cfg.suite.key_len());
     let mut cam = Camera {
         device: cfg.device,
@@ -326,6 +340,7 @@ pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
         parts_got: vec![0; n],
         taken: taken.clone(),
         replay: Some(replay),
+        marks: Some((marks_path, master.fingerprint())),
         saved_at: Instant::now(),
         save_error: None,
     };
@@ -875,6 +890,7 @@ mod tests {
             parts_got: vec![0; 1],
             taken: taken.clone(),
             replay: None,
+            marks: None,
             saved_at: Instant::now(),
             save_error: None,
         };
@@ -937,6 +953,23 @@ mod tests {
         // Session 1 accepted counters 0..=161 (2 × 81 parts), session 2 1024..=1185 (its block).
         let state = std::fs::read_to_string(d.path().join("k.video-replay")).unwrap();
         assert!(state.ends_with("\ndevice 0 accepted 1185\n"), "{state}");
+    }
+
+    /// The video server keeps the key's accepted marks equal to KEY.video-replay (session 1:
+    /// counters 0..=161 for 2 frames of 81 parts), and takes the higher of the two as its floor:
+    /// with `video 0 1100` written in KEY.accepted by hand, session 2's parts (counters
+    /// 1024..=1104, its block) up to 1100 are refused as replays, so its one frame is lost.
+    #[test]
+    fn the_accepted_marks_are_the_video_floor_too() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(run(&udp(d.path(), 2)).unwrap().summary.delivered, 2);
+        let fp = MasterKey::read(&d.path().join("k")).unwrap().fingerprint();
+        let acc = d.path().join("k.accepted");
+        let text = std::fs::read_to_string(&acc).unwrap();
+        assert_eq!(text, format!("lwcbench-link-accepted v1\nkey {fp}\nvideo 0 161\n"));
+        std::fs::write(&acc, text.replace("video 0 161", "video 0 1100")).unwrap();
+        let s = run(&udp(d.path(), 1)).unwrap().summary;
+        assert_eq!((s.delivered, s.refused_replay, s.parts_received), (0, 77, 4));
     }
 
     /// Without a replay state, a key that has sealed before (its counter state exists) refuses

@@ -1,6 +1,7 @@
 //! The gateway's check of one frame: structure, device, cipher, replay window, tag — in that
 //! order, so a forged frame never moves a window and nothing refused reaches the store.
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
 
@@ -59,6 +60,12 @@ pub struct Tally {
     pub refused: [u64; 7],
     /// Devices whose failed-tag budget ran out (each counted once).
     pub alarms: u64,
+    /// Frames whose counter was already accepted with other bytes, yet whose tag verified: the
+    /// device sealed twice under one counter (a rolled-back or copied counter state). Each such
+    /// frame counts once; it stays refused (`replay`).
+    pub reuse_alarms: u64,
+    /// Frames refused `too_old`: later than the window (`--window` counters) allows.
+    pub late_alarms: u64,
 }
 
 impl Tally {
@@ -78,6 +85,45 @@ struct DeviceState {
     window: ReplayWindow,
     /// Frames of this device whose tag failed.
     failed_tags: u64,
+    /// Counters at or below this were accepted by an earlier run under this key (its accepted
+    /// mark, `gateway::accepted`): refused whatever the window and the store say.
+    floor: Option<u64>,
+    /// The last [`REUSE_SLOTS`] counters the window accepted, each with the first 8 bytes of its
+    /// frame's tag: a later frame under one of them with another tag is a reuse, not a replay.
+    recent: VecDeque<(u64, [u8; 8])>,
+}
+
+/// Accepted counters per device whose tags are kept for the reuse alarm: 32 × 16 B = 512 B per
+/// device that has sent (allocated on its first frame); a counter reused further back than
+/// this is refused as a plain replay, without the alarm.
+pub const REUSE_SLOTS: usize = 32;
+
+/// One log line per [`Throttle::EVERY`] at most; what it held back is counted in the next.
+#[derive(Default)]
+struct Throttle {
+    last: Option<Instant>,
+    held: u64,
+}
+
+impl Throttle {
+    const EVERY: Duration = Duration::from_secs(1);
+    /// `Some(held back since the last line)` when a line may be written now.
+    fn pass(&mut self) -> Option<u64> {
+        if self.last.is_some_and(|t| t.elapsed() < Self::EVERY) {
+            self.held += 1;
+            return None;
+        }
+        self.last = Some(Instant::now());
+        Some(std::mem::take(&mut self.held))
+    }
+}
+
+fn more(held: u64) -> String {
+    if held > 0 {
+        format!(" (and {held} more since the last line)")
+    } else {
+        String::new()
+    }
 }
 
 /// The default failed-tag budget per device: 2^20 for tags of at least 128 bits, 2^16 for
@@ -112,6 +158,8 @@ pub struct Gateway {
     old_to_store: bool,
     /// Failed tags a device may have before its frames are refused unopened.
     max_failed_tags: u64,
+    reuse_log: Throttle,
+    late_log: Throttle,
     pub tally: Tally,
 }
 
@@ -148,7 +196,16 @@ impl Gateway {
             if k.proto != proto {
                 return Err(format!("device {d}: a {} key for a {} gateway", k.proto.label(), proto.label()));
             }
-            map.insert(d, DeviceState { keyed: k, window: ReplayWindow::new(window)?, failed_tags: 0 });
+            map.insert(
+                d,
+                DeviceState {
+                    keyed: k,
+                    window: ReplayWindow::new(window)?,
+                    failed_tags: 0,
+                    floor: None,
+                    recent: VecDeque::new(),
+                },
+            );
         }
         Ok(Gateway {
             devices: map,
@@ -157,8 +214,21 @@ impl Gateway {
             unauthenticated,
             old_to_store: false,
             max_failed_tags: default_max_failed_tags(suite.tag_len(unauthenticated)),
+            reuse_log: Throttle::default(),
+            late_log: Throttle::default(),
             tally: Tally::default(),
         })
+    }
+
+    /// Refuse, per device, every counter at or below its mark (the highest counter accepted
+    /// under this key by an earlier run, `gateway::accepted`): within the window below it as
+    /// `replay`, further below as `too_old`. Devices not provisioned here are passed over.
+    pub fn set_floors(&mut self, floors: &BTreeMap<u32, u64>) {
+        for (d, &f) in floors {
+            if let Some(st) = self.devices.get_mut(d) {
+                st.floor = Some(f);
+            }
+        }
     }
 
     /// After `n` failed tags of one device an alarm is raised (counted in the tally, logged
@@ -206,9 +276,13 @@ impl Gateway {
         self
     }
 
-    /// The window's word on counter `c` of a device: `Ok(true)` fresh (accept moves the window),
-    /// `Ok(false)` older than the window and left to the store, `Err` refused.
-    fn window_check(old_to_store: bool, w: &ReplayWindow, c: u64) -> Result<bool, Refusal> {
+    /// The floor's and the window's word on counter `c` of a device: `Ok(true)` fresh (accept
+    /// moves the window), `Ok(false)` older than the window and left to the store, `Err` refused.
+    fn window_check(old_to_store: bool, st: &DeviceState, c: u64) -> Result<bool, Refusal> {
+        let w = &st.window;
+        if let Some(f) = st.floor.filter(|&f| c <= f) {
+            return Err(if f - c < w.size() { Refusal::Replay } else { Refusal::TooOld });
+        }
         match w.check(c) {
             Verdict::Fresh => Ok(true),
             Verdict::Replay => Err(Refusal::Replay),
@@ -220,6 +294,76 @@ impl Gateway {
     fn refuse(&mut self, r: Refusal) -> Result<Opened, Refusal> {
         self.tally.refused[r as usize] += 1;
         Err(r)
+    }
+
+    /// A refusal before the tag: a too-old frame is also a lateness alarm, and a replay is
+    /// looked at further ([`Gateway::replay_or_reuse`]). `verified`: the frame's tag verdict
+    /// if it is known already (the batch path).
+    fn refuse_early(
+        &mut self,
+        r: Refusal,
+        h: &Header,
+        frame: &[u8],
+        verified: Option<bool>,
+    ) -> Result<Opened, Refusal> {
+        match r {
+            Refusal::Replay => self.replay_or_reuse(h, frame, verified),
+            Refusal::TooOld => {
+                self.tally.late_alarms += 1;
+                if let Some(held) = self.late_log.pass() {
+                    eprintln!(
+                        "alarm: device {}: counter {} arrived later than the window allows (--window is the most \
+                         lateness, in counters); refused too_old{}",
+                        h.device,
+                        h.counter,
+                        more(held)
+                    );
+                }
+                self.refuse(r)
+            }
+            r => self.refuse(r),
+        }
+    }
+
+    /// A counter already accepted: the same frame again (its tag matches the one kept) is a
+    /// replay; a frame with another tag that verifies means the device sealed twice under one
+    /// counter (a reuse alarm; refused as a replay all the same); one that does not verify is
+    /// a forgery (`bad_tag`, spending the budget).
+    fn replay_or_reuse(&mut self, h: &Header, frame: &[u8], verified: Option<bool>) -> Result<Opened, Refusal> {
+        let tag_len = self.suite.tag_len(self.unauthenticated);
+        let st = self.devices.get_mut(&h.device).expect("prechecked");
+        let kept = st.recent.iter().find(|(c, _)| *c == h.counter).map(|(_, t)| *t);
+        let (Some(kept), false) = (kept, self.unauthenticated || tag_len == 0) else {
+            return self.refuse(Refusal::Replay);
+        };
+        if tag_prefix(frame, tag_len) == kept {
+            return self.refuse(Refusal::Replay);
+        }
+        let ok = verified.unwrap_or_else(|| st.keyed.open(h, frame).is_ok());
+        if !ok {
+            return self.bad_tag(h.device);
+        }
+        self.tally.reuse_alarms += 1;
+        if let Some(held) = self.reuse_log.pass() {
+            eprintln!(
+                "alarm: device {}: counter {} arrived again with other bytes and a valid tag: the device sealed twice \
+                 under one counter (nonce reuse; a rolled-back or copied counter state?); refused{}",
+                h.device,
+                h.counter,
+                more(held)
+            );
+        }
+        self.refuse(Refusal::Replay)
+    }
+
+    /// Record that the window accepted `c` from the frame `frame` (its tag, for the reuse alarm).
+    fn remember(st: &mut DeviceState, c: u64, frame: &[u8], tag_len: usize) {
+        if st.recent.len() == REUSE_SLOTS {
+            st.recent.pop_front();
+        } else if st.recent.capacity() == 0 {
+            st.recent.reserve_exact(REUSE_SLOTS);
+        }
+        st.recent.push_back((c, tag_prefix(frame, tag_len)));
     }
 
     /// The checks before the window: structure, device, cipher and flags.
@@ -246,14 +390,16 @@ impl Gateway {
         if st.failed_tags >= self.max_failed_tags {
             return self.refuse(Refusal::TagBudget);
         }
-        let fresh = match Self::window_check(self.old_to_store, &st.window, h.counter) {
+        let fresh = match Self::window_check(self.old_to_store, st, h.counter) {
             Ok(f) => f,
-            Err(r) => return self.refuse(r),
+            Err(r) => return self.refuse_early(r, &h, frame, None),
         };
+        let tag_len = self.suite.tag_len(self.unauthenticated);
         match st.keyed.open(&h, frame) {
             Ok(reading) => {
                 if fresh {
                     st.window.accept(h.counter);
+                    Self::remember(st, h.counter, frame, tag_len);
                 }
                 self.tally.accepted += 1;
                 Ok(Opened { device: h.device, counter: h.counter, cipher: h.cipher, reading })
@@ -292,7 +438,7 @@ impl Gateway {
         for f in frames {
             let p = self.precheck(f).ok().filter(|h| !self.budget_spent(h.device)).and_then(|h| {
                 let st = self.devices.get_mut(&h.device).expect("prechecked");
-                if Self::window_check(old_to_store, &st.window, h.counter).is_err()
+                if Self::window_check(old_to_store, st, h.counter).is_err()
                     || f.len() < crate::wire::frame::HEADER_LEN + POLY_TAG
                 {
                     return None;
@@ -331,17 +477,19 @@ impl Gateway {
                 continue;
             }
             let st = self.devices.get_mut(&h.device).expect("prechecked");
-            let fresh = match Self::window_check(old_to_store, &st.window, h.counter) {
+            let fresh = match Self::window_check(old_to_store, st, h.counter) {
                 Ok(f) => f,
                 Err(r) => {
-                    out.push(self.refuse(r));
+                    out.push(self.refuse_early(r, &h, f, Some(plain.is_ok())));
                     continue;
                 }
             };
+            let tag_len = self.suite.tag_len(self.unauthenticated);
             match plain {
                 Ok(reading) => {
                     if fresh {
                         st.window.accept(h.counter);
+                        Self::remember(st, h.counter, f, tag_len);
                     }
                     self.tally.accepted += 1;
                     out.push(Ok(Opened { device: h.device, counter: h.counter, cipher: h.cipher, reading }));
@@ -351,6 +499,15 @@ impl Gateway {
         }
         out
     }
+}
+
+/// The first 8 bytes of a frame's tag (its last `tag_len` bytes), zero-padded.
+fn tag_prefix(frame: &[u8], tag_len: usize) -> [u8; 8] {
+    let tag = &frame[frame.len().saturating_sub(tag_len)..];
+    let mut out = [0u8; 8];
+    let n = tag.len().min(8);
+    out[..n].copy_from_slice(&tag[..n]);
+    out
 }
 
 #[cfg(test)]
@@ -482,6 +639,80 @@ mod tests {
         assert_eq!(many.tally, one.tally);
         assert_eq!(want[3], Err(Refusal::TagBudget));
         assert_eq!((one.tally.alarms, one.tally.accepted), (1, 2));
+    }
+
+    /// Device 1 of `suite` sealing `reading` under counter `c`.
+    fn one(suite: &Suite, d: u32, c: u64, reading: &[u8]) -> Vec<u8> {
+        let mut k = Keyed::from_master(suite, &master(), Proto::Sensor, d, false).unwrap();
+        let mut f = Vec::new();
+        k.seal(d, c, reading, &mut f).unwrap();
+        f
+    }
+
+    /// An earlier run's mark (device 1 accepted up to 10) in a fresh gateway, window 4: 10 and
+    /// 7 are replays (within 4 of the mark), 6 and 1 too old (and lateness alarms), whatever
+    /// the window says; 11 is fresh; device 2 has no mark. The same in a store-decides member
+    /// (`old_frames_to_store`): below the mark nothing is left to the store.
+    #[test]
+    fn the_accepted_mark_refuses_an_earlier_runs_counters() {
+        let suite = crate::wire::suite::find("Ascon-AEAD128").unwrap();
+        for member in [false, true] {
+            let mut g = Gateway::new(&suite, &master(), 1..=2, 4, false).unwrap();
+            if member {
+                g = g.old_frames_to_store();
+            }
+            g.set_floors(&[(1, 10), (99, 3)].into_iter().collect());
+            let v: Vec<_> =
+                [10, 7, 6, 1, 11].iter().map(|&c| g.open(&one(&suite, 1, c, b"r")).map(|o| o.counter)).collect();
+            use Refusal::*;
+            assert_eq!(v, vec![Err(Replay), Err(Replay), Err(TooOld), Err(TooOld), Ok(11)], "member {member}");
+            assert_eq!(g.open(&one(&suite, 2, 1, b"r")).map(|o| o.counter), Ok(1));
+            assert_eq!((g.tally.late_alarms, g.tally.reuse_alarms, g.tally.accepted), (2, 0, 2));
+        }
+    }
+
+    /// Counter 3 of device 1 accepted with reading A; the same frame again is a plain replay;
+    /// reading B under counter 3 (a device sealing twice under one counter) verifies: a reuse
+    /// alarm, refused; B with a flipped tag bit is a forgery (bad_tag). The bit-sliced batch
+    /// path gives the same verdicts and tally, also for A and B in one batch.
+    #[test]
+    fn another_frame_under_an_accepted_counter_raises_the_reuse_alarm() {
+        for name in ["Ascon-AEAD128", "DRACO/rust-fast"] {
+            let suite = crate::wire::suite::find(name).unwrap();
+            let (a, b) = (one(&suite, 1, 3, b"reading A"), one(&suite, 1, 3, b"reading B"));
+            let forged = variant(&b, 1);
+            let seq: Vec<Vec<u8>> = vec![a.clone(), a.clone(), b.clone(), forged, b.clone()];
+            let mut g = gateway(&suite);
+            let got: Vec<_> = seq.iter().map(|f| g.open(f).map(|o| o.reading)).collect();
+            use Refusal::*;
+            assert_eq!(
+                got,
+                vec![Ok(b"reading A".to_vec()), Err(Replay), Err(Replay), Err(BadTag), Err(Replay)],
+                "{name}"
+            );
+            assert_eq!((g.tally.reuse_alarms, g.tally.count(Replay), g.tally.count(BadTag)), (2, 3, 1), "{name}");
+            let mut many = gateway(&suite);
+            let refs: Vec<&[u8]> = seq.iter().map(|f| f.as_slice()).collect();
+            let got_many: Vec<_> = many.open_many(&refs).into_iter().map(|r| r.map(|o| o.reading)).collect();
+            assert_eq!(got_many, got, "{name}");
+            assert_eq!(many.tally, g.tally, "{name}");
+        }
+    }
+
+    /// Only the last REUSE_SLOTS accepted counters keep their tags: a counter reused further
+    /// back is a plain replay (the memory bound: 512 B per device).
+    #[test]
+    fn reuse_detection_keeps_a_bounded_number_of_tags() {
+        let suite = crate::wire::suite::find("Ascon-AEAD128").unwrap();
+        let mut g = Gateway::new(&suite, &master(), 1..=1, 1024, false).unwrap();
+        for c in 1..=(REUSE_SLOTS as u64 + 1) {
+            g.open(&one(&suite, 1, c, b"x")).unwrap();
+        }
+        assert_eq!(g.devices[&1].recent.len(), REUSE_SLOTS);
+        assert_eq!(g.open(&one(&suite, 1, 1, b"y")), Err(Refusal::Replay)); // slid out: no alarm
+        assert_eq!(g.tally.reuse_alarms, 0);
+        assert_eq!(g.open(&one(&suite, 1, 2, b"y")), Err(Refusal::Replay)); // still kept: alarm
+        assert_eq!(g.tally.reuse_alarms, 1);
     }
 
     /// 100,000 devices × a window of 2^20 would take 12.2 GiB of bitmaps: refused before any

@@ -1,7 +1,8 @@
 //! The receiving side: checking and opening frames ([`checks`]), the per-device replay window
-//! ([`replay`]), the single gateway ([`single`]), K workers on an MQTT v5 shared subscription
-//! with the replay state in the store ([`workers`]), and the gateway as a process ([`process`]),
-//! alone or as one member of a shared subscription across processes and hosts ([`shared`]).
+//! ([`replay`]), the key's accepted marks across processes and stores ([`accepted`]), the single
+//! gateway ([`single`]), K workers on an MQTT v5 shared subscription with the replay state in the
+//! store ([`workers`]), and the gateway as a process ([`process`]), alone or as one member of a
+//! shared subscription across processes and hosts ([`shared`]).
 use tokio::sync::mpsc;
 
 use crate::gateway::checks::Tally;
@@ -9,6 +10,7 @@ use crate::store::Store;
 use crate::transport::Transport;
 use crate::wire::suite::Suite;
 
+pub mod accepted;
 pub mod checks;
 pub mod process;
 pub mod replay;
@@ -68,6 +70,28 @@ pub struct GatewaySpec {
     pub max_samples: usize,
     /// `--max-failed-tags`; `None`: the suite's default ([`checks::default_max_failed_tags`]).
     pub max_failed_tags: Option<u64>,
+    /// The key's accepted marks (`KEY_FILE.accepted`, [`accepted`]): loaded at start as floors,
+    /// raised as batches commit. `None`: no marks (tests, measurements with a throw-away key).
+    pub accepted: Option<std::path::PathBuf>,
+}
+
+/// The floors of a sensor gateway starting on `store` with the key `master`'s marks file at
+/// `path`: per device, its mark, unless the store already holds a counter at or above it (then
+/// this store committed what the mark covers, and its unique key refuses those frames, while a
+/// frame that was delivered but not committed before a crash is still stored: nothing is lost).
+/// A fresh or another store (one that never held the frames) gets every mark as a floor.
+pub fn sensor_floors(
+    path: &std::path::Path,
+    master: &crate::wire::keys::MasterKey,
+    store: &mut dyn Store,
+) -> Result<std::collections::BTreeMap<u32, u64>, String> {
+    let Some(marks) = accepted::read(path, Some(&master.fingerprint()))? else { return Ok(Default::default()) };
+    let marks = accepted::of_proto(&marks, crate::wire::frame::Proto::Sensor);
+    if marks.is_empty() {
+        return Ok(marks);
+    }
+    let stored = store.highest()?;
+    Ok(marks.into_iter().filter(|(d, m)| stored.get(d).is_none_or(|s| s < m)).collect())
 }
 
 /// Wait for the next frame, then take what else is already queued, up to `max` in all, into

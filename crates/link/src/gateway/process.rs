@@ -100,6 +100,8 @@ pub struct GatewayProcess {
     pub shared: Option<crate::gateway::shared::Member>,
     /// `--max-failed-tags`; `None`: the suite's default.
     pub max_failed_tags: Option<u64>,
+    /// The key's accepted marks (`KEY_FILE.accepted`): floors at start, raised as batches commit.
+    pub accepted: Option<PathBuf>,
 }
 
 /// The single gateway or one member of a shared subscription.
@@ -166,6 +168,7 @@ impl GatewayProcess {
             batch: self.batch,
             max_samples: 0,
             max_failed_tags: self.max_failed_tags,
+            accepted: self.accepted.clone(),
         };
         let gw = match &self.shared {
             None => Running::One(GatewayHandle::start(spec, &self.master, rt.handle())?),
@@ -211,6 +214,8 @@ impl GatewayProcess {
         last["refused"] = res.tally.refused_total().into();
         last["refused_by_reason"] = refused.into();
         last["tag_budget_alarms"] = res.tally.alarms.into();
+        last["reuse_alarms"] = res.tally.reuse_alarms.into();
+        last["late_alarms"] = res.tally.late_alarms.into();
         let text = last.to_string();
         if let Some(f) = stats.as_mut() {
             let _ = writeln!(f, "{text}");

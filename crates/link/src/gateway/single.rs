@@ -9,12 +9,14 @@ use rumqttc::{AsyncClient, Event, Packet, QoS};
 use tokio::sync::mpsc;
 
 use crate::clock::{now_ns, thread_cpu_ns};
+use crate::gateway::accepted::{Marker, WRITE_EVERY};
 use crate::gateway::checks::{Gateway, Opened, Refusal};
 use crate::gateway::{next_batch, GatewaySpec, GwResult, GwSample, Incoming, QUEUE};
 use crate::store::{Row, Store};
 use crate::transport::mqtt::{ack_of, mqtt_options, received_frame, spawn_acker, still_connecting, wait_ready, Ready};
 use crate::transport::udp::set_rcvbuf;
 use crate::transport::Transport;
+use crate::wire::frame::Proto;
 use crate::wire::keys::MasterKey;
 
 /// Counts a running gateway publishes while it runs (for a process that may be killed before
@@ -60,7 +62,7 @@ impl GatewayHandle {
     /// the MQTT request channel (tests make them tiny to provoke full queues).
     #[doc(hidden)]
     pub fn start_queued(
-        spec: GatewaySpec,
+        mut spec: GatewaySpec,
         master: &MasterKey,
         rt: &tokio::runtime::Handle,
         queue: usize,
@@ -70,6 +72,13 @@ impl GatewayHandle {
         if let Some(n) = spec.max_failed_tags {
             gw.set_max_failed_tags(n)?;
         }
+        let keeper = match &spec.accepted {
+            Some(p) => {
+                gw.set_floors(&crate::gateway::sensor_floors(p, master, spec.store.as_mut())?);
+                Some(Marker::start(p, &master.fingerprint(), WRITE_EVERY)?)
+            }
+            None => None,
+        };
         let (tx, rx) = mpsc::channel::<Incoming<Option<rumqttc::Publish>>>(queue.max(1));
         let processed = Arc::new(AtomicU64::new(0));
         let live = Arc::new(LiveCounts::default());
@@ -187,7 +196,7 @@ impl GatewayHandle {
         h.join = Some(
             std::thread::Builder::new()
                 .name("link-gateway".into())
-                .spawn(move || gateway_loop(gw, store, rx, acker, processed, live, failed2, batch, max_samples))
+                .spawn(move || gateway_loop(gw, store, keeper, rx, acker, processed, live, failed2, batch, max_samples))
                 .map_err(|e| e.to_string())?,
         );
         if let Some((ready_rx, no_answer)) = starting {
@@ -239,6 +248,7 @@ impl GatewayHandle {
 fn gateway_loop(
     mut gw: Gateway,
     mut store: Box<dyn Store>,
+    keeper: Option<Marker>,
     mut rx: mpsc::Receiver<Incoming<Option<rumqttc::Publish>>>,
     acker: Option<mpsc::UnboundedSender<rumqttc::Publish>>,
     processed: Arc<AtomicU64>,
@@ -293,6 +303,16 @@ fn gateway_loop(
                 Ok(n) => {
                     new_rows += n;
                     dups += rows.len() as u64 - n;
+                    // The marks cover committed rows only (a crash before the commit leaves the
+                    // broker's redeliveries acceptable); the marker writes them every WRITE_EVERY.
+                    if let Some(k) = &keeper {
+                        rows.iter().for_each(|r| k.note(Proto::Sensor, r.device, r.counter));
+                        if let Some(e) = k.error() {
+                            error = Some(e);
+                            failed.store(true, Ordering::Release);
+                            break;
+                        }
+                    }
                 }
                 Err(e) => {
                     // Nothing of this batch is acknowledged: the broker will redeliver it. The
@@ -322,6 +342,10 @@ fn gateway_loop(
         live.refused.store(gw.tally.refused_total(), Ordering::Release);
         processed.fetch_add(batch.len().max(rows.len()) as u64, Ordering::Release);
         batch.clear();
+    }
+    // A clean stop (or a store error: what committed before it) writes the marks held back.
+    if let Some(Err(e)) = keeper.as_ref().map(Marker::finish) {
+        error.get_or_insert(e);
     }
     GwResult {
         tally: gw.tally.clone(),

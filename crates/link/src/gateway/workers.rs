@@ -26,6 +26,7 @@ use rumqttc::v5::{AsyncClient, Event, MqttOptions};
 use tokio::sync::mpsc;
 
 use crate::clock::{now_ns, thread_cpu_ns};
+use crate::gateway::accepted::{Marker, WRITE_EVERY};
 use crate::gateway::checks::{Gateway, Opened, Refusal};
 use crate::gateway::{next_batch, GatewaySpec, GwResult, GwSample, Incoming, QUEUE};
 use crate::store::shared::{SharedState, StoreVerdict};
@@ -33,6 +34,7 @@ use crate::store::Row;
 use crate::transport::broker::BrokerAddr;
 use crate::transport::mqtt::{received_frame, spawn_acker, still_connecting, wait_ready, Ready, MQTT_MAX_PACKET};
 use crate::transport::Transport;
+use crate::wire::frame::Proto;
 use crate::wire::keys::MasterKey;
 
 /// Most gateway workers one session may start.
@@ -110,6 +112,8 @@ pub struct WorkerPool {
     failed: Arc<AtomicBool>,
     workers: Vec<Worker>,
     store: Option<Box<dyn crate::store::Store>>,
+    /// The key's accepted marks, raised by every worker as its batches commit.
+    keeper: Option<Arc<Marker>>,
 }
 
 struct Worker {
@@ -187,7 +191,7 @@ impl WorkerPool {
     /// tiny to provoke full queues).
     #[doc(hidden)]
     pub fn start_queued(
-        spec: GatewaySpec,
+        mut spec: GatewaySpec,
         store_spec: &str,
         k: usize,
         master: &MasterKey,
@@ -210,6 +214,15 @@ impl WorkerPool {
         let failed = Arc::new(AtomicBool::new(false));
         let live = Arc::new(crate::gateway::single::LiveCounts::default());
         let ended = Arc::new(std::sync::Mutex::new(None));
+        // One look at the store for every worker: the marks it does not cover are floors.
+        let floors = match &spec.accepted {
+            Some(p) => crate::gateway::sensor_floors(p, master, spec.store.as_mut())?,
+            None => Default::default(),
+        };
+        let keeper = match &spec.accepted {
+            Some(p) => Some(Arc::new(Marker::start(p, &master.fingerprint(), WRITE_EVERY)?)),
+            None => None,
+        };
         let mut pool = WorkerPool {
             processed: processed.clone(),
             live: live.clone(),
@@ -218,6 +231,7 @@ impl WorkerPool {
             failed: failed.clone(),
             workers: Vec::new(),
             store: Some(spec.store),
+            keeper: keeper.clone(),
         };
         for i in 0..k {
             let mut gw =
@@ -226,6 +240,7 @@ impl WorkerPool {
             if let Some(n) = spec.max_failed_tags {
                 gw.set_max_failed_tags(n)?;
             }
+            gw.set_floors(&floors);
             let state = SharedState::open(store_spec, &spec.session, &master.fingerprint(), &spec.devices)?;
             let queue = queue.max(1);
             let (tx, rx) = mpsc::channel::<Incoming<Publish>>(queue);
@@ -316,13 +331,14 @@ impl WorkerPool {
                 let c = c.clone();
                 async move { c.ack(&p).await.is_ok() }
             });
-            let (processed2, failed2, live2) = (processed.clone(), failed.clone(), live.clone());
+            let (processed2, failed2, live2, keeper2) =
+                (processed.clone(), failed.clone(), live.clone(), keeper.clone());
             let (batch, max_samples) = (spec.batch.max(1), spec.max_samples / k);
             let join = std::thread::Builder::new()
                 .name(format!("link-gw-w{i}"))
                 .spawn(move || {
                     let chk = Checker::new(gw, state);
-                    worker_loop(chk, rx, acker, (processed2, live2), failed2, batch, max_samples)
+                    worker_loop(chk, rx, acker, (processed2, live2), keeper2, failed2, batch, max_samples)
                 })
                 .map_err(|e| e.to_string())?;
             pool.workers.push(Worker { client, task, ack_task, join });
@@ -377,6 +393,8 @@ impl WorkerPool {
             w.ack_task.abort();
             res.tally.accepted += r.tally.accepted;
             res.tally.alarms += r.tally.alarms;
+            res.tally.reuse_alarms += r.tally.reuse_alarms;
+            res.tally.late_alarms += r.tally.late_alarms;
             for (a, b) in res.tally.refused.iter_mut().zip(r.tally.refused) {
                 *a += b;
             }
@@ -391,15 +409,21 @@ impl WorkerPool {
         if res.error.is_none() {
             res.error = self.ended.lock().unwrap_or_else(|p| p.into_inner()).take();
         }
+        // Every worker has stopped: what they committed since the last write is written now.
+        if let Some(Err(e)) = self.keeper.take().map(|k| k.finish()) {
+            res.error.get_or_insert(e);
+        }
         (res, per_worker)
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn worker_loop(
     mut chk: Checker,
     mut rx: mpsc::Receiver<Incoming<Publish>>,
     acker: mpsc::UnboundedSender<Publish>,
     (processed, live): (Arc<AtomicU64>, Arc<crate::gateway::single::LiveCounts>),
+    keeper: Option<Arc<Marker>>,
     failed: Arc<AtomicBool>,
     batch_max: usize,
     max_samples: usize,
@@ -422,6 +446,19 @@ fn worker_loop(
                 break;
             }
         };
+        // Committed: the marks may cover these rows now (the marker writes every WRITE_EVERY).
+        if let Some(k) = &keeper {
+            for o in &out {
+                if let Checked::Stored(o) = o {
+                    k.note(Proto::Sensor, o.device, o.counter);
+                }
+            }
+            if let Some(e) = k.error() {
+                error = Some(e);
+                failed.store(true, Ordering::Release);
+                break;
+            }
+        }
         let t = now_ns();
         for (inc, o) in batch.iter().zip(&out) {
             if let Checked::Stored(o) = o {

@@ -69,6 +69,10 @@ pub struct SummaryRow {
     pub e2e_p999_us: f64,
     pub e2e_max_us: f64,
     pub counter_fsyncs: u64,
+    /// Frames under an already accepted counter with other bytes and a valid tag (nonce reuse).
+    pub reuse_alarms: u64,
+    /// Frames refused too_old: later than the window allows.
+    pub late_alarms: u64,
 }
 
 /// Join device and gateway timestamps per message.
@@ -160,6 +164,8 @@ pub fn summary_row(
         e2e_p999_us: us(nearest_rank(&e2e, 99.9).unwrap_or(0)),
         e2e_max_us: us(e2e.last().copied().unwrap_or(0)),
         counter_fsyncs: o.counter_writes,
+        reuse_alarms: o.tally.reuse_alarms,
+        late_alarms: o.tally.late_alarms,
     }
 }
 

@@ -29,6 +29,8 @@ pub trait Store: Send {
     fn describe(&self) -> String;
     /// The key's id in the store's keys table: the `key_ref` of its readings.
     fn key_ref(&self) -> i64;
+    /// Per device, the highest counter stored under this key (any run).
+    fn highest(&mut self) -> Result<std::collections::BTreeMap<u32, u64>, String>;
 }
 
 /// What a `--store` string names.
@@ -368,6 +370,20 @@ impl Store for Sqlite {
     fn key_ref(&self) -> i64 {
         self.key_ref
     }
+
+    fn highest(&mut self) -> Result<std::collections::BTreeMap<u32, u64>, String> {
+        let p = crate::input::shown(&self.path.display().to_string());
+        let mut st = self
+            .conn
+            .prepare("SELECT device, max(counter) FROM readings WHERE key_ref = ?1 GROUP BY device")
+            .map_err(|e| format!("store {p}: {e}"))?;
+        let rows = st
+            .query_map(rusqlite::params![self.key_ref], |r| {
+                Ok((r.get::<_, i64>(0)? as u32, r.get::<_, i64>(1)? as u64))
+            })
+            .map_err(|e| format!("store {p}: {e}"))?;
+        rows.collect::<Result<_, _>>().map_err(|e| format!("store {p}: {e}"))
+    }
 }
 
 /// PostgreSQL: table `lwcbench_link_readings`, one run's rows tagged with its run id, unique
@@ -472,6 +488,17 @@ impl Store for Postgres {
 
     fn key_ref(&self) -> i64 {
         self.key_ref
+    }
+
+    fn highest(&mut self) -> Result<std::collections::BTreeMap<u32, u64>, String> {
+        let rows = self
+            .client
+            .query(
+                "SELECT device, max(counter) FROM lwcbench_link_readings WHERE key_ref = $1 GROUP BY device",
+                &[&self.key_ref],
+            )
+            .map_err(|e| format!("store {}: {}", self.url_shown, pg_error(&e)))?;
+        Ok(rows.iter().map(|r| (r.get::<_, i64>(0) as u32, r.get::<_, i64>(1) as u64)).collect())
     }
 }
 

@@ -156,7 +156,7 @@ fn subscribe(
     mut sub: Subscriber,
     stop: &AtomicBool,
     acks: mpsc::Sender<Ack>,
-) -> Result<SubCounts, String> {
+) -> Result<(SubCounts, Option<u64>), String> {
     let mut buf = vec![0u8; 65_536];
     let mut seen_plain = std::collections::HashSet::new();
     let mut c = SubCounts::default();
@@ -183,7 +183,7 @@ fn subscribe(
             }
         }
     }
-    Ok(c)
+    Ok((c, sub.top))
 }
 
 /// Publish `frames` GOOSE frames of `size` bytes plain and as many sealed with `suite`.
@@ -194,17 +194,22 @@ pub fn run(
     store: &CounterStore,
     size: usize,
     frames: usize,
+    accepted: Option<&std::path::Path>,
 ) -> Result<GooseRun, String> {
     if frames == 0 || frames > MAX_FRAMES {
         return Err(format!("--frames: {frames} is not in 1..={MAX_FRAMES}"));
     }
     let key = master.cipher_key(Proto::Goose, APPID as u32, suite.id, suite.key_len());
     let mut k = Keyed::new(suite, &key, Proto::Goose, false)?;
-    let sub = Subscriber {
-        keyed: Keyed::new(suite, &key, Proto::Goose, false)?,
-        appid: APPID,
-        window: ReplayWindow::new(WINDOW)?,
+    // The key's accepted marks: a restarted subscriber refuses what an earlier run accepted.
+    let fp = master.fingerprint();
+    let floor = match accepted {
+        Some(p) => {
+            crate::gateway::accepted::read(p, Some(&fp))?.and_then(|m| m.get(&(Proto::Goose, APPID as u32)).copied())
+        }
+        None => None,
     };
+    let sub = Subscriber::new(Keyed::new(suite, &key, Proto::Goose, false)?, APPID, ReplayWindow::new(WINDOW)?, floor);
     drop(key);
     let mut counter = DeviceCounter::new(store, APPID as u32)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -277,7 +282,13 @@ pub fn run(
         Ok(())
     })();
     stop.store(true, Ordering::Relaxed);
-    let counts = handle.join().map_err(|_| "the GOOSE subscriber panicked".to_string())??;
+    let (counts, top) = handle.join().map_err(|_| "the GOOSE subscriber panicked".to_string())??;
+    // The mark goes up before anything else can fail: what was accepted stays refused later.
+    if let (Some(p), Some(top)) = (accepted, top) {
+        let mut k = crate::gateway::accepted::Keeper::new(p, &fp);
+        k.note(Proto::Goose, APPID as u32, top);
+        k.flush()?;
+    }
     result?;
     r.first_counter = first_counter.unwrap_or(0);
     r.plain_duplicates = counts.plain_duplicates;

@@ -53,9 +53,19 @@ pub struct Subscriber {
     pub keyed: Keyed,
     pub appid: u16,
     pub window: ReplayWindow,
+    /// The APPID's accepted mark from earlier runs under this key (`gateway::accepted`, protocol
+    /// `goose`): a counter at or below it is refused, so a restarted subscriber never takes an
+    /// earlier capture.
+    pub floor: Option<u64>,
+    /// The highest counter this subscriber accepted (for the mark).
+    pub top: Option<u64>,
 }
 
 impl Subscriber {
+    pub fn new(keyed: Keyed, appid: u16, window: ReplayWindow, floor: Option<u64>) -> Subscriber {
+        Subscriber { keyed, appid, window, floor, top: None }
+    }
+
     /// Check and open a received frame (tagged or not); returns the APDU and what it says.
     pub fn accept(&mut self, frame: &[u8]) -> Result<(Vec<u8>, Decoded), Refused> {
         let (et, payload) = ethertype_payload(frame).ok_or(Refused::Other)?;
@@ -68,6 +78,9 @@ impl Subscriber {
         }
         if h.device != self.appid as u32 {
             return Err(Refused::UnknownAppid);
+        }
+        if let Some(f) = self.floor.filter(|&f| h.counter <= f) {
+            return Err(if f - h.counter < self.window.size() { Refused::Replay } else { Refused::TooOld });
         }
         match self.window.check(h.counter) {
             Verdict::Fresh => {}
@@ -83,6 +96,7 @@ impl Subscriber {
             return Err(Refused::NotGoose);
         }
         self.window.accept(h.counter);
+        self.top = Some(self.top.map_or(h.counter, |t| t.max(h.counter)));
         Ok((apdu, d))
     }
 }
@@ -97,12 +111,50 @@ mod tests {
     fn pair(cipher: &str) -> (Keyed, Subscriber) {
         let s = suite::find(cipher).unwrap();
         let key = vec![7u8; s.key_len()];
-        let sub = Subscriber {
-            keyed: Keyed::new(&s, &key, Proto::Goose, false).unwrap(),
-            appid: 0x0101,
-            window: ReplayWindow::new(64).unwrap(),
-        };
+        let sub = Subscriber::new(
+            Keyed::new(&s, &key, Proto::Goose, false).unwrap(),
+            0x0101,
+            ReplayWindow::new(64).unwrap(),
+            None,
+        );
         (Keyed::new(&s, &key, Proto::Goose, false).unwrap(), sub)
+    }
+
+    /// A restarted subscriber (a new window) takes an earlier capture unless it loads the
+    /// APPID's accepted mark: counters 1..=5 accepted and their mark written; a new subscriber
+    /// with the mark refuses all five again (window 64: within 64 of the mark, `replay`), and
+    /// takes counter 6.
+    #[test]
+    fn a_restarted_subscriber_refuses_an_earlier_capture() {
+        use crate::gateway::accepted::{self, Keeper};
+        let (mut k, mut sub) = pair("Ascon-AEAD128");
+        let capture: Vec<Vec<u8>> = (1..=6u64)
+            .map(|c| {
+                let plain = Goose::trip(0x0101, c as u32, 0, super::super::frame::pairs_for(160)).frame(160).unwrap();
+                let (mut out, mut body) = (Vec::new(), Vec::new());
+                seal(&mut k, c, &plain, &mut out, &mut body).unwrap();
+                out
+            })
+            .collect();
+        for f in &capture[..5] {
+            sub.accept(f).unwrap();
+        }
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("k.accepted");
+        let mut keeper = Keeper::new(&p, "fp");
+        keeper.note(Proto::Goose, 0x0101, sub.top.unwrap());
+        keeper.flush().unwrap();
+        let floor = accepted::read(&p, Some("fp")).unwrap().unwrap().get(&(Proto::Goose, 0x0101)).copied();
+        assert_eq!(floor, Some(5));
+        let (_, mut restarted) = pair("Ascon-AEAD128");
+        restarted.floor = floor;
+        for f in &capture[..5] {
+            assert_eq!(restarted.accept(f).err(), Some(Refused::Replay));
+        }
+        assert!(restarted.accept(&capture[5]).is_ok());
+        // without the mark (the old behaviour) the capture is taken again
+        let (_, mut bare) = pair("Ascon-AEAD128");
+        assert!(bare.accept(&capture[0]).is_ok());
     }
 
     #[test]
