@@ -20,11 +20,16 @@ import pathlib
 import subprocess
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import boardfile  # noqa: E402
+
 MCU = pathlib.Path(__file__).resolve().parent
 REPO = MCU.parent
 IMAGES = MCU / "images"
 
-RUST_TARGETS = ["thumbv6m-none-eabi", "riscv32imc-unknown-none-elf", "thumbv7em-none-eabihf"]
+# The targets and their toolchains: [target.TRIPLE] tables of data/boards.toml.
+_TARGETS = boardfile.load_targets()
+RUST_TARGETS = [t.triple for t in _TARGETS.values() if t.rust]
 PROFILES = {"Os": "release", "O3": "release-o3"}  # report name -> cargo profile
 
 
@@ -61,15 +66,8 @@ class CppTarget:
     emulable: bool
 
 
-CPP_TARGETS = [
-    CppTarget("thumbv6m-none-eabi", "Cortex-M0+", "arm-none-eabi-g++", "arm-none-eabi-gcc",
-              ("-mcpu=cortex-m0plus", "-mthumb"), (), ("-lc", "-lgcc"), True),
-    CppTarget("riscv32imc-unknown-none-elf", "RV32IMC", "riscv64-unknown-elf-g++", "riscv64-unknown-elf-gcc",
-              ("-march=rv32imc", "-mabi=ilp32"), ("--specs=picolibc.specs",), ("-lc", "-lgcc"), True),
-    # ESP8266 (the study's chip). Debian ships no C library for lx106: freestanding headers.
-    CppTarget("xtensa-lx106-elf", "Xtensa LX106 (ESP8266)", "xtensa-lx106-elf-g++", "xtensa-lx106-elf-gcc",
-              (), ("-ffreestanding",), ("-lgcc",), False),
-]
+CPP_TARGETS = [CppTarget(t.triple, t.core, t.cpp.cxx, t.cpp.cc, t.cpp.arch_flags, t.cpp.libc_flags, t.cpp.libs,
+                         t.emulable) for t in _TARGETS.values() if t.cpp]
 CPP_FLAGS = ("-Os", "-ffunction-sections", "-fdata-sections", "-fno-exceptions", "-fno-rtti")
 CPP_VARIANTS = {"draco_ref": ("DRACO", "cpp-ref", "LWC_REF", "draco_ref"),
                 "draco_fast": ("DRACO", "cpp-fast", "LWC_FAST", "draco_fast")}

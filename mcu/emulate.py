@@ -34,7 +34,6 @@ import dataclasses
 import pathlib
 import struct
 import sys
-import tomllib
 
 import capstone
 from capstone import arm_const as csarm
@@ -43,6 +42,9 @@ from elftools.elf.sections import SymbolTableSection
 import unicorn
 from unicorn import arm_const as ua
 from unicorn import riscv_const as ur
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import boardfile  # noqa: E402
 
 FLASH = (0x1000_0000, 2048 * 1024)
 RAM = (0x2000_0000, 264 * 1024)
@@ -91,103 +93,20 @@ class Target:
     board: str
 
 
+# Targets and board profiles: one record each in data/boards.toml (mcu/boardfile.py) ------------
+BOARDS_FILE = boardfile.BOARDS_FILE
+BoardError = boardfile.BoardError
+Board = boardfile.Board
+load_boards = boardfile.load_boards
+_TARGETS, _BOARDS = boardfile.load()
+# The emulable targets; each converts cycles at the clock of the board its counts stand for.
 TARGETS = {
-    "thumbv6m-none-eabi": Target("thumbv6m-none-eabi", "Cortex-M0+", "m0plus", 125.0, "RP2040 @125 MHz, board profile rp2040"),
-    "riscv32imc-unknown-none-elf": Target("riscv32imc-unknown-none-elf", "RV32IMC", "rv32", 160.0, "ESP32-C3 @160 MHz, board profile esp32c3"),
-    "thumbv7em-none-eabihf": Target("thumbv7em-none-eabihf", "Cortex-M4F", "m4", 64.0, "nRF52840 @64 MHz, board profile nrf52840"),
-    # the NIST LWC Arduino Due table only (mcu/nistlwc.py); no Rust images are built for it
-    "thumbv7m-none-eabi": Target("thumbv7m-none-eabi", "Cortex-M3", "m3", 84.0, "SAM3X8E @84 MHz, board profile due"),
+    t.triple: Target(t.triple, t.core, t.model, _BOARDS[t.board].mhz,
+                     f"{_BOARDS[t.board].chip} @{_BOARDS[t.board].mhz:g} MHz, board profile {t.board}")
+    for t in _TARGETS.values() if t.emulable
 }
-
-
-# Board profiles (data/boards.toml) ----------------------------------------------------------
-BOARDS_FILE = pathlib.Path(__file__).resolve().parents[1] / "data" / "boards.toml"
-# The board each `mcu --preset counts` image stands for.
-DEFAULT_BOARD = {"thumbv6m-none-eabi": "rp2040", "thumbv7em-none-eabihf": "nrf52840",
-                 "riscv32imc-unknown-none-elf": "esp32c3"}
-_CORE_OF_TRIPLE = {"thumbv6m-none-eabi": "m0plus", "thumbv7em-none-eabihf": "m4", "riscv32imc-unknown-none-elf": "rv32",
-                   "thumbv7m-none-eabi": "m3"}
-
-
-class BoardError(ValueError):
-    pass
-
-
-@dataclasses.dataclass(frozen=True)
-class Board:
-    id: str
-    name: str
-    chip: str
-    core: str
-    triple: str
-    mhz: float
-    code_in: str  # flash | sram | xip
-    flash_ws: int
-    fetch_line_bytes: int
-    cache_lines: int
-    cache_ways: int
-    miss_cycles: int  # stall per line fetch that misses (flash_ws unless given)
-    m4_ldst_pipelining: bool
-    sources: dict
-    verified: tuple = ()  # parameters whose source text was read (data/boards.toml)
-
-    def fetch_stalls(self) -> bool:
-        return self.code_in in ("flash", "xip") and self.miss_cycles > 0
-
-    def describe(self) -> str:
-        cache = (f"{self.cache_lines}x{self.fetch_line_bytes} B {self.cache_ways}-way cache" if self.cache_lines
-                 else "no cache")
-        return (f"{self.id}: {self.chip} {self.core} @ {self.mhz:g} MHz, code in {self.code_in}, "
-                f"{self.miss_cycles} stall cycles per missed {self.fetch_line_bytes}-byte line ({cache})"
-                + (", M4 load/store pipelining" if self.m4_ldst_pipelining else ""))
-
-
-def load_boards(path: pathlib.Path | str | None = None) -> dict[str, Board]:
-    """Parse and check the board profiles; BoardError names the file, board and key."""
-    path = pathlib.Path(path or BOARDS_FILE)
-    try:
-        doc = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise BoardError(f"{path}: {e}") from None
-    boards = {}
-    for bid, t in (doc.get("board") or {}).items():
-        where = f"{path}: board {bid}"
-
-        def get(key, typ, default=None):
-            v = t.get(key, default)
-            if v is None:
-                raise BoardError(f"{where}: missing {key}")
-            if typ is float and isinstance(v, int) and not isinstance(v, bool):
-                v = float(v)
-            if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
-                raise BoardError(f"{where}: {key} must be {typ.__name__}, got {v!r}")
-            return v
-        core, triple = get("core", str), get("triple", str)
-        if _CORE_OF_TRIPLE.get(triple) != core:
-            raise BoardError(f"{where}: core {core!r} does not match triple {triple!r}")
-        code_in = get("code_in", str)
-        if code_in not in ("flash", "sram", "xip"):
-            raise BoardError(f"{where}: code_in must be flash, sram or xip, got {code_in!r}")
-        ints = {k: get(k, int) for k in ("flash_ws", "fetch_line_bytes", "cache_lines", "cache_ways")}
-        ints["miss_cycles"] = get("miss_cycles", int, ints["flash_ws"])
-        if any(v < 0 for v in ints.values()) or ints["fetch_line_bytes"] not in (2, 4, 8, 16, 32, 64) \
-                or ints["cache_ways"] < 1 or (ints["cache_lines"] % ints["cache_ways"]):
-            raise BoardError(f"{where}: fetch/cache parameters out of range: {ints}")
-        mhz = get("mhz", float)
-        if not 0 < mhz < 10_000:
-            raise BoardError(f"{where}: mhz out of range: {mhz}")
-        sources = t.get("sources", {})
-        if not isinstance(sources, dict) or "mhz" not in sources:
-            raise BoardError(f"{where}: sources table missing (mhz needs a source)")
-        verified = t.get("verified", [])
-        if not isinstance(verified, list) or any(v not in sources for v in verified):
-            raise BoardError(f"{where}: verified must list parameters that have a source, got {verified!r}")
-        boards[bid] = Board(bid, get("name", str), get("chip", str), core, triple, mhz, code_in,
-                            sources=dict(sources), m4_ldst_pipelining=get("m4_ldst_pipelining", bool, False),
-                            verified=tuple(verified), **ints)
-    if not boards:
-        raise BoardError(f"{path}: no [board.ID] tables")
-    return boards
+# The board each `mcu --preset counts` image (Rust or C++) stands for.
+DEFAULT_BOARD = {t.triple: t.board for t in _TARGETS.values() if t.board and (t.rust or t.cpp)}
 
 
 def _is_arm(triple: str) -> bool:

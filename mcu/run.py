@@ -22,6 +22,7 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import boardfile  # noqa: E402
 import build  # noqa: E402
 import emulate  # noqa: E402
 from elftools.elf.constants import SH_FLAGS  # noqa: E402
@@ -38,8 +39,8 @@ STUDY_US, STUDY_MHZ = 282_891.0, 80.0
 STUDY_CPB = STUDY_US * STUDY_MHZ / STUDY_NBITS  # ~1007 cycles per keystream bit
 TARGET_CPB_M0 = 100.0  # project target for DRACO's fast variant on the Cortex-M0+ model
 
-CORE = {"thumbv6m-none-eabi": "Cortex-M0+", "riscv32imc-unknown-none-elf": "RV32IMC",
-        "thumbv7em-none-eabihf": "Cortex-M4F", "xtensa-lx106-elf": "Xtensa LX106"}
+# A target's core as the tables name it (data/boards.toml, [target.TRIPLE] core).
+CORE = {t.triple: t.core for t in boardfile.load_targets().values()}
 
 
 @dataclasses.dataclass

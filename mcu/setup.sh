@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what mcu/ needs, idempotently (CI and fresh machines): Rust targets, Debian
-# cross toolchains, and the Python venv with Unicorn/capstone. Re-running is a quick no-op.
+# cross toolchains, QEMU's Xtensa system emulator (the LX106 route, mcu/lx106.py), and the
+# Python venv with Unicorn/capstone. Re-running is a quick no-op.
 #   MCU_VENV   venv path (default: the project's .venv beside mcu/)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -13,7 +14,7 @@ for t in "${targets[@]}"; do grep -qx "$t" <<<"$installed" || missing+=("$t"); d
 if ((${#missing[@]})); then rustup target add "${missing[@]}"; fi
 
 pkgs=(gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi gcc-riscv64-unknown-elf
-      picolibc-riscv64-unknown-elf gcc-xtensa-lx106)
+      picolibc-riscv64-unknown-elf gcc-xtensa-lx106 qemu-system-misc)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")

@@ -4,13 +4,14 @@
     python3 scripts/emulated-cycles.py [--no-build] [--out data/emulated-cycles.csv]
 
 The Rust CLI cannot run Unicorn, so `--board` reads this committed table (compiled into the
-binary). For every board of data/board-power.csv it emulates each Rust Os image of the board's
+binary). For every board with power figures (a [board.ID.power] of data/boards.toml, the
+rows of data/board-power.csv) it emulates each Rust Os image of the board's
 target under that board's own profile (data/boards.toml: clock, flash wait states, cache, M4
 load/store rules): the estimated cycles of `init` and of the message phase (`keystream` for
 stream ciphers, `encrypt` for block ciphers and AEADs) at 128 and 1024 bits. Two boards with
 one core differ where their memories do (the MKR Zero's SAMD21 flash is not the RP2040's XIP
 cache). The linear model (fixed cycles + cycles per byte) is derived from the two counts where
-the table is read (crates/engine/src/board.rs). tests/energy/test_emulated_cycles.py
+the table is read (crates/data/src/board.rs). tests/energy/test_emulated_cycles.py
 re-emulates a sample of images and checks that the committed rows are what the emulator gives
 today. Images come from mcu/build.py ($CARGO_TARGET_DIR, default target/mcu; `--no-build`
 uses the images already built).
@@ -20,8 +21,6 @@ Bad input: one `error:` line naming the file and line, exit 1, nothing written.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import os
 import pathlib
 import sys
@@ -29,7 +28,6 @@ import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "data" / "emulated-cycles.csv"
-BOARD_POWER = REPO / "data" / "board-power.csv"
 NBITS = (128, 1024)
 PROFILE = "Os"
 COLUMNS = ["board", "cipher", "implementation", "image", "target", "core", "profile", "timing_model", "phase",
@@ -49,31 +47,16 @@ class InputError(Exception):
     pass
 
 
-def read_boards(path: pathlib.Path = BOARD_POWER, profiles: dict | None = None) -> list:
-    """(board id, target) of every row of board-power.csv, each checked against its profile."""
-    import emulate
+def read_boards(path: pathlib.Path | None = None) -> list:
+    """The boards `--board` offers (data/boards.toml records with a power section), in file order."""
+    import boardfile
 
     try:
-        profiles = emulate.load_boards() if profiles is None else profiles
-    except emulate.BoardError as e:
+        out = boardfile.power_boards(path)
+    except boardfile.BoardError as e:
         raise InputError(str(e)) from None
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise InputError(f"{path}: {e.strerror or e}") from None
-    rd = csv.DictReader(io.StringIO("".join(ln for ln in text.splitlines(True) if not ln.startswith("#"))))
-    out = []
-    for d in rd:
-        where = f"{path}: board {d.get('board')!r}"
-        bid, target = (d.get("board") or "").strip(), (d.get("target") or "").strip()
-        prof = profiles.get(bid)
-        if prof is None:
-            raise InputError(f"{where}: no profile in data/boards.toml")
-        if prof.triple != target:
-            raise InputError(f"{where}: target {target!r} but its profile runs {prof.triple!r}")
-        out.append(prof)
     if not out:
-        raise InputError(f"{path}: no boards")
+        raise InputError(f"{path or boardfile.BOARDS_FILE}: no board has a [board.ID.power] table")
     return out
 
 
@@ -116,7 +99,7 @@ def render(rows) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--no-build", action="store_true", help="use the mcu images already built")
-    ap.add_argument("--boards", type=pathlib.Path, default=BOARD_POWER, help="board table (default data/board-power.csv)")
+    ap.add_argument("--boards", type=pathlib.Path, help="board records (default data/boards.toml)")
     ap.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     a = ap.parse_args(argv)
     sys.path.insert(0, str(REPO / "mcu"))

@@ -11,7 +11,8 @@ Nothing here trusts the code under test to report on itself.
 --ci bounds the sizes (fewer readings per device process) so the whole set runs in under a
 minute (scripts/test.sh runs it so); every probe has its own time limit. Exit 0 when every probe passes, 1 otherwise; one line
 per probe (`PASS name: …` / `FAIL name: …`) and a closing `N passed, N failed`.
-Needs mosquitto and mosquitto-clients (scripts/setup.sh --test installs them).
+Needs mosquitto and mosquitto-clients (scripts/setup.sh --test installs them), and for the
+key-hierarchy probes the Python package cryptography (run it with .venv/bin/python).
 """
 import argparse
 import csv
@@ -35,7 +36,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MOSQUITTO = next((p for p in ("/usr/sbin/mosquitto", "/usr/bin/mosquitto") if os.path.exists(p)), None)
 KEY_MAGIC = "lwcbench-link-master-key v1"  # docs/link.md, key file format
-HEADER = 15  # docs/link.md: version, cipher, flags, device (4, BE), counter (8, BE)
+HEADER = 16  # docs/link.md: version 3, type, cipher, flags, device (4..8, BE), counter (8..16, BE)
+VERSION = 3
+TYPE_SENSOR, TYPE_VIDEO, TYPE_GOOSE = 1, 2, 5  # docs/link.md: the frame's type byte
 MAX_FRAME = 256 * 1024  # docs/link.md: a frame larger than 256 KiB is refused
 STATE_MAGIC = "lwcbench-link-counters v2"  # docs/link.md, counter state file format
 
@@ -83,6 +86,9 @@ class Env:
         self.dir = Path(tempfile.mkdtemp(prefix="lwcbench-probe-"))
         self.procs = []
         self.port = None
+        self.device_keys = {}
+        # Sessions without --key-file keep their master key in LWCBENCH_KEY_DIR: this probe's own.
+        os.environ["LWCBENCH_KEY_DIR"] = str(self.dir / "keys")
 
     def close(self):
         for p in self.procs:
@@ -151,12 +157,25 @@ class Env:
               f"exit {p.poll()}, stderr {last_line(p)!r}")
         return p
 
+    def device_key(self, master, dev, protocol="sensor"):
+        """The device key of (`master`, `protocol`, `dev`), provisioned on first use with
+        `link provision` (a device holds only its own key, never the master)."""
+        ident = (str(master), protocol, dev)
+        if ident not in self.device_keys:
+            out = self.dir / f"{Path(master).name}.{protocol}-{dev}.key"
+            r = self.run([self.bin, "link", "provision", "--key-file", str(master), "--protocol", protocol,
+                          "--device", str(dev), "--out", str(out)], timeout=30)
+            check(r.returncode == 0, f"provisioning {protocol} device {dev} failed: {r.stderr.strip()[-300:]!r}")
+            self.device_keys[ident] = out
+        return self.device_keys[ident]
+
     def device(self, dev, session, key, state, messages, extra=(), timeout=120):
-        """`link device`; state None: the key's own counter state (KEY.counters)."""
+        """`link device` as `dev` with its device key under master `key`; state None: the device
+        key's own counter state (DEV.key.counters, written by provisioning)."""
         st = ["--counter-state", str(state)] if state is not None else []
         return self.run([self.bin, "link", "device", "--id", str(dev), "--session", session, "--broker", self.broker,
-                         "--key-file", str(key), *st, "--messages", str(messages), "--interval", "0", *extra],
-                        timeout=timeout)
+                         "--key-file", str(self.device_key(key, dev)), *st, "--messages", str(messages),
+                         "--interval", "0", *extra], timeout=timeout)
 
     def sniffer(self, topic, out):
         """A second, foreign MQTT client recording every payload (hex) published on `topic`."""
@@ -223,12 +242,13 @@ def read_frames(path):
 
 
 def nonce_reuse(frames):
-    """(cipher, device, counter) triples sealed by two different sealers (groups: processes or
-    sessions), or twice with different bytes by one: a reused (key, nonce) under one key. Two
-    runs that re-seal the same plaintext produce identical frames, so bytes alone do not tell."""
+    """(type, cipher, device, counter) sealed by two different sealers (groups: processes or
+    sessions), or twice with different bytes by one: a reused (key, nonce) under one key (the
+    key hierarchy gives every (type, device, cipher) its own key). Two runs that re-seal the same
+    plaintext produce identical frames, so bytes alone do not tell."""
     first, reused = {}, set()
     for group, frame in frames:
-        ident = (frame[1], int.from_bytes(frame[3:7], "big"), int.from_bytes(frame[7:15], "big"))
+        ident = (frame[1], frame[2], int.from_bytes(frame[4:8], "big"), int.from_bytes(frame[8:16], "big"))
         if ident in first and (first[ident][0] != group or first[ident][1] != frame):
             reused.add(ident)
         first.setdefault(ident, (group, frame))
@@ -256,7 +276,7 @@ def probe_oversized(env, retained):
     key = env.key()
     session = "big"
     big = env.dir / "big.bin"
-    hdr = bytes([1, 1, 0]) + (1).to_bytes(4, "big") + (0).to_bytes(8, "big")
+    hdr = bytes([VERSION, TYPE_SENSOR, 1, 0]) + (1).to_bytes(4, "big") + (0).to_bytes(8, "big")
     big.write_bytes(hdr + os.urandom(300 * 1024))
     topic = f"lwcbench/link/{session}/1"
     pub = ["mosquitto_pub", "-p", str(env.port), "-h", "127.0.0.1", "-q", "1", "-t", topic, "-f", str(big)]
@@ -315,15 +335,18 @@ def probe_backlog_restart(env):
 
 
 def probe_shared_counter_state(env):
-    """Two device processes on one counter-state file (different ids, then the same id), then a
-    restart, must not seal two frames under one (key, nonce): one is refused, or the counters
-    never overlap. Each process captures what it sealed; the broker's copy is checked too."""
+    """One counter authority per (key, device): two device processes with their own keys at once
+    (ids 1 and 2), then two with one device key at once (1 and 1: the second is refused, the
+    device being in use), then device 1 alone (a restart), and device 2's key given device 1's
+    state (refused: a key takes only its own state). No two frames under one (key, nonce):
+    each process captures what it sealed; the broker's copy is checked too. (Before the key
+    hierarchy this shared one state file of the master between processes; device keys now
+    each have their own state, so the rule tested is the lease and the own-state rule.)"""
     env.mosquitto()
     key = env.key()
     session = "shared"
     sniff = env.dir / "sniffed.txt"
     sub = env.sniffer(f"lwcbench/link/{session}/#", sniff)
-    state = Path(f"{key}.counters")  # the key's own: the one counter authority of the key
     n = 300 if env.ci else 2000
     refused, captures = [], []
 
@@ -331,20 +354,31 @@ def probe_shared_counter_state(env):
         cap = env.dir / f"capture-{len(captures)}.hex"
         captures.append(cap)
         return [env.bin, "link", "device", "--id", str(dev), "--session", session, "--broker", env.broker,
-                "--key-file", str(key), "--counter-state", str(state), "--messages", str(n), "--interval", "0",
+                "--key-file", str(env.device_key(key, dev)), "--messages", str(n), "--interval", "0",
                 "--counter-block", "16", "--capture", str(cap)]
 
-    # Two at once on one file (ids 1 and 2, then 1 and 1), then device 1 alone (a restart).
     for ids in ((1, 2), (1, 1), (1,)):
         procs = [env.spawn(device_args(i), text=True) for i in ids]
+        codes = []
         for p in procs:
             try:
                 _, err = p.communicate(timeout=120)
             except subprocess.TimeoutExpired:
                 raise ProbeFailed("a device process hung")
+            codes.append(p.returncode)
             if p.returncode != 0:
                 refused.append(err.strip().splitlines()[-1] if err.strip() else f"exit {p.returncode}")
-        check(len(ids) == 2 or not refused or refused[-1] != "", "restart refused")
+        if ids == (1, 1):
+            # The second may start after the first finished; then both run, one after the other.
+            check(0 in codes, f"neither twin ran: {refused[-2:]}")
+        else:
+            check(all(c == 0 for c in codes), f"devices {ids} failed: {refused[-2:]}")
+    for r in refused:
+        check(r.startswith("error:") and "device 1 is in use" in r, f"a refused device said {r!r}")
+    wrong = env.run([env.bin, "link", "device", "--session", session, "--broker", env.broker, "--key-file",
+                     str(env.device_key(key, 2)), "--counter-state", f"{env.device_key(key, 1)}.counters",
+                     "--messages", "1"])
+    one_error_line(wrong, "counter state")
     time.sleep(1.0)
     sub.terminate()
     sub.wait(timeout=5)
@@ -353,10 +387,9 @@ def probe_shared_counter_state(env):
     check(not reused, f"{len(reused)} (key, nonce) pairs sealed by two processes, e.g. {sorted(reused)[:3]}")
     _, reused_wire = nonce_reuse([("broker", f) for _, f in read_frames(sniff)])
     check(not reused_wire, f"{len(reused_wire)} (key, nonce) pairs seen twice with different bytes on the broker")
-    for r in refused:
-        check(r.startswith("error:") and "counter" in r.lower(), f"a refused device said {r!r}")
-    check(len(seen) > 0, "no frame sealed")
-    return f"{len(seen)} frames from {len(captures)} processes, 0 reused nonces; refused: {len(refused)}"
+    check(len(seen) >= 3 * n, f"only {len(seen)} frames sealed")
+    return (f"{len(seen)} frames from {len(captures)} processes, 0 reused nonces; twin refused: {len(refused)}; "
+            "another device's state refused")
 
 
 def probe_key_reuse_across_runs(env):
@@ -472,7 +505,7 @@ def probe_counter_state_lines(env):
     range, is refused with a line naming the file (a valid file is made first by a device)."""
     env.mosquitto()
     key = env.key()
-    state = Path(f"{key}.counters")
+    state = Path(f"{env.device_key(key, 1)}.counters")
     res = env.device(1, "s", key, None, 3)
     check(res.returncode == 0 and state.exists(), f"device failed: {res.stderr.strip()[-200:]}")
     good = state.read_text()
@@ -781,11 +814,15 @@ def stop(p):
 
 
 def probe_every_sealer_one_key(env):
-    """Every sealing subcommand against one key — `link modbus`, a session, `link device`, video,
-    the Modbus proxy pair, GOOSE where root can run it — first one after another, then two at
-    once: no (key, device, counter) twice on the wire (the broker and the Modbus hop, sniffed by
-    foreign clients), each in-process sealer's counters below everything sealed later (read off
-    the state file), a second sealer of a device in use refused, a fresh state for the key refused."""
+    """Every sealer under one master key — `link modbus`, a session, video, GOOSE where root can
+    run it (the master's holders, on the master's counter state) and `link device`, the Modbus
+    proxy pair (each on its provisioned device key and that key's state) — first one after
+    another, then two at once: no (type, cipher, device, counter) twice on the wire (the broker
+    and the Modbus hop, sniffed by foreign clients); a provisioned key's counters continue above
+    everything the master's holder sealed as that device (read off the state file); the
+    master's holder refuses to seal as a provisioned device; a second sealer of a device in use
+    and a fresh state for a device key are refused. (Before the key hierarchy every sealer held
+    the master; the rule is now one counter authority per (key, device).)"""
     env.mosquitto()
     sniff = env.dir / "sniffed.txt"
     sub = env.sniffer("lwcbench/link/#", sniff)
@@ -799,38 +836,48 @@ def probe_every_sealer_one_key(env):
     state = Path(f"{key}.counters")
     after_modbus = state_lines(state)
     check(after_modbus.get(MODBUS_DEVICE, 0) > 0, f"link modbus recorded no counters: {after_modbus}")
-    # 2. The proxy pair on that key: it continues the key's state (the defect: a state of its own at 0).
+    # 2. The proxy pair's own key: its state continues the master's counters of the pair.
+    pair = env.device_key(key, 0, "modbus")
+    pair_start = state_lines(f"{pair}.counters")
+    check(pair_start.get(MODBUS_DEVICE, 0) > after_modbus[MODBUS_DEVICE],
+          f"the pair's key starts at {pair_start} at or below {after_modbus[MODBUS_DEVICE]} that `link modbus` used")
     fresh = env.dir / "fresh.counters"
     bad = env.run([env.bin, "link", "modbus-proxy", "--side", "master", "--listen", "127.0.0.1:0", "--peer",
-                   "127.0.0.1:1", "--key-file", str(key), "--counter-state", str(fresh)])
+                   "127.0.0.1:1", "--key-file", str(pair), "--counter-state", str(fresh)])
     one_error_line(bad, "counter state")
-    check(not fresh.exists(), "a fresh counter state was created for a key that has sealed")
+    check(not fresh.exists(), "a fresh counter state was created for a device key")
     slave = CountingSlave(4)
-    sp, sport = start_proxy(env, ["--side", "slave", "--peer", f"127.0.0.1:{slave.port}", "--key-file", str(key)])
+    sp, sport = start_proxy(env, ["--side", "slave", "--peer", f"127.0.0.1:{slave.port}", "--key-file", str(pair)])
     tap = HopTap(sport)
-    mp, mport = start_proxy(env, ["--side", "master", "--peer", f"127.0.0.1:{tap.port}", "--key-file", str(key)])
+    mp, mport = start_proxy(env, ["--side", "master", "--peer", f"127.0.0.1:{tap.port}", "--key-file", str(pair)])
     check(modbus_polls(mport, m) == m, "polls through the proxy pair were not all answered")
-    # 2b. While the pair runs, `link modbus` on the same key seals as the same devices: refused.
-    busy = env.run([env.bin, "link", "modbus", "--polls", "5", "-o", str(run), "--force"], timeout=120)
-    check(busy.returncode != 0 and "in use" in busy.stderr, f"link modbus beside the running proxies: exit "
-          f"{busy.returncode}, {busy.stderr.strip()[-200:]!r}")
     stop(mp)
     stop(sp)
-    # 3. A session (devices 0..3), then `link device` as device 1 (continues), on the same key.
+    # 2b. `link modbus` on the master now seals as a provisioned pair: refused.
+    # (`link modbus` prints its progress line first: the refusal is its last line)
+    again = env.run([env.bin, "link", "modbus", "--polls", "5", "-o", str(run), "--force"], timeout=120)
+    line = (again.stderr.strip().splitlines() or [""])[-1]
+    check(again.returncode != 0 and line.startswith("error:") and "modbus device 0 is provisioned" in line,
+          f"link modbus as the provisioned pair: exit {again.returncode}, {line!r}")
+    # 3. A session (devices 0..3), then `link device` as device 1 on its own key (continues).
     r = env.run([env.bin, "link", "--key-file", str(key), "--broker", env.broker, "--devices", "4", "--messages",
                  str(m), "--interval", "1ms", "--out", str(env.dir / "s1")], timeout=180)
     check(r.returncode == 0, f"session failed: {r.stderr.strip()[-300:]!r}")
-    r = env.run([env.bin, "link", "device", "--id", "1", "--session", "dev", "--broker", env.broker, "--key-file",
-                 str(key), "--messages", str(m), "--interval", "0"])
+    used = state_lines(state)
+    dev1 = env.device_key(key, 1)
+    check(state_lines(f"{dev1}.counters").get(1, 0) > used.get(1, 0),
+          f"device 1's key starts at or below the session's counters ({used.get(1)})")
+    r = env.run([env.bin, "link", "device", "--session", "dev", "--broker", env.broker, "--key-file", str(dev1),
+                 "--messages", str(m), "--interval", "0"])
     check(r.returncode == 0, f"link device failed: {r.stderr.strip()[-300:]!r}")
-    r = env.run([env.bin, "link", "device", "--id", "1", "--session", "dev", "--broker", env.broker, "--key-file",
-                 str(key), "--counter-state", str(fresh), "--messages", "1"])
+    r = env.run([env.bin, "link", "device", "--session", "dev", "--broker", env.broker, "--key-file", str(dev1),
+                 "--counter-state", str(fresh), "--messages", "1"])
     one_error_line(r, "counter state")
-    # 4. Video on the same key.
+    # 4. Video on the master.
     r = env.run([env.bin, "link", "--video", "--key-file", str(key), "--broker", env.broker, "--frames", "3",
                  "--out", str(env.dir / "v1")], timeout=180)
     check(r.returncode == 0, f"video session failed: {r.stderr.strip()[-300:]!r}")
-    # 5. GOOSE (root and network namespaces): its APPID is a device of the same key.
+    # 5. GOOSE (root and network namespaces) on the master.
     goose = "skipped (needs root)"
     if os.geteuid() == 0 and shutil.which("ip"):
         before = state_lines(state)
@@ -840,23 +887,28 @@ def probe_every_sealer_one_key(env):
         after = state_lines(state)
         check(all(after.get(d, 0) >= n for d, n in before.items()), f"goose moved a counter back: {before} → {after}")
         goose = "ran"
-    # 6. Two at once: a session as devices 0..3 (slow), and `link device` as device 2 (refused) and
-    #    as device 40 (runs beside it).
-    s2 = env.spawn([env.bin, "link", "--key-file", str(key), "--broker", env.broker, "--devices", "4", "--messages",
-                    str(m), "--interval", "100ms", "--out", str(env.dir / "s2")], text=True)
+    # 6. A session as devices 0..3 is refused now that device 1 has its own key. Two at once:
+    #    `link device` as device 40 (slow), its twin (refused) and a session as device 0 (runs).
+    r = env.run([env.bin, "link", "--key-file", str(key), "--broker", env.broker, "--devices", "4", "--messages",
+                 "1", "--out", str(env.dir / "s-refused")], timeout=60)
+    line = one_error_line(r)
+    check("device 1 is provisioned" in line, f"a session as provisioned device 1: {line!r}")
+    dev40 = env.device_key(key, 40)
+    slow = env.spawn([env.bin, "link", "device", "--session", "dev2", "--broker", env.broker, "--key-file",
+                      str(dev40), "--messages", str(m), "--interval", "100ms"], text=True)
     time.sleep(1.0)
-    same = env.run([env.bin, "link", "device", "--id", "2", "--session", "dev2", "--broker", env.broker,
-                    "--key-file", str(key), "--messages", str(m), "--interval", "0"])
-    other = env.run([env.bin, "link", "device", "--id", "40", "--session", "dev2", "--broker", env.broker,
-                     "--key-file", str(key), "--messages", str(m), "--interval", "0"])
+    same = env.run([env.bin, "link", "device", "--session", "dev2", "--broker", env.broker, "--key-file", str(dev40),
+                    "--messages", str(m), "--interval", "0"])
+    other = env.run([env.bin, "link", "--key-file", str(key), "--broker", env.broker, "--devices", "1", "--messages",
+                     str(m), "--interval", "1ms", "--out", str(env.dir / "s2")], timeout=180)
     try:
-        _, err = s2.communicate(timeout=180)
+        _, err = slow.communicate(timeout=180)
     except subprocess.TimeoutExpired:
-        raise ProbeFailed("the concurrent session hung")
-    check(s2.returncode == 0, f"the concurrent session failed: {err.strip()[-300:]!r}")
-    check(same.returncode != 0 and "device 2 is in use" in same.stderr,
-          f"a second sealer of device 2 ran: exit {same.returncode}, {same.stderr.strip()[-200:]!r}")
-    check(other.returncode == 0, f"device 40 beside the session failed: {other.stderr.strip()[-200:]!r}")
+        raise ProbeFailed("the slow device hung")
+    check(slow.returncode == 0, f"the slow device failed: {err.strip()[-300:]!r}")
+    check(same.returncode != 0 and "device 40 is in use" in same.stderr,
+          f"a second sealer of device 40 ran: exit {same.returncode}, {same.stderr.strip()[-200:]!r}")
+    check(other.returncode == 0, f"a session as device 0 beside it failed: {other.stderr.strip()[-200:]!r}")
     time.sleep(1.0)
     sub.terminate()
     sub.wait(timeout=5)
@@ -864,13 +916,13 @@ def probe_every_sealer_one_key(env):
     tap.close()
     slave.close()
     seen, reused = nonce_reuse(wire)
-    check(not reused, f"{len(reused)} (cipher, device, counter) sealed twice on the wire, e.g. {sorted(reused)[:3]}")
-    hop = [int.from_bytes(f[7:15], "big") for _, f in tap.frames if int.from_bytes(f[3:7], "big") == MODBUS_DEVICE]
-    check(hop and min(hop) >= after_modbus[MODBUS_DEVICE],
+    check(not reused, f"{len(reused)} (type, cipher, device, counter) sealed twice on the wire, e.g. {sorted(reused)[:3]}")
+    hop = [int.from_bytes(f[8:16], "big") for _, f in tap.frames if int.from_bytes(f[4:8], "big") == MODBUS_DEVICE]
+    check(hop and min(hop) >= pair_start[MODBUS_DEVICE],
           f"the proxy sealed counter {min(hop) if hop else None} of device {MODBUS_DEVICE:#x}, below "
-          f"{after_modbus[MODBUS_DEVICE]} that `link modbus` had reserved")
+          f"{pair_start[MODBUS_DEVICE]} where its key's state starts")
     check(len(seen) >= 4 * m, f"only {len(seen)} frames seen on the wire")
-    return f"{len(seen)} sealed frames from 6 sealers on one key, 0 reused; GOOSE {goose}"
+    return f"{len(seen)} sealed frames from 6 sealers under one master, 0 reused; GOOSE {goose}"
 
 
 def probe_state_two_names(env):
@@ -879,7 +931,7 @@ def probe_state_two_names(env):
     second is refused (symlink: the lock follows the file) or both are (hard link); the symlink
     is still a symlink afterwards (never replaced by a rename)."""
     env.mosquitto()
-    key = env.key()
+    key = env.device_key(env.key(), 1)  # the device's own key, with its state beside it
     state = Path(f"{key}.counters")
     sniff = env.dir / "sniffed.txt"
     sub = env.sniffer("lwcbench/link/#", sniff)
@@ -936,9 +988,9 @@ def probe_store_keyvalue(env):
     left = {n for n in set(os.listdir(env.dir)) - before if "=" in n or n == "kv"}
     check(not left, f"files left: {sorted(left)!r}")
     return "key=value is PostgreSQL or one error line; no file"
-# ---- Video over the link (docs/link.md "Video frames (version 2)") -----------------------------
+# ---- Video over the link (docs/link.md "Video frames") ------------------------------------------
 
-VIDEO_HEADER = 27  # docs/link.md: version 2 part header (…, counter at 7, frame at 15, …, frame bytes at 23)
+VIDEO_HEADER = 28  # docs/link.md: the common 16-byte header (counter at 8), frame at 16, …, frame bytes at 24
 
 
 def video_clip(env, frames=2, width=160, height=120):
@@ -961,7 +1013,7 @@ def sniffed_parts(path):
     out = []
     for line in Path(path).read_text().splitlines():
         f = line.split()
-        if len(f) == 2 and f[1][:2] == "02":
+        if len(f) == 2 and f[1][:4] == f"{VERSION:02x}{TYPE_VIDEO:02x}":
             try:
                 out.append((f[0], bytes.fromhex(f[1])))
             except ValueError:
@@ -1008,7 +1060,7 @@ def video_result(env, proc, out, timeout=180):
 
 
 def probe_video_forged_parts(env):
-    """100 forged version 2 parts (a genuine part's cipher and device, counters far above the
+    """100 forged video parts (a genuine part's cipher and device, counters far above the
     camera's, random ciphertext and tags) on the video topic while a camera sends: every frame
     still arrives, nothing is lost, and the 100 are refused as bad tags, never received parts."""
     env.mosquitto()
@@ -1021,7 +1073,7 @@ def probe_video_forged_parts(env):
     topic, genuine = wait_video_topic(sniff, set(), run)
     forged = []
     for i in range(100):
-        hdr = (genuine[:7] + ((1 << 40) + i).to_bytes(8, "big") + (i % frames).to_bytes(4, "big")
+        hdr = (genuine[:8] + ((1 << 40) + i).to_bytes(8, "big") + (i % frames).to_bytes(4, "big")
                + (0).to_bytes(2, "big") + (1).to_bytes(2, "big") + (10).to_bytes(4, "big"))
         forged.append(hdr + os.urandom(10 + 16))
     publish_parts(env, topic, forged)
@@ -1059,7 +1111,7 @@ def probe_video_replay_across_sessions(env):
     recorded = sniffed_parts(sniff)
     check(len(recorded) == 5, f"{len(recorded)} parts recorded from the first session, want 5")
     topic1 = recorded[0][0]
-    top = max(int.from_bytes(p[7:15], "big") for _, p in recorded)
+    top = max(int.from_bytes(p[8:16], "big") for _, p in recorded)
     state = Path(f"{key}.video-replay")
     first_state = state.read_text() if state.exists() else ""
     frames = 40
@@ -1293,6 +1345,160 @@ def probe_modbus_idle_sockets(env):
         slave.close()
 
 
+# ---- Issue 37: the key hierarchy (docs/security.md "Key hierarchy") -----------------------------
+AES_GCM_ID = 4  # docs/link.md "Cipher ids": AES-128-GCM/rustcrypto, 16-byte key, 12-byte nonce
+
+
+def hkdf_sha256(salt, ikm, info, length):
+    """RFC 5869 with the standard library (not lwcbench's code)."""
+    prk = hmac.new(salt, ikm, hashlib.sha256).digest()
+    okm, t, i = b"", b"", 1
+    while len(okm) < length:
+        t = hmac.new(prk, t + info + bytes([i]), hashlib.sha256).digest()
+        okm += t
+        i += 1
+    return okm[:length]
+
+
+def link_cipher_key(master, family, usage, device, cipher, length):
+    """crates/link/src/wire/keys.rs: master → device key of (family, device) → cipher key of
+    (usage, cipher), both HKDF-SHA256 under salt "lwcbench-link v3" with labelled info."""
+    salt = b"lwcbench-link v3"
+    dk = hkdf_sha256(salt, master, b"lwcbench-link device key\0" + family.encode() + b"\0" + device.to_bytes(4, "big"), 32)
+    return hkdf_sha256(salt, dk, b"lwcbench-link cipher key\0" + usage.encode() + b"\0" + bytes([cipher]), length)
+
+
+def seal_aes_gcm(master, typ, family, device, counter, plaintext):
+    """A version 3 frame of type `typ` sealed here with AES-128-GCM (docs/link.md: the 16-byte
+    header is the associated data; nonce = counter (8, BE) ‖ device (4, BE))."""
+    try:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    except ImportError:
+        raise ProbeFailed("the Python package cryptography is missing (run with .venv/bin/python)")
+    key = link_cipher_key(master, family, family, device, AES_GCM_ID, 16)
+    header = bytes([VERSION, typ, AES_GCM_ID, 0]) + device.to_bytes(4, "big") + counter.to_bytes(8, "big")
+    nonce = counter.to_bytes(8, "big") + device.to_bytes(4, "big")
+    return header + AESGCM(key).encrypt(nonce, plaintext, header)
+
+
+def master_bytes(key):
+    """The 32 bytes of a master key file written by `Env.key`."""
+    return bytes.fromhex(Path(key).read_text().splitlines()[1].strip())
+
+
+def publish(env, topic, frame, name):
+    f = env.dir / name
+    f.write_bytes(frame)
+    res = env.run(["mosquitto_pub", "-p", str(env.port), "-h", "127.0.0.1", "-q", "1", "-t", topic, "-f", str(f)],
+                  timeout=20)
+    check(res.returncode == 0, f"mosquitto_pub failed: {res.stderr.strip()[-200:]}")
+
+
+def final_stats(gw, stats):
+    """Stop the gateway; its last --stats line."""
+    gw.send_signal(signal.SIGTERM)
+    try:
+        gw.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        raise ProbeFailed("the gateway did not stop within 20 s of SIGTERM")
+    check(gw.returncode == 0, f"the gateway exited {gw.returncode}: {last_line(gw)!r}")
+    return json.loads(Path(stats).read_text().splitlines()[-1])
+
+
+def probe_device_holds_own_key(env):
+    """Issue 37, "every device process holds the master key": `link device` refuses the master;
+    a device key cannot seal as another device (with --id, or by a fresh state); a device
+    cannot be provisioned twice (nothing written); the master's holder no longer seals as a
+    provisioned device; the device key file does not contain the master key."""
+    env.mosquitto()
+    key = env.key()
+    res = env.run([env.bin, "link", "device", "--session", "s", "--broker", env.broker, "--key-file", str(key),
+                   "--messages", "1"])
+    line = one_error_line(res, "--key-file")
+    check("master" in line, f"the refusal does not say it is a master key: {line!r}")
+    dev3 = env.device_key(key, 3)
+    check(master_bytes(key).hex() not in dev3.read_text().lower(), "the device key file holds the master key")
+    res = env.run([env.bin, "link", "device", "--id", "4", "--session", "s", "--broker", env.broker, "--key-file",
+                   str(dev3), "--messages", "1"])
+    one_error_line(res, "--id")
+    twice = env.dir / "again.key"
+    res = env.run([env.bin, "link", "provision", "--key-file", str(key), "--device", "3", "--out", str(twice)])
+    line = one_error_line(res, "already provisioned")
+    check(not twice.exists() and not Path(f"{twice}.counters").exists(), "a refused provisioning left files")
+    res = env.run([env.bin, "link", "--key-file", str(key), "--broker", env.broker, "--devices", "4", "--messages", "1",
+                   "--out", str(env.dir / "as3")], timeout=60)
+    line3 = one_error_line(res, "device 3 is provisioned")
+    # The key still works for its own device: one reading through a gateway.
+    store = env.dir / "g.db"
+    gw = env.gateway("s", key, store, devices="3")
+    res = env.device(3, "s", key, None, 5)
+    check(res.returncode == 0, f"device 3 with its own key failed: {res.stderr.strip()[-200:]}")
+    got = wait_rows(store, 5, 20, gw)
+    gw.send_signal(signal.SIGTERM)
+    gw.wait(timeout=20)
+    check(got == 5, f"{got} of 5 readings of device 3 stored")
+    return f"master refused by link device; --id 4 refused; second provisioning refused; session: {line3[:80]}"
+
+
+def probe_goose_to_sensor_gateway(env):
+    """Issue 37, "a sealed GOOSE frame was stored by the sensor gateway as a reading": a GOOSE
+    frame (type 5) sealed here under the master's GOOSE key of APPID 1 — and a copy with its
+    type byte rewritten to sensor — published on the topic of sensor device 1: both refused,
+    nothing stored. The control, a sensor frame sealed by the same code, is stored: the
+    refusals are not the sealer's mistake."""
+    env.mosquitto()
+    key = env.key()
+    m = master_bytes(key)
+    store, stats = env.dir / "g.db", env.dir / "stats.jsonl"
+    gw = env.gateway("gs", key, store, devices="1-2", stats=stats, extra=("--cipher", "AES-128-GCM/rustcrypto"))
+    topic = "lwcbench/link/gs/1"
+    reading = struct.pack("<ff", 21.5, 40.25)
+    goose = seal_aes_gcm(m, TYPE_GOOSE, "goose", 1, 7, reading)
+    retyped = goose[:1] + bytes([TYPE_SENSOR]) + goose[2:]
+    publish(env, topic, goose, "goose.bin")
+    publish(env, topic, retyped, "retyped.bin")
+    time.sleep(1.0)
+    check(rows(store) == 0, f"{rows(store)} rows stored from GOOSE frames")
+    publish(env, topic, seal_aes_gcm(m, TYPE_SENSOR, "sensor", 1, 8, reading), "sensor.bin")
+    got = wait_rows(store, 1, 10, gw)
+    final = final_stats(gw, stats)
+    check(got == 1, f"the control sensor frame was not stored ({got} rows): the probe's sealer is wrong")
+    by = final.get("refused_by_reason", {})
+    check(final.get("refused") == 2, f"refused {final.get('refused')} (want the 2 GOOSE frames): {final}")
+    check(by.get("wrong_cipher") == 1 and by.get("bad_tag") == 1,
+          f"want the GOOSE frame as wrong_cipher (type) and the retyped one as bad_tag: {by}")
+    return "a GOOSE frame refused (wrong type), a retyped copy refused (bad tag), 0 stored; control stored"
+
+
+def probe_frame_version_1(env):
+    """Issue 37, "the old frame version is refused": frames with the version 1 layout (a
+    15-byte header: version, cipher, flags, device, counter) and a version 2 one published to
+    the gateway are refused as malformed and not stored; the gateway goes on (a version 3
+    frame after them is stored)."""
+    env.mosquitto()
+    key = env.key()
+    m = master_bytes(key)
+    store, stats = env.dir / "g.db", env.dir / "stats.jsonl"
+    gw = env.gateway("v1", key, store, devices="1", stats=stats, extra=("--cipher", "AES-128-GCM/rustcrypto"))
+    topic = "lwcbench/link/v1/1"
+    reading = struct.pack("<ff", 1.0, 2.0)
+    v3 = seal_aes_gcm(m, TYPE_SENSOR, "sensor", 1, 9, reading)
+    # The same reading in the old layout: no type byte, 15 header bytes.
+    v1 = bytes([1, AES_GCM_ID, 0]) + (1).to_bytes(4, "big") + (5).to_bytes(8, "big") + v3[16:]
+    v2 = bytes([2]) + v1[1:]
+    publish(env, topic, v1, "v1.bin")
+    publish(env, topic, v2, "v2.bin")
+    time.sleep(1.0)
+    check(rows(store) == 0, f"{rows(store)} rows stored from version 1 and 2 frames")
+    publish(env, topic, v3, "v3.bin")
+    got = wait_rows(store, 1, 10, gw)
+    final = final_stats(gw, stats)
+    check(got == 1, f"the version 3 frame after them was not stored ({got} rows)")
+    by = final.get("refused_by_reason", {})
+    check(by.get("malformed") == 2 and final.get("refused") == 2, f"want 2 refused as malformed: {final}")
+    return "version 1 and 2 frames refused as malformed, 0 stored; a version 3 frame after them stored"
+
+
 # ---- Misuse-resistant suites (issue #37) ---------------------------------------------------------
 def probe_misuse_resistant_suites(env):
     """misuse-resistant suites on the link: a session with XChaCha20-Poly1305 (id 21, random
@@ -1365,6 +1571,10 @@ PROBES = {
     "video-forged-parts": probe_video_forged_parts,
     "video-replay-across-sessions": probe_video_replay_across_sessions,
     "modbus-idle-sockets": probe_modbus_idle_sockets,
+    # Issue 37: the key hierarchy and protocol separation, replayed end to end
+    "device-holds-own-key": probe_device_holds_own_key,
+    "goose-to-sensor-gateway": probe_goose_to_sensor_gateway,
+    "frame-version-1": probe_frame_version_1,
     "misuse-resistant-suites": probe_misuse_resistant_suites,
 }
 

@@ -5,7 +5,7 @@
 #     64-bit ARM. The suites after it run the target/citest/lwcbench this build made.
 #  2. lwcbench verify: every known-answer test and cross-check, official vectors included
 #  3. a smoke benchmark through the CLI, checking the result files exist, and the link probe
-#     (scripts/link-probe.py --ci: 28 end-to-end probes against mosquitto, PostgreSQL and the Modbus proxies)
+#     (scripts/link-probe.py --ci: 31 end-to-end probes against mosquitto, PostgreSQL and the Modbus proxies)
 #  4. the Python package (bindings, loader, figures) and the HTML report in headless Chromium
 #  5. the PyCryptodome engine process (engine protocol) and its vectors
 #  6. microcontroller cross-builds (Cortex-M0+, M4F, RV32IMC; C++ also for ESP8266), flash/RAM
@@ -69,6 +69,11 @@ if ((CROSS_ARM)); then
   # An interrupted test.sh does not leave the build running.
   trap '[ -n "$arm_pid" ] && pkill -TERM -P "$arm_pid" 2>/dev/null' EXIT
 fi
+# Link sessions without --key-file keep their master key in LWCBENCH_KEY_DIR (docs/link.md): a
+# fresh directory for this run, so no test reads or fills ~/.config/lwcbench/link-keys.
+LWCBENCH_KEY_DIR=$(mktemp -d "${TMPDIR:-/tmp}/lwcbench-keys.XXXXXX") || exit 1
+export LWCBENCH_KEY_DIR
+trap '[ -n "$arm_pid" ] && pkill -TERM -P "$arm_pid" 2>/dev/null; rm -rf "$LWCBENCH_KEY_DIR"' EXIT
 arm_wait() {
   local rc=0
   wait "$arm_pid" || rc=$?
@@ -115,7 +120,8 @@ smoke_run() {
 suite "smoke run" smoke_run
 # The link probed end to end as an attacker and a careless operator would (mosquitto, a foreign
 # MQTT client, PostgreSQL): nonce reuse, a gateway stopped by one message, silent failures.
-suite "link probe" python3 scripts/link-probe.py --ci --bin "$LWC"
+# (the venv's Python: the key-hierarchy probes seal frames with its cryptography package)
+suite "link probe" .venv/bin/python scripts/link-probe.py --ci --bin "$LWC"
 suite "python + browser" env LWCBENCH_BIN="$LWC" .venv/bin/python -m pytest -q python/tests \
   tests/browser
 suite "pycryptodome engine" .venv/bin/python -m pytest -q engines/pycryptodome

@@ -125,10 +125,11 @@ def test_board_profiles_load_with_the_shared_ids():
 
 
 @pytest.mark.parametrize("edit,msg", [
-    (lambda t: t.replace('core = "m0plus"', 'core = "m4"', 1), "board mkrzero: core 'm4' does not match triple"),
+    (lambda t: t.replace('triple = "thumbv6m-none-eabi"', 'triple = "thumbv8m"', 1),
+     "board rp2040: triple 'thumbv8m' is not a [target.TRIPLE] of the file"),
     (lambda t: t.replace("flash_ws = 1", 'flash_ws = "one"', 1), "board mkrzero: flash_ws must be int, got 'one'"),
-    (lambda t: t.replace('code_in = "flash"', 'code_in = "rom"', 1), "board mkrzero: code_in must be flash, sram or xip"),
-    (lambda t: t.replace("fetch_line_bytes = 8", "fetch_line_bytes = 6", 1), "board mkrzero: fetch/cache parameters"),
+    (lambda t: t.replace('code_in = "flash"', 'code_in = "rom"', 1), "board nrf52840: code_in must be flash, sram or xip"),
+    (lambda t: t.replace("fetch_line_bytes = 8", "fetch_line_bytes = 6", 1), "board rp2040: fetch/cache parameters"),
     (lambda t: t.replace("mhz = 48.0", "", 1), "board mkrzero: missing mhz"),
     (lambda t: t + "\n[[", "boards.toml: "),
     (lambda t: t.replace('verified = ["mhz", "flash_ws"]', 'verified = ["flash_wait"]', 1),

@@ -43,7 +43,7 @@ def manifest_covers(table: dict) -> None:
 
 
 def test_every_board_has_a_row_per_image_of_its_target():
-    # A new image (mcu/images.json) or a new board (data/board-power.csv) without regenerated
+    # A new image (mcu/images.json) or a new board (data/boards.toml) without regenerated
     # cycles fails here.
     table = committed()
     manifest = json.loads((REPO / "mcu" / "images.json").read_text())
@@ -76,16 +76,21 @@ def test_boards_of_one_core_get_their_own_profiles_counts():
     assert mkr[9:] != pico[9:]
 
 
-def test_a_board_without_a_profile_is_one_error_line(tmp_path, capsys):
-    bad = tmp_path / "b.csv"
-    bad.write_text("# comment\nboard,chip,core,target\nuno,ATmega328P,AVR,avr\n")
+def test_a_bad_board_record_is_one_error_line(tmp_path, capsys):
+    good = (REPO / "data" / "boards.toml").read_text()
+    bad = tmp_path / "boards.toml"
     out = tmp_path / "t.csv"
-    assert ec.main(["--no-build", "--boards", str(bad), "--out", str(out)]) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"error: {bad}: board 'uno': no profile in data/boards.toml"], err
-    assert not out.exists()
-    bad.write_text("board,chip,core,target\nmkrzero,SAMD21,M0+,riscv32imc-unknown-none-elf\n")
-    assert ec.main(["--no-build", "--boards", str(bad), "--out", str(out)]) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "target 'riscv32imc-unknown-none-elf' but its profile runs 'thumbv6m-none-eabi'" in err[0]
-    assert not out.exists()
+    for edit, msg in [
+        (good.replace('triple = "thumbv6m-none-eabi"', 'triple = "avr"', 1),
+         "board rp2040: triple 'avr' is not a [target.TRIPLE] of the file"),
+        (good.replace("active_ma = 25.0", "active_ma = -1.0", 1), "board rp2040.power: active_ma must be a positive number"),
+        (good.replace("[board.rp2040.power]", "[board.rp2040.pwoer]", 1), "board rp2040: unknown key 'pwoer'"),
+        (good.replace("[board.rp2040.power]", "[x]").replace("[board.nrf52840.power]", "[y]")
+         .replace("[board.esp32c3.power]", "[z]").replace("[board.mkrzero.power]", "[v]")
+         .replace("[board.nano33ble.power]", "[w]"), "no board has a [board.ID.power] table"),
+    ]:
+        bad.write_text(edit)
+        assert ec.main(["--no-build", "--boards", str(bad), "--out", str(out)]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"error: {bad}") and msg in err[0], err
+        assert not out.exists()

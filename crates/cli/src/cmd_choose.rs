@@ -15,8 +15,7 @@ an image on the board (data/emulated-cycles.csv, data/mcu-sizes.csv), --flash, -
 against the messages over --lifetime, a report (crypto and every radio packet) that ends within --interval. \
 See docs/choose.md.")]
 pub struct ChooseArgs {
-    /// Board (data/board-power.csv): rp2040, nrf52840, esp32c3, mkrzero, nano33ble.
-    #[arg(long)]
+    #[arg(long, help = crate::board_help("Board (data/board-power.csv): ", "."))]
     board: String,
     /// Radio (data/radio-profiles.csv): LoRa-SF7, LoRa-SF9, LoRa-SF12, BLE-1M, 802.15.4, WiFi-n-MCS7.
     #[arg(long)]
@@ -25,7 +24,7 @@ pub struct ChooseArgs {
     /// every packet on air) must end within it: a candidate that needs longer is removed.
     #[arg(long)]
     interval: String,
-    /// Plaintext bytes per report, 1 B to 262113 B (the link's 256 KiB frame less header and tag;
+    /// Plaintext bytes per report, 1 B to 262112 B (the link's 256 KiB frame less header and tag;
     /// e.g. 16B, 1KiB).
     #[arg(long, default_value = "16B")]
     payload: String,

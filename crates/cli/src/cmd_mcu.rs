@@ -47,18 +47,20 @@ pub struct McuArgs {
 
 #[derive(Subcommand)]
 enum McuSub {
-    /// Reproduce a NIST LWC microcontroller AEAD or hash table (MKR Zero / Nano 33 BLE / Due) in
-    /// emulation: builds each implementation the published table lists from the shared NIST LWC
-    /// tree ($LWCBENCH_NIST_LWC, else ../shared/nist-lwc), emulates every enc(x:y) or h(x) cell with the
-    /// board's profile (data/boards.toml) and writes published / emulated / error % per cell and
-    /// per implementation (nist_lwc_cells.csv, nist_lwc_impls.csv, nist_lwc.md, run.json).
+    /// Reproduce a NIST LWC microcontroller AEAD or hash table (MKR Zero / Nano 33 BLE / Due; the
+    /// NodeMCU v2's AEAD table) in emulation: builds each implementation the published table lists
+    /// from the shared NIST LWC tree ($LWCBENCH_NIST_LWC, else ../shared/nist-lwc), emulates every
+    /// enc(x:y) or h(x) cell with the board's profile (data/boards.toml; the NodeMCU v2 in QEMU with
+    /// the LX106 model of mcu/lx106/nodemcuv2.toml) and writes published / emulated / error % per
+    /// cell and per implementation (nist_lwc_cells.csv, nist_lwc_impls.csv, nist_lwc.md, run.json).
     NistLwc(NistLwcArgs),
 }
 
 #[derive(Args)]
 struct NistLwcArgs {
-    /// Board whose published table is reproduced (its profile in data/boards.toml).
-    #[arg(long, value_parser = ["mkrzero", "nano33ble", "due"])]
+    /// Board whose published table is reproduced (its profile in data/boards.toml; nodemcuv2:
+    /// ESP8266 in QEMU, mcu/lx106/nodemcuv2.toml, AEAD only).
+    #[arg(long, value_parser = ["mkrzero", "nano33ble", "due", "nodemcuv2"])]
     board: String,
     /// Which published table: AEAD (enc(x:y) cells) or hash (h(x) cells).
     #[arg(long, default_value = "aead", value_parser = ["aead", "hash"])]

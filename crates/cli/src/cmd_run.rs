@@ -105,12 +105,12 @@ pub struct RunArgs {
     /// Only with --preset lightweight-study or stream-study (elsewhere an error).
     #[arg(long)]
     watts: Option<f64>,
-    /// Crypto energy from the device: emulated cycles of the cipher's microcontroller image
-    /// (data/emulated-cycles.csv) ÷ the board's clock × its datasheet active power
-    /// (data/board-power.csv): rp2040, nrf52840, esp32c3, mkrzero, nano33ble. Ciphers without an
-    /// image fall back to host time × the board's power; the energy_source column says which.
-    /// Only with --preset lightweight-study or stream-study, not with --power-profile/--watts.
-    #[arg(long)]
+    #[arg(long, help = crate::board_help(
+        "Crypto energy from the device: emulated cycles of the cipher's microcontroller image \
+         (data/emulated-cycles.csv) ÷ the board's clock × its datasheet active power (data/board-power.csv): ",
+        ". Ciphers without an image fall back to host time × the board's power; the energy_source column says \
+         which. Only with --preset lightweight-study or stream-study, not with --power-profile/--watts."
+    ))]
     board: Option<String>,
     /// Measured energy beside the modelled: a collected run's energy.csv (`lwcbench collect
     /// --power-port`, docs/power.md), matched by cipher, implementation, scenario and message

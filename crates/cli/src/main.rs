@@ -90,6 +90,12 @@ enum Cmd {
 /// Longest error line printed (characters).
 const MAX_ERROR_CHARS: usize = 2000;
 
+/// A `--board` help text: `before`, the boards of data/board-power.csv (generated from
+/// data/boards.toml), then `after`; a new board record shows up here without an edit.
+pub(crate) fn board_help(before: &str, after: &str) -> String {
+    format!("{before}{}{after}", lwcbench_engine::board::ids())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // report.html is written with the run it shows, as part of the same directory unit.

@@ -405,7 +405,7 @@ fn board_energy_from_emulated_cycles_and_battery_with_self_discharge() {
     assert!(load > 6600.0 && load < 6900.0, "{load}");
     assert_clean_error(
         &["link", "-o", "o", "--board", "uno"],
-        "--board: 'uno' is not a board (rp2040, nrf52840, esp32c3, mkrzero, nano33ble)",
+        &format!("--board: 'uno' is not a board ({})", crate::boards_by_hand()),
     );
     assert_clean_error(&["link", "-o", "o", "--chemistry", "NiMH"], "--chemistry: 'NiMH' is not one of");
 }

@@ -90,6 +90,19 @@ fn mcu_sizes_preset_writes_tables_and_report() {
 }
 
 #[test]
+fn mcu_nist_lwc_takes_the_nodemcu_and_refuses_its_hash_table() {
+    let Some(venv) = mcu_venv() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let o = lwcbench(
+        &["mcu", "nist-lwc", "--board", "nodemcuv2", "--primitive", "hash", "--out", out.to_str().unwrap()],
+        &[("MCU_VENV", venv.to_str().unwrap()), ("LWCBENCH_ROOT", repo().to_str().unwrap())],
+    );
+    one_error(&o, "AEAD table only");
+    assert!(!out.join("run.json").exists());
+}
+
+#[test]
 fn mcu_nist_lwc_bad_input_is_one_clean_error() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("out");

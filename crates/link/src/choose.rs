@@ -11,16 +11,16 @@
 //! [`Options`] holds the request as strings: the CLI and the Python API resolve it the same way.
 use std::collections::BTreeMap;
 
-use lwcbench_engine::board::{records, Board, Cycles};
+use lwcbench_engine::board::{Board, Cycles};
 use serde::Serialize;
 
 use crate::results::energy::{self, Battery, Radio};
 use crate::wire::frame::{HEADER_LEN, MAX_COUNTER, MAX_FRAME};
 use crate::wire::suite::{self, Kind, POLY_TAG, STREAM_SKIP};
 
-pub const STATUS_CSV: &str = include_str!("../../../data/cipher-status.csv");
-pub const SIZES_CSV: &str = include_str!("../../../data/mcu-sizes.csv");
-pub const ERROR_CSV: &str = include_str!("../../../data/emulator-error.csv");
+pub use lwcbench_data::mcu::{
+    parse_errors, parse_sizes, parse_status, ErrorBand, Size, Status, ERROR_CSV, SIZES_CSV, STATUS_CSV,
+};
 
 /// The JSON schema's name and version (docs/choose.md "JSON").
 pub const SCHEMA: &str = "lwcbench-choose/1";
@@ -323,95 +323,6 @@ impl Request {
     }
 }
 
-/// A row of data/cipher-status.csv.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Status {
-    pub cipher: String,
-    pub status: String,
-    pub document: String,
-    pub checked: String,
-    pub source: String,
-}
-
-/// A row of data/mcu-sizes.csv.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Size {
-    pub cipher: String,
-    pub implementation: String,
-    pub image: String,
-    pub target: String,
-    pub flash: u64,
-    pub ram_static: u64,
-    pub stack: u64,
-}
-
-/// A row of data/emulator-error.csv.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ErrorBand {
-    pub timing_model: String,
-    pub error_pct: f64,
-    pub source: String,
-}
-
-const STATUSES: &[&str] = &["standard", "portfolio", "finalist", "provisional", "none"];
-
-pub fn parse_status(text: &str, origin: &str) -> Result<Vec<Status>, String> {
-    let mut out: Vec<Status> = Vec::new();
-    for (line, f) in records(text, origin, &["cipher", "status", "document", "checked", "source"])? {
-        if !STATUSES.contains(&f[1].as_str()) {
-            return Err(format!("{origin}: line {line}: status '{}' is not one of {}", f[1], STATUSES.join(", ")));
-        }
-        if f[4].is_empty() {
-            return Err(format!("{origin}: line {line}: no source"));
-        }
-        if out.iter().any(|s| s.cipher == f[0]) {
-            return Err(format!("{origin}: line {line}: {} appears twice", f[0]));
-        }
-        out.push(Status {
-            cipher: f[0].clone(),
-            status: f[1].clone(),
-            document: f[2].clone(),
-            checked: f[3].clone(),
-            source: f[4].clone(),
-        });
-    }
-    Ok(out)
-}
-
-pub fn parse_sizes(text: &str, origin: &str) -> Result<Vec<Size>, String> {
-    let cols = ["cipher", "implementation", "image", "target", "flash_bytes", "ram_static_bytes", "stack_bytes"];
-    let mut out = Vec::new();
-    for (line, f) in records(text, origin, &cols)? {
-        let n = |i: usize| {
-            f[i].parse::<u64>()
-                .map_err(|_| format!("{origin}: line {line}: {} '{}' is not a byte count", cols[i], f[i]))
-        };
-        out.push(Size {
-            cipher: f[0].clone(),
-            implementation: f[1].clone(),
-            image: f[2].clone(),
-            target: f[3].clone(),
-            flash: n(4)?,
-            ram_static: n(5)?,
-            stack: n(6)?,
-        });
-    }
-    Ok(out)
-}
-
-pub fn parse_errors(text: &str, origin: &str) -> Result<Vec<ErrorBand>, String> {
-    let mut out = Vec::new();
-    for (line, f) in records(text, origin, &["timing_model", "error_pct", "source"])? {
-        let e = f[1]
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && (0.0..100.0).contains(v))
-            .ok_or_else(|| format!("{origin}: line {line}: error_pct '{}' is not a percentage", f[1]))?;
-        out.push(ErrorBand { timing_model: f[0].clone(), error_pct: e, source: f[2].clone() });
-    }
-    Ok(out)
-}
-
 /// The built-in tables.
 pub struct Data {
     pub status: Vec<Status>,
@@ -423,9 +334,9 @@ pub struct Data {
 impl Data {
     pub fn builtin() -> Data {
         Data {
-            status: parse_status(STATUS_CSV, "data/cipher-status.csv").expect("built-in status table parses"),
-            sizes: parse_sizes(SIZES_CSV, "data/mcu-sizes.csv").expect("built-in sizes table parses"),
-            errors: parse_errors(ERROR_CSV, "data/emulator-error.csv").expect("built-in error table parses"),
+            status: lwcbench_data::mcu::status(),
+            sizes: lwcbench_data::mcu::sizes(),
+            errors: lwcbench_data::mcu::errors(),
             cycles: lwcbench_engine::board::cycles_table(),
         }
     }
@@ -2100,7 +2011,7 @@ mod tests {
     #[test]
     fn json_holds_no_null_where_the_schema_says_number_at_the_ends_of_every_range() {
         let mut answers = 0;
-        for board in ["rp2040", "nrf52840", "esp32c3", "mkrzero", "nano33ble"] {
+        for board in lwcbench_engine::board::boards().iter().map(|b| b.id.as_str()) {
             for radio in ["LoRa-SF7", "LoRa-SF12", "BLE-1M", "802.15.4", "WiFi-n-MCS7"] {
                 for (interval, payload, mah, v, life) in [
                     ("1ms", "1B", 1.0, 0.5, "1s"),

@@ -100,10 +100,11 @@ pub(super) struct SessionArgs {
     /// host seal time × its power. --board replaces it.
     #[arg(long, default_value = "ESP32")]
     pub(super) power_profile: String,
-    /// Crypto energy from the device: emulated cycles of the cipher's image on this board
-    /// (rp2040, nrf52840, esp32c3, mkrzero, nano33ble; data/board-power.csv) × its datasheet
-    /// power, host time × that power for ciphers without an image; its sleep current unless --sleep-ua.
-    #[arg(long)]
+    #[arg(long, help = crate::board_help(
+        "Crypto energy from the device: emulated cycles of the cipher's image on this board (",
+        "; data/board-power.csv) × its datasheet power, host time × that power for ciphers without an image; \
+         its sleep current unless --sleep-ua."
+    ))]
     pub(super) board: Option<String>,
     /// The crypto share measured on a board: a collected run's energy.csv (`lwcbench collect
     /// --power-port`, docs/power.md), matched by the AEAD's implementation, encrypt and the

@@ -695,6 +695,32 @@ mod tests {
         }
     }
 
+    /// Every ordered pair of protocols: a frame sealed for one (same master, device, counter
+    /// and reading) does not open as the other's, neither as sent nor with its type byte
+    /// rewritten to the other's (the key differs by the usage label and the AD by the type).
+    #[test]
+    fn a_frame_of_one_protocol_never_opens_in_another() {
+        let m = crate::wire::keys::MasterKey::from_bytes([5; 32]);
+        for name in ["Ascon-AEAD128", "ChaCha20/rustcrypto", "AES-128-GCM"] {
+            let s = find(name).unwrap();
+            for p in Proto::ALL {
+                let mut sealer = Keyed::from_master(&s, &m, p, 9, false).unwrap();
+                let mut f = Vec::new();
+                sealer.seal(9, 77, b"reading", &mut f).unwrap();
+                let h = Header::parse(&f).unwrap();
+                assert_eq!(sealer.open(&h, &f).unwrap(), b"reading", "{name} {p:?}");
+                for q in Proto::ALL.into_iter().filter(|&q| q != p) {
+                    let mut opener = Keyed::from_master(&s, &m, q, 9, false).unwrap();
+                    assert_eq!(opener.open(&h, &f), Err(OpenError::BadTag), "{name}: {p:?} opened as {q:?}");
+                    let mut g = f.clone();
+                    g[frame::AT_TYPE] = q as u8;
+                    let hg = Header::parse(&g).unwrap();
+                    assert_eq!(opener.open(&hg, &g), Err(OpenError::BadTag), "{name}: {p:?} relabelled {q:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn unsafe_mode_only_for_stream_ciphers_and_has_no_tag() {
         let a = find("Ascon-AEAD128").unwrap();
