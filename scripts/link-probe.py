@@ -1845,6 +1845,46 @@ def probe_goose_restarted_subscriber(env):
     return "run 2 (run 1's frames again) refused by the restarted subscriber"
 
 
+# ---- Misuse-resistant suites (issue #37) ---------------------------------------------------------
+def probe_misuse_resistant_suites(env):
+    """misuse-resistant suites on the link: a session with XChaCha20-Poly1305 (id 21, random
+    24-byte nonce after the 16-byte header) and AES-128/256-GCM-SIV (ids 19, 20, counter nonce)
+    stores every reading; on the broker every XChaCha frame is 16 + 24 + 16 + 16 = 72 B with
+    its own nonce, every GCM-SIV frame 16 + 16 + 16 = 48 B, and every (id, device, counter)
+    appears once."""
+    env.mosquitto()
+    key = env.key()
+    sniff = env.dir / "frames.hex"
+    sub = env.sniffer("lwcbench/link/#", sniff)
+    out = env.dir / "out"
+    res = env.run([env.bin, "link", "--broker", env.broker, "--key-file", str(key), "--devices", "4",
+                   "--messages", "20", "--interval", "1ms", "--cipher",
+                   "XChaCha20-Poly1305,AES-128-GCM-SIV,AES-256-GCM-SIV", "-o", str(out)], timeout=180)
+    check(res.returncode == 0, f"the session failed: {res.stderr.strip()[-300:]}")
+    with open(out / "link_summary.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    got = [(r["cipher"], r["sent"], r["stored"], r["missing"], r["mismatched"]) for r in rows]
+    want = [(c, "80", "80", "0", "0") for c in ("XChaCha20-Poly1305/rustcrypto", "AES-128-GCM-SIV/rustcrypto",
+                                                "AES-256-GCM-SIV/rustcrypto")]
+    check(got == want, f"link_summary.csv {got}, want {want}")
+    time.sleep(1.0)
+    sub.terminate()
+    sub.wait(timeout=5)
+    frames = [f for _, f in read_frames(sniff) if len(f) >= 16 and f[0] == 3]
+    by_id = {i: [f for f in frames if f[2] == i] for i in (19, 20, 21)}
+    for i, length in ((19, 48), (20, 48), (21, 72)):
+        check(len(by_id[i]) >= 80, f"cipher id {i}: {len(by_id[i])} frames on the broker, want 80")
+        bad = sorted({len(f) for f in by_id[i]} - {length})
+        check(not bad, f"cipher id {i}: frames of {bad} B, want {length} B")
+        idents = {(f[4:8], f[8:16]) for f in by_id[i]}
+        check(len(idents) == len(by_id[i]), f"cipher id {i}: a (device, counter) sealed twice")
+    nonces = {f[16:40] for f in by_id[21]}
+    check(len(nonces) == len(by_id[21]), f"XChaCha: {len(by_id[21]) - len(nonces)} random nonces repeated")
+    check(all(any(n) for n in nonces), "XChaCha: an all-zero nonce field (not drawn at random)")
+    return (f"240 readings stored; {len(by_id[21])} XChaCha frames of 72 B with distinct nonces, "
+            f"{len(by_id[19]) + len(by_id[20])} GCM-SIV frames of 48 B")
+
+
 PROBES = {
     # High: nonce reuse and a gateway stopped for good
     "oversized-message": lambda e: probe_oversized(e, retained=False),
@@ -1888,6 +1928,8 @@ PROBES = {
     "fresh-store-refuses-earlier-frames": probe_fresh_store_refuses_earlier_frames,
     "reuse-alarm-rolled-back-device": probe_reuse_alarm_rolled_back_device,
     "goose-restarted-subscriber": probe_goose_restarted_subscriber,
+    # Issue 37 item 2: misuse-resistant suites on the link
+    "misuse-resistant-suites": probe_misuse_resistant_suites,
 }
 
 

@@ -5,7 +5,7 @@
 #     64-bit ARM. The suites after it run the target/citest/lwcbench this build made.
 #  2. lwcbench verify: every known-answer test and cross-check, official vectors included
 #  3. a smoke benchmark through the CLI, checking the result files exist, and the link probe
-#     (scripts/link-probe.py --ci: 36 end-to-end probes against mosquitto, PostgreSQL and the Modbus proxies)
+#     (scripts/link-probe.py --ci: 37 end-to-end probes against mosquitto, PostgreSQL and the Modbus proxies)
 #  4. the Python package (bindings, loader, figures) and the HTML report in headless Chromium
 #  5. the PyCryptodome engine process (engine protocol) and its vectors
 #  6. microcontroller cross-builds (Cortex-M0+, M4F, RV32IMC; C++ also for ESP8266), flash/RAM

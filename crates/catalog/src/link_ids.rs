@@ -25,6 +25,10 @@ pub const LINK_IDS: &[(u8, &str)] = &[
     (16, "Grain-128AEADv2/rust-ref"),
     (17, "AES-128-OCB/rustcrypto"),
     (18, "AES-128-EAX/rustcrypto"),
+    // nonce-misuse-resistant (docs/security.md "When counter state cannot be guaranteed")
+    (19, "AES-128-GCM-SIV/rustcrypto"),
+    (20, "AES-256-GCM-SIV/rustcrypto"),
+    (21, "XChaCha20-Poly1305/rustcrypto"),
     (32, "DRACO/rust-fast"),
     (33, "DRACO/rust-ref"),
     (34, "DRACO/cpp-fast"),
@@ -66,6 +70,9 @@ mod tests {
         assert_eq!(by(1), Some("Ascon-AEAD128/rustcrypto"));
         assert_eq!(by(32), Some("DRACO/rust-fast"));
         assert_eq!(by(45), Some("Salsa20/rustcrypto"));
+        assert_eq!(by(19), Some("AES-128-GCM-SIV/rustcrypto"));
+        assert_eq!(by(20), Some("AES-256-GCM-SIV/rustcrypto"));
+        assert_eq!(by(21), Some("XChaCha20-Poly1305/rustcrypto"));
         assert_eq!(crate::find("AES-128-ECB/rustcrypto").and_then(|e| e.link_id()), None);
     }
 }

@@ -53,6 +53,51 @@ fn default_session_stores_every_reading() {
     assert_eq!(db, 320);
 }
 
+/// The misuse-resistant suites run a whole session (devices → embedded broker → gateway →
+/// store): every reading stored once; XChaCha20-Poly1305's frame is 16 header + 24 random
+/// nonce + 16 reading + 16 tag = 72 B, GCM-SIV's 16 + 16 + 16 = 48 B.
+#[test]
+fn misuse_resistant_suites_store_every_reading() {
+    let d = tempfile::tempdir().unwrap();
+    let o = lwcbench(
+        &[
+            "link",
+            "-o",
+            "m",
+            "--messages",
+            "20",
+            "--interval",
+            "1ms",
+            "--cipher",
+            "XChaCha20-Poly1305,AES-128-GCM-SIV,AES-256-GCM-SIV",
+        ],
+        d.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = summary(&d.path().join("m"));
+    let got: Vec<(&str, &str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["cipher"].as_str(),
+                r["sent"].as_str(),
+                r["stored"].as_str(),
+                r["missing"].as_str(),
+                r["wire_bytes"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("XChaCha20-Poly1305/rustcrypto", "160", "160", "0", "72.0"),
+            ("AES-128-GCM-SIV/rustcrypto", "160", "160", "0", "48.0"),
+            ("AES-256-GCM-SIV/rustcrypto", "160", "160", "0", "48.0"),
+        ]
+    );
+    assert!(rows.iter().all(|r| r["mismatched"] == "0"));
+}
+
 fn rusqlite_count(p: &Path) -> i64 {
     let c = rusqlite::Connection::open(p).unwrap();
     c.query_row("SELECT COUNT(*) FROM (SELECT DISTINCT device, counter FROM readings)", [], |r| r.get(0)).unwrap()

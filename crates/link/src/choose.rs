@@ -359,6 +359,8 @@ pub struct Facts {
     pub nonce_bytes: usize,
     /// Tag bytes on the link's frame.
     pub tag_bytes: usize,
+    /// Random nonce bytes each link frame carries (XChaCha20-Poly1305: 24; the others 0).
+    pub random_nonce_bytes: usize,
 }
 
 impl Facts {
@@ -392,6 +394,7 @@ pub fn catalogue_facts(data: &Data) -> Vec<Facts> {
             key_bits: u32::from(e.info.key_bits),
             nonce_bytes: e.info.iv_bytes(),
             tag_bytes: s.map(|s| s.tag_len(false)).unwrap_or(0),
+            random_nonce_bytes: s.map(|s| s.random_nonce_len()).unwrap_or(0),
         });
     }
     out
@@ -536,7 +539,7 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
             (cyc, sz.flash, sz.ram_static + sz.stack, f.tag_bytes)
         }
     };
-    let frame = HEADER_LEN + req.payload + tag;
+    let frame = HEADER_LEN + f.random_nonce_bytes + req.payload + tag;
     let crypto_j = b.energy_j(cycles);
     let radio_j = req.radio.energy_j(frame);
     let air = req.radio.air_time(frame);
@@ -544,7 +547,8 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
     sources.insert(
         "radio".into(),
         format!(
-            "modelled: time on air of the {frame}-byte frame (16-byte header + payload + {tag}-byte tag) × transmit power, data/radio-profiles.csv {} ({}: {})",
+            "modelled: time on air of the {frame}-byte frame (16-byte header + {}payload + {tag}-byte tag) × transmit power, data/radio-profiles.csv {} ({}: {})",
+            if f.random_nonce_bytes > 0 { format!("{}-byte random nonce + ", f.random_nonce_bytes) } else { String::new() },
             req.radio.name, req.radio.status, req.radio.source
         ),
     );

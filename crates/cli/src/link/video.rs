@@ -56,8 +56,13 @@ pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), S
         Clip::load(std::path::Path::new(file), v.frames.map(|n| n as usize))?
     };
     for s in suites {
-        lwcbench_link::wire::video::part_count(clip.frame_bytes, part_bytes, s.tag_len(a.unsafe_no_integrity))
-            .map_err(|e| format!("{e} ({}: {} frame of {} B)", clip.path.display(), s.name(), clip.frame_bytes))?;
+        lwcbench_link::wire::video::part_count(
+            clip.frame_bytes,
+            part_bytes,
+            s.random_nonce_len(),
+            s.tag_len(a.unsafe_no_integrity),
+        )
+        .map_err(|e| format!("{e} ({}: {} frame of {} B)", clip.path.display(), s.name(), clip.frame_bytes))?;
     }
     let fps = match v.fps {
         Some(f) => f,

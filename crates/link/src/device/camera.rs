@@ -31,9 +31,9 @@ pub struct Camera {
 }
 
 impl Camera {
-    /// Headers and tags of a frame in `parts` parts.
+    /// Headers, random nonces and tags of a frame in `parts` parts.
     pub fn overhead(&self, parts: u32) -> u64 {
-        u64::from(parts) * (VIDEO_HEADER_LEN + self.keyed.tag_len()) as u64
+        u64::from(parts) * (VIDEO_HEADER_LEN + self.keyed.nonce_and_tag_len()) as u64
     }
 
     /// Take `count` frames, frame `n` being `frame(n)`, one every `interval` (none: back to

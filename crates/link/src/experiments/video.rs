@@ -289,7 +289,8 @@ pub fn run(cfg: &VideoConfig) -> Result<VideoRun, String> {
         return Err("--frames: at least one frame is needed".into());
     }
     let tag = cfg.suite.tag_len(cfg.unauthenticated);
-    let parts_per_frame = crate::wire::video::part_count(cfg.clip.frame_bytes, cfg.part_bytes, tag)?;
+    let parts_per_frame =
+        crate::wire::video::part_count(cfg.clip.frame_bytes, cfg.part_bytes, cfg.suite.random_nonce_len(), tag)?;
     let (master, counters) = open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
     crate::device::provision::refuse_provisioned(
         &cfg.key_file,

@@ -598,6 +598,28 @@ mod tests {
     /// TinyJAMBU-128 (64-bit tag), budget 3: three forgeries of device 1 are bad tags and the
     /// third raises one alarm; then device 1's genuine frame and a fourth forgery are refused
     /// unopened, device 2 is untouched. Defaults: 2^16 for 8-byte tags, 2^20 for 16-byte ones.
+    /// The sensor gateway opens the misuse-resistant suites' frames (each device under its
+    /// own derived key), refuses a replay, a flipped byte anywhere and another device's id.
+    #[test]
+    fn gateway_opens_the_misuse_resistant_suites() {
+        for name in ["AES-128-GCM-SIV", "AES-256-GCM-SIV", "XChaCha20-Poly1305"] {
+            let suite = crate::wire::suite::find(name).unwrap();
+            let mut g = gateway(&suite);
+            let frames = sealed(&suite, 2);
+            for f in &frames {
+                for i in 0..f.len() {
+                    let mut t = f.clone();
+                    t[i] ^= 0x01;
+                    assert!(g.open(&t).is_err(), "{name}: byte {i} flipped was accepted");
+                }
+                let o = g.open(f).unwrap();
+                assert_eq!(o.reading, [o.device as u8, o.counter as u8, 0xAB, 0xCD], "{name}");
+                assert_eq!(g.open(f), Err(Refusal::Replay), "{name}");
+            }
+            assert_eq!(g.open(&variant(&frames[0], 4)), Err(Refusal::UnknownDevice), "{name}");
+        }
+    }
+
     #[test]
     fn failed_tag_budget_raises_one_alarm_and_refuses_the_device() {
         assert_eq!((default_max_failed_tags(8), default_max_failed_tags(16)), (65_536, 1_048_576));

@@ -141,7 +141,9 @@ impl Reassembler {
     /// Take one received message at time `now_ns`. Frames this makes lost (the in-flight bound)
     /// are appended to `lost`.
     pub fn push(&mut self, msg: &[u8], now_ns: u64, lost: &mut Vec<(u32, LostWhy)>) -> PartEvent {
-        let Ok(h) = PartHeader::parse(msg, self.keyed.tag_len()) else { return self.refuse(Refusal::Malformed) };
+        let Ok(h) = PartHeader::parse(msg, self.keyed.nonce_and_tag_len()) else {
+            return self.refuse(Refusal::Malformed);
+        };
         if h.device != self.device {
             return self.refuse(Refusal::UnknownDevice);
         }

@@ -9,6 +9,10 @@
 //!   `AD ‖ pad16 ‖ CT ‖ pad16 ‖ le64(|AD|) ‖ le64(|CT|)` — RFC 8439 §2.6/§2.8 with the stream
 //!   cipher in place of ChaCha20. With ChaCha20 it is exactly RFC 8439's AEAD (a test checks that).
 //! * Confidentiality only (no tag) exists for stream ciphers behind an explicit unsafe flag.
+//! * An AEAD whose nonce is 192 bits or longer (XChaCha20-Poly1305) takes a **random nonce per
+//!   frame** from the OS RNG, carried right after the header (and its extension) and before the
+//!   ciphertext: unique nonces then do not depend on the counter state surviving (VM snapshots,
+//!   restored images). The counter stays in the header for replay protection.
 use lwcbench_catalog::{Entry, Make};
 use lwcbench_core::{Aead, StreamCipher};
 use poly1305::universal_hash::{KeyInit, UniversalHash};
@@ -35,6 +39,12 @@ pub const DRACO_BATCH_SUITE: u8 = 32;
 pub const POLY_TAG: usize = 16;
 /// Keystream bytes used before the reading: 32 for the Poly1305 key, 32 discarded.
 pub const STREAM_SKIP: usize = 64;
+/// The catalogue ciphers whose nonce each frame draws at random and carries: XChaCha20-Poly1305
+/// is designed for it (192 bits: a collision among 2^64 random nonces has probability about
+/// 2^-65, where 96-bit random nonces stop at 2^32 messages per key, NIST SP 800-38D §8.3).
+/// Named, not inferred from the nonce length: SCHWAEMM256-128's 256-bit nonce keeps the
+/// (counter, device) nonce its link id has always had.
+pub const RANDOM_NONCE_CIPHERS: &[&str] = &["XChaCha20-Poly1305"];
 
 /// One cipher the link can use.
 #[derive(Clone)]
@@ -52,9 +62,28 @@ impl Suite {
     pub fn key_len(&self) -> usize {
         self.entry.info.key_bytes()
     }
-    /// Nonce bytes the cipher takes per message (from [`crate::wire::frame::nonce`]).
+    /// Nonce bytes the cipher takes per message (from [`crate::wire::frame::nonce`], or random:
+    /// [`Suite::random_nonce_len`]).
     pub fn nonce_len(&self) -> usize {
         self.entry.info.iv_bytes()
+    }
+    /// Bytes of the random nonce each frame carries after its header ([`RANDOM_NONCE_CIPHERS`]:
+    /// its whole nonce), 0 for the suites whose nonce comes from (counter, device).
+    pub fn random_nonce_len(&self) -> usize {
+        let random = RANDOM_NONCE_CIPHERS.iter().any(|n| self.entry.info.name.eq_ignore_ascii_case(n));
+        if self.kind == Kind::Aead && random {
+            self.nonce_len()
+        } else {
+            0
+        }
+    }
+    /// Whether each frame carries a random nonce ([`Suite::random_nonce_len`] > 0).
+    pub fn takes_random_nonce(&self) -> bool {
+        self.random_nonce_len() > 0
+    }
+    /// Bytes a seal adds after the header it is given: the random nonce (if any) and the tag.
+    pub fn nonce_and_tag_len(&self, unauthenticated: bool) -> usize {
+        self.random_nonce_len() + self.tag_len(unauthenticated)
     }
     /// Tag bytes on the wire (0 in the unsafe confidentiality-only mode).
     pub fn tag_len(&self, unauthenticated: bool) -> usize {
@@ -64,9 +93,9 @@ impl Suite {
             (Kind::StreamPoly1305, false) => POLY_TAG,
         }
     }
-    /// Frame bytes beyond the plaintext reading.
+    /// Frame bytes beyond the plaintext reading (header, random nonce, tag).
     pub fn overhead(&self, unauthenticated: bool) -> usize {
-        HEADER_LEN + self.tag_len(unauthenticated)
+        HEADER_LEN + self.nonce_and_tag_len(unauthenticated)
     }
     /// Whether this is the provisional DRACO reconstruction (gated: `crate::wire::gate`).
     pub fn is_provisional(&self) -> bool {
@@ -145,8 +174,14 @@ pub fn markdown_table(suites: &[Suite]) -> String {
     let mut t = String::from("| id | cipher | key B | nonce B | tag B | protection |\n|---:|---|---:|---:|---:|---|\n");
     for s in suites {
         let protection = match s.kind {
-            Kind::Aead => "the cipher's AEAD",
-            Kind::StreamPoly1305 => "stream + Poly1305 (this project's composition)",
+            Kind::Aead if s.takes_random_nonce() => {
+                format!("the cipher's AEAD; random {}-byte nonce in each frame", s.random_nonce_len())
+            }
+            Kind::Aead if s.entry.info.name.ends_with("GCM-SIV") => {
+                "the cipher's AEAD; nonce-misuse-resistant (RFC 8452)".to_string()
+            }
+            Kind::Aead => "the cipher's AEAD".to_string(),
+            Kind::StreamPoly1305 => "stream + Poly1305 (this project's composition)".to_string(),
         };
         t += &format!(
             "| {} | {} | {} | {} | {} | {protection} |\n",
@@ -250,6 +285,18 @@ impl Keyed {
         self.suite.tag_len(self.unauthenticated)
     }
 
+    /// Bytes a seal adds after the header: the random nonce (if the suite takes one) and the tag.
+    pub fn nonce_and_tag_len(&self) -> usize {
+        self.suite.nonce_and_tag_len(self.unauthenticated)
+    }
+
+    /// A fresh random nonce, straight from the OS (`getrandom`), not a user-space generator
+    /// whose state a restored snapshot would replay.
+    fn draw_nonce(&mut self) -> Result<(), String> {
+        use rand::TryRngCore;
+        rand::rngs::OsRng.try_fill_bytes(&mut self.nonce).map_err(|e| format!("OS random generator: {e}"))
+    }
+
     fn set_nonce(&mut self, device: u32, counter: u64) {
         frame::nonce(device, counter, &mut self.nonce);
         if let Some(rule) = self.suite.entry.iv_rule {
@@ -291,8 +338,9 @@ impl Keyed {
         self.seal_with_header(&hdr, device, counter, reading, out)
     }
 
-    /// `out` = `head` ‖ ciphertext ‖ tag, with `head` (any frame version's header) as the
-    /// associated data and the nonce of (device, counter).
+    /// `out` = `head` ‖ ciphertext ‖ tag, with `head` (the header and its extension) as the
+    /// associated data and the nonce of (device, counter); for a suite with a random nonce,
+    /// `out` = `head` ‖ nonce ‖ ciphertext ‖ tag with a nonce drawn now.
     pub fn seal_with_header(
         &mut self,
         hdr: &[u8],
@@ -304,14 +352,20 @@ impl Keyed {
         if counter > frame::MAX_COUNTER {
             return Err(format!("device {device}: counter space exhausted"));
         }
-        self.set_nonce(device, counter);
+        let rn = self.suite.random_nonce_len();
+        if rn > 0 {
+            self.draw_nonce()?;
+        } else {
+            self.set_nonce(device, counter);
+        }
         let tl = self.tag_len();
         out.clear();
         out.extend_from_slice(hdr);
+        out.extend_from_slice(&self.nonce[..rn]);
         out.extend_from_slice(reading);
-        out.resize(hdr.len() + reading.len() + tl, 0);
+        out.resize(hdr.len() + rn + reading.len() + tl, 0);
         let (head, rest) = out.split_at_mut(hdr.len());
-        let (body, tag) = rest.split_at_mut(reading.len());
+        let (body, tag) = rest[rn..].split_at_mut(reading.len());
         match &mut self.inst {
             Inst::Aead(a) => a.encrypt(&self.nonce, head, body, tag).map_err(|e| format!("{}: {e}", self.suite.name())),
             Inst::Stream(c, key) => {
@@ -347,7 +401,8 @@ impl Keyed {
     }
 
     /// Check and decrypt a frame whose first `head_len` bytes are its header (the associated
-    /// data), sealed under the nonce of (device, counter).
+    /// data), sealed under the nonce of (device, counter), or under the random nonce that
+    /// follows the header for a suite that takes one.
     pub fn open_with_header(
         &mut self,
         head_len: usize,
@@ -356,11 +411,17 @@ impl Keyed {
         frame: &[u8],
     ) -> Result<Vec<u8>, OpenError> {
         let tl = self.tag_len();
-        if frame.len() < head_len + tl {
+        let rn = self.suite.random_nonce_len();
+        if frame.len() < head_len + rn + tl {
             return Err(OpenError::Malformed);
         }
-        self.set_nonce(device, counter);
         let (head, rest) = frame.split_at(head_len);
+        if rn > 0 {
+            self.nonce.copy_from_slice(&rest[..rn]);
+        } else {
+            self.set_nonce(device, counter);
+        }
+        let rest = &rest[rn..];
         let (body, tag) = rest.split_at(rest.len() - tl);
         let mut buf = body.to_vec();
         match &mut self.inst {
@@ -527,6 +588,111 @@ mod tests {
         }
         assert!(!ct_eq(&t, &t[..15]));
         assert!(!ct_eq(&[], &t));
+    }
+
+    const MISUSE: [&str; 3] =
+        ["AES-128-GCM-SIV/rustcrypto", "AES-256-GCM-SIV/rustcrypto", "XChaCha20-Poly1305/rustcrypto"];
+
+    /// The misuse-resistant suites' ids and lengths (RFC 8452: 12-byte nonce, 16-byte tag;
+    /// draft-irtf-cfrg-xchacha: 24-byte nonce, carried in the frame since it is random).
+    #[test]
+    fn misuse_resistant_suites_are_offered() {
+        let got: Vec<_> = MISUSE
+            .iter()
+            .map(|n| {
+                let s = find(n).unwrap();
+                (s.id, s.key_len(), s.nonce_len(), s.random_nonce_len(), s.tag_len(false), s.overhead(false))
+            })
+            .collect();
+        assert_eq!(got, [(19, 16, 12, 0, 16, 32), (20, 32, 12, 0, 16, 32), (21, 32, 24, 24, 16, 56)]);
+        assert!(find("XChaCha20-Poly1305").unwrap().takes_random_nonce());
+        assert!(!find("ChaCha20-Poly1305").unwrap().takes_random_nonce());
+        // no other suite draws its nonce at random
+        let random: Vec<String> = offered().iter().filter(|s| s.takes_random_nonce()).map(|s| s.name()).collect();
+        assert_eq!(random, ["XChaCha20-Poly1305/rustcrypto"]);
+    }
+
+    /// An XChaCha20-Poly1305 frame is header ‖ random 24-byte nonce ‖ ciphertext ‖ tag: two
+    /// seals of one (device, counter) carry different nonces, and each opens with the
+    /// `chacha20poly1305` crate called directly (nonce from the wire, the header as AD).
+    #[test]
+    fn xchacha_frame_carries_a_random_nonce_and_opens_with_the_crate() {
+        use chacha20poly1305::aead::{Aead as _, KeyInit as _, Payload};
+        let s = find("XChaCha20-Poly1305").unwrap();
+        let key = [0x5Au8; 32];
+        let mut k = Keyed::new(&s, &key, Proto::Sensor, false).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        k.seal(9, 500, b"reading 21.5 C", &mut a).unwrap();
+        k.seal(9, 500, b"reading 21.5 C", &mut b).unwrap();
+        assert_eq!(a.len(), HEADER_LEN + 24 + 14 + 16);
+        assert_eq!(&a[..HEADER_LEN], &[3, 1, 21, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0x01, 0xF4]);
+        assert_eq!(a[..HEADER_LEN], b[..HEADER_LEN]);
+        assert_ne!(a[HEADER_LEN..HEADER_LEN + 24], b[HEADER_LEN..HEADER_LEN + 24], "the nonce repeated");
+        assert_ne!(a[HEADER_LEN + 24..], b[HEADER_LEN + 24..]);
+        let x = chacha20poly1305::XChaCha20Poly1305::new(&key.into());
+        for f in [&a, &b] {
+            let nonce = chacha20poly1305::XNonce::try_from(&f[HEADER_LEN..HEADER_LEN + 24]).unwrap();
+            let pt = x.decrypt(&nonce, Payload { msg: &f[HEADER_LEN + 24..], aad: &f[..HEADER_LEN] }).unwrap();
+            assert_eq!(pt, b"reading 21.5 C");
+            // and the crate's own seal under that nonce is the frame's body
+            let ct = x.encrypt(&nonce, Payload { msg: b"reading 21.5 C", aad: &f[..HEADER_LEN] }).unwrap();
+            assert_eq!(f[HEADER_LEN + 24..], ct[..]);
+            assert_eq!(k.open(&Header::parse(f).unwrap(), f).unwrap(), b"reading 21.5 C");
+        }
+    }
+
+    /// An AES-GCM-SIV frame is header ‖ ciphertext ‖ tag under the (counter, device) nonce,
+    /// equal to the `aes-gcm-siv` crate called directly with the header as AD.
+    #[test]
+    fn gcm_siv_frames_equal_the_crate() {
+        use aes_gcm_siv::aead::{Aead as _, KeyInit as _, Payload};
+        let mut nonce = [0u8; 12];
+        crate::wire::frame::nonce(0x0102_0304, 77, &mut nonce);
+        let reading = b"temperature 19.25";
+        for (name, key_len) in [("AES-128-GCM-SIV", 16usize), ("AES-256-GCM-SIV", 32)] {
+            let s = find(name).unwrap();
+            let key: Vec<u8> = (0..key_len as u8).map(|i| i.wrapping_mul(29)).collect();
+            let mut k = Keyed::new(&s, &key, Proto::Sensor, false).unwrap();
+            let mut f = Vec::new();
+            k.seal(0x0102_0304, 77, reading, &mut f).unwrap();
+            let want = if key_len == 16 {
+                aes_gcm_siv::Aes128GcmSiv::new_from_slice(&key)
+                    .unwrap()
+                    .encrypt(&nonce.into(), Payload { msg: reading, aad: &f[..HEADER_LEN] })
+            } else {
+                aes_gcm_siv::Aes256GcmSiv::new_from_slice(&key)
+                    .unwrap()
+                    .encrypt(&nonce.into(), Payload { msg: reading, aad: &f[..HEADER_LEN] })
+            }
+            .unwrap();
+            assert_eq!(f[HEADER_LEN..], want[..], "{name}");
+            assert_eq!(f.len(), HEADER_LEN + reading.len() + 16);
+        }
+    }
+
+    /// Every byte of a misuse-resistant suite's frame (header, random nonce, ciphertext, tag)
+    /// flipped is refused, and so is every truncation.
+    #[test]
+    fn misuse_resistant_frames_refuse_every_changed_byte() {
+        for name in MISUSE {
+            let s = find(name).unwrap();
+            let key = vec![3u8; s.key_len()];
+            let mut k = Keyed::new(&s, &key, Proto::Sensor, false).unwrap();
+            let mut f = Vec::new();
+            k.seal(4, 8, b"0123456789", &mut f).unwrap();
+            let h = Header::parse(&f).unwrap();
+            assert_eq!(k.open(&h, &f).unwrap(), b"0123456789");
+            for i in 0..f.len() {
+                let mut g = f.clone();
+                g[i] ^= 0x01;
+                // a changed header is read as another (device, counter): the receiver's view
+                let hg = Header::parse(&g).unwrap_or(h);
+                assert!(k.open(&hg, &g).is_err(), "{name}: byte {i} flipped was accepted");
+            }
+            for n in 0..f.len() {
+                assert!(k.open(&h, &f[..n]).is_err(), "{name}: cut to {n} bytes was accepted");
+            }
+        }
     }
 
     /// Every ordered pair of protocols: a frame sealed for one (same master, device, counter

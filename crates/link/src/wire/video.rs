@@ -61,8 +61,9 @@ impl PartHeader {
 
     /// Parse a received part's header and check its structure: size limits, version, flags,
     /// counter top bit, index < count, and that the ciphertext has exactly the length the
-    /// header's (frame bytes, part count, index) give, for a tag of `tag_len` bytes.
-    pub fn parse(msg: &[u8], tag_len: usize) -> Result<PartHeader, &'static str> {
+    /// header's (frame bytes, part count, index) give, after `nonce_and_tag` bytes of random
+    /// nonce and tag (`Keyed::nonce_and_tag_len`).
+    pub fn parse(msg: &[u8], nonce_and_tag: usize) -> Result<PartHeader, &'static str> {
         if msg.len() > MAX_FRAME {
             return Err("part larger than the 256 KiB limit");
         }
@@ -100,7 +101,7 @@ impl PartHeader {
             return Err("part index or count out of range");
         }
         let want = part_range(h.frame_bytes as usize, h.count as usize, h.index as usize);
-        if want.is_empty() || msg.len() != VIDEO_HEADER_LEN + want.len() + tag_len {
+        if want.is_empty() || msg.len() != VIDEO_HEADER_LEN + want.len() + nonce_and_tag {
             return Err("part length does not match its header");
         }
         Ok(h)
@@ -114,14 +115,17 @@ pub fn part_range(len: usize, count: usize, index: usize) -> std::ops::Range<usi
 }
 
 /// Parts of a frame of `len` bytes when no message may exceed `part_bytes` bytes on the wire
-/// (header + ciphertext + a `tag_len`-byte tag). Refuses, naming the option, a part size that
-/// leaves no room for frame bytes, a frame over [`MAX_VIDEO_FRAME`] and a frame that would need
-/// more than [`MAX_PARTS`] parts.
-pub fn part_count(len: usize, part_bytes: usize, tag_len: usize) -> Result<usize, String> {
-    let over = VIDEO_HEADER_LEN + tag_len;
+/// (header + a `random_nonce`-byte random nonce, 0 for counter nonces + ciphertext + a
+/// `tag_len`-byte tag). Refuses, naming the option, a part size that leaves no room for frame
+/// bytes, a frame over [`MAX_VIDEO_FRAME`] and a frame that would need more than [`MAX_PARTS`]
+/// parts.
+pub fn part_count(len: usize, part_bytes: usize, random_nonce: usize, tag_len: usize) -> Result<usize, String> {
+    let over = VIDEO_HEADER_LEN + random_nonce + tag_len;
     if part_bytes <= over {
+        let nonce = if random_nonce > 0 { format!(", {random_nonce}-byte nonce") } else { String::new() };
+        let and = if random_nonce > 0 { "," } else { "" };
         return Err(format!(
-            "--frame-part-bytes {part_bytes}: a part needs more than its {VIDEO_HEADER_LEN}-byte header and {tag_len}-byte tag ({over} B)"
+            "--frame-part-bytes {part_bytes}: a part needs more than its {VIDEO_HEADER_LEN}-byte header{nonce}{and} and {tag_len}-byte tag ({over} B)"
         ));
     }
     if part_bytes > MAX_FRAME {
@@ -150,7 +154,7 @@ pub fn seal_frame(
     unauthenticated: bool,
     mut next_counter: impl FnMut() -> Result<u64, String>,
 ) -> Result<Vec<Vec<u8>>, String> {
-    let count = part_count(frame_data.len(), part_bytes, keyed.tag_len())?;
+    let count = part_count(frame_data.len(), part_bytes, keyed.suite.random_nonce_len(), keyed.tag_len())?;
     let mut out = Vec::with_capacity(count);
     for i in 0..count {
         let counter = next_counter()?;
@@ -253,6 +257,47 @@ mod tests {
         assert_eq!(mqtt[0].len(), 115_244);
     }
 
+    /// The misuse-resistant suites carry a video frame: with XChaCha20-Poly1305 each part is
+    /// 28-byte header ‖ 24-byte random nonce ‖ body ‖ 16-byte tag, so a 1472-byte part holds
+    /// 1472 − 68 = 1404 B and 3000 B need ⌈3000 / 1404⌉ = 3 parts of ⌈3000 / 3⌉ = 1000 B
+    /// (1068 B each); with AES-GCM-SIV a part holds 1428 B: 3 parts too, of 1044 B. Every
+    /// changed byte of a part is refused.
+    #[test]
+    fn misuse_resistant_suites_carry_video_parts() {
+        let frame: Vec<u8> = (0..3000u32).map(|i| (i * 7) as u8).collect();
+        for (name, part_len) in [("XChaCha20-Poly1305", 1068), ("AES-128-GCM-SIV", 1044), ("AES-256-GCM-SIV", 1044)] {
+            let mut k = keyed(name);
+            let mut c = 0u64;
+            let parts = seal_frame(&mut k, 3, 4, &frame, 1472, false, || {
+                c += 1;
+                Ok(c)
+            })
+            .unwrap();
+            assert_eq!(parts.iter().map(Vec::len).collect::<Vec<_>>(), [part_len; 3], "{name}");
+            let mut open = keyed(name);
+            let mut back = Vec::new();
+            for p in &parts {
+                let h = PartHeader::parse(p, open.nonce_and_tag_len()).unwrap();
+                back.extend(open_part(&mut open, &h, p).unwrap());
+            }
+            assert_eq!(back, frame, "{name}");
+            let p = &parts[1];
+            for i in 0..p.len() {
+                let mut t = p.clone();
+                t[i] ^= 0x01;
+                let r = PartHeader::parse(&t, open.nonce_and_tag_len()).map(|h| open_part(&mut open, &h, &t));
+                assert!(!matches!(r, Ok(Ok(_))), "{name}: byte {i} flipped was accepted");
+            }
+        }
+        // the nonce counts against the part size: 28 + 24 + 16 = 68 B leaves nothing at 68
+        let e = part_count(100, 68, 24, 16).unwrap_err();
+        assert_eq!(
+            e,
+            "--frame-part-bytes 68: a part needs more than its 28-byte header, 24-byte nonce, and 16-byte tag (68 B)"
+        );
+        assert_eq!(part_count(100, 69, 24, 16).unwrap(), 100);
+    }
+
     /// Any changed byte of a part (header or body or tag) fails its tag.
     #[test]
     fn tampered_part_fails() {
@@ -276,12 +321,12 @@ mod tests {
     #[test]
     fn limits_and_structure() {
         // 44 B of header + tag leave no room
-        assert!(part_count(100, 44, 16).unwrap_err().contains("--frame-part-bytes 44"));
-        assert_eq!(part_count(100, 45, 16).unwrap(), 100);
-        assert!(part_count(MAX_VIDEO_FRAME + 1, 1472, 16).is_err());
-        assert!(part_count(100, MAX_FRAME + 1, 16).is_err());
+        assert!(part_count(100, 44, 0, 16).unwrap_err().contains("--frame-part-bytes 44"));
+        assert_eq!(part_count(100, 45, 0, 16).unwrap(), 100);
+        assert!(part_count(MAX_VIDEO_FRAME + 1, 1472, 0, 16).is_err());
+        assert!(part_count(100, MAX_FRAME + 1, 0, 16).is_err());
         // 16 MiB in parts of 1 B needs more than 65,535 parts
-        assert!(part_count(MAX_VIDEO_FRAME, 45, 16).unwrap_err().contains("parts"));
+        assert!(part_count(MAX_VIDEO_FRAME, 45, 0, 16).unwrap_err().contains("parts"));
         let h =
             PartHeader { cipher: 1, flags: 0, device: 0, counter: 0, frame: 0, index: 0, count: 2, frame_bytes: 10 };
         let mut m = h.encode().to_vec();

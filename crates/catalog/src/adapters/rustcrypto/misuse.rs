@@ -3,8 +3,9 @@
 //! (key, nonce) reveals only whether two messages (with their associated data) were equal; and
 //! XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha, RustCrypto `chacha20poly1305`), whose 192-bit
 //! nonce can be drawn at random per message: the collision risk that limits random 96-bit nonces
-//! to 2^32 messages per key (NIST SP 800-38D §8.3) is reached only after 2^80. Neither is a link suite (a nonce field in the frame
-//! comes with the frame version that separates protocols); both are catalogue entries.
+//! to 2^32 messages per key (NIST SP 800-38D §8.3) is reached only after 2^80. All three are link
+//! suites (`crate::link_ids` 19–21): GCM-SIV with the link's (counter, device) nonce,
+//! XChaCha20-Poly1305 with a random nonce carried in each frame.
 use aes_gcm_siv::aead::{AeadInOut, KeyInit};
 use lwcbench_core::{check_len, iv_err, key_err, Aead, BitOrder, CipherError, CipherInfo, Family, Language, Origin};
 

@@ -157,6 +157,29 @@ mod tests {
         assert!(bare.accept(&capture[0]).is_ok());
     }
 
+    /// GOOSE sealed under the misuse-resistant suites: XChaCha20-Poly1305's random nonce sits
+    /// between the link header and the sealed APDU (160 + 16 + 24 + 16 bytes), GCM-SIV adds
+    /// only its tag; every byte after the EtherType flipped is refused, a replay too.
+    #[test]
+    fn misuse_resistant_suites_seal_goose() {
+        for (cipher, nonce) in [("XChaCha20-Poly1305", 24), ("AES-128-GCM-SIV", 0), ("AES-256-GCM-SIV", 0)] {
+            let (mut k, mut sub) = pair(cipher);
+            let plain = Goose::trip(0x0101, 5, 0, 1).frame(160).unwrap();
+            let (mut out, mut body) = (Vec::new(), Vec::new());
+            seal(&mut k, 10, &plain, &mut out, &mut body).unwrap();
+            assert_eq!(out.len(), 160 + 16 + nonce + 16, "{cipher}");
+            for i in 18..out.len() {
+                let mut t = out.clone();
+                t[i] ^= 0x01;
+                assert!(sub.accept(&t).is_err(), "{cipher}: byte {i} flipped was accepted");
+            }
+            let (apdu, d) = sub.accept(&out).unwrap();
+            assert_eq!(apdu, plain[18..]);
+            assert_eq!(d.appid, 0x0101);
+            assert_eq!(sub.accept(&out), Err(Refused::Replay));
+        }
+    }
+
     #[test]
     fn sealed_round_trip_then_tamper_and_replay_refused() {
         for cipher in ["Ascon-AEAD128", "ChaCha20-Poly1305", "AES-128-GCM"] {

@@ -45,8 +45,9 @@ use crate::wire::frame::{Proto, FLAG_UNAUTHENTICATED};
 use crate::wire::keys::KeySource;
 use crate::wire::suite::{Keyed, OpenError, Suite};
 
-/// Largest hop record: a 260-byte ADU, the hop frame header and the longest tag of any link suite.
-pub const MAX_RECORD: usize = MAX_ADU + MODBUS_HEADER_LEN + 32;
+/// Largest hop record: a 260-byte ADU, the hop frame header, the longest random nonce
+/// (XChaCha20-Poly1305's 24 bytes) and the longest tag of any link suite.
+pub const MAX_RECORD: usize = MAX_ADU + MODBUS_HEADER_LEN + 24 + 32;
 
 /// Requests in flight per connection the response binding remembers (Modbus/TCP may pipeline;
 /// a request never answered — refused as stale, or dropped by the slave — ages out).

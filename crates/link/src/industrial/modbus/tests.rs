@@ -1279,3 +1279,16 @@ fn a_rolled_back_slave_side_seals_nothing_and_stops() {
         assert!(HandMaster::handshake(&mut c, &master, 1, None).await.is_none());
     });
 }
+
+/// The hop's record bound holds the largest ADU sealed under every link suite (before the
+/// random-nonce suites it left no room for XChaCha20-Poly1305's 24-byte nonce).
+#[test]
+fn the_record_bound_fits_every_suite() {
+    for s in crate::wire::suite::offered() {
+        let need = crate::industrial::modbus::adu::MAX_ADU
+            + crate::industrial::modbus::hop::MODBUS_HEADER_LEN
+            + s.random_nonce_len()
+            + s.tag_len(false);
+        assert!(need <= super::proxy::MAX_RECORD, "{}: {need} > {}", s.name(), super::proxy::MAX_RECORD);
+    }
+}
