@@ -171,11 +171,14 @@ class Env:
         return self.device_keys[ident]
 
     def device(self, dev, session, key, state, messages, extra=(), timeout=120):
-        """`link device` as `dev` with its device key under master `key`; state None: the device
-        key's own counter state (DEV.key.counters, written by provisioning)."""
+        """`link device` as `dev` with its device key: `key` is that device key, or the master
+        it is provisioned from on first use; state None: the device key's own counter state
+        (DEV.key.counters, written by provisioning)."""
         st = ["--counter-state", str(state)] if state is not None else []
+        own = Path(key).read_text().startswith("lwcbench-link-device-key")
+        dk = key if own else self.device_key(key, dev)
         return self.run([self.bin, "link", "device", "--id", str(dev), "--session", session, "--broker", self.broker,
-                         "--key-file", str(self.device_key(key, dev)), *st, "--messages", str(messages),
+                         "--key-file", str(dk), *st, "--messages", str(messages),
                          "--interval", "0", *extra], timeout=timeout)
 
     def sniffer(self, topic, out):

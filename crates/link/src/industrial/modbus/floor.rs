@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::device::counter::write_durable;
-use crate::industrial::modbus::proxy::{devices, Side};
+use crate::industrial::modbus::pair::{devices, Side};
 use crate::wire::keys::Fingerprinted;
 
 pub const MAGIC: &str = "lwcbench-modbus-replay v1";

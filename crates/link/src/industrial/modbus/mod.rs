@@ -4,6 +4,7 @@ pub mod adu;
 pub mod floor;
 pub mod hop;
 pub mod measure;
+pub mod pair;
 pub mod peers;
 pub mod proxy;
 
