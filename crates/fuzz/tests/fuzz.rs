@@ -74,7 +74,7 @@ fn write_link_seeds() {
         let s = suite::find(s).unwrap();
         for unauth in targets::link_modes(&s) {
             let d = i as u32 + 1;
-            let mut k = suite::Keyed::from_master(&s, &m, Proto::Sensor, d, unauth).unwrap();
+            let mut k = suite::Keyed::derived(&s, &m, Proto::Sensor, d, unauth).unwrap();
             let mut f = Vec::new();
             k.seal(d, 1000 + i as u64, &[0x41, 0x8c, 0xcc, 0xcd, 0x42, 0x48, 0, 0], &mut f).unwrap();
             let tag = if unauth { "unsafe" } else { "sealed" };

@@ -13,7 +13,7 @@ const N: u32 = 256;
 fn frames(s: &suite::Suite, m: &MasterKey) -> Vec<Vec<u8>> {
     (1..=N)
         .map(|d| {
-            let mut k = Keyed::from_master(s, m, Proto::Sensor, d, false).unwrap();
+            let mut k = Keyed::derived(s, m, Proto::Sensor, d, false).unwrap();
             let mut f = Vec::new();
             k.seal(d, 1, &d.to_be_bytes(), &mut f).unwrap();
             f

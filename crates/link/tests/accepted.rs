@@ -16,7 +16,7 @@ const SUITE: &str = "Ascon-AEAD128";
 
 fn frames(master: &MasterKey, d: u32, counters: impl IntoIterator<Item = u64>) -> Vec<Vec<u8>> {
     let s = suite::find(SUITE).unwrap();
-    let mut k = Keyed::from_master(&s, master, Proto::Sensor, d, false).unwrap();
+    let mut k = Keyed::derived(&s, master, Proto::Sensor, d, false).unwrap();
     counters
         .into_iter()
         .map(|c| {

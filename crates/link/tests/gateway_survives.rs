@@ -56,7 +56,7 @@ fn reading(c: u64) -> Vec<u8> {
 
 fn frames(master: &MasterKey, d: u32, counters: std::ops::RangeInclusive<u64>) -> Vec<Vec<u8>> {
     let s = suite::find(SUITE).unwrap();
-    let mut k = Keyed::from_master(&s, master, Proto::Sensor, d, false).unwrap();
+    let mut k = Keyed::derived(&s, master, Proto::Sensor, d, false).unwrap();
     counters
         .map(|c| {
             let mut f = Vec::new();

@@ -149,7 +149,7 @@ pub fn run(suite: &Suite, master: &MasterKey, store: &mut dyn Store) -> Result<V
     // rewritten to "sensor".
     let mut other = Vec::new();
     for p in [Proto::Goose, Proto::Video, Proto::ModbusToSlave] {
-        let mut k = Keyed::from_master(suite, master, p, A, false)?;
+        let mut k = Keyed::derived(suite, master, p, A, false)?;
         let f = seal(&mut k, A, 500 + p as u64, &reading(A, 500))?;
         let mut relabelled = f.clone();
         relabelled[crate::wire::frame::AT_TYPE] = Proto::Sensor as u8;

@@ -176,7 +176,7 @@ impl Gateway {
         crate::gateway::replay::check_window_memory(devices.len() as u64, window, 1)?;
         let keyed = devices
             .into_iter()
-            .map(|d| Ok((d, Keyed::from_master(suite, master, Proto::Sensor, d, unauthenticated)?)))
+            .map(|d| Ok((d, Keyed::derived(suite, master, Proto::Sensor, d, unauthenticated)?)))
             .collect::<Result<Vec<_>, String>>()?;
         Gateway::with_keyed(suite, Proto::Sensor, keyed, window, unauthenticated)
     }
@@ -525,7 +525,7 @@ mod tests {
         let mut out = Vec::new();
         for c in 1..=n {
             for d in 1..=3u32 {
-                let mut k = Keyed::from_master(suite, &m, Proto::Sensor, d, false).unwrap();
+                let mut k = Keyed::derived(suite, &m, Proto::Sensor, d, false).unwrap();
                 let mut f = Vec::new();
                 k.seal(d, c, &[d as u8, c as u8, 0xAB, 0xCD], &mut f).unwrap();
                 out.push(f);
@@ -665,7 +665,7 @@ mod tests {
 
     /// Device 1 of `suite` sealing `reading` under counter `c`.
     fn one(suite: &Suite, d: u32, c: u64, reading: &[u8]) -> Vec<u8> {
-        let mut k = Keyed::from_master(suite, &master(), Proto::Sensor, d, false).unwrap();
+        let mut k = Keyed::derived(suite, &master(), Proto::Sensor, d, false).unwrap();
         let mut f = Vec::new();
         k.seal(d, c, reading, &mut f).unwrap();
         f

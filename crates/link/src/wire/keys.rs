@@ -157,15 +157,7 @@ impl MasterKey {
     /// Read a master key file; errors name the file and line. A device key file is refused:
     /// only a gateway holds the master.
     pub fn read(path: &Path) -> Result<MasterKey, String> {
-        match LinkKey::read(path)? {
-            LinkKey::Master(m) => Ok(m),
-            LinkKey::Device(d) => Err(format!(
-                "--key-file: {} is the device key of {} {}; this command runs a gateway and needs the master key",
-                path.display(),
-                d.family.label(),
-                d.device
-            )),
-        }
+        LinkKey::read(path)?.into_master(path, "this command runs a gateway and")
     }
 
     fn parse(p: &str, text: &str) -> Result<MasterKey, String> {

@@ -19,7 +19,7 @@ use poly1305::universal_hash::{KeyInit, UniversalHash};
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::wire::frame::{self, Header, Proto, HEADER_LEN};
-use crate::wire::keys::{KeySource, MasterKey};
+use crate::wire::keys::KeySource;
 
 /// Smallest key the link takes without `--unsafe-short-key`, in bits (NIST SP 800-131A's floor).
 pub const MIN_KEY_BITS: usize = 112;
@@ -242,17 +242,6 @@ impl Keyed {
         unauthenticated: bool,
     ) -> Result<Keyed, String> {
         Keyed::new(suite, &key.cipher_key(proto, device, suite.id, suite.key_len())?, proto, unauthenticated)
-    }
-
-    /// [`Keyed::derived`] from a master key (gateways).
-    pub fn from_master(
-        suite: &Suite,
-        master: &MasterKey,
-        proto: Proto,
-        device: u32,
-        unauthenticated: bool,
-    ) -> Result<Keyed, String> {
-        Keyed::new(suite, &master.cipher_key(proto, device, suite.id, suite.key_len()), proto, unauthenticated)
     }
 
     /// The instance of `suite` under the raw cipher key `key`.
@@ -704,13 +693,13 @@ mod tests {
         for name in ["Ascon-AEAD128", "ChaCha20/rustcrypto", "AES-128-GCM"] {
             let s = find(name).unwrap();
             for p in Proto::ALL {
-                let mut sealer = Keyed::from_master(&s, &m, p, 9, false).unwrap();
+                let mut sealer = Keyed::derived(&s, &m, p, 9, false).unwrap();
                 let mut f = Vec::new();
                 sealer.seal(9, 77, b"reading", &mut f).unwrap();
                 let h = Header::parse(&f).unwrap();
                 assert_eq!(sealer.open(&h, &f).unwrap(), b"reading", "{name} {p:?}");
                 for q in Proto::ALL.into_iter().filter(|&q| q != p) {
-                    let mut opener = Keyed::from_master(&s, &m, q, 9, false).unwrap();
+                    let mut opener = Keyed::derived(&s, &m, q, 9, false).unwrap();
                     assert_eq!(opener.open(&h, &f), Err(OpenError::BadTag), "{name}: {p:?} opened as {q:?}");
                     let mut g = f.clone();
                     g[frame::AT_TYPE] = q as u8;

@@ -291,7 +291,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     // The proof.
     let mut v = Verdict { elapsed_s, notes, ..Default::default() };
     let mut keyed = (0..cfg.devices)
-        .map(|d| Keyed::from_master(&cfg.suite, &master, Proto::Sensor, d, false))
+        .map(|d| Keyed::derived(&cfg.suite, &master, Proto::Sensor, d, false))
         .collect::<Result<Vec<_>, _>>()?;
     let rows = crate::store::open(&ctl.store, &session, &master.fingerprint())?.all()?;
     let mut open = |d: u32, h: &Header, f: &[u8]| {
