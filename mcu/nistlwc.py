@@ -14,8 +14,12 @@ last):
   nist_lwc_impls.csv   one row per implementation: per-byte slope (enc(0:1024)-enc(0:128))/896,
                        h(1024)-h(128) for hashes, and the 1024-byte total, published vs ours,
                        error %, instructions per byte,
-                       kind (asm / inline-asm / c), ciphertext cross-check, build failures
-                       with the compiler's own reason
+                       kind by where the cycles go (asm / inline-asm when at least half the
+                       1024-byte cell's cycles run in functions assembled from .S files or
+                       holding inline assembly the compiler emitted for this core; c else),
+                       ciphertext cross-check against the other implementations and against
+                       the variant's reference built for the host; failures (build, crash,
+                       non-zero return, wrong ciphertext) with their reason
   nist_lwc.md          the same as tables, medians, and evidence for every slope beyond +-20 %
   run.json             compiler version, flags, board profile, source tree, timing
 
@@ -31,6 +35,7 @@ import dataclasses
 import fnmatch
 import hashlib
 import io
+import shutil
 import json
 import os
 import pathlib
@@ -190,17 +195,83 @@ def impl_dir(root: pathlib.Path, row: Row) -> pathlib.Path:
     return d
 
 
-def impl_kind(d: pathlib.Path, asm_text_bytes: int) -> str:
-    """asm: assembly sources that assembled to code for this core (rhys-style trees carry
-    .S files for other cores, #if-guarded to nothing); inline-asm: asm statements in the C
-    sources (by text: an arch-guarded one counts too); c: neither."""
+def impl_kind(d: pathlib.Path, asm_text_bytes: int, inline_insns: int = 0) -> str:
+    """The kind by what was built, before emulation says where the cycles go: asm when assembly
+    sources assembled to code for this core (rhys-style trees carry .S files for other cores,
+    #if-guarded to nothing), inline-asm when the compiler emitted inline-assembly instructions (an
+    asm statement guarded out for another architecture emits none), c otherwise. `d` is kept for
+    the callers that classify before building."""
     if asm_text_bytes:
         return "asm"
-    asm_re = re.compile(r"\b(__asm__|__asm|asm)\s*(volatile|__volatile__)?\s*\(")
-    for p in d.rglob("*"):
-        if p.is_file() and p.suffix in (".c", ".h", ".cpp", ".inc") and asm_re.search(p.read_text(errors="replace")):
-            return "inline-asm"
-    return "c"
+    return "inline-asm" if inline_insns else "c"
+
+
+# GCC wraps each asm statement it emits in `@ LINE "file" 1` ... `@ 0 "" 2` (`#` on Xtensa).
+_INLINE_OPEN = re.compile(r'^\s*[@#] \d+ "[^"]*" 1\s*$')
+_INLINE_CLOSE = re.compile(r'^\s*[@#] 0 "" 2\s*$')
+_LABEL = re.compile(r"^([A-Za-z_$][\w.$]*):")
+
+
+def inline_asm_functions(s_text: str) -> dict:
+    """{function: inline-assembly instructions in its compiled code} from GCC's assembler output."""
+    out: dict = {}
+    fn, inside = None, False
+    for ln in s_text.splitlines():
+        if inside:
+            t = ln.strip()
+            if _INLINE_CLOSE.match(ln):
+                inside = False
+            elif t and fn and not t.startswith(("@", "#", ".", "//", "/*")) and not re.match(r"^[\w.$]+:$", t):
+                out[fn] = out.get(fn, 0) + 1
+            continue
+        if _INLINE_OPEN.match(ln):
+            inside = True
+        elif m := _LABEL.match(ln):
+            fn = m.group(1)
+    return out
+
+
+def defined_functions(obj: pathlib.Path) -> set:
+    """Names of the code symbols an object defines (its executable sections), mapping symbols aside."""
+    names = set()
+    with open(obj, "rb") as f:
+        elf = ELFFile(f)
+        execs = {i for i, sec in enumerate(elf.iter_sections())
+                 if sec["sh_type"] == "SHT_PROGBITS" and sec["sh_flags"] & 0x4}
+        symtab = elf.get_section_by_name(".symtab")
+        for sym in (symtab.iter_symbols() if symtab else []):
+            shndx = sym["st_shndx"]
+            if (isinstance(shndx, int) and shndx in execs and sym.name and not sym.name.startswith(("$", ".L"))
+                    and sym["st_info"]["type"] in ("STT_FUNC", "STT_NOTYPE")):
+                names.add(sym.name)
+    return names
+
+
+@dataclasses.dataclass
+class Origin:
+    """Which functions of an image come from assembly: .S/.s sources, or C with emitted inline asm."""
+    asm: set = dataclasses.field(default_factory=set)
+    inline: dict = dataclasses.field(default_factory=dict)
+
+
+def classify_by_cycles(origin: Origin, prof: dict | None, img, static_kind: str) -> tuple:
+    """(kind, share of the profiled cell's cycles in assembly-origin functions). "asm" / "inline-asm"
+    when at least half the cycles run in such functions (the larger of the two names it), "c" else;
+    without a profile (the image did not run) the kind by what was built."""
+    if not prof:
+        return static_kind, None
+    total = sum(v[1] for v in prof.values()) or 1
+    asm = inl = 0
+    for addr, (_, cyc, _) in prof.items():
+        name = _symbol_at(img, addr).split("+")[0]
+        if name in origin.asm:
+            asm += cyc
+        elif name in origin.inline:
+            inl += cyc
+    share = (asm + inl) / total
+    if share < 0.5:
+        return "c", share
+    return ("asm" if asm >= inl else "inline-asm"), share
 
 
 def text_bytes(obj: pathlib.Path) -> int:
@@ -227,10 +298,10 @@ def first_error(stderr: str) -> str:
 
 
 def build(root: pathlib.Path, row: Row, core: str, config: str, outdir: pathlib.Path) -> tuple:
-    """(elf or None, failure reason, kind)."""
+    """(elf or None, failure reason, kind by what was built, Origin)."""
     d = impl_dir(root, row)
     if not d.is_dir():
-        return None, f"implementation folder missing: {d}", "?"
+        return None, f"implementation folder missing: {d}", "?", Origin()
     srcs = sorted(p for p in d.iterdir() if p.is_file() and p.suffix in SRC_EXT and p.name not in SKIP_SRC)
     fw = root / "src" / "lwc-benchmarking"
     inc = ["-I", str(d), "-I", str(fw / "include"), "-I", str(fw / "src")]
@@ -239,12 +310,16 @@ def build(root: pathlib.Path, row: Row, core: str, config: str, outdir: pathlib.
     odir = outdir / row.key.replace("/", "__")
     odir.mkdir(parents=True, exist_ok=True)
     asm_objs = []
+    origin = Origin()
     direct = []  # the implementation's lwc_crypto_aead.c does not compile: call crypto_aead_encrypt
     _, _, _, harness, glue = PRIMITIVES[row.primitive]
     for s in srcs + [MCU / "nistlwc" / harness]:
         o = odir / (s.name + ".o")
         if s.suffix == ".cpp":
-            cmd = ["arm-none-eabi-g++", *flags, *CXX_FLAGS, *inc, "-c", str(s), "-o", str(o)]
+            cmd = ["arm-none-eabi-g++", *flags, *CXX_FLAGS, *inc, "-save-temps=obj", "-c", str(s), "-o", str(o)]
+        elif s.suffix == ".c":  # the assembler output shows which asm statements were emitted
+            cmd = ["arm-none-eabi-gcc", *flags, *COMMON_FLAGS, *direct, *inc, "-save-temps=obj", "-c", str(s),
+                   "-o", str(o)]
         else:
             cmd = ["arm-none-eabi-gcc", *flags, *COMMON_FLAGS, *direct, *inc, "-c", str(s), "-o", str(o)]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -252,12 +327,16 @@ def build(root: pathlib.Path, row: Row, core: str, config: str, outdir: pathlib.
             direct = ["-DLWC_DIRECT"]
             continue
         if r.returncode:
-            return None, f"{s.name}: {first_error(r.stderr)}", impl_kind(d, 0)
+            return None, f"{s.name}: {first_error(r.stderr)}", "?", Origin()
         objs.append(str(o))
         if s.suffix in (".S", ".s"):
             asm_objs.append(o)
+            origin.asm |= defined_functions(o)
+        elif (odir / (s.name + ".s")).is_file():
+            for fn, n in inline_asm_functions((odir / (s.name + ".s")).read_text(errors="replace")).items():
+                origin.inline[fn] = origin.inline.get(fn, 0) + n
     asm_bytes = sum(text_bytes(o) for o in asm_objs)
-    kind = impl_kind(d, asm_bytes)
+    kind = impl_kind(d, asm_bytes, sum(origin.inline.values()))
     elf = odir / "image.elf"
     link = ["arm-none-eabi-gcc", *flags, "-nostartfiles", "-T", str(MCU / "nistlwc" / "nistlwc.ld"),
             "-Wl,--gc-sections", "--specs=nosys.specs", *objs, "-lc", "-lgcc", "-o", str(elf)]
@@ -265,8 +344,8 @@ def build(root: pathlib.Path, row: Row, core: str, config: str, outdir: pathlib.
         link[0] = "arm-none-eabi-g++"
     r = subprocess.run(link, capture_output=True, text=True)
     if r.returncode:
-        return None, f"link: {first_error(r.stderr)}", kind
-    return elf, "", kind
+        return None, f"link: {first_error(r.stderr)}", kind, origin
+    return elf, "", kind, origin
 
 
 # --- emulation ----------------------------------------------------------------------------
@@ -310,13 +389,97 @@ def emulate_cells(elf: pathlib.Path, board, cells, max_insns: int, profile_cell=
     return out, prof, emu
 
 
-def emulate_row(row, kind, elf, why, board, cells, max_insns, hi_cell=SLOPE_HI) -> dict:
-    res = {"row": row, "kind": kind, "error": why, "cells": {}, "hot": []}
+def emulate_row(row, kind, elf, why, board, cells, max_insns, hi_cell=SLOPE_HI, origin=None) -> dict:
+    res = {"row": row, "kind": kind, "error": why, "cells": {}, "hot": [], "asm_share": None}
     if elf:
         ours, prof, emu = emulate_cells(elf, board, cells, max_insns, profile_cell=hi_cell)
         res["cells"] = {(c.ad, c.msg): c for c in ours}
         res["hot"] = hot_blocks(prof, emu)
+        res["kind"], res["asm_share"] = classify_by_cycles(origin or Origin(), prof, emu.img, kind)
     return res
+
+
+def emulation_failure(cells: dict, reference: dict | None) -> str:
+    """Why an image that built is no valid row ("" when it is one): it crashed (a fault, a jump to
+    no code), returned non-zero, or produced a ciphertext other than the host-built reference's."""
+    for (ad, msg), c in sorted(cells.items()):
+        if c.error.startswith("emulation:"):
+            return f"crashed in emulation at ad={ad} msg={msg}: {c.error[len('emulation:'):].strip()}"
+    for (ad, msg), c in sorted(cells.items()):
+        if c.rc not in (0, None):
+            return f"crypto_aead_encrypt returned {c.rc} at ad={ad} msg={msg}"
+    if reference:
+        shared = [xy for xy, c in cells.items() if c.ct_digest and xy in reference]
+        wrong = [xy for xy in shared if reference[xy] != cells[xy].ct_digest]
+        if wrong:
+            return (f"ciphertext differs from the host-built reference implementation at {len(wrong)} of "
+                    f"{len(shared)} cells (first: ad={wrong[0][0]} msg={wrong[0][1]})")
+    return ""
+
+
+def parse_kat(text: str) -> list:
+    """(ad bytes, msg bytes, ciphertext hex) of the entries of an LWC_AEAD_KAT file whose key, nonce,
+    message and AD are the harness's inputs (byte i = i & 0xff); other entries are skipped."""
+    out, cur = [], {}
+    for ln in text.splitlines() + [""]:
+        if "=" in ln:
+            k, _, v = ln.partition("=")
+            cur[k.strip()] = v.strip().lower()
+        elif cur:
+            pt, ad = cur.get("PT", ""), cur.get("AD", "")
+            fields = [cur.get("Key", ""), cur.get("Nonce", ""), pt, ad]
+            if "CT" in cur and all(f == bytes(i & 0xFF for i in range(len(f) // 2)).hex() for f in fields):
+                out.append((len(ad) // 2, len(pt) // 2, cur["CT"]))
+            cur = {}
+    return out
+
+
+_HOST_REFS: dict = {}
+
+
+def host_reference(root: pathlib.Path, row: Row, cells, outdir: pathlib.Path) -> tuple:
+    """({cell: ciphertext digest}, what it is) from the variant's `ref` implementation built with the
+    host's cc: code independent of the image under test, itself checked against the variant's
+    LWC_AEAD_KAT file where the tree has one. ({}, reason) when there is no usable reference."""
+    ref = impl_dir(root, dataclasses.replace(row, implementation="ref"))
+    key = (str(ref), tuple(cells))
+    if key in _HOST_REFS:
+        return _HOST_REFS[key]
+    srcs = sorted(str(p) for p in ref.glob("*.c") if p.name not in SKIP_SRC and p.name != "lwc_crypto_aead.c") \
+        if ref.is_dir() else []
+    if not srcs or shutil.which("cc") is None:
+        got = ({}, "no reference implementation (ref) to compare with" if not srcs else "no host cc")
+        _HOST_REFS[key] = got
+        return got
+    exe = outdir / f"host_ref__{row.submission}__{row.variant}"
+    fw = root / "src" / "lwc-benchmarking"
+    cmd = ["cc", "-O1", "-w", "-std=gnu11", "-I", str(ref), "-I", str(fw / "include"), *srcs,
+           str(MCU / "nistlwc" / "host_ref.c"), "-o", str(exe)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    # the variant's KAT, else the one of its combined AEAD+hash folder (romulusm -> romulusm_romulush)
+    kat = sorted(ref.parent.glob("LWC_AEAD_KAT_*.txt")) or sorted(
+        (root / "implementations" / row.submission / "crypto_aead_hash").glob(f"{row.variant}_*/LWC_AEAD_KAT_*.txt"))
+    kat_entries = parse_kat(kat[0].read_text(errors="replace"))[:40] if kat else []
+    want = list(cells) + [(ad, m) for ad, m, _ in kat_entries]
+    out = subprocess.run([str(exe)] + [f"{ad}:{m}" for ad, m in want], capture_output=True, text=True,
+                         timeout=120) if not r.returncode else None
+    if r.returncode or out.returncode:
+        got = ({}, f"reference implementation does not build or run on the host ({first_error(r.stderr)})")
+        _HOST_REFS[key] = got
+        return got
+    cts = {}
+    for ln in out.stdout.splitlines():
+        ad, m, rc, *hx = ln.split()
+        cts[(int(ad), int(m))] = (int(rc), hx[0] if hx else "")
+    bad = [(ad, m) for ad, m, ct in kat_entries if cts.get((ad, m), (1, ""))[1] != ct]
+    if bad:
+        got = ({}, f"reference implementation fails {kat[0].name} at {len(bad)} entries: not used")
+    else:
+        digests = {xy: hashlib.sha256(bytes.fromhex(cts[xy][1])).hexdigest()[:16] for xy in cells
+                   if xy in cts and cts[xy][0] == 0}
+        got = (digests, f"host-built ref{f', which passes {kat[0].name} ({len(kat_entries)} entries)' if kat else ''}")
+    _HOST_REFS[key] = got
+    return got
 
 
 def hot_blocks(prof: dict, emu, n=2) -> list[str]:
@@ -361,7 +524,7 @@ CELL_COLS = ["board", "board_profile", "config", "submission", "variant", "imple
 IMPL_COLS = ["board", "board_profile", "config", "submission", "variant", "implementation", "kind", "build",
              "build_error", "published_slope_cpb", "emulated_slope_cpb", "slope_error_pct", "slope_insns_per_byte",
              "total_cell", "published_total", "emulated_total", "total_error_pct", "cells_compared",
-             "median_abs_cell_error_pct", "ct_check"]
+             "median_abs_cell_error_pct", "ct_check", "reference_check", "asm_cycle_share_pct"]
 
 
 def median_abs(vals):
@@ -440,9 +603,14 @@ def run(a) -> int:
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
         builds = [pool.submit(build, root, row, board.core, a.config, bdir) for row in rows]
         for i, (row, fut) in enumerate(zip(rows, builds), 1):
-            elf, why, kind = fut.result()
-            print(f"[{i}/{len(rows)}] {row.key} ({kind})", file=sys.stderr, flush=True)
-            results.append(emulate_row(row, kind, elf, why, board, cells, a.max_insns, hi))
+            elf, why, kind, origin = fut.result()
+            res = emulate_row(row, kind, elf, why, board, cells, a.max_insns, hi, origin)
+            if elf and a.primitive == "aead":
+                ref, res["ref_check"] = host_reference(root, row, cells, bdir)
+                res["error"] = emulation_failure(res["cells"], ref)
+            print(f"[{i}/{len(rows)}] {row.key} ({res['kind']}){' FAILED: ' + res['error'] if res['error'] else ''}",
+                  file=sys.stderr, flush=True)
+            results.append(res)
     # ciphertext cross-check: every implementation of a variant must agree with the majority
     by_var: dict = {}
     for res in results:
@@ -477,7 +645,8 @@ def run(a) -> int:
                           _f(res["slope_err"]), _f(ins, "{:.2f}"), cell_label(a.primitive, hi),
                           "" if row.cells.get(hi) is None else row.cells[hi],
                           "" if oc.get(hi) is None else oc[hi], _f(res["total_err"]),
-                          sum(e is not None for e in errs), _f(median_abs(errs)), res["ct_check"]])
+                          sum(e is not None for e in errs), _f(median_abs(errs)), res["ct_check"],
+                          res.get("ref_check", ""), _f(None if res["asm_share"] is None else 100 * res["asm_share"])])
     duration = time.time() - t0
     md = markdown(a, board, results, cc_version, duration)
     write_atomic(a.out / "nist_lwc_cells.csv", _csv(CELL_COLS, cell_rows))
@@ -562,7 +731,10 @@ def markdown(a, board, results, cc_version, duration) -> str:
                  f"{'' if not oc or oc.cycles is None else f'{oc.cycles:,}'} | {_f(r.get('total_err'))} | "
                  f"{_f(median_abs(errs))} | {r.get('ct_check', '')} |")
     fails = [r for r in results if r["error"]]
-    L += ["", f"## Build failures ({len(fails)})", ""]
+    L += ["", f"## Failures: build, crash, wrong output ({len(fails)})", "",
+          "Excluded from the medians. An image fails when it does not build, crashes in emulation, returns "
+          "non-zero, or its ciphertext differs from the variant's reference implementation built for the host "
+          "(itself checked against the variant's LWC_AEAD_KAT file where the tree has one).", ""]
     L += [f"* {r['row'].key}: {r['error']}" for r in fails] or ["none"]
     flagged = [r for r in results if r.get("slope_err") is not None and abs(r["slope_err"]) > FLAG_PCT]
     L += ["", f"## Beyond ±{FLAG_PCT:.0f} % (slope): evidence ({len(flagged)})", "",

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import struct
+import subprocess
 import textwrap
 
 import pytest
@@ -371,3 +372,106 @@ def test_bad_options_are_one_error_line(capsys, tmp_path):
     assert nistlwc.main(["--board", "mkrzero", "--primitive", "xof", "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err == "error: --primitive: 'xof' (expected aead or hash)\n"
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+# --- classification by what was built, and failed rows (issue #39 item 3) ------------------
+
+# GCC's assembler output for `f` with an asm statement and `g` whose asm is guarded out for
+# x86 (arm-none-eabi-gcc 12.2 -Os -S, trimmed): only `f` holds emitted inline assembly.
+GCC_S = """\
+\t.type\tf, %function
+f:
+\t@ args = 0, pretend = 0, frame = 0
+\t.syntax unified
+@ 1 "ia.c" 1
+\tadds r0, r0, #1
+1:
+\tnop
+@ 0 "" 2
+\t.thumb
+\tbx\tlr
+\t.type\tg, %function
+g:
+\tadds\tr0, r0, #1
+\tbx\tlr
+"""
+
+
+def test_inline_asm_is_counted_where_the_compiler_emitted_it():
+    # two instructions between the markers ("1:" is a label), none in g
+    assert nistlwc.inline_asm_functions(GCC_S) == {"f": 2}
+    assert nistlwc.impl_kind(None, 0, 0) == "c" and nistlwc.impl_kind(None, 0, 2) == "inline-asm"
+    assert nistlwc.impl_kind(None, 128, 0) == "asm"
+
+
+def test_inline_asm_guarded_for_another_architecture_emits_nothing(tmp_path):
+    _toolchain()
+    src = tmp_path / "ia.c"
+    src.write_text('int f(int x){int y; __asm__ volatile("adds %0, %1, #1" : "=r"(y) : "r"(x)); return y;}\n'
+                   'int g(int x){\n#if defined(__x86_64__)\n__asm__("nop");\n#endif\nreturn x + 1;}\n')
+    out = tmp_path / "ia.s"
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-Os", "-S", str(src), "-o", str(out)],
+                   check=True)
+    assert nistlwc.inline_asm_functions(out.read_text()) == {"f": 1}
+
+
+def test_kind_follows_the_cycles():
+    img = _image([], {"asm_round": 0x101, "inl": 0x201, "c_loop": 0x301})
+    origin = nistlwc.Origin(asm={"asm_round"}, inline={"inl": 3})
+    # 60 of 100 cycles in the .S function: asm, share 0.6 (by hand)
+    prof = {0x100: (4, 60, 8), 0x300: (1, 40, 8)}
+    assert nistlwc.classify_by_cycles(origin, prof, img, "asm") == ("asm", 0.6)
+    # a build with assembly whose cycles run in C: c
+    prof = {0x110: (1, 10, 8), 0x300: (9, 90, 8)}
+    assert nistlwc.classify_by_cycles(origin, prof, img, "asm") == ("c", 0.1)
+    prof = {0x204: (1, 30, 8), 0x100: (1, 25, 8), 0x300: (1, 45, 8)}
+    assert nistlwc.classify_by_cycles(origin, prof, img, "c") == ("inline-asm", 0.55)
+    # no profile (the image did not run): the kind by what was built
+    assert nistlwc.classify_by_cycles(origin, None, img, "inline-asm") == ("inline-asm", None)
+
+
+def _cell(ad, msg, rc=0, digest="aa", error=""):
+    return nistlwc.Cell(ad, msg, None if error else 100, None if error else 50, 0, rc, digest, error)
+
+
+def test_a_crash_a_nonzero_return_or_a_wrong_ciphertext_fails_the_row():
+    good = {(0, 128): _cell(0, 128), (0, 1024): _cell(0, 1024, digest="bb")}
+    ref = {(0, 128): "aa", (0, 1024): "bb"}
+    assert nistlwc.emulation_failure(good, ref) == ""
+    crashed = {**good, (0, 1024): _cell(0, 1024, rc=None, digest="",
+                                        error="emulation: Unhandled CPU exception (UC_ERR_EXCEPTION)")}
+    assert nistlwc.emulation_failure(crashed, ref) == \
+        "crashed in emulation at ad=0 msg=1024: Unhandled CPU exception (UC_ERR_EXCEPTION)"
+    assert nistlwc.emulation_failure({**good, (0, 128): _cell(0, 128, rc=-1)}, ref) == \
+        "crypto_aead_encrypt returned -1 at ad=0 msg=128"
+    wrong = {**good, (0, 1024): _cell(0, 1024, digest="cc")}
+    assert nistlwc.emulation_failure(wrong, ref) == \
+        "ciphertext differs from the host-built reference implementation at 1 of 2 cells (first: ad=0 msg=1024)"
+    assert nistlwc.emulation_failure(wrong, {}) == ""  # no reference: the cross-check column speaks
+
+
+def test_kat_entries_with_the_harness_inputs_are_read():
+    kat = ("Count = 1\nKey = 000102030405060708090A0B0C0D0E0F\nNonce = 000102030405060708090A0B0C0D0E0F\n"
+           "PT = \nAD = \nCT = 1866911F9E436083F788BBF27C62180A\n\n"
+           "Count = 2\nKey = 000102030405060708090A0B0C0D0E0F\nNonce = 000102030405060708090A0B0C0D0E0F\n"
+           "PT = 0001\nAD = 00\nCT = ABCD\n\n"
+           "Count = 3\nKey = FF0102030405060708090A0B0C0D0E0F\nNonce = 000102030405060708090A0B0C0D0E0F\n"
+           "PT = \nAD = \nCT = 00\n")
+    assert nistlwc.parse_kat(kat) == [(0, 0, "1866911f9e436083f788bbf27c62180a"), (1, 2, "abcd")]
+
+
+def test_a_crashing_image_is_a_failed_row_and_assembly_means_assembly(tmp_path):
+    # romulusm/arm_inline_asm jumps to no code on the M4 model (reported "ok" before); rhys spends
+    # its cycles in .S code; ref is C whose output the host-built ref and the variant's KAT confirm.
+    _shared()
+    _toolchain()
+    assert nistlwc.main(["--board", "nano33ble", "--impl", "*romulusm/[ar]*", "--cells", "slope",
+                         "--out", str(tmp_path)]) == 0
+    rows = {r["implementation"]: r for r in csv.DictReader(open(tmp_path / "nist_lwc_impls.csv"))}
+    assert rows["arm_inline_asm"]["build"] == "failed"
+    assert rows["arm_inline_asm"]["build_error"].startswith("crashed in emulation at ad=0 msg=")
+    assert rows["rhys"]["kind"] == "asm" and float(rows["rhys"]["asm_cycle_share_pct"]) > 50
+    assert rows["ref"]["kind"] == "c" and rows["ref"]["build"] == "ok"
+    assert "passes LWC_AEAD_KAT_128_128.txt" in rows["ref"]["reference_check"]
+    md = (tmp_path / "nist_lwc.md").read_text()
+    assert "* romulus/romulusm/arm_inline_asm: crashed in emulation" in md
