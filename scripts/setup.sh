@@ -142,6 +142,8 @@ if ((want_test)); then
   .venv/bin/pip install --quiet pycryptodome
   # pymodbus: the foreign Modbus/TCP master and slave of tests/modbus (docs/link.md, Modbus/TCP)
   .venv/bin/pip install --quiet 'pymodbus>=3.16,<3.17'
+  # aiocoap with OSCORE: the foreign CoAP peer of crates/oscore's interop tests (docs/oscore.md)
+  .venv/bin/pip install --quiet 'aiocoap[oscore]==0.4.17'
   # Rust targets, cross compilers (ARM, RISC-V, Xtensa) and Unicorn/capstone for mcu/.
   MCU_VENV="$PWD/.venv" bash mcu/setup.sh
   # firmware/: the QEMU image (Cortex-M3) and the Pico (Cortex-M0+); aarch64-unknown-none
