@@ -179,7 +179,7 @@ mod tests {
     fn lwc_aeads_run_their_files_whole() {
         let ctx = VerifyCtx::discover();
         let lwc: Vec<Entry> = crate::registry().into_iter().filter(|e| e.kat.is_some()).collect();
-        assert_eq!(lwc.len(), 6, "{:?}", lwc.iter().map(Entry::id).collect::<Vec<_>>());
+        assert!(lwc.len() >= 6, "{:?}", lwc.iter().map(Entry::id).collect::<Vec<_>>());
         for e in &lwc {
             let files = e.kat.unwrap();
             let v = e.checks(&ctx);
@@ -187,7 +187,7 @@ mod tests {
             assert_eq!(v[0].what, "conformance: AEAD contract");
             assert_eq!(v[1].what, format!("kat-data/{}", files.repo));
             for (c, rel) in v[2..].iter().zip(files.shared) {
-                assert!(c.what.ends_with(rel), "{}: {}", e.id(), c.what);
+                assert!(c.what.contains(rel), "{}: {}", e.id(), c.what);
                 if ctx.vectors.is_some() {
                     assert_eq!(c.passed, 1089 * 3, "{}: {}", e.id(), c.what);
                 }
