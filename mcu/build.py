@@ -43,7 +43,7 @@ class RustImage:
 
 def _catalogue_images() -> list[RustImage]:
     """The images of the catalogue: mcu/images.json, generated from the catalogue entries'
-    `mcu_image` (crates/catalog/src/registry.rs `mcu_manifest`; a catalog test keeps it equal)."""
+    `mcu_image` (crates/catalog/src/mcu_glue.rs, with the image sources; a catalog test keeps it equal)."""
     rows = json.loads((MCU / "images.json").read_text())
     return [RustImage(r["image"], r["cipher"], r["implementation"], r["kind"]) for r in rows]
 

@@ -40,20 +40,77 @@ pub struct Entry {
     /// the engine's code-size measurement (`resources/codesize.rs`, docs/metrics.md
     /// "code_bytes"). Empty: code size is not measured for this entry.
     pub code_markers: &'static [&'static str],
-    /// Name of this implementation's microcontroller image (`mcu/images/src/bin/<name>.rs`),
-    /// if it has one. `mcu/images.json` is generated from these (see `mcu_manifest`).
-    pub mcu_image: Option<&'static str>,
+    /// This implementation's microcontroller image, if it has one: `mcu/images.json`, the
+    /// image source and the host oracle's arm are generated from it and `info` (`mcu_glue`).
+    pub mcu_image: Option<McuImage>,
+    /// The known-answer files of an entry verified by a table-driven verification (an LWC
+    /// AEAD's `kat::lwc::verify_lwc_aead`); `None` where the verify function names its own.
+    pub kat: Option<KatFiles>,
+}
+
+/// The vector files a table-driven verification runs for one entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KatFiles {
+    /// A transcribed file in `crates/catalog/kat-data/`, so the entry verifies without the
+    /// shared folder.
+    pub repo: &'static str,
+    /// Files under `shared/vectors/`, run when the folder is present (skipped otherwise).
+    pub shared: &'static [&'static str],
+}
+
+/// How a microcontroller image holds the cipher state (a static in `.bss`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum McuState {
+    /// An `Option` that `lwc_init` fills with `Default`: no claim about which bit patterns of
+    /// the type are valid (every block cipher and AEAD, the RustCrypto stream adapters).
+    Built,
+    /// The zero-filled static itself (a stream cipher whose every field is an integer, an
+    /// integer array or a `bool`, and whose `init` resets all of it): no constructor runs.
+    Zeroed,
+}
+
+/// An entry's microcontroller image. With the entry's `info` (family, key, IV, tag and block
+/// sizes) it is every fact `mcu/images/src/bin/<name>.rs` and the `mcu/hostref` arm repeat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct McuImage {
+    /// The image (binary) name, `[a-z0-9_]`, used by `mcu/` and the data tables.
+    pub name: &'static str,
+    /// The implementation's type as `mcu/images` names it (`no_std`, no allocation,
+    /// `Default`): an own type such as `lwcbench_lightweight::xoodyak::Xoodyak`, or an adapter
+    /// of `mcu/images/src/rc.rs` such as `lwc_mcu_images::rc::RcBlock<aes::Aes128>`.
+    pub ty: &'static str,
+    /// How the image holds the state.
+    pub state: McuState,
+}
+
+impl McuImage {
+    /// An image whose state `lwc_init` builds with `Default` ([`McuState::Built`]).
+    pub const fn new(name: &'static str, ty: &'static str) -> Self {
+        McuImage { name, ty, state: McuState::Built }
+    }
+    /// A stream-cipher image whose state is the zero-filled static ([`McuState::Zeroed`]).
+    pub const fn zeroed(name: &'static str, ty: &'static str) -> Self {
+        McuImage { name, ty, state: McuState::Zeroed }
+    }
 }
 
 impl Entry {
     /// An in-process entry with no IV rule, no code markers and no MCU image.
     pub fn from_parts(info: CipherInfo, make: Make, verify: Verify) -> Self {
-        Entry { info, make: Some(make), verify: Some(verify), iv_rule: None, code_markers: &[], mcu_image: None }
+        Entry {
+            info,
+            make: Some(make),
+            verify: Some(verify),
+            iv_rule: None,
+            code_markers: &[],
+            mcu_image: None,
+            kat: None,
+        }
     }
     /// An implementation in another process: described by `info`, with no constructor and no
     /// in-process verification (see [`Entry::make`]).
     pub fn elsewhere(info: CipherInfo) -> Self {
-        Entry { info, make: None, verify: None, iv_rule: None, code_markers: &[], mcu_image: None }
+        Entry { info, make: None, verify: None, iv_rule: None, code_markers: &[], mcu_image: None, kat: None }
     }
     /// Can this process construct (and so time) the implementation?
     pub fn in_process(&self) -> bool {
@@ -91,9 +148,24 @@ impl Entry {
         self.code_markers = markers;
         self
     }
+    /// This entry with a microcontroller image `name` of type `ty` whose state `lwc_init`
+    /// builds (see [`McuImage`]).
+    pub fn mcu(self, name: &'static str, ty: &'static str) -> Self {
+        self.with_mcu(McuImage::new(name, ty))
+    }
+    /// This stream-cipher entry with an image whose state is the zero-filled static (see
+    /// [`McuState::Zeroed`]).
+    pub fn mcu_zeroed(self, name: &'static str, ty: &'static str) -> Self {
+        self.with_mcu(McuImage::zeroed(name, ty))
+    }
     /// This entry with its microcontroller image (see `mcu_image`).
-    pub fn mcu(mut self, image: &'static str) -> Self {
+    pub fn with_mcu(mut self, image: McuImage) -> Self {
         self.mcu_image = Some(image);
+        self
+    }
+    /// This entry with the vector files of a table-driven verification (see `kat`).
+    pub fn kat(mut self, repo: &'static str, shared: &'static [&'static str]) -> Self {
+        self.kat = Some(KatFiles { repo, shared });
         self
     }
     /// Run this entry's verification.

@@ -17,13 +17,15 @@ pub mod conformance;
 mod entry;
 pub mod kat;
 pub mod link_ids;
+pub mod mcu_glue;
 mod registry;
 pub mod sizes;
 pub mod torture;
 pub mod verify;
 
-pub use entry::{Entry, Make, Verify};
-pub use registry::{find, mcu_manifest, registry};
+pub use entry::{Entry, KatFiles, Make, McuImage, McuState, Verify};
+pub use mcu_glue::mcu_manifest;
+pub use registry::{find, registry};
 pub use verify::{Check, VerifyCtx};
 
 /// Compilers other than rustc that built code in this binary, as (name, version and flags),

@@ -7,7 +7,8 @@
 //!
 //! and two `u32` statics `LWC_KEY_BYTES`, `LWC_IV_BYTES` (0 in the baseline) so the ELF says
 //! what to pass. The baseline image uses the same harness with stub entry points, so that
-//! "image minus baseline" is the cipher alone.
+//! "image minus baseline" is the cipher alone. Every other `src/bin/<image>.rs` is one macro
+//! call generated from the image's catalogue entry (crates/catalog/src/mcu_glue.rs).
 #![no_std]
 
 pub mod rc;
@@ -58,18 +59,18 @@ unsafe extern "C" fn lwc_reset_thunk() -> ! {
 pub static LWC_VECTORS: [Vector; 2] =
     [Vector { sp: core::ptr::addr_of!(__stack_top) }, Vector { handler: lwc_reset_thunk }];
 
-/// Export `lwc_init` / `lwc_keystream` for a `StreamCipher` type `$ty` whose metadata
-/// constant is `$info` (key and IV lengths are taken from it).
+/// Export `lwc_init` / `lwc_keystream` for a `StreamCipher` type `$ty` with a `$key`-byte key
+/// and a `$iv`-byte IV.
 ///
 /// The state is a zero-filled static in `.bss`: every field of the own stream ciphers is an
 /// integer, an integer array or a `bool`, for which all-zero bytes are a valid value, and
 /// `init` fully resets the state (trait contract), so no constructor runs on the device.
 #[macro_export]
 macro_rules! stream_image {
-    ($ty:ty, $info:expr) => {
+    ($ty:ty, $key:expr, $iv:expr) => {
         static mut LWC_STATE: core::mem::MaybeUninit<$ty> = core::mem::MaybeUninit::zeroed();
-        const LWC_KEY: usize = ($info).key_bits as usize / 8;
-        const LWC_IV: usize = ($info).iv_bits as usize / 8;
+        const LWC_KEY: usize = $key;
+        const LWC_IV: usize = $iv;
 
         #[no_mangle]
         #[used]

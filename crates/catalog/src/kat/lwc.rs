@@ -7,7 +7,8 @@ use std::path::Path;
 
 use lwcbench_core::{Aead, CipherError};
 
-use crate::verify::Check;
+use crate::entry::Entry;
+use crate::verify::{Check, VerifyCtx};
 
 /// One AEAD known answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -147,9 +148,71 @@ pub fn aead_lwc(mk: fn() -> Box<dyn Aead + Send>, path: &Path) -> Check {
     chk
 }
 
+/// The verification of an AEAD whose vectors are NIST LWC KAT files, table-driven by the
+/// entry's [`Entry::kat`] facts: the AEAD contract (`conformance::check_aead`), the transcribed
+/// file in `kat-data/`, then every shared file in order (each skipped without the folder).
+/// An entry that is not an AEAD or names no files fails with a registration check.
+pub fn verify_lwc_aead(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
+    let mk = match e.aead_make() {
+        Ok(mk) => mk,
+        Err(c) => return vec![c],
+    };
+    let Some(files) = e.kat else {
+        let mut c = Check::new(e.id(), "registration");
+        c.fail("verify_lwc_aead needs the entry's vector files: add .kat(\"lw-<name>.txt\", &[…])");
+        return vec![c];
+    };
+    let id = e.id();
+    let mut v = vec![crate::conformance::check_aead(mk), aead_lwc(mk, &super::repo_file(files.repo))];
+    v.extend(files.shared.iter().map(|rel| super::shared(ctx, &id, rel, |p| aead_lwc(mk, p))));
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every entry with vector files runs, in order, the AEAD contract, its transcribed file
+    /// and each shared file, and uses the shared NIST LWC files whole: 1089 vectors (message
+    /// and AD lengths 0..=32 each) × 3 comparisons.
+    #[test]
+    fn lwc_aeads_run_their_files_whole() {
+        let ctx = VerifyCtx::discover();
+        let lwc: Vec<Entry> = crate::registry().into_iter().filter(|e| e.kat.is_some()).collect();
+        assert!(lwc.len() >= 6, "{:?}", lwc.iter().map(Entry::id).collect::<Vec<_>>());
+        for e in &lwc {
+            let files = e.kat.unwrap();
+            let v = e.checks(&ctx);
+            assert_eq!(v.len(), 2 + files.shared.len(), "{}", e.id());
+            assert_eq!(v[0].what, "conformance: AEAD contract");
+            assert_eq!(v[1].what, format!("kat-data/{}", files.repo));
+            for (c, rel) in v[2..].iter().zip(files.shared) {
+                assert!(c.what.contains(rel), "{}: {}", e.id(), c.what);
+                if ctx.vectors.is_some() {
+                    assert_eq!(c.passed, 1089 * 3, "{}: {}", e.id(), c.what);
+                }
+            }
+        }
+    }
+
+    /// The verification reads the entry's facts, so wrong facts fail: another cipher's file,
+    /// no files at all, or an entry that is not an AEAD (a failed check, not a panic).
+    #[test]
+    fn lwc_verification_follows_the_entrys_files() {
+        let ctx = VerifyCtx::default();
+        let ascon128 = crate::find("Ascon-128/rustcrypto").unwrap();
+        assert!(verify_lwc_aead(&ascon128, &ctx).iter().all(Check::ok));
+        let wrong = ascon128.clone().kat("lw-ascon-aead128.txt", &[]);
+        let v = verify_lwc_aead(&wrong, &ctx);
+        assert!(v[0].ok() && !v[1].ok(), "{v:?}");
+        let mut bare = ascon128;
+        bare.kat = None;
+        let v = verify_lwc_aead(&bare, &ctx);
+        assert!(v.len() == 1 && v[0].what == "registration" && !v[0].ok(), "{v:?}");
+        let block = crate::find("XTEA/rustcrypto").unwrap().kat("lw-xtea.txt", &[]);
+        let v = verify_lwc_aead(&block, &ctx);
+        assert!(v.len() == 1 && v[0].failures[0].contains("expects a aead entry"), "{v:?}");
+    }
 
     #[test]
     fn parses_records_and_rejects_damage() {

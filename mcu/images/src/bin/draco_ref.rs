@@ -1,5 +1,5 @@
-//! DRACO, bit-serial reference (`DRACO/rust-ref`).
+//! DRACO/rust-ref (lwcbench_draco::DracoRef), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;
-lwc_mcu_images::stream_image!(lwcbench_draco::DracoRef, lwcbench_draco::reference::INFO);
+lwc_mcu_images::stream_image!(lwcbench_draco::DracoRef, 16, 12);

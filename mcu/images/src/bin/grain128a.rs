@@ -1,5 +1,5 @@
-//! Grain-128a (`crates/estream`).
+//! Grain-128a/rust (lwcbench_estream::Grain128a), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;
-lwc_mcu_images::stream_image!(lwcbench_estream::Grain128a, lwcbench_estream::grain128a::INFO);
+lwc_mcu_images::stream_image!(lwcbench_estream::Grain128a, 16, 12);

@@ -1,4 +1,4 @@
-//! Grain-128AEADv2 (`crates/lightweight`).
+//! Grain-128AEADv2/rust-ref (lwcbench_lightweight::grain128aead::Grain128AeadV2), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

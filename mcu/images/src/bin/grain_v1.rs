@@ -1,5 +1,5 @@
-//! Grain v1 (`crates/estream`).
+//! Grain-v1/rust (lwcbench_estream::GrainV1), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;
-lwc_mcu_images::stream_image!(lwcbench_estream::GrainV1, lwcbench_estream::grain_v1::INFO);
+lwc_mcu_images::stream_image!(lwcbench_estream::GrainV1, 10, 8);

@@ -1,5 +1,5 @@
-//! HC-128 (`crates/estream`).
+//! HC-128/rust (lwcbench_estream::Hc128), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;
-lwc_mcu_images::stream_image!(lwcbench_estream::Hc128, lwcbench_estream::hc128::INFO);
+lwc_mcu_images::stream_image!(lwcbench_estream::Hc128, 16, 16);

@@ -1,4 +1,4 @@
-//! LEA-128 (`crates/lightweight`).
+//! LEA-128/rust-ref (lwcbench_lightweight::lea::Lea128), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

@@ -1,5 +1,5 @@
-//! MICKEY-128 2.0 (`crates/estream`).
+//! MICKEY-128-2.0/rust (lwcbench_estream::Mickey128v2), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;
-lwc_mcu_images::stream_image!(lwcbench_estream::Mickey128v2, lwcbench_estream::mickey::INFO_128);
+lwc_mcu_images::stream_image!(lwcbench_estream::Mickey128v2, 16, 16);

@@ -1,4 +1,4 @@
-//! AES-128 (software backend: no AES instructions on these cores) (RustCrypto `aes`).
+//! AES-128/rustcrypto (lwc_mcu_images::rc::RcBlock<aes::Aes128>), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

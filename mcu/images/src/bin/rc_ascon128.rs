@@ -1,4 +1,4 @@
-//! Ascon-128 v1.2 (RustCrypto `ascon-aead`).
+//! Ascon-128/rustcrypto (lwc_mcu_images::rc::Ascon128), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

@@ -1,4 +1,4 @@
-//! Ascon-AEAD128 (SP 800-232) (RustCrypto `ascon-aead128`).
+//! Ascon-AEAD128/rustcrypto (lwc_mcu_images::rc::RcAead6<ascon_aead128::AsconAead128>), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

@@ -1,4 +1,4 @@
-//! ChaCha20 (IETF, 96-bit nonce) (RustCrypto `chacha20`).
+//! ChaCha20/rustcrypto (lwc_mcu_images::rc::RcStream<chacha20::ChaCha20>), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

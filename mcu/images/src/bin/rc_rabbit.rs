@@ -1,4 +1,4 @@
-//! Rabbit (RustCrypto `rabbit`).
+//! Rabbit/rustcrypto (lwc_mcu_images::rc::RcStream<rabbit::Rabbit>), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

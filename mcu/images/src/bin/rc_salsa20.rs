@@ -1,4 +1,4 @@
-//! Salsa20/20 (RustCrypto `salsa20`).
+//! Salsa20/rustcrypto (lwc_mcu_images::rc::RcStream<salsa20::Salsa20>), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

@@ -1,4 +1,4 @@
-//! SPECK-64-128 (one of the ten SPECK sizes) (RustCrypto `speck-cipher`).
+//! SPECK-64-128/rustcrypto (lwc_mcu_images::rc::RcBlock<speck_cipher::Speck64_128>), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

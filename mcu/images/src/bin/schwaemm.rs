@@ -1,4 +1,4 @@
-//! SCHWAEMM256-128 (`crates/lightweight`).
+//! SCHWAEMM256-128/rust-ref (lwcbench_lightweight::schwaemm::Schwaemm256_128), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

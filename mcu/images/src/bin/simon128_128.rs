@@ -1,4 +1,4 @@
-//! SIMON-128-128 (one of the ten SIMON sizes: same code, other constants) (`crates/lightweight`).
+//! SIMON-128-128/rust-ref (lwcbench_lightweight::simon::Simon<lwcbench_lightweight::simon::Simon128_128>), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

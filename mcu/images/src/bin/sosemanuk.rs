@@ -1,5 +1,5 @@
-//! Sosemanuk (`crates/estream`).
+//! Sosemanuk/rust (lwcbench_estream::Sosemanuk), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;
-lwc_mcu_images::stream_image!(lwcbench_estream::Sosemanuk, lwcbench_estream::sosemanuk::INFO);
+lwc_mcu_images::stream_image!(lwcbench_estream::Sosemanuk, 16, 16);

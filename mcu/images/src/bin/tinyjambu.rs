@@ -1,4 +1,4 @@
-//! TinyJAMBU-128 v2 (`crates/lightweight`).
+//! TinyJAMBU-128/rust-ref (lwcbench_lightweight::tinyjambu::TinyJambu128), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;

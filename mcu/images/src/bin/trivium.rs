@@ -1,5 +1,5 @@
-//! Trivium (`crates/estream`).
+//! Trivium/rust (lwcbench_estream::Trivium), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;
-lwc_mcu_images::stream_image!(lwcbench_estream::Trivium, lwcbench_estream::trivium::INFO);
+lwc_mcu_images::stream_image!(lwcbench_estream::Trivium, 10, 10);

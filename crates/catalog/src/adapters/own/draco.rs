@@ -18,8 +18,16 @@ use crate::entry::Entry;
 use crate::verify::{Check, VerifyCtx};
 
 pub fn register(r: &mut Vec<Entry>) {
-    r.push(Entry::stream(mk_ref, verify_ref).code(&["lwcbench_draco::reference::"]).mcu("draco_ref"));
-    r.push(Entry::stream(mk_fast, verify_fast).code(&["lwcbench_draco::fast::"]).mcu("draco_fast"));
+    r.push(
+        Entry::stream(mk_ref, verify_ref)
+            .code(&["lwcbench_draco::reference::"])
+            .mcu_zeroed("draco_ref", "lwcbench_draco::DracoRef"),
+    );
+    r.push(
+        Entry::stream(mk_fast, verify_fast)
+            .code(&["lwcbench_draco::fast::"])
+            .mcu_zeroed("draco_fast", "lwcbench_draco::DracoFast"),
+    );
 }
 
 fn mk_ref() -> Box<dyn StreamCipher + Send> {

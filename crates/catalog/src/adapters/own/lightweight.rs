@@ -6,26 +6,50 @@
 //! Ids: names avoid '/' (it separates cipher and implementation), so SIMON64/128 is
 //! `SIMON-64-128/rust-ref`. For AEADs `block_bits` is the rate (bytes absorbed per
 //! permutation call).
-use lwcbench_core::{Aead, BlockCipher};
+use lwcbench_core::BlockCipher;
 use lwcbench_lightweight as lw;
 
 use crate::adapters::rustcrypto::block::SpeckEntry;
-use crate::conformance::{self, check_block};
-use crate::entry::Entry;
+use crate::conformance::check_block;
+use crate::entry::{Entry, McuImage};
 use crate::kat::block::{block_cryptopp, block_kv, KvFormat};
-use crate::kat::{lwc, repo_file, shared};
+use crate::kat::lwc::verify_lwc_aead;
+use crate::kat::{repo_file, shared};
 use crate::verify::{Check, VerifyCtx};
 
 pub fn register(r: &mut Vec<Entry>) {
-    r.push(Entry::block(mk_lea128, verify_lea128).mcu("lea128"));
-    r.push(Entry::block(mk_hight, verify_hight).mcu("hight"));
+    r.push(Entry::block(mk_lea128, verify_lea128).mcu("lea128", "lwcbench_lightweight::lea::Lea128"));
+    r.push(Entry::block(mk_hight, verify_hight).mcu("hight", "lwcbench_lightweight::hight::Hight"));
     for s in SIMONS {
         r.push(s.entry());
     }
-    r.push(Entry::aead(mk_tinyjambu, verify_tinyjambu).mcu("tinyjambu"));
-    r.push(Entry::aead(mk_xoodyak, verify_xoodyak).mcu("xoodyak"));
-    r.push(Entry::aead(mk_schwaemm, verify_schwaemm).mcu("schwaemm"));
-    r.push(Entry::aead(mk_grain128aead, verify_grain128aead).mcu("grain128aead"));
+    // Own AEADs (NIST LWC finalists): the transcribed file, then the shared ones.
+    r.push(
+        Entry::aead(|| Box::new(lw::tinyjambu::TinyJambu128::default()), verify_lwc_aead)
+            .kat("lw-tinyjambu128.txt", &["lwc-finalists-rweather/TinyJAMBU-128.txt"])
+            .mcu("tinyjambu", "lwcbench_lightweight::tinyjambu::TinyJambu128"),
+    );
+    r.push(
+        Entry::aead(|| Box::new(lw::xoodyak::Xoodyak::default()), verify_lwc_aead)
+            .kat("lw-xoodyak.txt", &["lwc-finalists-rweather/Xoodyak.txt"])
+            .mcu("xoodyak", "lwcbench_lightweight::xoodyak::Xoodyak"),
+    );
+    r.push(
+        Entry::aead(|| Box::new(lw::schwaemm::Schwaemm256_128::default()), verify_lwc_aead)
+            .kat("lw-schwaemm256-128.txt", &["lwc-finalists-rweather/Schwaemm256-128.txt"])
+            .mcu("schwaemm", "lwcbench_lightweight::schwaemm::Schwaemm256_128"),
+    );
+    r.push(
+        Entry::aead(|| Box::new(lw::grain128aead::Grain128AeadV2::default()), verify_lwc_aead)
+            .kat(
+                "lw-grain128aeadv2.txt",
+                &[
+                    "grain128aead-designers/v2_final_Noxet-Grain-128AEAD/LWC_AEAD_KAT_128_96.txt",
+                    "lwc-finalists-rweather/Grain-128AEAD.txt",
+                ],
+            )
+            .mcu("grain128aead", "lwcbench_lightweight::grain128aead::Grain128AeadV2"),
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -55,7 +79,10 @@ macro_rules! simon {
                     }
                     v
                 },
-                mcu: $mcu,
+                mcu: match $mcu {
+                    Some(name) => Some(McuImage::new(name, concat!("lwcbench_lightweight::simon::Simon<lwcbench_lightweight::simon::", stringify!($ty), ">"))),
+                    None => None,
+                },
             },
         )*];
     };
@@ -104,129 +131,13 @@ fn verify_hight(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
     ]
 }
 
-// ---------------------------------------------------------------------------------------
-// Own AEADs (NIST LWC finalists)
-
-fn mk_tinyjambu() -> Box<dyn Aead + Send> {
-    Box::new(lw::tinyjambu::TinyJambu128::default())
-}
-
-fn verify_tinyjambu(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
-    let mk = mk_tinyjambu;
-    vec![
-        conformance::check_aead(mk),
-        lwc::aead_lwc(mk, &repo_file("lw-tinyjambu128.txt")),
-        shared(ctx, "TinyJAMBU-128/rust-ref", "lwc-finalists-rweather/TinyJAMBU-128.txt", |p| lwc::aead_lwc(mk, p)),
-    ]
-}
-
-fn mk_xoodyak() -> Box<dyn Aead + Send> {
-    Box::new(lw::xoodyak::Xoodyak::default())
-}
-
-fn verify_xoodyak(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
-    let mk = mk_xoodyak;
-    vec![
-        conformance::check_aead(mk),
-        lwc::aead_lwc(mk, &repo_file("lw-xoodyak.txt")),
-        shared(ctx, "Xoodyak/rust-ref", "lwc-finalists-rweather/Xoodyak.txt", |p| lwc::aead_lwc(mk, p)),
-    ]
-}
-
-fn mk_schwaemm() -> Box<dyn Aead + Send> {
-    Box::new(lw::schwaemm::Schwaemm256_128::default())
-}
-
-fn verify_schwaemm(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
-    let mk = mk_schwaemm;
-    vec![
-        conformance::check_aead(mk),
-        lwc::aead_lwc(mk, &repo_file("lw-schwaemm256-128.txt")),
-        shared(ctx, "SCHWAEMM256-128/rust-ref", "lwc-finalists-rweather/Schwaemm256-128.txt", |p| lwc::aead_lwc(mk, p)),
-    ]
-}
-
-fn mk_grain128aead() -> Box<dyn Aead + Send> {
-    Box::new(lw::grain128aead::Grain128AeadV2::default())
-}
-
-fn verify_grain128aead(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
-    let mk = mk_grain128aead;
-    let id = "Grain-128AEADv2/rust-ref";
-    vec![
-        conformance::check_aead(mk),
-        lwc::aead_lwc(mk, &repo_file("lw-grain128aeadv2.txt")),
-        shared(ctx, id, "grain128aead-designers/v2_final_Noxet-Grain-128AEAD/LWC_AEAD_KAT_128_96.txt", |p| {
-            lwc::aead_lwc(mk, p)
-        }),
-        shared(ctx, id, "lwc-finalists-rweather/Grain-128AEAD.txt", |p| lwc::aead_lwc(mk, p)),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kat::lwc;
 
-    /// The registered entry's verification (what `lwcbench verify` runs).
-    fn verify(id: &str, ctx: &VerifyCtx) -> Vec<Check> {
-        crate::find(id).unwrap_or_else(|| panic!("{id} registered")).checks(ctx)
-    }
-    /// Every registered entry of this module whose name starts with `prefix`.
-    fn entries(prefix: &str) -> Vec<Entry> {
-        let mut r = Vec::new();
-        register(&mut r);
-        r.retain(|e| e.info.name.starts_with(prefix));
-        r
-    }
-
-    fn assert_all(checks: Vec<Check>) {
-        for c in checks {
-            assert!(c.ok(), "{}: {} {:?}", c.id, c.what, c.failures);
-            eprintln!("{}: {}: {} passed{}", c.id, c.what, c.passed, if c.skipped { " (skipped)" } else { "" });
-        }
-    }
-
-    #[test]
-    fn simon() {
-        let ctx = VerifyCtx::discover();
-        let simons = entries("SIMON-");
-        assert_eq!(simons.len(), 10);
-        for e in simons {
-            let v = e.checks(&ctx);
-            assert!(v.len() >= 3);
-            assert_all(v);
-        }
-    }
-    #[test]
-    fn lea_and_hight() {
-        let ctx = VerifyCtx::discover();
-        assert_all(verify("LEA-128/rust-ref", &ctx));
-        assert_all(verify("HIGHT/rust-ref", &ctx));
-    }
-    #[test]
-    fn lwc_finalists() {
-        let ctx = VerifyCtx::discover();
-        for id in ["TinyJAMBU-128/rust-ref", "Xoodyak/rust-ref", "SCHWAEMM256-128/rust-ref", "Grain-128AEADv2/rust-ref"]
-        {
-            let v = verify(id, &ctx);
-            if ctx.vectors.is_some() {
-                assert_eq!(v[2].passed, 1089 * 3, "{}", v[2].what);
-            }
-            assert_all(v);
-        }
-    }
-
-    #[test]
-    fn repo_vectors_alone_suffice() {
-        // Without the shared folder every entry still verifies from kat-data (shared checks skip).
-        let ctx = VerifyCtx::default();
-        let mut r = Vec::new();
-        register(&mut r);
-        for e in &r {
-            let checks = e.checks(&ctx);
-            assert!(checks.iter().any(|c| !c.skipped && c.what.starts_with("kat-data/")), "{}", e.id());
-            assert_all(checks);
-        }
+    fn aead(id: &str) -> fn() -> Box<dyn lwcbench_core::Aead + Send> {
+        crate::find(id).and_then(|e| e.aead_make().ok()).unwrap_or_else(|| panic!("{id} is a registered AEAD"))
     }
 
     #[test]
@@ -239,14 +150,14 @@ mod tests {
         let ctx = VerifyCtx::discover();
         if let Some(p) = ctx.file("grain128aead-designers/v1_round2_Grain-128AEAD-sw-ref/LWC_AEAD_KAT_128_96.txt") {
             // the obsolete v1 KAT must fail for every vector (encryption differs)
-            let chk = lwc::aead_lwc(mk_grain128aead, &p);
+            let chk = lwc::aead_lwc(aead("Grain-128AEADv2/rust-ref"), &p);
             assert!(chk.failures.iter().filter(|f| f.contains("encrypt")).count() == 1089, "{}", chk.failures.len());
         }
         let dir = std::env::temp_dir().join(format!("lwcbench-lw-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let bad = dir.join("bad.txt");
         std::fs::write(&bad, "Count = 1\nKey = 00\nNonce = zz\n").unwrap();
-        assert!(!lwc::aead_lwc(mk_tinyjambu, &bad).ok());
+        assert!(!lwc::aead_lwc(aead("TinyJAMBU-128/rust-ref"), &bad).ok());
         std::fs::write(&bad, "[HIGHT]\nKey 00\n").unwrap();
         assert!(!block_kv(mk_hight, &bad, KvFormat::Botan).ok());
         std::fs::remove_dir_all(&dir).ok();

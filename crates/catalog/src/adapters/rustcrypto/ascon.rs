@@ -8,14 +8,20 @@
 use aes::cipher::KeyInit;
 use lwcbench_core::{check_len, iv_err, key_err, Aead, BitOrder, CipherError, CipherInfo, Family, Language, Origin};
 
-use crate::conformance;
 use crate::entry::Entry;
-use crate::kat::{lwc, repo_file, shared};
-use crate::verify::{Check, VerifyCtx};
+use crate::kat::lwc::verify_lwc_aead;
 
 pub fn register(r: &mut Vec<Entry>) {
-    r.push(Entry::aead(mk_ascon_aead128, verify_ascon_aead128).mcu("rc_ascon_aead128"));
-    r.push(Entry::aead(mk_ascon128, verify_ascon128).mcu("rc_ascon128"));
+    r.push(
+        Entry::aead(mk_ascon_aead128, verify_lwc_aead)
+            .kat("lw-ascon-aead128.txt", &["ascon-c/asconaead128_SP800-232/LWC_AEAD_KAT_128_128.txt"])
+            .mcu("rc_ascon_aead128", "lwc_mcu_images::rc::RcAead6<ascon_aead128::AsconAead128>"),
+    );
+    r.push(
+        Entry::aead(mk_ascon128, verify_lwc_aead)
+            .kat("lw-ascon128v12.txt", &["ascon-c/ascon128v12_v1.2/LWC_AEAD_KAT_128_128.txt"])
+            .mcu("rc_ascon128", "lwc_mcu_images::rc::Ascon128"),
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -84,17 +90,6 @@ fn mk_ascon_aead128() -> Box<dyn Aead + Send> {
     Box::new(AsconAead128::default())
 }
 
-fn verify_ascon_aead128(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
-    let mk = mk_ascon_aead128;
-    vec![
-        conformance::check_aead(mk),
-        lwc::aead_lwc(mk, &repo_file("lw-ascon-aead128.txt")),
-        shared(ctx, "Ascon-AEAD128/rustcrypto", "ascon-c/asconaead128_SP800-232/LWC_AEAD_KAT_128_128.txt", |p| {
-            lwc::aead_lwc(mk, p)
-        }),
-    ]
-}
-
 /// Ascon-128 v1.2 from `ascon-aead` 0.4.
 #[derive(Default)]
 pub struct Ascon128 {
@@ -146,64 +141,10 @@ fn mk_ascon128() -> Box<dyn Aead + Send> {
     Box::new(Ascon128::default())
 }
 
-fn verify_ascon128(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
-    let mk = mk_ascon128;
-    vec![
-        conformance::check_aead(mk),
-        lwc::aead_lwc(mk, &repo_file("lw-ascon128v12.txt")),
-        shared(ctx, "Ascon-128/rustcrypto", "ascon-c/ascon128v12_v1.2/LWC_AEAD_KAT_128_128.txt", |p| {
-            lwc::aead_lwc(mk, p)
-        }),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn verify(id: &str, ctx: &VerifyCtx) -> Vec<Check> {
-        crate::find(id).unwrap_or_else(|| panic!("{id} registered")).checks(ctx)
-    }
-    fn assert_all(checks: Vec<Check>) {
-        for c in checks {
-            assert!(c.ok(), "{}: {} {:?}", c.id, c.what, c.failures);
-            eprintln!("{}: {}: {} passed{}", c.id, c.what, c.passed, if c.skipped { " (skipped)" } else { "" });
-        }
-    }
-    /// Without the shared folder every entry still verifies from kat-data (shared checks skip).
-    fn repo_vectors_alone_suffice(r: Vec<Entry>) {
-        let ctx = VerifyCtx::default();
-        for e in &r {
-            let checks = e.checks(&ctx);
-            assert!(checks.iter().any(|c| !c.skipped && c.what.starts_with("kat-data/")), "{}", e.id());
-            assert_all(checks);
-        }
-    }
-    #[test]
-    fn ascon() {
-        let ctx = VerifyCtx::discover();
-        assert_all(verify("Ascon-AEAD128/rustcrypto", &ctx));
-        assert_all(verify("Ascon-128/rustcrypto", &ctx));
-    }
-    #[test]
-    fn shared_vector_counts() {
-        // The whole files must be used, not a prefix: 1089 vectors × 3 comparisons each.
-        let ctx = VerifyCtx::discover();
-        if ctx.vectors.is_none() {
-            return;
-        }
-        let v = verify("Ascon-AEAD128/rustcrypto", &ctx);
-        assert_eq!(v[2].passed, 1089 * 3);
-        let v = verify("Ascon-128/rustcrypto", &ctx);
-        assert_eq!(v[2].passed, 1089 * 3);
-    }
-
-    #[test]
-    fn repo_vectors_alone() {
-        let mut r = Vec::new();
-        register(&mut r);
-        repo_vectors_alone_suffice(r);
-    }
+    use crate::kat::{lwc, repo_file};
 
     #[test]
     fn runners_can_fail() {

@@ -19,14 +19,14 @@ use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit
 use lwcbench_core::{check_len, key_err, BitOrder, BlockCipher, CipherError, CipherInfo, Family, Language, Origin};
 
 use crate::conformance::check_block;
-use crate::entry::Entry;
+use crate::entry::{Entry, McuImage};
 use crate::kat::block::{block_cryptopp, block_kv, KvFormat};
 use crate::kat::{repo_file, shared};
 use crate::verify::{Check, VerifyCtx};
 
 /// AES-128 (registered before the Ascon entries, as it always was: listing order).
 pub fn register_aes(r: &mut Vec<Entry>) {
-    r.push(Entry::block(mk_aes128, verify_aes128).mcu("rc_aes128"));
+    r.push(Entry::block(mk_aes128, verify_aes128).mcu("rc_aes128", "lwc_mcu_images::rc::RcBlock<aes::Aes128>"));
 }
 
 /// SPECK (ten sizes) and XTEA.
@@ -34,7 +34,7 @@ pub fn register(r: &mut Vec<Entry>) {
     for s in SPECKS {
         r.push(s.entry());
     }
-    r.push(Entry::block(mk_xtea, verify_xtea).mcu("rc_xtea"));
+    r.push(Entry::block(mk_xtea, verify_xtea).mcu("rc_xtea", "lwc_mcu_images::rc::RcBlock<xtea::Xtea>"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -155,14 +155,14 @@ fn verify_aes128(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
 pub(crate) struct SpeckEntry {
     pub(crate) mk: fn() -> Box<dyn BlockCipher + Send>,
     pub(crate) verify: crate::entry::Verify,
-    pub(crate) mcu: Option<&'static str>,
+    pub(crate) mcu: Option<McuImage>,
 }
 
 impl SpeckEntry {
     pub(crate) fn entry(&self) -> Entry {
         let e = Entry::block(self.mk, self.verify);
         match self.mcu {
-            Some(m) => e.mcu(m),
+            Some(m) => e.with_mcu(m),
             None => e,
         }
     }
@@ -196,7 +196,11 @@ macro_rules! speck {
                     }
                     v
                 },
-                mcu: $mcu,
+                // the image's adapter over the same crate type (mcu/images/src/rc.rs)
+                mcu: match $mcu {
+                    Some(name) => Some(McuImage::new(name, concat!("lwc_mcu_images::rc::RcBlock<speck_cipher::", stringify!($ty), ">"))),
+                    None => None,
+                },
             },
         )*];
     };
@@ -230,60 +234,4 @@ fn verify_xtea(_: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
         shared(ctx, id, "botan/xtea.vec", |p| block_kv(mk, p, KvFormat::Botan)),
         shared(ctx, id, "cryptopp-testvectors/tea.txt", |p| block_cryptopp(mk, p, &["XTEA/ECB"], Some("32"))),
     ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn verify(id: &str, ctx: &VerifyCtx) -> Vec<Check> {
-        crate::find(id).unwrap_or_else(|| panic!("{id} registered")).checks(ctx)
-    }
-    fn assert_all(checks: Vec<Check>) {
-        for c in checks {
-            assert!(c.ok(), "{}: {} {:?}", c.id, c.what, c.failures);
-            eprintln!("{}: {}: {} passed{}", c.id, c.what, c.passed, if c.skipped { " (skipped)" } else { "" });
-        }
-    }
-    /// Without the shared folder every entry still verifies from kat-data (shared checks skip).
-    fn repo_vectors_alone_suffice(r: Vec<Entry>) {
-        let ctx = VerifyCtx::default();
-        for e in &r {
-            let checks = e.checks(&ctx);
-            assert!(checks.iter().any(|c| !c.skipped && c.what.starts_with("kat-data/")), "{}", e.id());
-            assert_all(checks);
-        }
-    }
-    /// Every registered entry of this module whose name starts with `prefix`.
-    fn entries(prefix: &str) -> Vec<Entry> {
-        let mut r = Vec::new();
-        register(&mut r);
-        r.retain(|e| e.info.name.starts_with(prefix));
-        r
-    }
-
-    #[test]
-    fn aes128() {
-        assert_all(verify("AES-128/rustcrypto", &VerifyCtx::discover()));
-    }
-    #[test]
-    fn speck() {
-        let ctx = VerifyCtx::discover();
-        let specks = entries("SPECK-");
-        assert_eq!(specks.len(), 10);
-        for e in specks {
-            assert_all(e.checks(&ctx));
-        }
-    }
-    #[test]
-    fn xtea() {
-        assert_all(verify("XTEA/rustcrypto", &VerifyCtx::discover()));
-    }
-    #[test]
-    fn repo_vectors_alone() {
-        let mut r = Vec::new();
-        register_aes(&mut r);
-        register(&mut r);
-        repo_vectors_alone_suffice(r);
-    }
 }
