@@ -475,3 +475,19 @@ def test_a_crashing_image_is_a_failed_row_and_assembly_means_assembly(tmp_path):
     assert "passes LWC_AEAD_KAT_128_128.txt" in rows["ref"]["reference_check"]
     md = (tmp_path / "nist_lwc.md").read_text()
     assert "* romulus/romulusm/arm_inline_asm: crashed in emulation" in md
+
+
+def test_an_image_that_misses_the_official_vector_is_a_failed_row(tmp_path):
+    # On the MKR Zero the two XKCP builds of Xoodyak give ciphertexts other than the official
+    # LWC_AEAD_KAT entry 32:32 (the files's own bytes); ref reproduces it.
+    _shared()
+    _toolchain()
+    assert nistlwc.main(["--board", "mkrzero", "--impl", "*xoodyakround3*", "--cells", "slope",
+                         "--out", str(tmp_path)]) == 0
+    rows = {r["implementation"]: r for r in csv.DictReader(open(tmp_path / "nist_lwc_impls.csv"))}
+    for impl in ("XKCP-ARMv6M", "XKCP-plain-ua"):
+        assert rows[impl]["build"] == "failed"
+        assert rows[impl]["build_error"] == ("ciphertext differs from the official LWC_AEAD_KAT_128_128.txt entry "
+                                             "at 1 of 1 cells (first: ad=32 msg=32)")
+    assert rows["ref"]["build"] == "ok"
+    assert rows["ref"]["reference_check"].endswith("the image reproduces LWC_AEAD_KAT_128_128.txt at ad=msg=32")
