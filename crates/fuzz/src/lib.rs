@@ -182,7 +182,12 @@ pub fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
         .map(|rd| {
             rd.flatten()
                 .filter(|e| e.path().is_file())
-                .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+                // The corpus is the repository's own test data: an unreadable seed fails the
+                // fuzz test that asked for it, naming the file.
+                .map(|e| {
+                    let bytes = std::fs::read(e.path()).unwrap_or_else(|err| panic!("{}: {err}", e.path().display()));
+                    (e.file_name().to_string_lossy().into_owned(), bytes)
+                })
                 .collect()
         })
         .unwrap_or_default();

@@ -24,8 +24,9 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::cmp::Ordering as CmpOrdering;
+use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
-use std::net::{SocketAddr, UdpSocket as StdUdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket as StdUdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -207,7 +208,9 @@ impl UdpRelay {
         pair.check_internal("relay upstream", upstream, false)?;
         let (l, o) = pair
             .in_ns(side, || -> std::io::Result<_> {
-                let out_bind: SocketAddr = if upstream.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse().unwrap();
+                let any: IpAddr =
+                    if upstream.is_ipv4() { Ipv4Addr::UNSPECIFIED.into() } else { Ipv6Addr::UNSPECIFIED.into() };
+                let out_bind = SocketAddr::new(any, 0);
                 Ok((StdUdpSocket::bind(listen)?, StdUdpSocket::bind(out_bind)?))
             })?
             .map_err(|e| Error::Failed(format!("relay cannot bind {listen}: {e}")))?;
@@ -353,16 +356,14 @@ async fn run(
             }
             _ = tokio::time::sleep_until(wake) => {
                 let now = Instant::now();
-                if held.as_ref().is_some_and(|h| h.deadline <= now) {
-                    let h = held.take().unwrap();
+                if let Some(h) = held.take_if(|h| h.deadline <= now) {
                     stats.reorder_expired.fetch_add(1, Ordering::Relaxed);
                     for _ in 0..h.copies {
                         queue.push(Scheduled { at: h.send_at, seq, data: h.data.clone() });
                         seq += 1;
                     }
                 }
-                while queue.peek().is_some_and(|s| s.at <= now) {
-                    let s = queue.pop().unwrap();
+                while let Some(s) = queue.peek_mut().filter(|s| s.at <= now).map(PeekMut::pop) {
                     match out.send_to(&s.data, upstream).await {
                         Ok(_) => stats.forwarded.fetch_add(1, Ordering::Relaxed),
                         Err(_) => stats.send_errors.fetch_add(1, Ordering::Relaxed),
