@@ -18,6 +18,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::{BitBuf, Words};
 
+/// Metadata of this Sosemanuk implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "Sosemanuk",
     implementation: "rust",

@@ -10,6 +10,7 @@
 use lwcbench_core::{check_len, iv_err, key_err, Aead, BitOrder, CipherError, CipherInfo, Family, Language, Origin};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
+/// Metadata of this Xoodyak implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "Xoodyak",
     implementation: "rust-ref",
@@ -140,6 +141,7 @@ impl Cyclist {
 }
 
 #[derive(Default, Zeroize, ZeroizeOnDrop)]
+/// The Xoodyak AEAD; create it with `Default`, then set a key.
 pub struct Xoodyak {
     key: [u8; 16],
     keyed: bool,
