@@ -37,18 +37,27 @@ use tokio::time::Instant;
 /// Largest datagram the relay accepts (the IPv4 UDP payload limit).
 const MAX_DATAGRAM: usize = 65_507;
 
+/// What the relay does to the datagrams it forwards (see the module documentation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RelayConfig {
+    /// Added delay.
     pub delay: Duration,
+    /// Uniform jitter ± this around the delay.
     pub jitter: Duration,
+    /// Share of datagrams swapped with their successor, in percent.
     pub reorder_pct: f64,
+    /// Share of datagrams sent twice, in percent.
     pub duplicate_pct: f64,
+    /// Seed of the ChaCha8 RNG behind every decision.
     pub seed: u64,
+    /// Most datagrams (copies included) waiting in the relay; at least 2.
     pub queue_limit: usize,
+    /// Longest a datagram held for reordering waits for its successor.
     pub reorder_hold: Duration,
 }
 
 impl RelayConfig {
+    /// No impairment, a queue of 4096 datagrams and a reorder hold of 1 s.
     pub fn new(seed: u64) -> RelayConfig {
         RelayConfig {
             delay: Duration::ZERO,
@@ -127,14 +136,21 @@ struct Stats {
 /// Counters of a relay (for run.json: what the relay did, so losses are never silent).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RelayCounts {
+    /// Datagrams received on the listen socket.
     pub received: u64,
     /// Datagrams sent upstream, duplicates included.
     pub forwarded: u64,
+    /// Datagrams sent twice.
     pub duplicated: u64,
+    /// Datagrams swapped with their successor.
     pub reordered: u64,
+    /// Datagrams held for reordering that no successor released in time (sent in order).
     pub reorder_expired: u64,
+    /// Datagrams dropped because the queue was full.
     pub dropped_queue_full: u64,
+    /// Datagrams still waiting when the relay stopped.
     pub dropped_at_shutdown: u64,
+    /// Sends upstream that failed.
     pub send_errors: u64,
 }
 
@@ -262,10 +278,12 @@ impl UdpRelay {
         Ok(UdpRelay { stats, shutdown: Some(tx), task: Some(task), listen: listen_addr, applied })
     }
 
+    /// The address the relay listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.listen
     }
 
+    /// The counters so far.
     pub fn counts(&self) -> RelayCounts {
         self.stats.snapshot()
     }
