@@ -17,6 +17,7 @@ use crate::conformance;
 use crate::entry::Entry;
 use crate::verify::{Check, VerifyCtx};
 
+/// Add this module's entries to the registry.
 pub fn register(r: &mut Vec<Entry>) {
     r.push(Entry::stream(mk_ref, verify_ref).code(&["lwcbench_draco::reference::"]).mcu("draco_ref"));
     r.push(Entry::stream(mk_fast, verify_fast).code(&["lwcbench_draco::fast::"]).mcu("draco_fast"));

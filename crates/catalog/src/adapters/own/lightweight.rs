@@ -16,6 +16,7 @@ use crate::kat::block::{block_cryptopp, block_kv, KvFormat};
 use crate::kat::{lwc, repo_file, shared};
 use crate::verify::{Check, VerifyCtx};
 
+/// Add this module's entries to the registry.
 pub fn register(r: &mut Vec<Entry>) {
     r.push(Entry::block(mk_lea128, verify_lea128).mcu("lea128"));
     r.push(Entry::block(mk_hight, verify_hight).mcu("hight"));

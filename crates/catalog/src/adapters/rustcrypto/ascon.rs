@@ -13,6 +13,7 @@ use crate::entry::Entry;
 use crate::kat::{lwc, repo_file, shared};
 use crate::verify::{Check, VerifyCtx};
 
+/// Add this module's entries to the registry.
 pub fn register(r: &mut Vec<Entry>) {
     r.push(Entry::aead(mk_ascon_aead128, verify_ascon_aead128).mcu("rc_ascon_aead128"));
     r.push(Entry::aead(mk_ascon128, verify_ascon128).mcu("rc_ascon128"));

@@ -49,6 +49,7 @@ pub struct RcBlock<C> {
 }
 
 impl<C> RcBlock<C> {
+    /// An instance without key, with its metadata and byte-convention map `xf`.
     pub fn new(info: CipherInfo, xf: fn(&mut [u8])) -> Self {
         RcBlock { inner: None, info, xf }
     }
