@@ -4,8 +4,8 @@
 //! See docs/aes-libraries.md.
 //!
 //! Entries are named `AES-<bits>-<MODE>` with the library as implementation, e.g.
-//! `AES-128-GCM/openssl`. Authenticated modes are [`Aead`]s; the others are
-//! [`CipherMode`]s. Fixed parameters per entry (one entry per parameter set, as the study):
+//! `AES-128-GCM/openssl`. Authenticated modes are [`lwcbench_core::Aead`]s; the others are
+//! [`lwcbench_core::CipherMode`]s. Fixed parameters per entry (one entry per parameter set, as the study):
 //! CBC/CFB/OFB/CTR 16-byte IV (CTR: the IV is the whole initial 128-bit big-endian counter
 //! block, as SP 800-38A), GCM 12-byte nonce, CCM 12-byte nonce, EAX 16-byte nonce, OCB
 //! 12-byte nonce, every tag 16 bytes; SIV (RFC 5297, CMAC) is deterministic: no nonce, one
@@ -277,7 +277,7 @@ pub fn pkcs7_unpad(buf: &[u8]) -> Result<usize, CipherError> {
     Ok(buf.len() - p as usize)
 }
 
-/// Shared argument checks of every [`CipherMode`] adapter.
+/// Shared argument checks of every [`lwcbench_core::CipherMode`] adapter.
 pub fn check_mode_args(kind: Kind, iv: &[u8], buf: &[u8], len: usize) -> Result<(), CipherError> {
     lwcbench_core::check_len(iv.len(), kind.iv_bytes(), lwcbench_core::iv_err)?;
     let need = kind.ciphertext_len(len);

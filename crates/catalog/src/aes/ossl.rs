@@ -5,7 +5,7 @@
 //! update demands a spare block of output room, so the adapter turns EVP padding off and
 //! applies the same PKCS#7 itself (identical bytes; checked by the Wycheproof CBC file).
 //!
-//! The per-message calls go straight to EVP through `openssl-sys` ([`evp`]): the crate's safe
+//! The per-message calls go straight to EVP through `openssl-sys` (the `evp` module): the crate's safe
 //! wrappers ask the context for its IV length, block size and wrap mode before every call,
 //! 230–264 instructions per message (7–10 % of a 16-byte ChaCha20-Poly1305 or AES-GCM
 //! message) that an application calling EVP does not pay (docs/measurement.md "Host parity").
