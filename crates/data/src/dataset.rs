@@ -34,11 +34,11 @@ pub struct Dataset {
     pub name: String,
     /// The picked channels, in column order.
     pub channels: Vec<Channel>,
-    /// rows[r][c] = reading of channel c in data row r.
+    /// `rows[r][c]` = reading of channel c in data row r.
     pub rows: Vec<Vec<f64>>,
     /// The file as named in errors.
     pub file: String,
-    /// lines[r] = the CSV line of data row r (for errors found when encoding).
+    /// `lines[r]` = the CSV line of data row r (for errors found when encoding).
     pub lines: Vec<usize>,
 }
 

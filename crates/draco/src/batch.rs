@@ -1,7 +1,7 @@
 //! Gateway-side batch opening: many devices' DRACO messages (each its own key, IV and length)
 //! opened at once on the bit-sliced [`MultiDraco`], one message per lane. DRACO is a provisional
 //! reconstruction (see the crate doc); the integrity layer is this project's
-//! [`composition`](crate::composition), not the cipher's own.
+//! [`composition`], not the cipher's own.
 //!
 //! Per message the result equals the single-stream path ([`composition::otk_and_decrypt`] on
 //! [`crate::DracoFast`]): the one-time Poly1305 key (keystream bytes `0..32`) and

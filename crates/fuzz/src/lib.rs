@@ -178,7 +178,7 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A target's seed directory, tests/fuzz-corpus/<target>.
+/// A target's seed directory, `tests/fuzz-corpus/<target>`.
 pub fn corpus_dir(target: &str) -> PathBuf {
     repo_root().join("tests/fuzz-corpus").join(target)
 }

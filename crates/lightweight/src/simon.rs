@@ -3,7 +3,7 @@
 //! (round function, key schedule, constant sequences z0…z4 in Table 3.2 / §3).
 //!
 //! Byte convention (as Crypto++, Linux and the SIMON/SPECK implementation guide): words are
-//! little-endian, the key is k[0] first, a block is y (right word) then x (left word); i.e.
+//! little-endian, the key is `k[0]` first, a block is y (right word) then x (left word); i.e.
 //! the paper's printed hex strings reversed (shared README §2).
 //!
 //! Constant time: and/xor/rotate by constants on n-bit words; no tables, no data-dependent
