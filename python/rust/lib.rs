@@ -1,6 +1,7 @@
 //! `lwcbench._native`: thin PyO3 bindings over the catalog and the engine. All cipher logic,
 //! measurement and result writing stay in the Rust crates; this file only converts arguments
 //! and errors. The public Python API (with docstrings) is `lwcbench/__init__.py`.
+#![warn(missing_docs, clippy::unwrap_used)]
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -326,16 +327,27 @@ fn run(
     for w in &resolved.warnings {
         eprintln!("lwcbench: {w}");
     }
-    let req = resolved.request;
+    let outcome = measure(py, &resolved.request, progress)?;
+    if report {
+        // as `lwcbench run`: report.html (and summary.md) next to the result files
+        py.detach(|| lwcbench_report::write_report(&outcome.dir)).map_err(value_err)?;
+    }
+    let dir = outcome.dir.canonicalize().unwrap_or(outcome.dir);
+    dir.into_os_string()
+        .into_string()
+        .map_err(|d| PyRuntimeError::new_err(format!("result directory {d:?} is not UTF-8")))
+}
 
-    // Measuring takes seconds to hours: let other Python threads run meanwhile. The progress
-    // callback re-attaches briefly, at most every 200 ms (and for the last sample), so it
-    // does not disturb the timing loop.
+/// Run a resolved request, one at a time per process. Measuring takes seconds to hours: other
+/// Python threads run meanwhile. The progress callback re-attaches briefly, at most every
+/// 200 ms (and for the last sample), so it does not disturb the timing loop; its first
+/// exception stops the callbacks and is raised when the run ends.
+fn measure(py: Python<'_>, req: &session::Request, progress: Option<Py<PyAny>>) -> PyResult<session::Outcome> {
     let mut cb_err: Option<PyErr> = None;
     let outcome = py.detach(|| {
         let _one_at_a_time = RUN_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut last: Option<std::time::Instant> = None;
-        session::run(&req, |done, total, label| {
+        session::run(req, |done, total, label| {
             let Some(cb) = &progress else { return };
             if cb_err.is_some() {
                 return;
@@ -355,15 +367,7 @@ fn run(
     if let Some(e) = cb_err {
         return Err(e);
     }
-    let outcome = outcome.map_err(value_err)?;
-    if report {
-        // as `lwcbench run`: report.html (and summary.md) next to the result files
-        py.detach(|| lwcbench_report::write_report(&outcome.dir)).map_err(value_err)?;
-    }
-    let dir = outcome.dir.canonicalize().unwrap_or(outcome.dir);
-    dir.into_os_string()
-        .into_string()
-        .map_err(|d| PyRuntimeError::new_err(format!("result directory {d:?} is not UTF-8")))
+    outcome.map_err(value_err)
 }
 
 #[pyfunction]
@@ -458,7 +462,7 @@ fn choose(
         if let Some(dir) = &out {
             ch::write_out(dir, &rep, force)?;
         }
-        Ok::<_, String>(serde_json::to_string(&rep).expect("the report serialises"))
+        serde_json::to_string(&rep).map_err(|e| format!("choose: the report does not serialise: {e}"))
     })
     .map_err(value_err)
 }

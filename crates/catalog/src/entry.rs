@@ -8,8 +8,11 @@ use crate::verify::{Check, VerifyCtx};
 /// How to make a fresh instance of an implementation.
 #[derive(Clone, Copy)]
 pub enum Make {
+    /// A stream cipher.
     Stream(fn() -> Box<dyn StreamCipher + Send>),
+    /// A block cipher.
     Block(fn() -> Box<dyn BlockCipher + Send>),
+    /// An AEAD.
     Aead(fn() -> Box<dyn Aead + Send>),
     /// A confidentiality-only block-cipher mode (AES-ECB/CBC/CFB/OFB/CTR; see `crate::aes`).
     Mode(fn() -> Box<dyn CipherMode + Send>),
@@ -22,6 +25,7 @@ pub type Verify = fn(&Entry, &VerifyCtx) -> Vec<Check>;
 /// One implementation of one algorithm.
 #[derive(Clone)]
 pub struct Entry {
+    /// The implementation's metadata.
     pub info: CipherInfo,
     /// How to make an instance in this process. `None` for an implementation that lives in
     /// another process (an external engine's offer, `engine::external`): it is timed and
@@ -126,15 +130,20 @@ impl Entry {
         assert_eq!(info.family, family, "{} registered as {family:?}", info.name);
         Entry::from_parts(info, make, verify)
     }
+    /// A stream-cipher entry; panics if `make` builds something of another family (a
+    /// registration bug, caught by the registry's tests).
     pub fn stream(make: fn() -> Box<dyn StreamCipher + Send>, verify: Verify) -> Self {
         Entry::checked(Make::Stream(make), Family::Stream, verify)
     }
+    /// A block-cipher entry; panics like [`Entry::stream`].
     pub fn block(make: fn() -> Box<dyn BlockCipher + Send>, verify: Verify) -> Self {
         Entry::checked(Make::Block(make), Family::Block, verify)
     }
+    /// An AEAD entry; panics like [`Entry::stream`].
     pub fn aead(make: fn() -> Box<dyn Aead + Send>, verify: Verify) -> Self {
         Entry::checked(Make::Aead(make), Family::Aead, verify)
     }
+    /// A block-cipher-mode entry; panics like [`Entry::stream`].
     pub fn mode(make: fn() -> Box<dyn CipherMode + Send>, verify: Verify) -> Self {
         Entry::checked(Make::Mode(make), Family::Mode, verify)
     }

@@ -8,7 +8,9 @@ use lwcbench_core::CipherInfo;
 /// Accepted sizes in bits, ascending; always whole bytes and always containing the nominal size.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sizes {
+    /// Accepted key sizes.
     pub key_bits: Vec<u16>,
+    /// Accepted IV sizes.
     pub iv_bits: Vec<u16>,
 }
 

@@ -37,9 +37,11 @@ const CANARY: usize = 16;
 pub struct Rng(u64);
 
 impl Rng {
+    /// The sequence of this seed.
     pub fn new(seed: u64) -> Self {
         Rng(seed)
     }
+    /// The next output.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -56,6 +58,7 @@ impl Rng {
         let m = self.below(max + 1);
         self.below(m + 1)
     }
+    /// `n` bytes, the low byte of one output each.
     pub fn bytes(&mut self, n: usize) -> Vec<u8> {
         (0..n).map(|_| self.next_u64() as u8).collect()
     }
@@ -64,20 +67,25 @@ impl Rng {
 /// What kind of operation a subject performs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
+    /// Authenticated encryption.
     Aead,
     /// Confidentiality-only mode; `whole_blocks`: the message must be whole 16-byte blocks
     /// (an engine's ECB/CBC without padding).
     Mode {
+        /// Only whole 16-byte blocks are accepted.
         whole_blocks: bool,
     },
+    /// A stream cipher.
     Stream,
 }
 
 /// An implementation under torture: in-process ([`Local`]) or an external engine.
 pub trait Subject {
+    /// "cipher/implementation".
     fn id(&self) -> String;
     /// The primitive whose checksum this implementation must reproduce, e.g. "AES-128-GCM".
     fn primitive(&self) -> String;
+    /// What kind of operation it performs.
     fn shape(&self) -> Shape;
     /// Key, nonce/IV and tag sizes in bytes.
     fn sizes(&self) -> (usize, usize, usize);
@@ -119,6 +127,7 @@ fn canary_byte(i: usize) -> u8 {
 }
 
 impl Guarded {
+    /// Guard a copy of `data` followed by `room` bytes of `stale`.
     pub fn new(data: &[u8], room: usize, stale: u8) -> Self {
         let n = data.len() + room;
         let mut v: Vec<u8> = (0..CANARY).map(canary_byte).collect();
@@ -127,9 +136,11 @@ impl Guarded {
         v.extend((0..CANARY).map(|i| canary_byte(i + CANARY)));
         Guarded { v, n }
     }
+    /// The guarded bytes, to hand to the implementation.
     pub fn inner(&mut self) -> &mut [u8] {
         &mut self.v[CANARY..CANARY + self.n]
     }
+    /// The guarded bytes.
     pub fn get(&self) -> &[u8] {
         &self.v[CANARY..CANARY + self.n]
     }
@@ -202,6 +213,7 @@ impl Local {
             sizes: (i.key_bytes(), i.iv_bytes(), i.tag_bytes()),
         }
     }
+    /// A stream cipher under torture.
     pub fn from_stream(mk: fn() -> Box<dyn StreamCipher + Send>) -> Self {
         let c = mk();
         let i = c.info();
@@ -483,8 +495,11 @@ pub fn fnv(s: &str) -> u64 {
 /// One implementation's checksum result, for [`compare`].
 #[derive(Clone, Debug)]
 pub struct Sum {
+    /// The primitive whose checksum it is.
     pub primitive: String,
+    /// "cipher/implementation".
     pub id: String,
+    /// The checksum (hex), or why it could not be computed.
     pub result: Result<String, String>,
 }
 

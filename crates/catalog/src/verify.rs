@@ -9,6 +9,7 @@ pub struct Check {
     pub id: String,
     /// What was checked: file name or "transcribed: RFC 8439 §2.4.2" etc.
     pub what: String,
+    /// Vectors and checks that passed.
     pub passed: usize,
     /// One line per failed vector (or a file-format error).
     pub failures: Vec<String>,
@@ -17,9 +18,11 @@ pub struct Check {
 }
 
 impl Check {
+    /// A check with nothing recorded yet.
     pub fn new(id: impl Into<String>, what: impl Into<String>) -> Self {
         Check { id: id.into(), what: what.into(), passed: 0, failures: Vec::new(), skipped: false }
     }
+    /// A check that could not run because the shared vector folder is absent.
     pub fn skipped(id: impl Into<String>, what: impl Into<String>) -> Self {
         Check { skipped: true, ..Check::new(id, what) }
     }
@@ -46,9 +49,11 @@ impl Check {
             self.failures.push(label.to_string())
         }
     }
+    /// Record one failure.
     pub fn fail(&mut self, msg: impl Into<String>) {
         self.failures.push(msg.into());
     }
+    /// No failure, and something passed (or the check was skipped).
     pub fn ok(&self) -> bool {
         self.failures.is_empty() && (self.passed > 0 || self.skipped)
     }

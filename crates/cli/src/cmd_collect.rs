@@ -352,10 +352,12 @@ fn read_port(name: &str, a: &CollectArgs) -> Result<(String, Option<String>), St
 }
 
 /// The index just past the line terminator that ends the last `LWCB E ` line of `seg` (which
-/// ends with a terminator).
+/// ends with a terminator); the whole of `seg` if it holds no such line.
 fn end_of_last_end_line(seg: &[u8]) -> usize {
-    let at = seg.windows(7).rposition(|w| w == b"LWCB E ").expect("the caller saw an end line");
-    let nl = at + seg[at..].iter().position(|&b| b == b'\n' || b == b'\r').expect("seg ends with a terminator");
+    let Some(at) = seg.windows(7).rposition(|w| w == b"LWCB E ") else { return seg.len() };
+    let Some(nl) = seg[at..].iter().position(|&b| b == b'\n' || b == b'\r').map(|i| at + i) else {
+        return seg.len();
+    };
     // A CR LF pair ends one line.
     if seg[nl] == b'\r' && seg.get(nl + 1) == Some(&b'\n') {
         nl + 2

@@ -1,6 +1,9 @@
 //! The CLI's integration tests as one test binary: each file beside this one is a module.
 //! One binary instead of one per file saves a thin-LTO link of the whole tool per file in
 //! `cargo test --release` (CI's compile time); `autotests = false` in Cargo.toml.
+// Integration tests, helpers included: a panic is the failure report, as .clippy.toml
+// allows in #[test] functions.
+#![allow(clippy::unwrap_used)]
 mod atomic;
 mod choose;
 mod cli;

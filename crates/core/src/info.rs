@@ -1,14 +1,18 @@
 /// Which of the three APIs an implementation offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Family {
+    /// A stream cipher: [`crate::StreamCipher`].
     Stream,
+    /// A block cipher: [`crate::BlockCipher`].
     Block,
+    /// Authenticated encryption with associated data: [`crate::Aead`].
     Aead,
     /// A block-cipher mode without authentication (ECB, CBC, CFB, OFB, CTR): [`crate::CipherMode`].
     Mode,
 }
 
 impl Family {
+    /// The lower-case name used in tables and file names ("stream", "block", "aead", "mode").
     pub const fn as_str(self) -> &'static str {
         match self {
             Family::Stream => "stream",
@@ -22,13 +26,18 @@ impl Family {
 /// Source language of the code that does the work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {
+    /// Rust.
     Rust,
+    /// C.
     C,
+    /// C++.
     Cpp,
+    /// Python.
     Python,
 }
 
 impl Language {
+    /// The language's usual spelling ("Rust", "C", "C++", "Python").
     pub const fn as_str(self) -> &'static str {
         match self {
             Language::Rust => "Rust",
@@ -45,9 +54,19 @@ pub enum Origin {
     /// Written in this repository.
     Own,
     /// A crate from crates.io.
-    Crate { name: &'static str, version: &'static str },
+    Crate {
+        /// The crate's name on crates.io.
+        name: &'static str,
+        /// The crate version built in.
+        version: &'static str,
+    },
     /// A system library (OpenSSL, libgcrypt, wolfSSL, …) with its run-time version.
-    System { library: &'static str, version: &'static str },
+    System {
+        /// The library's name, e.g. "OpenSSL".
+        library: &'static str,
+        /// The version the library reports at run time.
+        version: &'static str,
+    },
 }
 
 impl core::fmt::Display for Origin {
@@ -77,7 +96,9 @@ pub struct CipherInfo {
     pub name: &'static str,
     /// Implementation name, unique per algorithm, e.g. "rust-ref", "cpp-fast", "rustcrypto".
     pub implementation: &'static str,
+    /// Which of the APIs the implementation offers.
     pub family: Family,
+    /// Key size.
     pub key_bits: u16,
     /// IV (stream) or nonce (AEAD) size; 0 where there is none.
     pub iv_bits: u16,
@@ -88,8 +109,11 @@ pub struct CipherInfo {
     /// Bytes of cipher state the algorithm needs (not counting key-schedule caches the
     /// implementation chose to keep; see `impl_state_bytes`).
     pub state_bytes: u32,
+    /// Where the implementation comes from.
     pub origin: Origin,
+    /// The language of the code that does the work.
     pub language: Language,
+    /// How keystream bits are packed into bytes (stream ciphers).
     pub bit_order: BitOrder,
     /// True if keystream can stop at any bit; false if it advances by whole bytes/words.
     pub bit_granular: bool,
@@ -98,15 +122,19 @@ pub struct CipherInfo {
 }
 
 impl CipherInfo {
+    /// Key size in bytes (`key_bits / 8`).
     pub const fn key_bytes(&self) -> usize {
         self.key_bits as usize / 8
     }
+    /// IV or nonce size in bytes (`iv_bits / 8`).
     pub const fn iv_bytes(&self) -> usize {
         self.iv_bits as usize / 8
     }
+    /// Block size in bytes (`block_bits / 8`).
     pub const fn block_bytes(&self) -> usize {
         self.block_bits as usize / 8
     }
+    /// Tag size in bytes (`tag_bits / 8`).
     pub const fn tag_bytes(&self) -> usize {
         self.tag_bits as usize / 8
     }

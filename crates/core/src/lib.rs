@@ -19,17 +19,45 @@ pub use info::{BitOrder, CipherInfo, Family, Language, Origin};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CipherError {
     /// Key of the wrong length (bytes).
-    KeyLength { expected: usize, got: usize },
+    KeyLength {
+        /// The length the cipher takes.
+        expected: usize,
+        /// The length given.
+        got: usize,
+    },
     /// IV / nonce of the wrong length (bytes).
-    IvLength { expected: usize, got: usize },
+    IvLength {
+        /// The length the cipher takes.
+        expected: usize,
+        /// The length given.
+        got: usize,
+    },
     /// IV longer than a cipher that accepts shorter IVs (zero-padded) allows (bytes).
-    IvTooLong { max: usize, got: usize },
+    IvTooLong {
+        /// The longest IV the cipher takes.
+        max: usize,
+        /// The length given.
+        got: usize,
+    },
     /// Tag of the wrong length (bytes).
-    TagLength { expected: usize, got: usize },
+    TagLength {
+        /// The length the cipher takes.
+        expected: usize,
+        /// The length given.
+        got: usize,
+    },
     /// Output buffer too small for the requested bits/bytes.
-    BufferTooSmall { needed: usize, got: usize },
+    BufferTooSmall {
+        /// The bytes the call needs.
+        needed: usize,
+        /// The bytes the buffer has.
+        got: usize,
+    },
     /// Data length not acceptable for this primitive (e.g. not a whole block).
-    DataLength { got: usize },
+    DataLength {
+        /// The length given.
+        got: usize,
+    },
     /// Keystream requested before `init`.
     NotInitialized,
     /// AEAD tag did not verify. The buffer has been zeroed.
@@ -88,9 +116,13 @@ pub fn iv_err(expected: usize, got: usize) -> CipherError {
 /// * `apply_bits(data, n)` XORs the next `n` keystream bits into `data`; bits past `n` in the
 ///   last byte are left untouched.
 pub trait StreamCipher {
+    /// The implementation's metadata.
     fn info(&self) -> CipherInfo;
+    /// Load a key and IV, resetting the keystream to its start.
     fn init(&mut self, key: &[u8], iv: &[u8]) -> Result<(), CipherError>;
+    /// Write the next `nbits` keystream bits into `out` (see the contract above).
     fn keystream_bits(&mut self, out: &mut [u8], nbits: usize) -> Result<(), CipherError>;
+    /// XOR the next `nbits` keystream bits into `data` (see the contract above).
     fn apply_bits(&mut self, data: &mut [u8], nbits: usize) -> Result<(), CipherError>;
 
     /// Whole-byte keystream.
@@ -107,6 +139,7 @@ pub trait StreamCipher {
 
 /// A block cipher: a keyed permutation of `block_bits` bits. Modes are built above it.
 pub trait BlockCipher {
+    /// The implementation's metadata.
     fn info(&self) -> CipherInfo;
     /// Run the key schedule.
     fn set_key(&mut self, key: &[u8]) -> Result<(), CipherError>;
@@ -118,7 +151,9 @@ pub trait BlockCipher {
 
 /// Authenticated encryption with associated data, in place, detached tag.
 pub trait Aead {
+    /// The implementation's metadata.
     fn info(&self) -> CipherInfo;
+    /// Run the key schedule.
     fn set_key(&mut self, key: &[u8]) -> Result<(), CipherError>;
     /// Encrypt `buf` in place and write the tag (`tag.len()` = tag size in bytes).
     fn encrypt(&mut self, nonce: &[u8], ad: &[u8], buf: &mut [u8], tag: &mut [u8]) -> Result<(), CipherError>;
@@ -131,6 +166,7 @@ pub trait Aead {
 /// with PKCS#7 padding (the ciphertext is longer than the message), CFB, OFB and CTR (same
 /// length). In place: the caller's buffer must have room for [`CipherMode::ciphertext_len`].
 pub trait CipherMode {
+    /// The implementation's metadata.
     fn info(&self) -> CipherInfo;
     /// Run the key schedule (and whatever per-key context the library keeps).
     fn set_key(&mut self, key: &[u8]) -> Result<(), CipherError>;

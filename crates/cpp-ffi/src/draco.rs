@@ -45,16 +45,28 @@ pub mod ffi {
         pub(crate) words: [u64; 9 + 128],
     }
 
+    // Each returns DRACO_OK or a DRACO_ERR_* status (cpp/draco/draco.h); key is 16 bytes,
+    // iv 12, and out/data hold at least ceil(nbits / 8) bytes.
     extern "C" {
+        /// `sizeof(draco_ref_state)`.
         pub fn draco_ref_state_size() -> usize;
+        /// `sizeof(draco_fast_state)`.
         pub fn draco_fast_state_size() -> usize;
+        /// Initialise the reference state from a key and IV.
         pub fn draco_ref_init(st: *mut RefState, key: *const u8, iv: *const u8) -> i32;
+        /// Write the next `nbits` keystream bits of the reference state.
         pub fn draco_ref_keystream_bits(st: *mut RefState, out: *mut u8, nbits: usize) -> i32;
+        /// XOR the next `nbits` keystream bits of the reference state into `data`.
         pub fn draco_ref_apply_bits(st: *mut RefState, data: *mut u8, nbits: usize) -> i32;
+        /// Zero the reference state.
         pub fn draco_ref_wipe(st: *mut RefState);
+        /// Initialise the fast state from a key and IV.
         pub fn draco_fast_init(st: *mut FastState, key: *const u8, iv: *const u8) -> i32;
+        /// Write the next `nbits` keystream bits of the fast state.
         pub fn draco_fast_keystream_bits(st: *mut FastState, out: *mut u8, nbits: usize) -> i32;
+        /// XOR the next `nbits` keystream bits of the fast state into `data`.
         pub fn draco_fast_apply_bits(st: *mut FastState, data: *mut u8, nbits: usize) -> i32;
+        /// Zero the fast state.
         pub fn draco_fast_wipe(st: *mut FastState);
     }
 }
@@ -78,6 +90,7 @@ macro_rules! draco_cpp {
         }
 
         impl $ty {
+            /// An instance without key; `init` it before use.
             pub fn new() -> Self {
                 $ty { st: $zero }
             }

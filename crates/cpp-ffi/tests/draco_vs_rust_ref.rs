@@ -1,6 +1,9 @@
 //! The C++ DRACO variants (cpp/draco/draco.cpp) against the independent bit-serial Rust
 //! reference `lwcbench_draco::reference::DracoRef` and its stored checksum constant
 //! (shared/specs/draco.md, "Checking an implementation").
+// Integration tests, helpers included: a panic is the failure report, as .clippy.toml
+// allows in #[test] functions.
+#![allow(clippy::unwrap_used)]
 use lwcbench_core::{CipherError, StreamCipher};
 use lwcbench_cpp::draco::{DracoCppFast, DracoCppRef};
 use lwcbench_draco::checksum;

@@ -4,16 +4,21 @@
 /// A battery chemistry of data/battery-chemistries.csv.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chemistry {
+    /// The id `--chemistry` takes.
     pub name: String,
+    /// Nominal cell voltage (information; the model uses `--battery-v`).
     pub cell_v: f64,
     /// Fraction of the nominal capacity lost per year.
     pub self_discharge_per_year: f64,
     /// Storage life the maker states; None for rechargeable cells.
     pub shelf_life_years: Option<f64>,
+    /// "sourced" or "estimate".
     pub status: String,
+    /// Where the figures come from.
     pub source: String,
 }
 
+/// The built-in table, data/battery-chemistries.csv.
 pub const CHEMISTRIES_CSV: &str = include_str!("../../../data/battery-chemistries.csv");
 
 /// Parse a chemistry table (columns as data/battery-chemistries.csv).
@@ -49,6 +54,7 @@ pub fn parse_chemistries(text: &str, origin: &str) -> Result<Vec<Chemistry>, Str
     Ok(out)
 }
 
+/// The built-in chemistries; panics only if the shipped table does not parse.
 pub fn chemistries() -> Vec<Chemistry> {
     parse_chemistries(CHEMISTRIES_CSV, "data/battery-chemistries.csv").expect("built-in chemistries parse")
 }

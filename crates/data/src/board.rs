@@ -14,16 +14,25 @@ use crate::power::PowerProfile;
 /// A board of data/board-power.csv.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Board {
+    /// The id `--board` takes.
     pub id: String,
+    /// The microcontroller on it.
     pub chip: String,
+    /// The core of the emulated images (mcu/README.md timing models).
     pub core: String,
     /// Target triple of the mcu images whose cycles this board uses.
     pub target: String,
+    /// Clock at which `active_ma` is specified and the cycles are converted.
     pub clock_mhz: f64,
+    /// Supply voltage of the current figures.
     pub volts: f64,
+    /// Current with the CPU running from flash/cache, radio off.
     pub active_ma: f64,
+    /// Current in the lowest sleep mode that keeps RAM and wakes on a timer.
     pub sleep_ua: f64,
+    /// "sourced" or "estimate".
     pub status: String,
+    /// Where every figure comes from.
     pub source: String,
 }
 
@@ -35,10 +44,15 @@ pub struct Board {
 pub struct Cycles {
     /// The board whose profile produced the counts (a board id of data/board-power.csv).
     pub board: String,
+    /// Algorithm name.
     pub cipher: String,
+    /// Implementation name.
     pub implementation: String,
+    /// The mcu image the counts come from.
     pub image: String,
+    /// The image's target triple.
     pub target: String,
+    /// The mcu/ timing model that counted the cycles.
     pub timing_model: String,
     /// `keystream` (stream ciphers) or `encrypt` (block ciphers, AEADs).
     pub phase: String,
@@ -83,7 +97,9 @@ impl Cycles {
     }
 }
 
+/// The built-in boards, data/board-power.csv.
 pub const BOARDS_CSV: &str = include_str!("../../../data/board-power.csv");
+/// The built-in cycle counts, data/emulated-cycles.csv.
 pub const CYCLES_CSV: &str = include_str!("../../../data/emulated-cycles.csv");
 
 /// The `need` columns of every record of a `#`-commented CSV table, with its line number; an

@@ -10,17 +10,22 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use toml::Spanned;
 
+/// The built-in file, data/boards.toml.
 pub const BOARDS_TOML: &str = include_str!("../../../data/boards.toml");
 
 /// `[board.ID.power]`: datasheet figures for crypto energy from emulated cycles.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Power {
+    /// Supply voltage of the current figures.
     pub volts: f64,
+    /// Current with the CPU running from flash/cache, radio off.
     pub active_ma: f64,
+    /// Current in the lowest sleep mode that keeps RAM and wakes on a timer.
     pub sleep_ua: f64,
     /// `sourced` or `estimate`.
     pub status: String,
+    /// Where every figure comes from.
     pub source: String,
 }
 
@@ -28,24 +33,38 @@ pub struct Power {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoardRecord {
+    /// The board id (the table's key).
     #[serde(skip)]
     pub id: String,
+    /// The board's name.
     pub name: String,
+    /// The microcontroller on it.
     pub chip: String,
+    /// The Rust/GCC target the core runs (a [`TargetRecord`]).
     pub triple: String,
+    /// CPU clock the figures are converted at.
     pub mhz: f64,
+    /// Where the measured code executes: `flash`, `sram` or `xip`.
     pub code_in: String,
+    /// Wait states per flash line fetch that misses (0: none).
     pub flash_ws: u32,
+    /// Width of one flash/XIP line in bytes.
     pub fetch_line_bytes: u32,
+    /// Instruction-cache lines over flash/XIP (0: no cache).
     pub cache_lines: u32,
+    /// Ways of that set-associative cache.
     pub cache_ways: u32,
     /// Stall per missed line fetch; `flash_ws` when absent.
     #[serde(default)]
     pub miss_cycles: Option<u32>,
+    /// Cortex-M4 load/store pipelining (a neighbouring second LDR/STR costs 1 cycle).
     pub m4_ldst_pipelining: bool,
+    /// Parameters whose source text was read.
     #[serde(default)]
     pub verified: Vec<String>,
+    /// The source of each parameter.
     pub sources: BTreeMap<String, String>,
+    /// Power figures; a board with them is a `--board` choice.
     #[serde(default)]
     pub power: Option<Power>,
 }
@@ -54,10 +73,15 @@ pub struct BoardRecord {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cpp {
+    /// The C++ compiler.
     pub cxx: String,
+    /// The C compiler.
     pub cc: String,
+    /// Architecture flags.
     pub arch_flags: Vec<String>,
+    /// Flags for the headers and C library.
     pub libc_flags: Vec<String>,
+    /// Libraries to link.
     pub libs: Vec<String>,
 }
 
@@ -65,6 +89,7 @@ pub struct Cpp {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetRecord {
+    /// The target triple (the table's key).
     #[serde(skip)]
     pub triple: String,
     /// The core's name in tables (Cortex-M0+, RV32IMC, ...).
@@ -72,12 +97,15 @@ pub struct TargetRecord {
     /// Timing model of mcu/emulate.py; None: instruction counts only.
     #[serde(default)]
     pub model: Option<String>,
+    /// mcu/emulate.py runs its images (Unicorn).
     pub emulable: bool,
     /// The board profile its images' counts stand for (`lwcbench mcu --preset counts`).
     #[serde(default)]
     pub board: Option<String>,
+    /// The Rust images (mcu/images) are built for it.
     #[serde(default)]
     pub rust: bool,
+    /// The C++ (DRACO) toolchain, when built for it.
     #[serde(default)]
     pub cpp: Option<Cpp>,
 }
@@ -94,7 +122,9 @@ struct File {
 /// The records of data/boards.toml, in file order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Boards {
+    /// `[board.ID]` records.
     pub boards: Vec<BoardRecord>,
+    /// `[target.TRIPLE]` records.
     pub targets: Vec<TargetRecord>,
 }
 
@@ -197,6 +227,7 @@ pub fn builtin() -> Boards {
 }
 
 impl Boards {
+    /// The record of one target triple.
     pub fn target(&self, triple: &str) -> Option<&TargetRecord> {
         self.targets.iter().find(|t| t.triple == triple)
     }

@@ -11,27 +11,34 @@ use std::path::Path;
 
 /// The built-in default (see data/sensors/README.md for source and licence).
 pub const DEFAULT_NAME: &str = "office-occupancy";
+/// The built-in default's text.
 pub const DEFAULT_CSV: &str = include_str!("../../../data/sensors/office-occupancy.csv");
 /// The DRACO study's 702 readings × 32 bits = 22,464 bits.
 pub const DEFAULT_READINGS: usize = 702;
 
+/// One numeric column of a dataset.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Channel {
+    /// The header's name, without the unit.
     pub name: String,
+    /// The unit in brackets or parentheses after the name, if any.
     pub unit: Option<String>,
     /// 1-based CSV column.
     pub column: usize,
 }
 
+/// A parsed sensor dataset: the picked channels and their readings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dataset {
+    /// The dataset's name (the file stem).
     pub name: String,
+    /// The picked channels, in column order.
     pub channels: Vec<Channel>,
-    /// rows[r][c] = reading of channel c in data row r.
+    /// `rows[r][c]` = reading of channel c in data row r.
     pub rows: Vec<Vec<f64>>,
     /// The file as named in errors.
     pub file: String,
-    /// lines[r] = the CSV line of data row r (for errors found when encoding).
+    /// `lines[r]` = the CSV line of data row r (for errors found when encoding).
     pub lines: Vec<usize>,
 }
 
@@ -49,6 +56,7 @@ pub enum TextEncoding {
 }
 
 impl TextEncoding {
+    /// `utf8` or `latin1` (also `utf-8`, `latin-1`, `iso-8859-1`), as `--dataset-encoding` takes.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "utf8" | "utf-8" => Ok(TextEncoding::Utf8),
@@ -90,18 +98,28 @@ pub fn shown(s: &str) -> String {
     out
 }
 
+/// How one reading becomes 32 bits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Encoding {
+    /// IEEE-754 single precision.
     Float32,
-    Int32 { scale: f64 },
+    /// round(value × `scale`) as a two's-complement int32.
+    Int32 {
+        /// The factor applied before rounding.
+        scale: f64,
+    },
 }
 
+/// Byte order of each 32-bit reading.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ByteOrder {
+    /// Big-endian (network byte order).
     Big,
+    /// Little-endian.
     Little,
 }
 
+/// The order of readings in the payload.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Layout {
     /// r0c0 r0c1 … r1c0 … (what a node sending all its sensors per tick produces).
@@ -110,10 +128,14 @@ pub enum Layout {
     PerChannel,
 }
 
+/// How a dataset becomes a payload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Encode {
+    /// Per-reading encoding.
     pub encoding: Encoding,
+    /// Per-reading byte order.
     pub order: ByteOrder,
+    /// Order of the readings.
     pub layout: Layout,
     /// Number of 32-bit readings in the payload.
     pub readings: usize,
@@ -159,6 +181,7 @@ fn is_time_column(name: &str) -> bool {
 }
 
 impl Dataset {
+    /// Load a UTF-8 file; `channels` as in [`Dataset::parse`].
     pub fn load(path: &Path, channels: &[String]) -> Result<Dataset, String> {
         Self::load_encoded(path, channels, TextEncoding::Utf8)
     }
@@ -178,6 +201,7 @@ impl Dataset {
         Self::parse(&text, &file, &name, channels)
     }
 
+    /// The built-in default dataset; panics only if the shipped table does not parse.
     pub fn builtin() -> Dataset {
         Self::parse(DEFAULT_CSV, "data/sensors/office-occupancy.csv", DEFAULT_NAME, &[])
             .expect("built-in dataset parses")
@@ -288,6 +312,7 @@ impl Dataset {
         Ok(Dataset { name: name.to_string(), channels: picked, rows, file: file.to_string(), lines })
     }
 
+    /// Readings in the dataset: rows × channels.
     pub fn readings_available(&self) -> usize {
         self.rows.len() * self.channels.len()
     }

@@ -5,42 +5,61 @@ use serde::Serialize;
 
 use crate::board::records;
 
+/// The built-in data/cipher-status.csv.
 pub const STATUS_CSV: &str = include_str!("../../../data/cipher-status.csv");
+/// The built-in data/mcu-sizes.csv.
 pub const SIZES_CSV: &str = include_str!("../../../data/mcu-sizes.csv");
+/// The built-in data/emulator-error.csv.
 pub const ERROR_CSV: &str = include_str!("../../../data/emulator-error.csv");
 
 /// A row of data/cipher-status.csv.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Status {
+    /// Catalogue name of the cipher.
     pub cipher: String,
+    /// `standard`, `portfolio`, `finalist`, `provisional` or `none`.
     pub status: String,
+    /// The standard or selection that gives the status.
     pub document: String,
+    /// `recalled` or `project` (see the file's header).
     pub checked: String,
+    /// Where the status comes from.
     pub source: String,
 }
 
 /// A row of data/mcu-sizes.csv.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Size {
+    /// Algorithm name.
     pub cipher: String,
+    /// Implementation name.
     pub implementation: String,
+    /// The mcu image measured.
     pub image: String,
+    /// The image's target triple.
     pub target: String,
+    /// Flash bytes: text + rodata + data minus the empty harness.
     pub flash: u64,
+    /// Static RAM bytes: data + bss.
     pub ram_static: u64,
+    /// Deepest stack of init and message phase, bytes.
     pub stack: u64,
 }
 
 /// A row of data/emulator-error.csv.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ErrorBand {
+    /// The timing model, as data/emulated-cycles.csv names it.
     pub timing_model: String,
+    /// Relative error band of its emulated cycles (± this %).
     pub error_pct: f64,
+    /// Where the band comes from.
     pub source: String,
 }
 
 const STATUSES: &[&str] = &["standard", "portfolio", "finalist", "provisional", "none"];
 
+/// Parse a status table (columns as data/cipher-status.csv); `origin` names it in errors.
 pub fn parse_status(text: &str, origin: &str) -> Result<Vec<Status>, String> {
     let mut out: Vec<Status> = Vec::new();
     for (line, f) in records(text, origin, &["cipher", "status", "document", "checked", "source"])? {
@@ -64,6 +83,7 @@ pub fn parse_status(text: &str, origin: &str) -> Result<Vec<Status>, String> {
     Ok(out)
 }
 
+/// Parse a sizes table (columns as data/mcu-sizes.csv); `origin` names it in errors.
 pub fn parse_sizes(text: &str, origin: &str) -> Result<Vec<Size>, String> {
     let cols = ["cipher", "implementation", "image", "target", "flash_bytes", "ram_static_bytes", "stack_bytes"];
     let mut out = Vec::new();
@@ -85,6 +105,7 @@ pub fn parse_sizes(text: &str, origin: &str) -> Result<Vec<Size>, String> {
     Ok(out)
 }
 
+/// Parse an error-band table (columns as data/emulator-error.csv); `origin` names it in errors.
 pub fn parse_errors(text: &str, origin: &str) -> Result<Vec<ErrorBand>, String> {
     let mut out = Vec::new();
     for (line, f) in records(text, origin, &["timing_model", "error_pct", "source"])? {

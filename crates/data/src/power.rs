@@ -4,8 +4,10 @@
 //! Users may pass their own profile CSV (`device,active_w,source`) or their own watts.
 use std::path::Path;
 
+/// One device's typical active power.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PowerProfile {
+    /// The device's name.
     pub device: String,
     /// Typical active power in watts while the CPU is busy.
     pub active_w: f64,

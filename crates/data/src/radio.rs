@@ -1,25 +1,39 @@
 //! Radio profiles (data/radio-profiles.csv): the link's energy model's time on air and
 //! transmit power per radio; every row names its source.
 
+/// A radio profile of data/radio-profiles.csv.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Radio {
+    /// The name `--radio` takes.
     pub name: String,
+    /// LoRa parameters (time on air from the Semtech formula); None: a fixed bit rate.
     pub lora: Option<Lora>,
+    /// PHY bit rate (fixed-rate radios).
     pub bitrate_bps: f64,
+    /// Protocol bytes added to every packet besides the link frame.
     pub overhead_bytes: usize,
+    /// Largest link-frame chunk per packet; larger frames are split.
     pub max_payload: usize,
+    /// Fixed per-packet air time not in `overhead_bytes` (preamble, ramp-up).
     pub preamble_s: f64,
+    /// Transmit power drawn from the supply.
     pub tx_w: f64,
+    /// "sourced" or "estimate".
     pub status: String,
+    /// Where every figure comes from.
     pub source: String,
 }
 
+/// LoRa modulation parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Lora {
+    /// Spreading factor.
     pub sf: u32,
+    /// Bandwidth.
     pub bw_hz: f64,
     /// Coding rate 4/(4+cr).
     pub cr: u32,
+    /// Preamble length in symbols.
     pub preamble_symbols: f64,
 }
 
@@ -56,11 +70,13 @@ impl Radio {
         }
         t
     }
+    /// Transmit energy of one frame of `frame` bytes: its air time × `tx_w`.
     pub fn energy_j(&self, frame: usize) -> f64 {
         self.air_time(frame) * self.tx_w
     }
 }
 
+/// The built-in data/radio-profiles.csv.
 pub const BUILTIN_CSV: &str = include_str!("../../../data/radio-profiles.csv");
 
 /// Parse the radio profile CSV (header names the columns; `#` lines are comments).
@@ -131,10 +147,12 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Radio>, String> {
     Ok(out)
 }
 
+/// The built-in profiles; panics only if the shipped table does not parse.
 pub fn builtin() -> Vec<Radio> {
     parse(BUILTIN_CSV, "data/radio-profiles.csv").expect("built-in radio profiles parse")
 }
 
+/// The built-in profile of this name (case-insensitive); the error lists the names.
 pub fn find_radio(name: &str) -> Result<Radio, String> {
     let all = builtin();
     all.iter().find(|r| r.name.eq_ignore_ascii_case(name)).cloned().ok_or_else(|| {

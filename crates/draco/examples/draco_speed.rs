@@ -1,6 +1,9 @@
 //! Best-of-N timing of every DRACO variant (robust on a shared, loaded machine where
 //! criterion's means are inflated by other processes).
 //! Run: `cargo run --release -p lwcbench-draco --example draco_speed`
+// A developer's timing tool over fixed keys and messages: a cipher call that fails is a
+// bug in the cipher, and the panic reports it.
+#![allow(clippy::unwrap_used)]
 use lwcbench_core::StreamCipher;
 use lwcbench_draco::bitsliced::{Backend, MultiDraco};
 use lwcbench_draco::{DracoFast, DracoRef};

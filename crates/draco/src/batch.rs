@@ -1,7 +1,7 @@
 //! Gateway-side batch opening: many devices' DRACO messages (each its own key, IV and length)
 //! opened at once on the bit-sliced [`MultiDraco`], one message per lane. DRACO is a provisional
 //! reconstruction (see the crate doc); the integrity layer is this project's
-//! [`composition`](crate::composition), not the cipher's own.
+//! [`composition`], not the cipher's own.
 //!
 //! Per message the result equals the single-stream path ([`composition::otk_and_decrypt`] on
 //! [`crate::DracoFast`]): the one-time Poly1305 key (keystream bytes `0..32`) and
@@ -28,18 +28,26 @@ use crate::composition::{self, TagError, OTK_BYTES, SKIP_BYTES, TAG_BYTES};
 /// One message to open (ciphertext only; see [`TaggedItem`] for the verified path).
 #[derive(Clone, Copy, Debug)]
 pub struct BatchItem<'a> {
+    /// The message's 128-bit key.
     pub key: &'a [u8; 16],
+    /// The message's 96-bit IV.
     pub iv: &'a [u8; 12],
+    /// The ciphertext.
     pub ct: &'a [u8],
 }
 
 /// One message with its associated data and tag.
 #[derive(Clone, Copy, Debug)]
 pub struct TaggedItem<'a> {
+    /// The message's 128-bit key.
     pub key: &'a [u8; 16],
+    /// The message's 96-bit IV.
     pub iv: &'a [u8; 12],
+    /// The associated data the tag covers.
     pub ad: &'a [u8],
+    /// The ciphertext.
     pub ct: &'a [u8],
+    /// The tag to verify.
     pub tag: &'a [u8; TAG_BYTES],
 }
 
@@ -47,7 +55,9 @@ pub struct TaggedItem<'a> {
 /// Zeroized on drop.
 #[derive(Clone, Default, PartialEq, Eq, Zeroize, ZeroizeOnDrop)]
 pub struct Opened {
+    /// The one-time (tag) key taken from the start of the keystream.
     pub otk: [u8; OTK_BYTES],
+    /// The decrypted, not yet verified, plaintext.
     pub plaintext: Vec<u8>,
 }
 
@@ -77,12 +87,15 @@ pub const CHUNK_BYTES: usize = 256;
 /// (for all lanes) per backend, and a single stream's init and per-bit cost. From the best-of-N
 /// figures in `docs/draco.md` (AMD EPYC Zen 4, this project's dev VM); only ratios matter.
 pub struct Cost {
+    /// A single stream's initialisation.
     pub single_init: f64,
+    /// A single stream's cost per keystream bit.
     pub single_bit: f64,
     /// (init, per clock) for Portable, Avx2, Avx512.
     pub group: [(f64, f64); 3],
 }
 
+/// The estimates [`Mode::Auto`] plans with.
 pub const COST: Cost =
     Cost { single_init: 3_850.0, single_bit: 3.3, group: [(27_000.0, 36.6), (66_000.0, 52.7), (120_000.0, 81.0)] };
 

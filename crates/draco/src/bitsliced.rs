@@ -59,6 +59,7 @@ impl Backend {
         }
     }
 
+    /// The backend's name in tables and messages ("portable-u64", "avx2", "avx512").
     pub const fn name(self) -> &'static str {
         match self {
             Backend::Portable => "portable-u64",
@@ -92,7 +93,14 @@ pub enum MultiError {
     /// The requested backend cannot run on this CPU.
     BackendUnavailable(Backend),
     /// More streams than lanes, zero streams, or keys and IVs of different counts.
-    StreamCount { keys: usize, ivs: usize, max: usize },
+    StreamCount {
+        /// Keys given.
+        keys: usize,
+        /// IVs given.
+        ivs: usize,
+        /// Lanes of the backend.
+        max: usize,
+    },
     /// Output buffer / stride too small.
     Cipher(CipherError),
 }
@@ -698,6 +706,7 @@ impl MultiDraco {
         Ok(())
     }
 
+    /// The backend this instance runs on.
     pub fn backend(&self) -> Backend {
         match self.inner {
             Inner::Portable(_) => Backend::Portable,

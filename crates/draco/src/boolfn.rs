@@ -110,8 +110,8 @@ fn mux<T: Lane>(a: T, b: T, s: T) -> T {
     a ^ ((a ^ b) & s)
 }
 
-/// P1 multiplexer: `n(j)` lanes of the non-volatile bits, `sel[k]` lanes of s_{SELECT_TAPS[k]};
-/// returns n_j per lane with j = Σ 2^k sel[k]. A balanced tree of 127 two-way selections,
+/// P1 multiplexer: `n(j)` lanes of the non-volatile bits, `sel[k]` lanes of `s_{SELECT_TAPS[k]}`;
+/// returns n_j per lane with j = `Σ 2^k sel[k]`. A balanced tree of 127 two-way selections,
 /// constant-time (no lane-dependent indexing).
 #[inline(always)]
 pub fn select<T: Lane>(n: impl Fn(usize) -> T, sel: &[T; 7]) -> T {

@@ -31,8 +31,11 @@ pub const CHECKSUM_HEX: &str = "be5ceb0481f6087947c0905bb079a926e7ca82b5082fe72b
 /// One checksum input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Input {
+    /// The 128-bit key.
     pub key: [u8; 16],
+    /// The 96-bit IV.
     pub iv: [u8; 12],
+    /// Keystream bits to take.
     pub nbits: usize,
 }
 

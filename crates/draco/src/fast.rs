@@ -145,10 +145,12 @@ fn b_group<const K: usize>(x: &mut [u64; 3], h: &mut [u64; 9], acc: u64) {
 }
 
 impl DracoFast {
+    /// An instance without key; `init` it before use.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// An instance initialised with this key and IV.
     pub fn with_key_iv(key: &[u8; 16], iv: &[u8; 12]) -> Self {
         let mut c = Self::default();
         c.setup(key, iv);

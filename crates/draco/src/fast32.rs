@@ -150,10 +150,12 @@ fn select32(t: &[[u32; 4]; 32], s: &[u32; 7]) -> u32 {
 }
 
 impl DracoFast32 {
+    /// An instance without key; `init` it before use.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// An instance initialised with this key and IV.
     pub fn with_key_iv(key: &[u8; 16], iv: &[u8; 12]) -> Self {
         let mut c = Self::default();
         c.setup(key, iv);

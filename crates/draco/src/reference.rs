@@ -128,6 +128,7 @@ pub const INFO: CipherInfo = CipherInfo {
 };
 
 impl DracoRef {
+    /// An instance without key; `init` it before use.
     pub fn new() -> Self {
         Self::default()
     }

@@ -4,6 +4,9 @@
 //! keystream XORed here, not through the batch module or the composition helpers), and for a
 //! few messages from the bit-serial reference `DracoRef`; tags are made by the single-stream
 //! `composition::seal_in_place`.
+// Integration tests, helpers included: a panic is the failure report, as .clippy.toml
+// allows in #[test] functions.
+#![allow(clippy::unwrap_used)]
 use lwcbench_core::StreamCipher;
 use lwcbench_draco::batch::{self, BatchItem, Mode, TaggedItem};
 use lwcbench_draco::bitsliced::Backend;

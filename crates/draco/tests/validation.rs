@@ -1,5 +1,8 @@
 //! Every DRACO variant against the bit-serial reference (the oracle, itself guarded by the
 //! hand-computed unit tests in `src/reference.rs`), and against the stored checksum.
+// Integration tests, helpers included: a panic is the failure report, as .clippy.toml
+// allows in #[test] functions.
+#![allow(clippy::unwrap_used)]
 use lwcbench_core::{bits, StreamCipher};
 use lwcbench_draco::bitsliced::{Backend, MultiDraco};
 use lwcbench_draco::checksum::{self, CHECKSUM_HEX};

@@ -23,6 +23,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::{BitBuf, Words};
 
+/// Metadata of this Grain-128a implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "Grain-128a",
     implementation: "rust",

@@ -13,6 +13,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::{BitBuf, Words};
 
+/// Metadata of this Grain v1 implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "Grain-v1",
     implementation: "rust",

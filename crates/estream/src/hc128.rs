@@ -13,6 +13,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::{BitBuf, Words};
 
+/// Metadata of this HC-128 implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "HC-128",
     implementation: "rust",

@@ -4,7 +4,7 @@
 //! The bit-oriented ciphers (Trivium, Grain v1, Grain-128a, MICKEY) are written
 //! word-parallel where the feedback taps allow it: the register is kept as a bit sequence
 //! and many clocks are computed at once with shifts. Each cipher core produces 64 keystream
-//! bits at a time (first bit in bit 0); [`BitBuf`] turns that into a bit-granular stream in
+//! bits at a time (first bit in bit 0); `BitBuf` turns that into a bit-granular stream in
 //! the cipher's byte packing convention.
 //!
 //! Sources: the eSTREAM portfolio specifications (Trivium: De Cannière–Preneel; Grain v1:

@@ -260,6 +260,7 @@ macro_rules! mickey {
     };
 }
 
+/// Metadata of the MICKEY 2.0 implementation (80-bit key).
 pub const INFO_80: CipherInfo = CipherInfo {
     name: "MICKEY-2.0",
     implementation: "rust",
@@ -276,6 +277,7 @@ pub const INFO_80: CipherInfo = CipherInfo {
     note: "IV of 0-80 bits accepted (whole bytes)",
 };
 
+/// Metadata of the MICKEY-128 2.0 implementation (128-bit key).
 pub const INFO_128: CipherInfo = CipherInfo {
     name: "MICKEY-128-2.0",
     key_bits: 128,

@@ -5,7 +5,7 @@
 //! byte keys, available through [`Sosemanuk::any_key_length`].
 //!
 //! Structure: Serpent24 key schedule and IV setup, a 10-word LFSR over GF(2^32) (α defined
-//! over GF(2^8) = GF(2)[β]/(β^8+β^7+β^5+β^3+1)), a 2-word FSM, and the Serpent S-box S2
+//! over GF(2^8) = `GF(2)[β]/(β^8+β^7+β^5+β^3+1)`), a 2-word FSM, and the Serpent S-box S2
 //! applied bitsliced to four FSM outputs. S-boxes are evaluated from their algebraic normal
 //! form on whole words (bitsliced, no table lookups on secrets). The α multiplications use
 //! 256-entry tables indexed by a byte of LFSR state, as in the specification: **not
@@ -18,6 +18,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::{BitBuf, Words};
 
+/// Metadata of this Sosemanuk implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "Sosemanuk",
     implementation: "rust",

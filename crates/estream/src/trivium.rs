@@ -16,6 +16,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::{BitBuf, Words};
 
+/// Metadata of this Trivium implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "Trivium",
     implementation: "rust",

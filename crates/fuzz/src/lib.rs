@@ -28,9 +28,11 @@ pub const MAX_ERROR: usize = 2000;
 pub struct Rng(u64);
 
 impl Rng {
+    /// The sequence of this seed (any seed, zero included).
     pub fn new(seed: u64) -> Self {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
+    /// The next output.
     pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -41,6 +43,7 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n.max(1) as u64) as usize
     }
+    /// True with probability about 1 / `one_in`.
     pub fn chance(&mut self, one_in: usize) -> bool {
         self.below(one_in) == 0
     }
@@ -156,6 +159,7 @@ pub type Fixup = fn(&mut Rng, Vec<u8>) -> Vec<u8>;
 
 /// A fuzz target: a name (its corpus directory) and a check of one input.
 pub struct Target {
+    /// The target's name, also its corpus directory under tests/fuzz-corpus.
     pub name: &'static str,
     /// Ok, or the contract the input broke. A panic is caught by the driver.
     pub check: fn(&[u8], &mut Scratch) -> Result<(), String>,
@@ -165,13 +169,16 @@ pub struct Target {
 
 /// Per-target state reused across inputs (a temporary directory).
 pub struct Scratch {
+    /// Removed when the run ends.
     pub dir: tempfile::TempDir,
 }
 
+/// The repository this crate was built in.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// A target's seed directory, `tests/fuzz-corpus/<target>`.
 pub fn corpus_dir(target: &str) -> PathBuf {
     repo_root().join("tests/fuzz-corpus").join(target)
 }
@@ -182,7 +189,12 @@ pub fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
         .map(|rd| {
             rd.flatten()
                 .filter(|e| e.path().is_file())
-                .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+                // The corpus is the repository's own test data: an unreadable seed fails the
+                // fuzz test that asked for it, naming the file.
+                .map(|e| {
+                    let bytes = std::fs::read(e.path()).unwrap_or_else(|err| panic!("{}: {err}", e.path().display()));
+                    (e.file_name().to_string_lossy().into_owned(), bytes)
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -207,7 +219,9 @@ pub fn check_error(e: &str) -> Result<(), String> {
 
 /// What a fuzzing run found.
 pub struct Outcome {
+    /// Inputs checked, seeds included.
     pub inputs: u64,
+    /// The seed of the mutations (`LWCBENCH_FUZZ_SEED` reproduces the run).
     pub seed: u64,
     /// (file written, what went wrong)
     pub failures: Vec<(PathBuf, String)>,

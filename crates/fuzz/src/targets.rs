@@ -1,9 +1,10 @@
-//! The six targets: what each feeds the input to and what it checks.
+//! The seven targets: what each feeds the input to and what it checks.
 use lwcbench_engine::{collect, dataset, external, video};
 use lwcbench_link::wire::frame::Proto;
 
 use crate::{check_error, Rng, Scratch, Target};
 
+/// Every target.
 pub const ALL: [Target; 7] = [BOARD_LOG, POWER_LOG, DATASET, Y4M, ENGINE_LINES, RUN_DIR, LINK_FRAME];
 
 // ---- board log (`lwcbench collect`) ----------------------------------------------------------
@@ -128,6 +129,7 @@ fn board_log(input: &[u8], s: &mut Scratch) -> Result<(), String> {
     }
 }
 
+/// A board's serial log, through `lwcbench collect`'s parser.
 pub const BOARD_LOG: Target = Target { name: "board-log", check: board_log, fixup: Some(repeat_field) };
 
 // ---- power log beside a board log (`lwcbench collect --power-…`) -------------------------------
@@ -188,6 +190,7 @@ fn power_log(input: &[u8], s: &mut Scratch) -> Result<(), String> {
     }
 }
 
+/// A board log and a power logger's log ([`POWER_SPLIT`] between them), through `collect`.
 pub const POWER_LOG: Target = Target { name: "power-log", check: power_log, fixup: Some(repeat_field) };
 
 // ---- dataset CSV ------------------------------------------------------------------------------
@@ -289,6 +292,7 @@ fn dataset(input: &[u8], _: &mut Scratch) -> Result<(), String> {
     Ok(())
 }
 
+/// A sensor dataset CSV, in both text encodings.
 pub const DATASET: Target = Target { name: "dataset", check: dataset, fixup: Some(dataset_faults) };
 
 // ---- y4m --------------------------------------------------------------------------------------
@@ -312,6 +316,7 @@ fn y4m(input: &[u8], _: &mut Scratch) -> Result<(), String> {
     Ok(())
 }
 
+/// A Y4M video clip.
 pub const Y4M: Target = Target { name: "y4m", check: y4m, fixup: None };
 
 // ---- engine line protocol ---------------------------------------------------------------------
@@ -335,6 +340,7 @@ fn engine_lines(input: &[u8], _: &mut Scratch) -> Result<(), String> {
     }
 }
 
+/// Lines of the external-engine protocol.
 pub const ENGINE_LINES: Target = Target { name: "engine-lines", check: engine_lines, fixup: None };
 
 // ---- result directory (report / compare) ------------------------------------------------------
@@ -423,6 +429,7 @@ fn run_dir(input: &[u8], s: &mut Scratch) -> Result<(), String> {
     }
 }
 
+/// A result directory, through the report's loader, `compare` and the HTML report.
 pub const RUN_DIR: Target = Target { name: "run-dir", check: run_dir, fixup: Some(bad_cell) };
 
 // ---- link frame (`lwcbench link`: an MQTT payload at the gateway) ----------------------------
@@ -506,4 +513,5 @@ fn link_frame(input: &[u8], _: &mut Scratch) -> Result<(), String> {
     Ok(())
 }
 
+/// One MQTT payload through the link gateway's receive path.
 pub const LINK_FRAME: Target = Target { name: "link-frame", check: link_frame, fixup: None };

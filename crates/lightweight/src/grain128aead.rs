@@ -20,6 +20,7 @@
 use lwcbench_core::{check_len, iv_err, key_err, Aead, BitOrder, CipherError, CipherInfo, Family, Language, Origin};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
+/// Metadata of this Grain-128AEADv2 implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "Grain-128AEADv2",
     implementation: "rust-ref",
@@ -185,6 +186,7 @@ impl State {
 }
 
 #[derive(Default, Zeroize, ZeroizeOnDrop)]
+/// The Grain-128AEADv2 AEAD; create it with `Default`, then set a key.
 pub struct Grain128AeadV2 {
     key: [u8; 16],
     keyed: bool,

@@ -13,6 +13,7 @@ use lwcbench_core::{check_len, key_err, BitOrder, BlockCipher, CipherError, Ciph
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 #[derive(Zeroize, ZeroizeOnDrop)]
+/// The HIGHT block cipher; create it with `Default`, then set a key.
 pub struct Hight {
     wk: [u8; 8],
     sk: [u8; 128],
@@ -24,6 +25,7 @@ impl Default for Hight {
     }
 }
 
+/// Metadata of this HIGHT implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "HIGHT",
     implementation: "rust-ref",

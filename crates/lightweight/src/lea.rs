@@ -17,6 +17,7 @@ const ROUNDS: usize = 24;
 const DELTA: [u32; 4] = [0xc3efe9db, 0x44626b02, 0x79e27c8a, 0x78df30ec];
 
 #[derive(Zeroize, ZeroizeOnDrop)]
+/// The LEA-128 block cipher; create it with `Default`, then set a key.
 pub struct Lea128 {
     rk: [[u32; 4]; ROUNDS],
 }
@@ -27,6 +28,7 @@ impl Default for Lea128 {
     }
 }
 
+/// Metadata of this LEA-128 implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "LEA-128",
     implementation: "rust-ref",

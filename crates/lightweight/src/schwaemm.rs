@@ -11,6 +11,7 @@
 use lwcbench_core::{check_len, iv_err, key_err, Aead, BitOrder, CipherError, CipherInfo, Family, Language, Origin};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
+/// Metadata of this SCHWAEMM256-128 implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "SCHWAEMM256-128",
     implementation: "rust-ref",
@@ -118,6 +119,7 @@ fn rate_bytes(s: &[u32; 12]) -> [u8; RATE] {
 }
 
 #[derive(Default, Zeroize, ZeroizeOnDrop)]
+/// The SCHWAEMM256-128 AEAD; create it with `Default`, then set a key.
 pub struct Schwaemm256_128 {
     key: [u32; 4],
     keyed: bool,

@@ -3,7 +3,7 @@
 //! (round function, key schedule, constant sequences z0…z4 in Table 3.2 / §3).
 //!
 //! Byte convention (as Crypto++, Linux and the SIMON/SPECK implementation guide): words are
-//! little-endian, the key is k[0] first, a block is y (right word) then x (left word); i.e.
+//! little-endian, the key is `k[0]` first, a block is y (right word) then x (left word); i.e.
 //! the paper's printed hex strings reversed (shared README §2).
 //!
 //! Constant time: and/xor/rotate by constants on n-bit words; no tables, no data-dependent
@@ -26,10 +26,15 @@ const Z: [&[u8; 62]; 5] = [
 
 /// Parameters of one SIMON size: word bits n, key words m, rounds T, sequence index j.
 pub trait Params {
+    /// The algorithm name, e.g. "SIMON-64-128".
     const NAME: &'static str;
+    /// Word size in bits (the block is two words).
     const N: u32;
+    /// Key words.
     const M: usize;
+    /// Rounds.
     const T: usize;
+    /// Index of the round-constant sequence z_j.
     const J: usize;
 }
 
@@ -61,6 +66,7 @@ sizes! {
     Simon128_256, "SIMON-128-256", 64, 4, 72, 4;
 }
 
+/// The SIMON block cipher with the parameter set `P`.
 pub struct Simon<P: Params> {
     rk: [u64; 72],
     _p: PhantomData<P>,

@@ -11,6 +11,7 @@
 use lwcbench_core::{check_len, iv_err, key_err, Aead, BitOrder, CipherError, CipherInfo, Family, Language, Origin};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
+/// Metadata of this TinyJAMBU-128 implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "TinyJAMBU-128",
     implementation: "rust-ref",
@@ -34,6 +35,7 @@ const FB_MSG: u32 = 5 << 4;
 const FB_TAG: u32 = 7 << 4;
 
 #[derive(Default, Zeroize, ZeroizeOnDrop)]
+/// The TinyJAMBU-128 AEAD; create it with `Default`, then set a key.
 pub struct TinyJambu128 {
     key: [u32; 4],
     keyed: bool,

@@ -1,6 +1,6 @@
 //! Xoodyak AEAD (final round): Daemen, Hoffert, Mella, Peeters, Van Assche, Van Keer,
 //! "Xoodyak, a lightweight cryptographic scheme", NIST LWC finalist specification (2021).
-//! The Cyclist mode in keyed use over the Xoodoo[12] permutation (384-bit state = 48 bytes):
+//! The Cyclist mode in keyed use over the Xoodoo\[12\] permutation (384-bit state = 48 bytes):
 //! final-round AEAD `Cyclist(K, id = N, ε)`, `Absorb(A)`, `C ← Encrypt(P)`, `T ← Squeeze(16)`
 //! (round 2 used `Cyclist(K, ε, ε)`, `Absorb(N)`; the two give different KATs).
 //! 128-bit key, nonce and tag. Lanes are little-endian 32-bit words.
@@ -10,6 +10,7 @@
 use lwcbench_core::{check_len, iv_err, key_err, Aead, BitOrder, CipherError, CipherInfo, Family, Language, Origin};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
+/// Metadata of this Xoodyak implementation.
 pub const INFO: CipherInfo = CipherInfo {
     name: "Xoodyak",
     implementation: "rust-ref",
@@ -140,6 +141,7 @@ impl Cyclist {
 }
 
 #[derive(Default, Zeroize, ZeroizeOnDrop)]
+/// The Xoodyak AEAD; create it with `Default`, then set a key.
 pub struct Xoodyak {
     key: [u8; 16],
     keyed: bool,

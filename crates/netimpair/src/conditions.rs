@@ -28,6 +28,7 @@ pub struct Conditions {
 }
 
 impl Conditions {
+    /// Refuse percentages outside 0..=100, jitter above the delay and a zero rate.
     pub fn validate(&self) -> Result<()> {
         for (name, v) in [("loss", self.loss_pct), ("reorder", self.reorder_pct), ("duplicate", self.duplicate_pct)] {
             if !(0.0..=100.0).contains(&v) {
@@ -46,6 +47,7 @@ impl Conditions {
         Ok(())
     }
 
+    /// True when nothing is impaired.
     pub fn is_none(&self) -> bool {
         *self == Conditions::default()
     }
@@ -55,28 +57,40 @@ impl Conditions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mechanism {
+    /// The kernel's netem qdisc.
     Netem,
+    /// An nftables random-drop rule.
     Nftables,
+    /// The kernel's token-bucket filter qdisc.
     Tbf,
+    /// This crate's UDP relay.
     Relay,
+    /// A Toxiproxy proxy (TCP).
     Toxiproxy,
 }
 
 /// One applied condition: what, how much, by which mechanism, where, and the exact rule or setting.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Applied {
+    /// The condition: "loss", "delay", "jitter", "reorder", "duplicate" or "rate".
     pub condition: &'static str,
+    /// Its amount with unit, as shown.
     pub value: String,
+    /// What applied it.
     pub mechanism: Mechanism,
     /// Namespace side whose egress (tc) or ingress (nftables) carries the rule, or where the relay/proxy runs.
     pub side: Side,
+    /// The exact rule or setting (command line or relay/proxy parameters).
     pub detail: String,
 }
 
+/// The link transport the conditions apply to; it decides the user-space fallback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
+    /// UDP: the relay.
     Udp,
+    /// TCP: Toxiproxy.
     Tcp,
 }
 
@@ -84,7 +98,9 @@ pub enum Transport {
 /// fallbacks can be tested and compared on kernels that do have netem).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
+    /// netem where the kernel has it.
     Auto,
+    /// The fallbacks even where netem exists.
     Fallback,
 }
 
@@ -92,21 +108,29 @@ pub enum Backend {
 /// [`crate::relay::UdpRelay`] (UDP) or Toxiproxy (TCP, delay and jitter only) on the path.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UserSpace {
+    /// Added one-way delay.
     pub delay_ms: u32,
+    /// Uniform jitter ± this around the delay.
     pub jitter_ms: u32,
+    /// Share of packets delivered out of order, in percent.
     pub reorder_pct: f64,
+    /// Share of packets delivered twice, in percent.
     pub duplicate_pct: f64,
 }
 
 impl UserSpace {
+    /// True when user space has nothing to do.
     pub fn is_none(&self) -> bool {
         *self == UserSpace::default()
     }
 }
 
+/// How a set of conditions is applied: the kernel rules, and what is left to user space.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
+    /// One record per condition, kernel and user-space mechanisms alike.
     pub applied: Vec<Applied>,
+    /// What the caller's relay or proxy must do.
     pub user_space: UserSpace,
 }
 
@@ -172,6 +196,7 @@ fn netem_args(c: &Conditions, from: Side) -> Result<(Vec<String>, Vec<Applied>)>
 
 /// nftables names used for loss (inside the receiving namespace only).
 pub const NFT_TABLE: &str = "lwcbench";
+/// The chain in [`NFT_TABLE`] that holds the drop rule.
 pub const NFT_CHAIN: &str = "loss";
 
 /// Converts a percentage to the per-mille threshold of the nftables rule (0.1 % resolution).

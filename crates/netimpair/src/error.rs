@@ -23,4 +23,5 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A result with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

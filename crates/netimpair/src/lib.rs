@@ -4,6 +4,7 @@
 //! and recorded. See docs/network-conditions.md.
 
 pub mod conditions;
+/// The crate's error type.
 pub mod error;
 pub mod netns;
 pub mod relay;

@@ -18,7 +18,9 @@ pub const NS_PREFIX: &str = "lwcb-";
 pub const VETH: &str = "lwcb0";
 /// Address of side A (devices) and side B (gateway) on the /30.
 pub const ADDR_A: Ipv4Addr = Ipv4Addr::new(10, 237, 0, 1);
+/// Address of side B (see [`ADDR_A`]).
 pub const ADDR_B: Ipv4Addr = Ipv4Addr::new(10, 237, 0, 2);
+/// Prefix length of the two addresses' network.
 pub const PREFIX_LEN: u8 = 30;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
@@ -27,11 +29,14 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
+    /// The devices' side.
     A,
+    /// The gateway's and broker's side.
     B,
 }
 
 impl Side {
+    /// The opposite end.
     pub fn other(self) -> Side {
         match self {
             Side::A => Side::B,
@@ -199,6 +204,7 @@ impl NetnsPair {
         Ok(pair)
     }
 
+    /// The name of one side's namespace.
     pub fn namespace(&self, side: Side) -> &str {
         match side {
             Side::A => &self.ns_a,
@@ -206,6 +212,7 @@ impl NetnsPair {
         }
     }
 
+    /// One side's address on the veth pair.
     pub fn addr(&self, side: Side) -> Ipv4Addr {
         match side {
             Side::A => ADDR_A,

@@ -24,8 +24,9 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::cmp::Ordering as CmpOrdering;
+use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
-use std::net::{SocketAddr, UdpSocket as StdUdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket as StdUdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,18 +37,27 @@ use tokio::time::Instant;
 /// Largest datagram the relay accepts (the IPv4 UDP payload limit).
 const MAX_DATAGRAM: usize = 65_507;
 
+/// What the relay does to the datagrams it forwards (see the module documentation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RelayConfig {
+    /// Added delay.
     pub delay: Duration,
+    /// Uniform jitter ± this around the delay.
     pub jitter: Duration,
+    /// Share of datagrams swapped with their successor, in percent.
     pub reorder_pct: f64,
+    /// Share of datagrams sent twice, in percent.
     pub duplicate_pct: f64,
+    /// Seed of the ChaCha8 RNG behind every decision.
     pub seed: u64,
+    /// Most datagrams (copies included) waiting in the relay; at least 2.
     pub queue_limit: usize,
+    /// Longest a datagram held for reordering waits for its successor.
     pub reorder_hold: Duration,
 }
 
 impl RelayConfig {
+    /// No impairment, a queue of 4096 datagrams and a reorder hold of 1 s.
     pub fn new(seed: u64) -> RelayConfig {
         RelayConfig {
             delay: Duration::ZERO,
@@ -126,14 +136,21 @@ struct Stats {
 /// Counters of a relay (for run.json: what the relay did, so losses are never silent).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RelayCounts {
+    /// Datagrams received on the listen socket.
     pub received: u64,
     /// Datagrams sent upstream, duplicates included.
     pub forwarded: u64,
+    /// Datagrams sent twice.
     pub duplicated: u64,
+    /// Datagrams swapped with their successor.
     pub reordered: u64,
+    /// Datagrams held for reordering that no successor released in time (sent in order).
     pub reorder_expired: u64,
+    /// Datagrams dropped because the queue was full.
     pub dropped_queue_full: u64,
+    /// Datagrams still waiting when the relay stopped.
     pub dropped_at_shutdown: u64,
+    /// Sends upstream that failed.
     pub send_errors: u64,
 }
 
@@ -207,7 +224,9 @@ impl UdpRelay {
         pair.check_internal("relay upstream", upstream, false)?;
         let (l, o) = pair
             .in_ns(side, || -> std::io::Result<_> {
-                let out_bind: SocketAddr = if upstream.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse().unwrap();
+                let any: IpAddr =
+                    if upstream.is_ipv4() { Ipv4Addr::UNSPECIFIED.into() } else { Ipv6Addr::UNSPECIFIED.into() };
+                let out_bind = SocketAddr::new(any, 0);
                 Ok((StdUdpSocket::bind(listen)?, StdUdpSocket::bind(out_bind)?))
             })?
             .map_err(|e| Error::Failed(format!("relay cannot bind {listen}: {e}")))?;
@@ -259,10 +278,12 @@ impl UdpRelay {
         Ok(UdpRelay { stats, shutdown: Some(tx), task: Some(task), listen: listen_addr, applied })
     }
 
+    /// The address the relay listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.listen
     }
 
+    /// The counters so far.
     pub fn counts(&self) -> RelayCounts {
         self.stats.snapshot()
     }
@@ -353,16 +374,14 @@ async fn run(
             }
             _ = tokio::time::sleep_until(wake) => {
                 let now = Instant::now();
-                if held.as_ref().is_some_and(|h| h.deadline <= now) {
-                    let h = held.take().unwrap();
+                if let Some(h) = held.take_if(|h| h.deadline <= now) {
                     stats.reorder_expired.fetch_add(1, Ordering::Relaxed);
                     for _ in 0..h.copies {
                         queue.push(Scheduled { at: h.send_at, seq, data: h.data.clone() });
                         seq += 1;
                     }
                 }
-                while queue.peek().is_some_and(|s| s.at <= now) {
-                    let s = queue.pop().unwrap();
+                while let Some(s) = queue.peek_mut().filter(|s| s.at <= now).map(PeekMut::pop) {
                     match out.send_to(&s.data, upstream).await {
                         Ok(_) => stats.forwarded.fetch_add(1, Ordering::Relaxed),
                         Err(_) => stats.send_errors.fetch_add(1, Ordering::Relaxed),

@@ -1,5 +1,8 @@
 //! Namespace pair, teardown and the kernel mechanisms (nftables loss, tbf). These need root; they skip
 //! with a message only when the process lacks CAP_NET_ADMIN/CAP_SYS_ADMIN (CI runs them as root).
+// Integration tests, helpers included: a panic is the failure report, as .clippy.toml
+// allows in #[test] functions.
+#![allow(clippy::unwrap_used)]
 #[path = "../../../tests/support/required.rs"]
 mod required;
 

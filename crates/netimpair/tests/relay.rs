@@ -1,5 +1,8 @@
 //! The UDP relay (delay, duplication, reordering, bounded queue) inside a namespace pair: device side
 //! A sends to the relay on B's veth address, the relay forwards to a receiver on B's loopback.
+// Integration tests, helpers included: a panic is the failure report, as .clippy.toml
+// allows in #[test] functions.
+#![allow(clippy::unwrap_used)]
 #[path = "../../../tests/support/required.rs"]
 mod required;
 

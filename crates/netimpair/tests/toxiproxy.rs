@@ -1,5 +1,8 @@
 //! Toxiproxy inside the namespace pair: TCP latency (lower bound) and connection resets. Needs root and
 //! `toxiproxy-server` (scripts/setup.sh --test builds it); skips only without root.
+// Integration tests, helpers included: a panic is the failure report, as .clippy.toml
+// allows in #[test] functions.
+#![allow(clippy::unwrap_used)]
 #[path = "../../../tests/support/required.rs"]
 mod required;
 

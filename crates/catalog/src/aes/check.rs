@@ -19,6 +19,8 @@ fn id(lib: Lib, kind: Kind, bits: u16) -> String {
     format!("{}/{}", name(kind, bits), lib.as_str())
 }
 
+/// The checks of one library's AES mode at one key size: the in-repo and shared known-answer
+/// files (Crypto++, CAVP, Wycheproof), the AEAD contract, and agreement with another library.
 pub fn verify(e: &Entry, lib: Lib, kind: Kind, bits: u16, ctx: &VerifyCtx) -> Vec<Check> {
     let me = id(lib, kind, bits);
     let mut v = Vec::new();
@@ -89,6 +91,7 @@ pub fn mode_encrypt(c: &mut dyn CipherMode, iv: &[u8], pt: &[u8]) -> Result<Vec<
     Ok(buf)
 }
 
+/// Decrypt with a [`CipherMode`]; returns the plaintext (padding removed).
 pub fn mode_decrypt(c: &mut dyn CipherMode, iv: &[u8], ct: &[u8]) -> Result<Vec<u8>, String> {
     let mut buf = ct.to_vec();
     let n = c.decrypt(iv, &mut buf).map_err(|e| e.to_string())?;
@@ -526,15 +529,19 @@ pub fn agreement(lib: Lib, kind: Kind, bits: u16) -> Check {
 
 /// Library × mode × key size support, for `lwcbench list --matrix` and the aes-libs preset.
 pub struct MatrixRow {
+    /// The library.
     pub lib: Lib,
+    /// The mode.
     pub kind: Kind,
     /// Per key size 128/192/256: offered by the library (as bound here)?
     pub supported: [bool; 3],
     /// Built into this binary?
     pub built: bool,
+    /// Why the library does not offer the mode; empty when it does.
     pub note: &'static str,
 }
 
+/// One row per library and mode, in table order.
 pub fn support_matrix() -> Vec<MatrixRow> {
     let mut v = Vec::new();
     for lib in Lib::ALL {

@@ -116,6 +116,7 @@ impl Drop for Handle {
     }
 }
 
+/// An AES confidentiality mode through libgcrypt.
 pub struct GcryMode {
     kind: Kind,
     bits: u16,
@@ -123,6 +124,7 @@ pub struct GcryMode {
 }
 
 impl GcryMode {
+    /// The mode `kind` with a `bits`-bit key, not yet keyed.
     pub fn new(kind: Kind, bits: u16) -> Self {
         GcryMode { kind, bits, h: None }
     }
@@ -167,6 +169,7 @@ impl CipherMode for GcryMode {
     }
 }
 
+/// An AES AEAD mode through libgcrypt.
 pub struct GcryAead {
     kind: Kind,
     bits: u16,
@@ -174,6 +177,7 @@ pub struct GcryAead {
 }
 
 impl GcryAead {
+    /// The AEAD mode `kind` with a `bits`-bit key, not yet keyed.
     pub fn new(kind: Kind, bits: u16) -> Self {
         GcryAead { kind, bits, h: None }
     }

@@ -4,8 +4,8 @@
 //! See docs/aes-libraries.md.
 //!
 //! Entries are named `AES-<bits>-<MODE>` with the library as implementation, e.g.
-//! `AES-128-GCM/openssl`. Authenticated modes are [`Aead`]s; the others are
-//! [`CipherMode`]s. Fixed parameters per entry (one entry per parameter set, as the study):
+//! `AES-128-GCM/openssl`. Authenticated modes are [`lwcbench_core::Aead`]s; the others are
+//! [`lwcbench_core::CipherMode`]s. Fixed parameters per entry (one entry per parameter set, as the study):
 //! CBC/CFB/OFB/CTR 16-byte IV (CTR: the IV is the whole initial 128-bit big-endian counter
 //! block, as SP 800-38A), GCM 12-byte nonce, CCM 12-byte nonce, EAX 16-byte nonce, OCB
 //! 12-byte nonce, every tag 16 bytes; SIV (RFC 5297, CMAC) is deterministic: no nonce, one
@@ -30,20 +30,32 @@ pub use register::{missing_libraries, register};
 /// The modes, in table order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
+    /// Electronic codebook, PKCS#7 padding.
     Ecb,
+    /// Cipher block chaining, PKCS#7 padding.
     Cbc,
+    /// 128-bit cipher feedback.
     Cfb,
+    /// 8-bit cipher feedback.
     Cfb8,
+    /// Output feedback.
     Ofb,
+    /// Counter mode (128-bit big-endian counter).
     Ctr,
+    /// Galois/counter mode (AEAD).
     Gcm,
+    /// Counter with CBC-MAC (AEAD).
     Ccm,
+    /// EAX (AEAD).
     Eax,
+    /// Offset codebook mode, OCB3 (AEAD).
     Ocb,
+    /// Synthetic IV, RFC 5297 (AEAD, deterministic).
     Siv,
 }
 
 impl Kind {
+    /// Every mode, in table order.
     pub const ALL: [Kind; 11] = [
         Kind::Ecb,
         Kind::Cbc,
@@ -57,6 +69,7 @@ impl Kind {
         Kind::Ocb,
         Kind::Siv,
     ];
+    /// The mode's name in entry names ("ECB", "GCM", ...).
     pub const fn as_str(self) -> &'static str {
         match self {
             Kind::Ecb => "ECB",
@@ -72,12 +85,15 @@ impl Kind {
             Kind::Siv => "SIV",
         }
     }
+    /// Position in [`Kind::ALL`].
     pub const fn index(self) -> usize {
         self as usize
     }
+    /// The mode at position `i` (below 11) of [`Kind::ALL`].
     pub const fn from_index(i: usize) -> Kind {
         Kind::ALL[i]
     }
+    /// An authenticated mode (GCM, CCM, EAX, OCB, SIV).
     pub const fn is_aead(self) -> bool {
         matches!(self, Kind::Gcm | Kind::Ccm | Kind::Eax | Kind::Ocb | Kind::Siv)
     }
@@ -85,6 +101,7 @@ impl Kind {
     pub const fn padded(self) -> bool {
         matches!(self, Kind::Ecb | Kind::Cbc)
     }
+    /// IV or nonce bytes this catalogue uses (0 for ECB and SIV, 12 for GCM, CCM, OCB).
     pub const fn iv_bytes(self) -> usize {
         match self {
             Kind::Ecb | Kind::Siv => 0,
@@ -92,6 +109,7 @@ impl Kind {
             _ => 16,
         }
     }
+    /// Tag bytes: 16 for the AEADs, 0 otherwise.
     pub const fn tag_bytes(self) -> usize {
         if self.is_aead() {
             16
@@ -108,11 +126,13 @@ impl Kind {
             n + self.tag_bytes()
         }
     }
+    /// The mode of this name, case-insensitive.
     pub fn parse(s: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.as_str().eq_ignore_ascii_case(s.trim()))
     }
 }
 
+/// The AES key sizes.
 pub const KEY_BITS: [u16; 3] = [128, 192, 256];
 
 const fn key_index(bits: u16) -> usize {
@@ -138,13 +158,18 @@ pub fn name(kind: Kind, bits: u16) -> &'static str {
 /// The four libraries, in table order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Lib {
+    /// The RustCrypto crates.
     RustCrypto,
+    /// OpenSSL's libcrypto.
     OpenSsl,
+    /// libgcrypt.
     Gcrypt,
+    /// wolfSSL's wolfCrypt.
     WolfSsl,
 }
 
 impl Lib {
+    /// Every library, in table order.
     pub const ALL: [Lib; 4] = [Lib::RustCrypto, Lib::OpenSsl, Lib::Gcrypt, Lib::WolfSsl];
     /// The implementation name in entry ids.
     pub const fn as_str(self) -> &'static str {
@@ -155,6 +180,7 @@ impl Lib {
             Lib::WolfSsl => "wolfssl",
         }
     }
+    /// The library of this implementation name, case-insensitive.
     pub fn parse(s: &str) -> Option<Lib> {
         Lib::ALL.into_iter().find(|l| l.as_str().eq_ignore_ascii_case(s.trim()))
     }
@@ -251,7 +277,7 @@ pub fn pkcs7_unpad(buf: &[u8]) -> Result<usize, CipherError> {
     Ok(buf.len() - p as usize)
 }
 
-/// Shared argument checks of every [`CipherMode`] adapter.
+/// Shared argument checks of every [`lwcbench_core::CipherMode`] adapter.
 pub fn check_mode_args(kind: Kind, iv: &[u8], buf: &[u8], len: usize) -> Result<(), CipherError> {
     lwcbench_core::check_len(iv.len(), kind.iv_bytes(), lwcbench_core::iv_err)?;
     let need = kind.ciphertext_len(len);

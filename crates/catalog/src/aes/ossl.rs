@@ -5,7 +5,7 @@
 //! update demands a spare block of output room, so the adapter turns EVP padding off and
 //! applies the same PKCS#7 itself (identical bytes; checked by the Wycheproof CBC file).
 //!
-//! The per-message calls go straight to EVP through `openssl-sys` ([`evp`]): the crate's safe
+//! The per-message calls go straight to EVP through `openssl-sys` (the `evp` module): the crate's safe
 //! wrappers ask the context for its IV length, block size and wrap mode before every call,
 //! 230–264 instructions per message (7–10 % of a 16-byte ChaCha20-Poly1305 or AES-GCM
 //! message) that an application calling EVP does not pay (docs/measurement.md "Host parity").
@@ -15,6 +15,7 @@ use openssl::cipher_ctx::CipherCtx;
 
 use super::{check_aead_args, check_mode_args, info, key_bytes, pkcs7_pad, pkcs7_unpad, Kind, Lib};
 
+/// The OpenSSL version the library reports at run time.
 pub fn version() -> &'static str {
     static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     V.get_or_init(|| openssl::version::version().to_string())
@@ -229,6 +230,7 @@ fn keyed(kind: Kind, bits: u16, key: &[u8]) -> Result<Ctxs, CipherError> {
     Ok(Ctxs { enc, dec, lens })
 }
 
+/// An AES confidentiality mode through OpenSSL's EVP interface.
 pub struct OsslMode {
     kind: Kind,
     bits: u16,
@@ -238,6 +240,7 @@ pub struct OsslMode {
 }
 
 impl OsslMode {
+    /// The mode `kind` with a `bits`-bit key, not yet keyed.
     pub fn new(kind: Kind, bits: u16) -> Self {
         OsslMode { kind, bits, ctx: None, scratch: Vec::new() }
     }
@@ -303,6 +306,7 @@ fn update(
     Ok(())
 }
 
+/// An AES AEAD mode through OpenSSL's EVP interface.
 pub struct OsslAead {
     kind: Kind,
     bits: u16,
@@ -312,6 +316,7 @@ pub struct OsslAead {
 }
 
 impl OsslAead {
+    /// The AEAD mode `kind` with a `bits`-bit key, not yet keyed.
     pub fn new(kind: Kind, bits: u16) -> Self {
         OsslAead { kind, bits, ctx: None, key: Vec::new(), scratch: Vec::new() }
     }
@@ -431,6 +436,7 @@ pub struct OsslChaCha {
 }
 
 impl OsslChaCha {
+    /// An instance without key.
     pub fn new() -> Self {
         OsslChaCha { ctx: None, scratch: Vec::new() }
     }
@@ -505,6 +511,8 @@ impl Aead for OsslChaCha {
     }
 }
 
+/// The checks of the OpenSSL ChaCha20-Poly1305 entry: the AEAD contract, RFC 8439's vectors
+/// and Wycheproof's.
 pub fn verify_chacha(_: &crate::Entry, ctx: &crate::verify::VerifyCtx) -> Vec<crate::verify::Check> {
     let mk = || Box::new(OsslChaCha::new()) as Box<dyn Aead + Send>;
     let id = "ChaCha20-Poly1305/openssl";

@@ -26,6 +26,7 @@ impl<
 {
 }
 
+/// The RustCrypto mode `kind` with a `bits`-bit AES key (128, 192, otherwise 256), not yet keyed.
 pub fn mode(kind: Kind, bits: u16) -> Box<dyn CipherMode + Send> {
     match bits {
         128 => Box::new(RcMode::<Aes128> { kind, bits, c: None }),
@@ -34,6 +35,7 @@ pub fn mode(kind: Kind, bits: u16) -> Box<dyn CipherMode + Send> {
     }
 }
 
+/// The RustCrypto AEAD mode `kind` with a `bits`-bit AES key, not yet keyed.
 pub fn aead(kind: Kind, bits: u16) -> Box<dyn Aead + Send> {
     fn b<A: AeadInOut + KeyInit + Send + 'static>(kind: Kind, bits: u16) -> Box<dyn Aead + Send> {
         Box::new(RcAead::<A> { kind, bits, inner: None })

@@ -116,6 +116,7 @@ extern "C" {
 const AES_ENCRYPTION: c_int = 0;
 const AES_DECRYPTION: c_int = 1;
 
+/// The wolfSSL version the library reports at run time.
 pub fn version() -> &'static str {
     static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     V.get_or_init(|| unsafe { std::ffi::CStr::from_ptr(lwc_wolf_version()).to_string_lossy().into_owned() })
@@ -152,6 +153,7 @@ fn len32(n: usize) -> Result<u32, CipherError> {
     u32::try_from(n).map_err(|_| CipherError::DataLength { got: n })
 }
 
+/// An AES confidentiality mode through wolfCrypt.
 pub struct WolfMode {
     kind: Kind,
     bits: u16,
@@ -159,6 +161,7 @@ pub struct WolfMode {
 }
 
 impl WolfMode {
+    /// The mode `kind` with a `bits`-bit key, not yet keyed.
     pub fn new(kind: Kind, bits: u16) -> Self {
         WolfMode { kind, bits, objs: None }
     }
@@ -235,6 +238,7 @@ impl CipherMode for WolfMode {
     }
 }
 
+/// An AES AEAD mode through wolfCrypt.
 pub struct WolfAead {
     kind: Kind,
     bits: u16,
@@ -243,6 +247,7 @@ pub struct WolfAead {
 }
 
 impl WolfAead {
+    /// The AEAD mode `kind` with a `bits`-bit key, not yet keyed.
     pub fn new(kind: Kind, bits: u16) -> Self {
         WolfAead { kind, bits, obj: None, key: Vec::new() }
     }

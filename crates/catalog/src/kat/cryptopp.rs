@@ -8,11 +8,14 @@ use std::path::Path;
 /// One test: the field values in force at its `Test:` line (raw text), plus its line number.
 #[derive(Clone, Debug)]
 pub struct Test {
+    /// Line of the `Test:` field.
     pub line: usize,
+    /// Field name to raw value.
     pub fields: BTreeMap<String, String>,
 }
 
 impl Test {
+    /// A field's raw value.
     pub fn get(&self, k: &str) -> Option<&str> {
         self.fields.get(k).map(|s| s.as_str())
     }
@@ -56,6 +59,7 @@ pub fn parse_file(path: &Path) -> Result<Vec<Test>, String> {
     parse_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Parse the text of a test-vector file; errors name the line.
 pub fn parse_str(text: &str) -> Result<Vec<Test>, String> {
     let mut tests = Vec::new();
     let mut fields: BTreeMap<String, String> = BTreeMap::new();

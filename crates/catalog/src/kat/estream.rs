@@ -29,14 +29,19 @@ pub struct Vector {
     pub line: usize,
     /// `"Set N, vector# M"` as printed.
     pub label: String,
+    /// The `Primitive Name:` of the block the vector is in.
     pub primitive: String,
     /// Sizes from the block header (bits).
     pub key_bits: usize,
+    /// IV size from the block header (bits).
     pub iv_bits: usize,
+    /// The key.
     pub key: Vec<u8>,
+    /// The IV.
     pub iv: Vec<u8>,
     /// (first byte offset, expected keystream bytes).
     pub excerpts: Vec<(usize, Vec<u8>)>,
+    /// The 64-byte XOR digest of the whole stream, if the file gives one.
     pub xor_digest: Option<Vec<u8>>,
 }
 
@@ -67,6 +72,7 @@ struct Field {
     line: usize,
 }
 
+/// Parse the text of an eSTREAM vector file; errors name the line.
 pub fn parse_str(text: &str) -> Result<Vec<Vector>, String> {
     parse_str_with(text, false).map(|(v, _)| v)
 }

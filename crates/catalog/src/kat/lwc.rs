@@ -15,10 +15,15 @@ use crate::verify::{Check, VerifyCtx};
 pub struct Vector {
     /// Line of the `Count` field (for messages).
     pub line: usize,
+    /// The `Count` field.
     pub count: u32,
+    /// The key.
     pub key: Vec<u8>,
+    /// The nonce.
     pub nonce: Vec<u8>,
+    /// The plaintext.
     pub pt: Vec<u8>,
+    /// The associated data.
     pub ad: Vec<u8>,
     /// Ciphertext followed by the tag.
     pub ct: Vec<u8>,

@@ -10,46 +10,71 @@ use serde::Deserialize;
 
 use crate::verify::Check;
 
+/// A Wycheproof AEAD test file.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct File {
+    /// The algorithm, e.g. "AES-GCM".
     pub algorithm: String,
+    /// The schema file name.
     pub schema: String,
+    /// Tests in the file, as the file states it.
     pub number_of_tests: usize,
+    /// The test groups.
     pub test_groups: Vec<Group>,
 }
 
+/// Tests sharing key, IV and tag sizes.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Group {
+    /// Key size in bits.
     pub key_size: u32,
+    /// IV size in bits.
     pub iv_size: u32,
+    /// Tag size in bits.
     pub tag_size: u32,
+    /// The group's tests.
     pub tests: Vec<AeadTest>,
 }
 
+/// One AEAD test case; byte fields are hex.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AeadTest {
+    /// Test case id.
     pub tc_id: u32,
+    /// What the case tests.
     #[serde(default)]
     pub comment: String,
+    /// Flags naming the kind of case.
     #[serde(default)]
     pub flags: Vec<String>,
+    /// The key.
     pub key: String,
+    /// The IV or nonce.
     pub iv: String,
+    /// The associated data.
     pub aad: String,
+    /// The plaintext.
     pub msg: String,
+    /// The ciphertext, without tag.
     pub ct: String,
+    /// The tag.
     pub tag: String,
+    /// The expected outcome.
     pub result: Verdict,
 }
 
+/// The expected outcome of a test case.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
+    /// Must decrypt and verify.
     Valid,
+    /// Must be refused.
     Invalid,
+    /// Either outcome is acceptable (e.g. a short IV some libraries refuse).
     Acceptable,
 }
 
@@ -60,6 +85,7 @@ pub fn parse_file(path: &Path) -> Result<File, String> {
     parse_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Parse a file's text (see [`parse_file`] for what is an error).
 pub fn parse_str(text: &str) -> Result<File, String> {
     let f: File = serde_json::from_str(text).map_err(|e| format!("JSON: {e}"))?;
     if !f.schema.starts_with("aead_test_schema") {

@@ -17,6 +17,7 @@ use crate::conformance;
 use crate::entry::Entry;
 use crate::verify::{Check, VerifyCtx};
 
+/// Add this module's entries to the registry.
 pub fn register(r: &mut Vec<Entry>) {
     r.push(
         Entry::stream(mk_ref, verify_ref)

@@ -11,6 +11,7 @@ use crate::conformance;
 use crate::entry::Entry;
 use crate::verify::{Check, VerifyCtx};
 
+/// Add this module's entries to the registry.
 pub fn register(r: &mut Vec<Entry>) {
     r.push(Entry::stream(make_ref, verify_with).code(&["lwcbench_cpp::draco::DracoCppRef", "draco_ref_"]));
     r.push(Entry::stream(make_fast, verify_with).code(&["lwcbench_cpp::draco::DracoCppFast", "draco_fast_"]));

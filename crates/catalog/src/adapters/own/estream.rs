@@ -14,6 +14,7 @@ use crate::verify::{Check, VerifyCtx};
 
 type Mk = fn() -> Box<dyn StreamCipher + Send>;
 
+/// Add this module's entries to the registry.
 pub fn register(r: &mut Vec<Entry>) {
     use lwcbench_estream as e;
     r.push(

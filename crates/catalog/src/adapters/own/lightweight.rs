@@ -17,6 +17,7 @@ use crate::kat::lwc::verify_lwc_aead;
 use crate::kat::{repo_file, shared};
 use crate::verify::{Check, VerifyCtx};
 
+/// Add this module's entries to the registry.
 pub fn register(r: &mut Vec<Entry>) {
     r.push(Entry::block(mk_lea128, verify_lea128).mcu("lea128", "lwcbench_lightweight::lea::Lea128"));
     r.push(Entry::block(mk_hight, verify_hight).mcu("hight", "lwcbench_lightweight::hight::Hight"));

@@ -11,6 +11,7 @@ use lwcbench_core::{check_len, iv_err, key_err, Aead, BitOrder, CipherError, Cip
 use crate::entry::Entry;
 use crate::kat::lwc::verify_lwc_aead;
 
+/// Add this module's entries to the registry.
 pub fn register(r: &mut Vec<Entry>) {
     r.push(
         Entry::aead(mk_ascon_aead128, verify_lwc_aead)

@@ -7,7 +7,7 @@
 //! * **SPECK** (all ten sizes of ePrint 2013/404) — RustCrypto `speck-cipher` 0.1. ARX:
 //!   constant time. The crate reads words big-endian, most significant word first (the
 //!   paper's printed order); this adapter exposes the common byte convention (little-endian
-//!   words, k[0] first, y before x — Crypto++, Linux, Wycheproof) by reversing key and block.
+//!   words, `k[0]` first, y before x — Crypto++, Linux, Wycheproof) by reversing key and block.
 //! * **XTEA** — RustCrypto `xtea` 0.1. ARX, key-word index depends only on the public round
 //!   sum: constant time. The crate reads little-endian words; XTEA's de-facto standard
 //!   (Needham–Wheeler reference code, Botan, Crypto++) is big-endian, so the adapter
@@ -49,6 +49,7 @@ pub struct RcBlock<C> {
 }
 
 impl<C> RcBlock<C> {
+    /// An instance without key, with its metadata and byte-convention map `xf`.
     pub fn new(info: CipherInfo, xf: fn(&mut [u8])) -> Self {
         RcBlock { inner: None, info, xf }
     }

@@ -11,6 +11,7 @@ use crate::entry::Entry;
 use crate::kat::{self, shared, wycheproof};
 use crate::verify::{Check, VerifyCtx};
 
+/// Add this module's entries to the registry.
 pub fn register(r: &mut Vec<Entry>) {
     // Markers built from module_path!(): they follow this file if it moves.
     r.push(

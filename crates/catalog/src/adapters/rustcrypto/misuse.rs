@@ -14,6 +14,7 @@ use crate::entry::Entry;
 use crate::kat::{self, shared, wycheproof};
 use crate::verify::{Check, VerifyCtx};
 
+/// Add this module's entries to the registry.
 pub fn register(r: &mut Vec<Entry>) {
     r.push(Entry::aead(|| Box::new(GcmSiv::<aes_gcm_siv::Aes128GcmSiv>::default()), verify_gcm_siv));
     r.push(Entry::aead(|| Box::new(GcmSiv::<aes_gcm_siv::Aes256GcmSiv>::default()), verify_gcm_siv));
