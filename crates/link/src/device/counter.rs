@@ -36,9 +36,11 @@ use crate::wire::frame::Family;
 use crate::wire::frame::MAX_COUNTER;
 use crate::wire::keys::{DeviceKey, Fingerprinted, LinkKey, MasterKey};
 
+/// Line 1 of a counter state file.
 pub const MAGIC: &str = "lwcbench-link-counters v2";
 /// The format before the key fingerprint: refused (it cannot say which key it belongs to).
 pub const MAGIC_V1: &str = "lwcbench-link-counters v1";
+/// Counters reserved per write of the state file unless `--counter-block` says otherwise.
 pub const DEFAULT_BLOCK: u64 = 1024;
 /// Larger than any real state file (100,000 devices take ~2 MB); bounds what is read.
 const MAX_STATE_BYTES: u64 = 64 << 20;
@@ -466,10 +468,12 @@ pub struct DeviceCounter {
 }
 
 impl DeviceCounter {
+    /// The counters of `device`, starting with a fresh block reserved in `store`.
     pub fn new(store: &CounterStore, device: u32) -> Result<DeviceCounter, String> {
         let r = store.reserve(device)?;
         Ok(Self::with_block(store, device, r))
     }
+    /// The counters of `device` from the block `r` already reserved in `store`.
     pub fn with_block(store: &CounterStore, device: u32, r: std::ops::Range<u64>) -> DeviceCounter {
         DeviceCounter { device, next: r.start, end: r.end, store: store.clone() }
     }

@@ -27,6 +27,7 @@ use crate::device::counter::{self, write_durable, CounterStore};
 use crate::wire::frame::Family;
 use crate::wire::keys::MasterKey;
 
+/// Line 1 of a provisioning registry.
 pub const MAGIC: &str = "lwcbench-link-provisioned v1";
 /// Bounds what is read of a registry (100,000 devices take ~6 MB).
 const MAX_REGISTRY_BYTES: u64 = 32 << 20;
@@ -112,8 +113,11 @@ pub fn refuse_provisioned(key_file: &Path, master: &MasterKey, family: Family, d
 /// What provisioning wrote.
 #[derive(Debug)]
 pub struct Provisioned {
+    /// The device key file.
     pub key_file: PathBuf,
+    /// Its counter state file.
     pub state: PathBuf,
+    /// The device key's fingerprint.
     pub fingerprint: String,
     /// First counter of each link device in the new state.
     pub starts: Vec<(u32, u64)>,

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use crate::device::counter::write_durable;
 use crate::wire::frame::{Proto, MAX_COUNTER};
 
+/// Line 1 of an accepted-marks file.
 pub const MAGIC: &str = "lwcbench-link-accepted v1";
 /// Larger than any real file (100,000 devices of one protocol take ~3 MB); bounds what is read.
 pub const MAX_BYTES: u64 = 64 << 20;
@@ -205,10 +206,12 @@ pub struct Keeper {
     pending: Marks,
     last: Option<Instant>,
     every: Duration,
+    /// Writes of the file so far.
     pub writes: u64,
 }
 
 impl Keeper {
+    /// The keeper of the marks file at `path` for the key `fp`, writing at most every [`WRITE_EVERY`].
     pub fn new(path: &Path, fp: &str) -> Keeper {
         Keeper {
             path: path.to_path_buf(),
@@ -226,6 +229,7 @@ impl Keeper {
         self
     }
 
+    /// The marks file.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -291,6 +295,7 @@ fn write_pending(pending: &Mutex<Marks>, path: &Path, fp: &str) -> Result<(), St
 }
 
 impl Marker {
+    /// Start the writing thread of the marks file at `path` for the key `fp`, writing at most every `every`.
     pub fn start(path: &Path, fp: &str, every: Duration) -> Result<Marker, String> {
         let pending = Arc::new(Mutex::new(Marks::new()));
         let error = Arc::new(Mutex::new(None));

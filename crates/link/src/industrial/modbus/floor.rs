@@ -19,6 +19,7 @@ use crate::device::counter::write_durable;
 use crate::industrial::modbus::pair::{devices, Side};
 use crate::wire::keys::Fingerprinted;
 
+/// Line 1 of a Modbus replay state file.
 pub const MAGIC: &str = "lwcbench-modbus-replay v1";
 /// Longest time between an accepted frame and its record on disk (while running).
 pub const SAVE_EVERY: Duration = Duration::from_millis(100);
