@@ -69,7 +69,7 @@ pub type Marks = BTreeMap<(Proto, u32), u64>;
 /// Parse a marks file's text for the key with fingerprint `fp` (`None`: any key); errors name
 /// the line and, for a bad field, its column.
 pub fn parse(text: &str, fp: Option<&str>) -> Result<Marks, String> {
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let mut lines = crate::state_file::numbered(text);
     if lines.next().map(|(_, l)| l.trim()) != Some(MAGIC) {
         return Err(format!("line 1: expected '{MAGIC}' (not an accepted-marks file of this lwcbench)"));
     }
@@ -122,21 +122,8 @@ pub fn parse(text: &str, fp: Option<&str>) -> Result<Marks, String> {
 
 /// Read the marks file at `path` for the key `fp` (`None`: it does not exist).
 pub fn read(path: &Path, fp: Option<&str>) -> Result<Option<Marks>, String> {
-    let p = path.display();
-    match std::fs::File::open(path) {
-        Ok(f) => {
-            let mut text = String::new();
-            f.take(MAX_BYTES + 1)
-                .read_to_string(&mut text)
-                .map_err(|e| format!("accepted marks {p}: cannot read it as text: {e}"))?;
-            if text.len() as u64 > MAX_BYTES {
-                return Err(format!("accepted marks {p}: larger than {} MiB", MAX_BYTES >> 20));
-            }
-            parse(&text, fp).map(Some).map_err(|e| format!("accepted marks {p}: {e}"))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("accepted marks {p}: {e}")),
-    }
+    let Some(text) = crate::state_file::read(path, "accepted marks", MAX_BYTES)? else { return Ok(None) };
+    parse(&text, fp).map(Some).map_err(|e| format!("accepted marks {}: {e}", path.display()))
 }
 
 /// The marks of `proto` in `marks`, by device.
