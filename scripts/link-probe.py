@@ -1888,6 +1888,29 @@ def probe_misuse_resistant_suites(env):
             f"{len(by_id[19]) + len(by_id[20])} GCM-SIV frames of 48 B")
 
 
+def probe_state_file_bounds(env):
+    """Issue 40: the line-oriented state files share one bounded reader. A counter state whose
+    device line is 2,000 zeros and a 5 (a valid number: device 7, next counter 5) and a
+    provisioning registry with a 2 KB fingerprint are refused by `link provision`, one error
+    line naming the file and the line; before, both were read (the counter state rewritten)."""
+    key = env.key()
+    state = Path(f"{key}.counters")
+    good = state.read_text()
+    state.write_text(good + "7 " + "0" * 2000 + "5\n")
+    r = env.run([env.bin, "link", "provision", "--key-file", str(key), "--device", "0",
+                 "--out", str(env.dir / "d0.key")], timeout=30)
+    one_error_line(r, str(state), "line 3: longer than 1024 bytes")
+    check(not (env.dir / "d0.key").exists(), "a device key was written")
+    state.write_text(good)
+    registry = Path(f"{key}.provisioned")
+    lines = state.read_text().splitlines()
+    registry.write_text(f"lwcbench-link-provisioned v1\n{lines[1]}\nsensor 9 {'a' * 2048}\n")
+    r = env.run([env.bin, "link", "provision", "--key-file", str(key), "--device", "1",
+                 "--out", str(env.dir / "d1.key")], timeout=30)
+    one_error_line(r, str(registry), "line 3: longer than 1024 bytes")
+    return "a 2 KB line in a counter state or a registry refused, naming file and line"
+
+
 PROBES = {
     # High: nonce reuse and a gateway stopped for good
     "oversized-message": lambda e: probe_oversized(e, retained=False),
@@ -1933,6 +1956,8 @@ PROBES = {
     "goose-restarted-subscriber": probe_goose_restarted_subscriber,
     # Issue 37 item 2: misuse-resistant suites on the link
     "misuse-resistant-suites": probe_misuse_resistant_suites,
+    # Issue 40: one bounded reader of the state files
+    "state-file-bounds": probe_state_file_bounds,
 }
 
 

@@ -13,9 +13,9 @@ const N: u32 = 256;
 fn frames(s: &suite::Suite, m: &MasterKey) -> Vec<Vec<u8>> {
     (1..=N)
         .map(|d| {
-            let mut k = Keyed::derived(s, m, Proto::Sensor, d, false).unwrap();
+            let mut k = Keyed::derived(s, m, Proto::Sensor, d, false).expect("a link suite keys every device");
             let mut f = Vec::new();
-            k.seal(d, 1, &d.to_be_bytes(), &mut f).unwrap();
+            k.seal(d, 1, &d.to_be_bytes(), &mut f).expect("a 4-byte reading seals");
             f
         })
         .collect()
@@ -24,10 +24,10 @@ fn frames(s: &suite::Suite, m: &MasterKey) -> Vec<Vec<u8>> {
 fn bench(c: &mut Criterion) {
     let m = MasterKey::from_bytes([3u8; 32]);
     for name in ["DRACO/rust-fast", "Ascon-AEAD128/rustcrypto"] {
-        let s = suite::find(name).unwrap();
+        let s = suite::find(name).expect("a link suite of the catalogue");
         let fr = frames(&s, &m);
         let refs: Vec<&[u8]> = fr.iter().map(|f| f.as_slice()).collect();
-        let fresh = || Gateway::new(&s, &m, 1..=N, 64, false).unwrap();
+        let fresh = || Gateway::new(&s, &m, 1..=N, 64, false).expect("a gateway of 256 devices");
         let mut g = c.benchmark_group(format!("gateway-open/{name}"));
         g.throughput(Throughput::Elements(N as u64));
         g.bench_function("one-by-one", |b| {

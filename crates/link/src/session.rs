@@ -36,21 +36,37 @@ pub fn check_store(rows: &[Row], dev: &[DevSample], readings: &[Vec<u8>]) -> (u6
 
 /// One whole link session.
 pub struct LinkConfig {
+    /// The cipher.
     pub suite: Suite,
+    /// `--unsafe-no-integrity`: frames without a tag.
     pub unauthenticated: bool,
+    /// Devices (ids 0..devices).
     pub devices: u32,
+    /// Readings per device.
     pub messages: u64,
+    /// Between a device's readings (None: back to back).
     pub interval: Option<Duration>,
+    /// The transport.
     pub transport: Transport,
+    /// `--store`.
     pub store: String,
+    /// The replay window (counters).
     pub window: u64,
+    /// Counters reserved per counter-state write.
     pub counter_block: u64,
+    /// The master key file.
     pub key_file: PathBuf,
+    /// Its counter state file.
     pub counter_file: PathBuf,
+    /// Device connections (MQTT clients or UDP sockets) the devices share.
     pub connections: usize,
+    /// After the devices finished: longest wait for the gateway.
     pub drain_timeout: Duration,
+    /// The readings the devices send, in turn.
     pub readings: Arc<Vec<Vec<u8>>>,
+    /// Readings per store transaction at most.
     pub batch: usize,
+    /// The session id (topics, store run).
     pub session: String,
 }
 
@@ -118,22 +134,33 @@ impl LinkConfig {
 
 /// The measured outcome of a session.
 pub struct Outcome {
+    /// Readings sent.
     pub sent: u64,
+    /// Rows the store took as new.
     pub new_rows: u64,
+    /// Copies the store already held.
     pub duplicates: u64,
+    /// The gateway's verdicts.
     pub tally: Tally,
+    /// The devices' samples (one per reading).
     pub dev: Vec<DevSample>,
+    /// The gateway's samples (one per stored reading).
     pub gw: Vec<GwSample>,
     /// First seal → last commit.
     pub elapsed_ns: u64,
+    /// CPU time of the gateway threads.
     pub gateway_cpu_ns: u64,
+    /// CPU time of the whole process.
     pub process_cpu_ns: u64,
+    /// The store as described in run.json.
     pub store_desc: String,
+    /// The transport as described in run.json.
     pub transport_desc: String,
     /// Stored rows whose payload differs from what the device sent, or that no device sent.
     pub mismatched: u64,
     /// Sent but not stored.
     pub missing: u64,
+    /// Writes of the counter state file.
     pub counter_writes: u64,
     /// Frames each gateway worker checked (`--workers`; one entry for the single gateway).
     pub per_worker: Vec<u64>,

@@ -1,5 +1,7 @@
 //! Replay protection per key, not per store (issue 37 item 4): the sensor gateway's accepted
 //! marks beside the key (`KEY.accepted`). Over UDP, so nothing but the gateway is involved.
+// Helpers outside #[test] functions unwrap too: a panic in a test is its failure report.
+#![allow(clippy::unwrap_used)]
 use std::net::UdpSocket;
 use std::path::Path;
 use std::time::{Duration, Instant};

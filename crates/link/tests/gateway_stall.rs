@@ -3,6 +3,8 @@
 //! client's request channel to acknowledge — which only the event loop empties. Tiny queues
 //! make both fill without any machine load; and a run whose gateway stops receiving must end in
 //! an error, not in `missing` readings with exit 0.
+// Helpers outside #[test] functions unwrap too: a panic in a test is its failure report.
+#![allow(clippy::unwrap_used)]
 use lwcbench_link::wire::frame::Proto;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -2,6 +2,8 @@
 //! anyone who can publish), a persistent session's backlog larger than its frame channel at
 //! restart, a store that fails (the run or process ends at once with the error) and a store
 //! whose table is not the one this tool creates.
+// Helpers outside #[test] functions unwrap too: a panic in a test is its failure report.
+#![allow(clippy::unwrap_used)]
 mod support;
 
 use lwcbench_link::wire::frame::Proto;

@@ -1,6 +1,8 @@
 //! GOOSE on the wire: a third-party dissector (Debian's tshark) decodes our plain frames as
 //! GOOSE with the fields we encoded, and (as root) the veth run delivers every plain and every
 //! sealed frame once, intact, with consecutive counters.
+// Helpers outside #[test] functions unwrap too: a panic in a test is its failure report.
+#![allow(clippy::unwrap_used)]
 use std::process::Command;
 
 use lwcbench_link::industrial::goose::frame::{pairs_for, Goose, SIZES};

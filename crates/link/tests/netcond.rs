@@ -2,6 +2,8 @@
 //! These need root (network namespaces); they skip with a visible message only when the process
 //! lacks CAP_NET_ADMIN/CAP_SYS_ADMIN. CI runs them as root. The fallback mechanisms are forced
 //! (nftables loss has a drop counter; netem has none), so the checks are the same on every kernel.
+// Helpers outside #[test] functions unwrap too: a panic in a test is its failure report.
+#![allow(clippy::unwrap_used)]
 #[path = "../../../tests/support/required.rs"]
 mod required;
 use std::sync::Arc;

@@ -2,6 +2,8 @@
 //! child with mosquitto made absent (`LWCBENCH_MOSQUITTO` naming no file). Without
 //! `LWCBENCH_REQUIRE_SERVICES` the child skips and passes with a line naming mosquitto; with it set
 //! to 1, as .ci/run sets it, the child fails with that line.
+// Helpers outside #[test] functions unwrap too: a panic in a test is its failure report.
+#![allow(clippy::unwrap_used)]
 use std::process::Command;
 
 mod support;

@@ -1,6 +1,8 @@
 //! Scale-out: replay state correct across gateway workers (the store is the authority), and a
 //! K = 2 session on a shared subscription storing every reading exactly once.
 //! Expected verdicts are worked out by hand from the window rule in docs/link.md.
+// Helpers outside #[test] functions unwrap too: a panic in a test is its failure report.
+#![allow(clippy::unwrap_used)]
 mod support;
 
 use lwcbench_link::wire::frame::Proto;

@@ -175,31 +175,7 @@ pub(super) fn session(
                 let r =
                     netcond::run_condition(&env, &mut toxi, &cfg, t, c, a.net.net_seed).map_err(|e| rd.shown(&e))?;
                 let row = ConditionRow::new(&s.name(), a.devices, interval, &r);
-                eprintln!(
-                    "{} {}{} [{}]: sent {} stored {} ({:.1} %), counted drops {}, not delivered {}{}, e2e p50 {} ms p99 {} ms",
-                    t.as_str(),
-                    lwcbench_link::wire::gate::prefix(s),
-                    row.cipher,
-                    sweep::label(c),
-                    row.sent,
-                    row.stored,
-                    row.delivery_ratio * 100.0,
-                    row.counted_drops,
-                    row.not_delivered_within_t,
-                    if row.timed_out { format!(" within {} s", row.timeout_s) } else { String::new() },
-                    row.e2e_p50_ms,
-                    row.e2e_p99_ms
-                );
-                if t == NetTransport::Udp && row.not_delivered_within_t != 0 {
-                    let w = format!(
-                        "WARNING: udp {} [{}]: {} readings neither stored nor counted by any drop counter",
-                        row.cipher,
-                        sweep::label(c),
-                        row.not_delivered_within_t
-                    );
-                    eprintln!("{w}");
-                    notes.push(w);
-                }
+                report_row(t, s, c, &row, &mut notes);
                 if row.mismatched > 0 {
                     return Err(format!(
                         "{}: {} stored readings differ from what was sent",
@@ -250,4 +226,34 @@ pub(super) fn session(
         notes,
     );
     rd.finish(&files, &mut rec)
+}
+
+/// One run's line on stderr; a warning (also a note of run.json) for UDP readings that no drop
+/// counter accounts for.
+fn report_row(t: NetTransport, s: &suite::Suite, c: &Conditions, row: &ConditionRow, notes: &mut Vec<String>) {
+    eprintln!(
+        "{} {}{} [{}]: sent {} stored {} ({:.1} %), counted drops {}, not delivered {}{}, e2e p50 {} ms p99 {} ms",
+        t.as_str(),
+        lwcbench_link::wire::gate::prefix(s),
+        row.cipher,
+        sweep::label(c),
+        row.sent,
+        row.stored,
+        row.delivery_ratio * 100.0,
+        row.counted_drops,
+        row.not_delivered_within_t,
+        if row.timed_out { format!(" within {} s", row.timeout_s) } else { String::new() },
+        row.e2e_p50_ms,
+        row.e2e_p99_ms
+    );
+    if t == NetTransport::Udp && row.not_delivered_within_t != 0 {
+        let w = format!(
+            "WARNING: udp {} [{}]: {} readings neither stored nor counted by any drop counter",
+            row.cipher,
+            sweep::label(c),
+            row.not_delivered_within_t
+        );
+        eprintln!("{w}");
+        notes.push(w);
+    }
 }

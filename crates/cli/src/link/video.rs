@@ -32,38 +32,13 @@ fn check_options(a: &SessionArgs) -> Result<(), String> {
 pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), String> {
     let v = &a.video;
     check_options(a)?;
-    if let Some(f) = v.fps {
-        if !(f.is_finite() && f > 0.0 && f <= 1000.0) {
-            return Err(format!("--fps: {f} is not in (0, 1000] frames/s"));
-        }
-    }
-    if v.frames == Some(0) {
-        return Err("--frames: 0: at least one frame is needed".into());
-    }
-    let deadline = parse_duration(&v.frame_deadline, "--frame-deadline")?;
-    if deadline.is_zero() {
-        return Err("--frame-deadline: must be longer than 0".into());
-    }
+    let deadline = check_video(a)?;
     let udp = a.transport == "udp";
     let part_bytes = v.frame_part_bytes.unwrap_or(if udp { UDP_PART_BYTES } else { MAX_FRAME });
     if udp && part_bytes > UDP_MAX_PART {
         return Err(format!("--frame-part-bytes {part_bytes}: above the largest UDP payload ({UDP_MAX_PART} B)"));
     }
-    // Frames beyond the clip repeat it, so at most the clip is read.
-    let clip = if file.is_empty() {
-        lwcbench_engine::video::default_clip(v.frames.map(|n| n as usize))?
-    } else {
-        Clip::load(std::path::Path::new(file), v.frames.map(|n| n as usize))?
-    };
-    for s in suites {
-        lwcbench_link::wire::video::part_count(
-            clip.frame_bytes,
-            part_bytes,
-            s.random_nonce_len(),
-            s.tag_len(a.unsafe_no_integrity),
-        )
-        .map_err(|e| format!("{e} ({}: {} frame of {} B)", clip.path.display(), s.name(), clip.frame_bytes))?;
-    }
+    let clip = load_clip(a, file, part_bytes, suites)?;
     let fps = match v.fps {
         Some(f) => f,
         None if clip.fps.1 > 0 && clip.fps.0 > 0 => f64::from(clip.fps.0) / f64::from(clip.fps.1),
@@ -106,42 +81,7 @@ pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), S
         };
         let r = video::run(&cfg).map_err(|e| rd.shown(&e))?;
         let m = &r.summary;
-        eprintln!(
-            "{}{}{} {}: frames sent {} delivered {} lost {} (parts sent {} received {} dropped {}: injected {}, kernel {}, \
-             send errors {}, uncounted {}; refused {}: bad_tag {}, replay {}, too_old {}, other {}) — {:.1} frames/s, \
-             latency p50 {} p99 {}, overhead {:.0} B/frame ({:.2} %)",
-            if a.unsafe_no_integrity { "UNSAFE (no integrity) " } else { "" },
-            lwcbench_link::wire::gate::prefix(s),
-            m.cipher,
-            m.transport,
-            m.frames_sent,
-            m.delivered,
-            m.lost,
-            m.parts_sent,
-            m.parts_received,
-            m.parts_dropped,
-            m.injected_drops,
-            m.kernel_drops,
-            m.send_errors,
-            m.uncounted_drops,
-            m.refused,
-            m.refused_bad_tag,
-            m.refused_replay,
-            m.refused_too_old,
-            m.refused_malformed + m.refused_unknown_device + m.refused_wrong_cipher,
-            m.frames_per_s,
-            lwcbench_link::units::ms3(m.latency_p50_us),
-            lwcbench_link::units::ms3(m.latency_p99_us),
-            m.overhead_bytes_per_frame,
-            m.overhead_pct
-        );
-        if m.uncounted_drops > 0 {
-            eprintln!(
-                "warning: {} {}: {} of {} dropped parts were counted by no mechanism (network conditions, the \
-                 socket's drop counter, send errors)",
-                m.cipher, m.transport, m.uncounted_drops, m.parts_dropped
-            );
-        }
+        print_summary(a, s, m);
         if let Some(f) = r.frames.iter().find(|f| f.status == "mismatch") {
             return Err(format!(
                 "video: {} frame {} was accepted but differs from the source frame {} of {}",
@@ -184,4 +124,83 @@ pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), S
     rd.finish(&files, &mut rec)?;
     println!("wrote {}", out.display());
     Ok(())
+}
+
+/// The frame options: --fps, --frames and --frame-deadline (returned).
+fn check_video(a: &SessionArgs) -> Result<Duration, String> {
+    let v = &a.video;
+    if let Some(f) = v.fps {
+        if !(f.is_finite() && f > 0.0 && f <= 1000.0) {
+            return Err(format!("--fps: {f} is not in (0, 1000] frames/s"));
+        }
+    }
+    if v.frames == Some(0) {
+        return Err("--frames: 0: at least one frame is needed".into());
+    }
+    let deadline = parse_duration(&v.frame_deadline, "--frame-deadline")?;
+    if deadline.is_zero() {
+        return Err("--frame-deadline: must be longer than 0".into());
+    }
+    Ok(deadline)
+}
+
+/// The clip (`file`, or the bundled one when empty), checked to fit the parts of every suite.
+fn load_clip(a: &SessionArgs, file: &str, part_bytes: usize, suites: &[Suite]) -> Result<Clip, String> {
+    let v = &a.video;
+    // Frames beyond the clip repeat it, so at most the clip is read.
+    let clip = if file.is_empty() {
+        lwcbench_engine::video::default_clip(v.frames.map(|n| n as usize))?
+    } else {
+        Clip::load(std::path::Path::new(file), v.frames.map(|n| n as usize))?
+    };
+    for s in suites {
+        lwcbench_link::wire::video::part_count(
+            clip.frame_bytes,
+            part_bytes,
+            s.random_nonce_len(),
+            s.tag_len(a.unsafe_no_integrity),
+        )
+        .map_err(|e| format!("{e} ({}: {} frame of {} B)", clip.path.display(), s.name(), clip.frame_bytes))?;
+    }
+    Ok(clip)
+}
+
+/// One suite's line on stderr, and a warning for drops no mechanism counted.
+fn print_summary(a: &SessionArgs, s: &Suite, m: &video::VideoSummary) {
+    eprintln!(
+        "{}{}{} {}: frames sent {} delivered {} lost {} (parts sent {} received {} dropped {}: injected {}, kernel {}, \
+         send errors {}, uncounted {}; refused {}: bad_tag {}, replay {}, too_old {}, other {}) — {:.1} frames/s, \
+         latency p50 {} p99 {}, overhead {:.0} B/frame ({:.2} %)",
+        if a.unsafe_no_integrity { "UNSAFE (no integrity) " } else { "" },
+        lwcbench_link::wire::gate::prefix(s),
+        m.cipher,
+        m.transport,
+        m.frames_sent,
+        m.delivered,
+        m.lost,
+        m.parts_sent,
+        m.parts_received,
+        m.parts_dropped,
+        m.injected_drops,
+        m.kernel_drops,
+        m.send_errors,
+        m.uncounted_drops,
+        m.refused,
+        m.refused_bad_tag,
+        m.refused_replay,
+        m.refused_too_old,
+        m.refused_malformed + m.refused_unknown_device + m.refused_wrong_cipher,
+        m.frames_per_s,
+        lwcbench_link::units::ms3(m.latency_p50_us),
+        lwcbench_link::units::ms3(m.latency_p99_us),
+        m.overhead_bytes_per_frame,
+        m.overhead_pct
+    );
+    if m.uncounted_drops > 0 {
+        eprintln!(
+            "warning: {} {}: {} of {} dropped parts were counted by no mechanism (network conditions, the \
+             socket's drop counter, send errors)",
+            m.cipher, m.transport, m.uncounted_drops, m.parts_dropped
+        );
+    }
 }

@@ -15,6 +15,7 @@ pub struct Shot {
     pub capture_ns: u64,
     /// Sealing all its parts took this long.
     pub seal_ns: u64,
+    /// Parts it was sent in.
     pub parts: u32,
     /// Frame bytes (plaintext).
     pub payload: u64,
@@ -22,11 +23,17 @@ pub struct Shot {
     pub wire: u64,
 }
 
+/// A camera: seals each frame of a clip into parts and hands them to the transport.
 pub struct Camera {
+    /// Its device id.
     pub device: u32,
+    /// Its cipher under its key.
     pub keyed: Keyed,
+    /// Its counters.
     pub counter: DeviceCounter,
+    /// Largest part on the wire in bytes.
     pub part_bytes: usize,
+    /// `--unsafe-no-integrity`: parts without a tag.
     pub unauthenticated: bool,
 }
 

@@ -26,7 +26,7 @@
 //! a duplicate device, a value the frame's counter cannot carry, or a v1 file (no fingerprint)
 //! is refused with the file and line.
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -36,9 +36,11 @@ use crate::wire::frame::Family;
 use crate::wire::frame::MAX_COUNTER;
 use crate::wire::keys::{DeviceKey, Fingerprinted, LinkKey, MasterKey};
 
+/// Line 1 of a counter state file.
 pub const MAGIC: &str = "lwcbench-link-counters v2";
 /// The format before the key fingerprint: refused (it cannot say which key it belongs to).
 pub const MAGIC_V1: &str = "lwcbench-link-counters v1";
+/// Counters reserved per write of the state file unless `--counter-block` says otherwise.
 pub const DEFAULT_BLOCK: u64 = 1024;
 /// Larger than any real state file (100,000 devices take ~2 MB); bounds what is read.
 const MAX_STATE_BYTES: u64 = 64 << 20;
@@ -160,21 +162,10 @@ pub fn write_durable(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Read and parse the state file at `real` (None: it does not exist).
 fn read_state(real: &Path, shown: &Path, fp: &str) -> Result<Option<BTreeMap<u32, u64>>, String> {
-    let p = shown.display();
-    match std::fs::File::open(real) {
-        Ok(f) => {
-            let mut text = String::new();
-            f.take(MAX_STATE_BYTES + 1)
-                .read_to_string(&mut text)
-                .map_err(|e| format!("counter state {p}: cannot read it as text: {e}"))?;
-            if text.len() as u64 > MAX_STATE_BYTES {
-                return Err(format!("counter state {p}: larger than {} MiB", MAX_STATE_BYTES >> 20));
-            }
-            Ok(Some(parse(&text, fp).map_err(|e| format!("counter state {p}: {e}"))?))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("counter state {p}: {e}")),
-    }
+    let Some(text) = crate::state_file::read_named(real, shown, "counter state", MAX_STATE_BYTES)? else {
+        return Ok(None);
+    };
+    Ok(Some(parse(&text, fp).map_err(|e| format!("counter state {}: {e}", shown.display()))?))
 }
 
 impl CounterStore {
@@ -328,7 +319,7 @@ impl CounterStore {
 
 /// Parse a state file's text for the key with fingerprint `fp`; errors name the line.
 fn parse(text: &str, fp: &str) -> Result<BTreeMap<u32, u64>, String> {
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
+    let mut lines = crate::state_file::numbered(text).map(|(n, l)| (n, l.trim()));
     match lines.next() {
         Some((_, MAGIC)) => {}
         Some((_, MAGIC_V1)) => {
@@ -466,10 +457,12 @@ pub struct DeviceCounter {
 }
 
 impl DeviceCounter {
+    /// The counters of `device`, starting with a fresh block reserved in `store`.
     pub fn new(store: &CounterStore, device: u32) -> Result<DeviceCounter, String> {
         let r = store.reserve(device)?;
         Ok(Self::with_block(store, device, r))
     }
+    /// The counters of `device` from the block `r` already reserved in `store`.
     pub fn with_block(store: &CounterStore, device: u32, r: std::ops::Range<u64>) -> DeviceCounter {
         DeviceCounter { device, next: r.start, end: r.end, store: store.clone() }
     }
@@ -536,6 +529,18 @@ mod tests {
         assert!(open(&format!("{MAGIC}\nkey {FP7}\n1 -1\n")).contains("line 3: next counter '-1' is not a number"));
         assert!(CounterStore::open(&d.path().join("n"), 0, &key(7)).is_err());
         assert!(CounterStore::open(&d.path().join("n"), (1 << 32) + 1, &key(7)).is_err());
+    }
+
+    /// A line over the state files' bound (crate::state_file) is refused naming the file and
+    /// the line, even one that would parse: "7 000…0005" with 2,000 zeros read as device 7, next
+    /// counter 5, before the bound.
+    #[test]
+    fn a_line_over_the_bound_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("ctr");
+        std::fs::write(&p, format!("{MAGIC}\nkey {FP7}\n7 {}5\n", "0".repeat(2000))).unwrap();
+        let e = CounterStore::open(&p, 4, &key(7)).err().expect("a 2 KB line is refused");
+        assert_eq!(e, format!("counter state {}: line 3: longer than 1024 bytes", p.display()));
     }
 
     /// Two lines for one device: which one the last run wrote is unknown, so neither is used.

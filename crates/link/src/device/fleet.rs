@@ -16,19 +16,27 @@ pub type Capture = Box<dyn FnMut(&[u8]) -> Result<(), String> + Send>;
 /// One message as the device saw it.
 #[derive(Clone, Copy, Debug)]
 pub struct DevSample {
+    /// The device.
     pub device: u32,
+    /// The frame's counter.
     pub counter: u64,
     /// Dataset row the reading came from.
     pub row: u32,
+    /// When sealing began (ns).
     pub seal_start: u64,
+    /// When the frame was handed to the transport (ns).
     pub sent: u64,
+    /// The frame's size in bytes.
     pub wire: u32,
+    /// The reading's size in bytes.
     pub plain: u32,
 }
 
 /// What one simulated device does.
 pub struct DeviceSpec {
+    /// The device.
     pub device: u32,
+    /// Readings to send.
     pub messages: u64,
     /// None: as fast as possible.
     pub interval: Option<Duration>,
@@ -94,11 +102,15 @@ pub async fn device_task(
 
 /// What every device of a fleet shares: cipher, messages, pace and the readings they send.
 pub struct Fleet<'a> {
+    /// The cipher.
     pub suite: &'a Suite,
+    /// `--unsafe-no-integrity`: frames without a tag.
     pub unauthenticated: bool,
+    /// Readings per device.
     pub messages: u64,
     /// None: as fast as possible.
     pub interval: Option<Duration>,
+    /// The readings, taken in turn.
     pub readings: &'a Arc<Vec<Vec<u8>>>,
 }
 

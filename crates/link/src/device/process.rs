@@ -40,41 +40,59 @@ pub enum Delivery {
     /// One frame in flight, re-published after restarts and reconnects (needs a capture file).
     /// Frames younger than `resend_window` are re-published after a reconnect (zero: none; the
     /// frame in hand is then re-published only after [`ACK_TIMEOUT`]).
-    Durable { resend_window: Duration },
+    Durable {
+        /// How long a published frame stays in the ring for re-publishing.
+        resend_window: Duration,
+    },
 }
 
 /// One device as its own process (`lwcbench link device`, and every device `link chaos` starts).
 pub struct DeviceProcess {
+    /// The cipher it seals with.
     pub suite: Suite,
+    /// Its device id.
     pub device: u32,
+    /// The session (its topic).
     pub session: String,
+    /// The broker it publishes to.
     pub broker: BrokerAddr,
     /// The device's own key (a master in tests and in-process experiments).
     pub key: LinkKey,
+    /// Its counter state.
     pub counters: CounterStore,
     /// Readings to send; 0 = until SIGTERM (durable delivery only).
     pub messages: u64,
+    /// Between readings (None: back to back).
     pub interval: Option<Duration>,
     /// Every frame is appended here (hex, one per line) before it is first published.
     pub capture: Option<PathBuf>,
     /// JSON counters rewritten about once a second (durable) or at the end.
     pub stats: Option<PathBuf>,
+    /// How frames are published.
     pub delivery: Delivery,
 }
 
 /// What a device process did (this process only).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DeviceStats {
+    /// The device.
     pub device: u32,
+    /// The process id.
     pub pid: u32,
+    /// Frames sent (first publishes).
     pub sent: u64,
+    /// Captured frames re-published at the start.
     pub resent_on_start: u64,
+    /// Frames re-published from the ring after reconnects.
     pub ring_resent: u64,
+    /// Frames re-published after [`ACK_TIMEOUT`].
     pub ack_timeouts: u64,
+    /// Reconnects to the broker.
     pub reconnects: u64,
 }
 
 impl DeviceProcess {
+    /// Send the readings as `delivery` says; the stats file is written on the way.
     pub fn run(self) -> Result<DeviceStats, String> {
         self.check()?;
         match (self.delivery, self.capture.clone()) {
@@ -166,53 +184,9 @@ impl DeviceProcess {
         let mut st = DeviceStats { device: self.device, pid: std::process::id(), ..Default::default() };
         let rt = runtime()?;
         let r = rt.block_on(async {
-            let mut o = MqttOptions::new(
-                format!("lwcbench-dev-{}-{}", self.session, self.device),
-                self.broker.host.clone(),
-                self.broker.port,
-            );
-            o.set_keep_alive(Duration::from_secs(5));
-            o.set_clean_session(false);
-            o.set_inflight(1000);
-            o.set_max_packet_size(crate::wire::frame::MAX_FRAME + 1024, crate::wire::frame::MAX_FRAME + 1024);
-            let (client, mut ev) = AsyncClient::new(o, 1024);
-            let gen = Arc::new(AtomicU64::new(0));
-            let acked = Arc::new(AtomicU64::new(0));
-            let notify = Arc::new(tokio::sync::Notify::new());
-            let (g2, a2, n2) = (gen.clone(), acked.clone(), notify.clone());
-            let task = tokio::spawn(async move {
-                loop {
-                    match ev.poll().await {
-                        Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                            g2.fetch_add(1, Ordering::SeqCst);
-                            n2.notify_one();
-                        }
-                        Ok(Event::Incoming(Packet::PubAck(_))) => {
-                            a2.fetch_add(1, Ordering::SeqCst);
-                            n2.notify_one();
-                        }
-                        Ok(_) => {}
-                        // The broker is away (killed, restarting): rumqttc reconnects on the next poll.
-                        Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-                    }
-                }
-            });
-            let t0 = Instant::now();
-            while gen.load(Ordering::SeqCst) == 0 {
-                if t0.elapsed() > Duration::from_secs(20) || stop_requested() {
-                    task.abort();
-                    return Err(format!("--broker: no answer from {} within 20 s", self.broker.describe()));
-                }
-                let _ = tokio::time::timeout(Duration::from_millis(50), notify.notified()).await;
-            }
-            let mut seen_gen = gen.load(Ordering::SeqCst);
-            let t = topic(&self.session, self.device);
-            let publish = |f: Vec<u8>| {
-                let (c, t) = (client.clone(), t.clone());
-                async move { c.publish(t, QoS::AtLeastOnce, false, f).await.map_err(|e| format!("mqtt publish: {e}")) }
-            };
+            let mut link = DurableLink::connect(&self).await?;
             for f in &tail {
-                publish(f.clone()).await?;
+                link.publish(f.clone()).await?;
                 st.resent_on_start += 1;
             }
             let mut ring: VecDeque<(Instant, Vec<u8>)> = VecDeque::new();
@@ -242,52 +216,132 @@ impl DeviceProcess {
                 if !resend_window.is_zero() {
                     ring.push_back((now, frame.clone()));
                 }
-                let before = acked.load(Ordering::SeqCst);
-                publish(frame.clone()).await?;
-                st.sent += 1;
-                let (mut t_pub, t_first) = (Instant::now(), Instant::now());
-                loop {
-                    if acked.load(Ordering::SeqCst) > before {
-                        break;
-                    }
-                    let g = gen.load(Ordering::SeqCst);
-                    if g != seen_gen {
-                        // Reconnected: the broker may have lost what it acknowledged lately.
-                        seen_gen = g;
-                        st.reconnects += 1;
-                        for (_, f) in &ring {
-                            publish(f.clone()).await?;
-                            st.ring_resent += 1;
-                        }
-                        if !ring.is_empty() {
-                            break;
-                        }
-                    }
-                    if t_pub.elapsed() > ACK_TIMEOUT {
-                        st.ack_timeouts += 1;
-                        publish(frame.clone()).await?;
-                        t_pub = Instant::now();
-                    }
-                    if stop_requested() && t_first.elapsed() > Duration::from_secs(5) {
-                        break;
-                    }
-                    let _ = tokio::time::timeout(Duration::from_millis(50), notify.notified()).await;
-                }
+                link.send(frame, &ring, &mut st).await?;
                 i += 1;
                 if last_stats.elapsed() > Duration::from_secs(1) {
                     last_stats = Instant::now();
                     write_stats(self.stats.as_deref(), &st);
                 }
             }
-            // Let the last publishes (ring copies included) reach the broker before leaving.
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let _ = tokio::time::timeout(Duration::from_secs(1), client.disconnect()).await;
-            task.abort();
-            Ok(())
+            link.close().await;
+            Ok::<(), String>(())
         });
         rt.shutdown_timeout(Duration::from_secs(1));
         write_stats(self.stats.as_deref(), &st);
-        r.map(|_| st)
+        r.map(|()| st)
+    }
+}
+
+/// A durable device's MQTT connection: a persistent session, its event loop on a task of its
+/// own counting CONNACKs (each reconnect) and PUBACKs.
+struct DurableLink {
+    client: AsyncClient,
+    topic: String,
+    task: tokio::task::JoinHandle<()>,
+    /// CONNACKs so far; a change means the client reconnected.
+    gen: Arc<AtomicU64>,
+    seen_gen: u64,
+    acked: Arc<AtomicU64>,
+    notify: Arc<tokio::sync::Notify>,
+}
+
+impl DurableLink {
+    /// Connect (persistent session) and wait up to 20 s for the first CONNACK.
+    async fn connect(p: &DeviceProcess) -> Result<DurableLink, String> {
+        let mut o =
+            MqttOptions::new(format!("lwcbench-dev-{}-{}", p.session, p.device), p.broker.host.clone(), p.broker.port);
+        o.set_keep_alive(Duration::from_secs(5));
+        o.set_clean_session(false);
+        o.set_inflight(1000);
+        o.set_max_packet_size(crate::wire::frame::MAX_FRAME + 1024, crate::wire::frame::MAX_FRAME + 1024);
+        let (client, mut ev) = AsyncClient::new(o, 1024);
+        let gen = Arc::new(AtomicU64::new(0));
+        let acked = Arc::new(AtomicU64::new(0));
+        let notify = Arc::new(tokio::sync::Notify::new());
+        let (g2, a2, n2) = (gen.clone(), acked.clone(), notify.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                match ev.poll().await {
+                    Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                        g2.fetch_add(1, Ordering::SeqCst);
+                        n2.notify_one();
+                    }
+                    Ok(Event::Incoming(Packet::PubAck(_))) => {
+                        a2.fetch_add(1, Ordering::SeqCst);
+                        n2.notify_one();
+                    }
+                    Ok(_) => {}
+                    // The broker is away (killed, restarting): rumqttc reconnects on the next poll.
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        });
+        let t0 = Instant::now();
+        while gen.load(Ordering::SeqCst) == 0 {
+            if t0.elapsed() > Duration::from_secs(20) || stop_requested() {
+                task.abort();
+                return Err(format!("--broker: no answer from {} within 20 s", p.broker.describe()));
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(50), notify.notified()).await;
+        }
+        let seen_gen = gen.load(Ordering::SeqCst);
+        Ok(DurableLink { client, topic: topic(&p.session, p.device), task, gen, seen_gen, acked, notify })
+    }
+
+    async fn publish(&self, f: Vec<u8>) -> Result<(), String> {
+        self.client
+            .publish(self.topic.clone(), QoS::AtLeastOnce, false, f)
+            .await
+            .map_err(|e| format!("mqtt publish: {e}"))
+    }
+
+    /// Publish `frame` and wait for its PUBACK: after a reconnect the frames of `ring` go out
+    /// again (the broker may have lost what it acknowledged lately), after [`ACK_TIMEOUT`] the
+    /// frame again; once a stop is requested, at most 5 s more.
+    async fn send(
+        &mut self,
+        frame: Vec<u8>,
+        ring: &VecDeque<(Instant, Vec<u8>)>,
+        st: &mut DeviceStats,
+    ) -> Result<(), String> {
+        let before = self.acked.load(Ordering::SeqCst);
+        self.publish(frame.clone()).await?;
+        st.sent += 1;
+        let (mut t_pub, t_first) = (Instant::now(), Instant::now());
+        loop {
+            if self.acked.load(Ordering::SeqCst) > before {
+                return Ok(());
+            }
+            let g = self.gen.load(Ordering::SeqCst);
+            if g != self.seen_gen {
+                // Reconnected: the broker may have lost what it acknowledged lately.
+                self.seen_gen = g;
+                st.reconnects += 1;
+                for (_, f) in ring {
+                    self.publish(f.clone()).await?;
+                    st.ring_resent += 1;
+                }
+                if !ring.is_empty() {
+                    return Ok(());
+                }
+            }
+            if t_pub.elapsed() > ACK_TIMEOUT {
+                st.ack_timeouts += 1;
+                self.publish(frame.clone()).await?;
+                t_pub = Instant::now();
+            }
+            if stop_requested() && t_first.elapsed() > Duration::from_secs(5) {
+                return Ok(());
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(50), self.notify.notified()).await;
+        }
+    }
+
+    /// Let the last publishes (ring copies included) reach the broker, then disconnect.
+    async fn close(self) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.client.disconnect()).await;
+        self.task.abort();
     }
 }
 

@@ -20,13 +20,13 @@
 //! PROTOCOL DEVICE DEVICE_KEY_FINGERPRINT   (one line per provisioned device)
 //! ```
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::device::counter::{self, write_durable, CounterStore};
 use crate::wire::frame::Family;
 use crate::wire::keys::MasterKey;
 
+/// Line 1 of a provisioning registry.
 pub const MAGIC: &str = "lwcbench-link-provisioned v1";
 /// Bounds what is read of a registry (100,000 devices take ~6 MB).
 const MAX_REGISTRY_BYTES: u64 = 32 << 20;
@@ -56,16 +56,9 @@ pub fn counter_devices(family: Family, device: u32) -> Result<Vec<u32>, String> 
 pub fn registered(key_file: &Path, master: &MasterKey) -> Result<BTreeMap<(Family, u32), String>, String> {
     let path = registry_path(key_file);
     let p = path.display();
-    let f = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(e) => return Err(format!("registry {p}: {e}")),
+    let Some(text) = crate::state_file::read(&path, "registry", MAX_REGISTRY_BYTES)? else {
+        return Ok(BTreeMap::new());
     };
-    let mut text = String::new();
-    f.take(MAX_REGISTRY_BYTES + 1).read_to_string(&mut text).map_err(|e| format!("registry {p}: {e}"))?;
-    if text.len() as u64 > MAX_REGISTRY_BYTES {
-        return Err(format!("registry {p}: larger than {} MiB", MAX_REGISTRY_BYTES >> 20));
-    }
     let mut lines = text.lines();
     if lines.next().map(str::trim) != Some(MAGIC) {
         return Err(format!("registry {p}: line 1: expected '{MAGIC}'"));
@@ -112,8 +105,11 @@ pub fn refuse_provisioned(key_file: &Path, master: &MasterKey, family: Family, d
 /// What provisioning wrote.
 #[derive(Debug)]
 pub struct Provisioned {
+    /// The device key file.
     pub key_file: PathBuf,
+    /// Its counter state file.
     pub state: PathBuf,
+    /// The device key's fingerprint.
     pub fingerprint: String,
     /// First counter of each link device in the new state.
     pub starts: Vec<(u32, u64)>,

@@ -11,17 +11,23 @@ use crate::wire::suite::{Keyed, Suite};
 /// One class of the tally.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ClassTally {
+    /// The cipher's name.
     pub cipher: String,
+    /// The attack class.
     pub class: String,
     /// "refuse" for forged/replayed frames, "accept" for legitimate ones.
     pub expect: String,
+    /// Frames sent.
     pub frames: u64,
+    /// Frames the gateway accepted.
     pub accepted: u64,
+    /// Frames it refused.
     pub refused: u64,
     /// Refusal reasons seen, "reason:count" joined by spaces.
     pub reasons: String,
     /// Rows of this class found in the store afterwards.
     pub stored: u64,
+    /// Whether the class met its expectation, the store included.
     pub pass: bool,
 }
 
@@ -191,6 +197,7 @@ pub fn run(suite: &Suite, master: &MasterKey, store: &mut dyn Store) -> Result<V
     Ok(h.out)
 }
 
+/// The attack tallies as a section of summary.md.
 pub fn markdown(rows: &[ClassTally]) -> String {
     let mut md = String::from("\n## Link attack suite\n\n| cipher | class | expect | frames | accepted | refused (reasons) | stored | verdict |\n|---|---|---|---:|---:|---|---:|---|\n");
     for r in rows {

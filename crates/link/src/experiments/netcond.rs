@@ -46,11 +46,14 @@ pub use lwcbench_netimpair::{Backend, Conditions};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NetTransport {
+    /// MQTT 3.1.1 through a broker in namespace B.
     Mqtt,
+    /// UDP datagrams through the relay in namespace B.
     Udp,
 }
 
 impl NetTransport {
+    /// `--transport`: `mqtt` or `udp`.
     pub fn parse(s: &str) -> Result<NetTransport, String> {
         match s {
             "mqtt" => Ok(NetTransport::Mqtt),
@@ -58,6 +61,7 @@ impl NetTransport {
             t => Err(format!("--transport: '{t}' is not mqtt or udp")),
         }
     }
+    /// The name `--transport` takes.
     pub fn as_str(self) -> &'static str {
         match self {
             NetTransport::Mqtt => "mqtt",
@@ -78,7 +82,12 @@ pub enum NetBroker {
     /// rumqttd inside this process, its threads in namespace B.
     Embedded,
     /// An external mosquitto binary started inside B; its config is written to `conf_dir`.
-    Mosquitto { bin: std::path::PathBuf, conf_dir: std::path::PathBuf },
+    Mosquitto {
+        /// The mosquitto binary.
+        bin: std::path::PathBuf,
+        /// Where its configuration is written.
+        conf_dir: std::path::PathBuf,
+    },
 }
 
 /// The namespace pair with a runtime in each namespace and (for MQTT) an embedded broker in B.
@@ -93,9 +102,11 @@ pub struct NetEnv {
     broker_child: Option<std::process::Child>,
     /// Whether the kernel offers netem (probed once; false when the fallbacks are forced).
     pub netem: bool,
+    /// Which mechanisms apply the conditions (`--net-backend`).
     pub backend: Backend,
     proxies: AtomicU64,
     // Declared last: dropped after the runtimes.
+    /// The namespace pair (A: devices, B: broker and gateway).
     pub pair: NetnsPair,
 }
 
@@ -260,18 +271,27 @@ pub(crate) fn qdisc_drops(pair: &NetnsPair, side: Side) -> u64 {
 
 /// What one run under one set of conditions did.
 pub struct CondRun {
+    /// The transport of the run.
     pub transport: NetTransport,
+    /// The conditions applied.
     pub conditions: Conditions,
+    /// The session's outcome.
     pub outcome: Outcome,
+    /// Each condition with the mechanism that applied it.
     pub applied: Vec<Applied>,
+    /// Packets the nftables loss rule dropped.
     pub nft_dropped: u64,
+    /// The UDP relay's counts (UDP runs).
     pub relay: Option<RelayCounts>,
+    /// UDP receive errors in namespace B during the run (socket buffers full).
     pub udp_in_errors: u64,
+    /// Packets the qdiscs on A's side dropped (tbf overflow).
     pub qdisc_drops: u64,
     /// The per-condition time limit after the devices finished.
     pub timeout: Duration,
     /// The limit was reached with frames still outstanding.
     pub timed_out: bool,
+    /// The path the frames took, for run.json.
     pub path: String,
 }
 
@@ -334,127 +354,21 @@ pub fn run_condition<'e>(
     let spec = cfg.gateway_spec(ids.clone(), store, gw_transport);
     let gw = env.pair.in_ns(Side::B, || GatewayHandle::start(spec, &master, &hb)).map_err(ni)??;
 
-    // The devices' entry point into namespace B.
-    let mut relay = None;
-    let mut dev_broker = None;
-    let path;
-    match transport {
-        NetTransport::Udp => {
-            let upstream = gw.udp_addr.ok_or("internal: UDP gateway without an address")?;
-            let r = {
-                let _g = rt_b.enter();
-                UdpRelay::start_in(
-                    &env.pair,
-                    Side::B,
-                    SocketAddr::from((ADDR_B, 0)),
-                    upstream,
-                    RelayConfig::from_user_space(&plan.user_space, seed),
-                )
-                .map_err(ni)?
-            };
-            applied.extend(r.applied().iter().cloned());
-            path = format!(
-                "devices (ns A, {ADDR_A}) -> UDP relay (ns B, {}) -> gateway (ns B, {upstream})",
-                r.local_addr()
-            );
-            relay = Some(r);
-        }
-        NetTransport::Mqtt => {
-            let port = env.broker_port.expect("checked");
-            if plan.user_space.is_none() {
-                path = format!(
-                    "devices (ns A, {ADDR_A}) -> broker (ns B, {ADDR_B}:{port}; {}) <- gateway (ns B, 127.0.0.1)",
-                    env.broker_desc
-                );
-                dev_broker = Some(BrokerAddr { host: ADDR_B.to_string(), port, embedded: false });
-            } else {
-                if toxi.is_none() {
-                    *toxi = Some(Toxiproxy::start(&env.pair, Side::B, seed).map_err(ni)?);
-                }
-                let t = toxi.as_ref().expect("started");
-                let name = format!("mqtt{}", env.proxies.fetch_add(1, Ordering::Relaxed));
-                let listen_port = env.free_port_b()?;
-                let listen = SocketAddr::from((ADDR_B, listen_port));
-                t.proxy(&name, listen, SocketAddr::from((Ipv4Addr::LOCALHOST, port))).map_err(ni)?;
-                applied.extend(t.apply_user_space(&name, &plan.user_space).map_err(ni)?);
-                path = format!(
-                    "devices (ns A, {ADDR_A}) -> Toxiproxy {name} (ns B, {listen}) -> broker (ns B, 127.0.0.1:{port}; {}) <- gateway (ns B)",
-                    env.broker_desc
-                );
-                dev_broker = Some(BrokerAddr { host: ADDR_B.to_string(), port: listen_port, embedded: false });
-            }
-        }
-    }
+    let (relay, dev_broker, path) = entry_point(env, toxi, transport, &plan.user_space, &gw, seed, &mut applied)?;
     let in_errors0 = udp_in_errors(&env.pair, Side::B);
 
-    let ncon = cfg.connections.clamp(1, cfg.devices as usize);
-    let mut publishers = Vec::new();
-    let mut conns = Vec::new();
-    for k in 0..ncon {
-        match transport {
-            NetTransport::Mqtt => {
-                let b = dev_broker.as_ref().expect("set above");
-                let c = rt_a.block_on(mqtt_connect(&format!("lwcbench-dev-{}-{k}", cfg.session), b))?;
-                publishers.push(Publisher::Mqtt { client: c.client.clone(), session: cfg.session.clone() });
-                conns.push(c);
-            }
-            NetTransport::Udp => {
-                let s = env
-                    .pair
-                    .in_ns(Side::A, || std::net::UdpSocket::bind((ADDR_A, 0)))
-                    .map_err(ni)?
-                    .map_err(|e| format!("udp: cannot bind in namespace A: {e}"))?;
-                s.set_nonblocking(true).map_err(|e| format!("udp: {e}"))?;
-                let _g = rt_a.enter();
-                let s = tokio::net::UdpSocket::from_std(s).map_err(|e| format!("udp: {e}"))?;
-                let to = relay.as_ref().expect("udp relay").local_addr();
-                publishers.push(Publisher::Udp { sock: Arc::new(s), to });
-            }
-        }
-    }
+    let (publishers, conns) = publishers(env, cfg, transport, dev_broker.as_ref(), relay.as_ref())?;
 
     let cpu0 = process_cpu_ns();
     let t0 = now_ns();
     let (dev, first_err) = run_fleet(rt_a.handle(), &cfg.fleet(), &ids, blocks, &master, &counters, &publishers)?;
     let sent = dev.len() as u64;
 
-    // Drain within the per-condition limit. MQTT: until the gateway has checked every frame.
-    // UDP: until nothing has arrived for longer than the relay can hold a datagram.
     let timeout = cfg.drain_timeout;
-    let deadline = Instant::now() + timeout;
-    let hold = Duration::from_millis(2 * u64::from(cond.delay_ms + cond.jitter_ms))
-        + Duration::from_millis(500)
-        + if cond.reorder_pct > 0.0 { Duration::from_secs(1) } else { Duration::ZERO };
-    let mut last = (gw.processed(), Instant::now());
-    let mut timed_out = false;
-    loop {
-        let p = gw.processed();
-        // a gateway stopped on a store error: its error ends the session below
-        if (transport == NetTransport::Mqtt && p >= sent) || gw.failed() {
-            break;
-        }
-        if p != last.0 {
-            last = (p, Instant::now());
-        } else if transport == NetTransport::Udp && last.1.elapsed() > hold {
-            break;
-        }
-        if Instant::now() >= deadline {
-            timed_out = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let timed_out = drain(&gw, transport, cond, sent, timeout);
     let relay_counts = relay.map(|r| rt_b.block_on(r.stop()));
     if transport == NetTransport::Udp {
-        // What the relay forwarded last must leave the gateway's socket before it stops reading.
-        let mut last = (gw.processed(), Instant::now());
-        while last.1.elapsed() < Duration::from_millis(200) {
-            std::thread::sleep(Duration::from_millis(5));
-            let p = gw.processed();
-            if p != last.0 {
-                last = (p, Instant::now());
-            }
-        }
+        settle(&gw);
     }
     let mut res = gw.stop(&hb);
     let process_cpu = process_cpu_ns() - cpu0;
@@ -510,48 +424,221 @@ pub fn run_condition<'e>(
     })
 }
 
+/// The devices' entry point into namespace B, set up for `transport`: the UDP relay in front of
+/// the gateway, the broker, or a Toxiproxy proxy in front of it when TCP delay or jitter needs
+/// user space. Returns the relay, the broker address the devices use, and the path's description.
+fn entry_point<'e>(
+    env: &'e NetEnv,
+    toxi: &mut Option<Toxiproxy<'e>>,
+    transport: NetTransport,
+    user_space: &lwcbench_netimpair::conditions::UserSpace,
+    gw: &GatewayHandle,
+    seed: u64,
+    applied: &mut Vec<Applied>,
+) -> Result<(Option<UdpRelay>, Option<BrokerAddr>, String), String> {
+    match transport {
+        NetTransport::Udp => {
+            let upstream = gw.udp_addr.ok_or("internal: UDP gateway without an address")?;
+            let r = {
+                let _g = env.rt_b().enter();
+                UdpRelay::start_in(
+                    &env.pair,
+                    Side::B,
+                    SocketAddr::from((ADDR_B, 0)),
+                    upstream,
+                    RelayConfig::from_user_space(user_space, seed),
+                )
+                .map_err(ni)?
+            };
+            applied.extend(r.applied().iter().cloned());
+            let path = format!(
+                "devices (ns A, {ADDR_A}) -> UDP relay (ns B, {}) -> gateway (ns B, {upstream})",
+                r.local_addr()
+            );
+            Ok((Some(r), None, path))
+        }
+        NetTransport::Mqtt => {
+            let port = env.broker_port.ok_or("internal: MQTT condition run without a broker in namespace B")?;
+            if user_space.is_none() {
+                let path = format!(
+                    "devices (ns A, {ADDR_A}) -> broker (ns B, {ADDR_B}:{port}; {}) <- gateway (ns B, 127.0.0.1)",
+                    env.broker_desc
+                );
+                return Ok((None, Some(BrokerAddr { host: ADDR_B.to_string(), port, embedded: false }), path));
+            }
+            if toxi.is_none() {
+                *toxi = Some(Toxiproxy::start(&env.pair, Side::B, seed).map_err(ni)?);
+            }
+            let t = toxi.as_ref().expect("started");
+            let name = format!("mqtt{}", env.proxies.fetch_add(1, Ordering::Relaxed));
+            let listen_port = env.free_port_b()?;
+            let listen = SocketAddr::from((ADDR_B, listen_port));
+            t.proxy(&name, listen, SocketAddr::from((Ipv4Addr::LOCALHOST, port))).map_err(ni)?;
+            applied.extend(t.apply_user_space(&name, user_space).map_err(ni)?);
+            let path = format!(
+                "devices (ns A, {ADDR_A}) -> Toxiproxy {name} (ns B, {listen}) -> broker (ns B, 127.0.0.1:{port}; {}) <- gateway (ns B)",
+                env.broker_desc
+            );
+            Ok((None, Some(BrokerAddr { host: ADDR_B.to_string(), port: listen_port, embedded: false }), path))
+        }
+    }
+}
+
+/// The devices' connections in namespace A (`--connections`, at most one per device): MQTT
+/// clients of `dev_broker`, or UDP sockets sending to the relay.
+fn publishers(
+    env: &NetEnv,
+    cfg: &LinkConfig,
+    transport: NetTransport,
+    dev_broker: Option<&BrokerAddr>,
+    relay: Option<&UdpRelay>,
+) -> Result<(Vec<Publisher>, Vec<crate::transport::mqtt::MqttConn>), String> {
+    let rt_a = env.rt_a();
+    let ncon = cfg.connections.clamp(1, cfg.devices as usize);
+    let mut publishers = Vec::new();
+    let mut conns = Vec::new();
+    for k in 0..ncon {
+        match transport {
+            NetTransport::Mqtt => {
+                let b = dev_broker.ok_or("internal: MQTT devices without a broker address")?;
+                let c = rt_a.block_on(mqtt_connect(&format!("lwcbench-dev-{}-{k}", cfg.session), b))?;
+                publishers.push(Publisher::Mqtt { client: c.client.clone(), session: cfg.session.clone() });
+                conns.push(c);
+            }
+            NetTransport::Udp => {
+                let s = env
+                    .pair
+                    .in_ns(Side::A, || std::net::UdpSocket::bind((ADDR_A, 0)))
+                    .map_err(ni)?
+                    .map_err(|e| format!("udp: cannot bind in namespace A: {e}"))?;
+                s.set_nonblocking(true).map_err(|e| format!("udp: {e}"))?;
+                let _g = rt_a.enter();
+                let s = tokio::net::UdpSocket::from_std(s).map_err(|e| format!("udp: {e}"))?;
+                let to = relay.ok_or("internal: UDP devices without a relay")?.local_addr();
+                publishers.push(Publisher::Udp { sock: Arc::new(s), to });
+            }
+        }
+    }
+    Ok((publishers, conns))
+}
+
+/// Drain within the per-condition limit `timeout`. MQTT: until the gateway has checked every
+/// frame. UDP: until nothing has arrived for longer than the relay can hold a datagram. True:
+/// the limit was reached first.
+fn drain(gw: &GatewayHandle, transport: NetTransport, cond: &Conditions, sent: u64, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    let hold = Duration::from_millis(2 * u64::from(cond.delay_ms + cond.jitter_ms))
+        + Duration::from_millis(500)
+        + if cond.reorder_pct > 0.0 { Duration::from_secs(1) } else { Duration::ZERO };
+    let mut last = (gw.processed(), Instant::now());
+    loop {
+        let p = gw.processed();
+        // a gateway stopped on a store error: its error ends the session below
+        if (transport == NetTransport::Mqtt && p >= sent) || gw.failed() {
+            return false;
+        }
+        if p != last.0 {
+            last = (p, Instant::now());
+        } else if transport == NetTransport::Udp && last.1.elapsed() > hold {
+            return false;
+        }
+        if Instant::now() >= deadline {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// What the relay forwarded last must leave the gateway's socket before it stops reading: wait
+/// until the gateway took nothing for 200 ms.
+fn settle(gw: &GatewayHandle) {
+    let mut last = (gw.processed(), Instant::now());
+    while last.1.elapsed() < Duration::from_millis(200) {
+        std::thread::sleep(Duration::from_millis(5));
+        let p = gw.processed();
+        if p != last.0 {
+            last = (p, Instant::now());
+        }
+    }
+}
+
 /// One row of `link_conditions.csv`: one cipher × transport × condition.
 #[derive(Serialize, Clone, Debug, Default)]
 pub struct ConditionRow {
+    /// The cipher's name.
     pub cipher: String,
+    /// `mqtt` or `udp`.
     pub transport: String,
+    /// Loss applied (%).
     pub loss_pct: f64,
+    /// Delay applied (ms).
     pub delay_ms: u32,
+    /// Jitter applied (ms).
     pub jitter_ms: u32,
+    /// Reordering applied (%).
     pub reorder_pct: f64,
+    /// Duplication applied (%).
     pub duplicate_pct: f64,
+    /// Bandwidth limit (kbit/s; 0: none).
     pub bandwidth_kbit: u32,
     /// condition=mechanism pairs, e.g. "loss=nftables;delay=toxiproxy".
     pub mechanisms: String,
+    /// Devices in the run.
     pub devices: u32,
+    /// Readings per second the devices offer (0: back to back).
     pub offered_per_s: f64,
+    /// Readings sent.
     pub sent: u64,
+    /// Readings stored.
     pub stored: u64,
+    /// stored / sent.
     pub delivery_ratio: f64,
+    /// Drops some mechanism counted (UDP; 0 for MQTT, which retransmits).
     pub counted_drops: u64,
+    /// Packets the nftables loss rule dropped.
     pub nft_dropped: u64,
+    /// Datagrams the relay dropped (queue full, at shutdown, send errors).
     pub relay_dropped: u64,
+    /// UDP receive errors in namespace B.
     pub udp_in_errors: u64,
+    /// Packets tbf dropped.
     pub qdisc_drops: u64,
     /// sent − stored − counted drops: not delivered within the time limit (and, for UDP, counted by
     /// nothing: must be 0).
     pub not_delivered_within_t: i64,
+    /// The per-condition time limit after the devices finished (s).
     pub timeout_s: f64,
+    /// Whether the limit was reached with frames outstanding.
     pub timed_out: bool,
+    /// Copies the store already held.
     pub duplicates_ignored: u64,
+    /// Stored readings that differ from what was sent.
     pub mismatched: u64,
+    /// Datagrams the relay duplicated.
     pub relay_duplicated: u64,
+    /// Datagrams the relay held back and sent out of order.
     pub relay_reordered: u64,
+    /// Refused: not a frame of this link.
     pub refused_malformed: u64,
+    /// Refused: a device the gateway does not serve.
     pub refused_unknown_device: u64,
+    /// Refused: another cipher or frame type.
     pub refused_wrong_cipher: u64,
+    /// Refused: a counter already accepted.
     pub refused_replay: u64,
+    /// Refused: below the replay window.
     pub refused_too_old: u64,
+    /// Refused: the tag does not verify.
     pub refused_bad_tag: u64,
+    /// Readings stored per second.
     pub stored_per_s: f64,
+    /// End to end (seal → commit), median (ms).
     pub e2e_p50_ms: f64,
+    /// End to end, 90th percentile (ms).
     pub e2e_p90_ms: f64,
+    /// End to end, 99th percentile (ms).
     pub e2e_p99_ms: f64,
+    /// End to end, largest (ms).
     pub e2e_max_ms: f64,
 }
 
@@ -572,6 +659,7 @@ pub fn e2e_sorted(o: &Outcome) -> Vec<u64> {
 }
 
 impl ConditionRow {
+    /// The row of the run `r` of `cipher` with `devices` devices sending every `interval`.
     pub fn new(cipher: &str, devices: u32, interval: Option<Duration>, r: &CondRun) -> ConditionRow {
         use crate::gateway::checks::Refusal;
         let o = &r.outcome;

@@ -21,38 +21,62 @@ use crate::session::{self, LinkConfig};
 use crate::transport::Transport;
 use crate::wire::suite::Suite;
 
+/// An overload run: the offered rate raised step by step until the link no longer keeps up.
 pub struct OverloadConfig {
+    /// The cipher.
     pub suite: Suite,
+    /// Devices.
     pub devices: u32,
+    /// Offered rates (readings/s), one step each.
     pub rates: Vec<f64>,
     /// Readings per step = rate × step.
     pub step: Duration,
+    /// The transport.
     pub transport: Transport,
+    /// Working directory (key, counters, store).
     pub dir: std::path::PathBuf,
+    /// The gateway's store batch.
     pub batch: usize,
+    /// Device connections.
     pub connections: usize,
     /// A step sustains its rate if stored ≥ `keep` × offered and e2e p99 ≤ `max_p99`.
     pub keep: f64,
+    /// The largest e2e p99 a sustained step may have (see `keep`).
     pub max_p99: Duration,
 }
 
+/// One step of the overload run.
 #[derive(Clone, Debug, Serialize)]
 pub struct StepRow {
+    /// The cipher's name.
     pub cipher: String,
+    /// The transport.
     pub transport: String,
+    /// The rate offered (readings/s).
     pub offered_per_s: f64,
+    /// Devices.
     pub devices: u32,
+    /// Readings sent.
     pub sent: u64,
     /// Rate the devices managed to hand to the transport (below offered = back-pressure).
     pub sent_per_s: f64,
+    /// Readings stored.
     pub stored: u64,
+    /// Readings stored per second.
     pub stored_per_s: f64,
+    /// Readings sent and not stored.
     pub missing: u64,
+    /// Frames the gateway refused.
     pub refused: u64,
+    /// End to end, median (ms).
     pub e2e_p50_ms: f64,
+    /// End to end, 99th percentile (ms).
     pub e2e_p99_ms: f64,
+    /// The process's resident memory at the step's start (MB).
     pub rss_start_mb: f64,
+    /// Its peak during the step (MB).
     pub rss_peak_mb: f64,
+    /// Whether the step kept up (stored ≥ keep × offered, p99 within the bound).
     pub sustained: bool,
 }
 
@@ -158,6 +182,7 @@ pub fn sustainable(rows: &[StepRow]) -> Option<f64> {
     rows.iter().filter(|r| r.sustained).map(|r| r.offered_per_s).fold(None, |a, r| Some(a.map_or(r, |a: f64| a.max(r))))
 }
 
+/// The overload steps as a section of summary.md.
 pub fn markdown(rows: &[StepRow], cfg: &OverloadConfig) -> String {
     let mut s = String::from("## Overload (lwcbench link overload)\n\n");
     s += "| offered /s | sent /s | stored /s | missing | refused | e2e p50 | e2e p99 | peak RSS (MiB) | sustained |\n";

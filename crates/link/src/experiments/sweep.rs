@@ -9,8 +9,9 @@ use crate::experiments::netcond::ConditionRow;
 
 /// Ciphers of the `net-sweep` preset.
 pub const SWEEP_CIPHERS: &str = "Ascon-AEAD128,AES-128-CCM/rustcrypto,DRACO/rust-fast";
-/// Loss levels (%) and one-way delays (ms) of the preset.
+/// Loss levels (%) of the preset.
 pub const SWEEP_LOSS: [f64; 4] = [0.0, 1.0, 5.0, 10.0];
+/// One-way delays (ms) of the preset.
 pub const SWEEP_DELAY: [u32; 3] = [0, 20, 200];
 
 /// The preset's conditions, in sweep order (delay outer, loss inner).

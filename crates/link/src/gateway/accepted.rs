@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use crate::device::counter::write_durable;
 use crate::wire::frame::{Proto, MAX_COUNTER};
 
+/// Line 1 of an accepted-marks file.
 pub const MAGIC: &str = "lwcbench-link-accepted v1";
 /// Larger than any real file (100,000 devices of one protocol take ~3 MB); bounds what is read.
 pub const MAX_BYTES: u64 = 64 << 20;
@@ -68,7 +69,7 @@ pub type Marks = BTreeMap<(Proto, u32), u64>;
 /// Parse a marks file's text for the key with fingerprint `fp` (`None`: any key); errors name
 /// the line and, for a bad field, its column.
 pub fn parse(text: &str, fp: Option<&str>) -> Result<Marks, String> {
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let mut lines = crate::state_file::numbered(text);
     if lines.next().map(|(_, l)| l.trim()) != Some(MAGIC) {
         return Err(format!("line 1: expected '{MAGIC}' (not an accepted-marks file of this lwcbench)"));
     }
@@ -121,21 +122,8 @@ pub fn parse(text: &str, fp: Option<&str>) -> Result<Marks, String> {
 
 /// Read the marks file at `path` for the key `fp` (`None`: it does not exist).
 pub fn read(path: &Path, fp: Option<&str>) -> Result<Option<Marks>, String> {
-    let p = path.display();
-    match std::fs::File::open(path) {
-        Ok(f) => {
-            let mut text = String::new();
-            f.take(MAX_BYTES + 1)
-                .read_to_string(&mut text)
-                .map_err(|e| format!("accepted marks {p}: cannot read it as text: {e}"))?;
-            if text.len() as u64 > MAX_BYTES {
-                return Err(format!("accepted marks {p}: larger than {} MiB", MAX_BYTES >> 20));
-            }
-            parse(&text, fp).map(Some).map_err(|e| format!("accepted marks {p}: {e}"))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("accepted marks {p}: {e}")),
-    }
+    let Some(text) = crate::state_file::read(path, "accepted marks", MAX_BYTES)? else { return Ok(None) };
+    parse(&text, fp).map(Some).map_err(|e| format!("accepted marks {}: {e}", path.display()))
 }
 
 /// The marks of `proto` in `marks`, by device.
@@ -205,10 +193,12 @@ pub struct Keeper {
     pending: Marks,
     last: Option<Instant>,
     every: Duration,
+    /// Writes of the file so far.
     pub writes: u64,
 }
 
 impl Keeper {
+    /// The keeper of the marks file at `path` for the key `fp`, writing at most every [`WRITE_EVERY`].
     pub fn new(path: &Path, fp: &str) -> Keeper {
         Keeper {
             path: path.to_path_buf(),
@@ -226,6 +216,7 @@ impl Keeper {
         self
     }
 
+    /// The marks file.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -291,6 +282,7 @@ fn write_pending(pending: &Mutex<Marks>, path: &Path, fp: &str) -> Result<(), St
 }
 
 impl Marker {
+    /// Start the writing thread of the marks file at `path` for the key `fp`, writing at most every `every`.
     pub fn start(path: &Path, fp: &str, every: Duration) -> Result<Marker, String> {
         let pending = Arc::new(Mutex::new(Marks::new()));
         let error = Arc::new(Mutex::new(None));

@@ -31,6 +31,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// Every refusal, in the order of [`Tally::refused`].
     pub const ALL: [Refusal; 7] = [
         Refusal::Malformed,
         Refusal::UnknownDevice,
@@ -40,6 +41,7 @@ impl Refusal {
         Refusal::BadTag,
         Refusal::TagBudget,
     ];
+    /// The refusal's name in logs, CSV headers and run.json.
     pub fn as_str(self) -> &'static str {
         match self {
             Refusal::Malformed => "malformed",
@@ -56,7 +58,9 @@ impl Refusal {
 /// Counters of what the gateway did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// Frames accepted.
     pub accepted: u64,
+    /// Frames refused, indexed by [`Refusal`] as `r as usize`.
     pub refused: [u64; 7],
     /// Devices whose failed-tag budget ran out (each counted once).
     pub alarms: u64,
@@ -69,9 +73,11 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// Frames refused for any reason.
     pub fn refused_total(&self) -> u64 {
         self.refused.iter().sum()
     }
+    /// Frames refused as `r`.
     pub fn count(&self, r: Refusal) -> u64 {
         self.refused[r as usize]
     }
@@ -141,12 +147,18 @@ pub fn default_max_failed_tags(tag_bytes: usize) -> u64 {
 /// One opened frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Opened {
+    /// The sending device.
     pub device: u32,
+    /// The frame's counter.
     pub counter: u64,
+    /// The cipher id.
     pub cipher: u8,
+    /// The plaintext.
     pub reading: Vec<u8>,
 }
 
+/// The receiving checks of a gateway: structure, device, cipher and frame type, replay
+/// window, failed-tag budget and tag, per device.
 pub struct Gateway {
     devices: HashMap<u32, DeviceState>,
     suite: Suite,
@@ -160,6 +172,7 @@ pub struct Gateway {
     max_failed_tags: u64,
     reuse_log: Throttle,
     late_log: Throttle,
+    /// Its verdicts so far.
     pub tally: Tally,
 }
 

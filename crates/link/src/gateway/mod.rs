@@ -22,7 +22,9 @@ pub mod workers;
 /// One frame as the gateway saw it.
 #[derive(Clone, Copy, Debug)]
 pub struct GwSample {
+    /// The sending device.
     pub device: u32,
+    /// The frame's counter.
     pub counter: u64,
     /// Transport handed it over (MQTT event loop / UDP socket).
     pub recv: u64,
@@ -37,7 +39,9 @@ pub struct GwSample {
 /// A frame as the transport hands it to a gateway thread: the bytes, when they arrived, and what
 /// acknowledges them after their commit (`A`: the MQTT 3.1.1 or v5 PUBACK source, or nothing for UDP).
 pub(crate) struct Incoming<A> {
+    /// The frame as received.
     pub frame: Vec<u8>,
+    /// When it arrived (ns, [`crate::clock::now_ns`]).
     pub recv: u64,
     /// What the PUBACK needs (packet id, QoS), without the payload.
     pub ack: A,
@@ -48,25 +52,41 @@ pub const QUEUE: usize = 16 * 1024;
 
 /// What the gateway thread hands back.
 pub struct GwResult {
+    /// Its verdicts.
     pub tally: Tally,
+    /// One sample per stored frame (at most `max_samples`).
     pub samples: Vec<GwSample>,
+    /// Rows the store took as new.
     pub new_rows: u64,
+    /// Copies the store already held.
     pub duplicates: u64,
+    /// CPU time of the gateway threads.
     pub cpu_ns: u64,
+    /// The store, handed back for reading.
     pub store: Box<dyn Store>,
+    /// Why it stopped early (the store failed).
     pub error: Option<String>,
 }
 
 /// Gateway settings.
 pub struct GatewaySpec {
+    /// The cipher it accepts.
     pub suite: Suite,
+    /// `--unsafe-no-integrity`: frames without a tag.
     pub unauthenticated: bool,
+    /// The devices it serves.
     pub devices: Vec<u32>,
+    /// The replay window (counters).
     pub window: u64,
+    /// Where accepted readings go.
     pub store: Box<dyn Store>,
+    /// The session id (its topics).
     pub session: String,
+    /// Where frames come from.
     pub transport: Transport,
+    /// Readings per store transaction at most.
     pub batch: usize,
+    /// Samples kept at most (bounds memory on long runs).
     pub max_samples: usize,
     /// `--max-failed-tags`; `None`: the suite's default ([`checks::default_max_failed_tags`]).
     pub max_failed_tags: Option<u64>,

@@ -84,16 +84,25 @@ pub fn parse_devices(spec: &str) -> Result<Vec<u32>, String> {
 
 /// One gateway process.
 pub struct GatewayProcess {
+    /// The cipher it accepts.
     pub suite: Suite,
+    /// The devices it serves.
     pub devices: Vec<u32>,
+    /// The replay window.
     pub window: u64,
+    /// Readings per store transaction at most.
     pub batch: usize,
     /// `--store` as for `lwcbench link` (SQLite path or postgres:// URL).
     pub store: String,
+    /// The session (its topics).
     pub session: String,
+    /// The broker it subscribes at.
     pub broker: BrokerAddr,
+    /// The master key.
     pub master: MasterKey,
+    /// A JSON lines file of its counts, one line every `stats_every`.
     pub stats: Option<PathBuf>,
+    /// How often a stats line is written.
     pub stats_every: Duration,
     /// `--shared GROUP --member NAME`: one member of a shared subscription, replay state in the
     /// store ([`crate::shared`]); `None`: the only gateway of its session.

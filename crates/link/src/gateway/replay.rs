@@ -9,13 +9,18 @@
 //! The check and the update are separate: the gateway checks, then verifies the tag, and only
 //! an authentic frame moves the window (a forged frame with a huge counter cannot).
 
+/// What the window says of a counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// Not seen, inside or above the window.
     Fresh,
+    /// Already accepted.
     Replay,
+    /// Below the window.
     TooOld,
 }
 
+/// A sliding replay window over a device's counters.
 #[derive(Clone, Debug)]
 pub struct ReplayWindow {
     size: u64,
@@ -24,6 +29,7 @@ pub struct ReplayWindow {
     bits: Vec<u64>,
 }
 
+/// Largest window (counters).
 pub const MAX_WINDOW: u64 = 1 << 20;
 
 /// Most memory the replay bitmaps of one session's gateways may take: every provisioned
@@ -60,6 +66,7 @@ impl ReplayWindow {
         Ok(ReplayWindow { size, top: None, bits: vec![0; size.div_ceil(64) as usize] })
     }
 
+    /// The window's size (counters).
     pub fn size(&self) -> u64 {
         self.size
     }

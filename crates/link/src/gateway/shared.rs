@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 /// One member of a shared subscription group.
 #[derive(Clone, Debug)]
 pub struct Member {
+    /// The group (`--shared`).
     pub group: String,
+    /// This member's name in it (`--member`).
     pub member: String,
 }
 
@@ -38,6 +40,7 @@ pub fn check_name(opt: &str, s: &str) -> Result<(), String> {
 }
 
 impl Member {
+    /// The member `member` of `group`, both names checked.
     pub fn new(group: &str, member: &str) -> Result<Member, String> {
         check_name("--shared", group)?;
         check_name("--member", member)?;
@@ -73,6 +76,7 @@ impl TakeoverLoop {
     const DROPS: usize = 5;
     const WITHIN: Duration = Duration::from_secs(10);
 
+    /// A CONNACK came at `now`.
     pub fn connected(&mut self, now: Instant) {
         self.since_connack = Some(now);
     }

@@ -23,9 +23,89 @@ use crate::wire::keys::MasterKey;
 /// it can report its final tally).
 #[derive(Default)]
 pub struct LiveCounts {
+    /// Rows stored as new.
     pub stored: AtomicU64,
+    /// Copies the store already held.
     pub duplicates: AtomicU64,
+    /// Frames refused.
     pub refused: AtomicU64,
+}
+
+/// The MQTT event loop of the single gateway: subscribe at every CONNACK, report the first
+/// SUBACK on `ready`, pass every PUBLISH to the gateway thread.
+async fn mqtt_events(
+    mut ev: rumqttc::EventLoop,
+    ready_tx: std::sync::mpsc::Sender<Ready>,
+    sub_client: AsyncClient,
+    filter: String,
+    tx: mpsc::Sender<Incoming<Option<rumqttc::Publish>>>,
+    broker: String,
+) {
+    let t0 = std::time::Instant::now();
+    let mut ready = Some(ready_tx);
+    loop {
+        match ev.poll().await {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                if let Some(r) = &ready {
+                    let _ = r.send(Ready::Connected);
+                }
+                // (Re)subscribe on every connect; harmless with a persistent session.
+                let c = sub_client.clone();
+                let f = filter.clone();
+                tokio::spawn(async move {
+                    let _ = c.subscribe(f, QoS::AtLeastOnce).await;
+                });
+            }
+            Ok(Event::Incoming(Packet::SubAck(_))) => {
+                if let Some(r) = ready.take() {
+                    let _ = r.send(Ready::Subscribed);
+                }
+            }
+            Ok(Event::Incoming(Packet::Publish(p))) => {
+                // Waits only for the gateway thread, which runs from before the CONNACK: a
+                // persistent session's backlog, sent before the SUBACK, is worked through, not
+                // waited on.
+                let inc = Incoming { frame: received_frame(&p.payload), recv: now_ns(), ack: Some(ack_of(&p)) };
+                if tx.send(inc).await.is_err() {
+                    return;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                if let Some(r) = ready.take() {
+                    if still_connecting(t0) {
+                        ready = Some(r); // a first refusal may be the broker still starting
+                    } else {
+                        let _ = r.send(Ready::Failed(format!("--broker: cannot reach {broker}: {e}")));
+                        return;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// The UDP receiving thread: every datagram on `sock` to the gateway thread until `stop`.
+fn udp_receiver(
+    sock: UdpSocket,
+    stop: Arc<AtomicBool>,
+    tx: mpsc::Sender<Incoming<Option<rumqttc::Publish>>>,
+) -> Result<std::thread::JoinHandle<()>, String> {
+    std::thread::Builder::new()
+        .name("link-udp-rx".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok((n, _)) = sock.recv_from(&mut buf) {
+                    let inc = Incoming { frame: buf[..n].to_vec(), recv: now_ns(), ack: None };
+                    if tx.blocking_send(inc).is_err() {
+                        return;
+                    }
+                }
+            }
+        })
+        .map_err(|e| e.to_string())
 }
 
 /// A running gateway.
@@ -39,6 +119,7 @@ pub struct GatewayHandle {
     recv_task: Option<tokio::task::JoinHandle<()>>,
     ack_task: Option<tokio::task::JoinHandle<()>>,
     udp_thread: Option<std::thread::JoinHandle<()>>,
+    /// Where a UDP gateway listens.
     pub udp_addr: Option<SocketAddr>,
     mqtt: Option<AsyncClient>,
 }
@@ -101,60 +182,12 @@ impl GatewayHandle {
             Transport::Mqtt(b) => {
                 let mut o = mqtt_options(&format!("lwcbench-gw-{}", spec.session), b);
                 o.set_manual_acks(true);
-                let (client, mut ev) = AsyncClient::new(o, queue.max(1));
+                let (client, ev) = AsyncClient::new(o, queue.max(1));
                 let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Ready>();
                 let filter = format!("lwcbench/link/{}/+", spec.session);
                 let sub_client = client.clone();
                 let broker = b.describe();
-                let t0 = std::time::Instant::now();
-                let task = rt.spawn(async move {
-                    let mut ready = Some(ready_tx);
-                    loop {
-                        match ev.poll().await {
-                            Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                                if let Some(r) = &ready {
-                                    let _ = r.send(Ready::Connected);
-                                }
-                                // (Re)subscribe on every connect; harmless with a persistent session.
-                                let c = sub_client.clone();
-                                let f = filter.clone();
-                                tokio::spawn(async move {
-                                    let _ = c.subscribe(f, QoS::AtLeastOnce).await;
-                                });
-                            }
-                            Ok(Event::Incoming(Packet::SubAck(_))) => {
-                                if let Some(r) = ready.take() {
-                                    let _ = r.send(Ready::Subscribed);
-                                }
-                            }
-                            Ok(Event::Incoming(Packet::Publish(p))) => {
-                                // Waits only for the gateway thread, which runs from before
-                                // the CONNACK: a persistent session's backlog, sent before the
-                                // SUBACK, is worked through, not waited on.
-                                let inc = Incoming {
-                                    frame: received_frame(&p.payload),
-                                    recv: now_ns(),
-                                    ack: Some(ack_of(&p)),
-                                };
-                                if tx.send(inc).await.is_err() {
-                                    return;
-                                }
-                            }
-                            Ok(_) => {}
-                            Err(e) => {
-                                if let Some(r) = ready.take() {
-                                    if still_connecting(t0) {
-                                        ready = Some(r); // a first refusal may be the broker still starting
-                                    } else {
-                                        let _ = r.send(Ready::Failed(format!("--broker: cannot reach {broker}: {e}")));
-                                        return;
-                                    }
-                                }
-                                tokio::time::sleep(Duration::from_millis(100)).await;
-                            }
-                        }
-                    }
-                });
+                let task = rt.spawn(mqtt_events(ev, ready_tx, sub_client, filter, tx, broker));
                 starting = Some((ready_rx, format!("--broker: no answer from {} within 5 s", b.describe())));
                 h.recv_task = Some(task);
                 h.mqtt = Some(client);
@@ -164,23 +197,7 @@ impl GatewayHandle {
                 set_rcvbuf(&sock, 8 << 20);
                 sock.set_read_timeout(Some(Duration::from_millis(50))).map_err(|e| e.to_string())?;
                 h.udp_addr = Some(sock.local_addr().map_err(|e| e.to_string())?);
-                let stop2 = stop.clone();
-                h.udp_thread = Some(
-                    std::thread::Builder::new()
-                        .name("link-udp-rx".into())
-                        .spawn(move || {
-                            let mut buf = vec![0u8; 65536];
-                            while !stop2.load(Ordering::Relaxed) {
-                                if let Ok((n, _)) = sock.recv_from(&mut buf) {
-                                    let inc = Incoming { frame: buf[..n].to_vec(), recv: now_ns(), ack: None };
-                                    if tx.blocking_send(inc).is_err() {
-                                        return;
-                                    }
-                                }
-                            }
-                        })
-                        .map_err(|e| e.to_string())?,
-                );
+                h.udp_thread = Some(udp_receiver(sock, stop.clone(), tx)?);
             }
         }
         let acker = h.mqtt.clone().map(|c| {

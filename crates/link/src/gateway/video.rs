@@ -54,8 +54,11 @@ pub enum PartEvent {
 /// A frame reassembled from authentic parts.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Frame {
+    /// The frame number.
     pub number: u32,
+    /// Parts it came in.
     pub parts: u16,
+    /// The frame's bytes.
     pub data: Vec<u8>,
     /// When its first part arrived (ns, `crate::clock::now_ns`).
     pub first_ns: u64,
@@ -83,12 +86,15 @@ pub struct Reassembler {
     in_flight: BTreeMap<u32, Partial>,
     max_in_flight: usize,
     deadline_ns: u64,
+    /// Its verdicts on parts.
     pub tally: Tally,
     /// Authentic parts dropped: their frame was finished or their header disagreed.
     pub ignored: u64,
 }
 
 impl Reassembler {
+    /// Reassembly for `device` opening with `keyed`: a replay window of `window` part counters,
+    /// at most `max_in_flight` frames at a time, a frame given up `deadline_ns` after its first part.
     pub fn new(
         device: u32,
         keyed: Keyed,

@@ -45,7 +45,9 @@ pub const MAX_WORKERS: usize = 64;
 /// `accepted` to `replay`. The gateway must leave frames older than its window to the store
 /// ([`Gateway::old_frames_to_store`]).
 pub struct Checker {
+    /// The gateway's checks.
     pub gateway: Gateway,
+    /// The store's replay state.
     pub state: SharedState,
     /// When the last batch's gateway checks ended and its store transaction began.
     pub last_opened_ns: u64,
@@ -54,11 +56,14 @@ pub struct Checker {
 /// The outcome of one frame in a batch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Checked {
+    /// Stored as new.
     Stored(Opened),
+    /// Refused, by the gateway or the store.
     Refused(Refusal),
 }
 
 impl Checker {
+    /// The checks of `gateway` then `state`.
     pub fn new(gateway: Gateway, state: SharedState) -> Checker {
         Checker { gateway, state, last_opened_ns: 0 }
     }
@@ -158,6 +163,95 @@ fn v5_options(id: &str, host: &str, port: u16) -> MqttOptions {
     o
 }
 
+/// What one worker's MQTT event loop needs: where to say it is ready, its subscription, the
+/// worker's channel, and where to record that another process took its session.
+struct Events {
+    ready: std::sync::mpsc::Sender<Ready>,
+    sub_client: AsyncClient,
+    filter: String,
+    tx: mpsc::Sender<Incoming<Publish>>,
+    opt: &'static str,
+    broker: String,
+    /// The refusal of a broker without shared subscriptions.
+    no_shared: String,
+    /// The error of a session taken over by another process with this client id.
+    taken: String,
+    ended: Arc<std::sync::Mutex<Option<String>>>,
+    failed: Arc<AtomicBool>,
+    t0: std::time::Instant,
+}
+
+/// One worker's MQTT event loop: subscribe at every CONNACK, report the first SUBACK (or why
+/// the subscription failed) on `ready`, pass every PUBLISH to the worker, and stop when the
+/// worker is gone or another process took the session.
+async fn worker_events(mut ev: rumqttc::v5::EventLoop, e: Events) {
+    let Events { ready: ready_tx, sub_client, filter: f, tx, opt, broker, no_shared, taken, ended, failed, t0 } = e;
+    let mut ready = Some(ready_tx);
+    let mut takeover = crate::gateway::shared::TakeoverLoop::default();
+    loop {
+        match ev.poll().await {
+            Ok(Event::Incoming(Packet::ConnAck(c))) => {
+                takeover.connected(std::time::Instant::now());
+                // MQTT v5 §3.2.2.3.13: 0 = the server does not support them.
+                if c.properties.as_ref().and_then(|p| p.shared_subscription_available) == Some(0) {
+                    if let Some(r) = ready.take() {
+                        let _ = r.send(Ready::Failed(no_shared));
+                    }
+                    return;
+                }
+                if let Some(r) = &ready {
+                    let _ = r.send(Ready::Connected);
+                }
+                let (c, f) = (sub_client.clone(), f.clone());
+                tokio::spawn(async move {
+                    let _ = c.subscribe(f, QoS::AtLeastOnce).await;
+                });
+            }
+            Ok(Event::Incoming(Packet::SubAck(s))) => {
+                use rumqttc::v5::mqttbytes::v5::SubscribeReasonCode as Code;
+                let ok = s.return_codes.iter().all(|c| matches!(c, Code::Success(_)));
+                let unsupported = s.return_codes.iter().any(|c| matches!(c, Code::SharedSubscriptionsNotSupported));
+                if let Some(r) = ready.take() {
+                    let _ = r.send(if ok {
+                        Ready::Subscribed
+                    } else if unsupported {
+                        Ready::Failed(no_shared.clone())
+                    } else {
+                        Ready::Failed(format!("{opt}: {broker} refused the shared subscription: {s:?}"))
+                    });
+                }
+            }
+            Ok(Event::Incoming(Packet::Publish(p))) => {
+                // Waits only for the worker thread, which runs from before the CONNACK.
+                let inc = Incoming { frame: received_frame(&p.payload), recv: now_ns(), ack: p };
+                if tx.send(inc).await.is_err() {
+                    return;
+                }
+            }
+            Ok(_) => {}
+            // Another process connected with this client id (a broker that says so, or one that
+            // keeps closing the connection right after accepting it): two members with one name
+            // would take the session from each other for ever.
+            Err(e) if taken_over(&e) || takeover.dropped(std::time::Instant::now()) => {
+                *ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(taken);
+                failed.store(true, Ordering::Release);
+                return;
+            }
+            Err(e) => {
+                if let Some(r) = ready.take() {
+                    if still_connecting(t0) {
+                        ready = Some(r); // a first refusal may be the broker still starting
+                    } else {
+                        let _ = r.send(Ready::Failed(format!("--broker: cannot reach {broker} (MQTT v5): {e}")));
+                        return;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
 impl WorkerPool {
     /// Start `k` workers on `spec` (MQTT only; `store_spec` as `--store`). Each subscribes to
     /// [`shared_filter`] over MQTT v5; the call returns after every worker's SUBACK. A worker
@@ -246,86 +340,29 @@ impl WorkerPool {
             let (tx, rx) = mpsc::channel::<Incoming<Publish>>(queue);
             let id =
                 member.map_or_else(|| format!("lwcbench-gw-{}-w{i}", spec.session), |m| m.client_id(&spec.session));
-            let (client, mut ev) = AsyncClient::new(v5_options(&id, &b.host, port), queue);
+            let (client, ev) = AsyncClient::new(v5_options(&id, &b.host, port), queue);
             let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Ready>();
-            let (sub_client, f, broker) = (client.clone(), filter.clone(), b.describe());
-            let no_shared = format!(
-                "{opt}: {broker} does not offer shared subscriptions; use a broker that does (mosquitto 1.6 or later)"
-            );
-            let (ended2, failed3) = (ended.clone(), failed.clone());
-            let t0 = std::time::Instant::now();
-            let task = rt.spawn(async move {
-                let mut ready = Some(ready_tx);
-                let mut takeover = crate::gateway::shared::TakeoverLoop::default();
-                let taken = format!(
+            let broker = b.describe();
+            let events = Events {
+                no_shared: format!(
+                    "{opt}: {broker} does not offer shared subscriptions; use a broker that does (mosquitto 1.6 or \
+                     later)"
+                ),
+                taken: format!(
                     "{opt}: the broker keeps closing the connection of {id} right after accepting it: another \
                      gateway process uses this client id (give every member its own --member)"
-                );
-                loop {
-                    match ev.poll().await {
-                        Ok(Event::Incoming(Packet::ConnAck(c))) => {
-                            takeover.connected(std::time::Instant::now());
-                            // MQTT v5 §3.2.2.3.13: 0 = the server does not support them.
-                            if c.properties.as_ref().and_then(|p| p.shared_subscription_available) == Some(0) {
-                                if let Some(r) = ready.take() {
-                                    let _ = r.send(Ready::Failed(no_shared));
-                                }
-                                return;
-                            }
-                            if let Some(r) = &ready {
-                                let _ = r.send(Ready::Connected);
-                            }
-                            let (c, f) = (sub_client.clone(), f.clone());
-                            tokio::spawn(async move {
-                                let _ = c.subscribe(f, QoS::AtLeastOnce).await;
-                            });
-                        }
-                        Ok(Event::Incoming(Packet::SubAck(s))) => {
-                            use rumqttc::v5::mqttbytes::v5::SubscribeReasonCode as Code;
-                            let ok = s.return_codes.iter().all(|c| matches!(c, Code::Success(_)));
-                            let unsupported =
-                                s.return_codes.iter().any(|c| matches!(c, Code::SharedSubscriptionsNotSupported));
-                            if let Some(r) = ready.take() {
-                                let _ = r.send(if ok {
-                                    Ready::Subscribed
-                                } else if unsupported {
-                                    Ready::Failed(no_shared.clone())
-                                } else {
-                                    Ready::Failed(format!("{opt}: {broker} refused the shared subscription: {s:?}"))
-                                });
-                            }
-                        }
-                        Ok(Event::Incoming(Packet::Publish(p))) => {
-                            // Waits only for the worker thread, which runs from before the CONNACK.
-                            let inc = Incoming { frame: received_frame(&p.payload), recv: now_ns(), ack: p };
-                            if tx.send(inc).await.is_err() {
-                                return;
-                            }
-                        }
-                        Ok(_) => {}
-                        // Another process connected with this client id (a broker that says so, or
-                        // one that keeps closing the connection right after accepting it): two
-                        // members with one name would take the session from each other for ever.
-                        Err(e) if taken_over(&e) || takeover.dropped(std::time::Instant::now()) => {
-                            *ended2.lock().unwrap_or_else(|p| p.into_inner()) = Some(taken);
-                            failed3.store(true, Ordering::Release);
-                            return;
-                        }
-                        Err(e) => {
-                            if let Some(r) = ready.take() {
-                                if still_connecting(t0) {
-                                    ready = Some(r); // a first refusal may be the broker still starting
-                                } else {
-                                    let _ = r
-                                        .send(Ready::Failed(format!("--broker: cannot reach {broker} (MQTT v5): {e}")));
-                                    return;
-                                }
-                            }
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                        }
-                    }
-                }
-            });
+                ),
+                ready: ready_tx,
+                sub_client: client.clone(),
+                filter: filter.clone(),
+                tx,
+                opt,
+                broker,
+                ended: ended.clone(),
+                failed: failed.clone(),
+                t0: std::time::Instant::now(),
+            };
+            let task = rt.spawn(worker_events(ev, events));
             let c = client.clone();
             let (acker, ack_task) = spawn_acker(rt, move |p: Publish| {
                 let c = c.clone();

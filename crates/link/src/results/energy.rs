@@ -18,12 +18,15 @@ pub use lwcbench_data::radio::{builtin, find_radio, parse, Lora, Radio, BUILTIN_
 /// Battery model inputs.
 #[derive(Clone, Debug)]
 pub struct Battery {
+    /// Capacity (mAh).
     pub capacity_mah: f64,
+    /// Nominal voltage (V).
     pub volts: f64,
     /// Whole-board sleep current between reports, drawn from the battery.
     pub sleep_ua: f64,
     /// Seconds between reports.
     pub interval_s: f64,
+    /// The cell chemistry (its self-discharge).
     pub chemistry: Chemistry,
 }
 
@@ -34,6 +37,7 @@ pub struct Life {
     pub days: f64,
     /// Until the load plus self-discharge empty the capacity.
     pub load_days: f64,
+    /// Until self-discharge alone empties it (None: no self-discharge).
     pub shelf_days: Option<f64>,
     /// `load + self-discharge` or `shelf life`.
     pub limited_by: &'static str,
@@ -42,6 +46,7 @@ pub struct Life {
 const HOURS_PER_YEAR: f64 = 365.25 * 24.0;
 
 impl Battery {
+    /// The energy the battery holds (J).
     pub fn joules(&self) -> f64 {
         self.capacity_mah * 1e-3 * 3600.0 * self.volts
     }
@@ -97,6 +102,7 @@ impl CryptoPower {
             }
         }
     }
+    /// The source of the crypto power, for tables and run.json.
     pub fn describe(&self) -> String {
         match self {
             CryptoPower::Profile(p) => format!("{} ({} W)", p.device, p.active_w),
@@ -108,34 +114,57 @@ impl CryptoPower {
 /// One row of the MODELLED energy table.
 #[derive(Serialize, Clone, Debug)]
 pub struct EnergyRow {
+    /// The cipher's name.
     pub cipher: String,
+    /// The radio's name.
     pub radio: String,
+    /// The radio's figures (rate, power) as used.
     pub radio_figures: String,
+    /// The crypto power source.
     pub power_profile: String,
+    /// Mean reading size in bytes.
     pub plain_bytes: f64,
+    /// Mean frame size in bytes.
     pub frame_bytes: f64,
+    /// Air time of one frame (ms).
     pub air_time_ms: f64,
+    /// Radio energy per report (µJ).
     pub radio_uj: f64,
+    /// Sealing time on this host (ns).
     pub seal_ns_host: f64,
+    /// Crypto energy per report (µJ).
     pub crypto_uj: f64,
     /// Where crypto_uj comes from: `emulated:<board> (…)` or `host-time×power (…)`.
     pub energy_source: String,
+    /// Radio plus crypto per report (µJ).
     pub total_uj: f64,
+    /// Seconds between reports.
     pub interval_s: f64,
+    /// Battery capacity (mAh).
     pub battery_mah: f64,
+    /// Sleep current between reports (µA).
     pub sleep_ua: f64,
+    /// The cell chemistry.
     pub chemistry: String,
+    /// Its self-discharge (% a year).
     pub self_discharge_pct_year: f64,
+    /// Days until the load plus self-discharge empty the battery.
     pub battery_days_load_modelled: f64,
+    /// Days until self-discharge alone empties it.
     pub shelf_life_days: Option<f64>,
+    /// The modelled battery life: the smaller of the two (days).
     pub battery_days_modelled: f64,
+    /// What ends it: `load + self-discharge` or `shelf life`.
     pub life_limited_by: String,
     /// `--measured-energy`: the crypto share measured on a board (a collected run's energy.csv,
     /// docs/power.md), its expanded uncertainty (k = 2), the battery life with it, and where it
     /// comes from; empty without a match (results::measured).
     pub crypto_uj_measured: Option<f64>,
+    /// Its expanded uncertainty, k = 2 (µJ).
     pub crypto_u_uj_measured: Option<f64>,
+    /// The battery life with the measured share (days).
     pub battery_days_measured: Option<f64>,
+    /// Where the measured share comes from.
     pub measured_source: Option<String>,
 }
 
@@ -192,6 +221,7 @@ pub fn energy_rows(
     out
 }
 
+/// The modelled energy table (and the measured share where there is one) as a section of summary.md.
 pub fn energy_markdown(rows: &[EnergyRow], bat: &Battery, crypto: &CryptoPower) -> String {
     let how = match crypto {
         CryptoPower::Board(b) => format!(

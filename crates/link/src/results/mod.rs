@@ -13,61 +13,113 @@ use serde::Serialize;
 use crate::gateway::checks::Refusal;
 use crate::session::Outcome;
 
+/// One message of messages.csv: its sizes and the times of each stage (ns).
 #[derive(Serialize, Clone, Debug)]
 pub struct MessageRow {
+    /// The cipher's name.
     pub cipher: String,
+    /// The sending device.
     pub device: u32,
+    /// The frame's counter.
     pub counter: u64,
+    /// The reading's size in bytes.
     pub plain_bytes: u32,
+    /// The sealed frame's size in bytes.
     pub wire_bytes: u32,
+    /// Sealing at the device.
     pub seal_ns: u64,
+    /// From the send at the device to the start of the gateway's check.
     pub transport_ns: u64,
+    /// The gateway's checks and opening.
     pub open_ns: u64,
+    /// From opened to committed in the store.
     pub store_ns: u64,
+    /// From the start of sealing to the commit.
     pub e2e_ns: u64,
 }
 
+/// One cipher's row of summary.csv: counts, throughput, sizes and latency percentiles.
 #[derive(Serialize, Clone, Debug, Default)]
 pub struct SummaryRow {
+    /// The cipher's name.
     pub cipher: String,
+    /// The cipher's id on the wire.
     pub cipher_id: u8,
+    /// What the frames carry: authenticated encryption, or the unsafe mode's encryption only.
     pub protection: String,
+    /// The transport as described in run.json.
     pub transport: String,
+    /// The store as described in run.json.
     pub store: String,
+    /// Devices in the session.
     pub devices: u32,
+    /// Frames the devices sent.
     pub sent: u64,
+    /// Rows the store took as new.
     pub stored: u64,
+    /// Readings sent and not in the store.
     pub missing: u64,
+    /// Copies the store already held (its unique key).
     pub duplicates_ignored: u64,
+    /// Stored readings that differ from what was sent.
     pub mismatched: u64,
+    /// Frames that passed every check.
     pub accepted: u64,
+    /// Refused: not a frame of this link.
     pub refused_malformed: u64,
+    /// Refused: a device the gateway does not serve.
     pub refused_unknown_device: u64,
+    /// Refused: another cipher or frame type.
     pub refused_wrong_cipher: u64,
+    /// Refused: a counter already accepted.
     pub refused_replay: u64,
+    /// Refused: below the replay window.
     pub refused_too_old: u64,
+    /// Refused: the tag does not verify.
     pub refused_bad_tag: u64,
+    /// From the first seal to the last commit, in seconds.
     pub elapsed_s: f64,
+    /// Stored rows per second.
     pub msgs_per_s: f64,
+    /// The gateway threads' CPU time per checked frame (µs).
     pub gateway_cpu_us_per_msg: f64,
+    /// The whole process's CPU time per checked frame (µs).
     pub process_cpu_us_per_msg: f64,
+    /// Mean reading size in bytes.
     pub plain_bytes: f64,
+    /// Mean frame size in bytes.
     pub wire_bytes: f64,
+    /// Mean frame bytes beyond the reading.
     pub overhead_bytes: f64,
+    /// The overhead as a percentage of the reading.
     pub overhead_pct: f64,
+    /// Sealing, median (µs).
     pub seal_p50_us: f64,
+    /// Sealing, 99th percentile (µs).
     pub seal_p99_us: f64,
+    /// Transport, median (µs).
     pub transport_p50_us: f64,
+    /// Transport, 99th percentile (µs).
     pub transport_p99_us: f64,
+    /// Checks and opening, median (µs).
     pub open_p50_us: f64,
+    /// Checks and opening, 99th percentile (µs).
     pub open_p99_us: f64,
+    /// Store commit, median (µs).
     pub store_p50_us: f64,
+    /// Store commit, 99th percentile (µs).
     pub store_p99_us: f64,
+    /// End to end, median (µs).
     pub e2e_p50_us: f64,
+    /// End to end, 90th percentile (µs).
     pub e2e_p90_us: f64,
+    /// End to end, 99th percentile (µs).
     pub e2e_p99_us: f64,
+    /// End to end, 99.9th percentile (µs).
     pub e2e_p999_us: f64,
+    /// End to end, largest (µs).
     pub e2e_max_us: f64,
+    /// Writes of the counter state file (each with fsync).
     pub counter_fsyncs: u64,
     /// Frames under an already accepted counter with other bytes and a valid tag (nonce reuse).
     pub reuse_alarms: u64,
@@ -104,6 +156,7 @@ fn us(ns: u64) -> f64 {
     (ns as f64 / 1e3 * 100.0).round() / 100.0
 }
 
+/// A cipher's summary row from the session's outcome and its message rows.
 pub fn summary_row(
     suite: &crate::wire::suite::Suite,
     unauth: bool,
@@ -169,6 +222,7 @@ pub fn summary_row(
     }
 }
 
+/// The summary rows as the link section of summary.md.
 pub fn summary_markdown(rows: &[SummaryRow]) -> String {
     let mut md = String::from("## Link: sensor → broker → gateway → store\n\n");
     if let Some(r) = rows.first() {
@@ -223,18 +277,31 @@ pub fn to_csv<T: Serialize>(rows: &[T]) -> Vec<u8> {
 /// run.json of a link session.
 #[derive(Serialize)]
 pub struct LinkRecord {
+    /// The command that wrote the run ("lwcbench link", …).
     pub tool: String,
+    /// This lwcbench's version.
     pub version: String,
+    /// What the run is ("link", "link-conditions", …).
     pub kind: String,
+    /// The command line, secrets redacted.
     pub args: Vec<String>,
+    /// The session id the run's topics and store rows carry.
     pub session: String,
+    /// Whether frames were sent without integrity (`--unsafe-no-integrity`).
     pub unsafe_no_integrity: bool,
+    /// The run's settings, as the command records them.
     pub config: serde_json::Value,
+    /// The machine the run ran on.
     pub machine: lwcbench_engine::machine::Machine,
+    /// How this binary was built.
     pub build: lwcbench_engine::machine::Build,
+    /// When the run started (UTC, RFC 3339).
     pub started_utc: String,
+    /// When the run finished (UTC, RFC 3339).
     pub finished_utc: String,
+    /// The run's files, run.json excluded.
     pub files: Vec<String>,
+    /// Notes for the reader (an unsafe run's warning first).
     pub notes: Vec<String>,
 }
 
@@ -311,13 +378,13 @@ impl RunDir {
         Ok(RunDir { out: out.to_path_buf(), w })
     }
 
-    /// Where the kept entry `name` (one of [`KEPT`]) is during this run: in `out` when the run
-    /// being replaced has it, else in the new run.
     /// The output directory as given.
     pub fn out(&self) -> &Path {
         &self.out
     }
 
+    /// Where the kept entry `name` (one of [`KEPT`]) is during this run: in `out` when the run
+    /// being replaced has it, else in the new run.
     pub fn kept(&self, name: &str) -> std::path::PathBuf {
         debug_assert!(KEPT.contains(&name));
         let old = self.out.join(name);

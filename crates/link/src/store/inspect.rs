@@ -19,6 +19,7 @@ pub struct Watch {
 }
 
 impl Watch {
+    /// A watch of `session` in `store` (opened at the first look).
     pub fn new(store: &str, session: &str) -> Watch {
         Watch { store: store.to_string(), session: session.to_string(), db: None }
     }

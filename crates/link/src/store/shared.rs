@@ -11,6 +11,7 @@ use crate::store::Row;
 /// What the store said about one accepted-so-far frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StoreVerdict {
+    /// New: stored.
     Stored,
     /// Already stored under this key: a replay or a redelivery (same bytes).
     Replay,
@@ -102,6 +103,7 @@ impl SharedState {
         Ok(SharedState { backend, run: run.to_string(), key_ref, shown })
     }
 
+    /// What the store is, for run.json.
     pub fn describe(&self) -> String {
         format!("{}; replay state in the store (per-device top + UNIQUE (key_ref, device, counter))", self.shown)
     }

@@ -8,12 +8,16 @@ use std::time::Duration;
 /// Where the MQTT broker is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BrokerAddr {
+    /// Host name or address.
     pub host: String,
+    /// TCP port.
     pub port: u16,
+    /// Whether it is the embedded broker of this process (rumqttd).
     pub embedded: bool,
 }
 
 impl BrokerAddr {
+    /// The broker as logs and run.json name it.
     pub fn describe(&self) -> String {
         if self.embedded {
             format!("embedded rumqttd 0.20 on 127.0.0.1:{} (in this process)", self.port)

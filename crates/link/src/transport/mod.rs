@@ -15,12 +15,14 @@ pub mod udp;
 /// How frames travel.
 #[derive(Clone, Debug)]
 pub enum Transport {
+    /// MQTT 3.1.1 through the broker at this address.
     Mqtt(BrokerAddr),
     /// Plain UDP datagrams to the gateway on loopback: no retransmission, loss is counted.
     Udp,
 }
 
 impl Transport {
+    /// The transport as run.json names it.
     pub fn describe(&self) -> String {
         match self {
             Transport::Mqtt(b) => format!("MQTT 3.1.1 QoS 1, persistent sessions, {}", b.describe()),
@@ -32,11 +34,24 @@ impl Transport {
 /// How a device hands a frame to the transport.
 #[derive(Clone)]
 pub enum Publisher {
-    Mqtt { client: AsyncClient, session: String },
-    Udp { sock: Arc<tokio::net::UdpSocket>, to: SocketAddr },
+    /// Publish at QoS 1 on the device's topic of `session`.
+    Mqtt {
+        /// The MQTT client.
+        client: AsyncClient,
+        /// The session (its topics).
+        session: String,
+    },
+    /// Send a datagram from `sock` to `to`.
+    Udp {
+        /// The socket.
+        sock: Arc<tokio::net::UdpSocket>,
+        /// The gateway's (or the relay's) address.
+        to: SocketAddr,
+    },
 }
 
 impl Publisher {
+    /// Send one frame of `device`.
     pub async fn send(&self, device: u32, frame: Vec<u8>) -> Result<(), String> {
         match self {
             Publisher::Mqtt { client, session } => client
@@ -52,6 +67,7 @@ impl Publisher {
     }
 }
 
+/// The multi-threaded tokio runtime the link's network tasks run on.
 pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -142,8 +142,11 @@ where
 /// An MQTT publisher connection with its event loop running; counts PUBACKs so a device can
 /// wait until the broker holds everything it sent.
 pub struct MqttConn {
+    /// The client.
     pub client: AsyncClient,
+    /// PUBACKs received.
     pub acked: Arc<AtomicU64>,
+    /// The event loop's task.
     pub task: tokio::task::JoinHandle<()>,
 }
 

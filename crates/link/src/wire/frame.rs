@@ -27,9 +27,13 @@ pub const VERSION: u8 = 3;
 pub const HEADER_LEN: usize = 16;
 /// Offsets of the header's fields (for tools and tests that edit frames).
 pub const AT_TYPE: usize = 1;
+/// The cipher id's offset.
 pub const AT_CIPHER: usize = 2;
+/// The flags' offset.
 pub const AT_FLAGS: usize = 3;
+/// The device id's bytes (big-endian).
 pub const AT_DEVICE: std::ops::Range<usize> = 4..8;
+/// The counter's bytes (big-endian).
 pub const AT_COUNTER: std::ops::Range<usize> = 8..16;
 /// Flag bit: frame carries no tag (confidentiality only, unsafe).
 pub const FLAG_UNAUTHENTICATED: u8 = 0x01;
@@ -43,14 +47,20 @@ pub const MAX_FRAME: usize = 256 * 1024;
 /// What a frame carries: the frame's type byte, and the usage label of its keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Proto {
+    /// A sensor reading.
     Sensor = 1,
+    /// A video frame's part.
     Video = 2,
+    /// A Modbus hop frame, master → slave.
     ModbusToSlave = 3,
+    /// A Modbus hop frame, slave → master.
     ModbusToMaster = 4,
+    /// A GOOSE message.
     Goose = 5,
 }
 
 impl Proto {
+    /// Every frame type.
     pub const ALL: [Proto; 5] =
         [Proto::Sensor, Proto::Video, Proto::ModbusToSlave, Proto::ModbusToMaster, Proto::Goose];
 
@@ -75,6 +85,7 @@ impl Proto {
         }
     }
 
+    /// The frame type of a type byte (None: no such type).
     pub fn from_byte(b: u8) -> Option<Proto> {
         Proto::ALL.into_iter().find(|p| *p as u8 == b)
     }
@@ -83,15 +94,21 @@ impl Proto {
 /// The protocol of a device key (`lwcbench link provision --protocol`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Family {
+    /// Sensor devices.
     Sensor,
+    /// Cameras.
     Video,
+    /// Modbus proxy pairs (both directions).
     Modbus,
+    /// GOOSE publishers.
     Goose,
 }
 
 impl Family {
+    /// Every protocol.
     pub const ALL: [Family; 4] = [Family::Sensor, Family::Video, Family::Modbus, Family::Goose];
 
+    /// The name `--protocol` takes.
     pub fn label(self) -> &'static str {
         match self {
             Family::Sensor => "sensor",
@@ -101,6 +118,7 @@ impl Family {
         }
     }
 
+    /// `--protocol`.
     pub fn parse(s: &str) -> Result<Family, String> {
         Family::ALL
             .into_iter()
@@ -109,13 +127,20 @@ impl Family {
     }
 }
 
+/// A frame's header (the associated data of its tag).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// Frame version (3).
     pub version: u8,
+    /// The frame type.
     pub proto: Proto,
+    /// The cipher id.
     pub cipher: u8,
+    /// Flag bits ([`FLAG_UNAUTHENTICATED`], [`FLAG_HANDSHAKE`]).
     pub flags: u8,
+    /// The sending device.
     pub device: u32,
+    /// The frame's counter (its nonce with the key and device).
     pub counter: u64,
 }
 
@@ -129,6 +154,7 @@ impl Header {
         Header { version: VERSION, proto, cipher, flags, device, counter }
     }
 
+    /// The header's bytes.
     pub fn encode(&self) -> [u8; HEADER_LEN] {
         let mut h = [0u8; HEADER_LEN];
         h[0] = self.version;

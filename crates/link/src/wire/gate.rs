@@ -16,7 +16,9 @@ pub const PROVISIONAL_WHY: &str =
 /// The explicit flags a link path was given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Gate {
+    /// `--allow-provisional`.
     pub allow_provisional: bool,
+    /// `--unsafe-short-key`.
     pub unsafe_short_key: bool,
 }
 

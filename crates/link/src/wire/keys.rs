@@ -28,14 +28,19 @@ use zeroize::Zeroizing;
 
 use crate::wire::frame::{Family, Proto};
 
+/// Line 1 of a master key file.
 pub const KEYFILE_MAGIC: &str = "lwcbench-link-master-key v1";
+/// Line 1 of a device key file.
 pub const DEVICE_KEYFILE_MAGIC: &str = "lwcbench-link-device-key v1";
 /// Salt of the fingerprint (unchanged since v1, so existing counter states keep their key).
 pub const SALT: &[u8] = b"lwcbench-link v1";
 /// Salt of the hierarchy's derivations.
 pub const SALT_V3: &[u8] = b"lwcbench-link v3";
+/// HKDF info prefix of a device key (master → device key).
 pub const DEVICE_INFO: &[u8] = b"lwcbench-link device key";
+/// HKDF info prefix of a cipher key (device key → cipher key).
 pub const CIPHER_INFO: &[u8] = b"lwcbench-link cipher key";
+/// HKDF info of a key's fingerprint.
 pub const ID_INFO: &[u8] = b"lwcbench-link key id";
 
 /// A key with a fingerprint: what a counter or replay state file is bound to.
@@ -107,6 +112,7 @@ fn fingerprint_of(key: &[u8]) -> String {
     hex::encode(id)
 }
 
+/// The master key: 32 secret bytes from which every device key and cipher key derives.
 pub struct MasterKey(Zeroizing<[u8; 32]>);
 
 impl std::fmt::Debug for MasterKey {
@@ -116,10 +122,12 @@ impl std::fmt::Debug for MasterKey {
 }
 
 impl MasterKey {
+    /// The master key of these bytes.
     pub fn from_bytes(b: [u8; 32]) -> MasterKey {
         MasterKey(Zeroizing::new(b))
     }
 
+    /// A new master key from the operating system's random source.
     pub fn random() -> MasterKey {
         let mut k = Zeroizing::new([0u8; 32]);
         rand::fill(&mut k[..]);
@@ -227,7 +235,9 @@ fn read_key_text(path: &Path) -> Result<Zeroizing<String>, String> {
 /// yields the cipher keys of its own protocol and device, for the ciphers it lists, and nothing else.
 pub struct DeviceKey {
     key: Zeroizing<[u8; 32]>,
+    /// The protocol it serves.
     pub family: Family,
+    /// The device (or Modbus pair) it belongs to.
     pub device: u32,
     /// Cipher ids the key may be used with (`None`: every link cipher).
     pub ciphers: Option<Vec<u8>>,
@@ -344,7 +354,9 @@ impl DeviceKey {
 /// What a key file holds: the master (gateways) or one device's key (devices, Modbus proxies).
 #[derive(Debug)]
 pub enum LinkKey {
+    /// A master key file.
     Master(MasterKey),
+    /// A device key file.
     Device(DeviceKey),
 }
 
@@ -360,6 +372,7 @@ impl LinkKey {
         }
     }
 
+    /// The key's fingerprint, master or device key.
     pub fn fingerprint(&self) -> String {
         match self {
             LinkKey::Master(m) => m.fingerprint(),

@@ -24,6 +24,7 @@ use crate::wire::keys::KeySource;
 /// Smallest key the link takes without `--unsafe-short-key`, in bits (NIST SP 800-131A's floor).
 pub const MIN_KEY_BITS: usize = 112;
 
+/// How a suite protects a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// The catalogue AEAD, unchanged.
@@ -49,8 +50,11 @@ pub const RANDOM_NONCE_CIPHERS: &[&str] = &["XChaCha20-Poly1305"];
 /// One cipher the link can use.
 #[derive(Clone)]
 pub struct Suite {
+    /// The cipher id on the wire.
     pub id: u8,
+    /// How it protects a frame.
     pub kind: Kind,
+    /// Its catalogue entry.
     pub entry: Entry,
 }
 
@@ -59,6 +63,7 @@ impl Suite {
     pub fn name(&self) -> String {
         self.entry.id()
     }
+    /// Key length in bytes.
     pub fn key_len(&self) -> usize {
         self.entry.info.key_bytes()
     }
@@ -195,6 +200,7 @@ pub fn markdown_table(suites: &[Suite]) -> String {
     t
 }
 
+/// The suite of a cipher id (None: no such link cipher).
 pub fn by_id(id: u8) -> Option<Suite> {
     offered().into_iter().find(|s| s.id == id)
 }
@@ -215,6 +221,7 @@ pub enum OpenError {
 
 /// One device's cipher instance under its key; seals (device side) and opens (gateway side).
 pub struct Keyed {
+    /// The cipher.
     pub suite: Suite,
     /// The frames' type (written by [`Keyed::seal`]; the key is this protocol's).
     pub proto: Proto,
@@ -270,6 +277,7 @@ impl Keyed {
         Ok(Keyed { suite: suite.clone(), proto, inst, unauthenticated, nonce })
     }
 
+    /// The tag's length in bytes (0 for frames without integrity).
     pub fn tag_len(&self) -> usize {
         self.suite.tag_len(self.unauthenticated)
     }

@@ -33,17 +33,26 @@ pub const MAX_PARTS: usize = u16::MAX as usize;
 /// The header of one part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PartHeader {
+    /// The cipher id.
     pub cipher: u8,
+    /// Flag bits.
     pub flags: u8,
+    /// The camera's device id.
     pub device: u32,
+    /// The part's counter.
     pub counter: u64,
+    /// The frame number.
     pub frame: u32,
+    /// The part's index in its frame.
     pub index: u16,
+    /// The frame's number of parts.
     pub count: u16,
+    /// The whole frame's size in bytes.
     pub frame_bytes: u32,
 }
 
 impl PartHeader {
+    /// The header's bytes.
     pub fn encode(&self) -> [u8; VIDEO_HEADER_LEN] {
         let mut h = [0u8; VIDEO_HEADER_LEN];
         h[0] = VERSION;

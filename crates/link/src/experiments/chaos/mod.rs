@@ -69,8 +69,53 @@ fn forged_frame(kind: u64, k: u64, devices: u32, suite: &Suite, wrong: &MasterKe
     }
 }
 
-/// Run the chaos (or soak) session and prove its outcome.
+/// Run the chaos (or soak) session and prove its outcome, as named stages: check the
+/// configuration and provision the keys, start every process, run the forger and the fault
+/// plan, stop everything and drain, then the proof and the fault table.
 pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
+    check(cfg)?;
+    let (key, master) = provision(cfg)?;
+    let session = session::new_session();
+    let store = cfg.store.clone().unwrap_or_else(|| cfg.dir.join("chaos.db").display().to_string());
+    let mut ctl = Ctl {
+        cfg,
+        t0: Instant::now(),
+        session: session.clone(),
+        port: crate::transport::broker::free_port()?,
+        store: store.clone(),
+        key,
+        broker: Svc { child: None },
+        gateways: (0..cfg.gateways).map(|_| Svc { child: None }).collect(),
+        devices: (0..cfg.devices).map(|_| Svc { child: None }).collect(),
+        watch: Watch::new(&store, &session),
+        timeline: Vec::new(),
+        next_sample: Instant::now(),
+        restarts: [0; 4],
+    };
+    start_all(&mut ctl)?;
+    let rt = runtime()?;
+    let forged = Arc::new(AtomicU64::new(0));
+    let forger = match cfg.forge_every {
+        Some(every) => Some(start_forger(&rt, &ctl, every, forged.clone())?),
+        None => None,
+    };
+    let (mut faults, marks) = inject_faults(&mut ctl)?;
+    while ctl.t0.elapsed() < cfg.duration {
+        ctl.sleep(Duration::from_millis(50));
+    }
+    let (captures, elapsed_s, notes) = stop_all(&mut ctl, forger, rt)?;
+
+    // The proof.
+    let mut v = Verdict { elapsed_s, notes, ..Default::default() };
+    let steady = prove(&mut v, &ctl, &master, &captures, &marks, &mut faults)?;
+    v.forged_sent = forged.load(Ordering::SeqCst);
+    tally_processes(&mut v, &ctl);
+    let table = fault_table(&mut v, &faults, steady);
+    Ok(ChaosOutcome { verdict: v, faults, table, timeline: ctl.timeline, broker_port: ctl.port, session })
+}
+
+/// The configuration's bounds, the broker binary, and a fresh directory.
+fn check(cfg: &ChaosConfig) -> Result<(), String> {
     if !(1..=8).contains(&cfg.gateways) {
         return Err(format!("--gateways: {} is not in 1..=8", cfg.gateways));
     }
@@ -81,6 +126,12 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         return Err(format!("--mosquitto: {} not found (Debian: apt-get install mosquitto)", cfg.mosquitto.display()));
     }
     std::fs::create_dir_all(&cfg.dir).map_err(|e| format!("{}: {e}", cfg.dir.display()))?;
+    Ok(())
+}
+
+/// A new master key (with its counter state) in the run's directory, and one provisioned key
+/// per device process.
+fn provision(cfg: &ChaosConfig) -> Result<(std::path::PathBuf, MasterKey), String> {
     let key = cfg.dir.join("master.key");
     if key.exists() {
         return Err(format!("{} exists: a chaos run needs a fresh directory", key.display()));
@@ -103,65 +154,67 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
             &cfg.dir.join(format!("device-{d}.key")),
         )?;
     }
-    let session = session::new_session();
-    let store = cfg.store.clone().unwrap_or_else(|| cfg.dir.join("chaos.db").display().to_string());
-    let mut ctl = Ctl {
-        cfg,
-        t0: Instant::now(),
-        session: session.clone(),
-        port: crate::transport::broker::free_port()?,
-        store: store.clone(),
-        key: key.clone(),
-        broker: Svc { child: None },
-        gateways: (0..cfg.gateways).map(|_| Svc { child: None }).collect(),
-        devices: (0..cfg.devices).map(|_| Svc { child: None }).collect(),
-        watch: Watch::new(&store, &session),
-        timeline: Vec::new(),
-        next_sample: Instant::now(),
-        restarts: [0; 4],
-    };
+    Ok((key, master))
+}
+
+/// The broker, the gateways, then the devices; the run's clock starts once all are up.
+fn start_all(ctl: &mut Ctl) -> Result<(), String> {
     ctl.start_broker()?;
-    for i in 0..cfg.gateways as usize {
+    for i in 0..ctl.cfg.gateways as usize {
         ctl.start_gateway(i)?;
     }
     // Let the broker snapshot the gateway's subscription before anything can be killed.
     std::thread::sleep(Duration::from_millis(1500));
-    for d in 0..cfg.devices {
+    for d in 0..ctl.cfg.devices {
         ctl.start_device(d)?;
     }
     ctl.t0 = Instant::now();
     ctl.next_sample = ctl.t0;
+    Ok(())
+}
 
-    // The forger: its own connection, publishing forged frames on the devices' topics.
-    let rt = runtime()?;
-    let forged = Arc::new(AtomicU64::new(0));
-    let forger = match cfg.forge_every {
-        Some(every) => {
-            let broker = BrokerAddr { host: "127.0.0.1".into(), port: ctl.port, embedded: false };
-            let conn = rt.block_on(mqtt_connect(&format!("lwcbench-forger-{session}"), &broker))?;
-            let (suite, devices, session2, forged2) = (cfg.suite.clone(), cfg.devices, session.clone(), forged.clone());
-            let wrong = MasterKey::random();
-            let client = conn.client.clone();
-            Some((
-                rt.spawn(async move {
-                    let mut k = 0u64;
-                    loop {
-                        tokio::time::sleep(every).await;
-                        if let Ok((d, f)) = forged_frame(k % 3, k, devices, &suite, &wrong) {
-                            if client.try_publish(topic(&session2, d), QoS::AtLeastOnce, false, f).is_ok() {
-                                forged2.fetch_add(1, Ordering::SeqCst);
-                            }
-                        }
-                        k += 1;
-                    }
-                }),
-                conn,
-            ))
+/// Each device's last captured counter at a fault's kill (None: nothing captured yet).
+type Marks = Vec<Option<u64>>;
+
+/// One device's captured frames.
+type Captured = Vec<Vec<u8>>;
+
+/// The forger's task and its connection.
+type Forger = (tokio::task::JoinHandle<()>, crate::transport::mqtt::MqttConn);
+
+/// The forger: its own connection, publishing a forged frame on the devices' topics every
+/// `every`, counting those the client took in `forged`.
+fn start_forger(
+    rt: &tokio::runtime::Runtime,
+    ctl: &Ctl,
+    every: Duration,
+    forged: Arc<AtomicU64>,
+) -> Result<Forger, String> {
+    let cfg = ctl.cfg;
+    let broker = BrokerAddr { host: "127.0.0.1".into(), port: ctl.port, embedded: false };
+    let conn = rt.block_on(mqtt_connect(&format!("lwcbench-forger-{}", ctl.session), &broker))?;
+    let (suite, devices, session) = (cfg.suite.clone(), cfg.devices, ctl.session.clone());
+    let wrong = MasterKey::random();
+    let client = conn.client.clone();
+    let task = rt.spawn(async move {
+        let mut k = 0u64;
+        loop {
+            tokio::time::sleep(every).await;
+            if let Ok((d, f)) = forged_frame(k % 3, k, devices, &suite, &wrong) {
+                if client.try_publish(topic(&session, d), QoS::AtLeastOnce, false, f).is_ok() {
+                    forged.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            k += 1;
         }
-        None => None,
-    };
+    });
+    Ok((task, conn))
+}
 
-    // The fault plan: kinds shuffled, each fault after the last one recovered.
+/// The fault plan: kinds shuffled, each fault after the last one recovered. Returns a row per
+/// fault and, per fault, each device's last captured counter at the kill.
+fn inject_faults(ctl: &mut Ctl) -> Result<(Vec<FaultRow>, Vec<Marks>), String> {
+    let cfg = ctl.cfg;
     let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
     let mut plan: Vec<FaultKind> = std::iter::repeat_n(FaultKind::Gateway, cfg.gateway_kills as usize)
         .chain(std::iter::repeat_n(FaultKind::Broker, cfg.broker_kills as usize))
@@ -170,87 +223,108 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         .collect();
     plan.shuffle(&mut rng);
     let mut faults = Vec::new();
-    let mut marks: Vec<Vec<Option<u64>>> = Vec::new();
+    let mut marks: Vec<Marks> = Vec::new();
     ctl.sleep(Duration::from_millis(1500));
     for (seq, kind) in plan.iter().enumerate() {
-        ctl.sleep(Duration::from_millis(rng.random_range(300..1500)));
-        let down = Duration::from_millis(rng.random_range(50..800));
-        let target = match kind {
-            FaultKind::Device => rng.random_range(0..cfg.devices),
-            // Drawn only with several gateways, so a seed gives one gateway the same plan.
-            _ if cfg.gateways > 1 => rng.random_range(0..cfg.gateways),
-            _ => 0,
-        };
-        let g = target as usize;
-        let before = ctl.last_counters();
-        let t_kill = Instant::now();
-        match kind {
-            FaultKind::Gateway => ctl.gateways[g].sigkill(),
-            FaultKind::Broker => ctl.broker.sigkill(),
-            FaultKind::Device => ctl.devices[target as usize].sigkill(),
-            FaultKind::GatewayThenBroker => {
-                ctl.gateways[g].sigkill();
-                // Devices keep publishing; mosquitto queues it for the absent gateway.
-                let gap = Duration::from_millis(rng.random_range(200..900));
-                ctl.sleep(gap);
-                ctl.broker.sigkill();
-            }
-        }
-        ctl.sleep(down);
-        let t_restart = Instant::now();
-        match kind {
-            FaultKind::Gateway => ctl.start_gateway(g)?,
-            FaultKind::Broker => ctl.start_broker()?,
-            FaultKind::Device => ctl.start_device(target)?,
-            FaultKind::GatewayThenBroker => {
-                ctl.start_broker()?;
-                ctl.start_gateway(g)?;
-            }
-        }
-        ctl.restarts[*kind as usize] += 1;
-        // Recovered once a reading captured after the kill is stored.
-        let mut recovered = None;
-        while t_restart.elapsed() < Duration::from_secs(30) {
-            let m = ctl.stored_max();
-            let fresh = |d: u32| match (m.get(&d), before[d as usize]) {
-                (Some(&s), Some(b)) => s > b,
-                (Some(_), None) => true,
-                _ => false,
-            };
-            let ok = match kind {
-                FaultKind::Device => fresh(target),
-                _ => (0..cfg.devices).any(fresh),
-            };
-            if ok {
-                recovered = Some(Instant::now());
-                break;
-            }
-            ctl.sleep(Duration::from_millis(10));
-        }
-        faults.push(FaultRow {
-            seq: seq as u32 + 1,
-            fault: kind.as_str().into(),
-            target: match kind {
-                FaultKind::Device => format!("device {target}"),
-                FaultKind::Gateway if cfg.gateways > 1 => format!("gateway {g}"),
-                FaultKind::Gateway => "gateway".into(),
-                FaultKind::Broker => "mosquitto".into(),
-                FaultKind::GatewayThenBroker => "gateway + mosquitto".into(),
-            },
-            t_kill_s: t_kill.duration_since(ctl.t0).as_secs_f64(),
-            down_ms: down.as_millis() as u64,
-            recovery_ms: recovered.map(|r| r.duration_since(t_restart).as_millis() as u64),
-            outage_ms: recovered.map(|r| r.duration_since(t_kill).as_millis() as u64),
-            readings_lost: 0,
-            duplicates_stored: 0,
-        });
+        let (row, before) = one_fault(ctl, &mut rng, seq, *kind)?;
+        faults.push(row);
         marks.push(before);
     }
-    while ctl.t0.elapsed() < cfg.duration {
-        ctl.sleep(Duration::from_millis(50));
+    Ok((faults, marks))
+}
+
+/// One fault: kill, wait the drawn downtime, restart, and wait (at most 30 s) until a reading
+/// captured after the kill is stored.
+fn one_fault(
+    ctl: &mut Ctl,
+    rng: &mut rand::rngs::StdRng,
+    seq: usize,
+    kind: FaultKind,
+) -> Result<(FaultRow, Marks), String> {
+    let cfg = ctl.cfg;
+    ctl.sleep(Duration::from_millis(rng.random_range(300..1500)));
+    let down = Duration::from_millis(rng.random_range(50..800));
+    let target = match kind {
+        FaultKind::Device => rng.random_range(0..cfg.devices),
+        // Drawn only with several gateways, so a seed gives one gateway the same plan.
+        _ if cfg.gateways > 1 => rng.random_range(0..cfg.gateways),
+        _ => 0,
+    };
+    let g = target as usize;
+    let before = ctl.last_counters();
+    let t_kill = Instant::now();
+    match kind {
+        FaultKind::Gateway => ctl.gateways[g].sigkill(),
+        FaultKind::Broker => ctl.broker.sigkill(),
+        FaultKind::Device => ctl.devices[target as usize].sigkill(),
+        FaultKind::GatewayThenBroker => {
+            ctl.gateways[g].sigkill();
+            // Devices keep publishing; mosquitto queues it for the absent gateway.
+            let gap = Duration::from_millis(rng.random_range(200..900));
+            ctl.sleep(gap);
+            ctl.broker.sigkill();
+        }
     }
-    // Stop: devices first (each finishes the frame in hand), then wait for the store to hold
-    // everything captured, then the gateway (clean stop, final tally), then the broker.
+    ctl.sleep(down);
+    let t_restart = Instant::now();
+    match kind {
+        FaultKind::Gateway => ctl.start_gateway(g)?,
+        FaultKind::Broker => ctl.start_broker()?,
+        FaultKind::Device => ctl.start_device(target)?,
+        FaultKind::GatewayThenBroker => {
+            ctl.start_broker()?;
+            ctl.start_gateway(g)?;
+        }
+    }
+    ctl.restarts[kind as usize] += 1;
+    // Recovered once a reading captured after the kill is stored.
+    let mut recovered = None;
+    while t_restart.elapsed() < Duration::from_secs(30) {
+        let m = ctl.stored_max();
+        let fresh = |d: u32| match (m.get(&d), before[d as usize]) {
+            (Some(&s), Some(b)) => s > b,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        let ok = match kind {
+            FaultKind::Device => fresh(target),
+            _ => (0..cfg.devices).any(fresh),
+        };
+        if ok {
+            recovered = Some(Instant::now());
+            break;
+        }
+        ctl.sleep(Duration::from_millis(10));
+    }
+    let row = FaultRow {
+        seq: seq as u32 + 1,
+        fault: kind.as_str().into(),
+        target: match kind {
+            FaultKind::Device => format!("device {target}"),
+            FaultKind::Gateway if cfg.gateways > 1 => format!("gateway {g}"),
+            FaultKind::Gateway => "gateway".into(),
+            FaultKind::Broker => "mosquitto".into(),
+            FaultKind::GatewayThenBroker => "gateway + mosquitto".into(),
+        },
+        t_kill_s: t_kill.duration_since(ctl.t0).as_secs_f64(),
+        down_ms: down.as_millis() as u64,
+        recovery_ms: recovered.map(|r| r.duration_since(t_restart).as_millis() as u64),
+        outage_ms: recovered.map(|r| r.duration_since(t_kill).as_millis() as u64),
+        readings_lost: 0,
+        duplicates_stored: 0,
+    };
+    Ok((row, before))
+}
+
+/// Stop: devices first (each finishes the frame in hand), then wait for the store to hold
+/// everything captured, then the gateway (clean stop, final tally), then the broker. Returns
+/// the devices' captures, the run time and what did not stop in time.
+fn stop_all(
+    ctl: &mut Ctl,
+    forger: Option<Forger>,
+    rt: tokio::runtime::Runtime,
+) -> Result<(Vec<Captured>, f64, Vec<String>), String> {
+    let cfg = ctl.cfg;
     let mut notes = Vec::new();
     for d in 0..cfg.devices as usize {
         if !ctl.devices[d].stop(Duration::from_secs(15)) {
@@ -262,7 +336,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         conn.task.abort();
     }
     rt.shutdown_timeout(Duration::from_secs(1));
-    let captures: Vec<Vec<Vec<u8>>> =
+    let captures: Vec<Captured> =
         (0..cfg.devices).map(|d| read_capture(&ctl.dev_path(d, "capture"))).collect::<Result<_, _>>()?;
     let distinct: u64 = captures
         .iter()
@@ -287,18 +361,29 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     }
     ctl.watch.close();
     ctl.broker.stop(Duration::from_secs(10));
+    Ok((captures, elapsed_s, notes))
+}
 
-    // The proof.
-    let mut v = Verdict { elapsed_s, notes, ..Default::default() };
+/// The proof from the captures and the store; loss and duplicates, each attributed to the last
+/// fault before the reading was captured (in `faults`), or returned as the steady state's
+/// (lost, duplicates) when before the first fault.
+fn prove(
+    v: &mut Verdict,
+    ctl: &Ctl,
+    master: &MasterKey,
+    captures: &[Captured],
+    marks: &[Marks],
+    faults: &mut [FaultRow],
+) -> Result<(u64, u64), String> {
+    let cfg = ctl.cfg;
     let mut keyed = (0..cfg.devices)
-        .map(|d| Keyed::derived(&cfg.suite, &master, Proto::Sensor, d, false))
+        .map(|d| Keyed::derived(&cfg.suite, master, Proto::Sensor, d, false))
         .collect::<Result<Vec<_>, _>>()?;
-    let rows = crate::store::open(&ctl.store, &session, &master.fingerprint())?.all()?;
+    let rows = crate::store::open(&ctl.store, &ctl.session, &master.fingerprint())?.all()?;
     let mut open = |d: u32, h: &Header, f: &[u8]| {
         keyed[d as usize].open(h, f).map_err(|_| format!("device {d}: a captured frame does not open"))
     };
-    let readings = proof::prove(&mut v, &captures, &mut open, &rows, cfg.devices)?;
-    // Loss and duplicates, each attributed to the last fault before the reading was captured.
+    let readings = proof::prove(v, captures, &mut open, &rows, cfg.devices)?;
     let attribute =
         |d: u32, c: u64| -> Option<usize> { marks.iter().rposition(|m| m[d as usize].is_none_or(|b| c > b)) };
     let mut steady = (0u64, 0u64);
@@ -314,8 +399,13 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
             }
         }
     }
-    v.integrity_check = integrity_check(&ctl.store, &session);
-    v.forged_sent = forged.load(Ordering::SeqCst);
+    v.integrity_check = integrity_check(&ctl.store, &ctl.session);
+    Ok(steady)
+}
+
+/// What the gateway and device processes reported: the gateways' last stats line per process,
+/// the restarts, the devices' re-sends.
+fn tally_processes(v: &mut Verdict, ctl: &Ctl) {
     let gl: Vec<GwLine> =
         (0..ctl.gateways.len()).flat_map(|i| gateway_stats(&ctl.gw_path(i, "-stats.jsonl"))).collect();
     let mut last: BTreeMap<u32, &GwLine> = BTreeMap::new();
@@ -329,7 +419,11 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
     v.device_ring_resent = ds.iter().map(|s| s.ring_resent).sum();
     v.device_resent_on_start = ds.iter().map(|s| s.resent_on_start).sum();
     v.device_ack_timeouts = ds.iter().map(|s| s.ack_timeouts).sum();
+}
 
+/// One row per fault kind, then the steady state's; a kind with a fault that never recovered
+/// is noted in `v`.
+fn fault_table(v: &mut Verdict, faults: &[FaultRow], steady: (u64, u64)) -> Vec<TableRow> {
     let mut table = Vec::new();
     for kind in [FaultKind::Gateway, FaultKind::Broker, FaultKind::Device, FaultKind::GatewayThenBroker] {
         let fs: Vec<&FaultRow> = faults.iter().filter(|f| f.fault == kind.as_str()).collect();
@@ -360,7 +454,7 @@ pub fn run(cfg: &ChaosConfig) -> Result<ChaosOutcome, String> {
         recovery_max_ms: None,
         outage_max_ms: None,
     });
-    Ok(ChaosOutcome { verdict: v, faults, table, timeline: ctl.timeline, broker_port: ctl.port, session })
+    table
 }
 
 /// The fault table and the run's proof as markdown.

@@ -15,29 +15,47 @@ pub const FORGED_COUNTER_BASE: u64 = 1 << 40;
 /// The proof.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Verdict {
+    /// Readings the devices captured as sent.
     pub captured: u64,
+    /// Rows in the store for the session.
     pub stored_rows: u64,
+    /// Captured readings not in the store.
     pub lost: u64,
+    /// Captured readings stored more than once.
     pub duplicates_stored: u64,
     /// (device, counter) pairs captured with two different frames: a nonce reuse.
     pub counter_reuse: u64,
     /// Stored rows no device captured (forged frames among them).
     pub not_captured_but_stored: u64,
+    /// Forged frames the forger published.
     pub forged_sent: u64,
+    /// Forged frames found in the store.
     pub forged_stored: u64,
     /// Stored payload differs from the captured frame's plaintext.
     pub mismatched: u64,
+    /// The store's own integrity check ("ok" or what it found).
     pub integrity_check: String,
+    /// Copies the gateways' stores ignored (their last reports).
     pub gateway_duplicates_ignored: u64,
+    /// Frames the gateways refused (their last reports).
     pub gateway_refused: u64,
+    /// Gateway restarts.
     pub gateway_restarts: u32,
+    /// Broker restarts.
     pub broker_restarts: u32,
+    /// Device process restarts.
     pub device_restarts: u32,
+    /// Gateway-then-broker faults.
     pub double_kills: u32,
+    /// Frames the devices re-sent from their rings after reconnects.
     pub device_ring_resent: u64,
+    /// Frames the devices re-sent when they started.
     pub device_resent_on_start: u64,
+    /// PUBACK timeouts at the devices.
     pub device_ack_timeouts: u64,
+    /// Run time (s).
     pub elapsed_s: f64,
+    /// What did not go as planned (a process that did not stop, a fault that did not recover).
     pub notes: Vec<String>,
 }
 
@@ -68,9 +86,13 @@ pub type OpenFrame<'a> = dyn FnMut(u32, &Header, &[u8]) -> Result<Vec<u8>, Strin
 /// One captured reading: how often it is missing from the store (0 or 1) and stored too often.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reading {
+    /// The device.
     pub device: u32,
+    /// The reading's counter.
     pub counter: u64,
+    /// 1 when it is missing from the store.
     pub lost: u64,
+    /// How many times it is stored beyond once.
     pub duplicates: u64,
 }
 

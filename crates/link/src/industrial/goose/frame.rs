@@ -79,19 +79,31 @@ pub fn ber_uint(v: u64) -> Vec<u8> {
 /// The fields of one GOOSE message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Goose {
+    /// Last byte of the multicast destination (01-0C-CD-01-00-xx).
     pub dst_last: u8,
+    /// Source MAC address.
     pub src: [u8; 6],
+    /// APPID.
     pub appid: u16,
+    /// gocbRef: the GOOSE control block's reference.
     pub gocb_ref: String,
+    /// timeAllowedtoLive (ms).
     pub time_allowed_to_live_ms: u32,
+    /// datSet: the data set's reference.
     pub dat_set: String,
+    /// goID.
     pub go_id: String,
     /// UtcTime: seconds, 24-bit binary fraction, time quality (IEC 61850-8-1 §8.1.3.7).
     pub t: [u8; 8],
+    /// stNum: the state number (raised at every change).
     pub st_num: u32,
+    /// sqNum: the retransmission number within a state.
     pub sq_num: u32,
+    /// simulation (test) flag.
     pub simulation: bool,
+    /// confRev: the configuration revision.
     pub conf_rev: u32,
+    /// ndsCom: needs commissioning.
     pub nds_com: bool,
     /// Boolean + quality pairs in allData (each pair: 3 + 5 bytes).
     pub pairs: usize,
@@ -203,10 +215,15 @@ impl Goose {
 /// What the subscriber reads from a received GOOSE APDU (APPID through the end of the goosePdu).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decoded {
+    /// APPID.
     pub appid: u16,
+    /// gocbRef.
     pub gocb_ref: String,
+    /// stNum.
     pub st_num: u64,
+    /// sqNum.
     pub sq_num: u64,
+    /// numDatSetEntries.
     pub entries: u64,
 }
 

@@ -82,10 +82,12 @@ pub struct Veth {
     tx: PacketSocket,
     rx: Arc<PacketSocket>,
     // Declared last: the sockets close before the namespaces go.
+    /// The namespace pair (A: publisher, B: subscriber).
     pub pair: NetnsPair,
 }
 
 impl Veth {
+    /// Create the pair (root needed) with the veth MTU set and both packet sockets open.
     pub fn create() -> Result<Veth, String> {
         check_privileges()?;
         let pair = NetnsPair::create().map_err(|e| e.to_string())?;
@@ -115,20 +117,31 @@ impl Veth {
 /// One run's figures for one cipher and frame size.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct GooseRun {
+    /// The cipher's name ("plain" for none).
     pub cipher: String,
+    /// The plain frame's size in bytes.
     pub bytes: usize,
+    /// The sealed frame's size in bytes.
     pub sealed_bytes: usize,
+    /// Frames published per path.
     pub frames: usize,
+    /// Plain path: from the send to the subscriber's acceptance, per measured frame (ns).
     pub plain_ns: Vec<u64>,
+    /// Sealed path: from the seal to the subscriber's acceptance, per measured frame (ns).
     pub sealed_ns: Vec<u64>,
+    /// Plain frames never received.
     pub plain_lost: u64,
+    /// Sealed frames never accepted.
     pub sealed_lost: u64,
     /// Accepted frames whose APDU differed from the one published.
     pub mismatched: u64,
     /// Plain frames received twice, sealed frames refused by the subscriber (any reason).
     pub plain_duplicates: u64,
+    /// Sealed frames the subscriber refused (any reason).
     pub sealed_refused: u64,
+    /// The first counter sealed.
     pub first_counter: u64,
+    /// The last counter sealed.
     pub last_counter: u64,
 }
 

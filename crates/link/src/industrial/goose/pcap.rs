@@ -9,6 +9,7 @@
 
 /// LINKTYPE_ETHERNET.
 pub const LINKTYPE_ETHERNET: u32 = 1;
+/// Largest packet a capture record holds (the pcap header's snaplen).
 pub const SNAPLEN: u32 = 65_535;
 
 /// The whole pcap file for `frames`, timestamped `start_us` + 1 µs per frame.

@@ -42,23 +42,39 @@ impl GooseRun {
 /// One row of `link_goose_runs.csv`.
 #[derive(Serialize)]
 pub struct RunRow {
+    /// The cipher's name.
     pub cipher: String,
+    /// The plain frame's size in bytes.
     pub bytes: usize,
+    /// The sealed frame's size in bytes.
     pub sealed_bytes: usize,
+    /// Frames published per path.
     pub frames: usize,
+    /// Plain frames received.
     pub plain_accepted: usize,
+    /// Sealed frames accepted.
     pub sealed_accepted: usize,
+    /// Plain frames never received.
     pub plain_lost: u64,
+    /// Sealed frames never accepted.
     pub sealed_lost: u64,
+    /// Accepted frames whose APDU differed from the one published.
     pub mismatched: u64,
+    /// Plain frames received twice.
     pub plain_duplicates: u64,
+    /// Sealed frames refused.
     pub sealed_refused: u64,
+    /// The first counter sealed.
     pub first_counter: u64,
+    /// The last counter sealed.
     pub last_counter: u64,
+    /// The plain path's IEC 61850 transfer time class (TT0–TT6).
     pub plain_class: &'static str,
+    /// The sealed path's transfer time class.
     pub sealed_class: &'static str,
 }
 
+/// One row per run for `link_goose_runs.csv`.
 pub fn run_rows(runs: &[GooseRun]) -> Vec<RunRow> {
     let class = |v: &[u64]| if v.is_empty() { "n/a" } else { best_class(*v.iter().max().unwrap_or(&0) as f64) };
     runs.iter()

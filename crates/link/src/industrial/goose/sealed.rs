@@ -39,19 +39,29 @@ pub fn seal(k: &mut Keyed, counter: u64, frame: &[u8], out: &mut Vec<u8>, body: 
 pub enum Refused {
     /// Not a sealed GOOSE frame (another EtherType): not counted, other traffic of the link.
     Other,
+    /// The header does not parse, or the frame is cut short.
     Malformed,
+    /// Another cipher, or flags this subscriber does not take.
     WrongCipher,
+    /// Another APPID (the header's device field).
     UnknownAppid,
+    /// A counter already accepted, or at most a window below the floor.
     Replay,
+    /// A counter below the window, or further below the floor.
     TooOld,
+    /// The tag does not verify.
     BadTag,
+    /// Authentic, but not a GOOSE APDU of this APPID.
     NotGoose,
 }
 
 /// The subscriber side: one cipher, one APPID, its replay window.
 pub struct Subscriber {
+    /// The cipher and key it opens with.
     pub keyed: Keyed,
+    /// The APPID it takes.
     pub appid: u16,
+    /// Its replay window.
     pub window: ReplayWindow,
     /// The APPID's accepted mark from earlier runs under this key (`gateway::accepted`, protocol
     /// `goose`): a counter at or below it is refused, so a restarted subscriber never takes an
@@ -62,6 +72,7 @@ pub struct Subscriber {
 }
 
 impl Subscriber {
+    /// A subscriber that accepts nothing at or below `floor`.
     pub fn new(keyed: Keyed, appid: u16, window: ReplayWindow, floor: Option<u64>) -> Subscriber {
         Subscriber { keyed, appid, window, floor, top: None }
     }

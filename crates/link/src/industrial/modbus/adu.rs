@@ -22,13 +22,23 @@ pub const MAX_ADU: usize = MBAP_LEN + MAX_PDU;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AduError {
     /// The stream ended inside an ADU (`got` of `want` bytes).
-    Truncated { got: usize, want: usize },
+    Truncated {
+        /// Bytes read.
+        got: usize,
+        /// Bytes the ADU needs.
+        want: usize,
+    },
     /// The protocol id is not 0.
     Protocol(u16),
     /// The length field is outside 2..=254.
     Length(u16),
     /// A complete ADU followed by other bytes, or a length field that disagrees with the bytes.
-    Size { field: u16, bytes: usize },
+    Size {
+        /// The MBAP length field.
+        field: u16,
+        /// The bytes there are.
+        bytes: usize,
+    },
     /// The socket failed.
     Io(String),
 }

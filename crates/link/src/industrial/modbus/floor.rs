@@ -11,7 +11,6 @@
 //! read as "nothing accepted yet": a lost replay state cannot be told from a new one. Written
 //! durably (temp file, fsync, rename) before a write function code is forwarded, at most every
 //! [`SAVE_EVERY`] while other frames arrive, and on a clean stop.
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,6 +18,7 @@ use crate::device::counter::write_durable;
 use crate::industrial::modbus::pair::{devices, Side};
 use crate::wire::keys::Fingerprinted;
 
+/// Line 1 of a Modbus replay state file.
 pub const MAGIC: &str = "lwcbench-modbus-replay v1";
 /// Longest time between an accepted frame and its record on disk (while running).
 pub const SAVE_EVERY: Duration = Duration::from_millis(100);
@@ -38,24 +38,15 @@ impl Floor {
     pub fn open(path: &Path, key: &impl Fingerprinted, device: u32) -> Result<(Floor, Option<u64>), String> {
         let p = path.display();
         let fingerprint = key.fingerprint();
-        let saved = match std::fs::File::open(path) {
-            Ok(f) => {
-                let mut text = String::new();
-                f.take(4097).read_to_string(&mut text).map_err(|e| format!("replay state {p}: {e}"))?;
-                if text.len() > 4096 {
-                    return Err(format!("replay state {p}: too large to be a replay state file"));
-                }
-                parse(&text, &fingerprint, device).map_err(|e| format!("replay state {p}: {e}"))?
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(format!(
-                    "replay state {p} does not exist: it is created beside the pair key by `lwcbench link \
-                     provision --protocol modbus`; a lost replay state cannot be recreated safely: provision a new \
-                     pair key (under a new master, or another pair number)"
-                ))
-            }
-            Err(e) => return Err(format!("replay state {p}: {e}")),
+        // Three short lines; 4 KiB is far above them.
+        let Some(text) = crate::state_file::read(path, "replay state", 4096)? else {
+            return Err(format!(
+                "replay state {p} does not exist: it is created beside the pair key by `lwcbench link \
+                 provision --protocol modbus`; a lost replay state cannot be recreated safely: provision a new \
+                 pair key (under a new master, or another pair number)"
+            ));
         };
+        let saved = parse(&text, &fingerprint, device).map_err(|e| format!("replay state {p}: {e}"))?;
         Ok((Floor { path: path.to_path_buf(), fingerprint, device, saved }, saved))
     }
 

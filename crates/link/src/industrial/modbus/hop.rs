@@ -50,15 +50,20 @@ pub fn is_write(adu: &[u8]) -> bool {
 pub struct ModbusHeader {
     /// The direction: [`Proto::ModbusToSlave`] or [`Proto::ModbusToMaster`].
     pub proto: Proto,
+    /// The cipher id.
     pub cipher: u8,
+    /// Flag bits ([`FLAG_HANDSHAKE`], …).
     pub flags: u8,
+    /// The sending direction's device id.
     pub device: u32,
+    /// The frame's counter.
     pub counter: u64,
     /// The extension: ms since the handshake (m → s) or the answered request's counter (s → m).
     pub ext: u64,
 }
 
 impl ModbusHeader {
+    /// The header's bytes.
     pub fn encode(&self) -> [u8; MODBUS_HEADER_LEN] {
         let mut h = [0u8; MODBUS_HEADER_LEN];
         h[..HEADER_LEN]
@@ -81,6 +86,7 @@ impl ModbusHeader {
         Ok(ModbusHeader { proto: c.proto, cipher: c.cipher, flags: c.flags, device: c.device, counter: c.counter, ext })
     }
 
+    /// Whether it is a handshake record.
     pub fn is_handshake(&self) -> bool {
         self.flags & FLAG_HANDSHAKE != 0
     }
@@ -121,6 +127,7 @@ pub fn mark_to_wire(top: Option<u64>) -> u64 {
     top.map_or(0, |t| t + 1)
 }
 
+/// An accepted mark as the handshake carries it back ([`mark_to_wire`]).
 pub fn mark_from_wire(m: u64) -> Option<u64> {
     m.checked_sub(1)
 }

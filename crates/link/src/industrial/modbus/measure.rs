@@ -219,10 +219,13 @@ pub const MIN_TAIL_POLLS: usize = 1000;
 /// each budget.
 #[derive(Clone, Debug)]
 pub struct Row {
+    /// The plain path's latency.
     pub plain: ics::Latency,
+    /// The sealed path's latency.
     pub sealed: ics::Latency,
     /// sealed − plain at the median and at p99.9 (ns; may be negative within noise).
     pub added_median: f64,
+    /// The same at p99.9 (ns).
     pub added_p999: f64,
 }
 
@@ -258,6 +261,7 @@ impl Tail {
 }
 
 impl Row {
+    /// What the cycle says of the added tail (p99.9).
     pub fn tail(&self) -> Tail {
         if self.plain.n.min(self.sealed.n) < MIN_TAIL_POLLS {
             Tail::TooFewPolls
@@ -269,6 +273,7 @@ impl Row {
     }
 }
 
+/// The figures of one measured cycle.
 pub fn row(m: &CycleMeasurement) -> Row {
     let f = |v: &[u64]| ics::latency(&v.iter().map(|&x| x as f64).collect::<Vec<_>>());
     let (plain, sealed) = (f(&m.plain_ns), f(&m.sealed_ns));

@@ -1,5 +1,6 @@
 //! A proxy pair's two sides and the link device ids of its two directions.
 
+/// Which side of the pair a proxy is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     /// Beside the master: accepts the master's connections, forwards to the slave-side proxy.
@@ -9,6 +10,7 @@ pub enum Side {
 }
 
 impl Side {
+    /// `--side`: `master` or `slave`.
     pub fn parse(s: &str) -> Result<Side, String> {
         match s {
             "master" => Ok(Side::Master),
@@ -16,6 +18,7 @@ impl Side {
             _ => Err(format!("--side: '{}' is not master or slave", crate::input::shown(s))),
         }
     }
+    /// The name `--side` takes.
     pub fn name(self) -> &'static str {
         match self {
             Side::Master => "master",

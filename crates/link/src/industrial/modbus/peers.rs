@@ -109,6 +109,7 @@ impl Cycle {
         }
     }
 
+    /// The cycle as run.json and the tables name it.
     pub fn describe(&self) -> String {
         let (q, r) = self.adu_bytes();
         match self {

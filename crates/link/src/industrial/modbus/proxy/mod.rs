@@ -25,6 +25,10 @@
 //! reordered, unbound or stale frame is refused, counted and dropped, so the master times out
 //! instead of reading wrong data. A malformed ADU from a plain peer, or a hop record over the
 //! bound, closes that connection with a logged reason.
+mod forward;
+mod handshake;
+mod keyed;
+
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -70,38 +74,18 @@ pub struct Sender {
     halted: Option<String>,
 }
 
-impl Sender {
-    fn take(&mut self) -> Result<u64, String> {
-        if let Some(why) = &self.halted {
-            return Err(why.clone());
-        }
-        let c = self.counter.take()?;
-        self.highest = Some(self.highest.map_or(c, |h| h.max(c)));
-        Ok(c)
-    }
-
-    fn seal(&mut self, flags: u8, counter: u64, ext: u64, implicit: &[u8], plain: &[u8]) -> Result<Vec<u8>, String> {
-        let h = ModbusHeader {
-            proto: self.keyed.proto,
-            cipher: self.keyed.suite.id,
-            flags,
-            device: self.device,
-            counter,
-            ext,
-        };
-        let mut out = Vec::with_capacity(MAX_RECORD);
-        hop::seal(&mut self.keyed, &h, implicit, plain, &mut out)?;
-        Ok(out)
-    }
-}
-
 /// How the hop is protected.
 #[derive(Clone)]
 pub enum Hop {
     /// ADUs as they are (the same proxies and path without the cipher).
     Plain,
     /// Sealed frames; the sender and the receiver's checks are shared by every connection.
-    Sealed { sender: Arc<Mutex<Sender>>, receiver: Arc<Mutex<Receiver>> },
+    Sealed {
+        /// The sending half.
+        sender: Arc<Mutex<Sender>>,
+        /// The receiving half.
+        receiver: Arc<Mutex<Receiver>>,
+    },
 }
 
 /// The receiving half of a sealed hop: the key of the receiving device, the checks before the
@@ -116,153 +100,8 @@ pub struct Receiver {
     failed_tags: u64,
     max_failed_tags: u64,
     write_deadline: Duration,
+    /// The receiving checks' verdicts.
     pub tally: Tally,
-}
-
-impl Receiver {
-    fn refuse<T>(&mut self, r: Refusal) -> Result<T, &'static str> {
-        self.tally.refused[r as usize] += 1;
-        Err(r.as_str())
-    }
-
-    /// Check and open one hop frame: device, type, cipher and flags, handshake or not as expected,
-    /// the failed-tag budget, a counter above `after` (the connection's last), then the tag with
-    /// `implicit` in the associated data. The reason of a refusal for the log.
-    fn open(
-        &mut self,
-        frame: &[u8],
-        implicit: &[u8],
-        handshake: bool,
-        after: Option<u64>,
-        order: &AtomicU64,
-    ) -> Result<(ModbusHeader, Vec<u8>), &'static str> {
-        let Ok(h) = ModbusHeader::parse(frame) else { return self.refuse(Refusal::Malformed) };
-        if h.device != self.device {
-            return self.refuse(Refusal::UnknownDevice);
-        }
-        // The other direction's type (a frame reflected back) is refused before its tag.
-        if h.proto != self.keyed.proto || h.cipher != self.keyed.suite.id || h.flags & FLAG_UNAUTHENTICATED != 0 {
-            return self.refuse(Refusal::WrongCipher);
-        }
-        if h.is_handshake() != handshake {
-            order.fetch_add(1, Ordering::Relaxed);
-            return Err(if handshake {
-                "not a handshake: a hop connection starts with one"
-            } else {
-                "a handshake frame on a connection that has had its handshake"
-            });
-        }
-        if self.failed_tags >= self.max_failed_tags {
-            return self.refuse(Refusal::TagBudget);
-        }
-        if after.is_some_and(|last| h.counter <= last) {
-            return self.refuse(Refusal::Replay);
-        }
-        match hop::open(&mut self.keyed, &h, frame, implicit) {
-            Ok(plain) => {
-                self.top = self.top.max(Some(h.counter));
-                self.tally.accepted += 1;
-                Ok((h, plain))
-            }
-            Err(OpenError::BadTag) => {
-                self.failed_tags += 1;
-                if self.failed_tags == self.max_failed_tags {
-                    self.tally.alarms += 1;
-                    eprintln!(
-                        "alarm: device {}: {} frames with a failed tag ({}); its further frames are refused \
-                         (--max-failed-tags, docs/security.md)",
-                        self.device,
-                        self.max_failed_tags,
-                        self.keyed.suite.name()
-                    );
-                }
-                self.refuse(Refusal::BadTag)
-            }
-            Err(OpenError::Malformed) => self.refuse(Refusal::Malformed),
-        }
-    }
-}
-
-impl Hop {
-    /// `--max-failed-tags` of the receiving direction (a plain hop has no tags).
-    pub fn set_max_failed_tags(&self, n: u64) -> Result<(), String> {
-        if n == 0 {
-            return Err("--max-failed-tags: must be at least 1".into());
-        }
-        if let Hop::Sealed { receiver, .. } = self {
-            receiver.lock().unwrap_or_else(|e| e.into_inner()).max_failed_tags = n;
-        }
-        Ok(())
-    }
-
-    /// `--write-deadline`: the slave side refuses a write older than this by its handshake clock.
-    pub fn set_write_deadline(&self, d: Duration) -> Result<(), String> {
-        if d < Duration::from_millis(1) || d > Duration::from_secs(3600) {
-            return Err(format!("--write-deadline: {d:?} is not between 1ms and 1h"));
-        }
-        if let Hop::Sealed { receiver, .. } = self {
-            receiver.lock().unwrap_or_else(|e| e.into_inner()).write_deadline = d;
-        }
-        Ok(())
-    }
-
-    /// A sealed hop for `side` of `pair`: keys from `key` (the pair's device key, or a master in
-    /// process), counters from `store`, the replay floor from `replay_state`, which must exist
-    /// (made at pairing, [`super::floor::provision_pair`]).
-    /// `None`: no file, the floor lives as long as this process (the in-process measurement).
-    /// `window` is kept for the callers' sake: on a connection counters must increase strictly,
-    /// so the hop has no replay window.
-    pub fn sealed(
-        suite: &Suite,
-        key: &impl KeySource,
-        store: &CounterStore,
-        pair: u32,
-        side: Side,
-        window: u64,
-        replay_state: Option<&Path>,
-    ) -> Result<Hop, String> {
-        let _ = window;
-        let (send, recv) = devices(pair, side)?;
-        let (send_proto, recv_proto) = match side {
-            Side::Master => (Proto::ModbusToSlave, Proto::ModbusToMaster),
-            Side::Slave => (Proto::ModbusToMaster, Proto::ModbusToSlave),
-        };
-        // Both directions' keys come from the pair's key (the device id of a Modbus key is the pair).
-        let keyed = Keyed::derived(suite, key, send_proto, pair, false)?;
-        let recv_keyed = Keyed::derived(suite, key, recv_proto, pair, false)?;
-        // The sending device's lease first: one process per direction, so one writer of the
-        // replay state too.
-        let counter = DeviceCounter::new(store, send)?;
-        let (file, floor) = match replay_state {
-            Some(p) => {
-                let (f, floor) = Floor::open(p, key, recv)?;
-                (Some(Arc::new(Mutex::new(f))), floor)
-            }
-            None => (None, None),
-        };
-        Ok(Hop::Sealed {
-            sender: Arc::new(Mutex::new(Sender { keyed, device: send, counter, highest: None, halted: None })),
-            receiver: Arc::new(Mutex::new(Receiver {
-                keyed: recv_keyed,
-                device: recv,
-                floor,
-                top: floor,
-                file,
-                failed_tags: 0,
-                max_failed_tags: default_max_failed_tags(suite.tag_len(false)),
-                write_deadline: DEFAULT_WRITE_DEADLINE,
-                tally: Tally::default(),
-            })),
-        })
-    }
-
-    /// Why the sending half stopped (a counter state older than the peer has accepted).
-    pub fn halted(&self) -> Option<String> {
-        match self {
-            Hop::Plain => None,
-            Hop::Sealed { sender, .. } => sender.lock().unwrap_or_else(|e| e.into_inner()).halted.clone(),
-        }
-    }
 }
 
 /// One sealed hop connection after its handshake.
@@ -351,6 +190,7 @@ impl Limits {
 /// What a proxy did so far.
 #[derive(Default)]
 pub struct Stats {
+    /// Connections accepted.
     pub connections: AtomicU64,
     /// ADUs read from the plain side and sent over the hop.
     pub sent: AtomicU64,
@@ -386,20 +226,35 @@ pub struct Stats {
 /// A snapshot of [`Stats`] and the receiver's refusals.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
+    /// See [`Stats::connections`].
     pub connections: u64,
+    /// See [`Stats::sent`].
     pub sent: u64,
+    /// See [`Stats::delivered`].
     pub delivered: u64,
+    /// See [`Stats::malformed`].
     pub malformed: u64,
+    /// See [`Stats::upstream`].
     pub upstream: u64,
+    /// See [`Stats::refused_per_peer`].
     pub refused_per_peer: u64,
+    /// See [`Stats::refused_overall`].
     pub refused_overall: u64,
+    /// See [`Stats::handshake_timeouts`].
     pub handshake_timeouts: u64,
+    /// See [`Stats::idle_timeouts`].
     pub idle_timeouts: u64,
+    /// See [`Stats::handshakes`].
     pub handshakes: u64,
+    /// See [`Stats::out_of_handshake`].
     pub out_of_handshake: u64,
+    /// See [`Stats::stale_writes`].
     pub stale_writes: u64,
+    /// See [`Stats::unbound`].
     pub unbound: u64,
+    /// See [`Stats::rollbacks`].
     pub rollbacks: u64,
+    /// The receiver's refusals by reason.
     pub refused: Tally,
 }
 
@@ -493,11 +348,17 @@ impl Throttle {
 
 /// One proxy: where it listens, where it forwards, how the hop is protected.
 pub struct Proxy {
+    /// Which side of the pair this proxy is.
     pub side: Side,
+    /// Where it accepts (the master, or the master-side proxy).
     pub listener: TcpListener,
+    /// Where it forwards (the slave-side proxy, or the slave).
     pub peer: SocketAddr,
+    /// How the hop is protected.
     pub hop: Hop,
+    /// Its connection bounds.
     pub limits: Limits,
+    /// What it did so far.
     pub stats: Arc<Stats>,
     /// Log line prefix (e.g. "modbus-proxy (master)"); empty = no log lines.
     pub log: String,
@@ -534,6 +395,7 @@ impl Pair {
 }
 
 impl Proxy {
+    /// A proxy that accepts on `listener` and forwards to `peer`; log lines start with `log`.
     pub fn new(side: Side, listener: TcpListener, peer: SocketAddr, hop: Hop, limits: Limits, log: String) -> Proxy {
         Proxy {
             side,
@@ -550,6 +412,7 @@ impl Proxy {
         }
     }
 
+    /// A snapshot of its counts and the receiver's refusals.
     pub fn report(&self) -> Report {
         report(&self.stats, &self.hop)
     }
@@ -745,360 +608,6 @@ impl Proxy {
             Err(End::Idle) => {
                 self.stats.idle_timeouts.fetch_add(1, Ordering::Relaxed);
                 Err(format!("idle: no ADU forwarded for {:?}", self.limits.idle))
-            }
-        }
-    }
-
-    /// Master side: send the hello (Nm and this side's accepted mark for slave → master), take
-    /// the reply (Ns and the slave side's mark for master → slave, bound to the hello), and
-    /// check that mark against this process's counters.
-    async fn master_handshake<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
-        &self,
-        r: &mut R,
-        w: &mut W,
-        rec: &mut [u8],
-    ) -> Result<Conn, String> {
-        let Hop::Sealed { sender, receiver } = &self.hop else { unreachable!("sealed hops only") };
-        let nm: [u8; NONCE_LEN] = rand::random();
-        let mark = receiver.lock().unwrap_or_else(|e| e.into_inner()).top;
-        let (hello, c_hello) = {
-            let mut s = sender.lock().unwrap_or_else(|e| e.into_inner());
-            let c = s.take()?;
-            (s.seal(FLAG_HANDSHAKE, c, 0, &[], &hop::handshake_body(&nm, mark))?, c)
-        };
-        write_record(w, &hello).await?;
-        loop {
-            let Some(n) = self.read_record(r, rec).await? else {
-                return Err("the slave-side proxy closed the hop during the handshake".into());
-            };
-            let opened = receiver.lock().unwrap_or_else(|e| e.into_inner()).open(
-                &rec[..n],
-                &nm,
-                true,
-                None,
-                &self.stats.out_of_handshake,
-            );
-            let (h, body) = match opened {
-                Ok(o) => o,
-                Err(why) => {
-                    self.refused(why);
-                    continue;
-                }
-            };
-            if h.ext != c_hello {
-                self.stats.unbound.fetch_add(1, Ordering::Relaxed);
-                self.refused("a handshake reply to another hello");
-                continue;
-            }
-            let Some((ns, peer_top)) = hop::parse_handshake(&body) else {
-                self.stats.malformed.fetch_add(1, Ordering::Relaxed);
-                return Err("the handshake reply is not 24 bytes of nonce and mark".into());
-            };
-            let mut s = sender.lock().unwrap_or_else(|e| e.into_inner());
-            let highest = s.highest.unwrap_or(c_hello);
-            if !hop::mark_consistent(peer_top, highest, c_hello) {
-                self.stats.rollbacks.fetch_add(1, Ordering::Relaxed);
-                let why = rollback_message(s.device, peer_top, c_hello, "the slave-side proxy");
-                s.halted = Some(why.clone());
-                return Err(why);
-            }
-            drop(s);
-            self.stats.handshakes.fetch_add(1, Ordering::Relaxed);
-            return Ok(Conn {
-                id: hop::conn_id(&nm, &ns),
-                t0: Instant::now(),
-                last_in: h.counter,
-                in_flight: VecDeque::new(),
-            });
-        }
-    }
-
-    /// Slave side: wait for an authentic hello (other frames are refused, counted and skipped),
-    /// check the master side's mark against this process's counters before sealing anything,
-    /// reply with Ns and this side's mark; a hello at or below the replay floor is answered (so
-    /// a rolled-back master side learns it) and its connection closed. None: the stream ended.
-    async fn slave_handshake<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
-        &self,
-        r: &mut R,
-        w: &mut W,
-        rec: &mut [u8],
-    ) -> Result<Option<Conn>, String> {
-        let Hop::Sealed { sender, receiver } = &self.hop else { unreachable!("sealed hops only") };
-        loop {
-            let Some(n) = self.read_record(r, rec).await? else { return Ok(None) };
-            let (opened, before, floor) = {
-                let mut rx = receiver.lock().unwrap_or_else(|e| e.into_inner());
-                let before = rx.top;
-                (rx.open(&rec[..n], &[], true, None, &self.stats.out_of_handshake), before, rx.floor)
-            };
-            let (h, body) = match opened {
-                Ok(o) => o,
-                Err(why) => {
-                    self.refused(why);
-                    continue;
-                }
-            };
-            let Some((nm, peer_top)) = hop::parse_handshake(&body) else {
-                self.stats.malformed.fetch_add(1, Ordering::Relaxed);
-                return Err("the hello is not 24 bytes of nonce and mark".into());
-            };
-            let ns: [u8; NONCE_LEN] = rand::random();
-            let reply = {
-                let mut s = sender.lock().unwrap_or_else(|e| e.into_inner());
-                let c = s.take()?;
-                if !hop::mark_consistent(peer_top, c, c) {
-                    // Checked before sealing: this side's counter state never reuses a nonce.
-                    self.stats.rollbacks.fetch_add(1, Ordering::Relaxed);
-                    let why = rollback_message(s.device, peer_top, c, "the master-side proxy");
-                    s.halted = Some(why.clone());
-                    return Err(why);
-                }
-                s.seal(FLAG_HANDSHAKE, c, h.counter, &nm, &hop::handshake_body(&ns, before))?
-            };
-            write_record(w, &reply).await?;
-            if let Some(f) = floor.filter(|&f| h.counter <= f) {
-                self.stats.rollbacks.fetch_add(1, Ordering::Relaxed);
-                let mut rx = receiver.lock().unwrap_or_else(|e| e.into_inner());
-                rx.tally.refused[Refusal::Replay as usize] += 1;
-                return Err(format!(
-                    "hello with counter {} of device {}, at or below {f} accepted before this proxy started: a \
-                     replayed hello, or the master side's counter state was rolled back",
-                    h.counter, rx.device
-                ));
-            }
-            self.stats.handshakes.fetch_add(1, Ordering::Relaxed);
-            let id = hop::conn_id(&nm, &ns);
-            return Ok(Some(Conn { id, t0: Instant::now(), last_in: h.counter, in_flight: VecDeque::new() }));
-        }
-    }
-
-    /// Completes once nothing was forwarded for `limits.idle`. A write stuck on a peer that
-    /// does not read counts as nothing forwarded.
-    async fn idle(&self, pair: &Pair) {
-        loop {
-            let due = pair.start + Duration::from_nanos(pair.last.load(Ordering::Relaxed)) + self.limits.idle;
-            if Instant::now() >= due {
-                return;
-            }
-            tokio::time::sleep_until(due.into()).await;
-        }
-    }
-
-    /// Plain side → hop: one ADU at a time, bounded, sealed; `first` goes out before the rest.
-    async fn outbound(
-        &self,
-        r: &mut OwnedReadHalf,
-        w: &mut OwnedWriteHalf,
-        first: Option<Vec<u8>>,
-        pair: &Pair,
-    ) -> Result<(), String> {
-        let mut buf = Vec::with_capacity(MAX_ADU);
-        let mut next = first;
-        loop {
-            let adu = match next.take() {
-                Some(adu) => adu,
-                None => match self.next_plain(r, &mut buf).await? {
-                    Some(adu) => adu,
-                    None => return Ok(()),
-                },
-            };
-            let Some(frame) = self.seal_adu(&adu, pair)? else { continue };
-            write_record(w, &frame).await?;
-            self.stats.sent.fetch_add(1, Ordering::Relaxed);
-            pair.touch();
-        }
-    }
-
-    /// The hop frame of one ADU from the plain side: the ADU itself on a plain hop; sealed with
-    /// the connection id, and (master side) the ms since the handshake or (slave side) the
-    /// counter of the request it answers. None: a response that answers no request in flight.
-    fn seal_adu(&self, adu: &[u8], pair: &Pair) -> Result<Option<Vec<u8>>, String> {
-        let Hop::Sealed { sender, .. } = &self.hop else { return Ok(Some(adu.to_vec())) };
-        let mut conn = pair.conn();
-        let ext = match self.side {
-            Side::Master => millis(conn.t0.elapsed()),
-            Side::Slave => match conn.take(|&(_, t)| t == tid(adu)) {
-                Some((c, _)) => c,
-                None => {
-                    self.stats.unbound.fetch_add(1, Ordering::Relaxed);
-                    self.say(&format!(
-                        "dropped a response of the slave: transaction {} is in no request forwarded on this connection",
-                        tid(adu)
-                    ));
-                    return Ok(None);
-                }
-            },
-        };
-        let mut s = sender.lock().unwrap_or_else(|e| e.into_inner());
-        let c = s.take()?;
-        let frame = s.seal(0, c, ext, &conn.id, adu)?;
-        if self.side == Side::Master {
-            conn.push(c, tid(adu));
-        }
-        Ok(Some(frame))
-    }
-
-    /// Hop → plain side: one record at a time, bounded, checked and opened; `first` (already
-    /// opened) goes out before the rest.
-    async fn inbound(
-        &self,
-        r: &mut OwnedReadHalf,
-        w: &mut OwnedWriteHalf,
-        first: Option<Vec<u8>>,
-        mut rec: Vec<u8>,
-        pair: &Pair,
-    ) -> Result<(), String> {
-        let mut next = first;
-        loop {
-            let adu = match next.take() {
-                Some(adu) => adu,
-                None => match self.next_from_hop(r, &mut rec, pair.conn.as_ref()).await? {
-                    Some(adu) => adu,
-                    None => return Ok(()),
-                },
-            };
-            w.write_all(&adu).await.map_err(|e| format!("write: {e}"))?;
-            self.stats.delivered.fetch_add(1, Ordering::Relaxed);
-            pair.touch();
-        }
-    }
-
-    /// The next ADU from the plain side (the master, or the slave); None when the stream ended
-    /// cleanly.
-    async fn next_plain<R: AsyncRead + Unpin>(&self, r: &mut R, buf: &mut Vec<u8>) -> Result<Option<Vec<u8>>, String> {
-        match adu::read_adu(r, buf).await {
-            Ok(true) => Ok(Some(buf.clone())),
-            Ok(false) => Ok(None),
-            Err(AduError::Io(e)) => Err(e),
-            Err(e) => {
-                self.stats.malformed.fetch_add(1, Ordering::Relaxed);
-                Err(format!("malformed ADU: {e}"))
-            }
-        }
-    }
-
-    /// One hop record into `rec`: its length; None when the stream ended cleanly between records.
-    async fn read_record<R: AsyncRead + Unpin>(&self, r: &mut R, rec: &mut [u8]) -> Result<Option<usize>, String> {
-        let mut len = [0u8; 2];
-        match r.read_exact(&mut len).await {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-            Err(e) => return Err(format!("hop read: {e}")),
-        }
-        let n = u16::from_be_bytes(len) as usize;
-        if n > MAX_RECORD {
-            self.stats.malformed.fetch_add(1, Ordering::Relaxed);
-            return Err(format!("hop record of {n} B is over the {MAX_RECORD} B bound"));
-        }
-        r.read_exact(&mut rec[..n]).await.map_err(|e| format!("hop record cut short: {e}"))?;
-        Ok(Some(n))
-    }
-
-    /// Count-free log of a refused hop frame: at most one line a second, since a keyless sender
-    /// can send frames as fast as it likes.
-    fn refused(&self, why: &str) {
-        match self.frames_refused.due() {
-            Some(1) => self.say(&format!("refused a hop frame ({why})")),
-            Some(n) => self.say(&format!("refused a hop frame ({why}); {n} frames refused since the last such line")),
-            None => {}
-        }
-    }
-
-    /// The next hop record that passes the receiving checks, opened: one ADU. Refused frames
-    /// are counted, logged and dropped (the peer sees no answer, never altered data); None when
-    /// the stream ended cleanly between records.
-    async fn next_from_hop<R: AsyncRead + Unpin>(
-        &self,
-        r: &mut R,
-        rec: &mut [u8],
-        conn: Option<&Mutex<Conn>>,
-    ) -> Result<Option<Vec<u8>>, String> {
-        loop {
-            let Some(n) = self.read_record(r, rec).await? else { return Ok(None) };
-            let adu = match (&self.hop, conn) {
-                (Hop::Sealed { receiver, .. }, Some(conn)) => {
-                    let (id, last) = {
-                        let c = conn.lock().unwrap_or_else(|e| e.into_inner());
-                        (c.id, c.last_in)
-                    };
-                    let opened = receiver.lock().unwrap_or_else(|e| e.into_inner()).open(
-                        &rec[..n],
-                        &id,
-                        false,
-                        Some(last),
-                        &self.stats.out_of_handshake,
-                    );
-                    match opened {
-                        Ok((h, adu)) => {
-                            conn.lock().unwrap_or_else(|e| e.into_inner()).last_in = h.counter;
-                            if let Err(e) = adu::check(&adu) {
-                                self.stats.malformed.fetch_add(1, Ordering::Relaxed);
-                                return Err(format!("hop record is not one ADU: {e}"));
-                            }
-                            match self.admit_opened(&h, &adu, conn).await? {
-                                true => adu,
-                                false => continue,
-                            }
-                        }
-                        Err(why) => {
-                            self.refused(why);
-                            continue;
-                        }
-                    }
-                }
-                _ => {
-                    let adu = rec[..n].to_vec();
-                    if let Err(e) = adu::check(&adu) {
-                        self.stats.malformed.fetch_add(1, Ordering::Relaxed);
-                        return Err(format!("hop record is not one ADU: {e}"));
-                    }
-                    adu
-                }
-            };
-            return Ok(Some(adu));
-        }
-    }
-
-    /// The rules after the tag for an authentic ADU. Slave side: a write older than the write
-    /// deadline is refused, and a write's counter is on disk before the slave sees the write;
-    /// the request joins the ones in flight. Master side: the response must name a request in
-    /// flight with its transaction id. Ok(false): refused (counted, logged).
-    async fn admit_opened(&self, h: &ModbusHeader, adu: &[u8], conn: &Mutex<Conn>) -> Result<bool, String> {
-        let Hop::Sealed { receiver, .. } = &self.hop else { return Ok(true) };
-        match self.side {
-            Side::Slave => {
-                if hop::is_write(adu) {
-                    let deadline = receiver.lock().unwrap_or_else(|e| e.into_inner()).write_deadline;
-                    let here = millis(conn.lock().unwrap_or_else(|e| e.into_inner()).t0.elapsed());
-                    // The master's clock started later than ours (after the reply's transit),
-                    // so `here - ext` is at least the write's real age: a delay is never hidden.
-                    let age = here.saturating_sub(h.ext);
-                    if age > millis(deadline) {
-                        self.stats.stale_writes.fetch_add(1, Ordering::Relaxed);
-                        self.say(&format!(
-                            "refused a write (function {}, counter {}): {age} ms old by the handshake clocks, over \
-                             the {} ms --write-deadline",
-                            adu[adu::MBAP_LEN],
-                            h.counter,
-                            millis(deadline)
-                        ));
-                        return Ok(false);
-                    }
-                    // Durable before the slave acts: a crash right after the write leaves its
-                    // counter in the replay state.
-                    self.save_floor().await?;
-                }
-                conn.lock().unwrap_or_else(|e| e.into_inner()).push(h.counter, tid(adu));
-                Ok(true)
-            }
-            Side::Master => {
-                let bound = conn.lock().unwrap_or_else(|e| e.into_inner()).take(|&(c, t)| c == h.ext && t == tid(adu));
-                if bound.is_none() {
-                    self.stats.unbound.fetch_add(1, Ordering::Relaxed);
-                    self.refused("a response bound to no request in flight on this connection");
-                    return Ok(false);
-                }
-                Ok(true)
             }
         }
     }
