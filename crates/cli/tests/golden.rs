@@ -225,7 +225,7 @@ fn presets_and_verify_give_the_rows_of_7208b2f() {
     let want = golden;
     if got != want {
         let first = got.lines().zip(want.lines()).position(|(a, b)| a != b);
-        let line = first.map_or_else(|| got.lines().count().min(want.lines().count()), |i| i);
+        let line = first.unwrap_or_else(|| got.lines().count().min(want.lines().count()));
         panic!(
             "behaviour differs from {GOLDEN} at line {}:\n  golden: {:?}\n  now:    {:?}",
             line + 1,
