@@ -109,9 +109,8 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
         eprintln!("collect: {}", lwcbench_engine::text::one_line(&l, 2000));
     }
     let out = a.out.clone().unwrap_or_else(|| {
-        let stamp = lwcbench_engine::results::rfc3339(started).replace(':', "-");
         let board = parsed.header.as_ref().map(|h| h.board.clone()).unwrap_or_default();
-        PathBuf::from("lwcbench-results").join(format!("{stamp}-board-{board}"))
+        lwcbench_engine::results::default_out(started, &format!("board-{board}"))
     });
     let src = Source { description, args: std::env::args().collect(), started };
     let power = match &power_text {

@@ -275,8 +275,8 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
 /// group's median per run and their spread (and the instruction counts, when counted).
 fn run_repeated(a: &RunArgs, mut req: Request) -> Result<(), String> {
     let base = a.out.clone().unwrap_or_else(|| {
-        let stamp = results::rfc3339(std::time::SystemTime::now()).replace(':', "-");
-        PathBuf::from("lwcbench-results").join(format!("{stamp}-{}-x{}", req.preset.unwrap_or("custom"), a.repeat))
+        let name = format!("{}-x{}", req.preset.unwrap_or("custom"), a.repeat);
+        results::default_out(std::time::SystemTime::now(), &name)
     });
     let mut dirs = Vec::new();
     for i in 1..=a.repeat {

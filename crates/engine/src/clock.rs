@@ -87,6 +87,7 @@ pub fn counter_hz_register() -> Option<u64> {
 }
 
 impl Stamp {
+    /// Both clocks now.
     #[inline(always)]
     pub fn now() -> Self {
         let t = Instant::now();
@@ -105,7 +106,9 @@ impl Stamp {
 /// Facts about the clocks, measured once per run and recorded in `run.json`.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ClockInfo {
+    /// The wall clock timed with.
     pub time_source: String,
+    /// The cycle counter read, or why none.
     pub cycle_source: String,
     /// Median cost of one start+stop pair of both clocks, ns.
     pub overhead_ns: f64,
@@ -126,6 +129,7 @@ pub struct ClockInfo {
 }
 
 impl ClockInfo {
+    /// Measure the clocks' overhead and resolution and the counter's rate.
     pub fn measure() -> Self {
         let mut pairs: Vec<f64> = (0..2001)
             .map(|_| {
@@ -133,7 +137,7 @@ impl ClockInfo {
                 black_box(s.elapsed()).0
             })
             .collect();
-        pairs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        pairs.sort_by(f64::total_cmp);
         let mut res = f64::INFINITY;
         for _ in 0..1000 {
             let a = Instant::now();

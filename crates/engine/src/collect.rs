@@ -1,13 +1,11 @@
 //! `lwcbench collect`: turn the lines a board prints (format version 1, `docs/board.md`) into
 //! the usual result files. Parsing is a pure function of the text ([`parse_log`]); writing goes
 //! through [`crate::output::write_rows`], so a collected run has exactly the files of a host run.
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::collections::BTreeMap;
 
-use crate::clock::ClockInfo;
-use crate::machine::{Build, Machine};
-use crate::results::{self, RunRecord, SampleRow};
+use crate::results::SampleRow;
 
+/// Version of the board line format (docs/board.md).
 pub const FORMAT_VERSION: u32 = 1;
 const MARKER: &str = "LWCB ";
 /// Malformed lines listed one by one in notes and the summary; the rest only counted.
@@ -37,19 +35,31 @@ pub fn crc32_update(crc: u32, data: &[u8]) -> u32 {
 /// The header line's facts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Header {
+    /// Line number of the header.
     pub line: usize,
+    /// Board name.
     pub board: String,
+    /// Microcontroller.
     pub mcu: String,
+    /// Core clock, Hz.
     pub cpu_hz: f64,
+    /// Timer ticks per second.
     pub tick_hz: f64,
+    /// The timer the board times with.
     pub timer: String,
     /// None = the board has no cycle counter (`cycles=none`).
     pub cycles: Option<String>,
+    /// Timer overhead of one start + stop, ticks (None: not reported).
     pub overhead_ticks: Option<f64>,
+    /// Measured repetitions per group.
     pub reps: usize,
+    /// Warm-up samples per group.
     pub warmup: usize,
+    /// Groups the run measures.
     pub groups: usize,
+    /// Minimum duration of one sample, ticks.
     pub min_sample_ticks: f64,
+    /// Seed of the firmware's PRNG.
     pub seed: u64,
     /// (cipher, implementation, language)
     pub ciphers: Vec<(String, String, String)>,
@@ -60,14 +70,17 @@ pub struct Header {
 /// A marker line (`LWCB M`): one measured batch ran while the trigger pin was high.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Marker {
+    /// Line number.
     pub line: usize,
     /// 0, 1, 2, … over the run's triggered batches.
     pub batch: u64,
     /// `seq` of the `S`/`W` line this batch timed.
     pub seq: u64,
+    /// Operations in the batch.
     pub ops: u64,
     /// Board ticks when the pin went high and low.
     pub start: u64,
+    /// Board ticks when the pin went low.
     pub end: u64,
 }
 
@@ -76,27 +89,35 @@ pub struct Marker {
 pub struct Issue {
     /// 1-based line number in the log.
     pub line: usize,
+    /// Why it was not used.
     pub reason: String,
 }
 
 /// Everything read from a log.
 #[derive(Clone, Debug, Default)]
 pub struct Parsed {
+    /// The collected run's valid header.
     pub header: Option<Header>,
+    /// Valid sample lines (`S`) as rows.
     pub samples: Vec<SampleRow>,
+    /// Valid warm-up lines (`W`) as rows.
     pub warmup: Vec<SampleRow>,
     /// `seq` of each row of `samples` and `warmup`.
     pub sample_seqs: Vec<u64>,
+    /// `seq` of each row of `warmup`.
     pub warmup_seqs: Vec<u64>,
     /// Marker lines of triggered batches (docs/power.md), in batch order.
     pub markers: Vec<Marker>,
     /// (samples, warmup, crc) of the end line, if one was read.
     pub end: Option<(usize, usize, u32)>,
+    /// Lines not used, and why.
     pub malformed: Vec<Issue>,
     /// Jumps in `seq` (the line after the gap, and how many lines are missing there; a
     /// malformed line also leaves a gap).
     pub gaps: Vec<(usize, u64)>,
+    /// Lines without the `LWCB ` marker (boot messages and the like).
     pub noise_lines: usize,
+    /// Info lines (`LWCB I`).
     pub info_lines: usize,
     /// Runs before the collected one (their header line numbers), when the log holds several.
     pub earlier_runs: Vec<usize>,
@@ -289,6 +310,9 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
 }
 
 pub mod logger;
+mod write;
+
+pub use write::{write_collected, write_collected_with, Source};
 
 const FAMILIES: [&str; 3] = ["stream", "block", "aead"];
 const SCENARIOS: [&str; 7] = ["full", "keystream", "init", "keysetup", "encrypt", "decrypt", "reading"];
@@ -393,6 +417,78 @@ fn parse_end(f: &[&str]) -> Result<(usize, usize, u32), String> {
     Ok((num(get("samples")?, "samples")?, num(get("warmup")?, "warmup")?, crc))
 }
 
+/// One `S` (sample) or `W` (warm-up) line of the collected run: its seq continues the run's
+/// (a gap is noted, a repeat refused) and its body goes into the run's crc.
+fn take_sample(
+    p: &mut Parsed,
+    (next_seq, run_crc): (&mut u64, &mut u32),
+    no: usize,
+    body: &str,
+    fields: &[&str],
+) -> Result<(), String> {
+    let Some(h) = p.header.as_ref() else { return Err("sample line but the header is malformed".into()) };
+    let (seq, row) = parse_sample(h, &fields[2..])?;
+    if seq < *next_seq {
+        p.interleaved.get_or_insert(format!("line {no}: seq {seq} repeats or goes back (expected {next_seq})"));
+        return Err(format!("seq {seq} repeats or goes back (expected {next_seq})"));
+    }
+    if seq > *next_seq {
+        p.gaps.push((no, seq - *next_seq));
+    }
+    // seq 2^64-1 has no successor: a following "0" must not be accepted
+    *next_seq = seq.checked_add(1).ok_or("seq 18446744073709551615 has no successor")?;
+    *run_crc = crc32_update(*run_crc, body.as_bytes());
+    *run_crc = crc32_update(*run_crc, b"\n");
+    if fields.get(1) == Some(&"S") {
+        p.samples.push(row);
+        p.sample_seqs.push(seq);
+    } else {
+        p.warmup.push(row);
+        p.warmup_seqs.push(seq);
+    }
+    Ok(())
+}
+
+/// Why the collected run is incomplete or inconsistent (None: it is whole): its header line
+/// (index `start`) and the crc of the sample lines received.
+fn truncation(p: &Parsed, start: usize, run_crc: u32) -> Option<String> {
+    match (&p.header, p.end) {
+        (None, _) => {
+            // the reason names the field, so the one error line says what to fix
+            let why = p.malformed.iter().find(|m| m.line == start + 1).map(|m| m.reason.as_str()).unwrap_or("");
+            Some(format!("the header at line {} is malformed: {}", start + 1, crate::text::one_line(why, 300)))
+        }
+        (Some(_), None) => Some(format!(
+            "no end line (LWCB E …): the log stops after {} sample and {} warm-up lines",
+            p.samples.len(),
+            p.warmup.len()
+        )),
+        (Some(h), Some((ns, nw, crc))) => {
+            let mut why = Vec::new();
+            if ns != p.samples.len() || nw != p.warmup.len() {
+                why.push(format!(
+                    "end line counts {ns} sample + {nw} warm-up lines, {} + {} valid ones received",
+                    p.samples.len(),
+                    p.warmup.len()
+                ));
+            } else if crc != run_crc {
+                why.push(format!("end line crc {crc:08x} differs from the received lines' {run_crc:08x}"));
+            }
+            // an overflowing product is no promise at all (it wrapped to match before)
+            let (ps, pw) = (h.groups.checked_mul(h.reps), h.groups.checked_mul(h.warmup));
+            if ps.is_none() || pw.is_none() {
+                why.push(format!("header groups={} × reps={} / warmup={} overflows", h.groups, h.reps, h.warmup));
+            } else if Some(ns) != ps || Some(nw) != pw {
+                why.push(format!(
+                    "header promised {} × {} sample + {} × {} warm-up lines, end line says {ns} + {nw}",
+                    h.groups, h.reps, h.groups, h.warmup
+                ));
+            }
+            (!why.is_empty()).then(|| why.join("; "))
+        }
+    }
+}
+
 /// Parse a whole log. Never fails: everything wrong is in `malformed` / `truncation`.
 pub fn parse_log(text: &str) -> Parsed {
     let text = text.replace('\0', "");
@@ -466,7 +562,9 @@ pub fn parse_log(text: &str) -> Parsed {
                 continue;
             }
         };
-        p.raw.push_str(line[line.find(MARKER).unwrap()..].trim_end());
+        // (a checked body is a line holding the marker)
+        let at = line.find(MARKER).unwrap_or(0);
+        p.raw.push_str(line[at..].trim_end());
         p.raw.push('\n');
         let fields: Vec<&str> = body.split(' ').collect();
         let kind = fields.get(1).copied().unwrap_or("");
@@ -476,31 +574,7 @@ pub fn parse_log(text: &str) -> Parsed {
                 p.info_lines += 1;
                 Ok(())
             }
-            "S" | "W" => match p.header.as_ref() {
-                None => Err("sample line but the header is malformed".into()),
-                Some(h) => parse_sample(h, &fields[2..]).and_then(|(seq, row)| {
-                    if seq < next_seq {
-                        p.interleaved
-                            .get_or_insert(format!("line {no}: seq {seq} repeats or goes back (expected {next_seq})"));
-                        return Err(format!("seq {seq} repeats or goes back (expected {next_seq})"));
-                    }
-                    if seq > next_seq {
-                        p.gaps.push((no, seq - next_seq));
-                    }
-                    // seq 2^64-1 has no successor: a following "0" must not be accepted
-                    next_seq = seq.checked_add(1).ok_or("seq 18446744073709551615 has no successor")?;
-                    run_crc = crc32_update(run_crc, body.as_bytes());
-                    run_crc = crc32_update(run_crc, b"\n");
-                    if kind == "S" {
-                        p.samples.push(row);
-                        p.sample_seqs.push(seq);
-                    } else {
-                        p.warmup.push(row);
-                        p.warmup_seqs.push(seq);
-                    }
-                    Ok(())
-                }),
-            },
+            "S" | "W" => take_sample(&mut p, (&mut next_seq, &mut run_crc), no, body, &fields),
             // Markers are outside seq and the end line's crc: a board without the trigger
             // prints the same S/W lines.
             "M" => parse_marker(no, &fields[2..]).and_then(|m| match p.markers.last() {
@@ -525,41 +599,7 @@ pub fn parse_log(text: &str) -> Parsed {
             p.malformed.push(Issue { line: no, reason: e });
         }
     }
-    p.truncation = match (&p.header, p.end) {
-        (None, _) => {
-            // the reason names the field, so the one error line says what to fix
-            let why = p.malformed.iter().find(|m| m.line == start + 1).map(|m| m.reason.as_str()).unwrap_or("");
-            Some(format!("the header at line {} is malformed: {}", start + 1, crate::text::one_line(why, 300)))
-        }
-        (Some(_), None) => Some(format!(
-            "no end line (LWCB E …): the log stops after {} sample and {} warm-up lines",
-            p.samples.len(),
-            p.warmup.len()
-        )),
-        (Some(h), Some((ns, nw, crc))) => {
-            let mut why = Vec::new();
-            if ns != p.samples.len() || nw != p.warmup.len() {
-                why.push(format!(
-                    "end line counts {ns} sample + {nw} warm-up lines, {} + {} valid ones received",
-                    p.samples.len(),
-                    p.warmup.len()
-                ));
-            } else if crc != run_crc {
-                why.push(format!("end line crc {crc:08x} differs from the received lines' {run_crc:08x}"));
-            }
-            // an overflowing product is no promise at all (it wrapped to match before)
-            let (ps, pw) = (h.groups.checked_mul(h.reps), h.groups.checked_mul(h.warmup));
-            if ps.is_none() || pw.is_none() {
-                why.push(format!("header groups={} × reps={} / warmup={} overflows", h.groups, h.reps, h.warmup));
-            } else if Some(ns) != ps || Some(nw) != pw {
-                why.push(format!(
-                    "header promised {} × {} sample + {} × {} warm-up lines, end line says {ns} + {nw}",
-                    h.groups, h.reps, h.groups, h.warmup
-                ));
-            }
-            (!why.is_empty()).then(|| why.join("; "))
-        }
-    };
+    p.truncation = truncation(&p, start, run_crc);
     p
 }
 
@@ -605,162 +645,6 @@ impl Parsed {
         }
         v
     }
-}
-
-/// Where the lines came from, for run.json.
-pub struct Source {
-    pub description: String,
-    pub args: Vec<String>,
-    pub started: std::time::SystemTime,
-}
-
-/// Validate and write the result files of a parsed log into `out`. Truncation is an error
-/// unless `allow_truncated`; then the valid lines are written and the truncation is noted.
-pub fn write_collected(
-    p: &Parsed,
-    out: &Path,
-    force: bool,
-    allow_truncated: bool,
-    src: &Source,
-) -> Result<RunRecord, String> {
-    write_collected_with(p, out, force, allow_truncated, src, vec![], vec![])
-}
-
-/// [`write_collected`] plus extra result files and run.json notes (the power join's
-/// `energy.csv`, written by the logger module, which builds on this one).
-pub fn write_collected_with(
-    p: &Parsed,
-    out: &Path,
-    force: bool,
-    allow_truncated: bool,
-    src: &Source,
-    extra_files: Vec<(&'static str, Vec<u8>)>,
-    extra_notes: Vec<String>,
-) -> Result<RunRecord, String> {
-    let h = match &p.header {
-        Some(h) => h,
-        None => {
-            return Err(format!("{}: {}", src.description, p.truncation.clone().unwrap_or_else(|| "no header".into())))
-        }
-    };
-    if let Some(i) = &p.interleaved {
-        return Err(format!(
-            "{}: {i}: two runs are interleaved in one log, so samples cannot be matched to their header; nothing written (collect each run from its own log)",
-            src.description
-        ));
-    }
-    if let Some(t) = &p.truncation {
-        if !allow_truncated {
-            return Err(format!(
-                "{}: run truncated: {t} ({} malformed line(s)); nothing written — pass --allow-truncated to keep the {} valid sample lines",
-                src.description,
-                p.malformed.len(),
-                p.samples.len()
-            ));
-        }
-    }
-    if p.samples.is_empty() {
-        return Err(format!("{}: no valid sample lines", src.description));
-    }
-    results::prepare_dir(out, force)?;
-    let finished = std::time::SystemTime::now();
-    let ex = |k: &str| h.extra.get(k).cloned().unwrap_or_else(|| "unknown".into());
-    let mhz = h.cpu_hz / 1e6;
-    let compiler = ex("compiler");
-    let mut notes = vec![format!(
-        "collected from {} by lwcbench collect (board line format {FORMAT_VERSION}, docs/board.md)",
-        src.description
-    )];
-    notes.extend(p.summary_lines());
-    notes.push(match &h.cycles {
-        Some(c) => format!("cycles_per_op are core cycles of the board ({c}), not TSC ticks"),
-        None => "the board reported no cycle counter: cycles_per_op is empty".into(),
-    });
-    notes.push(format!(
-        "random keys, IVs and payloads come from the firmware's PRNG seeded with {} (not the host's ChaCha20 stream)",
-        h.seed
-    ));
-    let known = ["firmware", "compiler", "profile", "opt", "target", "commit"];
-    for (k, v) in h.extra.iter().filter(|(k, _)| !known.contains(&k.as_str())) {
-        notes.push(format!("header {k}={v}"));
-    }
-    let groups: BTreeSet<(&str, &str, &str, &str, u64, &str)> = p
-        .samples
-        .iter()
-        .map(|r| {
-            (
-                r.cipher.as_str(),
-                r.implementation.as_str(),
-                r.scenario.as_str(),
-                r.kiv.as_str(),
-                r.size_bits,
-                r.payload.as_str(),
-            )
-        })
-        .collect();
-    let mut other_compilers = Vec::new();
-    if h.ciphers.iter().any(|c| c.2 != "Rust") {
-        other_compilers.push(("board C/C++ compiler".to_string(), compiler.clone()));
-    }
-    let mut record = RunRecord {
-        tool: "lwcbench".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        args: src.args.clone(),
-        preset: Some(format!("board:{}", h.board)),
-        seed: h.seed,
-        reps: h.reps,
-        warmup: h.warmup,
-        warmup_policy: "warm-up samples are measured on the board with the same batch and key/IV policy, written to warmup.csv and excluded from samples.csv and all statistics".into(),
-        min_sample_ns: h.min_sample_ticks * 1e9 / h.tick_hz,
-        static_key_hex: None,
-        static_iv_hex: None,
-        payload: "random (bytes from the firmware's PRNG per sample)".into(),
-        groups: groups.len(),
-        machine: Machine {
-            cpu_model: format!("{} @ {mhz} MHz", h.mcu),
-            logical_cores: 1,
-            cpu_flags: vec![],
-            governor: format!("none: fixed core clock {mhz} MHz (from the firmware header)"),
-            os: format!("bare metal ({})", h.board),
-            kernel: String::new(),
-            hostname: h.board.clone(),
-        },
-        build: Build {
-            tool_version: ex("firmware"),
-            git_commit: ex("commit"),
-            rustc: compiler,
-            profile: ex("profile"),
-            opt_level: ex("opt"),
-            target: ex("target"),
-            rustflags: String::new(),
-            other_compilers,
-        },
-        clock: ClockInfo {
-            time_source: format!("{} at {} Hz (board)", h.timer, h.tick_hz),
-            cycle_source: h.cycles.clone().unwrap_or_else(|| "none on this board (cycles columns empty)".into()),
-            overhead_ns: h.overhead_ticks.map(|t| t * 1e9 / h.tick_hz).unwrap_or(f64::NAN),
-            resolution_ns: 1e9 / h.tick_hz,
-            cycles_per_ns: h.cycles.as_ref().map(|_| h.cpu_hz / 1e9),
-            counter: h.cycles.clone().unwrap_or_else(|| "none".into()),
-            counter_hz: h.cycles.as_ref().map(|_| h.cpu_hz),
-            counter_hz_source: if h.cycles.is_some() { "the board's cpu_hz".into() } else { "no cycle counter".into() },
-        },
-        started_utc: results::rfc3339(src.started),
-        finished_utc: results::rfc3339(finished),
-        duration_s: finished.duration_since(src.started).unwrap_or_default().as_secs_f64(),
-        files: vec![],
-        notes,
-    };
-    if record.clock.overhead_ns.is_nan() {
-        record.clock.overhead_ns = 0.0;
-        record.notes.push("the firmware did not report its timer overhead (overhead_ns = 0)".into());
-    }
-    let mut extra = vec![("board-log.txt", p.raw.clone().into_bytes())];
-    record.notes.extend(extra_notes);
-    extra.extend(extra_files);
-    crate::output::write_rows(out, &p.samples, &p.warmup, &mut record, &extra, "")
-        .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
-    Ok(record)
 }
 
 #[cfg(test)]

@@ -121,16 +121,23 @@ pub fn child(groups: &[Group], cfg: &Config) -> Result<(), String> {
 /// One row of `instructions.csv`.
 #[derive(serde::Serialize, serde::Deserialize, Debug, Clone, PartialEq)]
 pub struct InstrRow {
+    /// Cipher name.
     pub cipher: String,
+    /// Implementation name.
     pub implementation: String,
+    /// Scenario.
     pub scenario: String,
+    /// Key/IV variant.
     pub kiv: String,
+    /// Message size in bits.
     pub size_bits: u64,
+    /// Payload kind.
     pub payload: String,
     /// Operations counted.
     pub ops: u64,
     /// Instructions executed by those operations (callgrind Ir).
     pub instructions: u64,
+    /// instructions / ops.
     pub instructions_per_op: f64,
     /// instructions_per_op / payload bytes (empty for init/keysetup).
     pub instructions_per_byte: Option<f64>,

@@ -1,27 +1,41 @@
 //! What machine and build produced a result. Recorded in every `run.json`.
 use std::fs;
 
+/// The machine a run measured on.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Machine {
+    /// CPU model name.
     pub cpu_model: String,
+    /// Logical cores.
     pub logical_cores: usize,
     /// CPU flags relevant to the implementations (SIMD, TSC behaviour).
     pub cpu_flags: Vec<String>,
     /// cpufreq governor of cpu0, or why it is unknown.
     pub governor: String,
+    /// Operating system.
     pub os: String,
+    /// Kernel release.
     pub kernel: String,
+    /// Host name.
     pub hostname: String,
 }
 
+/// The build of the tool that measured.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Build {
+    /// lwcbench version.
     pub tool_version: String,
+    /// Commit built from.
     pub git_commit: String,
+    /// rustc version.
     pub rustc: String,
+    /// Cargo profile.
     pub profile: String,
+    /// Optimisation level.
     pub opt_level: String,
+    /// Target triple.
     pub target: String,
+    /// RUSTFLAGS of the build.
     pub rustflags: String,
     /// Other compilers that built code in this binary (name → version and flags).
     pub other_compilers: Vec<(String, String)>,
@@ -32,6 +46,7 @@ fn cpuinfo_field(text: &str, key: &str) -> Option<String> {
 }
 
 impl Machine {
+    /// This machine, read from /proc and /sys.
     pub fn detect() -> Self {
         let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let flags = cpuinfo_field(&cpuinfo, "flags").unwrap_or_default();
@@ -71,6 +86,7 @@ impl Machine {
 }
 
 impl Build {
+    /// This binary's build, with the other compilers that built code in it.
     pub fn current(other_compilers: Vec<(String, String)>) -> Self {
         Build {
             tool_version: env!("CARGO_PKG_VERSION").into(),

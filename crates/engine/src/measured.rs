@@ -22,14 +22,23 @@ const COLUMNS: [&str; 8] = [
 /// One row of energy.csv.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MeasuredRow {
+    /// Line number in energy.csv.
     pub line: u64,
+    /// Cipher name.
     pub cipher: String,
+    /// Implementation name.
     pub implementation: String,
+    /// Scenario.
     pub scenario: String,
+    /// Message size in bits.
     pub size_bits: u64,
+    /// Operations measured.
     pub operations: u64,
+    /// Joules per operation.
     pub e_op_j: f64,
+    /// Expanded uncertainty (k = 2) of e_op_j.
     pub u_op_j: f64,
+    /// The row's energy_source.
     pub label: String,
 }
 
@@ -42,6 +51,7 @@ pub struct Measured {
     /// Expanded uncertainty (k = 2), the operation-weighted mean of the rows' — not reduced by
     /// pooling: its shunt-tolerance and gain parts are common to every row.
     pub u_op_j: f64,
+    /// Operations over the pooled rows.
     pub operations: u64,
     /// `measured:<sensor> (shunt …) from FILE line N[, M …]`
     pub source: String,
@@ -50,7 +60,9 @@ pub struct Measured {
 /// A collected run's energy.csv.
 #[derive(Clone, Debug)]
 pub struct MeasuredEnergy {
+    /// The file read.
     pub path: PathBuf,
+    /// Its rows.
     pub rows: Vec<MeasuredRow>,
 }
 

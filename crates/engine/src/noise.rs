@@ -11,6 +11,7 @@ pub struct Snapshot {
     /// Sum of all jiffies of the `cpu` line (user … steal), and the steal jiffies; None
     /// when /proc/stat is not readable (non-Linux).
     pub cpu: Option<(u64, u64)>,
+    /// 1-minute load average, when readable.
     pub load1: Option<f64>,
 }
 
@@ -23,6 +24,7 @@ pub fn parse_stat(text: &str) -> Option<(u64, u64)> {
 }
 
 impl Snapshot {
+    /// The counters now.
     pub fn take() -> Self {
         let read = |p| std::fs::read_to_string(p).ok();
         Snapshot {

@@ -34,6 +34,7 @@ pub enum Scenario {
 }
 
 impl Scenario {
+    /// Every scenario run when none is named.
     pub const ALL: [Scenario; 8] = [
         Scenario::Full,
         Scenario::Keystream,
@@ -47,6 +48,7 @@ impl Scenario {
     /// Scenarios that run only when selected by name (never part of "every scenario").
     pub const OPT_IN: [Scenario; 1] = [Scenario::Frame];
 
+    /// The name on the command line and in result files.
     pub fn as_str(self) -> &'static str {
         match self {
             Scenario::Full => "full",
@@ -60,6 +62,7 @@ impl Scenario {
             Scenario::Roundtrip => "roundtrip",
         }
     }
+    /// The scenario of a name (case-insensitive).
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().chain(Self::OPT_IN).find(|x| x.as_str().eq_ignore_ascii_case(s.trim()))
     }
@@ -102,11 +105,14 @@ impl fmt::Display for Scenario {
 /// Static or random key × static or random IV: `<k,iv>` as in the reference study.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Kiv {
+    /// A fresh random key per sample (else the static key).
     pub random_key: bool,
+    /// A fresh random IV per sample (else the static IV).
     pub random_iv: bool,
 }
 
 impl Kiv {
+    /// The four variants: ss, sr, rs, rr.
     pub const ALL: [Kiv; 4] = [
         Kiv { random_key: false, random_iv: false },
         Kiv { random_key: false, random_iv: true },
@@ -145,13 +151,16 @@ impl Kiv {
 pub struct Payload {
     /// "random" or "dataset:<name>".
     pub label: String,
+    /// The dataset's bytes; None for random.
     pub bytes: Option<std::sync::Arc<Vec<u8>>>,
 }
 
 impl Payload {
+    /// Bytes from the seeded RNG.
     pub fn random() -> Self {
         Payload { label: "random".into(), bytes: None }
     }
+    /// A dataset's encoded readings.
     pub fn dataset(name: &str, bytes: Vec<u8>) -> Self {
         Payload { label: format!("dataset:{name}"), bytes: Some(std::sync::Arc::new(bytes)) }
     }
@@ -159,6 +168,7 @@ impl Payload {
     pub fn video(clip: &crate::video::Clip) -> Self {
         Payload { label: format!("video:{}", clip.name), bytes: Some(clip.data.clone()) }
     }
+    /// Whether the bytes come from the RNG.
     pub fn is_random(&self) -> bool {
         self.bytes.is_none()
     }
@@ -167,11 +177,15 @@ impl Payload {
 /// One measured group: implementation × scenario × key/IV variant × size × payload.
 #[derive(Clone)]
 pub struct Group {
+    /// The implementation.
     pub entry: Entry,
+    /// What one operation does.
     pub scenario: Scenario,
+    /// Key/IV variant.
     pub kiv: Kiv,
     /// Payload size in bits (0 for init/keysetup, where it does not apply).
     pub size_bits: usize,
+    /// What the payload bytes are.
     pub payload: Payload,
 }
 
@@ -182,6 +196,7 @@ impl fmt::Debug for Group {
 }
 
 impl Group {
+    /// A short label for progress and errors.
     pub fn label(&self) -> String {
         let p = if self.payload.is_random() { String::new() } else { format!(" {}", self.payload.label) };
         if self.scenario.uses_size() {
@@ -195,10 +210,15 @@ impl Group {
 /// Selection filters as given on the command line; empty = everything.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
+    /// Ciphers by name or name/implementation.
     pub ciphers: Vec<String>,
+    /// Implementations across the selected ciphers.
     pub implementations: Vec<String>,
+    /// Scenarios.
     pub scenarios: Vec<Scenario>,
+    /// Key/IV variants.
     pub kivs: Vec<Kiv>,
+    /// Payload sizes in bits.
     pub sizes_bits: Vec<usize>,
     /// Payload kinds; empty = random only.
     pub payloads: Vec<Payload>,
@@ -211,6 +231,7 @@ pub struct Selection {
 /// Ciphers from outside the catalogue (an external engine's, `--engine`), selectable like its
 /// entries. [`crate::external::Offered`] implements it; `()` adds nothing.
 pub trait ExtraEntries {
+    /// The extra entries.
     fn entries(&self) -> &[Entry];
     /// False only for one of its own entries that does not offer this scenario.
     fn offers_scenario(&self, e: &Entry, sc: Scenario) -> bool;
@@ -225,6 +246,7 @@ impl ExtraEntries for () {
     }
 }
 
+/// Payload sizes in bits without `--sizes`.
 pub const DEFAULT_SIZES: [usize; 4] = [1, 8, 128, 1024];
 
 /// Largest payload size: 1 GiB (2^33 bits). A size in bits is a `usize`, so on 32-bit targets

@@ -11,12 +11,17 @@ use lwcbench_page::esc;
 use crate::results::{read_csv_in, SampleRow};
 use crate::studies::sensor::{dataset_vs_random, Table1Row, Table2Row};
 use crate::studies::stream_study::StreamStudyRow;
-use crate::studies::{aes_libs, ics as ics_study, lightweight_rank, sensor, stream_study};
+use crate::studies::{ics as ics_study, sensor, stream_study};
 
+/// The DRACO study, as cited.
 pub const DRACO_STUDY: &str = "Seedorf, Rawal, Hamann et al. (HFT Stuttgart), \"On-sensor Stream Cipher Encryption for Protecting Smart City Sensor Data directly on Resource-Constrained IoT-Sensors\"";
+/// The video stream-cipher study, as cited.
 pub const VIDEO_STUDY: &str = "Khan, Dagenborg, Johansen, \"Performance Evaluation of Lightweight Stream Ciphers for Real-Time Video Feed Encryption on ARM Processor\", Future Internet 2024, 16(8), 261";
+/// The ICS ChaCha20-Poly1305 study, as cited.
 pub const ICS_STUDY: &str = "Ragnarsson et al., \"Performance Testing of ChaCha20-Poly1305 for Internet of Things and Industrial Control System devices\" (arXiv:2603.19150, March 2026)";
+/// The four-library AES study, as cited.
 pub const AES_STUDY: &str = "\"Practical performance analysis of AES implementations ... across 4 public libraries\" (Raspberry Pi Zero W, 3B+, 4B)";
+/// The ESP32 lightweight-cipher study, as cited.
 pub const LIGHTWEIGHT_STUDY: &str = "CryptoBench: eight lightweight ciphers on ESP32 DevKit v1";
 
 /// DRACO study Table 1 (µs, Rust DRACO on ESP8266 @ 80 MHz, Full, 22,464 bits, 400 runs
@@ -54,8 +59,11 @@ pub const VIDEO_TABLE1: [(&str, &str, u32, f64, f64, f64, f64, f64, f64, f64, f6
 /// A section: a heading, paragraphs (plain text, may hold `code`), tables (header, rows).
 #[derive(Default, Debug)]
 pub struct Section {
+    /// The heading.
     pub title: String,
+    /// Paragraphs of plain text.
     pub paragraphs: Vec<String>,
+    /// Tables: (header, rows).
     pub tables: Vec<(Vec<String>, Vec<Vec<String>>)>,
 }
 
@@ -69,42 +77,51 @@ fn n(x: f64, d: usize) -> String {
 
 /// What a run offers the published-figures section.
 pub struct Ours<'a> {
+    /// The run's preset.
     pub preset: Option<&'a str>,
+    /// Table 1 of the sensor study (empty elsewhere).
     pub t1: &'a [Table1Row],
+    /// Table 2 of the sensor study (empty elsewhere).
     pub t2: &'a [Table2Row],
+    /// The stream study's rows (empty elsewhere).
     pub stream: &'a [StreamStudyRow],
     /// `ics-latency.csv` as text, if the run has it.
     pub ics_csv: Option<&'a str>,
 }
 
-/// The section for a run's preset, or None where the preset reproduces no study.
+/// The section for a run's preset, or None where the preset reproduces no study: the study
+/// of that name says ([`crate::studies::Study::published`]).
 pub fn section(o: &Ours) -> Option<Section> {
-    match o.preset? {
-        p if p == sensor::NAME => Some(draco(o.t1, o.t2)),
-        p if p == stream_study::NAME => Some(video(o.stream)),
-        p if p == ics_study::NAME => Some(ics(o.ics_csv)),
-        p if p == aes_libs::NAME => Some(Section {
-            title: "Published figures: the AES library study".into(),
-            paragraphs: vec![
-                format!("{AES_STUDY}. The study's text keeps no numeric tables, so only its findings can stand beside ours (tables above)."),
-                "Published findings (Raspberry Pi Zero W / 3B+ / 4B, 32-bit Raspbian, no NEON or AES instructions): PyCryptodome fastest and least energy; wolfSSL least memory, PyCryptodome close; wolfSSL CBC failed above 1,024 bytes (a heap overflow fixed upstream in commit c01a15e1); key size barely matters; CTR slightly more expensive than OFB and CBC on the Pis.".into(),
-                "Here: PyCryptodome runs as an engine process (`--engine pycryptodome`), the other three in-process; this machine uses AES instructions where a library does, so absolute times and probably the ordering differ from the Pis'.".into(),
-            ],
-            tables: vec![],
-        }),
-        p if p == lightweight_rank::NAME => Some(Section {
-            title: "Published figures: the CryptoBench lightweight study".into(),
-            paragraphs: vec![
-                format!("{LIGHTWEIGHT_STUDY}. Its results are given as plots only, so no number is transcribed (values are not read off plots)."),
-                "Published findings (ESP32 DevKit v1, 200,000 iterations × 20 runs, INA219 energy): SPECK-64/128 best overall; LEA-128 best 128-bit block cipher; AES-128 highest energy. Compare with the WSM rankings above (energy here is modelled, not measured).".into(),
-            ],
-            tables: vec![],
-        }),
-        _ => None,
+    let preset = o.preset?;
+    crate::studies::ALL.iter().find(|s| s.name() == preset)?.published(o)
+}
+
+/// The AES library study: findings only (its text keeps no numeric tables).
+pub(crate) fn aes_libs() -> Section {
+    Section {
+        title: "Published figures: the AES library study".into(),
+        paragraphs: vec![
+            format!("{AES_STUDY}. The study's text keeps no numeric tables, so only its findings can stand beside ours (tables above)."),
+            "Published findings (Raspberry Pi Zero W / 3B+ / 4B, 32-bit Raspbian, no NEON or AES instructions): PyCryptodome fastest and least energy; wolfSSL least memory, PyCryptodome close; wolfSSL CBC failed above 1,024 bytes (a heap overflow fixed upstream in commit c01a15e1); key size barely matters; CTR slightly more expensive than OFB and CBC on the Pis.".into(),
+            "Here: PyCryptodome runs as an engine process (`--engine pycryptodome`), the other three in-process; this machine uses AES instructions where a library does, so absolute times and probably the ordering differ from the Pis'.".into(),
+        ],
+        tables: vec![],
     }
 }
 
-fn draco(t1: &[Table1Row], t2: &[Table2Row]) -> Section {
+/// The CryptoBench lightweight study: findings only (its results are plots).
+pub(crate) fn lightweight() -> Section {
+    Section {
+        title: "Published figures: the CryptoBench lightweight study".into(),
+        paragraphs: vec![
+            format!("{LIGHTWEIGHT_STUDY}. Its results are given as plots only, so no number is transcribed (values are not read off plots)."),
+            "Published findings (ESP32 DevKit v1, 200,000 iterations × 20 runs, INA219 energy): SPECK-64/128 best overall; LEA-128 best 128-bit block cipher; AES-128 highest energy. Compare with the WSM rankings above (energy here is modelled, not measured).".into(),
+        ],
+        tables: vec![],
+    }
+}
+
+pub(crate) fn draco(t1: &[Table1Row], t2: &[Table2Row]) -> Section {
     let mut s = Section {
         title: "Published figures: the DRACO sensor study, Tables 1 and 2".into(),
         paragraphs: vec![format!(
@@ -211,7 +228,7 @@ const METRICS: [Metric; 7] = [
     ("E-Rank (ours modelled)", |p| p.10, |r| r.erank_mb_s_per_byte_uj_modelled),
 ];
 
-fn video(rows: &[StreamStudyRow]) -> Section {
+pub(crate) fn video(rows: &[StreamStudyRow]) -> Section {
     let mut s = Section {
         title: "Published figures: the video study, Table 1".into(),
         paragraphs: vec![format!(
@@ -290,7 +307,7 @@ fn video(rows: &[StreamStudyRow]) -> Section {
     s
 }
 
-fn ics(csv: Option<&str>) -> Section {
+pub(crate) fn ics(csv: Option<&str>) -> Section {
     let mut s = Section {
         title: "Published figures: the ChaCha20-Poly1305 ICS study".into(),
         paragraphs: vec![format!(

@@ -12,16 +12,25 @@ use crate::results::SummaryRow;
 /// One row of `repeat.csv`: one group over all runs.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct RepeatRow {
+    /// Cipher name.
     pub cipher: String,
+    /// Implementation name.
     pub implementation: String,
+    /// Scenario.
     pub scenario: String,
+    /// Key/IV variant.
     pub kiv: String,
+    /// Message size in bits.
     pub size_bits: u64,
+    /// Payload kind.
     pub payload: String,
+    /// Runs the group was measured in.
     pub runs: usize,
     /// Median of the runs' medians, and their smallest and largest.
     pub median_ns: f64,
+    /// Smallest of the runs' medians, ns.
     pub median_min_ns: f64,
+    /// Largest of the runs' medians, ns.
     pub median_max_ns: f64,
     /// (max − min) of the runs' medians / median_ns × 100.
     pub spread_pct: f64,

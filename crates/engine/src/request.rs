@@ -5,52 +5,84 @@
 use std::path::PathBuf;
 
 use crate::dataset::{self, ByteOrder, Dataset, Encode, Encoding, Layout, TextEncoding};
-use crate::plan::{Kiv, Payload, Scenario};
+use crate::plan::{Kiv, Payload, Scenario, Selection};
 use crate::session::Request;
-use crate::studies::{self, StudyArgs};
+use crate::studies::{self, Study, StudyArgs};
 use crate::video;
 
 /// Every `lwcbench run` option, as given. `None`/empty/false means "not given": the preset's
 /// (or the built-in) default applies.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
+    /// `--preset`.
     pub preset: Option<String>,
+    /// `--cipher`.
     pub cipher: Vec<String>,
+    /// `--impl`.
     pub implementation: Vec<String>,
+    /// `--scenario`.
     pub scenario: Vec<String>,
     /// Bits, or bytes with a B/KiB/MiB suffix ([`parse_size`]).
     pub sizes: Vec<String>,
+    /// `--kiv`.
     pub kiv: Vec<String>,
+    /// `--reps`.
     pub reps: Option<usize>,
+    /// `--warmup`.
     pub warmup: Option<usize>,
+    /// `--seed`.
     pub seed: Option<u64>,
     /// Hex.
     pub key: Option<String>,
     /// Hex.
     pub iv: Option<String>,
+    /// `--min-sample-us`.
     pub min_sample_us: Option<f64>,
+    /// `--out`.
     pub out: Option<PathBuf>,
+    /// `--force`.
     pub force: bool,
+    /// `--all`.
     pub all: bool,
+    /// `--payload`: random, dataset or both.
     pub payload: Option<String>,
+    /// `--dataset`.
     pub dataset: Option<PathBuf>,
+    /// `--dataset-encoding`: utf8 or latin1.
     pub dataset_encoding: Option<String>,
+    /// `--channels`.
     pub channels: Vec<String>,
+    /// `--encoding`: float32 or int32:SCALE.
     pub encoding: Option<String>,
+    /// `--byte-order`: be or le.
     pub byte_order: Option<String>,
+    /// `--layout`: interleaved or per-channel.
     pub layout: Option<String>,
+    /// `--readings`.
     pub readings: Option<usize>,
+    /// `--power-profile`.
     pub power_profile: Option<String>,
+    /// `--watts`.
     pub watts: Option<f64>,
+    /// `--board`.
     pub board: Option<String>,
+    /// `--energy-from`.
     pub energy_from: Option<PathBuf>,
+    /// `--video`.
     pub video: Option<PathBuf>,
+    /// `--frames`.
     pub frames: Option<usize>,
+    /// `--engine`.
     pub engine: Vec<String>,
+    /// `--weights`.
     pub weights: Option<String>,
+    /// `--budget NAME=MS`.
     pub budget: Vec<String>,
+    /// `--repeat`.
     pub repeat: Option<usize>,
+    /// `--counter`: time or instructions.
     pub counter: Option<String>,
+    /// `--twin` (test only).
     pub twin: Option<u64>,
     /// How the run was asked for, recorded in run.json (None: this process's command line).
     pub args: Option<Vec<String>>,
@@ -99,6 +131,7 @@ pub const RUN_OPTIONS: &[&str] = &[
 
 /// A resolved run: the request plus what the front-end should show and do.
 pub struct Resolved {
+    /// The run to make.
     pub request: Request,
     /// Number of runs (`--repeat`, 1–1000).
     pub repeat: usize,
@@ -139,25 +172,9 @@ fn has_selection(a: &RunOptions) -> bool {
     !a.cipher.is_empty() || !a.implementation.is_empty() || !a.scenario.is_empty() || a.all || a.video.is_some()
 }
 
-/// Turns the options into a [`Request`]: the explicit preset, or the default preset when
-/// nothing is selected, with every given option overriding the preset's value. Everything is
-/// checked (and files such as --dataset, --video and --power-profile are read) before
-/// anything is measured. External engines (--engine) are started here.
-pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
-    let mut warnings = Vec::new();
-    let mut info = Vec::new();
-    // Validate the choice-valued options first (clap does this for the CLI already).
-    let payload =
-        a.payload.as_ref().map(|_| one_of("payload", &a.payload, &["random", "dataset", "both"])).transpose()?;
-    let byte_order = one_of("byte-order", &a.byte_order, &["be", "le"])?;
-    let layout = one_of("layout", &a.layout, &["interleaved", "per-channel"])?;
-    let counter = one_of("counter", &a.counter, &["time", "instructions"])?;
-    let repeat = a.repeat.unwrap_or(1);
-    if repeat == 0 || repeat > 1000 {
-        return Err(format!("--repeat: {repeat} is not a number of runs (1–1000)"));
-    }
-    // Resolve preset: explicit, or the default when nothing is selected.
-    let preset = match &a.preset {
+/// The explicit preset, or the default when nothing is selected (None: a custom run).
+fn find_preset(a: &RunOptions) -> Result<Option<&'static dyn Study>, String> {
+    Ok(match &a.preset {
         Some(p) => Some(studies::find(p).ok_or_else(|| {
             format!(
                 "--preset: unknown preset '{p}' (known: {})",
@@ -166,14 +183,11 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
         })?),
         None if !has_selection(a) && a.engine.is_empty() => Some(studies::default_study()),
         None => None,
-    };
-    let mut req = match preset {
-        Some(p) => Request::from_preset(p),
-        None => Request::new(Default::default()),
-    };
-    if let Some(args) = &a.args {
-        req.args = args.clone();
-    }
+    })
+}
+
+/// The study options given, checked and kept by the preset's study.
+fn take_study_options(a: &RunOptions, preset: Option<&'static dyn Study>, req: &mut Request) -> Result<(), String> {
     // Study options apply only to the presets whose study reads them (Study::options);
     // elsewhere they would be silently ignored. The study checks and keeps them.
     let given = StudyArgs {
@@ -198,6 +212,17 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
     if let Some(p) = preset {
         p.take_options(&given, &mut req.study_options)?;
     }
+    Ok(())
+}
+
+/// `--engine`: start the engines (their ciphers become the selection when nothing else
+/// selects); an engine that cannot start is a warning.
+fn start_engines(
+    a: &RunOptions,
+    preset: Option<&'static dyn Study>,
+    req: &mut Request,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
     if !a.engine.is_empty() {
         // A name that is neither a built-in engine nor a command line (a misspelling such as
         // `pycryptodom`) is an error; a command that fails to start turns its rows off with one
@@ -224,7 +249,12 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
         }
         req.engines = offered;
     }
-    let sel = &mut req.selection;
+    Ok(())
+}
+
+/// The selection options over the preset's: ciphers, implementations, scenarios, the video
+/// clip, sizes, key/IV variants.
+fn select(a: &RunOptions, sel: &mut Selection, info: &mut Vec<String>) -> Result<(), String> {
     if !a.cipher.is_empty() {
         sel.ciphers = a.cipher.clone();
     }
@@ -266,6 +296,17 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
     if a.all {
         sel.all_stream_and_aead = true;
     }
+    Ok(())
+}
+
+/// The payloads: random, the dataset's encoded readings, or both.
+fn payloads(
+    a: &RunOptions,
+    sel: &mut Selection,
+    payload: Option<&str>,
+    byte_order: &str,
+    layout: &str,
+) -> Result<(), String> {
     let wants_dataset = a.dataset.is_some() || a.readings.is_some() || !a.channels.is_empty();
     let kinds = payload.unwrap_or(if wants_dataset && sel.payloads.is_empty() { "both" } else { "" });
     if !kinds.is_empty() || wants_dataset {
@@ -297,6 +338,11 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
             sel.sizes_bits = vec![bytes.len() * 8];
         }
     }
+    Ok(())
+}
+
+/// The measurement configuration and the output options.
+fn configure(a: &RunOptions, req: &mut Request, counter: &str) -> Result<(), String> {
     let decode = |name: &str, v: &Option<String>| -> Result<Option<Vec<u8>>, String> {
         v.as_ref().map(|h| hex::decode(h.trim()).map_err(|e| format!("--{name}: not hex ({e})"))).transpose()
     };
@@ -317,6 +363,39 @@ pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
     req.force = a.force;
     req.twin = a.twin;
     req.count_instructions = counter == "instructions";
+    Ok(())
+}
+
+/// Turns the options into a [`Request`]: the explicit preset, or the default preset when
+/// nothing is selected, with every given option overriding the preset's value. Everything is
+/// checked (and files such as --dataset, --video and --power-profile are read) before
+/// anything is measured. External engines (--engine) are started here.
+pub fn resolve(a: &RunOptions) -> Result<Resolved, String> {
+    let mut warnings = Vec::new();
+    let mut info = Vec::new();
+    // Validate the choice-valued options first (clap does this for the CLI already).
+    let payload =
+        a.payload.as_ref().map(|_| one_of("payload", &a.payload, &["random", "dataset", "both"])).transpose()?;
+    let byte_order = one_of("byte-order", &a.byte_order, &["be", "le"])?;
+    let layout = one_of("layout", &a.layout, &["interleaved", "per-channel"])?;
+    let counter = one_of("counter", &a.counter, &["time", "instructions"])?;
+    let repeat = a.repeat.unwrap_or(1);
+    if repeat == 0 || repeat > 1000 {
+        return Err(format!("--repeat: {repeat} is not a number of runs (1–1000)"));
+    }
+    let preset = find_preset(a)?;
+    let mut req = match preset {
+        Some(p) => Request::from_preset(p),
+        None => Request::new(Default::default()),
+    };
+    if let Some(args) = &a.args {
+        req.args = args.clone();
+    }
+    take_study_options(a, preset, &mut req)?;
+    start_engines(a, preset, &mut req, &mut warnings)?;
+    select(a, &mut req.selection, &mut info)?;
+    payloads(a, &mut req.selection, payload, byte_order, layout)?;
+    configure(a, &mut req, counter)?;
     Ok(Resolved { request: req, repeat, warnings, info })
 }
 

@@ -14,18 +14,23 @@ use crate::studies::{Study, StudyInput, StudyOptions, StudyOutput};
 /// Everything a run needs. Build it with [`Request::new`] and adjust fields.
 #[derive(Clone, Debug)]
 pub struct Request {
+    /// What to measure.
     pub selection: Selection,
     /// External engines (`--engine`) whose ciphers the selection may name.
     pub engines: crate::external::Offered,
+    /// The preset's name, if any.
     pub preset: Option<&'static str>,
+    /// Repetitions, warm-up, seed, batching, static key/IV.
     pub config: Config,
     /// None = `lwcbench-results/<UTC time>-<preset or custom>`.
     pub out: Option<PathBuf>,
+    /// Replace a finished run in `out`.
     pub force: bool,
     /// Recorded in run.json (the command line, or the Python call).
     pub args: Vec<String>,
     /// The preset's study: its tables are derived after measurement.
     pub study: Option<&'static dyn Study>,
+    /// The study's options, checked by the study.
     pub study_options: StudyOptions,
     /// A/A experiment (test-only, `lwcbench run --twin P`): every group is measured a second
     /// time in the same run as implementation `<impl>~twin` (P = 0) or, with a planted
@@ -37,6 +42,7 @@ pub struct Request {
 }
 
 impl Request {
+    /// A custom run of `selection` with the default configuration.
     pub fn new(selection: Selection) -> Self {
         Request {
             selection,
@@ -52,6 +58,7 @@ impl Request {
             count_instructions: false,
         }
     }
+    /// The preset's run: its selection, repetitions, warm-up and study.
     pub fn from_preset(p: &'static dyn Study) -> Self {
         let mut r = Request::new(p.selection());
         r.preset = Some(p.name());
@@ -64,8 +71,11 @@ impl Request {
 
 /// What a finished run hands back.
 pub struct Outcome {
+    /// The run directory written.
     pub dir: PathBuf,
+    /// run.json's contents.
     pub record: RunRecord,
+    /// Every group's samples.
     pub results: Vec<GroupResult>,
 }
 
@@ -89,9 +99,8 @@ pub fn count_child(req: &Request) -> Result<(), String> {
     crate::counter::child(&own, &req.config)
 }
 
-/// Validate, measure and write. Every input error is reported before anything is measured
-/// or written; progress is `(done_samples, total_samples, current group label)`.
-pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Outcome, String> {
+/// Stage 1: every input error, before anything is measured or written; the run's groups.
+fn validate(req: &Request) -> Result<Vec<Group>, String> {
     let cfg = &req.config;
     if cfg.reps == 0 {
         return Err("--reps: at least one repetition is needed".into());
@@ -112,39 +121,35 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     }
     for g in &groups {
         let i = &g.entry.info;
-        if let Some(k) = &cfg.static_key {
-            if k.len() != i.key_bytes() {
-                return Err(format!(
-                    "--key: {} bytes given, but {} needs {} bytes ({} bits)",
-                    k.len(),
-                    g.entry.id(),
-                    i.key_bytes(),
-                    i.key_bits
-                ));
-            }
+        if let Some(k) = cfg.static_key.as_ref().filter(|k| k.len() != i.key_bytes()) {
+            return Err(format!(
+                "--key: {} bytes given, but {} needs {} bytes ({} bits)",
+                k.len(),
+                g.entry.id(),
+                i.key_bytes(),
+                i.key_bits
+            ));
         }
-        if let Some(v) = &cfg.static_iv {
-            if v.len() != i.iv_bytes() {
-                return Err(format!(
-                    "--iv: {} bytes given, but {} needs {} bytes ({} bits)",
-                    v.len(),
-                    g.entry.id(),
-                    i.iv_bytes(),
-                    i.iv_bits
-                ));
-            }
+        if let Some(v) = cfg.static_iv.as_ref().filter(|v| v.len() != i.iv_bytes()) {
+            return Err(format!(
+                "--iv: {} bytes given, but {} needs {} bytes ({} bits)",
+                v.len(),
+                g.entry.id(),
+                i.iv_bytes(),
+                i.iv_bits
+            ));
         }
     }
-    let started = SystemTime::now();
-    let out = req.out.clone().unwrap_or_else(|| {
-        let stamp = results::rfc3339(started).replace(':', "-");
-        PathBuf::from("lwcbench-results").join(format!("{stamp}-{}", req.preset.unwrap_or("custom")))
-    });
-    results::prepare_dir(&out, req.force)?;
+    Ok(groups)
+}
 
-    let noise_start = crate::noise::Snapshot::take();
-    let clock = ClockInfo::measure();
-    let machine = Machine::detect();
+/// Stage 2: measure every group; the results in plan order and the engine groups that failed.
+fn measure(
+    req: &Request,
+    groups: &[Group],
+    progress: &mut impl FnMut(u64, u64, &str),
+) -> Result<(Vec<GroupResult>, Vec<String>), String> {
+    let cfg = &req.config;
     let total = (groups.len() * (cfg.reps + cfg.warmup)) as u64;
     let mut done = 0u64;
     // Every group goes to the source that takes it (crate::measurer): the engines' groups
@@ -154,7 +159,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     let mut engines = req.engines.clone();
     let mut in_process = crate::measurer::InProcess;
     let (results_v, engine_skips) =
-        crate::measurer::measure_all(&groups, &mut [&mut engines, &mut in_process], cfg, &mut |g, n| {
+        crate::measurer::measure_all(groups, &mut [&mut engines, &mut in_process], cfg, &mut |g, n| {
             done += n;
             progress(done, total, &g.label());
         })?;
@@ -163,11 +168,10 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
     // Exit rule (docs/engine-protocol.md): a run in which no group was measured is an error
     // and writes nothing; a run in which some groups failed is written, with a note per failed
     // group in run.json and a warning on stderr.
-    if results_v.is_empty() && !engine_skips.is_empty() {
+    if let (true, Some(first)) = (results_v.is_empty(), engine_skips.first()) {
         return Err(format!(
-            "no group was measured: all {} failed (first: {}); nothing written",
-            engine_skips.len(),
-            engine_skips[0]
+            "no group was measured: all {} failed (first: {first}); nothing written",
+            engine_skips.len()
         ));
     }
     if !engine_skips.is_empty() {
@@ -177,9 +181,17 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
             groups.len()
         );
     }
-    let finished = SystemTime::now();
-    let noise_end = crate::noise::Snapshot::take();
+    Ok((results_v, engine_skips))
+}
 
+/// Stage 3: the notes of run.json on the machine, the noise during the run and the groups.
+fn run_notes(
+    req: &Request,
+    groups: &[Group],
+    machine: &Machine,
+    engine_skips: &[String],
+    noise: (&crate::noise::Snapshot, &crate::noise::Snapshot),
+) -> Vec<String> {
     let mut notes = vec![
         crate::clock::CYCLES_NOTE.to_string(),
         "each timed operation includes one indirect call through the cipher trait object".to_string(),
@@ -192,16 +204,16 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
             machine.governor
         ));
     }
-    let noisy = crate::noise::warnings(&noise_start, &noise_end, &machine.governor, machine.logical_cores);
+    let noisy = crate::noise::warnings(noise.0, noise.1, &machine.governor, machine.logical_cores);
     for w in &noisy {
         eprintln!("lwcbench: warning: {w}");
     }
     notes.extend(noisy);
     notes.push(format!(
         "groups were measured in {} interleaved rounds; summary.csv round_spread_pct is the spread of the per-round medians",
-        cfg.rounds.clamp(1, cfg.reps.max(1))
+        req.config.rounds.clamp(1, req.config.reps.max(1))
     ));
-    notes.extend(req.engines.notes(&groups));
+    notes.extend(req.engines.notes(groups));
     notes.extend(engine_skips.iter().map(|e| format!("skipped (engine failed): {e}")));
     if groups.iter().any(|g| g.entry.info.note.contains("provisional")) {
         notes.push(
@@ -209,6 +221,74 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
                 .into(),
         );
     }
+    notes
+}
+
+/// The payload kinds of the groups, for run.json.
+fn payload_label(groups: &[Group]) -> String {
+    let mut kinds: Vec<String> = groups.iter().map(|g| g.payload.label.clone()).collect();
+    kinds.dedup();
+    kinds.sort();
+    kinds.dedup();
+    format!(
+        "{} (random = bytes from the seeded RNG per group; dataset = encoded readings cycled/truncated to each size)",
+        kinds.join(", ")
+    )
+}
+
+/// Stage 4: the preset's study; the studies derived from every run are the writer's
+/// (crate::output).
+fn derive_study(req: &Request, results_v: &[GroupResult], record: &RunRecord) -> Result<StudyOutput, String> {
+    match req.study.filter(|s| !s.every_run()) {
+        Some(s) => {
+            let samples = results::sample_rows(results_v);
+            let summary = results::summary_rows(&samples);
+            let input = StudyInput {
+                options: &req.study_options,
+                results: results_v,
+                samples: &samples,
+                summary: &summary,
+                record,
+            };
+            s.derive(&input)
+        }
+        None => Ok(StudyOutput::default()),
+    }
+}
+
+/// Stage 5: `instructions.csv` (`--counter instructions`), counted in a callgrind child beside
+/// `out`, and its note.
+fn count_instructions(req: &Request, groups: &[Group], out: &std::path::Path) -> Result<(Vec<u8>, String), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("--counter instructions: {e}"))?;
+    let own: Vec<Group> = groups.iter().filter(|g| g.entry.in_process()).cloned().collect();
+    // Beside the run, not in it: a kill must not leave `out` non-empty without run.json.
+    let work = results::scratch_sibling(out).map_err(|e| format!("--counter instructions: {e}"))?;
+    let rows = crate::counter::count(&exe, req.args.get(1..).unwrap_or(&[]), &own, &work)?;
+    let note = format!(
+        "instructions.csv: instructions per operation counted by valgrind callgrind ({} operations per group after {} untimed ones, fewer for operations over 16 KiB: see the ops column; random key/IV parts from the fixed seed {}); deterministic for a given binary",
+        crate::counter::OPS,
+        crate::counter::WARM_OPS,
+        crate::counter::COUNT_SEED
+    );
+    Ok((results::to_csv(&rows), note))
+}
+
+/// Validate, measure and write. Every input error is reported before anything is measured
+/// or written; progress is `(done_samples, total_samples, current group label)`.
+pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Outcome, String> {
+    let cfg = &req.config;
+    let groups = validate(req)?;
+    let started = SystemTime::now();
+    let out = req.out.clone().unwrap_or_else(|| results::default_out(started, req.preset.unwrap_or("custom")));
+    results::prepare_dir(&out, req.force)?;
+
+    let noise_start = crate::noise::Snapshot::take();
+    let clock = ClockInfo::measure();
+    let machine = Machine::detect();
+    let (results_v, engine_skips) = measure(req, &groups, &mut progress)?;
+    let finished = SystemTime::now();
+    let noise_end = crate::noise::Snapshot::take();
+    let notes = run_notes(req, &groups, &machine, &engine_skips, (&noise_start, &noise_end));
     let mut record = RunRecord {
         tool: "lwcbench".into(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -221,13 +301,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         min_sample_ns: cfg.min_sample_ns,
         static_key_hex: cfg.static_key.as_deref().map(hex_encode),
         static_iv_hex: cfg.static_iv.as_deref().map(hex_encode),
-        payload: {
-            let mut kinds: Vec<String> = groups.iter().map(|g| g.payload.label.clone()).collect();
-            kinds.dedup();
-            kinds.sort();
-            kinds.dedup();
-            format!("{} (random = bytes from the seeded RNG per group; dataset = encoded readings cycled/truncated to each size)", kinds.join(", "))
-        },
+        payload: payload_label(&groups),
         groups: results_v.len(),
         machine,
         build: Build::current(lwcbench_catalog::build_info()),
@@ -238,22 +312,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         files: vec![],
         notes,
     };
-    // The preset's study; the studies derived from every run are the writer's (crate::output).
-    let study = match req.study.filter(|s| !s.every_run()) {
-        Some(s) => {
-            let samples = results::sample_rows(&results_v);
-            let summary = results::summary_rows(&samples);
-            let input = StudyInput {
-                options: &req.study_options,
-                results: &results_v,
-                samples: &samples,
-                summary: &summary,
-                record: &record,
-            };
-            s.derive(&input)?
-        }
-        None => StudyOutput::default(),
-    };
+    let study = derive_study(req, &results_v, &record)?;
     record.notes.extend(study.notes.iter().cloned());
     let mut extra: Vec<(&str, Vec<u8>)> = study.files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
     if req.twin.is_some() {
@@ -261,18 +320,9 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         extra.push(("twin.csv", results::csv_or_header(&rows, TWIN_HEADER)));
     }
     if req.count_instructions {
-        let exe = std::env::current_exe().map_err(|e| format!("--counter instructions: {e}"))?;
-        let own: Vec<Group> = groups.iter().filter(|g| g.entry.in_process()).cloned().collect();
-        // Beside the run, not in it: a kill must not leave `out` non-empty without run.json.
-        let work = results::scratch_sibling(&out).map_err(|e| format!("--counter instructions: {e}"))?;
-        let rows = crate::counter::count(&exe, req.args.get(1..).unwrap_or(&[]), &own, &work)?;
-        extra.push(("instructions.csv", results::to_csv(&rows)));
-        record.notes.push(format!(
-            "instructions.csv: instructions per operation counted by valgrind callgrind ({} operations per group after {} untimed ones, fewer for operations over 16 KiB: see the ops column; random key/IV parts from the fixed seed {}); deterministic for a given binary",
-            crate::counter::OPS,
-            crate::counter::WARM_OPS,
-            crate::counter::COUNT_SEED
-        ));
+        let (csv, note) = count_instructions(req, &groups, &out)?;
+        extra.push(("instructions.csv", csv));
+        record.notes.push(note);
     }
     crate::output::write_run(&out, &results_v, &mut record, &extra, &study.markdown)
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
@@ -305,25 +355,39 @@ fn add_twins(_sel: &Selection, groups: Vec<Group>, p: u64) -> Vec<Group> {
 /// One row of `twin.csv` (A/A experiment): a group against its twin.
 #[derive(serde::Serialize, Debug, Clone)]
 pub struct TwinRow {
+    /// Cipher name.
     pub cipher: String,
+    /// The original implementation.
     pub implementation: String,
+    /// The twin's implementation name.
     pub twin: String,
+    /// Scenario.
     pub scenario: String,
+    /// Key/IV variant.
     pub kiv: String,
+    /// Message size in bits.
     pub size_bits: u64,
+    /// Payload kind.
     pub payload: String,
+    /// Median of the original, ns.
     pub median_ns: f64,
+    /// Median of the twin, ns.
     pub twin_median_ns: f64,
     /// twin / original medians.
     pub ratio: f64,
+    /// Lower end of the ratio's bootstrap 95 % CI.
     pub ratio_ci95_lo: f64,
+    /// Upper end of the ratio's bootstrap 95 % CI.
     pub ratio_ci95_hi: f64,
+    /// Two-sided Mann-Whitney U p-value.
     pub mann_whitney_p: f64,
+    /// The verdict's equivalence margin, %.
     pub margin_pct: f64,
     /// "twin slower" / "twin faster" / "no difference beyond ±5 %" (the rule of comparison.csv).
     pub verdict: String,
 }
 
+/// Header of an empty `twin.csv`.
 pub const TWIN_HEADER: &str = "cipher,implementation,twin,scenario,kiv,size_bits,payload,median_ns,twin_median_ns,ratio,ratio_ci95_lo,ratio_ci95_hi,mann_whitney_p,margin_pct,verdict";
 
 /// Verdicts of every group against its twin, α = 0.05 Bonferroni-corrected over the pairs.

@@ -28,15 +28,21 @@ pub const COLOURSPACES: [&str; 7] = ["420jpeg", "420paldv", "420mpeg2", "420", "
 pub struct Clip {
     /// Short name for the payload label (`video:<name>`): the file stem.
     pub name: String,
+    /// The file read.
     pub path: PathBuf,
+    /// Frame width, pixels.
     pub width: usize,
+    /// Frame height, pixels.
     pub height: usize,
     /// The `C` field, e.g. "420jpeg" (default when absent).
     pub colourspace: String,
     /// Frame rate as a fraction (0:0 when the header has no `F` field).
     pub fps: (u32, u32),
+    /// Bytes of one frame (all planes).
     pub frame_bytes: usize,
+    /// Frames kept.
     pub frames: usize,
+    /// The frames, concatenated.
     pub data: Arc<Vec<u8>>,
 }
 
@@ -48,6 +54,7 @@ impl std::fmt::Debug for Clip {
 }
 
 impl Clip {
+    /// The bytes of frame `i` (panics past the last frame, as slicing does).
     pub fn frame(&self, i: usize) -> &[u8] {
         &self.data[i * self.frame_bytes..(i + 1) * self.frame_bytes]
     }

@@ -38,8 +38,7 @@ pub(super) fn check_batch(batch: usize) -> Result<(), String> {
 
 /// The default `--out`: ./lwcbench-results/<UTC time>-<name>.
 pub(super) fn default_out(name: &str) -> PathBuf {
-    let t = lwcbench_engine::results::rfc3339(SystemTime::now()).replace(':', "-");
-    PathBuf::from("lwcbench-results").join(format!("{t}-{name}"))
+    lwcbench_engine::results::default_out(SystemTime::now(), name)
 }
 
 /// `--transport` and `--broker`: MQTT through the given or an embedded broker, or UDP.

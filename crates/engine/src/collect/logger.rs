@@ -6,23 +6,21 @@ use std::collections::BTreeMap;
 
 use super::{num, pct_decode, split_lines, Issue, Parsed, LIST_MAX};
 
+mod join;
+pub use join::{join, BatchEnergy, JoinOptions, PowerResult, Refused};
+
+/// Version of the logger line format (`LWCP H` states it; docs/power.md).
 pub const LOGGER_FORMAT_VERSION: u32 = 1;
 const MARKER: &str = "LWCP ";
 /// Largest tick_hz a logger header may state (1 GHz).
 const MAX_TICK_HZ: f64 = 1e9;
-/// Two clocks that disagree by more than this are two different runs, not drift.
-const MAX_DRIFT: f64 = 0.05;
-/// An alignment of windows to batches fits when every start and duration agrees within this
-/// (edge latency on both boards plus a few ticks of either clock).
-const ALIGN_TOL_S: f64 = 300e-6;
-/// Pairs tried per candidate alignment before the best one is checked on all windows.
-const ALIGN_PROBE: usize = 64;
 /// Default fewest samples a window needs.
 pub const DEFAULT_MIN_SAMPLES: usize = 8;
 
 /// A current/power monitor's fixed facts, transcribed from its datasheet.
 #[derive(Debug, PartialEq)]
 pub struct Sensor {
+    /// Name in the logger header (ina219, ina226).
     pub name: &'static str,
     /// Volts per count of the shunt-voltage register.
     pub shunt_lsb_v: f64,
@@ -36,9 +34,11 @@ pub struct Sensor {
     pub conv_us: &'static [u32],
     /// Averaging counts it can be set to.
     pub avg: &'static [u32],
+    /// The datasheet the figures come from.
     pub source: &'static str,
 }
 
+/// The sensors a logger may name in its header.
 pub const SENSORS: [Sensor; 2] = [
     Sensor {
         name: "ina219",
@@ -70,14 +70,21 @@ pub const SENSORS: [Sensor; 2] = [
 /// The logger header's facts.
 #[derive(Debug, PartialEq)]
 pub struct LoggerHeader {
+    /// Line number of the header.
     pub line: usize,
+    /// The sensor named.
     pub sensor: &'static Sensor,
+    /// Shunt resistance, Ω.
     pub shunt_ohm: f64,
     /// Shunt tolerance, relative (1 % = 0.01).
     pub shunt_tol: f64,
+    /// The logger's timestamp ticks per second.
     pub tick_hz: f64,
+    /// Conversion time per channel, µs.
     pub conv_us: u32,
+    /// Samples averaged per reading.
     pub avg: u32,
+    /// Header fields not interpreted (kept for run.json).
     pub extra: BTreeMap<String, String>,
 }
 
@@ -91,33 +98,49 @@ impl LoggerHeader {
 /// One power sample: `LWCP P`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
+    /// Line number.
     pub line: usize,
+    /// Logger ticks at the sample.
     pub t: u64,
     /// Rising trigger edges the logger had counted, and the trigger level, at the sample.
     pub rises: u64,
+    /// Trigger level at the sample.
     pub high: bool,
+    /// Bus voltage, V.
     pub volts: f64,
+    /// Current, A.
     pub amps: f64,
 }
 
 /// One trigger edge: `LWCP T`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Edge {
+    /// Line number.
     pub line: usize,
+    /// Rising edges counted, this one included.
     pub rises: u64,
+    /// Whether the edge rises.
     pub high: bool,
+    /// Logger ticks at the edge.
     pub t: u64,
 }
 
 /// Everything read from a logger's lines.
 #[derive(Debug, Default)]
 pub struct LoggerLog {
+    /// The valid header, if any.
     pub header: Option<LoggerHeader>,
+    /// Valid power samples.
     pub samples: Vec<Sample>,
+    /// Valid trigger edges.
     pub edges: Vec<Edge>,
+    /// Lines that could not be used, and why.
     pub malformed: Vec<Issue>,
+    /// (line, sequence numbers missing before it).
     pub gaps: Vec<(usize, u64)>,
+    /// Lines without the `LWCP ` marker.
     pub noise_lines: usize,
+    /// Line numbers of headers of earlier runs in the same log.
     pub earlier_runs: Vec<usize>,
     /// Why nothing can be used (no header, a malformed header).
     pub fatal: Option<String>,
@@ -328,383 +351,82 @@ impl LoggerLog {
     }
 }
 
-/// Options of the join.
-pub struct JoinOptions {
-    pub min_samples: usize,
-}
-
-/// Energy of one board batch.
-#[derive(Clone, Debug)]
-pub struct BatchEnergy {
-    pub batch: u64,
-    /// Index into the board's `samples`.
-    pub row: usize,
-    pub ops: u64,
-    pub window: u64,
-    pub samples: usize,
-    pub duration_s: f64,
-    pub mean_power_w: f64,
-    pub baseline_w: f64,
-    /// Energy above the baseline, J.
-    pub energy_j: f64,
-    /// Standard uncertainties, J: random (sample scatter of window and baseline) and
-    /// systematic (resolution, shunt and gain, clock).
-    pub u_random_j: f64,
-    pub u_sys_j: f64,
-}
-
-/// A batch the join did not use, and why.
-#[derive(Clone, Debug)]
-pub struct Refused {
-    pub batch: u64,
-    pub reason: String,
-    /// Operations per batch the next run needs for this group (when too few samples).
-    pub ops_needed: Option<u64>,
-}
-
-/// The join's outcome.
-#[derive(Debug)]
-pub struct PowerResult {
-    pub batches: Vec<BatchEnergy>,
-    pub refused: Vec<Refused>,
-    /// Board batch id = logger window + offset.
-    pub offset: i128,
-    /// Logger seconds per board second.
-    pub drift: f64,
-    pub sensor: &'static Sensor,
-    pub shunt_ohm: f64,
-    pub shunt_tol: f64,
-    pub sample_period_s: f64,
-    pub notes: Vec<String>,
-}
-
-#[derive(Default, Clone)]
-struct Window {
-    rise: Option<f64>,
-    fall: Option<f64>,
-    inside: Vec<usize>,
-    /// Idle samples after this window (before the next rise).
-    after: Vec<usize>,
-}
-
-/// Least-squares line y = a + d·x; None for fewer than two distinct x.
-fn fit(p: &[(f64, f64)]) -> Option<(f64, f64)> {
-    let n = p.len() as f64;
-    let (mx, my) = (p.iter().map(|q| q.0).sum::<f64>() / n, p.iter().map(|q| q.1).sum::<f64>() / n);
-    let sxx: f64 = p.iter().map(|q| (q.0 - mx).powi(2)).sum();
-    if p.len() < 2 || sxx <= 0.0 {
-        return None;
-    }
-    let d = p.iter().map(|q| (q.0 - mx) * (q.1 - my)).sum::<f64>() / sxx;
-    Some((my - d * mx, d))
-}
-
-fn mean_sd(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let m = v.iter().sum::<f64>() / n;
-    let sd = if v.len() > 1 { (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { 0.0 };
-    (m, sd)
-}
-
-/// Join a logger's windows to the board's marker lines. `Err` = one line naming the stream
-/// and the problem: nothing can be measured.
-pub fn join(board: &Parsed, log: &LoggerLog, o: &JoinOptions) -> Result<PowerResult, String> {
-    let h = match (&log.header, &log.fatal) {
-        (_, Some(f)) => return Err(format!("power log: {f}")),
-        (Some(h), None) => h,
-        (None, None) => return Err("power log: no valid header line (LWCP H …)".into()),
-    };
-    let bh = board.header.as_ref().ok_or("board log: no valid header")?;
-    if board.markers.is_empty() {
-        return Err("board log: no marker lines (LWCB M …): the firmware was built without the power trigger".into());
-    }
-    if o.min_samples < 2 {
-        return Err("--power-min-samples: must be at least 2".into());
-    }
-    // Windows by index (rises − 1); idle samples before the first rise are index None.
-    let mut wins: BTreeMap<u64, Window> = BTreeMap::new();
-    let mut before_first: Vec<usize> = Vec::new();
-    let ts = |t: u64| t as f64 / h.tick_hz;
-    for e in log.edges.iter().filter(|e| e.rises > 0) {
-        // (edges and samples before the first rise counted belong to a batch the logger
-        // started in the middle of: not used)
-        let w = wins.entry(e.rises - 1).or_default();
-        if e.high {
-            w.rise = Some(ts(e.t));
-        } else {
-            w.fall = Some(ts(e.t));
-        }
-    }
-    for (i, s) in log.samples.iter().enumerate() {
-        match (s.rises, s.high) {
-            (0, true) => {}
-            (0, false) => before_first.push(i),
-            (r, true) => wins.entry(r - 1).or_default().inside.push(i),
-            (r, false) => wins.entry(r - 1).or_default().after.push(i),
-        }
-    }
-    let tick_b = |t: u64| t as f64 / bh.tick_hz;
-    let markers: BTreeMap<u64, &super::Marker> = board.markers.iter().map(|m| (m.batch, m)).collect();
-    // Align: board batch = window + offset. Candidates scored on a probe of pairs, the best
-    // checked on every pair with both edges.
-    let rises: Vec<(u64, f64)> = wins.iter().filter_map(|(k, w)| w.rise.map(|r| (*k, r))).collect();
-    if rises.len() < 3 {
-        return Err(format!(
-            "power log: {} trigger window(s) with a rising edge; at least 3 are needed to match windows to batches",
-            rises.len()
-        ));
-    }
-    let score = |off: i128, probe: bool| -> Option<(f64, f64, f64, usize)> {
-        let mut pairs = Vec::new();
-        // (a probe looks at the first windows only, so trying every candidate stays linear)
-        let look = if probe { 4 * ALIGN_PROBE } else { usize::MAX };
-        for &(k, r) in rises.iter().take(look) {
-            let b = k as i128 + off;
-            if let Some(m) = u64::try_from(b).ok().and_then(|b| markers.get(&b)) {
-                pairs.push((tick_b(m.start), r, k, m));
-                if probe && pairs.len() >= ALIGN_PROBE {
-                    break;
-                }
-            }
-        }
-        if pairs.len() < 3 {
-            return None;
-        }
-        let (a, d) = fit(&pairs.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>())?;
-        let mut worst = 0f64;
-        for (s, r, k, m) in &pairs {
-            worst = worst.max((r - (a + d * s)).abs());
-            if let Some(f) = wins[k].fall {
-                worst = worst.max(((f - r) - d * (tick_b(m.end) - tick_b(m.start))).abs());
-            }
-        }
-        Some((worst, a, d, pairs.len()))
-    };
-    // Candidates: offsets that give one of the first windows a batch (a window's batch may be
-    // lost, so three of them), not every offset between the id ranges (ids are unbounded).
-    let mut candidates: Vec<i128> =
-        rises.iter().take(3).flat_map(|&(k, _)| markers.keys().map(move |&b| b as i128 - k as i128)).collect();
-    candidates.sort_unstable();
-    candidates.dedup();
-    let mut fits: Vec<(f64, i128)> = Vec::new();
-    for off in candidates {
-        if let Some((worst, _, _, _)) = score(off, true) {
-            fits.push((worst, off));
-        }
-    }
-    fits.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let good: Vec<&(f64, i128)> = fits.iter().filter(|f| f.0 <= ALIGN_TOL_S).collect();
-    let off = match good.as_slice() {
-        [] => {
-            return Err(format!(
-                "power log: no alignment of its {} trigger windows to the board's {} batches agrees within {} µs{} (another run, a missed edge, or a trigger on the wrong pin)",
-                rises.len(),
-                markers.len(),
-                ALIGN_TOL_S * 1e6,
-                fits.first().map(|f| format!(" (best: {:.0} µs off)", f.0 * 1e6)).unwrap_or_default()
-            ))
-        }
-        [one] => one.1,
-        [a, b, ..] => {
-            return Err(format!(
-                "power log: trigger windows fit the board's batches at two offsets ({} and {}): the batches are too alike in length and spacing to tell which window is which",
-                a.1, b.1
-            ))
-        }
-    };
-    let (worst, a, drift, n_pairs) = score(off, false).expect("the probe fitted");
-    if worst > ALIGN_TOL_S {
-        return Err(format!(
-            "power log: windows drift off the board's batches by {:.0} µs later in the run (tolerance {} µs): a missed or extra trigger edge",
-            worst * 1e6,
-            ALIGN_TOL_S * 1e6
-        ));
-    }
-    if (drift - 1.0).abs() > MAX_DRIFT {
-        return Err(format!(
-            "power log: the logger's clock runs {drift:.4} times the board's (more than {} % apart): check tick_hz in both headers",
-            MAX_DRIFT * 100.0
-        ));
-    }
-    // Sample period from the logger's own timestamps (median interval).
-    let mut dts: Vec<f64> = log.samples.windows(2).map(|p| ts(p[1].t) - ts(p[0].t)).filter(|d| *d > 0.0).collect();
-    dts.sort_by(f64::total_cmp);
-    let period = dts.get(dts.len() / 2).copied().unwrap_or(h.sample_period_s());
-    let rows_by_seq: BTreeMap<u64, usize> = board.sample_seqs.iter().enumerate().map(|(i, s)| (*s, i)).collect();
-    let warm_seqs: std::collections::BTreeSet<u64> = board.warmup_seqs.iter().copied().collect();
-    let power = |i: usize| log.samples[i].volts * log.samples[i].amps;
-    let d_i = h.sensor.shunt_lsb_v / h.shunt_ohm;
-    let d_v = h.sensor.bus_lsb_v;
-    let mut res = PowerResult {
-        batches: vec![],
-        refused: vec![],
-        offset: off,
-        drift,
-        sensor: h.sensor,
-        shunt_ohm: h.shunt_ohm,
-        shunt_tol: h.shunt_tol,
-        sample_period_s: period,
-        notes: vec![format!(
-            "power: logger window k is board batch k{off:+} ({n_pairs} windows matched, worst mismatch {:.0} µs); the logger's clock runs {drift:.6} × the board's",
-            worst * 1e6
-        )],
-    };
-    let missing: u64 =
-        board.markers.windows(2).map(|w| w[1].batch - w[0].batch - 1).sum::<u64>() + board.markers[0].batch;
-    if missing > 0 {
-        res.notes.push(format!(
-            "power: {missing} marker line(s) missing or malformed in the board log (by batch id): those batches are not measured"
-        ));
-    }
-    for (&bid, m) in &markers {
-        if warm_seqs.contains(&m.seq) {
-            continue; // warm-up batches are measured and excluded, like their times
-        }
-        let mut refuse = |reason: String, need: Option<u64>| {
-            res.refused.push(Refused { batch: bid, reason, ops_needed: need });
-        };
-        let Some(&row) = rows_by_seq.get(&m.seq) else {
-            refuse(format!("its sample line (seq {}) was not received", m.seq), None);
-            continue;
-        };
-        if board.samples[row].batch != m.ops {
-            refuse(format!("marker says {} operations, its sample line {}", m.ops, board.samples[row].batch), None);
-            continue;
-        }
-        let Some((k, w)) = u64::try_from(bid as i128 - off).ok().and_then(|k| wins.get(&k).map(|w| (k, w))) else {
-            refuse("no trigger window in the power log (the logger started late or stopped early)".into(), None);
-            continue;
-        };
-        // Window edges in logger seconds: the edge lines, else the board's ticks through the fit.
-        let rise = w.rise.unwrap_or(a + drift * tick_b(m.start));
-        let fall = w.fall.unwrap_or(a + drift * tick_b(m.end));
-        let dur = fall - rise;
-        // NaN (a non-finite edge) has no length either.
-        if dur.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-            refuse(
-                format!("its window has no length (rise {rise:.6} s, fall {fall:.6} s on the logger's clock)"),
-                None,
-            );
-            continue;
-        }
-        let n = w.inside.len();
-        if n < o.min_samples {
-            // Samples scale with the batch's length: ops × min / n, or from the period when none.
-            let per_op = dur.max(0.0) / m.ops as f64;
-            let need = if per_op > 0.0 {
-                // (rounding error must not add an operation to an exact quotient)
-                ((o.min_samples as f64 + 1.0) * period / per_op * (1.0 - 1e-12)).ceil()
-            } else {
-                f64::INFINITY
-            };
-            let need = if need.is_finite() && need < 1e18 { Some((need as u64).max(m.ops + 1)) } else { None };
-            refuse(
-                format!(
-                    "{n} power sample(s) in its {:.3} ms window, {} needed (a sample every {:.3} ms)",
-                    dur * 1e3,
-                    o.min_samples,
-                    period * 1e3
-                ),
-                need,
-            );
-            continue;
-        }
-        // Baseline: idle samples just before the window, else just after.
-        let before: &[usize] =
-            if k == 0 { &before_first } else { wins.get(&(k - 1)).map(|p| &p.after[..]).unwrap_or(&[]) };
-        let idle = if before.len() >= 2 { before } else { &w.after[..] };
-        if idle.len() < 2 {
-            refuse("fewer than 2 idle samples before or after its window: no baseline".into(), None);
-            continue;
-        }
-        let idle_p: Vec<f64> = idle.iter().map(|&i| power(i)).collect();
-        let (base, base_sd) = mean_sd(&idle_p);
-        let pts: Vec<(f64, f64)> = w.inside.iter().map(|&i| (ts(log.samples[i].t), power(i) - base)).collect();
-        // Trapezoid over the samples; the first and last value held to the window's edges.
-        let mut e = pts.windows(2).map(|p| (p[1].0 - p[0].0) * (p[0].1 + p[1].1) / 2.0).sum::<f64>();
-        e += pts[0].1 * (pts[0].0 - rise).max(0.0) + pts[n - 1].1 * (fall - pts[n - 1].0).max(0.0);
-        let (mean_p, sd_p) = mean_sd(&w.inside.iter().map(|&i| power(i)).collect::<Vec<_>>());
-        let (v_bar, i_bar) = (
-            w.inside.iter().map(|&i| log.samples[i].volts).sum::<f64>() / n as f64,
-            w.inside.iter().map(|&i| log.samples[i].amps.abs()).sum::<f64>() / n as f64,
-        );
-        let u_random =
-            dur * ((sd_p / (n as f64).sqrt()).powi(2) + (base_sd / (idle.len() as f64).sqrt()).powi(2)).sqrt();
-        // Quantisation (uniform over one LSB: LSB/√12) of window and baseline, not reduced by averaging.
-        let u_res = dur * 2f64.sqrt() * ((v_bar * d_i).powi(2) + (i_bar * d_v).powi(2)).sqrt() / 12f64.sqrt();
-        // Shunt tolerance, the sensor's gain error and the clocks' disagreement: rectangular (÷√3).
-        let rel = (h.shunt_tol.powi(2) + h.sensor.gain_error.powi(2) + (drift - 1.0).powi(2)).sqrt() / 3f64.sqrt();
-        let u_sys = (u_res.powi(2) + (rel * e).powi(2)).sqrt();
-        res.batches.push(BatchEnergy {
-            batch: bid,
-            row,
-            ops: m.ops,
-            window: k,
-            samples: n,
-            duration_s: dur,
-            mean_power_w: mean_p,
-            baseline_w: base,
-            energy_j: e,
-            u_random_j: u_random,
-            u_sys_j: u_sys,
-        });
-    }
-    if res.batches.is_empty() {
-        let need = res.refused.iter().filter_map(|r| r.ops_needed).max();
-        let first = res.refused.first().map(|r| format!("batch {}: {}", r.batch, r.reason)).unwrap_or_default();
-        return Err(format!(
-            "power log: no batch could be measured ({} refused; first: {first}){}",
-            res.refused.len(),
-            need.map(|n| format!("; the next run needs at least {n} operations per batch")).unwrap_or_default()
-        ));
-    }
-    Ok(res)
-}
-
 /// A row of `energy.csv`: the energy of one group (cipher × implementation × scenario × kiv ×
 /// size × payload), over its measured batches.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct EnergyRow {
+    /// Cipher name.
     pub cipher: String,
+    /// Implementation name.
     pub implementation: String,
+    /// Language of the implementation.
     pub language: String,
+    /// Scenario measured.
     pub scenario: String,
+    /// Key/IV variant.
     pub kiv: String,
+    /// Message size in bits.
     pub size_bits: u64,
+    /// Payload kind.
     pub payload: String,
+    /// Batches measured.
     pub batches: usize,
+    /// Operations over those batches.
     pub operations: u64,
+    /// Fewest power samples in one of its windows.
     pub samples_min: usize,
+    /// Energy above the idle baseline per operation, J (measured).
     pub energy_per_op_j_measured: f64,
     /// Expanded uncertainty (k = 2) of the energy per operation.
     pub energy_per_op_u_j: f64,
+    /// Energy per byte of message, J (measured; empty without a message).
     pub energy_per_byte_j_measured: Option<f64>,
+    /// Expanded uncertainty (k = 2) of the energy per byte, J.
     pub energy_per_byte_u_j: Option<f64>,
     /// Mean power × window length / operations: the board's whole draw, baseline included.
     pub energy_per_op_j_total: f64,
+    /// Mean power inside the windows, W.
     pub mean_power_w: f64,
+    /// Mean idle power subtracted, W.
     pub baseline_power_w: f64,
+    /// Where the figure comes from (sensor, shunt, join).
     pub energy_source: String,
 }
 
 /// A row of `energy_batches.csv`.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct BatchRow {
+    /// The board's batch id.
     pub batch: u64,
+    /// The logger's trigger window.
     pub window: u64,
+    /// Cipher name.
     pub cipher: String,
+    /// Implementation name.
     pub implementation: String,
+    /// Scenario measured.
     pub scenario: String,
+    /// Key/IV variant.
     pub kiv: String,
+    /// Message size in bits.
     pub size_bits: u64,
+    /// Repetition of the board's sample line.
     pub rep: u32,
+    /// Operations in the batch.
     pub operations: u64,
+    /// Power samples inside the window.
     pub samples: usize,
+    /// Window length, s.
     pub duration_s: f64,
+    /// Mean power inside the window, W.
     pub mean_power_w: f64,
+    /// Idle power subtracted, W.
     pub baseline_power_w: f64,
+    /// Energy above the baseline, J.
     pub energy_j_measured: f64,
+    /// Random standard uncertainty, J.
     pub u_random_j: f64,
+    /// Systematic standard uncertainty, J.
     pub u_systematic_j: f64,
 }
 
@@ -807,6 +529,7 @@ pub fn write_collected_with_power(
     super::write_collected_with(p, out, force, allow_truncated, src, files, notes)
 }
 
+/// `energy.csv` and `energy_batches.csv` of a join, and the notes on batches not measured.
 pub fn energy_files(board: &Parsed, r: &PowerResult) -> (Vec<u8>, Vec<u8>, Vec<String>) {
     let groups = crate::results::to_csv(&by_group(board, r));
     let rows: Vec<BatchRow> = r

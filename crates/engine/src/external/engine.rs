@@ -12,7 +12,9 @@ use super::protocol::{Hello, Offer};
 pub struct Engine {
     /// The name given on the command line (built-in name or command).
     pub spec: String,
+    /// What it said in `hello`.
     pub hello: Hello,
+    /// The ciphers it offers.
     pub offers: Vec<Offer>,
     pub(super) writer: Option<Box<dyn Write + Send>>,
     pub(super) lines: Receiver<Result<String, String>>,

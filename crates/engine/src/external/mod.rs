@@ -141,6 +141,7 @@ impl Engine {
         Ok(())
     }
 
+    /// Why the engine stopped being usable, if it did.
     pub fn broken(&self) -> Option<&str> {
         self.broken.as_deref()
     }

@@ -60,12 +60,15 @@ impl Offered {
         Ok(())
     }
 
+    /// Whether no engine started.
     pub fn is_empty(&self) -> bool {
         self.engines.is_empty()
     }
+    /// The engines' ciphers as catalogue entries.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
     }
+    /// The running engines.
     pub fn engines(&self) -> &[Arc<Mutex<Engine>>] {
         &self.engines
     }

@@ -50,6 +50,7 @@ pub fn line_timeout() -> Duration {
         .map(Duration::from_secs_f64)
         .unwrap_or(Duration::from_secs(30))
 }
+/// How long an engine may take to answer `hello`.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// [`LIST_TIMEOUT`], or `$LWCBENCH_ENGINE_LIST_TIMEOUT_S` if it is shorter (tests).

@@ -10,16 +10,20 @@ use crate::plan::Scenario;
 pub struct Fields(pub Vec<(String, String)>);
 
 impl Fields {
+    /// The value of field `k`.
     pub fn get(&self, k: &str) -> Option<&str> {
         self.0.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str())
     }
+    /// The value of field `k`, or an error naming it.
     pub fn req(&self, k: &str) -> Result<&str, String> {
         self.get(k).ok_or_else(|| format!("field '{k}' missing"))
     }
+    /// Field `k` parsed as a number.
     pub fn num<T: std::str::FromStr>(&self, k: &str) -> Result<T, String> {
         let v = self.req(k)?;
         v.parse().map_err(|_| format!("field '{k}': '{}' is not a number", clip(v)))
     }
+    /// Field `k` decoded from hex.
     pub fn hex(&self, k: &str) -> Result<Vec<u8>, String> {
         let v = self.req(k)?;
         hex::decode(v).map_err(|e| format!("field '{k}': not hex ({e})"))
@@ -34,12 +38,18 @@ pub enum Line {
     /// `end count=N …`: success after N data lines (terminal).
     End(Fields),
     /// `err <code> <message>` (terminal).
-    Err { code: String, message: String },
+    Err {
+        /// The error code.
+        code: String,
+        /// The engine's message.
+        message: String,
+    },
     /// A data line: `cipher …`, `sample …`.
     Data(String, Fields),
 }
 
 impl Line {
+    /// Whether the line ends an answer.
     pub fn is_terminal(&self) -> bool {
         !matches!(self, Line::Data(..))
     }
@@ -141,7 +151,12 @@ pub fn parse_line(s: &str) -> Result<Line, String> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Failure {
     /// The engine answered `err <code> <message>`; it is still usable.
-    Refused { code: String, message: String },
+    Refused {
+        /// The error code.
+        code: String,
+        /// The engine's message.
+        message: String,
+    },
     /// The session is broken (dead process, timeout, malformed or truncated answer); the
     /// engine is not used again.
     Broken(String),
@@ -165,11 +180,17 @@ impl std::fmt::Display for Failure {
 /// The `hello` answer.
 #[derive(Clone, Debug, Default)]
 pub struct Hello {
+    /// The engine's name.
     pub engine: String,
+    /// Its implementation name in result files.
     pub implementation: String,
+    /// Its language.
     pub language: String,
+    /// The clock it times with.
     pub timer: String,
+    /// That clock's resolution, ns.
     pub resolution_ns: f64,
+    /// Every field of the line.
     pub fields: Fields,
 }
 
@@ -226,12 +247,19 @@ pub(super) fn language_of(s: &str) -> Result<Language, String> {
 /// One cipher an engine offers (a `cipher` line of `list`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Offer {
+    /// Cipher name.
     pub name: String,
+    /// stream, block or aead.
     pub family: Family,
+    /// Key length, bits.
     pub key_bits: u16,
+    /// IV/nonce length, bits.
     pub iv_bits: u16,
+    /// Block length, bits.
     pub block_bits: u16,
+    /// Tag length, bits.
     pub tag_bits: u16,
+    /// Scenarios it can time.
     pub scenarios: Vec<Scenario>,
 }
 

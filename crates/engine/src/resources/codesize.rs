@@ -33,7 +33,9 @@ use object::{Architecture, Object, ObjectSection, ObjectSymbol, SymbolKind};
 pub struct Func {
     /// Demangled name (without the Rust hash suffix), or the raw name if not demangled.
     pub name: String,
+    /// Start address.
     pub addr: u64,
+    /// Size in bytes (from the symbol table).
     pub size: u64,
     /// The function's machine code (empty if its section has no file data).
     pub code: Vec<u8>,
@@ -41,8 +43,11 @@ pub struct Func {
 
 /// The function table of one binary plus its instruction set.
 pub struct Binary {
+    /// The binary read.
     pub path: PathBuf,
+    /// Its instruction set.
     pub arch: Architecture,
+    /// Its functions.
     pub funcs: Vec<Func>,
 }
 
@@ -204,6 +209,7 @@ fn mapped_file_of(addr: usize) -> Option<PathBuf> {
 /// The result for one implementation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CodeSize {
+    /// Machine code bytes of the functions counted.
     pub bytes: u64,
     /// Functions counted (after de-duplicating aliases).
     pub functions: usize,

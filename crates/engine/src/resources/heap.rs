@@ -9,6 +9,7 @@ pub fn heap_in_use() -> Option<usize> {
     let m = unsafe { libc::mallinfo2() };
     Some(m.uordblks + m.hblkhd)
 }
+/// Bytes the allocator has handed out: unknown off glibc.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn heap_in_use() -> Option<usize> {
     None

@@ -26,6 +26,7 @@ pub struct FreshPages {
 }
 
 impl FreshPages {
+    /// Map `len` zero bytes (at least one), none of them resident yet.
     pub fn new(len: usize) -> Result<Self, String> {
         let len = len.max(1);
         // SAFETY: an anonymous private mapping with no address hint; checked for MAP_FAILED.
@@ -44,6 +45,7 @@ impl FreshPages {
         }
         Ok(FreshPages { ptr: p as *mut u8, len })
     }
+    /// The mapping as bytes.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: the mapping is `len` bytes, readable and writable, owned by self.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }

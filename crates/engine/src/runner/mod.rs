@@ -33,6 +33,7 @@ pub struct Config {
     pub min_sample_ns: f64,
     /// Static key/IV used by the `s` variants; None = the documented default pattern.
     pub static_key: Option<Vec<u8>>,
+    /// Static IV of the `s` IV variants; None = the default pattern.
     pub static_iv: Option<Vec<u8>>,
     /// Interleaved rounds the run's samples are spread over ([`measure_rounds`]).
     pub rounds: usize,
@@ -58,9 +59,13 @@ impl Default for Config {
 /// All samples of one group.
 #[derive(Clone)]
 pub struct GroupResult {
+    /// The group measured.
     pub group: Group,
+    /// Operations per sample (calibrated).
     pub batch: u64,
+    /// Measured samples.
     pub samples: Vec<Sample>,
+    /// Warm-up samples (excluded from statistics).
     pub warmup: Vec<Sample>,
 }
 
@@ -72,7 +77,9 @@ pub fn default_static(len: usize) -> Vec<u8> {
 /// Error while measuring a group: the cipher rejected its input.
 #[derive(Debug)]
 pub struct RunError {
+    /// The group's label.
     pub group: String,
+    /// The cipher's error.
     pub error: CipherError,
     /// A failed check that is not a cipher error (the frame round trip); shown instead of `error`.
     pub detail: Option<String>,
@@ -207,6 +214,7 @@ pub struct GroupRun<'g> {
 }
 
 impl<'g> GroupRun<'g> {
+    /// Prepare the group (cipher, keys, payload) and calibrate its batch.
     pub fn start(g: &'g Group, cfg: &Config) -> Result<Self, RunError> {
         let mut run = Self::start_uncalibrated(g, cfg)?;
         let err = |e| RunError { group: g.label(), error: e, detail: None };
@@ -310,6 +318,7 @@ impl<'g> GroupRun<'g> {
         Ok(())
     }
 
+    /// The group's samples.
     pub fn finish(self) -> GroupResult {
         GroupResult { group: self.g.clone(), batch: self.batch, samples: self.samples, warmup: self.warmup }
     }

@@ -6,7 +6,9 @@ use lwcbench_core::CipherError;
 /// One sample: time (and TSC ticks) per operation.
 #[derive(Clone, Copy, Debug)]
 pub struct Sample {
+    /// Nanoseconds per operation.
     pub ns: f64,
+    /// TSC ticks per operation, when read.
     pub cycles: Option<f64>,
     /// Operations timed in this sample: the group's batch, or more when the batch finished
     /// before the minimum sample time and was extended (the floor, see [`time_batch_floor`]).

@@ -22,12 +22,16 @@ use super::study::{Study, StudyInput, StudyOutput};
 use crate::plan::{Scenario, Selection};
 use crate::resources::heap::heap_in_use;
 
+/// The preset name.
 pub const NAME: &str = "aes-libs";
 
 /// The four-library AES study.
 pub struct AesLibs;
 
 impl Study for AesLibs {
+    fn published(&self, _ours: &crate::published::Ours) -> Option<crate::published::Section> {
+        Some(crate::published::aes_libs())
+    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -69,6 +73,7 @@ impl Study for AesLibs {
     }
 }
 
+/// The study's tables from the run's samples.
 pub fn run(input: &StudyInput) -> Result<StudyOutput, String> {
     let mut out = StudyOutput::default();
     out.files.push(("support_matrix.csv".into(), check::matrix_csv().into_bytes()));

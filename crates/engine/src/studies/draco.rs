@@ -12,6 +12,7 @@ use crate::plan::{Scenario, Selection, DEFAULT_SIZES};
 use crate::results::{comparison_rows, csv_or_header, read_csv_in, ComparisonRow, COMPARISON_HEADER};
 use crate::text::fmt_ns;
 
+/// The preset name.
 pub const NAME: &str = "draco-study";
 /// C++ against Rust per group.
 pub const FILE: &str = "comparison.csv";

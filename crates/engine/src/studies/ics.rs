@@ -16,6 +16,7 @@ use crate::html::{col, esc, num, read_table};
 use crate::plan::{Kiv, Scenario, Selection};
 use crate::text::fmt_ns;
 
+/// The preset name.
 pub const NAME: &str = "ics-latency";
 /// Latency per AEAD × message, with % of each budget.
 pub const LATENCY_FILE: &str = "ics-latency.csv";
@@ -33,6 +34,9 @@ pub const CYCLE_NOTE: &str = "ics-latency (in the cycle): ";
 pub struct Ics;
 
 impl Study for Ics {
+    fn published(&self, ours: &crate::published::Ours) -> Option<crate::published::Section> {
+        Some(crate::published::ics(ours.ics_csv))
+    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -86,8 +90,11 @@ impl Study for Ics {
 /// A latency budget with its source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Budget {
+    /// Name in the tables' column names.
     pub name: String,
+    /// The budget, ms.
     pub ms: f64,
+    /// The standard or user that sets it.
     pub source: String,
 }
 
@@ -109,9 +116,13 @@ pub fn default_budgets() -> Vec<Budget> {
 
 /// A protocol message of the preset, by size in bytes.
 pub struct Message {
+    /// Modbus/TCP or GOOSE.
     pub protocol: &'static str,
+    /// What the message is.
     pub name: &'static str,
+    /// Its length, bytes.
     pub bytes: usize,
+    /// Where the length comes from.
     pub source: &'static str,
 }
 
@@ -173,12 +184,19 @@ pub fn parse_budget(s: &str) -> Result<(String, f64), String> {
 /// The latency figures of one set of per-message times (ns).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Latency {
+    /// Messages timed.
     pub n: usize,
+    /// Fastest, ns.
     pub min: f64,
+    /// 1st percentile, ns.
     pub p1: f64,
+    /// Median, ns.
     pub median: f64,
+    /// 99th percentile, ns.
     pub p99: f64,
+    /// 99.9th percentile, ns.
     pub p999: f64,
+    /// Slowest, ns.
     pub max: f64,
     /// p99 − p1.
     pub jitter: f64,
@@ -195,6 +213,7 @@ impl Latency {
     }
 }
 
+/// The latency figures of per-message times (nearest-rank percentiles).
 pub fn latency(times_ns: &[f64]) -> Latency {
     let mut v = times_ns.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
@@ -230,6 +249,54 @@ fn governor_warning(governor: &str) -> Option<String> {
     }
 }
 
+/// The Markdown section's heading, warning, method paragraph and table header.
+fn markdown_head(input: &StudyInput, budgets: &[Budget], warning: Option<&str>) -> String {
+    let overhead = input.record.clock.overhead_ns;
+    let governor = &input.record.machine.governor;
+    let mut md = String::from("\n## ICS latency budget (seal + open per message)\n\n");
+    if let Some(w) = warning {
+        let _ = writeln!(md, "> **Warning:** {w}\n");
+    }
+    let _ = writeln!(
+        md,
+        "Each message timed on its own (batch 1): fresh counter nonce, copy, encrypt + tag, tag check + decrypt. Percentiles nearest-rank; jitter = p99 − p1. Clock overhead (start + stop, included in every time): {}. Machine: {} ({} logical cores), governor: {governor}.\n",
+        fmt_ns(overhead),
+        input.record.machine.cpu_model,
+        input.record.machine.logical_cores
+    );
+    md += "| cipher | protocol | message | bytes | n | median | p99 | p99.9 | max | jitter (p99−p1) |";
+    for b in budgets {
+        let _ = write!(md, " max % of {} ({} ms) |", b.name, b.ms);
+    }
+    for b in budgets {
+        let _ = write!(md, " p99.9 % of {} |", b.name);
+    }
+    md += "\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|";
+    md += &"---:|".repeat(2 * budgets.len());
+    md.push('\n');
+    md
+}
+
+/// The Markdown after the table (the maximum, the budgets, the study's figures), and the
+/// budgets and messages CSV files.
+fn markdown_tail_and_tables(budgets: &[Budget]) -> (String, String, String) {
+    let mut md = String::new();
+    md += "\nA maximum far above p99.9 is one message interrupted by the operating system (preemption, interrupts, another process on the core), not the cipher: on a shared machine it dominates the worst case. For a device-realistic worst case pin the process to an isolated core with a real-time priority (e.g. `taskset`, `chrt -f`), set the `performance` governor, and compare p99.9 (also in ics-latency.csv as p99_9_pct_of_*).\n";
+    md += "\nBudgets:\n\n";
+    let mut bcsv = String::from("budget,ms,source\n");
+    for b in budgets {
+        let _ = writeln!(md, "- {} = {} ms — {}", b.name, b.ms, b.source);
+        let _ = writeln!(bcsv, "{},{},\"{}\"", b.name, b.ms, b.source.replace('"', "'"));
+    }
+    md += "\nThe ICS study (ChaCha20-Poly1305, arXiv:2603.19150) reports worst cases under 7.1 % of the GOOSE budget and under 3 % of the IEC 60834-1 budget on a Raspberry Pi 4 and an Intel N95.\n";
+    let mut mcsv = String::from("protocol,message,bytes,source\n");
+    for m in MESSAGES {
+        let _ = writeln!(mcsv, "\"{}\",\"{}\",{},\"{}\"", m.protocol, m.name, m.bytes, m.source);
+    }
+    (md, bcsv, mcsv)
+}
+
+/// The study: latency tables per AEAD and message, against the budgets.
 pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
     let mut budgets = default_budgets();
     for (name, ms) in &input.options.budgets {
@@ -255,27 +322,7 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
         let _ = write!(csv, ",p99_9_pct_of_{}", b.name);
     }
     csv.push('\n');
-    let mut md = String::from("\n## ICS latency budget (seal + open per message)\n\n");
-    if let Some(w) = &warning {
-        let _ = writeln!(md, "> **Warning:** {w}\n");
-    }
-    let _ = writeln!(
-        md,
-        "Each message timed on its own (batch 1): fresh counter nonce, copy, encrypt + tag, tag check + decrypt. Percentiles nearest-rank; jitter = p99 − p1. Clock overhead (start + stop, included in every time): {}. Machine: {} ({} logical cores), governor: {governor}.\n",
-        fmt_ns(overhead),
-        input.record.machine.cpu_model,
-        input.record.machine.logical_cores
-    );
-    md += "| cipher | protocol | message | bytes | n | median | p99 | p99.9 | max | jitter (p99−p1) |";
-    for b in &budgets {
-        let _ = write!(md, " max % of {} ({} ms) |", b.name, b.ms);
-    }
-    for b in &budgets {
-        let _ = write!(md, " p99.9 % of {} |", b.name);
-    }
-    md += "\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|";
-    md += &"---:|".repeat(2 * budgets.len());
-    md.push('\n');
+    let mut md = markdown_head(input, &budgets, warning.as_deref());
     for ((cipher, imp, bits), times) in &groups {
         let l = latency(times);
         let bytes = (bits / 8) as usize;
@@ -313,18 +360,8 @@ pub fn study(input: &StudyInput) -> Result<StudyOutput, String> {
         csv.push('\n');
         md.push('\n');
     }
-    md += "\nA maximum far above p99.9 is one message interrupted by the operating system (preemption, interrupts, another process on the core), not the cipher: on a shared machine it dominates the worst case. For a device-realistic worst case pin the process to an isolated core with a real-time priority (e.g. `taskset`, `chrt -f`), set the `performance` governor, and compare p99.9 (also in ics-latency.csv as p99_9_pct_of_*).\n";
-    md += "\nBudgets:\n\n";
-    let mut bcsv = String::from("budget,ms,source\n");
-    for b in &budgets {
-        let _ = writeln!(md, "- {} = {} ms — {}", b.name, b.ms, b.source);
-        let _ = writeln!(bcsv, "{},{},\"{}\"", b.name, b.ms, b.source.replace('"', "'"));
-    }
-    md += "\nThe ICS study (ChaCha20-Poly1305, arXiv:2603.19150) reports worst cases under 7.1 % of the GOOSE budget and under 3 % of the IEC 60834-1 budget on a Raspberry Pi 4 and an Intel N95.\n";
-    let mut mcsv = String::from("protocol,message,bytes,source\n");
-    for m in MESSAGES {
-        let _ = writeln!(mcsv, "\"{}\",\"{}\",{},\"{}\"", m.protocol, m.name, m.bytes, m.source);
-    }
+    let (tail, bcsv, mcsv) = markdown_tail_and_tables(&budgets);
+    md += &tail;
     let mut notes = vec![format!(
         "ics-latency: every roundtrip sample is one message (batch 1) and includes the clock overhead of {:.1} ns (one start + stop of both clocks); percentiles nearest-rank, jitter = p99 − p1",
         overhead

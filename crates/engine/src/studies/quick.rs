@@ -2,8 +2,10 @@
 use super::study::Study;
 use crate::plan::Selection;
 
+/// The preset name.
 pub const NAME: &str = "quick";
 
+/// The smoke-test preset.
 pub struct Quick;
 
 impl Study for Quick {

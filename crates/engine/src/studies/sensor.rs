@@ -27,6 +27,7 @@ use crate::plan::{Payload, Scenario, Selection};
 use crate::results::{read_csv_in, to_csv, SampleRow};
 use crate::text::fmt_ns;
 
+/// The preset name.
 pub const NAME: &str = "sensor-study";
 /// Table 1 (pooled over the key/IV variants).
 pub const TABLE1_FILE: &str = "table1_dataset_vs_random.csv";
@@ -37,6 +38,9 @@ pub const TABLE2_FILE: &str = "table2_dataset_vs_random.csv";
 pub struct Sensor;
 
 impl Study for Sensor {
+    fn published(&self, ours: &crate::published::Ours) -> Option<crate::published::Section> {
+        Some(crate::published::draco(ours.t1, ours.t2))
+    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -88,18 +92,30 @@ impl Study for Sensor {
 
 const ABOUT: &str = "The DRACO study's headline experiment: `full` over 702 real 32-bit sensor readings (22,464 bits; built-in office-building data or --dataset FILE) against a random payload of the same length, 100 runs per <k,iv> after warm-up; Table 1, Table 2 and a Mann-Whitney test; plus per-reading encryption with a counter IV. DRACO by default, --all for every stream cipher and AEAD";
 
+/// One row of Table 1 (`table1_dataset_vs_random.csv`): one payload's statistics.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Table1Row {
+    /// Cipher name.
     pub cipher: String,
+    /// Implementation name.
     pub implementation: String,
+    /// Scenario (full, reading).
     pub scenario: String,
+    /// Message size in bits.
     pub size_bits: u64,
+    /// Payload kind (random or dataset:NAME).
     pub payload: String,
+    /// Samples.
     pub n: u64,
+    /// Mean ns per operation.
     pub mean_ns: f64,
+    /// Median ns per operation.
     pub median_ns: f64,
+    /// Sample standard deviation, ns.
     pub sd_ns: f64,
+    /// Fastest sample, ns.
     pub min_ns: f64,
+    /// Slowest sample, ns.
     pub max_ns: f64,
     /// median(dataset) / median(random), on both rows of a pair.
     pub ratio_dataset_random: f64,
@@ -110,23 +126,34 @@ pub struct Table1Row {
     pub verdict: String,
     /// Bootstrap 95 % CI of ratio_dataset_random.
     pub ratio_ci95_lo: f64,
+    /// Upper end of the bootstrap 95 % CI of the ratio.
     pub ratio_ci95_hi: f64,
     /// Practical-equivalence margin of the verdict, in %.
     pub margin_pct: f64,
 }
 
+/// One row of Table 2: dataset against random per key/IV variant.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Table2Row {
+    /// Cipher name.
     pub cipher: String,
+    /// Implementation name.
     pub implementation: String,
+    /// Scenario.
     pub scenario: String,
+    /// Message size in bits.
     pub size_bits: u64,
+    /// Key/IV variant.
     pub kiv: String,
+    /// The dataset's name.
     pub dataset: String,
+    /// Mean ns on the dataset payload.
     pub dataset_mean_ns: f64,
+    /// Mean ns on the random payload.
     pub random_mean_ns: f64,
     /// (dataset − random) / random × 100.
     pub diff_pct: f64,
+    /// Two-sided Mann-Whitney U p-value, dataset vs random.
     pub mann_whitney_p: f64,
 }
 

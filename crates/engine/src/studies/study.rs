@@ -30,6 +30,7 @@ pub enum StudyOption {
 }
 
 impl StudyOption {
+    /// Every study option.
     pub const ALL: [StudyOption; 6] = [
         StudyOption::PowerProfile,
         StudyOption::Watts,
@@ -55,11 +56,17 @@ impl StudyOption {
 /// the CLI or Python and hands it to the run's study ([`Study::take_options`]).
 #[derive(Clone, Debug, Default)]
 pub struct StudyArgs {
+    /// `--power-profile`.
     pub power_profile: Option<String>,
+    /// `--watts`.
     pub watts: Option<f64>,
+    /// `--weights`.
     pub weights: Option<String>,
+    /// `--budget NAME=MS`.
     pub budget: Vec<String>,
+    /// `--board`.
     pub board: Option<String>,
+    /// `--energy-from`.
     pub energy_from: Option<std::path::PathBuf>,
 }
 
@@ -114,9 +121,13 @@ pub struct InCycle {
 pub struct StudyInput<'a> {
     /// The study options of the run (`--power-profile`, `--weights`, `--budget`, …).
     pub options: &'a StudyOptions,
+    /// Every group's samples (empty for a collected log).
     pub results: &'a [GroupResult],
+    /// The rows of samples.csv.
     pub samples: &'a [SampleRow],
+    /// The rows of summary.csv.
     pub summary: &'a [SummaryRow],
+    /// run.json so far.
     pub record: &'a RunRecord,
 }
 
@@ -124,17 +135,24 @@ pub struct StudyInput<'a> {
 /// `summary.md`, and notes for `run.json`.
 #[derive(Default)]
 pub struct StudyOutput {
+    /// Files for the run directory: (name, bytes).
     pub files: Vec<(String, Vec<u8>)>,
+    /// The section for summary.md.
     pub markdown: String,
+    /// Notes for run.json.
     pub notes: Vec<String>,
 }
 
 /// What a study's section of `report.html` sees: the finished run directory (the study reads
 /// its [`files`](Study::files) there) and what the report loaded from it.
 pub struct StudyRun<'a> {
+    /// The run directory.
     pub dir: &'a Path,
+    /// Its run.json.
     pub record: &'a RunRecord,
+    /// Its samples.csv.
     pub samples: &'a [SampleRow],
+    /// Its summary.csv.
     pub summary: &'a [SummaryRow],
 }
 
@@ -195,6 +213,11 @@ pub trait Study: Sync {
     /// The section's entry in the report's contents list, `(anchor id, title)`, listed where
     /// [`html`](Study::html) is not empty; None = not listed.
     fn html_contents(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+    /// The published figures of the study this preset reproduces, to print beside the run's
+    /// (None: it reproduces none).
+    fn published(&self, _ours: &crate::published::Ours) -> Option<crate::published::Section> {
         None
     }
 }

@@ -6,6 +6,7 @@ use crate::plan::{Scenario, Selection};
 use crate::results::SummaryRow;
 use crate::text::fmt_ns;
 
+/// The preset name.
 pub const NAME: &str = "video-study";
 
 /// The stream-cipher study's video workload.
