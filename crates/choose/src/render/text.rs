@@ -49,9 +49,16 @@ pub fn text(rep: &Report) -> String {
     ));
     for c in rep.ranked() {
         let (Some(g), Some(sc)) = (c.figures.as_ref(), c.score) else { continue };
+        // The labels that restate the status (COMPOSITION, NOT A STANDARD, PROVISIONAL) are left out.
+        let extra: Vec<&str> = c
+            .labels
+            .iter()
+            .map(String::as_str)
+            .filter(|l| !matches!(*l, "COMPOSITION" | "NOT A STANDARD" | "PROVISIONAL"))
+            .collect();
         let mut status = c.status.name().to_string();
-        if !c.labels.is_empty() {
-            status = format!("{status}: {}", c.labels.join(", "));
+        if !extra.is_empty() {
+            status = format!("{status}, {}", extra.join(", "));
         }
         s.push_str(&format!(
             "{:<5} {:<30} {:>17} {:>12.1} {:>10.0} {:>11.2} {:>7} {:>6} {:>6} {:>4}  {}\n",
