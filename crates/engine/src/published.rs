@@ -6,6 +6,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use lwcbench_page::esc;
+
 use crate::results::{read_csv_in, SampleRow};
 use crate::studies::sensor::{dataset_vs_random, Table1Row, Table2Row};
 use crate::studies::stream_study::StreamStudyRow;
@@ -368,10 +370,6 @@ pub fn to_markdown(s: &Section) -> String {
         m.push('\n');
     }
     m
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// HTML of the section, every text escaped.

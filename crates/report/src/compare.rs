@@ -5,25 +5,34 @@ use std::fmt::Write;
 use lwcbench_engine::text::fmt_ns;
 use lwcbench_stats::{bonferroni, decide, summarize, Shift, DEFAULT_MARGIN};
 
-use crate::html::STYLE;
+use lwcbench_page::{esc, page, TINT_BAD, TINT_GOOD};
+
 use crate::Run;
-use lwcbench_engine::html::esc;
 
 /// One group present in A, B or both.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
+    /// Cipher name.
     pub cipher: String,
+    /// Implementation, with ` [payload]` where the payload is not `random`.
     pub implementation: String,
+    /// Scenario (`full`, `keystream`, ...).
     pub scenario: String,
+    /// Key/IV variant (`s,s`, `s,r`, ...).
     pub kiv: String,
+    /// Payload bits (0 where the scenario has none).
     pub size_bits: u64,
+    /// Median time per operation in run A (None: only in B).
     pub a_median_ns: Option<f64>,
+    /// Median time per operation in run B (None: only in A).
     pub b_median_ns: Option<f64>,
     /// median(B) / median(A): > 1 means B is slower.
     pub ratio: Option<f64>,
-    /// Bootstrap 95 % CI of the ratio.
+    /// Bootstrap 95 % CI of the ratio: lower bound.
     pub ratio_lo: Option<f64>,
+    /// Bootstrap 95 % CI of the ratio: upper bound.
     pub ratio_hi: Option<f64>,
+    /// Two-sided Mann–Whitney U p-value (uncorrected; the verdict uses Bonferroni's α).
     pub p: Option<f64>,
     /// "B faster" / "B slower" (significant and outside ±margin), "no change", "only in A/B".
     pub verdict: String,
@@ -161,8 +170,8 @@ pub fn html(a: &Run, b: &Run, a_name: &str, b_name: &str, rows: &[Row]) -> Strin
 
 /// [`html`] with the margin the verdicts used.
 pub fn html_with(a: &Run, b: &Run, a_name: &str, b_name: &str, rows: &[Row], margin: f64) -> String {
-    let mut h = format!("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lwcbench compare</title><style>{STYLE}</style></head><body>");
-    h += "<h1>lwcbench: comparison of two runs</h1><table><tr><th></th><th class=\"l\">directory</th><th class=\"l\">CPU</th><th class=\"l\">commit</th><th class=\"l\">rustc</th><th class=\"l\">started</th></tr>";
+    let mut h = String::from("<h1>lwcbench: comparison of two runs</h1><table><tr><th></th><th class=\"l\">directory</th><th class=\"l\">CPU</th><th class=\"l\">commit</th><th class=\"l\">rustc</th><th class=\"l\">started</th></tr>",
+    );
     for (tag, name, r) in [("A", a_name, a), ("B", b_name, b)] {
         let _ = write!(
             h,
@@ -179,8 +188,8 @@ pub fn html_with(a: &Run, b: &Run, a_name: &str, b_name: &str, rows: &[Row], mar
     h += "<table><tr><th class=\"l\">cipher</th><th class=\"l\">implementation</th><th class=\"l\">scenario</th><th>kiv</th><th>bits</th><th>A median</th><th>B median</th><th>B/A</th><th>B/A 95 % CI</th><th>p</th><th class=\"l\">verdict</th></tr>";
     for r in rows {
         let colour = match r.verdict.as_str() {
-            "B faster" => "#d8f0e4",
-            "B slower" => "#fbe0d0",
+            "B faster" => TINT_GOOD,
+            "B slower" => TINT_BAD,
             _ => "#ffffff",
         };
         let _ = write!(
@@ -202,5 +211,6 @@ pub fn html_with(a: &Run, b: &Run, a_name: &str, b_name: &str, rows: &[Row], mar
             esc(&r.verdict)
         );
     }
-    h + "</table></body></html>"
+    h += "</table>";
+    page("lwcbench compare", "", &h)
 }

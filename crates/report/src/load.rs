@@ -6,8 +6,11 @@ use lwcbench_engine::results::{read_samples, read_summary, RunRecord, SampleRow,
 /// A run as found on disk. A study's own files stay in `dir`: the study reads them for its
 /// section ([`lwcbench_engine::studies::Study::html`]).
 pub struct Run {
+    /// `run.json`.
     pub record: RunRecord,
+    /// `samples.csv`: one row per measured sample.
     pub samples: Vec<SampleRow>,
+    /// `summary.csv`: one row per group.
     pub summary: Vec<SummaryRow>,
     /// Where the run was loaded from (study sections read their own files there).
     pub dir: std::path::PathBuf,

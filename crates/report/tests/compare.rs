@@ -1,4 +1,7 @@
 //! `compare` on two small synthetic runs whose differences are known by construction.
+// The set-up helpers are test code too: a panic there is the test's failure report, as in
+// the #[test] functions .clippy.toml already allows it in.
+#![allow(clippy::unwrap_used)]
 use std::path::Path;
 
 use lwcbench_engine::results::{self, SampleRow};

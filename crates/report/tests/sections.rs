@@ -1,6 +1,9 @@
 //! The report finds a study's section through the study (`Study::html`): a section is on the
 //! page exactly when the run directory holds the study's files, it is what the study drew, and
 //! the report crate names no individual study.
+// The set-up helpers are test code too: a panic there is the test's failure report, as in
+// the #[test] functions .clippy.toml already allows it in.
+#![allow(clippy::unwrap_used)]
 use std::path::Path;
 
 use lwcbench_engine::output::every_run_studies;

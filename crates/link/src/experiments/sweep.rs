@@ -1,9 +1,10 @@
 //! The `net-sweep` preset (loss × delay for a few ciphers over both transports) and the report
-//! pieces of condition runs: a markdown section and self-contained SVG line charts of delivery and
-//! latency against loss.
+//! pieces of condition runs: a markdown section and self-contained SVG line charts (the page kit's)
+//! of delivery and latency against loss.
 use std::fmt::Write as _;
 
 use lwcbench_netimpair::Conditions;
+use lwcbench_page::{line_chart, Line};
 
 use crate::experiments::netcond::ConditionRow;
 
@@ -136,141 +137,32 @@ fn series(rows: &[ConditionRow], f: fn(&ConditionRow) -> f64) -> Vec<(String, Ve
         .collect()
 }
 
-/// Delivery ratio (%) against loss, one line per transport × delay (mean over ciphers).
+/// Delivery ratio (%) against loss, one line per transport × delay (mean over ciphers), as a
+/// standalone SVG file.
 pub fn delivery_svg(rows: &[ConditionRow]) -> String {
-    line_chart(
-        "Delivered readings vs configured loss (mean over ciphers)",
-        "loss (%)",
-        "delivered (%)",
-        &series(rows, |r| r.delivery_ratio * 100.0),
-        false,
-    )
+    let lines = series(rows, |r| r.delivery_ratio * 100.0)
+        .into_iter()
+        .map(|(name, points)| Line { name, points, dashed: false })
+        .collect::<Vec<_>>();
+    line_chart("Delivered readings vs configured loss (mean over ciphers)", "loss (%)", "delivered (%)", &lines, false)
+        + "\n"
 }
 
-/// p50 and p99 end-to-end latency (ms, log scale) against loss.
+/// p99 (solid) and p50 (dashed) end-to-end latency (ms, log scale) against loss, as a
+/// standalone SVG file.
 pub fn latency_svg(rows: &[ConditionRow]) -> String {
-    let mut s = series(rows, |r| r.e2e_p99_ms);
-    for (name, _) in s.iter_mut() {
-        *name = format!("p99 {name}");
-    }
-    let mut p50 = series(rows, |r| r.e2e_p50_ms);
-    for (name, _) in p50.iter_mut() {
-        *name = format!("p50 {name}");
-    }
-    s.extend(p50);
-    line_chart("End-to-end latency vs configured loss (mean over ciphers)", "loss (%)", "latency (ms, log)", &s, true)
-}
-
-const COLORS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-/// A self-contained SVG line chart (no scripts, no external resources). With `log_y`, values ≤ 0
-/// are drawn at the bottom edge.
-pub fn line_chart(title: &str, xl: &str, yl: &str, series: &[(String, Vec<(f64, f64)>)], log_y: bool) -> String {
-    let (w, h, l, r, t, b) = (760.0, 420.0, 70.0, 230.0, 40.0, 50.0);
-    let pts = series.iter().flat_map(|(_, p)| p.iter());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in pts {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        let y = if log_y { y.max(1e-3).log10() } else { y };
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if x0 > x1 {
-        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
-    }
-    if log_y {
-        y0 = y0.floor();
-        y1 = y1.ceil().max(y0 + 1.0);
-    } else {
-        y0 = y0.min(0.0).min(y1 - 1.0);
-        y1 = (y1 * 1.05).max(y0 + 1.0);
-    }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    let px = |x: f64| l + (x - x0) / (x1 - x0) * (w - l - r);
-    let py = |y: f64| {
-        let y = if log_y { y.max(1e-3).log10() } else { y };
-        h - b - (y - y0) / (y1 - y0) * (h - t - b)
+    let quantile = |q: &str, dashed: bool, f: fn(&ConditionRow) -> f64| -> Vec<Line> {
+        series(rows, f).into_iter().map(|(name, points)| Line { name: format!("{q} {name}"), points, dashed }).collect()
     };
-    let mut s = format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-size="12" font-family="sans-serif"><rect width="{w}" height="{h}" fill="#fff"/><text x="{}" y="22" text-anchor="middle" font-weight="bold">{}</text>"##,
-        (w - r + l) / 2.0,
-        esc(title)
-    );
-    // Axes, ticks.
-    let _ = write!(
-        s,
-        r##"<line x1="{l}" y1="{}" x2="{}" y2="{}" stroke="#000"/><line x1="{l}" y1="{t}" x2="{l}" y2="{}" stroke="#000"/>"##,
-        h - b,
-        w - r,
-        h - b,
-        h - b
-    );
-    let mut xs: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    for x in xs {
-        let _ = write!(
-            s,
-            r##"<line x1="{0:.1}" y1="{1}" x2="{0:.1}" y2="{2}" stroke="#000"/><text x="{0:.1}" y="{3}" text-anchor="middle">{4}</text>"##,
-            px(x),
-            h - b,
-            h - b + 5.0,
-            h - b + 18.0,
-            x
-        );
-    }
-    let yticks: Vec<f64> = if log_y {
-        (y0 as i32..=y1 as i32).map(|e| 10f64.powi(e)).collect()
-    } else {
-        (0..=5).map(|i| y0 + (y1 - y0) * i as f64 / 5.0).collect()
-    };
-    for y in yticks {
-        let (yy, xr, lx) = (py(y), w - r, l - 6.0);
-        let ty = yy + 4.0;
-        let lab = if log_y { format!("{y}") } else { format!("{y:.0}") };
-        let _ = write!(
-            s,
-            r##"<line x1="{l}" y1="{yy:.1}" x2="{xr}" y2="{yy:.1}" stroke="#ddd"/><text x="{lx}" y="{ty:.1}" text-anchor="end">{lab}</text>"##
-        );
-    }
-    let _ = write!(
-        s,
-        r##"<text x="{}" y="{}" text-anchor="middle">{}</text><text x="16" y="{}" text-anchor="middle" transform="rotate(-90 16 {})">{}</text>"##,
-        (w - r + l) / 2.0,
-        h - 12.0,
-        esc(xl),
-        (h - b + t) / 2.0,
-        (h - b + t) / 2.0,
-        esc(yl)
-    );
-    for (i, (name, p)) in series.iter().enumerate() {
-        let c = COLORS[i % COLORS.len()];
-        let dash = if name.starts_with("p50") { r#" stroke-dasharray="5 3""# } else { "" };
-        let line: Vec<String> = p.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
-        let _ =
-            write!(s, r##"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"{dash}/>"##, line.join(" "));
-        for &(x, y) in p {
-            let _ = write!(s, r##"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"/>"##, px(x), py(y));
-        }
-        let ly = t + 14.0 + 18.0 * i as f64;
-        let _ = write!(
-            s,
-            r##"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{c}" stroke-width="2"{dash}/><text x="{}" y="{}">{}</text>"##,
-            w - r + 12.0,
-            w - r + 36.0,
-            w - r + 42.0,
-            ly + 4.0,
-            esc(name)
-        );
-    }
-    s + "</svg>\n"
+    let mut lines = quantile("p99", false, |r| r.e2e_p99_ms);
+    lines.extend(quantile("p50", true, |r| r.e2e_p50_ms));
+    line_chart(
+        "End-to-end latency vs configured loss (mean over ciphers)",
+        "loss (%)",
+        "latency (ms, log)",
+        &lines,
+        true,
+    ) + "\n"
 }
 
 #[cfg(test)]
@@ -294,15 +186,12 @@ mod tests {
     }
 
     #[test]
-    fn chart_places_points_by_hand() {
-        // x 0..10 over 70..530 px, y 0..105 (100 × 1.05) over 370..40 px.
-        let svg = line_chart("t<", "x", "y", &[("s".into(), vec![(0.0, 0.0), (10.0, 100.0)])], false);
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
-        assert!(svg.contains("t&lt;"));
-        assert!(svg.contains(r#"points="70.0,370.0 530.0,55.7""#), "{svg}");
-        // Log scale: 1 and 100 ms span decades 0..2.
-        let svg = line_chart("t", "x", "y", &[("s".into(), vec![(0.0, 1.0), (10.0, 100.0)])], true);
-        assert!(svg.contains(r#"points="70.0,370.0 530.0,40.0""#), "{svg}");
+    fn latency_chart_dashes_p50_beside_solid_p99() {
+        let rows = [ConditionRow { transport: "udp".into(), e2e_p50_ms: 1.0, e2e_p99_ms: 10.0, ..Default::default() }];
+        let svg = latency_svg(&rows);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"), "a standalone file");
+        assert!(svg.contains(">p99 udp, delay 0 ms</text>") && svg.contains(">p50 udp, delay 0 ms</text>"), "{svg}");
+        assert_eq!(svg.matches("stroke-dasharray").count(), 2, "the p50 line and its legend entry");
     }
 
     #[test]
