@@ -21,10 +21,6 @@
 //! * [`experiments`] — attack, overload, faults (chaos), network conditions and their sweep;
 //! * [`industrial`] — Modbus/TCP through an encrypting proxy pair, its poll cycle timed plain and sealed;
 //! * [`results`] — the result files of a session and the radio/battery energy model;
-//! * [`choose`] — `lwcbench choose`: filters, ranking with ties, robustness and the deploy command.
-// Leaving for a crate of its own (issue #40), where the workspace lints apply to it.
-#[allow(missing_docs, clippy::unwrap_used)]
-pub mod choose;
 pub mod clock;
 pub mod device;
 pub mod experiments;

@@ -1,0 +1,78 @@
+//! The HTML page (`--out DIR/choose.html`): the page kit's skeleton, escaping and Pareto chart
+//! (lwcbench-page); one page, inline SVG, no script, no network.
+use lwcbench_page::{esc, page, pareto};
+
+use super::{first_place, rank_label, weights_line};
+use crate::report::Report;
+
+/// The HTML page.
+pub fn html(rep: &Report) -> String {
+    let mut s = String::from("<h1>lwcbench choose</h1>\n");
+    let text = super::text::text(rep);
+    for line in text.lines().take(2) {
+        s.push_str(&format!("<p class=\"l\">{}</p>\n", esc(line)));
+    }
+    s.push_str(&format!(
+        "<p><b>Choice: {}</b>{}{}</p>\n",
+        esc(&rep.chosen),
+        if rep.ties_with_chosen.is_empty() {
+            String::new()
+        } else {
+            esc(&format!(" — tied within the error model with {}", rep.ties_with_chosen.join(", ")))
+        },
+        if rep.flips { " — <b>the decision flips on a one-step change</b> (robustness below)" } else { "" }
+    ));
+    s.push_str(&format!(
+        "<p>Weights: {}. Error model: emulated cycles ±{} % ({}); overlapping score intervals are ties.</p>\n",
+        esc(&weights_line(rep)),
+        rep.error_model.error_pct,
+        esc(&rep.error_model.source)
+    ));
+    let pts: Vec<(String, f64, f64)> = rep
+        .ranked()
+        .filter_map(|c| c.figures.as_ref().map(|g| (c.id.clone(), g.flash_bytes as f64, g.energy_uj.value)))
+        .collect();
+    s.push_str("<h2>Energy per message against flash (passed candidates; filled = Pareto front)</h2>\n");
+    s.push_str(&format!("<div class=\"fig\">{}</div>\n", pareto(&pts, "flash (bytes)", "energy per message (µJ)")));
+    s.push_str("<h2>Ranking</h2>\n<table><tr><th>rank</th><th>cipher</th><th>score</th><th>lo</th><th>hi</th><th>energy µJ</th><th>crypto µJ</th><th>radio µJ</th><th>battery days</th><th>latency ms</th><th>flash B</th><th>RAM B</th><th>frame B</th><th>tag bits</th><th>status</th><th>labels</th><th>protection</th></tr>\n");
+    for c in rep.ranked() {
+        let (Some(g), Some(sc)) = (c.figures.as_ref(), c.score) else { continue };
+        s.push_str(&format!(
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.1}</td><td>{:.2}</td><td>{:.1}</td><td>{:.0}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
+            esc(&rank_label(c, &rep.candidates)), esc(&c.id), sc.value, sc.lo, sc.hi, g.energy_uj.value, g.crypto_uj.value,
+            g.radio_uj, g.battery_days.value, g.latency_ms.value, g.flash_bytes, g.ram_bytes, g.frame_bytes, g.tag_bytes * 8,
+            esc(&format!("{} ({})", c.status.name(), c.status_document)), esc(&c.labels.join(", ")), esc(&c.protection)
+        ));
+    }
+    s.push_str("</table>\n<h2>Every candidate</h2>\n<table><tr><th>cipher</th><th>verdict</th></tr>\n");
+    for c in &rep.candidates {
+        s.push_str(&format!(
+            "<tr class=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
+            if c.passed { "in" } else { "out" },
+            esc(&c.id),
+            esc(&c.reasons.join("; "))
+        ));
+    }
+    s.push_str("</table>\n<h2>Sources of the chosen cipher's figures</h2>\n<ul>\n");
+    if let Some(g) = rep.candidate(&rep.chosen).and_then(|c| c.figures.as_ref()) {
+        for (k, v) in &g.sources {
+            s.push_str(&format!("<li><b>{}</b>: {}</li>\n", esc(k), esc(v)));
+        }
+    }
+    s.push_str("</ul>\n<h2>Robustness: one step either way</h2>\n<table><tr><th>change</th><th>setting</th><th>first place</th><th>chosen still first?</th></tr>\n");
+    for r in &rep.robustness {
+        s.push_str(&format!(
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
+            esc(&r.change),
+            esc(&r.setting),
+            esc(&first_place(r)),
+            if r.same { "yes" } else { "<b>no: flips</b>" }
+        ));
+    }
+    s.push_str(&format!(
+        "</table>\n<h2>Deploy</h2>\n<p>Firmware: <code>{}</code></p>\n<p>Link: <code>{}</code></p>\n",
+        esc(&rep.handover.firmware_build),
+        esc(&rep.handover.link_command_line)
+    ));
+    page(&format!("lwcbench choose: {}", rep.chosen), "", &s)
+}
