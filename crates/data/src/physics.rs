@@ -273,6 +273,179 @@ pub fn check_lifetime(delivered_days: f64, required_s: f64) -> Result<(), Shortf
     }
 }
 
+/// Which receive model of data/radio-receive.csv a radio profile follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiveLink {
+    /// A LoRa radio: LoRaWAN class A.
+    LoRaWan,
+    /// A BLE radio (name starting "BLE"): connection events as a peripheral.
+    Ble,
+    /// A Wi-Fi radio (name starting "WiFi"): DTIM wake-ups or associations.
+    Wifi,
+    /// No receive model (802.15.4 and user radios of other names): not counted, and said so.
+    None,
+}
+
+impl ReceiveLink {
+    /// The model of `radio`: by its modulation for LoRa, by its name's prefix otherwise (the
+    /// names of data/radio-profiles.csv).
+    pub fn of(radio: &Radio) -> ReceiveLink {
+        let name = radio.name.to_ascii_lowercase();
+        if radio.lora.is_some() {
+            ReceiveLink::LoRaWan
+        } else if name.starts_with("ble") {
+            ReceiveLink::Ble
+        } else if name.starts_with("wifi") {
+            ReceiveLink::Wifi
+        } else {
+            ReceiveLink::None
+        }
+    }
+}
+
+/// What a report costs the radio besides its transmission.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Receive {
+    /// LoRaWAN class-A windows after every packet.
+    ClassA {
+        /// Joules per report.
+        j_per_report: f64,
+        /// Window time per packet (RX1 + RX2).
+        window_s: f64,
+        /// Where RX2's rate comes from (the region, or the uplink rate without one).
+        rx2: String,
+    },
+    /// BLE connection events between reports.
+    Ble {
+        /// Joules per report.
+        j_per_report: f64,
+        /// Connection events per report.
+        events: f64,
+    },
+    /// Wi-Fi idle draw: the cheaper of staying associated and reconnecting per report.
+    Wifi {
+        /// The mode chosen.
+        mode: WifiMode,
+        /// Its draw.
+        draw: IdleDraw,
+    },
+    /// No receive model for this radio.
+    NotModelled,
+}
+
+impl Receive {
+    /// Joules added to every report.
+    pub fn j_per_report(&self) -> f64 {
+        match self {
+            Receive::ClassA { j_per_report, .. } | Receive::Ble { j_per_report, .. } => *j_per_report,
+            Receive::Wifi { draw, .. } => draw.per_report_j,
+            Receive::NotModelled => 0.0,
+        }
+    }
+
+    /// The current that replaces the board's sleep current between reports (a Wi-Fi station's
+    /// average), if the model sets one.
+    pub fn sleep_ua(&self) -> Option<f64> {
+        match self {
+            Receive::Wifi { draw, .. } => Some(draw.sleep_ua),
+            _ => None,
+        }
+    }
+
+    /// One line for the output.
+    pub fn describe(&self) -> String {
+        match self {
+            Receive::ClassA { j_per_report, window_s, rx2 } => format!(
+                "class-A receive windows {:.0} ms per packet (RX2 {rx2}): {:.1} mJ per report (data/radio-receive.csv)",
+                window_s * 1e3,
+                j_per_report * 1e3
+            ),
+            Receive::Ble { j_per_report, events } => format!(
+                "{events:.0} connection event(s) per report: {:.1} µJ of receive (data/radio-receive.csv)",
+                j_per_report * 1e6
+            ),
+            Receive::Wifi { mode: WifiMode::Associated { dtim }, draw } => format!(
+                "stays associated, DTIM {dtim}: {:.0} µA between reports (data/radio-receive.csv)",
+                draw.sleep_ua
+            ),
+            Receive::Wifi { mode: WifiMode::Reconnect, draw } => format!(
+                "deep sleep and one association per report: {:.0} mJ each, {:.1} µA between (data/radio-receive.csv)",
+                draw.per_report_j * 1e3,
+                draw.sleep_ua
+            ),
+            Receive::NotModelled => "no receive model for this radio: receive energy not counted".to_string(),
+        }
+    }
+}
+
+/// The physics of one schedule: its packets, time on air, violations and receive cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assessment {
+    /// Packets per report.
+    pub packets: usize,
+    /// Time on air per report.
+    pub air_s: f64,
+    /// Why it cannot run (empty: it can).
+    pub violations: Vec<Violation>,
+    /// What a report costs besides its transmission.
+    pub receive: Receive,
+}
+
+/// Assess one report of `frame` bytes every `interval_s` on `radio`, in `region` when given,
+/// with the receive figures `table` (data/radio-receive.csv) and a Wi-Fi AP's `dtim` period.
+pub fn assess(
+    radio: &Radio,
+    frame: usize,
+    interval_s: f64,
+    region: Option<&Region>,
+    table: &[crate::receive::Figure],
+    dtim: u32,
+) -> Result<Assessment, String> {
+    let airs = packet_air_times(radio, frame);
+    let receive = match ReceiveLink::of(radio) {
+        ReceiveLink::LoRaWan => {
+            let (sf, bw) = radio.lora.map(|l| (l.sf, l.bw_hz)).unwrap_or((12, 125_000.0));
+            // Without a region the RX2 rate is unknown: the uplink rate stands in, and is named.
+            let (c, rx2) = match region {
+                Some(r) => (ClassA::from_table(table, &r.name)?, format!("{}'s default", r.name)),
+                None => {
+                    let mut c = ClassA::from_table(table, "EU868")?;
+                    (c.rx2_sf, c.rx2_bw_hz) = (sf, bw);
+                    (c, "at the uplink rate: no --region".to_string())
+                }
+            };
+            Receive::ClassA {
+                j_per_report: class_a_rx_j(&c, sf, bw, airs.len()),
+                window_s: class_a_window_s(&c, sf, bw),
+                rx2,
+            }
+        }
+        ReceiveLink::Ble => {
+            let b = BleEvent::from_table(table)?;
+            Receive::Ble { j_per_report: ble_receive_j(&b, interval_s), events: ble_events(&b, interval_s) }
+        }
+        ReceiveLink::Wifi => {
+            let w = WifiIdle::from_table(table)?;
+            let stay = wifi_idle(&w, WifiMode::Associated { dtim })?;
+            let again = wifi_idle(&w, WifiMode::Reconnect)?;
+            // Energy over one interval decides: the average current × interval × supply, plus the association.
+            let cost = |d: &IdleDraw| d.per_report_j + d.sleep_ua * 1e-6 * interval_s * w.volts;
+            if cost(&again) < cost(&stay) {
+                Receive::Wifi { mode: WifiMode::Reconnect, draw: again }
+            } else {
+                Receive::Wifi { mode: WifiMode::Associated { dtim }, draw: stay }
+            }
+        }
+        ReceiveLink::None => Receive::NotModelled,
+    };
+    Ok(Assessment {
+        packets: airs.len(),
+        air_s: airs.iter().sum(),
+        violations: check_schedule(radio, frame, interval_s, region),
+        receive,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,5 +612,40 @@ mod tests {
         assert!(check_lifetime(15.0 * 365.25, fifteen_years).is_ok());
         let e = check_lifetime(20.0, 30.0 * 86_400.0).unwrap_err();
         assert_eq!(e.to_string(), "requirement not met: the battery lasts 20 days, --lifetime asks 30");
+    }
+
+    #[test]
+    fn assess_gathers_packets_violations_and_receive_cost() {
+        let table = receive::builtin();
+        let sf12 = find_radio("LoRa-SF12").unwrap();
+        let a = assess(&sf12, 331, 600.0, Some(&eu868()), &table, 3).unwrap();
+        assert_eq!(a.packets, 7);
+        assert!(close(a.air_s, 18.735104, 1e-12));
+        assert_eq!(a.violations.len(), 1);
+        // 7 packets × (16 × 32.768 ms + 100 ms) × 2 windows (RX1 and RX2 both SF12 in EU868)
+        // = 7 × 1.248576 s = 8.740032 s × 9.9 mA × 3.3 V = 285.53684544 mJ.
+        assert!(close(a.receive.j_per_report(), 8.740032 * 0.0099 * 3.3, 1e-12));
+        assert!(a.receive.describe().contains("RX2 EU868's default"), "{}", a.receive.describe());
+        // Without a region RX2 runs at the uplink rate, and the output says so.
+        let sf9 = find_radio("LoRa-SF9").unwrap();
+        let a = assess(&sf9, 43, 900.0, None, &table, 3).unwrap();
+        assert!(close(a.receive.j_per_report(), 2.0 * (16.0 * 0.004096 + 0.1) * 0.0099 * 3.3, 1e-12));
+        assert!(a.receive.describe().contains("no --region"));
+        // BLE: 1 report a second, one event (hand value of ble_connection_events_per_report).
+        let a = assess(&find_radio("BLE-1M").unwrap(), 48, 1.0, None, &table, 3).unwrap();
+        assert!(close(a.receive.j_per_report(), 21.48432e-6, 1e-9));
+        assert_eq!(a.receive.sleep_ua(), None);
+        // Wi-Fi every 0.1 s stays associated (DTIM3: 0.62 mA × 0.1 s × 3.3 V = 0.2 mJ against a
+        // 0.2079 J association); every hour it reconnects (0.2079 J + 4.8 µA × 3600 s × 3.3 V
+        // = 0.2649 J against 0.62 mA × 3600 s × 3.3 V = 7.366 J).
+        let wifi = find_radio("WiFi-n-MCS7").unwrap();
+        let fast = assess(&wifi, 48, 0.1, None, &table, 3).unwrap();
+        assert_eq!(fast.receive.sleep_ua(), Some(620.0));
+        let slow = assess(&wifi, 48, 3600.0, None, &table, 3).unwrap();
+        assert!(matches!(slow.receive, Receive::Wifi { mode: WifiMode::Reconnect, .. }));
+        assert!(close(slow.receive.j_per_report(), 0.2079, 1e-12));
+        let none = assess(&find_radio("802.15.4").unwrap(), 48, 10.0, None, &table, 3).unwrap();
+        assert_eq!(none.receive, Receive::NotModelled);
+        assert!(assess(&wifi, 48, 1.0, None, &table, 2).unwrap_err().contains("DTIM 2"));
     }
 }
