@@ -407,11 +407,11 @@ fn vectors_dir() -> Option<String> {
     VerifyCtx::discover().vectors.map(|p| p.display().to_string())
 }
 
-/// `lwcbench choose` (lwcbench_link::choose::choose, the CLI's call): the answer as JSON text.
+/// `lwcbench choose` (lwcbench_choose::choose, the CLI's call): the answer as JSON text.
 #[pyfunction]
-#[pyo3(signature = (board, radio, interval, payload="16B".to_string(), flash=None, ram=None, security=128, require=None,
-    weights=None, lifetime="10y".to_string(), allow_provisional=false, chemistry="alkaline-AA".to_string(),
-    battery_mah=2400.0, battery_v=3.0, out=None, force=false))]
+#[pyo3(signature = (board, radio, interval, payload="16B".to_string(), flash=None, ram=None, security=128, tag=128,
+    require=None, weights=None, lifetime="10y".to_string(), allow_provisional=false, allow_variable_time=false,
+    chemistry="alkaline-AA".to_string(), battery_mah=2400.0, battery_v=3.0, out=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 fn choose(
     py: Python<'_>,
@@ -422,17 +422,19 @@ fn choose(
     flash: Option<String>,
     ram: Option<String>,
     security: u32,
+    tag: u32,
     require: Option<String>,
     weights: Option<String>,
     lifetime: String,
     allow_provisional: bool,
+    allow_variable_time: bool,
     chemistry: String,
     battery_mah: f64,
     battery_v: f64,
     out: Option<PathBuf>,
     force: bool,
 ) -> PyResult<String> {
-    use lwcbench_link::choose as ch;
+    use lwcbench_choose as ch;
     let o = ch::Options {
         board,
         radio,
@@ -441,10 +443,12 @@ fn choose(
         flash,
         ram,
         security,
+        tag,
         require,
         weights,
         lifetime,
         allow_provisional,
+        allow_variable_time,
         chemistry,
         battery_mah,
         battery_v,
@@ -458,7 +462,7 @@ fn choose(
         if let Some(dir) = &out {
             ch::write_out(dir, &rep, force)?;
         }
-        Ok::<_, String>(serde_json::to_string(&rep).expect("the report serialises"))
+        ch::render::json::json_compact(&rep)
     })
     .map_err(value_err)
 }

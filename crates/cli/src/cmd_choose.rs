@@ -1,19 +1,21 @@
 //! `lwcbench choose`: a ranked, explained cipher choice for a board, a radio and a requirement
-//! (docs/choose.md). The work is `lwcbench_link::choose::choose`, the same call Python makes.
+//! (docs/choose.md). The work is `lwcbench_choose::choose`, the same call Python makes.
 use std::path::PathBuf;
 
 use clap::Args;
-use lwcbench_link::choose::{self, Options};
+use lwcbench_choose::{self as choose, Options};
 
 #[derive(Args)]
 #[command(after_help = "Examples:\n  lwcbench choose --board rp2040 --radio LoRa-SF9 --interval 10m --payload 16B\n  \
 lwcbench choose --board nrf52840 --radio BLE-1M --interval 1s --payload 16B --flash 32KiB --ram 8KiB --json\n  \
 lwcbench choose --board esp32c3 --radio WiFi-n-MCS7 --interval 200ms --payload 38016B --out DIR\n\n\
-Filters (each candidate's reason is printed): status (data/cipher-status.csv; provisional only with \
---allow-provisional), key size >= --security, integrity (an AEAD, or the link's stream + Poly1305 composition), \
-an image on the board (data/emulated-cycles.csv, data/mcu-sizes.csv), --flash, --ram, the link's counter space \
-against the messages over --lifetime, a report (crypto and every radio packet) that ends within --interval. \
-See docs/choose.md.")]
+Filters (each candidate's reason is printed): status at the --require level (data/cipher-status.csv; \
+the link's stream + Poly1305 composition is a `composition`, never a standard; provisional only with \
+--allow-provisional), superseded versions (only with --require any), claimed security >= --security, \
+constant time (unless --allow-variable-time), integrity (an AEAD, or the composition), tag >= --tag, an image \
+on the board (data/emulated-cycles.csv, data/mcu-sizes.csv), --flash, --ram, the link's counter space against \
+the messages over --lifetime, a report (crypto and every radio packet) that ends within --interval. Flash and \
+RAM rank only against --flash and --ram. See docs/choose.md.")]
 pub struct ChooseArgs {
     #[arg(long, help = crate::board_help("Board (data/board-power.csv): ", "."))]
     board: String,
@@ -28,21 +30,33 @@ pub struct ChooseArgs {
     /// e.g. 16B, 1KiB).
     #[arg(long, default_value = "16B")]
     payload: String,
-    /// Flash budget for the cipher's code and constants, up to 1 TiB (e.g. 32KiB).
+    /// Flash budget for the cipher's code and constants, up to 1 TiB (e.g. 32KiB); flash ranks
+    /// only against it.
     #[arg(long)]
     flash: Option<String>,
-    /// RAM budget for the cipher's static data and stack, up to 1 TiB (e.g. 8KiB).
+    /// RAM budget for the cipher's static data and stack, up to 1 TiB (e.g. 8KiB); RAM ranks only
+    /// against it.
     #[arg(long)]
     ram: Option<String>,
-    /// Minimum key size in bits.
+    /// Least security level in bits the cipher's designers claim (data/cipher-status.csv), 1 to 512.
     #[arg(long, default_value_t = 128)]
     security: u32,
-    /// aead (the cipher's own AEAD, not the link's composition) or standard (status `standard`).
+    /// Tag length the deployment requires: 64, 96 or 128 bits. A shorter tag is out; a tag under
+    /// 128 bits is shown with its forgery bound over the lifetime's messages.
+    #[arg(long, default_value_t = 128)]
+    tag: u32,
+    /// Status level: fips (a standard approved for FIPS 140-3), standard (default: a primitive and
+    /// mode exactly as a standard specifies), reviewed (also competition portfolios, NIST LWC
+    /// finalists and the link's stream + Poly1305 composition, labelled), any (also the rest and
+    /// superseded versions, labelled).
     #[arg(long)]
     require: Option<String>,
-    /// Ranking weights, e.g. energy=3,flash=1,latency=1 (criteria energy, battery, latency, flash, ram,
+    /// Keep implementations whose time depends on secret data (HC-128, Sosemanuk), labelled.
+    #[arg(long)]
+    allow_variable_time: bool,
+    /// Ranking weights, e.g. energy=3,latency=1 (criteria energy, battery, latency, flash, ram,
     /// each named at most once, each 0 or 0.001 to 1000; unnamed ones keep their default: energy 3,
-    /// battery 0, latency 1, flash 1, ram 1).
+    /// battery 0, latency 1, flash 1, ram 1; flash and ram rank only against --flash and --ram).
     #[arg(long)]
     weights: Option<String>,
     /// Deployment lifetime for the counter-space check, 1 s to 100 y (e.g. 10y, 180d).
@@ -60,7 +74,7 @@ pub struct ChooseArgs {
     /// Battery voltage, 0.5 to 60 V.
     #[arg(long, default_value_t = 3.0)]
     battery_v: f64,
-    /// Print the answer as JSON (schema lwcbench-choose/1, docs/choose.md).
+    /// Print the answer as JSON (schema lwcbench-choose/2, docs/choose.md).
     #[arg(long)]
     json: bool,
     /// Also write choose.json, choose.html (Pareto chart, ranking) and choose.txt into DIR
@@ -82,10 +96,12 @@ pub fn options(a: &ChooseArgs) -> Options {
         flash: a.flash.clone(),
         ram: a.ram.clone(),
         security: a.security,
+        tag: a.tag,
         require: a.require.clone(),
         weights: a.weights.clone(),
         lifetime: a.lifetime.clone(),
         allow_provisional: a.allow_provisional,
+        allow_variable_time: a.allow_variable_time,
         chemistry: a.chemistry.clone(),
         battery_mah: a.battery_mah,
         battery_v: a.battery_v,
@@ -104,9 +120,9 @@ pub fn run(a: &ChooseArgs) -> Result<(), String> {
         None => Vec::new(),
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&rep).expect("the report serialises"));
+        println!("{}", choose::render::json::json(&rep)?);
     } else {
-        print!("{}", choose::text(&rep));
+        print!("{}", choose::render::text::text(&rep));
         if let Some(dir) = &a.out {
             println!("wrote {} in {}", written.join(", "), dir.display());
         }

@@ -28,6 +28,7 @@ const NULLABLE: &[&str] = &[
     "request.flash_bytes",
     "request.ram_bytes",
     "candidates[].link_id",
+    "candidates[].superseded_by",
     "candidates[].figures",
     "candidates[].rank",
     "candidates[].score",
@@ -110,7 +111,7 @@ fn lora_soil_sensor_answer_files_and_the_printed_link_command_runs() {
         ],
         d.path(),
     );
-    assert_eq!(rep["schema"], "lwcbench-choose/1");
+    assert_eq!(rep["schema"], "lwcbench-choose/2");
     let ranking = rep["ranking"].as_array().unwrap();
     assert_eq!(ranking[0], rep["chosen"]);
     assert!(rep["handover"]["dataset"].is_null(), "16 B is the built-in reading");
@@ -163,8 +164,12 @@ fn allow_provisional_brings_draco_back_labelled() {
     let c = find(&rep);
     assert_eq!(c["passed"], false);
     assert_eq!(c["removed_by"], serde_json::json!(["status"]));
+    // Not a standard: it takes --require any as well.
     let mut with = base.to_vec();
     with.push("--allow-provisional");
+    let rep = choose_json(&with, d.path());
+    assert!(find(&rep)["reasons"][0].as_str().unwrap().starts_with("status: --require standard: status provisional"));
+    with.extend_from_slice(&["--require", "any"]);
     let rep = choose_json(&with, d.path());
     let c = find(&rep);
     assert_eq!(c["passed"], true);
@@ -393,13 +398,13 @@ fn the_testers_inputs_are_refused_on_one_short_line_naming_the_range() {
         a.extend_from_slice(extra);
         a
     };
-    // 4 h on air (hand computation in crates/link/src/choose.rs,
+    // 4 h on air (hand computation in crates/choose/src/tests.rs,
     // a_report_longer_than_the_interval_is_refused_naming_both)
     assert_clean_error(
         &args("LoRa-SF12", "200ms", &["--payload", "262112B"]),
         "--interval: 200 ms is shorter than the quickest report",
     );
-    assert_clean_error(&args("LoRa-SF12", "200ms", &["--payload", "262112B"]), "14358.282 s on air in 5140 packets");
+    assert_clean_error(&args("LoRa-SF12", "200ms", &["--payload", "262112B"]), "14359.765 s on air in 5141 packets");
     for (a, needle) in [
         (args("LoRa-SF9", "0.0000001ms", &[]), "error: --interval: '0.0000001ms' is not between 1 ms and 24 h"),
         (args("LoRa-SF9", "1e300s", &[]), "error: --interval: '1e300s' is not between 1 ms and 24 h"),
@@ -440,5 +445,125 @@ fn help_gives_every_float_option_its_range() {
         "--force",
     ] {
         assert!(help.contains(range), "--help lacks {range:?}: {help}");
+    }
+}
+
+// Issue 38 item 2: security compared like for like; item 3: flash and RAM only against a budget.
+
+/// The candidate `id` of an answer.
+fn candidate<'a>(rep: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    rep["candidates"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("{id}"))
+}
+
+/// The issue's scenarios, default options: the answer is a standard with a 128-bit tag, never
+/// TinyJAMBU (a finalist that was not selected, 64-bit tag), and so is every ranked candidate.
+#[test]
+fn the_default_answer_is_a_standard_with_a_full_tag() {
+    let d = tempfile::tempdir().unwrap();
+    let scenarios: [&[&str]; 6] = [
+        &["--board", "rp2040", "--radio", "LoRa-SF9", "--interval", "15m", "--payload", "12B"],
+        &[
+            "--board",
+            "mkrzero",
+            "--radio",
+            "LoRa-SF12",
+            "--interval",
+            "1h",
+            "--payload",
+            "24B",
+            "--chemistry",
+            "Li-SOCl2",
+        ],
+        &["--board", "nrf52840", "--radio", "BLE-1M", "--interval", "1s", "--payload", "20B", "--chemistry", "CR2032"],
+        &["--board", "nrf52840", "--radio", "802.15.4", "--interval", "1m", "--payload", "16B"],
+        &["--board", "esp32c3", "--radio", "WiFi-n-MCS7", "--interval", "200ms", "--payload", "28800B"],
+        &["--board", "nano33ble", "--radio", "BLE-1M", "--interval", "10s", "--payload", "16B"],
+    ];
+    for args in scenarios {
+        let rep = choose_json(args, d.path());
+        let chosen = rep["chosen"].as_str().unwrap();
+        assert!(!chosen.starts_with("TinyJAMBU"), "{args:?}: {chosen}");
+        for id in rep["ranking"].as_array().unwrap() {
+            let c = candidate(&rep, id.as_str().unwrap());
+            assert_eq!(c["status"], "standard", "{args:?}: {id}");
+            assert_eq!(c["figures"]["tag_bytes"], 16, "{args:?}: {id}");
+        }
+    }
+}
+
+/// `--require standard` counts a primitive and mode exactly as a standard specifies: the link's
+/// stream + Poly1305 composition is this project's, whatever the stream cipher's own status;
+/// HC-128 and Sosemanuk index tables with secret bytes and are out as variable-time.
+#[test]
+fn require_standard_refuses_compositions_and_variable_time_ciphers() {
+    let d = tempfile::tempdir().unwrap();
+    let rep = choose_json(
+        &["--board", "nrf52840", "--radio", "BLE-1M", "--interval", "1s", "--require", "standard"],
+        d.path(),
+    );
+    for id in ["Rabbit/rustcrypto", "Grain-128a/rust", "Trivium/rust", "ChaCha20/rustcrypto"] {
+        let c = candidate(&rep, id);
+        assert_eq!(c["passed"], false, "{id}");
+        assert_eq!(c["status"], "composition", "{id}");
+        assert!(c["removed_by"].as_array().unwrap().contains(&"status".into()), "{id}: {}", c["removed_by"]);
+    }
+    for id in ["HC-128/rust", "Sosemanuk/rust"] {
+        let c = candidate(&rep, id);
+        assert_eq!(c["passed"], false, "{id}");
+        assert!(c["removed_by"].as_array().unwrap().contains(&"constant_time".into()), "{id}: {}", c["removed_by"]);
+    }
+    // The standard AEADs with an image pass.
+    for id in ["Ascon-AEAD128/rustcrypto", "ChaCha20-Poly1305/rustcrypto"] {
+        assert_eq!(candidate(&rep, id)["passed"], true, "{id}");
+    }
+}
+
+/// `--tag 64` admits a 64-bit tag and states its forgery bound over the lifetime's messages.
+/// Hand computation: one message a second for one year (365.25 d) is q = 31,557,600 messages;
+/// q / 2^64 = 31,557,600 / 18,446,744,073,709,551,616 = 1.71e-12; the link's failed-tag budget
+/// for a tag under 16 bytes, 2^16, gives 2^16 / 2^64 = 2^-48 = 3.55e-15.
+#[test]
+fn a_64_bit_tag_comes_only_with_tag_64_and_its_forgery_bound() {
+    let d = tempfile::tempdir().unwrap();
+    let base =
+        ["--board", "nrf52840", "--radio", "BLE-1M", "--interval", "1s", "--lifetime", "1y", "--require", "reviewed"];
+    let rep = choose_json(&base, d.path());
+    let t = candidate(&rep, "TinyJAMBU-128/rust-ref");
+    assert_eq!(t["passed"], false);
+    assert!(t["removed_by"].as_array().unwrap().contains(&"tag".into()), "{}", t["removed_by"]);
+    let mut with = base.to_vec();
+    with.extend_from_slice(&["--tag", "64", "--security", "112"]);
+    let rep = choose_json(&with, d.path());
+    let t = candidate(&rep, "TinyJAMBU-128/rust-ref");
+    assert_eq!(t["passed"], true, "{}", t["reasons"]);
+    let bound =
+        t["reasons"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).find(|r| r.contains("forgery bound"));
+    let bound = bound.unwrap_or_else(|| panic!("{}", t["reasons"]));
+    assert!(bound.contains("(q = 31557600): 1.7e-12") && bound.contains("65536): 3.6e-15"), "{bound}");
+    // A 128-bit tag states no bound.
+    let a = candidate(&rep, "Ascon-AEAD128/rustcrypto");
+    assert!(!a["reasons"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().contains("forgery bound")));
+    // Only 64, 96 and 128 are tag lengths.
+    assert_clean_error(&["--board", "rp2040", "--radio", "LoRa-SF9", "--interval", "10m", "--tag", "32"], "--tag");
+}
+
+/// Without `--flash` and `--ram` the images' sizes do not move the ranking: the answer and its
+/// scores are those with the flash and RAM weights at 0.
+#[test]
+fn flash_and_ram_rank_only_against_a_budget() {
+    let d = tempfile::tempdir().unwrap();
+    for base in [
+        &["--board", "rp2040", "--radio", "LoRa-SF9", "--interval", "10m"][..],
+        &["--board", "esp32c3", "--radio", "WiFi-n-MCS7", "--interval", "200ms", "--payload", "28800B"],
+    ] {
+        let plain = choose_json(base, d.path());
+        let mut zero = base.to_vec();
+        zero.extend_from_slice(&["--weights", "flash=0,ram=0"]);
+        let zero = choose_json(&zero, d.path());
+        assert_eq!(plain["ranking"], zero["ranking"], "{base:?}");
+        for id in plain["ranking"].as_array().unwrap() {
+            let id = id.as_str().unwrap();
+            assert_eq!(candidate(&plain, id)["score"], candidate(&zero, id)["score"], "{base:?}: {id}");
+        }
     }
 }

@@ -63,3 +63,55 @@ pub fn find_chemistry(name: &str) -> Result<Chemistry, String> {
         )
     })
 }
+
+/// Battery model inputs (the link's energy table and `choose` read the same model).
+#[derive(Clone, Debug)]
+pub struct Battery {
+    /// Capacity in mAh.
+    pub capacity_mah: f64,
+    /// Battery voltage.
+    pub volts: f64,
+    /// Whole-board sleep current between reports, drawn from the battery.
+    pub sleep_ua: f64,
+    /// Seconds between reports.
+    pub interval_s: f64,
+    /// Self-discharge and shelf life.
+    pub chemistry: Chemistry,
+}
+
+/// What ends the battery's life.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Life {
+    /// min(load_days, shelf_days).
+    pub days: f64,
+    /// Until the load plus self-discharge empty the capacity.
+    pub load_days: f64,
+    /// The chemistry's shelf life, if it has one.
+    pub shelf_days: Option<f64>,
+    /// `load + self-discharge` or `shelf life`.
+    pub limited_by: &'static str,
+}
+
+const HOURS_PER_YEAR: f64 = 365.25 * 24.0;
+
+impl Battery {
+    /// Stored energy in joules.
+    pub fn joules(&self) -> f64 {
+        self.capacity_mah * 1e-3 * 3600.0 * self.volts
+    }
+    /// Self-discharge as a constant current in amperes (the yearly loss of the nominal capacity).
+    pub fn self_discharge_a(&self) -> f64 {
+        self.capacity_mah * 1e-3 * self.chemistry.self_discharge_per_year / HOURS_PER_YEAR
+    }
+    /// Battery life with `e_msg` joules per report: the capacity over the load current (reports +
+    /// sleep) plus the self-discharge current, cut at the chemistry's shelf life.
+    pub fn life(&self, e_msg: f64) -> Life {
+        let load_a = e_msg / self.interval_s / self.volts + self.sleep_ua * 1e-6;
+        let load_days = self.capacity_mah * 1e-3 / (load_a + self.self_discharge_a()) / 24.0;
+        let shelf_days = self.chemistry.shelf_life_years.map(|y| y * 365.25);
+        match shelf_days {
+            Some(s) if s < load_days => Life { days: s, load_days, shelf_days, limited_by: "shelf life" },
+            _ => Life { days: load_days, load_days, shelf_days, limited_by: "load + self-discharge" },
+        }
+    }
+}

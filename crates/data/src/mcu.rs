@@ -9,14 +9,31 @@ pub const STATUS_CSV: &str = include_str!("../../../data/cipher-status.csv");
 pub const SIZES_CSV: &str = include_str!("../../../data/mcu-sizes.csv");
 pub const ERROR_CSV: &str = include_str!("../../../data/emulator-error.csv");
 
-/// A row of data/cipher-status.csv.
+/// A row of data/cipher-status.csv: the status and security claims of one cipher, each sourced.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Status {
+    /// Catalogue cipher name.
     pub cipher: String,
+    /// The primitive and mode as the document specifies them: one of [`STATUSES`].
     pub status: String,
+    /// Approved for FIPS 140-3 (NIST SP 800-140C).
+    pub fips: bool,
+    /// The designers' claimed security level in bits (not the key length).
+    pub claimed_bits: u32,
+    /// The implementations here take time independent of secret data.
+    pub constant_time: bool,
+    /// The version that replaces this one, if any.
+    pub superseded_by: Option<String>,
+    /// The standard or selection that gives the status.
     pub document: String,
+    /// `recalled` or `project` (how the row was checked).
     pub checked: String,
+    /// Where status, fips and superseded_by come from.
     pub source: String,
+    /// Where claimed_bits comes from.
+    pub claim_source: String,
+    /// Why constant_time says what it says.
+    pub constant_time_source: String,
 }
 
 /// A row of data/mcu-sizes.csv.
@@ -39,16 +56,43 @@ pub struct ErrorBand {
     pub source: String,
 }
 
-const STATUSES: &[&str] = &["standard", "portfolio", "finalist", "provisional", "none"];
+/// The values of data/cipher-status.csv's `status` column.
+pub const STATUSES: &[&str] = &["standard", "portfolio", "finalist", "provisional", "none"];
 
+/// Columns of data/cipher-status.csv, in the order [`parse_status`] reads them.
+const STATUS_COLUMNS: [&str; 11] = [
+    "cipher",
+    "status",
+    "fips",
+    "claimed_bits",
+    "constant_time",
+    "superseded_by",
+    "document",
+    "checked",
+    "source",
+    "claim_source",
+    "constant_time_source",
+];
+
+/// Parse a status table (columns as data/cipher-status.csv); an error names the line and column.
 pub fn parse_status(text: &str, origin: &str) -> Result<Vec<Status>, String> {
     let mut out: Vec<Status> = Vec::new();
-    for (line, f) in records(text, origin, &["cipher", "status", "document", "checked", "source"])? {
+    for (line, f) in records(text, origin, &STATUS_COLUMNS)? {
         if !STATUSES.contains(&f[1].as_str()) {
             return Err(format!("{origin}: line {line}: status '{}' is not one of {}", f[1], STATUSES.join(", ")));
         }
-        if f[4].is_empty() {
-            return Err(format!("{origin}: line {line}: no source"));
+        let yes_no = |i: usize| match f[i].as_str() {
+            "yes" => Ok(true),
+            "no" => Ok(false),
+            v => Err(format!("{origin}: line {line}: {} '{v}' is not yes or no", STATUS_COLUMNS[i])),
+        };
+        let claimed_bits = f[3].parse::<u32>().ok().filter(|b| (1..=512).contains(b)).ok_or_else(|| {
+            format!("{origin}: line {line}: claimed_bits '{}' is not a number of bits in 1..=512", f[3])
+        })?;
+        for i in [8, 9, 10] {
+            if f[i].is_empty() {
+                return Err(format!("{origin}: line {line}: no {}", STATUS_COLUMNS[i]));
+            }
         }
         if out.iter().any(|s| s.cipher == f[0]) {
             return Err(format!("{origin}: line {line}: {} appears twice", f[0]));
@@ -56,9 +100,15 @@ pub fn parse_status(text: &str, origin: &str) -> Result<Vec<Status>, String> {
         out.push(Status {
             cipher: f[0].clone(),
             status: f[1].clone(),
-            document: f[2].clone(),
-            checked: f[3].clone(),
-            source: f[4].clone(),
+            fips: yes_no(2)?,
+            claimed_bits,
+            constant_time: yes_no(4)?,
+            superseded_by: Some(f[5].clone()).filter(|s| !s.is_empty()),
+            document: f[6].clone(),
+            checked: f[7].clone(),
+            source: f[8].clone(),
+            claim_source: f[9].clone(),
+            constant_time_source: f[10].clone(),
         });
     }
     Ok(out)

@@ -20,8 +20,6 @@
 //! * [`experiments`] — attack, overload, faults (chaos), network conditions and their sweep;
 //! * [`industrial`] — Modbus/TCP through an encrypting proxy pair, its poll cycle timed plain and sealed;
 //! * [`results`] — the result files of a session and the radio/battery energy model;
-//! * [`choose`] — `lwcbench choose`: filters, ranking with ties, robustness and the deploy command.
-pub mod choose;
 pub mod clock;
 pub mod device;
 pub mod experiments;

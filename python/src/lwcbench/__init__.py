@@ -293,10 +293,12 @@ def choose(
     flash: Optional[str] = None,
     ram: Optional[str] = None,
     security: int = 128,
+    tag: int = 128,
     require: Optional[str] = None,
     weights: Optional[str] = None,
     lifetime: str = "10y",
     allow_provisional: bool = False,
+    allow_variable_time: bool = False,
     chemistry: str = "alkaline-AA",
     battery_mah: float = 2400.0,
     battery_v: float = 3.0,
@@ -305,16 +307,18 @@ def choose(
 ) -> Dict[str, Any]:
     """``lwcbench choose`` through the same resolver as the CLI: the ranked, explained answer
     for a board, a radio and a requirement, as the dict ``lwcbench choose --json`` prints
-    (schema ``lwcbench-choose/1``, docs/choose.md). Arguments are the CLI's options as strings
-    (``interval="10m"``, ``payload="16B"``, ``flash="32KiB"``, ``weights="energy=3,flash=1"``).
+    (schema ``lwcbench-choose/2``, docs/choose.md). Arguments are the CLI's options as strings
+    (``interval="10m"``, ``payload="16B"``, ``flash="32KiB"``, ``weights="energy=3,latency=1"``,
+    ``require="reviewed"``); ``tag`` is 64, 96 or 128 bits.
     ``out`` also writes choose.json, choose.html and choose.txt there, all or none (``force``
     replaces an earlier answer, as ``--force``). Bad input raises
     ValueError with the CLI's message (it names the option)."""
     import json
 
     text = _native.choose(
-        board, radio, interval, payload=payload, flash=flash, ram=ram, security=int(security), require=require,
-        weights=weights, lifetime=lifetime, allow_provisional=bool(allow_provisional), chemistry=chemistry,
+        board, radio, interval, payload=payload, flash=flash, ram=ram, security=int(security), tag=int(tag),
+        require=require, weights=weights, lifetime=lifetime, allow_provisional=bool(allow_provisional),
+        allow_variable_time=bool(allow_variable_time), chemistry=chemistry,
         battery_mah=float(battery_mah), battery_v=float(battery_v), out=os.fspath(out) if out is not None else None,
         force=bool(force),
     )

@@ -1,0 +1,111 @@
+//! Data loading: the built-in tables (data/cipher-status.csv, data/mcu-sizes.csv,
+//! data/emulator-error.csv, data/emulated-cycles.csv through lwcbench-data) and the candidates'
+//! catalogue facts (key, nonce, tag, the link suite that carries them).
+use lwcbench_data::board::Cycles;
+pub use lwcbench_data::mcu::{
+    parse_errors, parse_sizes, parse_status, ErrorBand, Size, Status, ERROR_CSV, SIZES_CSV, STATUS_CSV,
+};
+
+use crate::link_facts::{self, Kind, LinkSuite};
+
+/// The built-in tables.
+pub struct Data {
+    /// data/cipher-status.csv.
+    pub status: Vec<Status>,
+    /// data/mcu-sizes.csv.
+    pub sizes: Vec<Size>,
+    /// data/emulator-error.csv.
+    pub errors: Vec<ErrorBand>,
+    /// data/emulated-cycles.csv.
+    pub cycles: &'static [Cycles],
+}
+
+impl Data {
+    /// The tables compiled in from data/.
+    pub fn builtin() -> Data {
+        Data {
+            status: lwcbench_data::mcu::status(),
+            sizes: lwcbench_data::mcu::sizes(),
+            errors: lwcbench_data::mcu::errors(),
+            cycles: lwcbench_data::board::cycles_table(),
+        }
+    }
+    /// The measured image size of `cipher`/`implementation` on `target`.
+    pub fn size(&self, target: &str, cipher: &str, implementation: &str) -> Option<&Size> {
+        self.sizes.iter().find(|s| s.target == target && s.cipher == cipher && s.implementation == implementation)
+    }
+    /// The status row of `cipher`.
+    pub fn status_of(&self, cipher: &str) -> Option<&Status> {
+        self.status.iter().find(|s| s.cipher == cipher)
+    }
+    /// The error band of a timing model.
+    pub fn band(&self, timing_model: &str) -> Option<&ErrorBand> {
+        self.errors.iter().find(|e| e.timing_model == timing_model)
+    }
+}
+
+/// One candidate's catalogue facts, before any request.
+#[derive(Clone, Debug)]
+pub struct Facts {
+    /// Catalogue cipher name.
+    pub cipher: String,
+    /// Catalogue implementation name.
+    pub implementation: String,
+    /// The link suite that carries it (None: not on the link).
+    pub link: Option<LinkSuite>,
+    /// True for a block cipher or mode (no integrity of its own, not on the link).
+    pub block: bool,
+    /// Key bits.
+    pub key_bits: u32,
+    /// Nonce bytes.
+    pub nonce_bytes: usize,
+    /// Tag bytes on the link's frame (0 off the link).
+    pub tag_bytes: usize,
+    /// Random nonce bytes each link frame carries (XChaCha20-Poly1305: 24; the others 0).
+    pub random_nonce_bytes: usize,
+}
+
+impl Facts {
+    /// "cipher/implementation".
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.cipher, self.implementation)
+    }
+    /// The link's frame cipher number.
+    pub fn link_id(&self) -> Option<u8> {
+        self.link.as_ref().map(|s| s.id)
+    }
+    /// How the link gets integrity with it.
+    pub fn kind(&self) -> Option<Kind> {
+        self.link.as_ref().map(|s| s.kind)
+    }
+}
+
+/// Every catalogue entry the link carries, and every entry with a microcontroller image.
+pub fn catalogue_facts(data: &Data) -> Vec<Facts> {
+    let reg = lwcbench_catalog::registry();
+    let suites = link_facts::suites();
+    let mut ids: Vec<String> = suites.iter().map(|s| s.name.clone()).collect();
+    for c in data.cycles {
+        let id = format!("{}/{}", c.cipher, c.implementation);
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let mut out = Vec::new();
+    for id in ids {
+        let Some(e) = reg.iter().find(|e| e.id() == id) else { continue };
+        let s = suites.iter().find(|s| s.name == id).cloned();
+        let block = matches!(e.info.family, lwcbench_core::Family::Block | lwcbench_core::Family::Mode);
+        out.push(Facts {
+            cipher: e.info.name.to_string(),
+            implementation: e.info.implementation.to_string(),
+            tag_bytes: s.as_ref().map(|s| s.tag_bytes).unwrap_or(0),
+            random_nonce_bytes: s.as_ref().map(|s| s.random_nonce_bytes).unwrap_or(0),
+            link: s,
+            block,
+            key_bits: u32::from(e.info.key_bits),
+            nonce_bytes: e.info.iv_bytes(),
+        });
+    }
+    out
+}

@@ -1,0 +1,114 @@
+//! One request through the filters, the scores and the ties; the error when nothing passes.
+use serde::Serialize;
+
+use crate::data::{Data, Facts};
+use crate::filter::{judge, report_time, Candidate, Filter};
+use crate::fmt;
+use crate::options::Request;
+use crate::score::{scores, Budgets, Criteria};
+use crate::ties::place;
+
+/// Filters, figures and ranking for one request.
+#[derive(Clone, Debug, Serialize)]
+pub struct Evaluation {
+    /// Every candidate with its verdict.
+    pub candidates: Vec<Candidate>,
+    /// Ids of the passed candidates, best first.
+    pub ranking: Vec<String>,
+}
+
+impl Evaluation {
+    /// The first place.
+    pub fn top(&self) -> Option<&Candidate> {
+        self.ranking.first().and_then(|id| self.candidates.iter().find(|c| &c.id == id))
+    }
+    /// Ids sharing the first place.
+    pub fn top_group(&self) -> Vec<String> {
+        self.ranking
+            .iter()
+            .filter_map(|id| self.candidates.iter().find(|c| &c.id == id))
+            .filter(|c| c.rank == Some(1))
+            .map(|c| c.id.clone())
+            .collect()
+    }
+}
+
+/// Judge every candidate, then score and place the ones that passed.
+pub fn evaluate(req: &Request, data: &Data, facts: &[Facts]) -> Evaluation {
+    let mut cands: Vec<Candidate> = facts.iter().map(|f| judge(req, data, f)).collect();
+    let passed: Vec<usize> = (0..cands.len()).filter(|&i| cands[i].passed && cands[i].figures.is_some()).collect();
+    let crit: Vec<Criteria> = passed
+        .iter()
+        .filter_map(|&i| cands[i].figures.as_ref())
+        .map(|g| Criteria {
+            energy: g.energy_uj,
+            battery: g.battery_days,
+            latency: g.latency_ms,
+            flash: g.flash_bytes as f64,
+            ram: g.ram_bytes as f64,
+        })
+        .collect();
+    let budgets = Budgets { flash: req.flash, ram: req.ram };
+    let mut ranking = Vec::new();
+    for p in place(&scores(&crit, &req.weights, budgets)) {
+        let c = &mut cands[passed[p.index]];
+        c.rank = Some(p.rank);
+        c.score = Some(p.score);
+        ranking.push(c.id.clone());
+    }
+    Evaluation { candidates: cands, ranking }
+}
+
+/// The error when nothing passes: `--interval` when candidates fail only on the schedule (with
+/// the shortest report), the budget options when candidates fail only on them (with the
+/// smallest figure that would fit), else the options whose filters removed the rest.
+pub fn nothing_passes(req: &Request, ev: &Evaluation) -> String {
+    let only = |c: &Candidate, fs: &[Filter]| !c.removed_by.is_empty() && c.removed_by.iter().all(|f| fs.contains(f));
+    let quickest = ev
+        .candidates
+        .iter()
+        .filter(|c| only(c, &[Filter::Schedule]))
+        .filter_map(|c| c.figures.as_ref().map(|g| (c, g)))
+        .min_by(|a, b| a.1.latency_ms.value.total_cmp(&b.1.latency_ms.value));
+    if let Some((c, g)) = quickest {
+        return format!(
+            "--interval: {} is shorter than the quickest report: {} {}",
+            fmt::secs(req.interval_s),
+            c.id,
+            report_time(g, req)
+        );
+    }
+    let budget_only: Vec<&Candidate> =
+        ev.candidates.iter().filter(|c| only(c, &[Filter::Flash, Filter::Ram])).collect();
+    if !budget_only.is_empty() {
+        let mut parts = Vec::new();
+        for (f, opt) in [(Filter::Flash, "--flash"), (Filter::Ram, "--ram")] {
+            let least = budget_only
+                .iter()
+                .filter(|c| c.removed_by.contains(&f))
+                .filter_map(|c| c.figures.as_ref())
+                .map(|g| if f == Filter::Flash { g.flash_bytes } else { g.ram_bytes })
+                .min();
+            if let Some(b) = least {
+                parts.push(format!(
+                    "{opt}: no candidate fits (the smallest that passes every other filter needs {b} B)"
+                ));
+            }
+        }
+        return parts.join("; ");
+    }
+    let mut opts: Vec<&str> = Vec::new();
+    for c in &ev.candidates {
+        if !c.removed_by.is_empty() && c.removed_by.iter().all(|f| f.tunable()) {
+            for f in &c.removed_by {
+                if !opts.contains(&f.option()) {
+                    opts.push(f.option());
+                }
+            }
+        }
+    }
+    if opts.is_empty() {
+        opts.push("--board");
+    }
+    format!("{}: no candidate passes the filters", opts.join(", "))
+}

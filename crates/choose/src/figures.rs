@@ -1,0 +1,199 @@
+//! The figures of one candidate on the request's board and radio: crypto cycles and energy
+//! from the emulated image, the frame on air, battery life, flash and RAM, each with its source.
+use std::collections::BTreeMap;
+
+use lwcbench_data::board::{Board, Cycles};
+use lwcbench_data::radio::Radio;
+use serde::Serialize;
+
+use crate::data::{Data, Facts, Size};
+use crate::link_facts::{Kind, HEADER_LEN, MAX_COUNTER, POLY_TAG, STREAM_SKIP};
+use crate::options::Request;
+
+/// A value with its interval under the error model.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Span {
+    /// Nominal value.
+    pub value: f64,
+    /// Favourable end.
+    pub lo: f64,
+    /// Unfavourable end.
+    pub hi: f64,
+}
+
+impl Span {
+    /// A value without error.
+    pub fn exact(v: f64) -> Span {
+        Span { value: v, lo: v, hi: v }
+    }
+}
+
+/// The figures of one candidate on the board, each with its source.
+#[derive(Clone, Debug, Serialize)]
+pub struct Figures {
+    /// Bytes of the frame the link sends.
+    pub frame_bytes: usize,
+    /// Tag bytes in it.
+    pub tag_bytes: usize,
+    /// Crypto cycles per message.
+    pub crypto_cycles: f64,
+    /// Crypto energy per message.
+    pub crypto_uj: Span,
+    /// Radio energy per message.
+    pub radio_uj: f64,
+    /// Time on air of every packet of the frame.
+    pub air_time_ms: f64,
+    /// Radio packets the frame takes (the radio's largest payload each).
+    pub packets: usize,
+    /// Crypto + radio energy per message.
+    pub energy_uj: Span,
+    /// Crypto time + time on air.
+    pub latency_ms: Span,
+    /// Modelled battery life.
+    pub battery_days: Span,
+    /// What ends the battery's life.
+    pub battery_limited_by: String,
+    /// Flash of the image (and the composition's Poly1305 share).
+    pub flash_bytes: u64,
+    /// Static RAM + stack.
+    pub ram_bytes: u64,
+    /// Distinct nonces the link's counter gives this cipher under one device key.
+    pub counter_space: f64,
+    /// Where each figure comes from.
+    pub sources: BTreeMap<String, String>,
+}
+
+fn poly_share<'a>(data: &'a Data, b: &Board) -> Option<(&'a Cycles, &'a Cycles, &'a Size, &'a Size)> {
+    Some((
+        b.cycles("ChaCha20-Poly1305", "rustcrypto")?,
+        b.cycles("ChaCha20", "rustcrypto")?,
+        data.size(&b.target, "ChaCha20-Poly1305", "rustcrypto")?,
+        data.size(&b.target, "ChaCha20", "rustcrypto")?,
+    ))
+}
+
+/// The link's counter sits in the first 8 nonce bytes (crates/link/src/wire/frame.rs `nonce`): a
+/// shorter nonce would drop its low bytes, so every counter value would repeat a nonce.
+pub fn counter_space(nonce_bytes: usize) -> f64 {
+    if nonce_bytes >= 8 {
+        MAX_COUNTER as f64 + 1.0
+    } else {
+        1.0
+    }
+}
+
+/// Packets of at most the radio's largest payload for a `frame`-byte frame (as
+/// [`Radio::air_time`] splits it).
+pub fn packets(r: &Radio, frame: usize) -> usize {
+    frame.div_ceil(r.max_payload.max(1)).max(1)
+}
+
+/// The figures of `f` on the request's board and radio (None without an image on its core).
+pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
+    let b = &req.board;
+    let c = b.cycles(&f.cipher, &f.implementation)?;
+    let sz = data.size(&b.target, &f.cipher, &f.implementation)?;
+    let band = data.band(&c.timing_model)?;
+    let e = band.error_pct / 100.0;
+    let ad = HEADER_LEN as f64;
+    let p = req.payload as f64;
+    let mut sources = BTreeMap::new();
+    let emulated = format!(
+        "emulated on {} ({} model, {} MHz; data/emulated-cycles.csv image {}), ±{} % ({}), × datasheet active power {:.4} W (data/board-power.csv, {})",
+        b.id, c.timing_model, b.clock_mhz, c.image, band.error_pct, band.source, b.active_w(), b.status
+    );
+    let (cycles, flash, ram, tag) = match f.kind() {
+        Some(Kind::StreamPoly1305) => {
+            let (cp, cc, scp, scc) = poly_share(data, b)?;
+            // Poly1305's share: the ChaCha20-Poly1305 image minus the ChaCha20 image over the
+            // same keystream (its 64-byte key block plus the message).
+            let poly = |n: f64| (cp.message(n) - cc.message(n + STREAM_SKIP as f64)).max(0.0);
+            let cyc = c.init + c.message(STREAM_SKIP as f64 + p) + poly(ad + p);
+            let flash = sz.flash + scp.flash.saturating_sub(scc.flash);
+            let ram = sz.ram_static
+                + sz.stack
+                + scp.ram_static.saturating_sub(scc.ram_static)
+                + scp.stack.saturating_sub(scc.stack);
+            sources.insert(
+                "crypto".into(),
+                format!(
+                    "{emulated}; modelled composition: init + keystream over {STREAM_SKIP} + payload bytes + Poly1305 over header + payload (the {} image minus the {} image)",
+                    cp.image, cc.image
+                ),
+            );
+            sources.insert(
+                "flash_ram".into(),
+                format!(
+                    "measured here (data/mcu-sizes.csv: image {} on {}) + the Poly1305 share ({} minus {}), modelled",
+                    sz.image, sz.target, scp.image, scc.image
+                ),
+            );
+            (cyc, flash, ram, POLY_TAG)
+        }
+        _ => {
+            // The AEAD's key schedule runs once per key: per message the encrypt phase, with the
+            // 16-byte header as associated data counted like message bytes.
+            let cyc = c.message(ad + p);
+            sources.insert("crypto".into(), format!("{emulated}; encrypt + tag over header + payload bytes"));
+            sources.insert(
+                "flash_ram".into(),
+                format!(
+                    "measured here (data/mcu-sizes.csv: image {} on {}; RAM = static + stack)",
+                    sz.image, sz.target
+                ),
+            );
+            (cyc, sz.flash, sz.ram_static + sz.stack, f.tag_bytes)
+        }
+    };
+    let frame = HEADER_LEN + f.random_nonce_bytes + req.payload + tag;
+    let crypto_j = b.energy_j(cycles);
+    let radio_j = req.radio.energy_j(frame);
+    let air = req.radio.air_time(frame);
+    let crypto_s = cycles / (b.clock_mhz * 1e6);
+    sources.insert(
+        "radio".into(),
+        format!(
+            "modelled: time on air of the {frame}-byte frame (16-byte header + {}payload + {tag}-byte tag) × transmit power, data/radio-profiles.csv {} ({}: {})",
+            if f.random_nonce_bytes > 0 { format!("{}-byte random nonce + ", f.random_nonce_bytes) } else { String::new() },
+            req.radio.name, req.radio.status, req.radio.source
+        ),
+    );
+    sources.insert(
+        "battery".into(),
+        format!(
+            "modelled: {} mAh at {} V, {} (data/battery-chemistries.csv, {}), sleep {:.1} µA from {}'s datasheet sleep power, one report every {} s",
+            req.battery.capacity_mah,
+            req.battery.volts,
+            req.battery.chemistry.name,
+            req.battery.chemistry.status,
+            req.battery.sleep_ua,
+            b.id,
+            req.interval_s
+        ),
+    );
+    let energy =
+        Span { value: crypto_j + radio_j, lo: crypto_j * (1.0 - e) + radio_j, hi: crypto_j * (1.0 + e) + radio_j };
+    let life = |j: f64| req.battery.life(j);
+    let mid = life(energy.value);
+    Some(Figures {
+        frame_bytes: frame,
+        tag_bytes: tag,
+        crypto_cycles: cycles,
+        crypto_uj: Span { value: crypto_j * 1e6, lo: crypto_j * (1.0 - e) * 1e6, hi: crypto_j * (1.0 + e) * 1e6 },
+        radio_uj: radio_j * 1e6,
+        air_time_ms: air * 1e3,
+        packets: packets(&req.radio, frame),
+        energy_uj: Span { value: energy.value * 1e6, lo: energy.lo * 1e6, hi: energy.hi * 1e6 },
+        latency_ms: Span {
+            value: (crypto_s + air) * 1e3,
+            lo: (crypto_s * (1.0 - e) + air) * 1e3,
+            hi: (crypto_s * (1.0 + e) + air) * 1e3,
+        },
+        battery_days: Span { value: mid.days, lo: life(energy.hi).days, hi: life(energy.lo).days },
+        battery_limited_by: mid.limited_by.to_string(),
+        flash_bytes: flash,
+        ram_bytes: ram,
+        counter_space: counter_space(f.nonce_bytes),
+        sources,
+    })
+}

@@ -1,0 +1,116 @@
+//! The text answer (stdout without `--json`, `--out DIR/choose.txt`).
+use super::{first_place, rank_label, weights_line};
+use crate::fmt;
+use crate::report::Report;
+
+/// The text answer.
+pub fn text(rep: &Report) -> String {
+    let mut s = String::new();
+    let q = &rep.request;
+    s.push_str(&format!(
+        "lwcbench choose: board {} ({}, {} MHz), radio {}, one {} B reading every {} s, {} messages over the lifetime\n",
+        rep.board.id,
+        rep.board.core,
+        rep.board.clock_mhz,
+        rep.radio.name,
+        q.payload_bytes,
+        fmt::num(q.interval_s),
+        fmt::num(q.messages_over_lifetime),
+    ));
+    s.push_str(&format!(
+        "requirement: --require {}, claimed security ≥ {} bits, tag ≥ {} bits{}{}\n",
+        q.require.name(),
+        q.security_bits,
+        q.tag_bits,
+        if q.allow_variable_time { ", variable-time allowed (labelled)" } else { ", constant-time" },
+        if q.allow_provisional { ", provisional allowed (labelled)" } else { "" }
+    ));
+    s.push_str(&format!(
+        "weights: {} (score = weighted mean of value ÷ best, flash and RAM as 1 + share of the budget; 1.00 = best on every criterion)\n",
+        weights_line(rep)
+    ));
+    s.push_str(&format!(
+        "error model: emulated cycles ±{} % ({} timing model: {}); radio, flash and RAM exact under their models; overlapping score intervals are ties (rank n=)\n\n",
+        rep.error_model.error_pct, rep.error_model.timing_model, rep.error_model.source
+    ));
+    s.push_str(&format!(
+        "{:<5} {:<30} {:>17} {:>12} {:>10} {:>11} {:>7} {:>6} {:>6} {:>4}  {}\n",
+        "rank",
+        "cipher",
+        "score [lo–hi]",
+        "energy µJ",
+        "battery d",
+        "latency ms",
+        "flash",
+        "RAM",
+        "frame",
+        "tag",
+        "status"
+    ));
+    for c in rep.ranked() {
+        let (Some(g), Some(sc)) = (c.figures.as_ref(), c.score) else { continue };
+        let mut status = c.status.name().to_string();
+        if !c.labels.is_empty() {
+            status = format!("{status}: {}", c.labels.join(", "));
+        }
+        s.push_str(&format!(
+            "{:<5} {:<30} {:>17} {:>12.1} {:>10.0} {:>11.2} {:>7} {:>6} {:>6} {:>4}  {}\n",
+            rank_label(c, &rep.candidates),
+            c.id,
+            format!("{:.3} [{:.3}–{:.3}]", sc.value, sc.lo, sc.hi),
+            g.energy_uj.value,
+            g.battery_days.value,
+            g.latency_ms.value,
+            g.flash_bytes,
+            g.ram_bytes,
+            g.frame_bytes,
+            g.tag_bytes * 8,
+            status
+        ));
+    }
+    s.push_str("\ncandidates:\n");
+    for c in &rep.candidates {
+        let tag = if c.passed { "PASS" } else { "OUT " };
+        s.push_str(&format!("  {tag} {:<30} {}\n", c.id, c.reasons.join("; ")));
+    }
+    if let Some(g) = rep.candidate(&rep.chosen).and_then(|c| c.figures.as_ref()) {
+        s.push_str(&format!("\nsources ({}):\n", rep.chosen));
+        for (k, v) in &g.sources {
+            s.push_str(&format!("  {k}: {v}\n"));
+        }
+    }
+    s.push_str("\nrobustness (one step either way):\n");
+    s.push_str(&format!("  {:<10} {:<40} {:<34} {}\n", "change", "setting", "first place", "chosen still first?"));
+    for r in &rep.robustness {
+        s.push_str(&format!(
+            "  {:<10} {:<40} {:<34} {}\n",
+            r.change,
+            r.setting,
+            first_place(r),
+            if r.same { "yes" } else { "NO: the decision flips" }
+        ));
+    }
+    s.push_str(&format!(
+        "\nchoice: {}{}{}\n",
+        rep.chosen,
+        if rep.ties_with_chosen.is_empty() {
+            String::new()
+        } else {
+            format!(" (tied within the error model with {})", rep.ties_with_chosen.join(", "))
+        },
+        if rep.flips { "; the decision flips on a one-step change (table above)" } else { "" }
+    ));
+    let h = &rep.handover;
+    s.push_str(&format!("firmware: {}\n", h.firmware_build));
+    if let Some(d) = &h.dataset {
+        s.push_str(&format!(
+            "dataset: {} ({} float32 channels = {} B per reading){}\n",
+            d.file,
+            d.channels,
+            d.reading_bytes,
+            if d.reading_bytes != q.payload_bytes { " (the payload rounded up to whole float32 readings)" } else { "" }
+        ));
+    }
+    s.push_str(&format!("deploy:   {}\n", h.link_command_line));
+    s
+}
