@@ -245,21 +245,14 @@ pub struct Shortfall {
 
 impl fmt::Display for Shortfall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let years = |d: f64| d / 365.25;
-        if self.required_days >= 365.25 {
-            write!(
-                f,
-                "requirement not met: the battery lasts {:.1} years, --lifetime asks {:.1}",
-                years(self.delivered_days),
-                years(self.required_days)
-            )
-        } else {
-            write!(
-                f,
-                "requirement not met: the battery lasts {:.0} days, --lifetime asks {:.0}",
-                self.delivered_days, self.required_days
-            )
-        }
+        // Years from one year up, days below: "0.1 years" would hide a month.
+        let span = |d: f64| if d >= 365.25 { format!("{:.1} years", d / 365.25) } else { format!("{d:.0} days") };
+        write!(
+            f,
+            "requirement not met: the battery lasts {}, --lifetime asks {}",
+            span(self.delivered_days),
+            span(self.required_days)
+        )
     }
 }
 
@@ -608,10 +601,12 @@ mod tests {
         assert!(close(days, 2307.69, 1e-5), "{days}");
         let fifteen_years = 15.0 * 365.25 * 86_400.0;
         let e = check_lifetime(8.0 * 365.25, fifteen_years).unwrap_err();
-        assert_eq!(e.to_string(), "requirement not met: the battery lasts 8.0 years, --lifetime asks 15.0");
+        assert_eq!(e.to_string(), "requirement not met: the battery lasts 8.0 years, --lifetime asks 15.0 years");
         assert!(check_lifetime(15.0 * 365.25, fifteen_years).is_ok());
+        let e = check_lifetime(30.0, fifteen_years).unwrap_err();
+        assert_eq!(e.to_string(), "requirement not met: the battery lasts 30 days, --lifetime asks 15.0 years");
         let e = check_lifetime(20.0, 30.0 * 86_400.0).unwrap_err();
-        assert_eq!(e.to_string(), "requirement not met: the battery lasts 20 days, --lifetime asks 30");
+        assert_eq!(e.to_string(), "requirement not met: the battery lasts 20 days, --lifetime asks 30 days");
     }
 
     #[test]
