@@ -456,6 +456,7 @@ fn choose(
         chemistry,
         battery_mah,
         battery_v,
+        ..Default::default()
     };
     py.detach(|| {
         if let Some(dir) = &out {

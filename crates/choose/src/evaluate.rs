@@ -78,6 +78,26 @@ pub fn nothing_passes(req: &Request, ev: &Evaluation) -> String {
             report_time(g, req)
         );
     }
+    // Every candidate breaks the region's limits (alone or with the interval): the reason of the
+    // one with the least time on air, which no cipher choice can improve on much.
+    let least_air = ev
+        .candidates
+        .iter()
+        .filter(|c| c.removed_by.contains(&Filter::Region) && only(c, &[Filter::Region, Filter::Schedule]))
+        .filter_map(|c| c.figures.as_ref().map(|g| (c, g)))
+        .min_by(|a, b| a.1.air_time_ms.total_cmp(&b.1.air_time_ms));
+    if let Some((c, g)) = least_air {
+        return format!(
+            "--region {}: no schedule passes: {} ({} on air in {} for the {}-byte frame of {}, one report every {})",
+            req.region.as_ref().map(|r| r.name.as_str()).unwrap_or("?"),
+            g.region_violations.join("; "),
+            fmt::secs(g.air_time_ms / 1e3),
+            lwcbench_data::physics::packets_label(g.packets),
+            g.frame_bytes,
+            c.id,
+            fmt::secs(req.interval_s)
+        );
+    }
     let budget_only: Vec<&Candidate> =
         ev.candidates.iter().filter(|c| only(c, &[Filter::Flash, Filter::Ram])).collect();
     if !budget_only.is_empty() {

@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use crate::data::{Data, Facts, Size};
 use crate::link_facts::{Kind, HEADER_LEN, MAX_COUNTER, POLY_TAG, STREAM_SKIP};
-use crate::options::Request;
+use crate::options::{Request, WIFI_DTIM};
+use lwcbench_data::physics::{assess, check_lifetime, Violation};
 
 /// A value with its interval under the error model.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -45,7 +46,7 @@ pub struct Figures {
     pub air_time_ms: f64,
     /// Radio packets the frame takes (the radio's largest payload each).
     pub packets: usize,
-    /// Crypto + radio energy per message.
+    /// Crypto + radio (transmission and receive) energy per message.
     pub energy_uj: Span,
     /// Crypto time + time on air.
     pub latency_ms: Span,
@@ -59,6 +60,15 @@ pub struct Figures {
     pub ram_bytes: u64,
     /// Distinct nonces the link's counter gives this cipher under one device key.
     pub counter_space: f64,
+    /// Receive energy per message besides the transmission (class-A windows, BLE connection
+    /// events, a Wi-Fi association; data/radio-receive.csv).
+    pub receive_uj: f64,
+    /// What the receive figure is, in one line.
+    pub receive: String,
+    /// The regional limits the schedule breaks (data/radio-regions.csv), each with its reason.
+    pub region_violations: Vec<String>,
+    /// "requirement not met: ..." when the battery lasts less than `--lifetime`.
+    pub lifetime_shortfall: Option<String>,
     /// Where each figure comes from.
     pub sources: BTreeMap<String, String>,
 }
@@ -85,7 +95,7 @@ pub fn counter_space(nonce_bytes: usize) -> f64 {
 /// Packets of at most the radio's largest payload for a `frame`-byte frame (as
 /// [`Radio::air_time`] splits it).
 pub fn packets(r: &Radio, frame: usize) -> usize {
-    frame.div_ceil(r.max_payload.max(1)).max(1)
+    lwcbench_data::physics::packets(frame, r.max_payload)
 }
 
 /// The figures of `f` on the request's board and radio (None without an image on its core).
@@ -147,8 +157,19 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
     };
     let frame = HEADER_LEN + f.random_nonce_bytes + req.payload + tag;
     let crypto_j = b.energy_j(cycles);
+    let phys = assess(&req.radio, frame, req.interval_s, req.region.as_ref(), &req.receive, WIFI_DTIM).ok()?;
+    // Receive energy is reported apart from the transmission and counted in the total.
+    let receive_j = phys.receive.j_per_report();
     let radio_j = req.radio.energy_j(frame);
-    let air = req.radio.air_time(frame);
+    let air = phys.air_s;
+    // A Wi-Fi station's average draw between reports replaces the board's sleep current,
+    // unless --sleep-ua gives one.
+    let mut battery = req.battery.clone();
+    let mut sleep_source = req.sleep_source.clone();
+    if let (Some(ua), false) = (phys.receive.sleep_ua(), req.sleep_given) {
+        battery.sleep_ua = ua;
+        sleep_source = "the Wi-Fi station's average draw (data/radio-receive.csv)".into();
+    }
     let crypto_s = cycles / (b.clock_mhz * 1e6);
     sources.insert(
         "radio".into(),
@@ -161,20 +182,31 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
     sources.insert(
         "battery".into(),
         format!(
-            "modelled: {} mAh at {} V, {} (data/battery-chemistries.csv, {}), sleep {:.1} µA from {}'s datasheet sleep power, one report every {} s",
-            req.battery.capacity_mah,
-            req.battery.volts,
-            req.battery.chemistry.name,
-            req.battery.chemistry.status,
-            req.battery.sleep_ua,
-            b.id,
+            "modelled: {} mAh at {} V, {} (data/battery-chemistries.csv, {}), sleep {:.1} µA from {sleep_source}, one report every {} s",
+            battery.capacity_mah,
+            battery.volts,
+            battery.chemistry.name,
+            battery.chemistry.status,
+            battery.sleep_ua,
             req.interval_s
         ),
     );
-    let energy =
-        Span { value: crypto_j + radio_j, lo: crypto_j * (1.0 - e) + radio_j, hi: crypto_j * (1.0 + e) + radio_j };
-    let life = |j: f64| req.battery.life(j);
+    sources.insert("receive".into(), phys.receive.describe());
+    if let Some(r) = &req.region {
+        sources
+            .insert("region".into(), format!("{} limits (data/radio-regions.csv, {}): {}", r.name, r.status, r.source));
+    }
+    let air_j = radio_j + receive_j;
+    let energy = Span { value: crypto_j + air_j, lo: crypto_j * (1.0 - e) + air_j, hi: crypto_j * (1.0 + e) + air_j };
+    let life = |j: f64| battery.life(j);
     let mid = life(energy.value);
+    let region_violations = phys
+        .violations
+        .iter()
+        // Time on air above the interval is the schedule filter's (with the crypto time).
+        .filter(|v| !matches!(v, Violation::Infeasible { .. }))
+        .map(|v| v.to_string())
+        .collect();
     Some(Figures {
         frame_bytes: frame,
         tag_bytes: tag,
@@ -182,7 +214,7 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
         crypto_uj: Span { value: crypto_j * 1e6, lo: crypto_j * (1.0 - e) * 1e6, hi: crypto_j * (1.0 + e) * 1e6 },
         radio_uj: radio_j * 1e6,
         air_time_ms: air * 1e3,
-        packets: packets(&req.radio, frame),
+        packets: phys.packets,
         energy_uj: Span { value: energy.value * 1e6, lo: energy.lo * 1e6, hi: energy.hi * 1e6 },
         latency_ms: Span {
             value: (crypto_s + air) * 1e3,
@@ -194,6 +226,10 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
         flash_bytes: flash,
         ram_bytes: ram,
         counter_space: counter_space(f.nonce_bytes),
+        receive_uj: receive_j * 1e6,
+        receive: phys.receive.describe(),
+        region_violations,
+        lifetime_shortfall: check_lifetime(mid.days, req.lifetime_s).err().map(|s| s.to_string()),
         sources,
     })
 }

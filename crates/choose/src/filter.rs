@@ -36,6 +36,8 @@ pub enum Filter {
     Counter,
     /// A report that does not end within `--interval`.
     Schedule,
+    /// A schedule that breaks `--region`'s duty-cycle or dwell-time limit or uplink rates.
+    Region,
 }
 
 impl Filter {
@@ -53,6 +55,7 @@ impl Filter {
             Filter::Ram => "ram",
             Filter::Counter => "counter",
             Filter::Schedule => "schedule",
+            Filter::Region => "region",
         }
     }
     /// The option the filter answers to, for the error when nothing passes.
@@ -69,6 +72,7 @@ impl Filter {
             Filter::Ram => "--ram",
             Filter::Counter => "--lifetime",
             Filter::Schedule => "--interval",
+            Filter::Region => "--interval/--radio/--region",
         }
     }
     /// Whether an option the user may loosen removes it (the board's images are not tunable).
@@ -299,9 +303,22 @@ pub fn judge(req: &Request, data: &Data, f: &Facts) -> Candidate {
         let why = format!("one report {}, longer than --interval {}", report_time(g, req), fmt::secs(req.interval_s));
         removed.push((Filter::Schedule, why));
     }
+    // The region's limits on the same schedule (data/radio-regions.csv).
+    if let Some(g) = figs.as_ref().filter(|g| !g.region_violations.is_empty()) {
+        removed.push((Filter::Region, g.region_violations.join("; ")));
+    }
     let passed = removed.is_empty();
     let (labels, reasons) = match row {
-        Some(r) if passed => verdict_lines(req, f, r, level, &prot),
+        Some(r) if passed => {
+            let (mut labels, mut why) = verdict_lines(req, f, r, level, &prot);
+            // A battery life short of --lifetime does not remove a candidate (it may still be the
+            // best there is) but the answer says the requirement is not met.
+            if let Some(short) = figs.as_ref().and_then(|g| g.lifetime_shortfall.as_ref()) {
+                labels.push("REQUIREMENT NOT MET".to_string());
+                why.push(short.clone());
+            }
+            (labels, why)
+        }
         _ => (Vec::new(), removed.iter().map(|(k, r)| format!("{}: {r}", k.name())).collect()),
     };
     Candidate {

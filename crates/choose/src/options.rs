@@ -3,6 +3,8 @@
 use lwcbench_data::battery::{find_chemistry, Battery};
 use lwcbench_data::board::Board;
 use lwcbench_data::radio::{find_radio, Radio};
+use lwcbench_data::receive::Figure;
+use lwcbench_data::region::Region;
 use serde::Serialize;
 
 use crate::fmt::{prefix, shown_num};
@@ -43,6 +45,13 @@ pub struct Options {
     pub battery_mah: f64,
     /// `--battery-v`.
     pub battery_v: f64,
+    /// `--region`: the LoRaWAN region whose duty-cycle and dwell-time limits apply
+    /// (data/radio-regions.csv).
+    pub region: Option<String>,
+    /// `--sleep-ua`: the sleep current between reports, in place of the board's figure.
+    pub sleep_ua: Option<f64>,
+    /// `--active-ma`: the active current while the cipher runs, in place of the board's figure.
+    pub active_ma: Option<f64>,
 }
 
 impl Default for Options {
@@ -64,6 +73,9 @@ impl Default for Options {
             chemistry: "alkaline-AA".into(),
             battery_mah: 2400.0,
             battery_v: 3.0,
+            region: None,
+            sleep_ua: None,
+            active_ma: None,
         }
     }
 }
@@ -180,6 +192,14 @@ const LIFETIME_RANGE: &str = "1 s and 100 y";
 pub const BATTERY_MAH: (f64, f64) = (1.0, 1e6);
 /// `--battery-v` range: half a volt (one cell under load) to 60 V (the safety extra-low voltage).
 pub const BATTERY_V: (f64, f64) = (0.5, 60.0);
+/// `--sleep-ua` range: no sleep current to a tenth of an ampere (a board that never sleeps).
+pub const SLEEP_UA: (f64, f64) = (0.0, 100_000.0);
+/// `--active-ma` range: a microamp to ten amperes.
+pub const ACTIVE_MA: (f64, f64) = (0.001, 10_000.0);
+/// DTIM period of the access point a Wi-Fi station is assumed to join (data/radio-receive.csv
+/// gives DTIM 1, 3 and 10; 3 is a common access-point setting).
+pub const WIFI_DTIM: u32 = 3;
+
 /// The tag lengths `--tag` takes, in bits.
 pub const TAG_BITS: [u32; 3] = [64, 96, 128];
 
@@ -279,12 +299,24 @@ pub struct Request {
     pub allow_variable_time: bool,
     /// The battery model.
     pub battery: Battery,
+    /// `--region`'s limits (data/radio-regions.csv).
+    pub region: Option<Region>,
+    /// The receive figures (data/radio-receive.csv).
+    pub receive: Vec<Figure>,
+    /// Where the sleep current comes from (`--sleep-ua` or the board's datasheet figure).
+    pub sleep_source: String,
+    /// `--sleep-ua` was given: a radio's own idle draw (a Wi-Fi station's) does not replace it.
+    pub sleep_given: bool,
 }
 
 impl Request {
     /// Check every option; the first bad one is the error.
     pub fn resolve(o: &Options) -> Result<Request, String> {
-        let board = short_echo(&o.board, lwcbench_data::board::find)?;
+        let mut board = short_echo(&o.board, lwcbench_data::board::find)?;
+        if let Some(ma) = o.active_ma {
+            board.active_ma = bounded(ma, "--active-ma", ACTIVE_MA, "mA")?;
+            board.source = format!("active current {ma} mA from --active-ma; {}", board.source);
+        }
         let radio = short_echo(o.radio.trim(), find_radio)?;
         let interval_s = parse_duration_s(&o.interval, "--interval", (MIN_INTERVAL_S, MAX_INTERVAL_S), INTERVAL_RANGE)?;
         let payload = parse_bytes(&o.payload, "--payload")?;
@@ -336,14 +368,20 @@ impl Request {
         let lifetime_s = parse_duration_s(&o.lifetime, "--lifetime", (MIN_LIFETIME_S, MAX_LIFETIME_S), LIFETIME_RANGE)?;
         let capacity_mah = bounded(o.battery_mah, "--battery-mah", BATTERY_MAH, "mAh")?;
         let volts = bounded(o.battery_v, "--battery-v", BATTERY_V, "V")?;
-        let battery = Battery {
-            capacity_mah,
-            volts,
-            // The board's sleep power, drawn from the battery at its voltage (as `lwcbench link --board`).
-            sleep_ua: board.sleep_w() / volts * 1e6,
-            interval_s,
-            chemistry: short_echo(&o.chemistry, find_chemistry)?,
+        let region = match o.region.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(name) => {
+                Some(short_echo(name, |n| lwcbench_data::region::find(&lwcbench_data::region::builtin(), n))?)
+            }
         };
+        // The board's sleep power, drawn from the battery at its voltage (as `lwcbench link
+        // --board`), unless --sleep-ua gives the current itself.
+        let (sleep_ua, sleep_source) = match o.sleep_ua {
+            Some(ua) => (bounded(ua, "--sleep-ua", SLEEP_UA, "µA")?, format!("{ua} µA given by --sleep-ua")),
+            None => (board.sleep_w() / volts * 1e6, format!("{}'s datasheet sleep power", board.id)),
+        };
+        let battery =
+            Battery { capacity_mah, volts, sleep_ua, interval_s, chemistry: short_echo(&o.chemistry, find_chemistry)? };
         Ok(Request {
             board,
             radio,
@@ -359,6 +397,10 @@ impl Request {
             allow_provisional: o.allow_provisional,
             allow_variable_time: o.allow_variable_time,
             battery,
+            region,
+            receive: lwcbench_data::receive::builtin(),
+            sleep_source,
+            sleep_given: o.sleep_ua.is_some(),
         })
     }
 

@@ -14,8 +14,10 @@ the link's stream + Poly1305 composition is a `composition`, never a standard; p
 --allow-provisional), superseded versions (only with --require any), claimed security >= --security, \
 constant time (unless --allow-variable-time), integrity (an AEAD, or the composition), tag >= --tag, an image \
 on the board (data/emulated-cycles.csv, data/mcu-sizes.csv), --flash, --ram, the link's counter space against \
-the messages over --lifetime, a report (crypto and every radio packet) that ends within --interval. Flash and \
-RAM rank only against --flash and --ram. See docs/choose.md.")]
+the messages over --lifetime, a report (crypto and every radio packet) that ends within --interval, and \
+with --region the region's duty-cycle and dwell-time limits (data/radio-regions.csv). Energy includes the \
+radio's receive windows and wake-ups (data/radio-receive.csv); a battery life below --lifetime is flagged \
+\"requirement not met\". Flash and RAM rank only against --flash and --ram. See docs/choose.md.")]
 pub struct ChooseArgs {
     #[arg(long, help = crate::board_help("Board (data/board-power.csv): ", "."))]
     board: String,
@@ -74,6 +76,17 @@ pub struct ChooseArgs {
     /// Battery voltage, 0.5 to 60 V.
     #[arg(long, default_value_t = 3.0)]
     battery_v: f64,
+    /// LoRaWAN region whose limits apply (data/radio-regions.csv): EU868 (1 % duty cycle), US915
+    /// or AS923 (400 ms dwell time, SF7-SF10). A schedule that breaks them is out, with the limit.
+    #[arg(long)]
+    region: Option<String>,
+    /// Sleep current between reports in µA, 0 to 100000, in place of the board's datasheet figure
+    /// (data/boards.toml; the RP2040's chip figures are in data/chip-sleep.csv).
+    #[arg(long)]
+    sleep_ua: Option<f64>,
+    /// Active current while the cipher runs in mA, 0.001 to 10000, in place of the board's figure.
+    #[arg(long)]
+    active_ma: Option<f64>,
     /// Print the answer as JSON (schema lwcbench-choose/2, docs/choose.md).
     #[arg(long)]
     json: bool,
@@ -105,6 +118,9 @@ pub fn options(a: &ChooseArgs) -> Options {
         chemistry: a.chemistry.clone(),
         battery_mah: a.battery_mah,
         battery_v: a.battery_v,
+        region: a.region.clone(),
+        sleep_ua: a.sleep_ua,
+        active_ma: a.active_ma,
     }
 }
 

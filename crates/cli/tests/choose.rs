@@ -30,6 +30,7 @@ const NULLABLE: &[&str] = &[
     "candidates[].link_id",
     "candidates[].superseded_by",
     "candidates[].figures",
+    "candidates[].figures.lifetime_shortfall",
     "candidates[].rank",
     "candidates[].score",
     "robustness[].top",
@@ -566,4 +567,175 @@ fn flash_and_ram_rank_only_against_a_budget() {
             assert_eq!(candidate(&plain, id)["score"], candidate(&zero, id)["score"], "{base:?}: {id}");
         }
     }
+}
+
+// Issue 38 item 3: the physics checked (regions, receive energy, lifetime, sleep and active current).
+
+/// The stderr of a refused `choose`, checked to be one `error:` line and a non-zero exit.
+fn refused(args: &[&str]) -> String {
+    let d = tempfile::tempdir().unwrap();
+    let mut full = vec!["choose"];
+    full.extend_from_slice(args);
+    let o = lwcbench(&full, d.path());
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!o.status.success() && o.stdout.is_empty(), "{args:?} was not refused: {err}");
+    assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1, "{err}");
+    err
+}
+
+/// 300 B every 10 min at SF12 in EU868: a 332-byte frame in 7 packets, 18.735 s on air (hand
+/// computation in crates/data/src/physics.rs), 3.1 % against the 1 % of band M; without
+/// --region the same schedule is ranked.
+#[test]
+fn eu868_duty_cycle_refuses_the_schedule_with_its_limit() {
+    let args = ["--board", "mkrzero", "--radio", "LoRa-SF12", "--interval", "10m", "--payload", "300B"];
+    let mut eu = args.to_vec();
+    eu.extend_from_slice(&["--region", "EU868"]);
+    let err = refused(&eu);
+    assert!(
+        err.starts_with("error: --region EU868: no schedule passes: 3.1 % on air in EU868, where 1.0 % applies"),
+        "{err}"
+    );
+    assert!(err.contains("18.735 s on air in 7 packets"), "{err}");
+    let d = tempfile::tempdir().unwrap();
+    let rep = choose_json(&args, d.path());
+    assert!(rep["ranking"].as_array().is_some_and(|r| !r.is_empty()));
+    // Hourly the same frame is 0.52 % on air: it runs in EU868, and the split is shown.
+    let o = lwcbench(
+        &[
+            "choose",
+            "--board",
+            "mkrzero",
+            "--radio",
+            "LoRa-SF12",
+            "--interval",
+            "1h",
+            "--payload",
+            "300B",
+            "--region",
+            "EU868",
+        ],
+        d.path(),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("radio:    7 packets per report (18.735 s on air)"), "{out}");
+}
+
+/// US915's 400 ms dwell time: an 84 B payload is a 116-byte frame, at SF9 packets of 115 and 1
+/// bytes; the first, 128 B with the LoRaWAN overhead, is ceil((1024 - 36 + 44)/36) = 29;
+/// 29 × 5 + 8 + 12.25 = 165.25 symbols × 4.096 ms = 677 ms on air; SF12 is no US915 uplink rate.
+#[test]
+fn us915_dwell_time_and_uplink_rates_are_out() {
+    let err = refused(&[
+        "--board",
+        "nrf52840",
+        "--radio",
+        "LoRa-SF9",
+        "--interval",
+        "1m",
+        "--payload",
+        "84B",
+        "--region",
+        "US915",
+    ]);
+    assert!(err.contains("US915 allows 400 ms per packet"), "{err}");
+    let err = refused(&["--board", "nrf52840", "--radio", "LoRa-SF12", "--interval", "1h", "--region", "us915"]);
+    assert!(err.contains("SF12 is not an uplink rate in US915 (SF7 to SF10"), "{err}");
+    let err = refused(&["--board", "nrf52840", "--radio", "LoRa-SF9", "--interval", "1h", "--region", "mars"]);
+    assert!(err.starts_with("error: --region: 'mars' is not one of EU868, US915, AS923"), "{err}");
+}
+
+/// 15 years asked on a Pico: the battery does not last (2 mA board sleep alone empties 2400 mAh
+/// in 2400 / 2 = 1200 h = 50 days), and the answer says "requirement not met".
+#[test]
+fn a_lifetime_the_battery_cannot_meet_is_requirement_not_met() {
+    let d = tempfile::tempdir().unwrap();
+    let args = [
+        "--board",
+        "rp2040",
+        "--radio",
+        "LoRa-SF9",
+        "--interval",
+        "15m",
+        "--payload",
+        "12B",
+        "--region",
+        "EU868",
+        "--lifetime",
+        "15y",
+    ];
+    let mut a = vec!["choose"];
+    a.extend_from_slice(&args);
+    let o = lwcbench(&a, d.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("lifetime: requirement not met: the battery lasts"), "{out}");
+    assert!(out.contains("--lifetime asks 15.0 years"), "{out}");
+    let rep = choose_json(&args, d.path());
+    let top = candidate(&rep, rep["chosen"].as_str().unwrap());
+    let days = top["figures"]["battery_days"]["value"].as_f64().unwrap();
+    assert!(days < 50.0, "{days}");
+    assert!(top["labels"].as_array().unwrap().iter().any(|l| l == "REQUIREMENT NOT MET"), "{top}");
+    // Ten days asked: met, no flag.
+    let rep =
+        choose_json(&["--board", "rp2040", "--radio", "LoRa-SF9", "--interval", "15m", "--lifetime", "10d"], d.path());
+    let top = candidate(&rep, rep["chosen"].as_str().unwrap());
+    assert!(top["figures"]["lifetime_shortfall"].is_null(), "{top}");
+}
+
+/// --sleep-ua replaces the board's sleep figure in the battery model and --active-ma the active
+/// current in the crypto energy (cycles ÷ clock × supply × current: twice the current, twice
+/// the energy).
+#[test]
+fn sleep_ua_and_active_ma_replace_the_board_figures() {
+    let d = tempfile::tempdir().unwrap();
+    let base = ["--board", "rp2040", "--radio", "LoRa-SF9", "--interval", "15m", "--region", "EU868"];
+    let rep = choose_json(&base, d.path());
+    let id = rep["chosen"].as_str().unwrap().to_string();
+    let g = &candidate(&rep, &id)["figures"];
+    let mut a = base.to_vec();
+    a.extend_from_slice(&["--sleep-ua", "1", "--active-ma", "50"]);
+    let rep2 = choose_json(&a, d.path());
+    let g2 = &candidate(&rep2, &id)["figures"];
+    let crypto = |g: &serde_json::Value| g["crypto_uj"]["value"].as_f64().unwrap();
+    // The Pico's figure is 25 mA (data/boards.toml): 50 mA doubles the crypto energy.
+    assert!((crypto(g2) / crypto(g) - 2.0).abs() < 1e-9, "{} {}", crypto(g), crypto(g2));
+    assert!(g2["sources"]["battery"].as_str().unwrap().contains("sleep 1.0 µA from 1 µA given by --sleep-ua"), "{g2}");
+    // Load current: energy per report ÷ 900 s ÷ 3 V + 1 µA, plus 3 %/year of 2400 mAh; the
+    // 10-year shelf life of alkaline cells caps it (data/battery-chemistries.csv).
+    let e = g2["energy_uj"]["value"].as_f64().unwrap() * 1e-6;
+    let load_a = e / 900.0 / 3.0 + 1e-6 + 2.4 * 0.03 / 8766.0;
+    let want = (2.4 / load_a / 24.0).min(3652.5);
+    let days = g2["battery_days"]["value"].as_f64().unwrap();
+    assert!((days - want).abs() < 1e-6 * want, "{days} {want}");
+    for (arg, needle) in [
+        ("--sleep-ua=-1", "error: --sleep-ua: -1 is not between 0 and 100000 µA"),
+        ("--active-ma=0", "error: --active-ma: 0 is not between 0.001 and 10000 mA"),
+        ("--sleep-ua=NaN", "error: --sleep-ua: NaN is not between 0 and 100000 µA"),
+    ] {
+        let mut a = base.to_vec();
+        a.push(arg);
+        let err = refused(&a);
+        assert!(err.starts_with(needle), "{err}");
+    }
+}
+
+/// The radio's receive energy is in the answer: a 10 Hz Wi-Fi sensor stays associated, and the
+/// ESP32-C3's 0.62 mA DTIM3 average alone empties 2400 mAh in 2400 / 0.62 / 24 = 161.3 days
+/// (the issue saw 824 days); LoRa reports pay their class-A windows (25.8 mJ at SF9 in EU868).
+#[test]
+fn receive_windows_and_wake_ups_are_counted() {
+    let d = tempfile::tempdir().unwrap();
+    let rep = choose_json(&["--board", "esp32c3", "--radio", "WiFi-n-MCS7", "--interval", "100ms"], d.path());
+    let g = &candidate(&rep, rep["chosen"].as_str().unwrap())["figures"];
+    assert!(g["battery_days"]["value"].as_f64().unwrap() < 161.3, "{g}");
+    assert!(g["receive"].as_str().unwrap().contains("stays associated, DTIM 3"), "{g}");
+    let rep = choose_json(
+        &["--board", "nrf52840", "--radio", "LoRa-SF9", "--interval", "15m", "--payload", "12B", "--region", "EU868"],
+        d.path(),
+    );
+    let g = &candidate(&rep, rep["chosen"].as_str().unwrap())["figures"];
+    // 0.789824 s × 9.9 mA × 3.3 V = 25803.55 µJ (crates/data/src/physics.rs).
+    assert!((g["receive_uj"].as_f64().unwrap() - 25803.55).abs() < 0.01, "{g}");
 }

@@ -107,6 +107,17 @@ pub fn text(rep: &Report) -> String {
         },
         if rep.flips { "; the decision flips on a one-step change (table above)" } else { "" }
     ));
+    if let Some(g) = rep.candidate(&rep.chosen).and_then(|c| c.figures.as_ref()) {
+        s.push_str(&format!(
+            "radio:    {} per report ({} on air); {}\n",
+            lwcbench_data::physics::packets_label(g.packets),
+            fmt::secs(g.air_time_ms / 1e3),
+            g.receive
+        ));
+        if let Some(short) = &g.lifetime_shortfall {
+            s.push_str(&format!("lifetime: {short}\n"));
+        }
+    }
     let h = &rep.handover;
     s.push_str(&format!("firmware: {}\n", h.firmware_build));
     if let Some(d) = &h.dataset {
