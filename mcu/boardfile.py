@@ -2,7 +2,7 @@
 sources, optional power figures) and per compiler target ([target.TRIPLE]: core, timing model,
 the board its counts stand for, the toolchains built for it).
 
-mcu/build.py, mcu/emulate.py, mcu/run.py and scripts/emulated-cycles.py take their targets and
+mcu/build.py, mcu/emulate.py, mcu/run.py and scripts/data/emulated-cycles.py take their targets and
 boards from here; nothing else in Python reads the file. Errors are BoardError, one line naming
 the file, the board or target and the key.
 """

@@ -23,7 +23,7 @@ if ((${#need[@]})); then
   # the project's apt helper: a partly failed index (a foreign architecture's mirror mid-sync)
   # is a warning, a package it leaves missing fails the install by name
   APT_TAG="mcu setup"
-  . "$here/../scripts/apt.sh"
+  . "$here/../scripts/ci/apt.sh"
   apt_update
   apt_install "${need[@]}"
 fi

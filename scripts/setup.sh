@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # apt_update / apt_install: a partly failed index is a warning, a missing package fails by name
 APT_TAG=setup
-. scripts/apt.sh
+. scripts/ci/apt.sh
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
@@ -30,7 +30,7 @@ if ((want_test)); then
   # Go toolchain for Toxiproxy (TCP delay/jitter/resets where the kernel lacks netem), unless present
   command -v go >/dev/null 2>&1 || pkgs+=(golang-go)
   pkgs+=(mosquitto postgresql)  # lwcbench link tests: external broker and store, started by the tests
-  pkgs+=(mosquitto-clients coreutils)  # scripts/link-probe.py: a foreign MQTT client (mosquitto_pub/_sub), stdbuf
+  pkgs+=(mosquitto-clients coreutils)  # scripts/ci/link-probe.py: a foreign MQTT client (mosquitto_pub/_sub), stdbuf
   # tshark: the third-party GOOSE dissector of `lwcbench link goose`'s test; no setuid dumpcap
   # (preseeded below, so the install asks nothing)
   pkgs+=(tshark)
@@ -110,7 +110,7 @@ fi
 if ((want_test)); then
   # Every workspace's lock file is current: a stale one stops here with cargo's message, not
   # half-way through the Python build or a test suite.
-  . scripts/workspaces.sh
+  . scripts/ci/workspaces.sh
   for m in "${RUST_WORKSPACES[@]}"; do
     cargo metadata --locked --format-version 1 --manifest-path "$m" >/dev/null
   done

@@ -1,28 +1,43 @@
 #!/usr/bin/env bash
-# Runs every test. Expects ./scripts/setup.sh --test to have run.
-#  1. unit and integration tests of all Rust crates (profile citest: release optimisation without
-#     LTO; the cipher tests push megabytes), and a build check of the own no_std cipher crates for
-#     64-bit ARM. The suites after it run the target/citest/lwcbench this build made.
-#  2. lwcbench verify: every known-answer test and cross-check, official vectors included
-#  3. a smoke benchmark through the CLI, checking the result files exist, and the link probe
-#     (scripts/link-probe.py --ci: 37 end-to-end probes against mosquitto, PostgreSQL and the Modbus proxies)
-#  4. the Python package (bindings, loader, figures) and the HTML report in headless Chromium
-#  5. the PyCryptodome engine process (engine protocol) and its vectors
-#  6. microcontroller cross-builds (Cortex-M0+, M4F, RV32IMC; C++ also for ESP8266), flash/RAM
-#     tables and emulated instruction/cycle counts (mcu/, through `lwcbench mcu`)
-#  7. board firmware: shared bench code, QEMU end-to-end (UART -> lwcbench collect -> report),
-#     Pico build, Arduino sketch against the stand-in API (firmware/)
-#  8. ARM Linux (Raspberry Pi OS 64-bit and 32-bit): the CLI cross-built for aarch64 and armv7,
-#     then verify, a quick run and a link session under qemu-user (docs/raspberry-pi.md)
-#  9. the checkout is unchanged: setup + tests rewrote no tracked file (lock files included)
-#     and left no untracked one
+# Runs every test. Expects ./scripts/setup.sh --test to have run. The suites, in order
+# (tests/scripts/test_test_sh.py checks this list against the `suite` calls below):
+#   cargo fmt                  every Rust workspace (scripts/ci/workspaces.sh) is formatted
+#   cargo clippy               no warning, the workspace lints included (missing_docs, unwrap_used)
+#   import cycles              no import cycle between the modules of a crate; tests/scripts
+#   shared dependencies        the Python package and the test build resolve shared crates alike
+#   cargo test                 unit and integration tests of all crates (profile citest: release
+#                              optimisation without LTO); the suites after it run the
+#                              target/citest/lwcbench this build made
+#   instruction parity         an adapter costs at most a bounded number of instructions per AEAD
+#                              call over a plain loop (valgrind)
+#   aarch64 no_std build       the own no_std cipher crates build for 64-bit ARM
+#   verify                     lwcbench verify: every known-answer test, official vectors included
+#   verify pycryptodome        the same through the PyCryptodome engine process
+#   smoke run                  a small benchmark through the CLI; the result files exist
+#   link probe                 scripts/ci/link-probe.py --ci: end-to-end probes of lwcbench link
+#                              against mosquitto, PostgreSQL and the Modbus proxies
+#   python + browser           the Python package (bindings, loader, figures) and the HTML report
+#                              in headless Chromium
+#   pycryptodome engine        the engine process (engine protocol) and its vectors
+#   modbus proxy (pymodbus)    the Modbus/TCP proxies between pymodbus master and slave
+#   mcu images                 microcontroller cross-builds, emulated counts, timing models,
+#                              NIST LWC samples, LX106 (mcu/tests)
+#   emulated cycles table      data/emulated-cycles.csv and data/mcu-sizes.csv re-measured (tests/energy)
+#   mcu run + report           lwcbench mcu end to end and its report
+#   firmware cargo test        board firmware's shared bench code (firmware/)
+#   firmware pytest            QEMU end to end (UART -> lwcbench collect -> report), Pico build,
+#                              Arduino sketch against the stand-in API
+#   ARM Linux cross build      the CLI cross-built for aarch64 and armv7 (x86-64 hosts only)
+#   aarch64 Linux (qemu)       verify, a quick run and a link session under qemu-user
+#   armv7 Linux (qemu)         the same for 32-bit Raspberry Pi OS
+#   checkout unchanged         setup + tests rewrote no tracked file and left no untracked one
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # The CLI every suite runs: built by the "cargo test" suite (profile citest, the workspace's test
 # features), so the tests compile the dependencies once. The release binary (thin LTO, one
 # codegen unit) is the product's, built by ./scripts/setup.sh without --test.
 LWC="$PWD/target/citest/lwcbench"
-. scripts/workspaces.sh
+. scripts/ci/workspaces.sh
 # ARM Linux is cross-built and run under qemu-user on an x86-64 host; on a Pi the suites above
 # test the native build.
 CROSS_ARM=0
@@ -93,17 +108,17 @@ suite "cargo fmt" fmt_check
 suite "cargo clippy" cargo clippy --workspace --all-targets --profile citest --locked -- -D warnings
 # No import cycle between the modules of any crate; the checker's own tests on hand-made crates
 # (tests/scripts also holds shared-deps.py's).
-suite "import cycles" bash -c 'python3 scripts/import-cycles.py --check crates/*/ && .venv/bin/python -m pytest -q tests/scripts'
+suite "import cycles" bash -c 'python3 scripts/ci/import-cycles.py --check crates/*/ && .venv/bin/python -m pytest -q tests/scripts'
 # The Python package, built by setup.sh --test in the test build's target directory, has the test
 # build's dependency versions and features, so "cargo test" compiles none of them again.
-suite "shared dependencies" python3 scripts/shared-deps.py --check
+suite "shared dependencies" python3 scripts/ci/shared-deps.py --check
 suite "cargo test" cargo test --workspace --profile citest --locked --no-fail-fast
 # Instructions per message through lwcbench equal a plain loop calling the library directly
-# (callgrind; the C libraries through scripts/parity/plain.c, which the suite compiles), the Rust
+# (callgrind; the C libraries through scripts/ci/parity/plain.c, which the suite compiles), the Rust
 # loop from the test build above: one profile and the workspace's features for both
 # (built for its crate alone, the RustCrypto ChaCha20-Poly1305 loop took ~827 fewer instructions
 # per message than through lwcbench).
-suite "instruction parity" python3 scripts/parity/instructions.py --check --lwcbench "$LWC" \
+suite "instruction parity" python3 scripts/ci/parity/instructions.py --check --lwcbench "$LWC" \
   --plain target/citest/examples/plain_loop
 # The own no_std cipher crates also build for 64-bit ARM (a Pi 4/5 class host): the x86-64
 # SIMD paths must stay behind their cfg gates.
@@ -121,7 +136,7 @@ suite "smoke run" smoke_run
 # The link probed end to end as an attacker and a careless operator would (mosquitto, a foreign
 # MQTT client, PostgreSQL): nonce reuse, a gateway stopped by one message, silent failures.
 # (the venv's Python: the key-hierarchy probes seal frames with its cryptography package)
-suite "link probe" .venv/bin/python scripts/link-probe.py --ci --bin "$LWC"
+suite "link probe" .venv/bin/python scripts/ci/link-probe.py --ci --bin "$LWC"
 suite "python + browser" env LWCBENCH_BIN="$LWC" .venv/bin/python -m pytest -q python/tests \
   tests/browser
 suite "pycryptodome engine" .venv/bin/python -m pytest -q engines/pycryptodome

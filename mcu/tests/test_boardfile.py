@@ -102,7 +102,7 @@ def test_adding_a_board_is_one_record(tmp_path):
     # targets (the Rust side has its own dry run: crates/data, adding_a_board_is_one_record).
     toml = tmp_path / "boards.toml"
     toml.write_text((REPO / "data" / "boards.toml").read_text() + FAKE)
-    r = subprocess.run([sys.executable, "-c", DERIVED, str(toml), str(REPO / "mcu"), str(REPO / "scripts")],
+    r = subprocess.run([sys.executable, "-c", DERIVED, str(toml), str(REPO / "mcu"), str(REPO / "scripts" / "data")],
                        capture_output=True, text=True, check=True)
     got = json.loads(r.stdout)
     assert got["power"] == ["rp2040", "nrf52840", "esp32c3", "mkrzero", "nano33ble", "stm32f4disco"]

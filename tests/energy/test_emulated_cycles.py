@@ -1,5 +1,5 @@
 """data/emulated-cycles.csv cannot drift from the emulator: a sample of images is built and
-emulated again on every board (scripts/emulated-cycles.py's own code, each board's profile) and must
+emulated again on every board (scripts/data/emulated-cycles.py's own code, each board's profile) and must
 give the committed rows exactly, cold and warm.
 Run with the mcu environment: CARGO_TARGET_DIR=target/mcu .venv/bin/python -m pytest -q tests/energy
 """
@@ -16,7 +16,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "mcu"))
 
-_spec = importlib.util.spec_from_file_location("emulated_cycles", REPO / "scripts" / "emulated-cycles.py")
+_spec = importlib.util.spec_from_file_location("emulated_cycles", REPO / "scripts" / "data" / "emulated-cycles.py")
 ec = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ec)
 
@@ -63,7 +63,7 @@ def test_sample_re_emulated_equals_the_committed_table():
     assert len(fresh) == len(SAMPLE) * len(boards)
     table = committed()
     for key, row in fresh.items():
-        assert table[key] == row, f"{key}: committed {table[key]} != emulated {row}; regenerate (scripts/emulated-cycles.py)"
+        assert table[key] == row, f"{key}: committed {table[key]} != emulated {row}; regenerate (scripts/data/emulated-cycles.py)"
 
 
 def test_boards_of_one_core_get_their_own_profiles_counts():

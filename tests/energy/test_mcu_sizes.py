@@ -14,7 +14,7 @@ import test_emulated_cycles
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "mcu"))
 
-_spec = importlib.util.spec_from_file_location("mcu_sizes", REPO / "scripts" / "mcu-sizes.py")
+_spec = importlib.util.spec_from_file_location("mcu_sizes", REPO / "scripts" / "data" / "mcu-sizes.py")
 ms = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ms)
 
@@ -44,7 +44,7 @@ def test_sample_measured_again_equals_the_committed_table():
     assert len(fresh) == len(imgs)
     table = committed()
     for key, row in fresh.items():
-        assert table[key] == row, f"{key}: committed {table[key]} != measured {row}; regenerate (scripts/mcu-sizes.py)"
+        assert table[key] == row, f"{key}: committed {table[key]} != measured {row}; regenerate (scripts/data/mcu-sizes.py)"
 
 
 def _row(**kw):

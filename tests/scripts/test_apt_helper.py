@@ -1,4 +1,4 @@
-"""scripts/apt.sh (every script's apt-get) and mcu/setup.sh run against a fake `apt-get` on
+"""scripts/ci/apt.sh (every script's apt-get) and mcu/setup.sh run against a fake `apt-get` on
 PATH: an index whose foreign architecture fails to download is a warning, a failed install is
 retried once, a package apt cannot find fails naming it. Nothing here runs the real apt."""
 import os
@@ -55,7 +55,7 @@ def run_bash(tmp, script, fail_once=False, extra=None, env=None):
     return p, calls
 
 
-PRELUDE = "set -euo pipefail; . scripts/apt.sh; "
+PRELUDE = "set -euo pipefail; . scripts/ci/apt.sh; "
 
 
 def test_a_partly_failed_update_is_a_warning_and_the_script_goes_on(tmp_path):
@@ -111,7 +111,7 @@ def test_every_script_runs_apt_get_through_the_helper():
     direct = []
     for f in ROOT.rglob("*.sh"):
         rel = f.relative_to(ROOT)
-        if rel.parts[0] in ("target", ".git", ".venv") or rel == pathlib.Path("scripts/apt.sh"):
+        if rel.parts[0] in ("target", ".git", ".venv") or rel == pathlib.Path("scripts/ci/apt.sh"):
             continue
         for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
             code = line.split("#", 1)[0]

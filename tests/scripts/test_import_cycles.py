@@ -1,10 +1,10 @@
-"""scripts/import-cycles.py on tiny hand-made crates whose cycles are known by construction."""
+"""scripts/ci/import-cycles.py on tiny hand-made crates whose cycles are known by construction."""
 import pathlib
 import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "import-cycles.py"
+SCRIPT = ROOT / "scripts" / "ci" / "import-cycles.py"
 
 
 def crate(tmp: pathlib.Path, files: dict[str, str]) -> pathlib.Path:

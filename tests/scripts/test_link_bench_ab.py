@@ -1,10 +1,10 @@
-"""scripts/link-bench-ab.py: its test statistic and round order, on hand-computed cases."""
+"""scripts/bench/link-bench-ab.py: its test statistic and round order, on hand-computed cases."""
 import importlib.util
 import math
 from pathlib import Path
 
 spec = importlib.util.spec_from_file_location(
-    "link_bench_ab", Path(__file__).resolve().parents[2] / "scripts" / "link-bench-ab.py")
+    "link_bench_ab", Path(__file__).resolve().parents[2] / "scripts" / "bench" / "link-bench-ab.py")
 ab = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ab)
 

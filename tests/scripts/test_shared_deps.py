@@ -1,9 +1,9 @@
-"""scripts/shared-deps.py's comparison on hand-written lock files and `cargo tree` output."""
+"""scripts/ci/shared-deps.py's comparison on hand-written lock files and `cargo tree` output."""
 import importlib.util
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("shared_deps", ROOT / "scripts" / "shared-deps.py")
+spec = importlib.util.spec_from_file_location("shared_deps", ROOT / "scripts" / "ci" / "shared-deps.py")
 shared_deps = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(shared_deps)
 

@@ -1,5 +1,5 @@
 //! Plain loops calling the Rust libraries directly (no catalogue entry, no trait object, no
-//! runner), for `scripts/host-parity.sh`; the C libraries' loops are `scripts/parity/plain.c`.
+//! runner), for `scripts/ci/host-parity.sh`; the C libraries' loops are `scripts/ci/parity/plain.c`.
 //! Each loop makes the call the adapter makes per AEAD `encrypt` (in place, empty AD,
 //! 16-byte tag) and times it as lwcbench's runner does (docs/measurement.md): batches lasting
 //! ≥ MIN_US per sample, `Instant`, ns per operation; `rr` draws a new key and nonce before

@@ -151,7 +151,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = ["time", "instructions"], default_value = "time")]
     counter: String,
     /// A/A experiment (test-only): measure every group twice in the same run, the twin with
-    /// a planted slowdown of P % (0 = none); twin.csv gives the verdicts. See scripts/aa-test.sh.
+    /// a planted slowdown of P % (0 = none); twin.csv gives the verdicts. See scripts/bench/aa-test.sh.
     #[arg(long, hide = true, value_name = "P")]
     twin: Option<u64>,
 }

@@ -1,7 +1,7 @@
 //! data/boards.toml: one record per board (`[board.ID]`: timing profile, sources, and the power
 //! figures of a `--board` choice) and per compiler target (`[target.TRIPLE]`). Everything else
 //! that lists boards is derived from it: data/board-power.csv, the board tables of
-//! docs/metrics.md and mcu/README.md (both rewritten by `scripts/regen-boards.sh`, kept equal by
+//! docs/metrics.md and mcu/README.md (both rewritten by `scripts/data/regen-boards.sh`, kept equal by
 //! the test `generated_files_follow_boards_toml`), and the CLI's `--board` help (from the
 //! board-power rows at run time). mcu/boardfile.py is the Python loader of the same file; it
 //! also checks the timing parameters the emulator uses.
@@ -250,7 +250,7 @@ pub fn chip_label(b: &BoardRecord) -> String {
 }
 
 const POWER_HEADER: &str = "\
-# GENERATED from data/boards.toml ([board.ID.power]; scripts/regen-boards.sh): do not edit by hand.
+# GENERATED from data/boards.toml ([board.ID.power]; scripts/data/regen-boards.sh): do not edit by hand.
 # Boards for crypto energy from EMULATED cycles (`--board`; docs/metrics.md, \"Energy from the device\").
 # energy per operation = emulated cycles (data/emulated-cycles.csv, this board's rows) / clock_mhz x volts x active_ma.
 # Not measured by lwcbench. Columns:
@@ -378,7 +378,7 @@ pub fn target_table_md(r: &Boards) -> String {
 
 /// The begin marker of a generated section of a document.
 pub fn begin_marker(name: &str) -> String {
-    format!("<!-- {name}: generated from data/boards.toml; scripts/regen-boards.sh rewrites it -->\n")
+    format!("<!-- {name}: generated from data/boards.toml; scripts/data/regen-boards.sh rewrites it -->\n")
 }
 
 /// `doc` with the section `name` replaced by `body`; an error names `path` and the marker.
@@ -418,7 +418,7 @@ mod tests {
     }
 
     /// data/board-power.csv and the docs' board tables are what the records give;
-    /// `LWCBENCH_BLESS=1` (scripts/regen-boards.sh) rewrites them.
+    /// `LWCBENCH_BLESS=1` (scripts/data/regen-boards.sh) rewrites them.
     #[test]
     fn generated_files_follow_boards_toml() {
         let files = regenerate(BOARDS_TOML, read).unwrap();
@@ -429,7 +429,7 @@ mod tests {
             return;
         }
         for (p, text) in &files {
-            assert!(&read(p).unwrap() == text, "{p} differs from data/boards.toml: run scripts/regen-boards.sh");
+            assert!(&read(p).unwrap() == text, "{p} differs from data/boards.toml: run scripts/data/regen-boards.sh");
         }
     }
 

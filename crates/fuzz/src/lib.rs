@@ -3,7 +3,7 @@
 //! under `catch_unwind`. A target fails when its code panics or breaks its contract (an error
 //! must be one line of bounded length; an accepted input must be internally consistent).
 //!
-//! Modes (see `scripts/fuzz.sh`):
+//! Modes (see `scripts/ci/fuzz.sh`):
 //! * CI (default): a fixed seed and [`CI_ITERATIONS`] mutated inputs per target, so the run is
 //!   reproducible and takes a few seconds.
 //! * On demand: `LWCBENCH_FUZZ_SECS=N` runs each target for N seconds with a fresh seed

@@ -1,5 +1,5 @@
 //! The fuzz targets as tests: in CI a fixed seed and a fixed number of inputs per target (a
-//! few seconds each); `scripts/fuzz.sh` runs them longer (see the crate documentation).
+//! few seconds each); `scripts/ci/fuzz.sh` runs them longer (see the crate documentation).
 use lwcbench_fuzz::{fuzz_and_assert, targets};
 use lwcbench_link::wire::frame::Proto;
 

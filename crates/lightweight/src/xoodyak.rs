@@ -112,7 +112,7 @@ impl Cyclist {
     /// The plaintext is absorbed: the input when encrypting, the output when decrypting.
     /// `DECRYPT` is a const parameter so each direction compiles to its own loop whatever the
     /// caller inlines: a runtime flag leaves a per-byte branch wherever `crypt` is not inlined,
-    /// e.g. behind a trait object (scripts/parity/instructions.py checks the two agree).
+    /// e.g. behind a trait object (scripts/ci/parity/instructions.py checks the two agree).
     fn crypt<const DECRYPT: bool>(&mut self, buf: &mut [u8]) {
         let mut cu = 0x80;
         let mut p = [0u8; R_KOUT];

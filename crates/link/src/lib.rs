@@ -1,7 +1,7 @@
 //! `lwcbench link`: a chosen cipher on a real sensor → broker → gateway → database path,
 //! measured end to end and attacked. See docs/link.md.
 //!
-//! Each module uses only modules listed above it (scripts/import-cycles.py checks for cycles):
+//! Each module uses only modules listed above it (scripts/ci/import-cycles.py checks for cycles):
 //! * [`input`], [`clock`], [`units`] — command-line strings (secrets redacted, control characters
 //!   refused, session names), the one clock, latencies in readable units;
 //! * [`state_file`] — the bounded reader of the line-oriented state files;

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Host parity: is a library's figure in `lwcbench run` what an application calling the
 # library directly pays? For every library the catalogue adapts, a plain loop (C:
-# scripts/parity/plain.c; Rust: crates/catalog/examples/plain_loop.rs) makes the adapter's
+# scripts/ci/parity/plain.c; Rust: crates/catalog/examples/plain_loop.rs) makes the adapter's
 # call sequence per AEAD `encrypt` and times it as the runner does; `lwcbench run` measures
 # the same cipher, scenario, <k,iv> and sizes. The two alternate (A/B, order swapped every
 # round) in one session, so drift of a shared machine hits both. Reported per size: medians
 # with distribution-free 95 % CIs, the lwcbench/plain ratio of medians with a bootstrap 95 %
 # CI, and the spread of the per-round ratios (docs/measurement.md "Host parity").
 #
-# usage: scripts/host-parity.sh [--quick] [--rounds R] [--samples N] [--out DIR] [--only LIB]
+# usage: scripts/ci/host-parity.sh [--quick] [--rounds R] [--samples N] [--out DIR] [--only LIB]
 #   --quick     1 round, 16 B and 1 KiB, 5 samples, OpenSSL and RustCrypto ChaCha20-Poly1305
 #   --rounds R  A/B rounds (default 6)     --samples N  samples per run and size (default 30)
 #   --out DIR   where parity.csv / parity.md go (default lwcbench-results/host-parity-<time>)
 #   --only LIB  one library: openssl, gcrypt, wolfssl, rustcrypto, own
 # PARITY_LWCBENCH=path measures another lwcbench binary (e.g. an older build) against the loops.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROUNDS=6 SAMPLES=30 OUT="" ONLY="" QUICK=0
 SIZES="16 1024 16384 262144"
 while [ $# -gt 0 ]; do
@@ -41,7 +41,7 @@ LWC="${PARITY_LWCBENCH:-$TARGET/release/lwcbench}"
 RPLAIN="$TARGET/release/examples/plain_loop"
 CPLAIN="$OUT/plain"
 # shellcheck disable=SC2046
-gcc $CFLAGS_PARITY -Wall -Wextra -o "$CPLAIN" scripts/parity/plain.c \
+gcc $CFLAGS_PARITY -Wall -Wextra -o "$CPLAIN" scripts/ci/parity/plain.c \
   $(pkg-config --cflags --libs libcrypto libgcrypt wolfssl)
 
 # lib | cipher (plain loop) | lwcbench id | plain program
@@ -83,7 +83,7 @@ lwc_run() { # lib cipher id round
     --reps "$SAMPLES" --warmup 3 --seed "$4" --out "$d" --force --quiet >/dev/null 2>"$d.stderr"; then
     echo "error: lwcbench run for $3 failed:" >&2; grep -v warning "$d.stderr" >&2; exit 1
   fi
-  python3 scripts/parity/report.py --append "$d/samples.csv" "$1" "$2" "$4" "$OUT/raw/samples.csv"
+  python3 scripts/ci/parity/report.py --append "$d/samples.csv" "$1" "$2" "$4" "$OUT/raw/samples.csv"
 }
 
 echo "lib,cipher,bytes,kiv,round,tool,ns_per_op" > "$OUT/raw/samples.csv"
@@ -101,4 +101,4 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
 
-python3 scripts/parity/report.py "$OUT"
+python3 scripts/ci/parity/report.py "$OUT"

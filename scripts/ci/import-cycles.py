@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Import cycles between the modules (files) of Rust crates.
 
-    scripts/import-cycles.py crates/catalog [crates/engine ...]   # print cycles per crate
-    scripts/import-cycles.py --check crates/catalog               # exit 1 if any crate has one
+    scripts/ci/import-cycles.py crates/catalog [crates/engine ...]   # print cycles per crate
+    scripts/ci/import-cycles.py --check crates/catalog               # exit 1 if any crate has one
 
 A module is a file: `lib.rs`/`main.rs` is the crate root, `foo.rs` and `foo/mod.rs` are `foo`,
 `foo/bar.rs` is `foo::bar`, and a file attached with `#[path = "x.rs"] mod y;` is `y`. An edge

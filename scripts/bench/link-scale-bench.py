@@ -7,7 +7,7 @@ readings/s stored end to end, and CPU time per reading of the gateway workers, t
 process and all PostgreSQL processes (from /proc), plus `uptime` and the CPU model. Also one
 reference row per repetition with the embedded broker and SQLite (K = 1).
 
-    scripts/link-scale-bench.py [--bin target/release/lwcbench] [--workers 1,2,4] [--reps 3]
+    scripts/bench/link-scale-bench.py [--bin target/release/lwcbench] [--workers 1,2,4] [--reps 3]
                                 [--devices 64] [--messages 1000]
 Needs: mosquitto, postgresql (scripts/setup.sh --test installs both). Root runs PostgreSQL as
 the postgres user (it refuses root).

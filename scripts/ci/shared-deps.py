@@ -15,14 +15,14 @@ every crate above it, about four minutes of CI. This checks both:
   * the two workspaces' `citest` profiles, with what they inherit from `release`, are equal
     (fix: the same keys in both Cargo.toml files).
 
-usage: scripts/shared-deps.py [--check]   (prints the differences; --check exits 1 on any)
+usage: scripts/ci/shared-deps.py [--check]   (prints the differences; --check exits 1 on any)
 """
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def lock_versions(text):

@@ -6,7 +6,7 @@
 # significant AND the bootstrap CI of the ratio wholly outside ±5 %) and prints the
 # false-positive rate (A/A pairs with any verdict other than "no difference") and the
 # detection rate (planted pairs judged "twin slower").
-# Usage: scripts/aa-test.sh [RUNS] [LWCBENCH]
+# Usage: scripts/bench/aa-test.sh [RUNS] [LWCBENCH]
 set -euo pipefail
 runs=${1:-20}
 bin=${2:-target/release/lwcbench}

@@ -5,11 +5,11 @@
 # gateway messages/s per core (1e6 / gateway CPU µs per message), and the end-to-end latency
 # percentiles at half rate; writes the same as CSV. Compare ciphers within one run of this
 # script (the machine is shared: see docs/measurement.md), and quote the machine line with it.
-# Usage: scripts/link-bench.sh [OUT.csv] [CIPHERS] [REPEAT] [DEVICES] [MESSAGES]
+# Usage: scripts/bench/link-bench.sh [OUT.csv] [CIPHERS] [REPEAT] [DEVICES] [MESSAGES]
 #   defaults: target/link-bench.csv, Ascon-AEAD128,AES-128-CCM/rustcrypto,
 #             ChaCha20-Poly1305/rustcrypto,DRACO/rust-fast,TinyJAMBU-128, 3, 100, 1000
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${1:-target/link-bench.csv}
 ciphers=${2:-Ascon-AEAD128,AES-128-CCM/rustcrypto,ChaCha20-Poly1305/rustcrypto,DRACO/rust-fast,TinyJAMBU-128}
 repeat=${3:-3}

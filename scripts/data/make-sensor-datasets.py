@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate data/sensors/*.csv from real measurements shipped in the `river` package.
 
-    python3 scripts/make-sensor-datasets.py            # downloads river's wheel with pip
-    python3 scripts/make-sensor-datasets.py WHEEL.whl  # or uses a wheel you already have
+    python3 scripts/data/make-sensor-datasets.py            # downloads river's wheel with pip
+    python3 scripts/data/make-sensor-datasets.py WHEEL.whl  # or uses a wheel you already have
 
 Sources (see data/sensors/README.md for attribution and licences):
 * river/drift/datasets/occupancy.csv — UCI Occupancy Detection (Candanedo & Feldheim 2016),
@@ -20,7 +20,7 @@ import sys
 import tempfile
 import zipfile
 
-OUT = pathlib.Path(__file__).resolve().parents[1] / "data" / "sensors"
+OUT = pathlib.Path(__file__).resolve().parents[2] / "data" / "sensors"
 OCCUPANCY_ROWS = 200  # × 4 channels = 800 readings ≥ the study's 702
 WATER_ROWS = 720      # 30 days, one channel
 

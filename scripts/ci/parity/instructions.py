@@ -2,9 +2,9 @@
 """Instruction parity: instructions per AEAD encryption in `lwcbench run --counter
 instructions` against a plain loop calling the same library directly — Rust
 (crates/catalog/examples/plain_loop.rs) for RustCrypto and the own ciphers, C
-(scripts/parity/plain.c, built here with gcc) for OpenSSL, libgcrypt and wolfCrypt — both
+(scripts/ci/parity/plain.c, built here with gcc) for OpenSSL, libgcrypt and wolfCrypt — both
 counted by valgrind's callgrind over 16 operations after 4 untimed ones. Deterministic, so it
-can gate CI where timings (scripts/host-parity.sh) cannot.
+can gate CI where timings (scripts/ci/host-parity.sh) cannot.
 
 The adapter may cost at most MAX_EXTRA instructions per message more than the plain loop (its
 argument checks, the trait-object call, the Result plumbing, and LLVM inlining the library
@@ -12,7 +12,7 @@ differently inside a large binary), or MAX_RATIO where that is larger. A library
 depends on the caller's inlining (e.g. a runtime flag that only constant-folds when inlined)
 shows up here as a per-byte excess.
 
-usage: scripts/parity/instructions.py [--check] [--lwcbench BIN] [--plain BIN] [--plain-c BIN] [--out FILE]
+usage: scripts/ci/parity/instructions.py [--check] [--lwcbench BIN] [--plain BIN] [--plain-c BIN] [--out FILE]
   --plain-c  the C loop; without it, it is compiled into a temporary directory
 """
 import argparse
@@ -40,7 +40,7 @@ PLAIN_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plain.c")
 
 
 def build_plain_c(out):
-    """scripts/parity/plain.c against the system's libraries (as host-parity.sh builds it,
+    """scripts/ci/parity/plain.c against the system's libraries (as host-parity.sh builds it,
     without -march=native: the loop's own instructions are the same few either way)."""
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libcrypto", "libgcrypt", "wolfssl"],
                            capture_output=True, text=True)
@@ -99,7 +99,7 @@ def main():
                                                      "release", "lwcbench"))
     ap.add_argument("--plain", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"),
                                                   "release", "examples", "plain_loop"))
-    ap.add_argument("--plain-c", help="the C plain loop (default: compile scripts/parity/plain.c)")
+    ap.add_argument("--plain-c", help="the C plain loop (default: compile scripts/ci/parity/plain.c)")
     ap.add_argument("--out", help="write the table as CSV here too")
     a = ap.parse_args()
     for b in (a.lwcbench, a.plain):

@@ -6,7 +6,7 @@ binary under test, a second MQTT client: Debian's mosquitto_pub / mosquitto_sub)
 outcome from outside: frames seen on the broker, rows in the store, exit codes, stderr lines.
 Nothing here trusts the code under test to report on itself.
 
-    scripts/link-probe.py [--bin target/release/lwcbench] [--ci] [--only NAME,...] [--list]
+    scripts/ci/link-probe.py [--bin target/release/lwcbench] [--ci] [--only NAME,...] [--list]
 
 --ci bounds the sizes (fewer readings per device process) so the whole set runs in under a
 minute (scripts/test.sh runs it so); every probe has its own time limit. Exit 0 when every probe passes, 1 otherwise; one line
@@ -33,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MOSQUITTO = next((p for p in ("/usr/sbin/mosquitto", "/usr/bin/mosquitto") if os.path.exists(p)), None)
 KEY_MAGIC = "lwcbench-link-master-key v1"  # docs/link.md, key file format
 HEADER = 16  # docs/link.md: version 3, type, cipher, flags, device (4..8, BE), counter (8..16, BE)

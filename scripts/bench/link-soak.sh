@@ -9,7 +9,7 @@
 #   * no growth in errors: device PUBACK timeouts and reconnects in the last quarter equal
 #     those at the end of the first quarter (zero in a healthy run), and the gateway's refusals
 #     grow only by the forged frames the run injects (one per --forge-every, not by re-sends).
-# Usage: scripts/link-soak.sh [--ci] [--duration 10m] [--devices 4] [--interval 2ms] [--out DIR] [--bin LWCBENCH]
+# Usage: scripts/bench/link-soak.sh [--ci] [--duration 10m] [--devices 4] [--interval 2ms] [--out DIR] [--bin LWCBENCH]
 #   default 10 minutes; --ci: 40 s.
 set -euo pipefail
 duration=10m devices=4 interval=2ms out="" bin=target/release/lwcbench

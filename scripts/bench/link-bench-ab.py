@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two or more lwcbench binaries through scripts/link-bench.sh, interleaved on one machine.
+"""Two or more lwcbench binaries through scripts/bench/link-bench.sh, interleaved on one machine.
 
 Each round runs every binary once (one repetition: `--rate max`, then half that rate), the
 order rotated from round to round, so the drift of a shared machine falls on all of them
@@ -9,8 +9,8 @@ half rate, their ratio, the spread of the per-round ratios, and a two-sided Mann
 (normal approximation). One round says nothing on a 2-vCPU VM (per-round ratios of one binary
 against itself spread 0.8-1.3); use 20 or more.
 
-usage: scripts/link-bench-ab.py [--rounds R] [--ciphers C,...] [--out DIR] NAME=BINARY NAME=BINARY ...
-       scripts/link-bench-ab.py --analyse DIR NAME NAME ...   (the table of an earlier run)
+usage: scripts/bench/link-bench-ab.py [--rounds R] [--ciphers C,...] [--out DIR] NAME=BINARY NAME=BINARY ...
+       scripts/bench/link-bench-ab.py --analyse DIR NAME NAME ...   (the table of an earlier run)
 """
 import argparse
 import csv
@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 METRICS = [("gateway_msgs_per_s_per_core", "gateway msgs/s/core"), ("max_msgs_per_s", "stored/s at max"),
            ("e2e_p50_us", "e2e p50 µs, half rate"), ("e2e_p99_us", "e2e p99 µs, half rate")]
 
@@ -113,7 +113,7 @@ def main():
         for name in order:
             env = dict(os.environ, LWCBENCH=bins[name])
             with open(out / f"{name}-{r}.log", "w") as log:
-                subprocess.run([str(ROOT / "scripts/link-bench.sh"), str(out / f"{name}-{r}.csv"), a.ciphers, "1"],
+                subprocess.run([str(ROOT / "scripts/bench/link-bench.sh"), str(out / f"{name}-{r}.csv"), a.ciphers, "1"],
                                env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
             load1 = open("/proc/loadavg").read().split()[0]
             print(f"round {r}/{a.rounds} {name} done, load {load1}", file=sys.stderr, flush=True)

@@ -1,4 +1,4 @@
-# The one way this project's scripts run apt-get; sourced (`. scripts/apt.sh`), never run.
+# The one way this project's scripts run apt-get; sourced (`. scripts/ci/apt.sh`), never run.
 #   apt_update              apt-get update. A partly failed index (one architecture's mirror
 #                           mid-sync: "File has unexpected size … Mirror sync in progress?", exit
 #                           100) is a warning: what was read is used, and a package it leaves

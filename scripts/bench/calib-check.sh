@@ -4,7 +4,7 @@
 #  * every measured sample lasted ≥ the minimum sample time (batch × ns_per_op ≥ min_sample_ns), and
 #  * every group's batch is ≥ the size calibrated from its own median: ⌈min_sample_ns / median_ns⌉ × 0.8
 #    (20 % slack for the median of the run differing from the calibration trials).
-# Usage: scripts/calib-check.sh [RUNS] [LWCBENCH]
+# Usage: scripts/bench/calib-check.sh [RUNS] [LWCBENCH]
 set -euo pipefail
 runs=${1:-20}
 bin=${2:-target/release/lwcbench}

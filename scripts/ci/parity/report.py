@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of scripts/host-parity.sh: OUT/raw/samples.csv -> OUT/parity.csv, OUT/parity.md.
+"""Tables of scripts/ci/host-parity.sh: OUT/raw/samples.csv -> OUT/parity.csv, OUT/parity.md.
 
 Per library x cipher x <k,iv> x size: the median ns/op of the plain loop and of lwcbench over
 all rounds, each with its distribution-free 95 % CI (binomial order statistics, as
