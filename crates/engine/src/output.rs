@@ -6,13 +6,13 @@
 use std::io;
 use std::path::Path;
 
+use crate::markdown;
 use crate::results::{
     csv_or_header, sample_rows, summary_rows, to_csv, warmup_rows, RunDirWriter, RunRecord, SampleRow, SummaryRow,
     REPORT_RENDERER, SAMPLE_HEADER,
 };
 use crate::runner::GroupResult;
 use crate::studies::{self, StudyInput, StudyOptions, StudyOutput};
-use crate::{markdown, published};
 
 /// Write all files of a run; `run.json` last.
 pub fn write_run(
@@ -66,7 +66,7 @@ pub fn write_rows(
     let mut md = markdown::summary_markdown(&summary);
     md += &derived.markdown;
     md += extra_md;
-    md += &published::markdown_for_run(record.preset.as_deref(), samples, extra);
+    md += &crate::study_sections::markdown_for_run(record.preset.as_deref(), samples, extra);
     let mut files: Vec<(&str, Vec<u8>)> = vec![
         ("samples.csv", csv_or_header(samples, SAMPLE_HEADER)),
         ("warmup.csv", csv_or_header(warm, SAMPLE_HEADER)),

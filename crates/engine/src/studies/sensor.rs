@@ -18,7 +18,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use lwcbench_stats::{decide, summarize, Shift, DEFAULT_MARGIN};
-use serde::{Deserialize, Serialize};
 
 use super::study::{Study, StudyInput, StudyOutput, StudyRun};
 use crate::dataset::{Dataset, Encode};
@@ -92,70 +91,7 @@ impl Study for Sensor {
 
 const ABOUT: &str = "The DRACO study's headline experiment: `full` over 702 real 32-bit sensor readings (22,464 bits; built-in office-building data or --dataset FILE) against a random payload of the same length, 100 runs per <k,iv> after warm-up; Table 1, Table 2 and a Mann-Whitney test; plus per-reading encryption with a counter IV. DRACO by default, --all for every stream cipher and AEAD";
 
-/// One row of Table 1 (`table1_dataset_vs_random.csv`): one payload's statistics.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct Table1Row {
-    /// Cipher name.
-    pub cipher: String,
-    /// Implementation name.
-    pub implementation: String,
-    /// Scenario (full, reading).
-    pub scenario: String,
-    /// Message size in bits.
-    pub size_bits: u64,
-    /// Payload kind (random or dataset:NAME).
-    pub payload: String,
-    /// Samples.
-    pub n: u64,
-    /// Mean ns per operation.
-    pub mean_ns: f64,
-    /// Median ns per operation.
-    pub median_ns: f64,
-    /// Sample standard deviation, ns.
-    pub sd_ns: f64,
-    /// Fastest sample, ns.
-    pub min_ns: f64,
-    /// Slowest sample, ns.
-    pub max_ns: f64,
-    /// median(dataset) / median(random), on both rows of a pair.
-    pub ratio_dataset_random: f64,
-    /// Mann–Whitney U two-sided p-value, dataset vs random (pooled), on both rows of a pair.
-    pub mann_whitney_p: f64,
-    /// "dataset slower/faster" only when p < α AND the ratio's CI lies wholly outside
-    /// 1 ± margin_pct %.
-    pub verdict: String,
-    /// Bootstrap 95 % CI of ratio_dataset_random.
-    pub ratio_ci95_lo: f64,
-    /// Upper end of the bootstrap 95 % CI of the ratio.
-    pub ratio_ci95_hi: f64,
-    /// Practical-equivalence margin of the verdict, in %.
-    pub margin_pct: f64,
-}
-
-/// One row of Table 2: dataset against random per key/IV variant.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct Table2Row {
-    /// Cipher name.
-    pub cipher: String,
-    /// Implementation name.
-    pub implementation: String,
-    /// Scenario.
-    pub scenario: String,
-    /// Message size in bits.
-    pub size_bits: u64,
-    /// Key/IV variant.
-    pub kiv: String,
-    /// The dataset's name.
-    pub dataset: String,
-    /// Mean ns on the dataset payload.
-    pub dataset_mean_ns: f64,
-    /// Mean ns on the random payload.
-    pub random_mean_ns: f64,
-    /// (dataset − random) / random × 100.
-    pub diff_pct: f64,
-    /// Two-sided Mann-Whitney U p-value, dataset vs random.
-    pub mann_whitney_p: f64,
-}
+pub use crate::study_rows::{Table1Row, Table2Row};
 
 type Key = (String, String, String, u64);
 

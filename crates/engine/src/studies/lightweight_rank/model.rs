@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use lwcbench_catalog::Make;
 
-use super::{normalise, ranks, resolve_weights, wsm, Weighting, BENEFIT, CIPHERS, REFERENCE};
+use super::scoring::{normalise, ranks, resolve_weights, wsm, Weighting, BENEFIT, CIPHERS, REFERENCE};
 use crate::board::{self, Board};
 use crate::power::{self, PowerProfile};
 use crate::studies::study::StudyInput;

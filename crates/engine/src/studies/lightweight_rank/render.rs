@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use super::model::{Model, Ranking};
-use super::{rr_pct, METRICS_FILE, SCORES_FILE, SMALL};
+use super::scoring::{rr_pct, METRICS_FILE, SCORES_FILE, SMALL};
 use crate::html::{col, esc, num, radar, read_table};
 use crate::measured::MeasuredEnergy;
 use crate::text::fmt_ns;

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use serde::Serialize;
 
 use super::model::{CipherRow, Model, Ranking};
-use super::{rr_pct, Weighting};
+use super::scoring::{rr_pct, Weighting};
 use crate::measured::MeasuredEnergy;
 
 /// A number as Rust prints it (`0.000005`, not `5e-6`): the text these files have always had.

@@ -9,7 +9,6 @@ use std::path::Path;
 
 use lwcbench_catalog::{registry, Entry, Make};
 use lwcbench_core::Family;
-use serde::{Deserialize, Serialize};
 
 use super::study::{Study, StudyArgs, StudyInput, StudyOption, StudyOptions, StudyOutput, StudyRun};
 use crate::board::{self, Board};
@@ -115,108 +114,7 @@ pub fn selection() -> Selection {
 /// Frames of the default clip used by the preset's frame scenario.
 pub const VIDEO_FRAMES: usize = 8;
 
-/// One row of `stream_study.csv`; units are in the column names.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct StreamStudyRow {
-    /// Cipher name.
-    pub cipher: String,
-    /// Implementation name.
-    pub implementation: String,
-    /// Language of the implementation.
-    pub language: String,
-    /// Where the code comes from (own code, a crate).
-    pub origin: String,
-    /// Message size of the throughput rows (bytes).
-    pub long_message_bytes: u64,
-    /// Repetitions behind the throughput figure.
-    pub n: u64,
-    /// `full` throughput on the long message, MB/s (median).
-    pub throughput_mb_s: f64,
-    /// Lower end of its 95 % CI.
-    pub throughput_ci95_lo_mb_s: f64,
-    /// Upper end of its 95 % CI.
-    pub throughput_ci95_hi_mb_s: f64,
-    /// `keystream` throughput on the long message, MB/s.
-    pub keystream_mb_s: f64,
-    /// Lower end of its 95 % CI.
-    pub keystream_ci95_lo_mb_s: f64,
-    /// Upper end of its 95 % CI.
-    pub keystream_ci95_hi_mb_s: f64,
-    /// Cycles per byte of `full` on the long message.
-    pub cycles_per_byte: f64,
-    /// Lower end of its 95 % CI.
-    pub cycles_per_byte_ci95_lo: f64,
-    /// Upper end of its 95 % CI.
-    pub cycles_per_byte_ci95_hi: f64,
-    /// What the cycles count (TSC ticks, core cycles).
-    pub cycle_source: String,
-    /// Key and IV setup (`init`), µs.
-    pub init_us: f64,
-    /// Lower end of its 95 % CI.
-    pub init_ci95_lo_us: f64,
-    /// Upper end of its 95 % CI.
-    pub init_ci95_hi_us: f64,
-    /// Bytes of one video frame.
-    pub frame_bytes: u64,
-    /// Frames encrypted per second.
-    pub frames_per_s: f64,
-    /// Lower end of its 95 % CI.
-    pub frames_per_s_ci95_lo: f64,
-    /// Upper end of its 95 % CI.
-    pub frames_per_s_ci95_hi: f64,
-    /// Measured on frames or derived from throughput.
-    pub frames_source: String,
-    /// Machine code of the cipher in this binary, bytes.
-    pub code_bytes: u64,
-    /// Functions counted in code_bytes.
-    pub code_functions: u64,
-    /// Bytes of the keyed cipher object.
-    pub state_bytes: u64,
-    /// Peak stack of one operation, bytes (stack painting).
-    pub peak_stack_bytes: u64,
-    /// state_bytes + peak_stack_bytes: the RAM of Rank and E-Rank.
-    pub ram_bytes: u64,
-    /// Resident memory growth over the operation, bytes.
-    pub rss_growth_bytes: u64,
-    /// rss_growth_bytes per byte of message.
-    pub rss_growth_per_byte: f64,
-    /// Device of the power model.
-    pub power_device: String,
-    /// Active power of the model, W.
-    pub power_w: f64,
-    /// Modelled energy per frame, µJ.
-    pub energy_per_frame_uj_modelled: f64,
-    /// Lower end of its 95 % CI.
-    pub energy_per_frame_ci95_lo_uj_modelled: f64,
-    /// Upper end of its 95 % CI.
-    pub energy_per_frame_ci95_hi_uj_modelled: f64,
-    /// Modelled energy per byte, nJ.
-    pub energy_per_byte_nj_modelled: f64,
-    /// Where the energy columns come from: `emulated:<board> (…)` or `host-time×power (…)`.
-    pub energy_source: String,
-    /// Rank: throughput ÷ (code bytes + 2 × RAM bytes), (MB/s) per byte.
-    pub rank_mb_s_per_byte: f64,
-    /// Lower end of its 95 % CI.
-    pub rank_ci95_lo: f64,
-    /// Upper end of its 95 % CI.
-    pub rank_ci95_hi: f64,
-    /// E-Rank: Rank ÷ modelled energy per frame.
-    pub erank_mb_s_per_byte_uj_modelled: f64,
-    /// Lower end of its 95 % CI.
-    pub erank_ci95_lo_modelled: f64,
-    /// Upper end of its 95 % CI.
-    pub erank_ci95_hi_modelled: f64,
-    /// `--energy-from`: a collected run's `full` energy at this message size ÷ its bytes, with
-    /// its expanded uncertainty (k = 2); empty without one.
-    #[serde(default)]
-    pub energy_per_byte_nj_measured: Option<f64>,
-    /// Expanded uncertainty (k = 2) of the measured energy per byte, nJ.
-    #[serde(default)]
-    pub energy_per_byte_u_nj_measured: Option<f64>,
-    /// Where the measured energy comes from.
-    #[serde(default)]
-    pub energy_measured_source: Option<String>,
-}
+pub use crate::study_rows::StreamStudyRow;
 
 /// A point estimate with its 95 % interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
