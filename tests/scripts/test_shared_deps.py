@@ -93,3 +93,22 @@ codegen-units = 16
         "profile citest: codegen-units = 16, debug = 1, lto = False in python/Cargo.toml, "
         "codegen-units = 16, debug = 0, lto = False in Cargo.toml"
     ]
+
+
+def test_host_only_sets_of_the_test_build_pass_and_target_differences_do_not():
+    # The test build compiles libc twice (a proc macro's copy without extra_traits besides the
+    # target's); the Python build compiles only the target's: shared.
+    full = shared_deps.parse_tree("libc v0.2.191|default,extra_traits,std\nlibc v0.2.191|default,std\n")
+    target = shared_deps.parse_tree("libc v0.2.191|default,extra_traits,std\n")
+    py = shared_deps.parse_tree("libc v0.2.191|default,extra_traits,std\n")
+    assert shared_deps.differences(ROOT_LOCK, ROOT_LOCK, full, py, root_target=target, py_target=py) == []
+    # The Python build's target-side libc without extra_traits recompiles everything above it.
+    py = shared_deps.parse_tree("libc v0.2.191|default,std\n")
+    assert shared_deps.differences(ROOT_LOCK, ROOT_LOCK, full, py, root_target=target, py_target=py) == [
+        "libc v0.2.191: features ['default,std'] in the Python build, "
+        "['default,extra_traits,std'] in the test build (target side)"]
+    # A host-side set only the Python build compiles is reported too.
+    py_full = shared_deps.parse_tree("libc v0.2.191|default,extra_traits,std\nlibc v0.2.191|std\n")
+    assert shared_deps.differences(ROOT_LOCK, ROOT_LOCK, full, py_full, root_target=target, py_target=target) == [
+        "libc v0.2.191: features ['std'] in the Python build only "
+        "(the test build has ['default,extra_traits,std', 'default,std'])"]
