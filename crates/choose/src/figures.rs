@@ -2,6 +2,7 @@
 //! from the emulated image, the frame on air, battery life, flash and RAM, each with its source.
 use std::collections::BTreeMap;
 
+use lwcbench_data::battery::Battery;
 use lwcbench_data::board::{Board, Cycles};
 use lwcbench_data::radio::Radio;
 use serde::Serialize;
@@ -9,7 +10,7 @@ use serde::Serialize;
 use crate::data::{Data, Facts, Size};
 use crate::link_facts::{Kind, HEADER_LEN, MAX_COUNTER, POLY_TAG, STREAM_SKIP};
 use crate::options::{Request, WIFI_DTIM};
-use lwcbench_data::physics::{assess, check_lifetime, Violation};
+use lwcbench_data::physics::{assess, check_lifetime, Receive, Violation};
 
 /// A value with its interval under the error model.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -98,21 +99,24 @@ pub fn packets(r: &Radio, frame: usize) -> usize {
     lwcbench_data::physics::packets(frame, r.max_payload)
 }
 
-/// The figures of `f` on the request's board and radio (None without an image on its core).
-pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
+/// The crypto of one candidate per message, with its flash and RAM, the tag it sends and the
+/// sources of those figures.
+struct Crypto {
+    cycles: f64,
+    flash: u64,
+    ram: u64,
+    tag: usize,
+    source: String,
+    flash_ram_source: String,
+}
+
+/// The crypto of `f` per message: the stream + Poly1305 composition from its two images, an
+/// AEAD from its own (None when the composition's images are missing).
+fn crypto(req: &Request, data: &Data, f: &Facts, c: &Cycles, sz: &Size, emulated: &str) -> Option<Crypto> {
     let b = &req.board;
-    let c = b.cycles(&f.cipher, &f.implementation)?;
-    let sz = data.size(&b.target, &f.cipher, &f.implementation)?;
-    let band = data.band(&c.timing_model)?;
-    let e = band.error_pct / 100.0;
     let ad = HEADER_LEN as f64;
     let p = req.payload as f64;
-    let mut sources = BTreeMap::new();
-    let emulated = format!(
-        "emulated on {} ({} model, {} MHz; data/emulated-cycles.csv image {}), ±{} % ({}), × datasheet active power {:.4} W (data/board-power.csv, {})",
-        b.id, c.timing_model, b.clock_mhz, c.image, band.error_pct, band.source, b.active_w(), b.status
-    );
-    let (cycles, flash, ram, tag) = match f.kind() {
+    match f.kind() {
         Some(Kind::StreamPoly1305) => {
             let (cp, cc, scp, scc) = poly_share(data, b)?;
             // Poly1305's share: the ChaCha20-Poly1305 image minus the ChaCha20 image over the
@@ -127,38 +131,87 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
                 + sz.stack
                 + scp.ram_static.saturating_sub(scc.ram_static)
                 + scp.stack.saturating_sub(scc.stack);
-            sources.insert(
-                "crypto".into(),
-                format!(
+            Some(Crypto {
+                cycles: cyc,
+                flash,
+                ram,
+                tag: POLY_TAG,
+                source: format!(
                     "{emulated}; modelled composition: init + keystream over {STREAM_SKIP} + payload bytes + Poly1305 over header + payload (the {} image minus the {} image)",
                     cp.image, cc.image
                 ),
-            );
-            sources.insert(
-                "flash_ram".into(),
-                format!(
+                flash_ram_source: format!(
                     "measured here (data/mcu-sizes.csv: image {} on {}) + the Poly1305 share ({} minus {}), modelled",
                     sz.image, sz.target, scp.image, scc.image
                 ),
-            );
-            (cyc, flash, ram, POLY_TAG)
+            })
         }
         _ => {
             // The AEAD's key schedule runs once per key: per message the encrypt phase, with the
             // 16-byte header as associated data counted like message bytes; the steady state (warm
             // cache) plus the one cold start shared by the lifetime's reports.
             let cyc = c.per_message(ad + p, req.messages());
-            sources.insert("crypto".into(), format!("{emulated}; encrypt + tag over header + payload bytes, warm cache + one cold start over the lifetime's reports"));
-            sources.insert(
-                "flash_ram".into(),
-                format!(
+            Some(Crypto {
+                cycles: cyc,
+                flash: sz.flash,
+                ram: sz.ram_static + sz.stack,
+                tag: f.tag_bytes,
+                source: format!("{emulated}; encrypt + tag over header + payload bytes, warm cache + one cold start over the lifetime's reports"),
+                flash_ram_source: format!(
                     "measured here (data/mcu-sizes.csv: image {} on {}; RAM = static + stack)",
                     sz.image, sz.target
                 ),
-            );
-            (cyc, sz.flash, sz.ram_static + sz.stack, f.tag_bytes)
+            })
         }
-    };
+    }
+}
+
+/// The battery a report draws on and where its sleep current comes from: a Wi-Fi station's
+/// average draw between reports replaces the board's sleep current, unless --sleep-ua gives one.
+fn report_battery(req: &Request, receive: &Receive) -> (Battery, String) {
+    let mut battery = req.battery.clone();
+    let mut sleep_source = req.sleep_source.clone();
+    if let (Some(ua), false) = (receive.sleep_ua(), req.sleep_given) {
+        battery.sleep_ua = ua;
+        sleep_source = "the Wi-Fi station's average draw (data/radio-receive.csv)".into();
+    }
+    (battery, sleep_source)
+}
+
+/// Where the radio figure comes from: the `frame`-byte frame with its `tag`-byte tag.
+fn radio_source(req: &Request, f: &Facts, frame: usize, tag: usize) -> String {
+    format!(
+        "modelled: time on air of the {frame}-byte frame (16-byte header + {}payload + {tag}-byte tag) × transmit power, data/radio-profiles.csv {} ({}: {})",
+        if f.random_nonce_bytes > 0 { format!("{}-byte random nonce + ", f.random_nonce_bytes) } else { String::new() },
+        req.radio.name, req.radio.status, req.radio.source
+    )
+}
+
+/// Where the battery figure comes from.
+fn battery_source(req: &Request, battery: &Battery, sleep_source: &str) -> String {
+    format!(
+        "modelled: {} mAh at {} V, {} (data/battery-chemistries.csv, {}), sleep {:.1} µA from {sleep_source}, one report every {} s",
+        battery.capacity_mah,
+        battery.volts,
+        battery.chemistry.name,
+        battery.chemistry.status,
+        battery.sleep_ua,
+        req.interval_s
+    )
+}
+
+/// The figures of `f` on the request's board and radio (None without an image on its core).
+pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
+    let b = &req.board;
+    let c = b.cycles(&f.cipher, &f.implementation)?;
+    let sz = data.size(&b.target, &f.cipher, &f.implementation)?;
+    let band = data.band(&c.timing_model)?;
+    let e = band.error_pct / 100.0;
+    let emulated = format!(
+        "emulated on {} ({} model, {} MHz; data/emulated-cycles.csv image {}), ±{} % ({}), × datasheet active power {:.4} W (data/board-power.csv, {})",
+        b.id, c.timing_model, b.clock_mhz, c.image, band.error_pct, band.source, b.active_w(), b.status
+    );
+    let Crypto { cycles, flash, ram, tag, source, flash_ram_source } = crypto(req, data, f, c, sz, &emulated)?;
     let frame = HEADER_LEN + f.random_nonce_bytes + req.payload + tag;
     let crypto_j = b.energy_j(cycles);
     let phys = assess(&req.radio, frame, req.interval_s, req.region.as_ref(), &req.receive, WIFI_DTIM).ok()?;
@@ -166,35 +219,13 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
     let receive_j = phys.receive.j_per_report();
     let radio_j = req.radio.energy_j(frame);
     let air = phys.air_s;
-    // A Wi-Fi station's average draw between reports replaces the board's sleep current,
-    // unless --sleep-ua gives one.
-    let mut battery = req.battery.clone();
-    let mut sleep_source = req.sleep_source.clone();
-    if let (Some(ua), false) = (phys.receive.sleep_ua(), req.sleep_given) {
-        battery.sleep_ua = ua;
-        sleep_source = "the Wi-Fi station's average draw (data/radio-receive.csv)".into();
-    }
+    let (battery, sleep_source) = report_battery(req, &phys.receive);
     let crypto_s = cycles / (b.clock_mhz * 1e6);
-    sources.insert(
-        "radio".into(),
-        format!(
-            "modelled: time on air of the {frame}-byte frame (16-byte header + {}payload + {tag}-byte tag) × transmit power, data/radio-profiles.csv {} ({}: {})",
-            if f.random_nonce_bytes > 0 { format!("{}-byte random nonce + ", f.random_nonce_bytes) } else { String::new() },
-            req.radio.name, req.radio.status, req.radio.source
-        ),
-    );
-    sources.insert(
-        "battery".into(),
-        format!(
-            "modelled: {} mAh at {} V, {} (data/battery-chemistries.csv, {}), sleep {:.1} µA from {sleep_source}, one report every {} s",
-            battery.capacity_mah,
-            battery.volts,
-            battery.chemistry.name,
-            battery.chemistry.status,
-            battery.sleep_ua,
-            req.interval_s
-        ),
-    );
+    let mut sources = BTreeMap::new();
+    sources.insert("crypto".into(), source);
+    sources.insert("flash_ram".into(), flash_ram_source);
+    sources.insert("radio".into(), radio_source(req, f, frame, tag));
+    sources.insert("battery".into(), battery_source(req, &battery, &sleep_source));
     sources.insert("receive".into(), phys.receive.describe());
     if let Some(r) = &req.region {
         sources

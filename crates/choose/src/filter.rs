@@ -215,20 +215,63 @@ fn status_verdict(req: &Request, level: Level, row: &Status) -> Option<String> {
     }
 }
 
+/// A removal: the filter and its reason.
+type Removal = (Filter, String);
+
 /// Apply every filter to `f`.
 pub fn judge(req: &Request, data: &Data, f: &Facts) -> Candidate {
     let row = data.status_of(&f.cipher);
     let figs = figures(req, data, f);
     let prot = protection(f);
+    let level = deployed_level(row, f);
+    let tag_bits = f.tag_bytes * 8;
+    let mut removed: Vec<Removal> = Vec::new();
+    status_filters(req, row, level, &mut removed);
+    link_filters(req, f, &prot, &mut removed);
+    board_filters(req, f, figs.as_ref(), &mut removed);
+    let passed = removed.is_empty();
+    let (labels, reasons) = match row {
+        Some(r) if passed => passed_verdict(req, f, r, level, &prot, figs.as_ref()),
+        _ => (Vec::new(), removed.iter().map(|(k, r)| format!("{}: {r}", k.name())).collect()),
+    };
+    Candidate {
+        id: f.id(),
+        cipher: f.cipher.clone(),
+        implementation: f.implementation.clone(),
+        link_id: f.link_id(),
+        status: level,
+        primitive_status: row.map(|r| r.status.clone()).unwrap_or_default(),
+        status_document: row.map(|r| r.document.clone()).unwrap_or_default(),
+        fips: level == Level::Standard && row.is_some_and(|r| r.fips),
+        superseded_by: row.and_then(|r| r.superseded_by.clone()),
+        claimed_bits: row.map(|r| r.claimed_bits).unwrap_or(0),
+        key_bits: f.key_bits,
+        constant_time: row.is_some_and(|r| r.constant_time),
+        tag_bits,
+        protection: prot,
+        labels,
+        passed,
+        removed_by: removed.into_iter().map(|(k, _)| k).collect(),
+        reasons,
+        figures: figs,
+        rank: None,
+        score: None,
+    }
+}
+
+/// The status of `f` as deployed on the link.
+fn deployed_level(row: Option<&Status>, f: &Facts) -> Level {
     // A reconstruction is provisional however the link wraps it: it must never protect data.
-    let level = match (row, f.kind()) {
+    match (row, f.kind()) {
         (None, _) => Level::Unknown,
         (Some(r), _) if Level::of_row(&r.status) == Level::Provisional => Level::Provisional,
         (Some(_), Some(Kind::StreamPoly1305)) => Level::Composition,
         (Some(r), _) => Level::of_row(&r.status),
-    };
-    let tag_bits = f.tag_bytes * 8;
-    let mut removed: Vec<(Filter, String)> = Vec::new();
+    }
+}
+
+/// The filters on the status row: status, superseded, claimed security, constant time.
+fn status_filters(req: &Request, row: Option<&Status>, level: Level, removed: &mut Vec<Removal>) {
     match row {
         None => removed.push((Filter::Status, "no row in data/cipher-status.csv: status unknown".into())),
         Some(r) => {
@@ -255,6 +298,11 @@ pub fn judge(req: &Request, data: &Data, f: &Facts) -> Candidate {
             }
         }
     }
+}
+
+/// The filters on the link: integrity, then the tag length.
+fn link_filters(req: &Request, f: &Facts, prot: &str, removed: &mut Vec<Removal>) {
+    let tag_bits = f.tag_bytes * 8;
     match (f.block, f.kind()) {
         (true, _) | (false, None) => removed.push((Filter::Integrity, format!("no integrity: {prot}"))),
         _ => {
@@ -269,7 +317,12 @@ pub fn judge(req: &Request, data: &Data, f: &Facts) -> Candidate {
             }
         }
     }
-    match &figs {
+}
+
+/// The filters on the board: image, flash, RAM, the counter over the lifetime, the schedule and
+/// the region.
+fn board_filters(req: &Request, f: &Facts, figs: Option<&Figures>, removed: &mut Vec<Removal>) {
+    match figs {
         None => removed.push((
             Filter::Image,
             format!(
@@ -299,51 +352,33 @@ pub fn judge(req: &Request, data: &Data, f: &Facts) -> Candidate {
         ));
     }
     // The schedule: one report (crypto, then every packet on air) ends before the next.
-    if let Some(g) = figs.as_ref().filter(|g| g.latency_ms.value > req.interval_s * 1e3) {
+    if let Some(g) = figs.filter(|g| g.latency_ms.value > req.interval_s * 1e3) {
         let why = format!("one report {}, longer than --interval {}", report_time(g, req), fmt::secs(req.interval_s));
         removed.push((Filter::Schedule, why));
     }
     // The region's limits on the same schedule (data/radio-regions.csv).
-    if let Some(g) = figs.as_ref().filter(|g| !g.region_violations.is_empty()) {
+    if let Some(g) = figs.filter(|g| !g.region_violations.is_empty()) {
         removed.push((Filter::Region, g.region_violations.join("; ")));
     }
-    let passed = removed.is_empty();
-    let (labels, reasons) = match row {
-        Some(r) if passed => {
-            let (mut labels, mut why) = verdict_lines(req, f, r, level, &prot);
-            // A battery life short of --lifetime does not remove a candidate (it may still be the
-            // best there is) but the answer says the requirement is not met.
-            if let Some(short) = figs.as_ref().and_then(|g| g.lifetime_shortfall.as_ref()) {
-                labels.push("REQUIREMENT NOT MET".to_string());
-                why.push(short.clone());
-            }
-            (labels, why)
-        }
-        _ => (Vec::new(), removed.iter().map(|(k, r)| format!("{}: {r}", k.name())).collect()),
-    };
-    Candidate {
-        id: f.id(),
-        cipher: f.cipher.clone(),
-        implementation: f.implementation.clone(),
-        link_id: f.link_id(),
-        status: level,
-        primitive_status: row.map(|r| r.status.clone()).unwrap_or_default(),
-        status_document: row.map(|r| r.document.clone()).unwrap_or_default(),
-        fips: level == Level::Standard && row.is_some_and(|r| r.fips),
-        superseded_by: row.and_then(|r| r.superseded_by.clone()),
-        claimed_bits: row.map(|r| r.claimed_bits).unwrap_or(0),
-        key_bits: f.key_bits,
-        constant_time: row.is_some_and(|r| r.constant_time),
-        tag_bits,
-        protection: prot,
-        labels,
-        passed,
-        removed_by: removed.into_iter().map(|(k, _)| k).collect(),
-        reasons,
-        figures: figs,
-        rank: None,
-        score: None,
+}
+
+/// A passed candidate's labels and verdict lines, then the lifetime requirement it misses.
+fn passed_verdict(
+    req: &Request,
+    f: &Facts,
+    r: &Status,
+    level: Level,
+    prot: &str,
+    figs: Option<&Figures>,
+) -> (Vec<String>, Vec<String>) {
+    let (mut labels, mut why) = verdict_lines(req, f, r, level, prot);
+    // A battery life short of --lifetime does not remove a candidate (it may still be the
+    // best there is) but the answer says the requirement is not met.
+    if let Some(short) = figs.and_then(|g| g.lifetime_shortfall.as_ref()) {
+        labels.push("REQUIREMENT NOT MET".to_string());
+        why.push(short.clone());
     }
+    (labels, why)
 }
 
 /// A passed candidate's labels (what a reviewer would question) and its verdict lines: why it

@@ -1,11 +1,22 @@
 //! The text answer (stdout without `--json`, `--out DIR/choose.txt`).
 use super::{first_place, rank_label, weights_line};
+use crate::filter::Candidate;
 use crate::fmt;
 use crate::report::Report;
 
 /// The text answer.
 pub fn text(rep: &Report) -> String {
     let mut s = String::new();
+    header(&mut s, rep);
+    table(&mut s, rep);
+    candidates(&mut s, rep);
+    robustness(&mut s, rep);
+    choice(&mut s, rep);
+    s
+}
+
+/// The request, the requirement, the weights and the error model.
+fn header(s: &mut String, rep: &Report) {
     let q = &rep.request;
     s.push_str(&format!(
         "lwcbench choose: board {} ({}, {} MHz), radio {}, one {} B reading every {} s, {} messages over the lifetime\n",
@@ -33,6 +44,10 @@ pub fn text(rep: &Report) -> String {
         "error model: emulated cycles ±{} % ({} timing model: {}); radio, flash and RAM exact under their models; overlapping score intervals are ties (rank n=)\n\n",
         rep.error_model.error_pct, rep.error_model.timing_model, rep.error_model.source
     ));
+}
+
+/// The ranked table: one row per passed candidate with figures and a score.
+fn table(s: &mut String, rep: &Report) {
     s.push_str(&format!(
         "{:<5} {:<30} {:>17} {:>12} {:>10} {:>11} {:>7} {:>6} {:>6} {:>4}  {}\n",
         "rank",
@@ -49,17 +64,6 @@ pub fn text(rep: &Report) -> String {
     ));
     for c in rep.ranked() {
         let (Some(g), Some(sc)) = (c.figures.as_ref(), c.score) else { continue };
-        // The labels that restate the status (COMPOSITION, NOT A STANDARD, PROVISIONAL) are left out.
-        let extra: Vec<&str> = c
-            .labels
-            .iter()
-            .map(String::as_str)
-            .filter(|l| !matches!(*l, "COMPOSITION" | "NOT A STANDARD" | "PROVISIONAL"))
-            .collect();
-        let mut status = c.status.name().to_string();
-        if !extra.is_empty() {
-            status = format!("{status}, {}", extra.join(", "));
-        }
         s.push_str(&format!(
             "{:<5} {:<30} {:>17} {:>12.1} {:>10.0} {:>11.2} {:>7} {:>6} {:>6} {:>4}  {}\n",
             rank_label(c, &rep.candidates),
@@ -72,9 +76,29 @@ pub fn text(rep: &Report) -> String {
             g.ram_bytes,
             g.frame_bytes,
             g.tag_bytes * 8,
-            status
+            status_cell(c)
         ));
     }
+}
+
+/// The status column: the status, then the labels it does not already state.
+fn status_cell(c: &Candidate) -> String {
+    // The labels that restate the status (COMPOSITION, NOT A STANDARD, PROVISIONAL) are left out.
+    let extra: Vec<&str> = c
+        .labels
+        .iter()
+        .map(String::as_str)
+        .filter(|l| !matches!(*l, "COMPOSITION" | "NOT A STANDARD" | "PROVISIONAL"))
+        .collect();
+    let mut status = c.status.name().to_string();
+    if !extra.is_empty() {
+        status = format!("{status}, {}", extra.join(", "));
+    }
+    status
+}
+
+/// Every candidate's verdict, then the sources of the chosen one's figures.
+fn candidates(s: &mut String, rep: &Report) {
     s.push_str("\ncandidates:\n");
     for c in &rep.candidates {
         let tag = if c.passed { "PASS" } else { "OUT " };
@@ -86,6 +110,10 @@ pub fn text(rep: &Report) -> String {
             s.push_str(&format!("  {k}: {v}\n"));
         }
     }
+}
+
+/// What first place becomes on a one-step change of each setting.
+fn robustness(s: &mut String, rep: &Report) {
     s.push_str("\nrobustness (one step either way):\n");
     s.push_str(&format!("  {:<10} {:<40} {:<34} {}\n", "change", "setting", "first place", "chosen still first?"));
     for r in &rep.robustness {
@@ -97,6 +125,11 @@ pub fn text(rep: &Report) -> String {
             if r.same { "yes" } else { "NO: the decision flips" }
         ));
     }
+}
+
+/// The choice, its radio and lifetime, the firmware, the dataset and the deploy command.
+fn choice(s: &mut String, rep: &Report) {
+    let q = &rep.request;
     s.push_str(&format!(
         "\nchoice: {}{}{}\n",
         rep.chosen,
@@ -130,5 +163,4 @@ pub fn text(rep: &Report) -> String {
         ));
     }
     s.push_str(&format!("deploy:   {}\n", h.link_command_line));
-    s
 }
