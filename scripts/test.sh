@@ -3,6 +3,8 @@
 # (tests/scripts/test_test_sh.py checks this list against the `suite` calls below):
 #   cargo fmt                  every Rust workspace (scripts/ci/workspaces.sh) is formatted
 #   cargo clippy               no warning, the workspace lints included (missing_docs, unwrap_used)
+#   no_std clippy              the same for firmware/ (host and board crates) and mcu/images
+#                              (on its thumbv6m target)
 #   import cycles              no import cycle between the modules of a crate; tests/scripts
 #   shared dependencies        the Python package and the test build resolve shared crates alike
 #   cargo test                 unit and integration tests of all crates (profile citest: release
@@ -106,6 +108,18 @@ fmt_check() {
 suite "cargo fmt" fmt_check
 # Under the citest profile, clippy's build scripts and proc macros are the test build's too.
 suite "cargo clippy" cargo clippy --workspace --all-targets --profile citest --locked -- -D warnings
+# The no_std workspaces (firmware/, mcu/images) have their own [workspace.lints]: each crate on
+# the target it is built for, in the target directory its build suite uses below.
+nostd_clippy() {
+  local lint=(--release --locked)
+  (cd firmware && export CARGO_TARGET_DIR="$PWD/../target/fw" &&
+    cargo clippy "${lint[@]}" -p lwc-board-bench -p lwc-power-logger --all-targets -- -D warnings &&
+    cargo clippy "${lint[@]}" -p lwc-board-qemu --target thumbv7m-none-eabi -- -D warnings &&
+    cargo clippy "${lint[@]}" -p lwc-board-pico -p lwc-pico-logger --target thumbv6m-none-eabi -- -D warnings) &&
+    (cd mcu/images && CARGO_TARGET_DIR="$PWD/../../target/mcu" \
+      cargo clippy "${lint[@]}" --target thumbv6m-none-eabi --bins --lib -- -D warnings)
+}
+suite "no_std clippy" nostd_clippy
 # No import cycle between the modules of any crate; the checker's own tests on hand-made crates
 # (tests/scripts also holds shared-deps.py's).
 suite "import cycles" bash -c 'python3 scripts/ci/import-cycles.py --check crates/*/ && .venv/bin/python -m pytest -q tests/scripts'

@@ -20,10 +20,15 @@ pub use lwcbench_estream::{Grain128a, Trivium};
 
 /// How this code was built (from build.rs), for `BoardInfo`.
 pub mod build {
+    /// `rustc -V` of the compiler that built the firmware.
     pub const COMPILER: &str = env!("BOARD_RUSTC");
+    /// Cargo profile (`release`, `debug`).
     pub const PROFILE: &str = env!("BOARD_PROFILE");
+    /// Optimisation level of that profile (`3`, `s`, …).
     pub const OPT: &str = env!("BOARD_OPT");
+    /// Target triple (`thumbv7m-none-eabi`, …).
     pub const TARGET: &str = env!("BOARD_TARGET");
+    /// Git commit of the checkout, `-dirty` when it had changes; `unknown` outside git.
     pub const COMMIT: &str = env!("BOARD_COMMIT");
 }
 
@@ -53,30 +58,46 @@ pub struct Trigger {
 
 /// Facts printed in the header line (see docs/board.md for each key).
 pub struct BoardInfo {
+    /// The board's name (`board=`).
     pub board: &'static str,
+    /// The microcontroller (`mcu=`).
     pub mcu: &'static str,
+    /// Core clock in Hz (`cpu_hz=`).
     pub cpu_hz: u32,
+    /// Rate of `Board::ticks` in Hz (`tick_hz=`).
     pub tick_hz: u32,
+    /// The timer behind `Board::ticks` (`timer=`).
     pub timer: &'static str,
     /// "none" when `Board::cycles` returns None.
     pub cycles: &'static str,
     /// Width of the cycle counter (24 for SysTick, 32 for DWT CYCCNT).
     pub cycle_bits: u32,
+    /// Firmware name and version (`firmware=`).
     pub firmware: &'static str,
+    /// Compiler version (`compiler=`, usually [`build::COMPILER`]).
     pub compiler: &'static str,
+    /// Build profile (`profile=`, usually [`build::PROFILE`]).
     pub profile: &'static str,
+    /// Optimisation level (`opt=`, usually [`build::OPT`]).
     pub opt: &'static str,
+    /// Target triple (`target=`, usually [`build::TARGET`]).
     pub target: &'static str,
+    /// Source commit (`commit=`, usually [`build::COMMIT`]).
     pub commit: &'static str,
 }
 
 /// The run's settings.
 #[derive(Clone, Copy)]
 pub struct Config {
+    /// Timed samples per group.
     pub reps: u32,
+    /// Warm-up samples per group, run first and printed as `LWCB W` lines.
     pub warmup: u32,
+    /// Shortest sample in ticks; the batch size is calibrated to reach it.
     pub min_sample_ticks: u64,
+    /// Seed of the random key/IV variants and payloads.
     pub seed: u64,
+    /// Message sizes in bits (1..=1024; at most 8 are run).
     pub sizes: &'static [usize],
     /// The power logger's trigger; None = no pin, no marker lines.
     pub trigger: Option<Trigger>,

@@ -28,6 +28,8 @@ mod glue;
 /// INA219, 12 bit, no averaging: one (bus, shunt) pair every 2 × 532 µs = 1.064 ms (≈ 940 Hz).
 /// For an INA226 or another shunt: `Settings { sensor: SensorKind::Ina226, conv_us: 588, ..Settings::ina219("GP16") }`.
 const SETTINGS: Settings = Settings::ina219("GP16");
+// An address the sensors cannot have fails the build, not the board at run time.
+const _: () = assert!(SETTINGS.addr >= 0x40 && SETTINGS.addr <= 0x4F, "I2C address not 0x40-0x4F");
 /// GPIO the board's trigger output is wired to (not 4 or 5: those are the I²C pins).
 const TRIGGER_GPIO: u8 = 16;
 const _: () = assert!(TRIGGER_GPIO != 4 && TRIGGER_GPIO != 5 && TRIGGER_GPIO < 30);
@@ -119,7 +121,8 @@ fn run<S: Sensor>(
 
 #[entry]
 fn main() -> ! {
-    let mut pac = pac::Peripherals::take().unwrap();
+    // The entry function runs once, so no peripheral is taken yet.
+    let mut pac = pac::Peripherals::take().expect("peripherals taken once");
     let mut watchdog = hal::Watchdog::new(pac.WATCHDOG);
     let clocks = glue::clocks(pac.XOSC, pac.CLOCKS, pac.PLL_SYS, pac.PLL_USB, &mut pac.RESETS, &mut watchdog);
     let timer = hal::Timer::new(pac.TIMER, &mut pac.RESETS, &clocks);
@@ -133,7 +136,7 @@ fn main() -> ! {
     let trigger = unsafe { hal::gpio::new_pin(DynPinId { bank: DynBankId::Bank0, num: TRIGGER_GPIO }) }
         .try_into_function::<FunctionSioInput>()
         .ok()
-        .unwrap()
+        .expect("every bank-0 GPIO can be a SIO input")
         .into_pull_type::<PullDown>();
     trigger.set_interrupt_enabled(Interrupt::EdgeHigh, true);
     trigger.set_interrupt_enabled(Interrupt::EdgeLow, true);
@@ -145,7 +148,7 @@ fn main() -> ! {
     let (usb, serial) = glue::cdc(&bus, "lwcbench power logger", "2");
     match SETTINGS.sensor {
         SensorKind::Ina219 => {
-            let s = Ina219::new(i2c, SETTINGS.addr).unwrap();
+            let s = Ina219::new(i2c, SETTINGS.addr).expect("address checked at compile time");
             run(Logger::new(s, SETTINGS), timer, usb, serial)
         }
         SensorKind::Ina226 => run(Logger::new(Ina226::new(i2c, SETTINGS.addr), SETTINGS), timer, usb, serial),

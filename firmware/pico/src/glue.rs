@@ -22,9 +22,9 @@ pub fn clocks(
     resets: &mut pac::RESETS,
     watchdog: &mut hal::Watchdog,
 ) -> ClocksManager {
+    // Fails only when the crystal or a PLL does not lock: broken hardware, nothing to run on.
     hal::clocks::init_clocks_and_plls(rp_pico::XOSC_CRYSTAL_FREQ, xosc, clocks, pll_sys, pll_usb, resets, watchdog)
-        .ok()
-        .unwrap()
+        .expect("clocks and PLLs locked")
 }
 
 /// The USB controller as a bus for the device stack.
@@ -47,7 +47,7 @@ pub fn cdc<'a>(
     let serial = SerialPort::new(bus);
     let usb = UsbDeviceBuilder::new(bus, UsbVidPid(0x16c0, 0x27dd))
         .strings(&[StringDescriptors::default().manufacturer("lwcbench").product(product).serial_number(serial_number)])
-        .unwrap()
+        .expect("one language is within the 16 usb-device allows")
         .device_class(usbd_serial::USB_CLASS_CDC)
         .build();
     (usb, serial)

@@ -89,8 +89,9 @@ const CONFIG: Config = Config {
 
 #[entry]
 fn main() -> ! {
-    let mut pac = pac::Peripherals::take().unwrap();
-    let mut core = pac::CorePeripherals::take().unwrap();
+    // The entry function runs once, so no peripheral is taken yet.
+    let mut pac = pac::Peripherals::take().expect("peripherals taken once");
+    let mut core = pac::CorePeripherals::take().expect("core peripherals taken once");
     let mut watchdog = hal::Watchdog::new(pac.WATCHDOG);
     let clocks = glue::clocks(pac.XOSC, pac.CLOCKS, pac.PLL_SYS, pac.PLL_USB, &mut pac.RESETS, &mut watchdog);
     let cpu_hz = clocks.system_clock.freq().to_Hz();
@@ -109,7 +110,7 @@ fn main() -> ! {
     let trigger = unsafe { hal::gpio::new_pin(DynPinId { bank: DynBankId::Bank0, num: TRIGGER_GPIO }) }
         .try_into_function::<FunctionSioOutput>()
         .ok()
-        .unwrap();
+        .expect("every bank-0 GPIO can be a SIO output");
     let mut b = Pico { timer, trigger, usb, serial };
     b.trigger(false);
     let info = BoardInfo {

@@ -24,8 +24,11 @@ pub const TICK_HZ: u32 = 1_000_000;
 /// One trigger edge as the interrupt saw it: the counts after it and its time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Edge {
+    /// Rising edges counted so far, this one included.
     pub rises: u32,
+    /// The level after the edge.
     pub high: bool,
+    /// Ticks ([`TICK_HZ`]) of the edge.
     pub t: u64,
 }
 
@@ -41,6 +44,7 @@ pub struct Trigger<const N: usize> {
 }
 
 impl<const N: usize> Trigger<N> {
+    /// Low, no edge counted, an empty queue of `N` edges.
     pub const fn new() -> Self {
         Trigger { rises: 0, high: false, queue: [Edge { rises: 0, high: false, t: 0 }; N], head: 0, len: 0, lost: 0 }
     }
@@ -111,6 +115,7 @@ pub enum Window {
 }
 
 impl Window {
+    /// The window of a sample taken with `rises` rising edges counted and the trigger at `high`.
     pub fn of(rises: u32, high: bool) -> Window {
         match (rises, high) {
             (0, _) => Window::BeforeFirst,
@@ -139,6 +144,7 @@ fn info(text: &str) -> Line {
 }
 
 impl<S: Sensor> Logger<S> {
+    /// Not running until [`Logger::begin`]; nothing is sent to the sensor before it.
     pub fn new(sensor: S, settings: Settings) -> Self {
         Logger { sensor, settings, seq: 0, next_sample: 0, running: false, faults: 0, fault: None }
     }
@@ -233,10 +239,12 @@ impl<S: Sensor> Logger<S> {
         }
     }
 
+    /// The settings it was made with.
     pub fn settings(&self) -> &Settings {
         &self.settings
     }
 
+    /// The sensor back.
     pub fn release(self) -> S {
         self.sensor
     }

@@ -10,13 +10,17 @@ use ina219::configuration::{
 use ina219::errors::{BusVoltageReadError, ShuntVoltageReadError};
 use ina219::SyncIna219;
 
+/// The current/power monitor chip on the I²C bus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SensorKind {
+    /// TI INA219 (12-bit ADC, 4 mV bus LSB).
     Ina219,
+    /// TI INA226 (16-bit ADC, 1.25 mV bus LSB).
     Ina226,
 }
 
 impl SensorKind {
+    /// The name in the header line (`sensor=ina219`).
     pub fn name(self) -> &'static str {
         match self {
             SensorKind::Ina219 => "ina219",
@@ -35,10 +39,13 @@ impl SensorKind {
 /// What the logger is told about its sensor and wiring; printed in the header line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
+    /// The chip.
     pub sensor: SensorKind,
     /// 7-bit I²C address (0x40 on the usual breakouts; 0x40–0x4F by A0/A1).
     pub addr: u8,
+    /// Shunt resistance, µΩ (1..=10⁹).
     pub shunt_uohm: u32,
+    /// Shunt tolerance, ppm (at most 200 000).
     pub shunt_tol_ppm: u32,
     /// Conversion time of one channel, µs.
     pub conv_us: u16,
@@ -51,13 +58,19 @@ pub struct Settings {
 /// Why settings are refused (the firmware prints it as an `LWCP I` line and does not sample).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SettingsError {
+    /// The I²C address is outside 0x40–0x4F.
     Address,
+    /// The shunt resistance is outside 1 µΩ – 1 kΩ.
     Shunt,
+    /// The shunt tolerance is above 20 %.
     Tolerance,
+    /// The sensor has no such conversion time.
     ConversionTime,
+    /// The sensor has no such averaging count.
     Averaging,
     /// INA219 averaging exists at 12 bits (532 µs) only.
     AveragingNeeds12Bit,
+    /// The trigger pin's name is empty, longer than 24 bytes or has another character.
     PinName,
 }
 
@@ -130,7 +143,9 @@ impl Settings {
 /// right-aligned, 4 mV; INA226: 1.25 mV) and the signed shunt-voltage register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Raw {
+    /// Bus-voltage count.
     pub bus: u16,
+    /// Shunt-voltage register (INA219: 10 µV, INA226: 2.5 µV per count).
     pub shunt: i16,
 }
 
@@ -146,6 +161,7 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// Percent-encoded, for an `LWCP I` line.
     pub fn text(self) -> &'static str {
         match self {
             Fault::I2c => "i2c%20error",
@@ -157,7 +173,9 @@ impl Fault {
 
 /// A sensor the logger can configure and read.
 pub trait Sensor {
+    /// Write the conversion time, averaging and ranges of `s` (continuous shunt + bus).
     fn configure(&mut self, s: &Settings) -> Result<(), Fault>;
+    /// The latest bus and shunt registers.
     fn read(&mut self) -> Result<Raw, Fault>;
 }
 
@@ -172,6 +190,7 @@ impl<I2C: I2c> Ina219<I2C> {
         let a = Address::from_byte(addr).ok()?;
         Some(Ina219 { dev: SyncIna219::new_unchecked(i2c, a, UnCalibrated) })
     }
+    /// The bus back.
     pub fn release(self) -> I2C {
         self.dev.destroy()
     }
@@ -232,9 +251,11 @@ pub struct Ina226<I2C: I2c> {
 }
 
 impl<I2C: I2c> Ina226<I2C> {
+    /// No bus traffic until [`Sensor::configure`]; `addr` is the 7-bit I²C address.
     pub fn new(i2c: I2C, addr: u8) -> Self {
         Ina226 { dev: ina226::INA226::new(i2c, addr) }
     }
+    /// The bus back.
     pub fn release(self) -> I2C {
         self.dev.destroy()
     }

@@ -120,7 +120,8 @@ fn fmt_calibration(buf: &mut [u8; 64], ticks: u64) -> &str {
 
 #[entry]
 fn main() -> ! {
-    let mut cp = cortex_m::Peripherals::take().unwrap();
+    // The entry function runs once, so the core peripherals are not taken yet.
+    let mut cp = cortex_m::Peripherals::take().expect("core peripherals taken once");
     cp.SYST.set_clock_source(SystClkSource::Core);
     cp.SYST.set_reload(0xFF_FFFF);
     cp.SYST.clear_current();

@@ -72,9 +72,11 @@ macro_rules! stream_image {
         const LWC_KEY: usize = $key;
         const LWC_IV: usize = $iv;
 
+        /// Key length in bytes, read by the emulator.
         #[no_mangle]
         #[used]
         pub static LWC_KEY_BYTES: u32 = LWC_KEY as u32;
+        /// IV (nonce) length in bytes, read by the emulator; 0 for a block cipher.
         #[no_mangle]
         #[used]
         pub static LWC_IV_BYTES: u32 = LWC_IV as u32;
@@ -128,12 +130,15 @@ macro_rules! block_image {
         const LWC_KEY: usize = $key;
         const LWC_BLOCK: usize = $block;
 
+        /// Key length in bytes, read by the emulator.
         #[no_mangle]
         #[used]
         pub static LWC_KEY_BYTES: u32 = LWC_KEY as u32;
+        /// IV (nonce) length in bytes, read by the emulator; 0 for a block cipher.
         #[no_mangle]
         #[used]
         pub static LWC_IV_BYTES: u32 = 0;
+        /// Tag length in bytes written after the message; 0 for a non-AEAD image.
         #[no_mangle]
         #[used]
         pub static LWC_TAG_BYTES: u32 = 0;
@@ -186,12 +191,15 @@ macro_rules! aead_image {
         const LWC_KEY: usize = $key;
         const LWC_TAG: usize = $tag;
 
+        /// Key length in bytes, read by the emulator.
         #[no_mangle]
         #[used]
         pub static LWC_KEY_BYTES: u32 = LWC_KEY as u32;
+        /// IV (nonce) length in bytes, read by the emulator; 0 for a block cipher.
         #[no_mangle]
         #[used]
         pub static LWC_IV_BYTES: u32 = $nonce as u32;
+        /// Tag length in bytes written after the message; 0 for a non-AEAD image.
         #[no_mangle]
         #[used]
         pub static LWC_TAG_BYTES: u32 = LWC_TAG as u32;
@@ -242,9 +250,11 @@ macro_rules! stream_image_default {
     ($ty:ty, $key:expr, $iv:expr) => {
         static mut LWC_STATE: Option<$ty> = None;
 
+        /// Key length in bytes, read by the emulator.
         #[no_mangle]
         #[used]
         pub static LWC_KEY_BYTES: u32 = $key as u32;
+        /// IV (nonce) length in bytes, read by the emulator; 0 for a block cipher.
         #[no_mangle]
         #[used]
         pub static LWC_IV_BYTES: u32 = $iv as u32;

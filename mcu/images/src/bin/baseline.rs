@@ -4,9 +4,11 @@
 #![no_main]
 use lwc_mcu_images as _;
 
+/// No key: the emulator passes none.
 #[no_mangle]
 #[used]
 pub static LWC_KEY_BYTES: u32 = 0;
+/// No IV.
 #[no_mangle]
 #[used]
 pub static LWC_IV_BYTES: u32 = 0;
