@@ -141,7 +141,8 @@ fn the_report_crate_names_no_study() {
     let modules: Vec<String> = std::fs::read_dir(&studies_dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        // a study is a file, or a folder with its mod.rs (lightweight_rank, stream_study)
+        .filter(|p| p.extension().is_some_and(|x| x == "rs") || p.join("mod.rs").is_file())
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .filter(|m| m != "mod" && m != "study")
         .collect();
