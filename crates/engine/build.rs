@@ -24,9 +24,20 @@ fn main() {
     let commit = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty()).unwrap_or(false);
     println!("cargo:rustc-env=LWCBENCH_GIT_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
-    if let Some(top) = git(&["rev-parse", "--show-toplevel"]) {
-        println!("cargo:rerun-if-changed={top}/.git/HEAD");
-        println!("cargo:rerun-if-changed={top}/.git/index");
+    // In a worktree `.git` is a file: the HEAD and index to watch live in the worktree's git
+    // directory, the branch ref in the common one. Watching paths that do not exist reruns
+    // this script (and rebuilds its dependants) on every build.
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+        println!("cargo:rerun-if-changed={dir}/HEAD");
+        println!("cargo:rerun-if-changed={dir}/index");
+        if let (Some(common), Some(branch)) =
+            (git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]), git(&["symbolic-ref", "-q", "HEAD"]))
+        {
+            let r = std::path::Path::new(&common).join(&branch);
+            if r.exists() {
+                println!("cargo:rerun-if-changed={}", r.display());
+            }
+        }
     }
     println!("cargo:rerun-if-changed=build.rs");
 }

@@ -132,6 +132,8 @@ fn without_root_conditions_stop_with_one_line() {
         .arg(env!("CARGO_BIN_EXE_lwcbench"))
         .args(["link", "-o", "out", "--loss", "5"])
         .current_dir(d.path())
+        // nobody cannot create keys under the caller's HOME (/root): the test is about the root check
+        .env("LWCBENCH_KEY_DIR", d.path().join("keys"))
         .output()
         .expect("setpriv runs (util-linux)");
     let err = String::from_utf8_lossy(&o.stderr);
