@@ -491,3 +491,18 @@ def test_an_image_that_misses_the_official_vector_is_a_failed_row(tmp_path):
                                              "at 1 of 1 cells (first: ad=32 msg=32)")
     assert rows["ref"]["build"] == "ok"
     assert rows["ref"]["reference_check"].endswith("the image reproduces LWC_AEAD_KAT_128_128.txt at ad=msg=32")
+
+
+def test_a_kat_file_is_parsed_once_per_run(tmp_path, monkeypatch):
+    # kat_reference (the image's own entry) and host_reference (the ref's check) read the same
+    # variant file; it was parsed again for every implementation of the variant.
+    kat = tmp_path / "LWC_AEAD_KAT_128_128.txt"
+    kat.write_text("Count = 1\nKey = 00\nNonce = 00\nPT = \nAD = \nCT = 1866\n\n")
+    calls = []
+    real = nistlwc.parse_kat
+    monkeypatch.setattr(nistlwc, "parse_kat", lambda text: calls.append(1) or real(text))
+    monkeypatch.setattr(nistlwc, "_KAT_ENTRIES", {})
+    first = nistlwc.kat_entries(kat)
+    first.append("caller's own list")
+    assert nistlwc.kat_entries(kat) == [(0, 0, "1866")]
+    assert len(calls) == 1
