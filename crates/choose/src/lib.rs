@@ -21,6 +21,7 @@
 //! * [`render`] — text, JSON and HTML over the answer;
 //! * [`out`] — `--out DIR` as one unit.
 pub mod data;
+pub mod engines;
 pub mod evaluate;
 pub mod figures;
 pub mod filter;
