@@ -228,6 +228,13 @@ mod tests {
         assert!(p.reasons.iter().any(|r| r.starts_with("tag: ") && r.contains("32-bit")), "{:?}", p.reasons);
         // The software AES-CCM stays a separate candidate.
         assert!(rep.candidates.iter().filter(|c| c.cipher == "AES-128-CCM").count() >= 3);
+        // The source reaches every format: the verdict line in text and HTML, `origin` in JSON.
+        let line = "ON-CHIP ENGINE: CryptoCell-310 of the nRF52840 (AES-128-CCM), call: nrf_cc310";
+        assert!(crate::render::text::text(&rep).contains(line));
+        assert!(crate::render::html::html(&rep).contains(line));
+        let v: serde_json::Value = serde_json::from_str(&crate::render::json::json(&rep).unwrap()).unwrap();
+        let c = v["candidates"].as_array().unwrap().iter().find(|c| c["id"] == "AES-128-CCM (CryptoCell-310)").unwrap();
+        assert!(c["origin"].as_str().unwrap().starts_with(line), "{}", c["origin"]);
     }
 
     fn on(board: &str, radio: &str, require: &str) -> Options {

@@ -11,6 +11,7 @@
 //!
 //! * [`options`] — the request, checked;
 //! * [`data`] — the tables and the candidates' catalogue facts;
+//! * [`engines`] — the board's on-chip crypto engines and emulated NIST LWC builds as candidates;
 //! * [`figures`] — a candidate's figures on the board;
 //! * [`filter`] — the typed hard filters and each candidate's verdict;
 //! * [`score`], [`ties`] — the weighted score and the tie rule;
