@@ -44,6 +44,17 @@ impl Data {
     }
 }
 
+/// Where a candidate's figures come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Source {
+    /// This project's microcontroller image (data/emulated-cycles.csv, data/mcu-sizes.csv).
+    Image,
+    /// An on-chip crypto engine of the board's chip (data/crypto-engines.csv).
+    Engine(&'static lwcbench_data::engines::Engine),
+    /// A NIST LWC implementation emulated on the board (data/nistlwc-cycles.csv).
+    NistLwc(&'static lwcbench_data::nistlwc::NistCycles),
+}
+
 /// One candidate's catalogue facts, before any request.
 #[derive(Clone, Debug)]
 pub struct Facts {
@@ -63,12 +74,19 @@ pub struct Facts {
     pub tag_bytes: usize,
     /// Random nonce bytes each link frame carries (XChaCha20-Poly1305: 24; the others 0).
     pub random_nonce_bytes: usize,
+    /// Where its figures come from (crate::engines adds the engine and NIST LWC candidates).
+    pub source: Source,
 }
 
 impl Facts {
-    /// "cipher/implementation".
+    /// "cipher/implementation"; an engine or NIST LWC candidate by its label, which names its
+    /// source ("AES-128-CCM (CryptoCell-310)", "Ascon-128 (NIST LWC armv7m, inline-asm)").
     pub fn id(&self) -> String {
-        format!("{}/{}", self.cipher, self.implementation)
+        match self.source {
+            Source::Image => format!("{}/{}", self.cipher, self.implementation),
+            Source::Engine(e) => e.label(),
+            Source::NistLwc(r) => r.label(),
+        }
     }
     /// The link's frame cipher number.
     pub fn link_id(&self) -> Option<u8> {
@@ -105,6 +123,7 @@ pub fn catalogue_facts(data: &Data) -> Vec<Facts> {
             block,
             key_bits: u32::from(e.info.key_bits),
             nonce_bytes: e.info.iv_bytes(),
+            source: Source::Image,
         });
     }
     out

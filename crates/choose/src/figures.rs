@@ -7,7 +7,7 @@ use lwcbench_data::board::{Board, Cycles};
 use lwcbench_data::radio::Radio;
 use serde::Serialize;
 
-use crate::data::{Data, Facts, Size};
+use crate::data::{Data, Facts, Size, Source};
 use crate::link_facts::{Kind, HEADER_LEN, MAX_COUNTER, POLY_TAG, STREAM_SKIP};
 use crate::options::{Request, WIFI_DTIM};
 use lwcbench_data::physics::{assess, check_lifetime, Receive, Violation};
@@ -200,27 +200,69 @@ fn battery_source(req: &Request, battery: &Battery, sleep_source: &str) -> Strin
     )
 }
 
-/// The figures of `f` on the request's board and radio (None without an image on its core).
-pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
+/// One candidate's crypto per message as priced on the board: its cycles, energy and time, the
+/// relative error band, flash, RAM, the tag it sends and the sources of those figures.
+pub struct Priced {
+    /// Cycles at the board's clock.
+    pub cycles: f64,
+    /// Joules per message.
+    pub crypto_j: f64,
+    /// Seconds per message.
+    pub crypto_s: f64,
+    /// Relative error band (0.129 = ±12.9 %).
+    pub error: f64,
+    /// Flash bytes.
+    pub flash: u64,
+    /// RAM bytes.
+    pub ram: u64,
+    /// Tag bytes on the frame.
+    pub tag: usize,
+    /// Where the crypto figure comes from.
+    pub source: String,
+    /// Where flash and RAM come from.
+    pub flash_ram_source: String,
+}
+
+/// The crypto of `f` from this project's image on the board (None without an image).
+fn image_priced(req: &Request, data: &Data, f: &Facts) -> Option<Priced> {
     let b = &req.board;
     let c = b.cycles(&f.cipher, &f.implementation)?;
     let sz = data.size(&b.target, &f.cipher, &f.implementation)?;
     let band = data.band(&c.timing_model)?;
-    let e = band.error_pct / 100.0;
     let emulated = format!(
         "emulated on {} ({} model, {} MHz; data/emulated-cycles.csv image {}), ±{} % ({}), × datasheet active power {:.4} W (data/board-power.csv, {})",
         b.id, c.timing_model, b.clock_mhz, c.image, band.error_pct, band.source, b.active_w(), b.status
     );
     let Crypto { cycles, flash, ram, tag, source, flash_ram_source } = crypto(req, data, f, c, sz, &emulated)?;
+    Some(Priced {
+        cycles,
+        crypto_j: b.energy_j(cycles),
+        crypto_s: cycles / (b.clock_mhz * 1e6),
+        error: band.error_pct / 100.0,
+        flash,
+        ram,
+        tag,
+        source,
+        flash_ram_source,
+    })
+}
+
+/// The figures of `f` on the request's board and radio (None without an image, engine or
+/// emulated NIST LWC build on the board).
+pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
+    let p = match f.source {
+        Source::Image => image_priced(req, data, f)?,
+        Source::Engine(e) => crate::engines::engine_priced(req, f, e),
+        Source::NistLwc(r) => crate::engines::nist_priced(req, data, f, r)?,
+    };
+    let Priced { cycles, crypto_j, crypto_s, error: e, flash, ram, tag, source, flash_ram_source } = p;
     let frame = HEADER_LEN + f.random_nonce_bytes + req.payload + tag;
-    let crypto_j = b.energy_j(cycles);
     let phys = assess(&req.radio, frame, req.interval_s, req.region.as_ref(), &req.receive, WIFI_DTIM).ok()?;
     // Receive energy is reported apart from the transmission and counted in the total.
     let receive_j = phys.receive.j_per_report();
     let radio_j = req.radio.energy_j(frame);
     let air = phys.air_s;
     let (battery, sleep_source) = report_battery(req, &phys.receive);
-    let crypto_s = cycles / (b.clock_mhz * 1e6);
     let mut sources = BTreeMap::new();
     sources.insert("crypto".into(), source);
     sources.insert("flash_ram".into(), flash_ram_source);

@@ -160,6 +160,10 @@ pub struct Candidate {
     pub tag_bits: usize,
     /// How integrity is obtained.
     pub protection: String,
+    /// An on-chip engine or a NIST LWC implementation, with its source (absent for this
+    /// project's images).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     /// Short labels a passed candidate carries: what a reviewer would question.
     pub labels: Vec<String>,
     /// Passed every filter.
@@ -178,6 +182,9 @@ pub struct Candidate {
 
 /// How `f` gets integrity on the link.
 fn protection(f: &Facts) -> String {
+    if let Some(p) = crate::engines::protection(f) {
+        return p;
+    }
     match (f.block, f.kind()) {
         (true, _) => "none: a block cipher (needs a mode; not on the link)".to_string(),
         (false, Some(Kind::Aead)) => "the cipher's own AEAD".to_string(),
@@ -230,10 +237,20 @@ pub fn judge(req: &Request, data: &Data, f: &Facts) -> Candidate {
     link_filters(req, f, &prot, &mut removed);
     board_filters(req, f, figs.as_ref(), &mut removed);
     let passed = removed.is_empty();
-    let (labels, reasons) = match row {
+    let (labels, mut reasons) = match row {
         Some(r) if passed => passed_verdict(req, f, r, level, &prot, figs.as_ref()),
         _ => (Vec::new(), removed.iter().map(|(k, r)| format!("{}: {r}", k.name())).collect()),
     };
+    // An engine or NIST LWC candidate says where it comes from, in or out; an engine priced
+    // from estimates says so where its rank is shown.
+    let origin = crate::engines::origin(f);
+    let mut labels = labels;
+    if let (true, crate::data::Source::Engine(e)) = (passed, f.source) {
+        if e.status == "estimate" {
+            labels.push("ESTIMATED ENGINE FIGURES".to_string());
+        }
+    }
+    reasons.extend(origin.clone());
     Candidate {
         id: f.id(),
         cipher: f.cipher.clone(),
@@ -249,6 +266,7 @@ pub fn judge(req: &Request, data: &Data, f: &Facts) -> Candidate {
         constant_time: row.is_some_and(|r| r.constant_time),
         tag_bits,
         protection: prot,
+        origin,
         labels,
         passed,
         removed_by: removed.into_iter().map(|(k, _)| k).collect(),
@@ -304,7 +322,13 @@ fn status_filters(req: &Request, row: Option<&Status>, level: Level, removed: &m
 fn link_filters(req: &Request, f: &Facts, prot: &str, removed: &mut Vec<Removal>) {
     let tag_bits = f.tag_bytes * 8;
     match (f.block, f.kind()) {
-        (true, _) | (false, None) => removed.push((Filter::Integrity, format!("no integrity: {prot}"))),
+        (true, _) | (false, None) => {
+            removed.push((Filter::Integrity, format!("no integrity: {prot}")));
+            // An engine's own format (BLE's CCM) still has a tag: below --tag it is out on that too.
+            if tag_bits > 0 && (tag_bits as u32) < req.tag_bits {
+                removed.push((Filter::Tag, format!("its {tag_bits}-bit tag is below --tag {}", req.tag_bits)));
+            }
+        }
         _ => {
             if (tag_bits as u32) < req.tag_bits {
                 removed.push((

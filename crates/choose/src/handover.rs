@@ -69,7 +69,8 @@ pub fn handover(req: &Request, chosen: &Candidate, facts: &Facts, data: &Data, o
         DatasetSpec { file: format!("{dir}/choose-dataset.csv"), channels, reading_bytes: channels * 4 }
     });
     let mut cmd: Vec<String> = ["lwcbench", "link", "--cipher"].iter().map(|s| s.to_string()).collect();
-    cmd.push(chosen.id.clone());
+    // The link's own suite: an engine or NIST LWC candidate sends that suite's frame.
+    cmd.push(facts.link.as_ref().map(|s| s.name.clone()).unwrap_or_else(|| chosen.id.clone()));
     // A gated suite runs on the link only with its flag (docs/security.md "Gated ciphers").
     if let Some(s) = &facts.link {
         cmd.extend(s.gate_flags().iter().map(|f| f.to_string()));
@@ -97,12 +98,13 @@ pub fn handover(req: &Request, chosen: &Candidate, facts: &Facts, data: &Data, o
     cmd.push("--out".into());
     cmd.push(format!("{}/link-run", out.unwrap_or("DIR")));
     let line = cmd.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ");
-    let firmware = match data.size(&req.board.target, &chosen.cipher, &chosen.implementation) {
-        Some(s) => format!(
+    let firmware = match (crate::engines::firmware(facts), data.size(&req.board.target, &chosen.cipher, &chosen.implementation)) {
+        (Some(other), _) => other,
+        (None, Some(s)) => format!(
             "cd mcu/images && cargo build --profile release --bin {} --target {}   # the measured image (Os); artifact target/mcu/{}/release/{}",
             s.image, s.target, s.target, s.image
         ),
-        None => "no microcontroller image".into(),
+        (None, None) => "no microcontroller image".into(),
     };
     Handover { link_command: cmd, link_command_line: line, firmware_build: firmware, dataset }
 }

@@ -11,6 +11,7 @@
 //!
 //! * [`options`] — the request, checked;
 //! * [`data`] — the tables and the candidates' catalogue facts;
+//! * [`engines`] — the board's on-chip crypto engines and emulated NIST LWC builds as candidates;
 //! * [`figures`] — a candidate's figures on the board;
 //! * [`filter`] — the typed hard filters and each candidate's verdict;
 //! * [`score`], [`ties`] — the weighted score and the tie rule;
@@ -21,6 +22,7 @@
 //! * [`render`] — text, JSON and HTML over the answer;
 //! * [`out`] — `--out DIR` as one unit.
 pub mod data;
+pub mod engines;
 pub mod evaluate;
 pub mod figures;
 pub mod filter;

@@ -2,7 +2,8 @@
 //! robustness and hand over — the one call behind the CLI and Python.
 use serde::Serialize;
 
-use crate::data::{catalogue_facts, Data, ErrorBand};
+use crate::data::{Data, ErrorBand};
+use crate::engines::{band_of, candidate_facts};
 use crate::evaluate::{evaluate, nothing_passes};
 use crate::filter::Candidate;
 use crate::handover::{handover, Handover};
@@ -134,19 +135,14 @@ impl Report {
 pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
     let req = Request::resolve(o)?;
     let data = Data::builtin();
-    let facts = catalogue_facts(&data);
+    let facts = candidate_facts(&data, &req.board.id);
     let ev = evaluate(&req, &data, &facts);
     let Some(chosen) = ev.top().cloned() else { return Err(nothing_passes(&req, &ev)) };
     let rob = robustness(&req, &data, &facts, &chosen.id);
     let flips = rob.iter().any(|r| !r.same);
     let f = facts.iter().find(|f| f.id() == chosen.id).ok_or("the chosen candidate has no facts")?;
     let hand = handover(&req, &chosen, f, &data, out);
-    let band = req
-        .board
-        .cycles(&chosen.cipher, &chosen.implementation)
-        .and_then(|c| data.band(&c.timing_model))
-        .cloned()
-        .ok_or("the chosen candidate has no error band")?;
+    let band: ErrorBand = band_of(&req, &data, f).ok_or("the chosen candidate has no error band")?;
     let b = &req.board;
     let r = &req.radio;
     Ok(Report {

@@ -3,7 +3,8 @@
 //! emulated cycles (`board`), device power profiles (`power`), radio profiles (`radio`), battery
 //! chemistries (`battery`), cipher status, image sizes and emulator error (`mcu`), the built-in
 //! sensor data set (`dataset`), regional radio limits (`region`), receive windows and wake-ups
-//! (`receive`), chip sleep currents (`chip_sleep`), and the checks over them (`physics`). The
+//! (`receive`), chip sleep currents (`chip_sleep`), on-chip crypto engines (`engines`), NIST LWC
+//! implementations emulated as candidates (`nistlwc`), and the checks over them (`physics`). The
 //! engine, the link and `choose` read data/ only through here; mcu/boardfile.py is the Python
 //! loader of data/boards.toml.
 pub mod battery;
@@ -11,7 +12,9 @@ pub mod board;
 pub mod boards;
 pub mod chip_sleep;
 pub mod dataset;
+pub mod engines;
 pub mod mcu;
+pub mod nistlwc;
 pub mod physics;
 pub mod power;
 pub mod radio;
