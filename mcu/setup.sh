@@ -13,8 +13,10 @@ missing=()
 for t in "${targets[@]}"; do grep -qx "$t" <<<"$installed" || missing+=("$t"); done
 if ((${#missing[@]})); then rustup target add "${missing[@]}"; fi
 
-pkgs=(gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi gcc-riscv64-unknown-elf
-      picolibc-riscv64-unknown-elf gcc-xtensa-lx106 qemu-system-misc)
+# libstdc++-arm-none-eabi-newlib: the Arm C++ standard library (newlib) for C++ sources
+# among the NIST LWC implementations (mcu/nistlwc.py)
+pkgs=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib binutils-arm-none-eabi
+      gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gcc-xtensa-lx106 qemu-system-misc)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")

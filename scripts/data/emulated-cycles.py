@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write data/emulated-cycles.csv: the emulated cycles of every Rust mcu image (Os) on every board.
 
-    python3 scripts/data/emulated-cycles.py [--no-build] [--out data/emulated-cycles.csv]
+    python3 scripts/data/emulated-cycles.py [--no-build] [--only IMAGE,...] [--out data/emulated-cycles.csv]
 
 The Rust CLI cannot run Unicorn, so `--board` reads this committed table (compiled into the
 binary). For every board with power figures (a [board.ID.power] of data/boards.toml, the
@@ -16,7 +16,8 @@ cache). The linear model (fixed cycles + cycles per byte) is derived from the tw
 the table is read (crates/data/src/board.rs). tests/energy/test_emulated_cycles.py
 re-emulates a sample of images and checks that the committed rows are what the emulator gives
 today. Images come from mcu/build.py ($CARGO_TARGET_DIR, default target/mcu; `--no-build`
-uses the images already built).
+uses the images already built). `--only` emulates only the named images and keeps the other rows
+of the table at --out as they are (a new image gets its rows without re-emulating the rest).
 
 Bad input: one `error:` line naming the file and line, exit 1, nothing written.
 """
@@ -65,6 +66,22 @@ def read_boards(path: pathlib.Path | None = None) -> list:
     return out
 
 
+def merge_rows(old_text: str, new_rows, only: set, boards, imgs) -> list[list[str]]:
+    """The rows of `old_text` (a table this script wrote) without those of the images in `only`,
+    plus `new_rows`, in the order a full run writes them (board, then image)."""
+    lines = [ln for ln in old_text.splitlines() if ln and not ln.startswith("#")]
+    if not lines or lines[0].split(",") != COLUMNS:
+        raise InputError("the table at --out does not have this script's columns (run without --only)")
+    kept = [ln.split(",") for ln in lines[1:]]
+    kept = [r for r in kept if r[3] not in only]
+    border = {b.id: i for i, b in enumerate(boards)}
+    iorder = {}
+    for im in imgs:
+        iorder.setdefault(im.image, len(iorder))
+    rows = kept + list(new_rows)
+    return sorted(rows, key=lambda r: (border.get(r[0], len(border)), iorder.get(r[3], len(iorder))))
+
+
 def emulate_rows(imgs, boards) -> list[list[str]]:
     """Rows of the table: every Rust Os image on every board of its target, that board's profile."""
     import emulate
@@ -107,8 +124,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--no-build", action="store_true", help="use the mcu images already built")
     ap.add_argument("--boards", type=pathlib.Path, help="board records (default data/boards.toml)")
+    ap.add_argument("--only", default="", help="comma-separated image names: emulate these, keep the other rows")
     ap.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     a = ap.parse_args(argv)
+    only = {n for n in a.only.split(",") if n}
     sys.path.insert(0, str(REPO / "mcu"))
     try:
         import build
@@ -117,7 +136,19 @@ def main(argv=None) -> int:
         boards = read_boards(a.boards)
         if not a.no_build:
             build.build_rust((PROFILE,))
-        text = render(emulate_rows(run.images((PROFILE,)), boards))
+        imgs = run.images((PROFILE,))
+        if only:
+            unknown = only - {im.image for im in imgs}
+            if unknown:
+                raise InputError(f"--only: no Rust image named {', '.join(sorted(unknown))}")
+            try:
+                old = a.out.read_text()
+            except OSError as e:
+                raise InputError(f"--out {a.out}: {e.strerror or e} (--only keeps the rows of an existing table)") from None
+            rows = merge_rows(old, emulate_rows([im for im in imgs if im.image in only], boards), only, boards, imgs)
+        else:
+            rows = emulate_rows(imgs, boards)
+        text = render(rows)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

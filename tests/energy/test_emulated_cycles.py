@@ -115,3 +115,20 @@ def test_a_bad_board_record_is_one_error_line(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"error: {bad}") and msg in err[0], err
         assert not out.exists()
+
+
+def test_only_re_emulates_the_named_images_and_keeps_every_other_row(tmp_path, capsys):
+    """`--only IMAGE` on a copy of the committed table: that image's rows are emulated again
+    (they equal the committed ones), a hand-changed row of another image stays as it is, a
+    dropped row of the named image comes back, and the row order is the full run's."""
+    text = TABLE.read_text()
+    out = tmp_path / "t.csv"
+    # another image's row with a number no emulator gives; the named image loses its rp2040 row
+    other = next(ln for ln in text.splitlines() if ln.startswith("rp2040,Trivium,"))
+    mine = next(ln for ln in text.splitlines() if ln.startswith("rp2040,XTEA,"))
+    out.write_text(text.replace(other, other.rsplit(",", 1)[0] + ",1").replace(mine + "\n", ""))
+    assert ec.main(["--no-build", "--only", "rc_xtea", "--out", str(out)]) == 0
+    assert out.read_text() == text.replace(other, other.rsplit(",", 1)[0] + ",1")
+    assert ec.main(["--no-build", "--only", "no_such_image", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == "error: --only: no Rust image named no_such_image"

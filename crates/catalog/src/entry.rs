@@ -185,9 +185,11 @@ impl Entry {
         }
     }
     /// Does a user's selector name this entry? A bare algorithm name selects every
-    /// implementation of it; "name/impl" selects one (both case-insensitive).
+    /// implementation of it; "name/impl" selects one (both case-insensitive; `-star` may stand
+    /// for the `*` of CCM*, see [`star`]).
     pub fn matches(&self, selector: &str) -> bool {
-        self.info.name.eq_ignore_ascii_case(selector) || self.id().eq_ignore_ascii_case(selector)
+        let s = star(selector);
+        self.info.name.eq_ignore_ascii_case(&s) || self.id().eq_ignore_ascii_case(&s)
     }
     /// This implementation's stable cipher number in the link's frame, if the link offers it
     /// (`crate::link_ids`).
@@ -225,4 +227,19 @@ impl Entry {
         c.fail(format!("verification expects a {want} entry, found {:?}", self.info.family));
         c
     }
+}
+
+/// `selector` with every `-star` (any case) as `*`: `AES-128-CCM-STAR-8` names AES-128-CCM*-8
+/// without the `*` that shells refusing an unmatched glob (zsh) would need quoted.
+pub(crate) fn star(selector: &str) -> String {
+    let lower = selector.to_ascii_lowercase();
+    let mut out = String::with_capacity(selector.len());
+    let mut i = 0;
+    while let Some(at) = lower[i..].find("-star") {
+        out.push_str(&selector[i..i + at]);
+        out.push('*');
+        i += at + "-star".len();
+    }
+    out.push_str(&selector[i..]);
+    out
 }

@@ -25,7 +25,7 @@ pub mod verify;
 
 pub use entry::{Entry, KatFiles, Make, McuImage, McuState, Verify};
 pub use mcu_glue::mcu_manifest;
-pub use registry::{find, registry};
+pub use registry::{find, registry, tag_variants};
 pub use verify::{Check, VerifyCtx};
 
 /// Compilers other than rustc that built code in this binary, as (name, version and flags),

@@ -3,15 +3,38 @@
 use crate::entry::Entry;
 
 /// The one entry a selector names: an exact "name/impl" id first, else the first
-/// implementation of a bare algorithm name (case-insensitive).
+/// implementation of a bare algorithm name (case-insensitive). `-star` may stand for the `*` of
+/// CCM* (`AES-128-CCM-STAR-8`), which shells that refuse an unmatched glob (zsh) would
+/// otherwise need quoted.
 pub fn find(selector: &str) -> Option<Entry> {
     let all = registry();
-    let s = selector.trim();
+    let starred = crate::entry::star(selector.trim());
+    let s = starred.as_str();
     let hit = all
         .iter()
         .position(|e| e.id().eq_ignore_ascii_case(s))
         .or_else(|| all.iter().position(|e| e.info.name.eq_ignore_ascii_case(s)));
     hit.map(|i| all[i].clone())
+}
+
+/// The tag-length variants of an AEAD entry, in listing order: the entries of the same
+/// implementation named `BASE` or `BASE-<tag bytes>` (as TLS names its 8-byte-tag CCM suites,
+/// RFC 6655 AES_128_CCM_8), where `BASE` is the entry's name without such a suffix. Only the
+/// entry itself for an AEAD without variants; empty for a cipher without a tag.
+pub fn tag_variants(e: &Entry) -> Vec<Entry> {
+    if e.info.family != lwcbench_core::Family::Aead {
+        return Vec::new();
+    }
+    let suffix = |name: &str, tag: usize| -> Option<String> {
+        let (base, n) = name.rsplit_once('-')?;
+        (n.parse::<usize>().ok()? == tag).then(|| base.to_string())
+    };
+    let base = suffix(e.info.name, e.info.tag_bytes()).unwrap_or_else(|| e.info.name.to_string());
+    registry()
+        .into_iter()
+        .filter(|o| o.info.family == lwcbench_core::Family::Aead && o.info.implementation == e.info.implementation)
+        .filter(|o| o.info.name == base || suffix(o.info.name, o.info.tag_bytes()).as_deref() == Some(base.as_str()))
+        .collect()
 }
 
 /// Every implementation, in listing order. Each family module appends its own entries.
@@ -84,6 +107,24 @@ mod tests {
             }
         }
         assert!(bad.is_empty(), "{} failing checks:\n{}", bad.len(), bad.join("\n"));
+    }
+
+    /// CCM*'s MIC lengths are variants of one another (and of nothing else), and `-star`
+    /// names the `*`.
+    #[test]
+    fn ccm_star_variants_and_spelling() {
+        let names = |e: &Entry| tag_variants(e).iter().map(|v| v.info.name).collect::<Vec<_>>();
+        let star = find("aes-128-ccm-star-8").unwrap();
+        assert_eq!(star.id(), "AES-128-CCM*-8/rustcrypto");
+        assert_eq!(names(&star), ["AES-128-CCM*", "AES-128-CCM*-8", "AES-128-CCM*-4"]);
+        assert_eq!(names(&find("AES-128-CCM*").unwrap()), ["AES-128-CCM*", "AES-128-CCM*-8", "AES-128-CCM*-4"]);
+        assert_eq!(names(&find("AES-128-GCM/rustcrypto").unwrap()), ["AES-128-GCM"]);
+        // a name ending in digits that are not its tag length is no variant (Salsa20-128: no tag)
+        assert!(tag_variants(&find("Salsa20-128").unwrap()).is_empty());
+        assert!(find("AES-128-CCM-STARS").is_none());
+        // `lwcbench verify --cipher` and `run --cipher` select with `matches`
+        assert!(find("AES-128-CCM*-4").unwrap().matches("aes-128-ccm-star-4"));
+        assert!(!find("AES-128-CCM*-4").unwrap().matches("aes-128-ccm-star"));
     }
 
     /// Grain-128a is measured in keystream mode: a drawn IV loses only its mode bit IV_0

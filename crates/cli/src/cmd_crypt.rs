@@ -47,6 +47,12 @@ pub struct CryptArgs {
     /// Associated data for AEADs, hex.
     #[arg(long, default_value = "")]
     ad: String,
+    /// Tag length of an AEAD, in bits (or bytes with a B suffix: 8B): selects the variant of
+    /// the cipher with that tag — CCM* (IEEE 802.15.4, 13-byte nonce) has 128, 64 and 32, so
+    /// `--cipher 'AES-128-CCM*' --tag 64` is AES-128-CCM*-8. Decrypt with the same length.
+    /// Default: the named cipher's own tag.
+    #[arg(long, value_name = "BITS")]
+    tag: Option<String>,
     /// Expected result, hex: exit non-zero unless the output matches.
     #[arg(long)]
     expect: Option<String>,
@@ -149,6 +155,45 @@ fn find(cipher: &str) -> Result<Entry, String> {
     lwcbench_catalog::find(cipher).ok_or_else(|| format!("--cipher: unknown cipher '{cipher}' (see `lwcbench list`)"))
 }
 
+/// `--tag`: bits, or bytes with a `B` suffix; the length in bytes.
+fn parse_tag(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let bad = || format!("--tag: '{s}' is not a tag length (bits such as 64, or bytes such as 8B)");
+    let (n, bytes) = match t.strip_suffix(['B', 'b']) {
+        Some(n) => (n.trim().parse::<usize>().map_err(|_| bad())?, true),
+        None => (t.parse::<usize>().map_err(|_| bad())?, false),
+    };
+    if n == 0 {
+        return Err("--tag: 0 is no tag: encryption without integrity (CCM* MIC 0) is not offered".into());
+    }
+    match (bytes, n) {
+        (true, n) if n <= 64 => Ok(n),
+        (false, n) if n % 8 == 0 && n <= 512 => Ok(n / 8),
+        (false, n) if n <= 512 => Err(format!("--tag: {n} bits is not a whole number of bytes")),
+        _ => Err(bad()),
+    }
+}
+
+/// The variant of `e` with the `--tag` length (the entry itself without `--tag`).
+fn with_tag(e: Entry, tag: Option<&str>) -> Result<Entry, String> {
+    let Some(t) = tag else { return Ok(e) };
+    let bytes = parse_tag(t)?;
+    let variants = lwcbench_catalog::tag_variants(&e);
+    if variants.is_empty() {
+        return Err(format!("--tag: {} is {} cipher: it has no tag", e.id(), family_phrase(e.info.family.as_str())));
+    }
+    if let Some(v) = variants.iter().find(|v| v.info.tag_bytes() == bytes) {
+        return Ok(v.clone());
+    }
+    let offered: Vec<String> = variants.iter().map(|v| v.info.tag_bits.to_string()).collect();
+    let offered = match offered.split_last() {
+        Some((last, [])) => format!("only {last}"),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    Err(format!("--tag: {} bits is not a tag length of {}: it offers {offered} bits", bytes * 8, e.id()))
+}
+
 fn cerr(e: CipherError) -> String {
     match e {
         CipherError::KeyLength { .. } => format!("--key: {e}"),
@@ -228,7 +273,7 @@ fn finish(output: &[u8], out: &Option<PathBuf>, expect: &Option<String>) -> Resu
 }
 
 pub fn run(a: &CryptArgs, mode: Mode) -> Result<(), String> {
-    let e = find(&a.cipher)?;
+    let e = with_tag(find(&a.cipher)?, a.tag.as_deref())?;
     let info = e.info;
     let (iv, generated) = match &a.iv {
         Some(h) => (unhex("iv", h)?, false),

@@ -267,6 +267,76 @@ fn encrypt_decrypt_and_expect() {
     );
 }
 
+/// CCM* (IEEE 802.15.4: 13-byte nonce) with `--tag` picking the MIC length, against official
+/// vectors: RFC 3610 section 8 Packet Vector #1 (8-byte MIC, 8 bytes of AD) and NIST CAVP CCMVS
+/// DVPT128.rsp [Alen = 0, Plen = 24, Nlen = 13, Tlen = 4 / 16] Count 90 / 105.
+#[test]
+fn ccm_star_tag_lengths() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = |args: &[&str]| {
+        let o = lwcbench(args, dir.path());
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let (k1, n1, ad1) = ("c0c1c2c3c4c5c6c7c8c9cacbcccdcecf", "00000003020100a0a1a2a3a4a5", "0001020304050607");
+    let (pt1, ct1) = (
+        "08090a0b0c0d0e0f101112131415161718191a1b1c1d1e",
+        "588c979a61c663d2f066d0c2c0f989806d5f6b61dac38417e8d12cfdf926e0",
+    );
+    let enc1 = ["encrypt", "-c", "AES-128-CCM*", "--tag", "64", "-k", k1, "--iv", n1, "--ad", ad1, "--hex", pt1];
+    assert_eq!(ok(&enc1), ct1);
+    // the same variant by its own name, by `-star`, and with the length in bytes
+    assert_eq!(ok(&["encrypt", "-c", "AES-128-CCM*-8", "-k", k1, "--iv", n1, "--ad", ad1, "--hex", pt1]), ct1);
+    assert_eq!(
+        ok(&["encrypt", "-c", "aes-128-ccm-star", "--tag", "8B", "-k", k1, "--iv", n1, "--ad", ad1, "--hex", pt1]),
+        ct1
+    );
+    let dec = ["decrypt", "-c", "AES-128-CCM*", "--tag", "64", "-k", k1, "--iv", n1, "--ad", ad1, "--hex", ct1];
+    assert_eq!(ok(&dec), pt1);
+    // the same bytes read with another MIC length are refused
+    let o = lwcbench(
+        &["decrypt", "-c", "AES-128-CCM*", "--tag", "32", "-k", k1, "--iv", n1, "--ad", ad1, "--hex", ct1],
+        dir.path(),
+    );
+    assert!(!o.status.success() && stderr(&o).contains("authentication failed"), "{}", stderr(&o));
+    let (nonce, pt) = ("5a8aa485c316e9403aff859fbb", "a16a2e741f1cd9717285b6d882c1fc53655e9773761ad697");
+    let k4 = "197afb02ffbd8f699dacae87094d5243";
+    assert_eq!(
+        ok(&["encrypt", "-c", "AES-128-CCM*", "--tag", "32", "-k", k4, "--iv", nonce, "--hex", pt]),
+        "4a550134f94455979ec4bf89ad2bd80d25a77ae94e456134a3e138b9"
+    );
+    let k16 = "90929a4b0ac65b350ad1591611fe4829";
+    assert_eq!(
+        ok(&["encrypt", "-c", "AES-128-CCM*", "--tag", "128", "-k", k16, "--iv", nonce, "--hex", pt]),
+        "4bfe4e35784f0a65b545477e5e2f4bae0e1e6fa717eaf2cb6a9a970b9beb2ac1bd4fd62168f8378a"
+    );
+    let enc = |c: &'static str, tag: &'static str| -> Vec<&'static str> {
+        vec![
+            "encrypt",
+            "-c",
+            c,
+            "--tag",
+            tag,
+            "-k",
+            "197afb02ffbd8f699dacae87094d5243",
+            "--iv",
+            "5a8aa485c316e9403aff859fbb",
+            "--hex",
+            "00",
+        ]
+    };
+    assert_clean_error(
+        &enc("AES-128-CCM*", "96"),
+        "--tag: 96 bits is not a tag length of AES-128-CCM*/rustcrypto: it offers 128, 64 or 32 bits",
+    );
+    assert_clean_error(&enc("AES-128-CCM*", "12"), "--tag: 12 bits is not a whole number of bytes");
+    assert_clean_error(&enc("AES-128-CCM*", "0"), "--tag: 0 is no tag");
+    assert_clean_error(&enc("AES-128-CCM*", "x"), "--tag: 'x' is not a tag length");
+    assert_clean_error(&enc("AES-128-GCM/rustcrypto", "64"), "it offers only 128 bits");
+    assert_clean_error(&enc("ChaCha20", "64"), "--tag: ChaCha20/rustcrypto is a stream cipher: it has no tag");
+    assert_clean_error(&["encrypt", "-c", "AES-128-CCM*", "-k", k4, "--iv", "00", "--hex", "00"], "--iv");
+}
+
 fn hex_of(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }

@@ -49,6 +49,11 @@ pub fn aead(image: &str) -> Option<(Box<dyn Aead>, usize)> {
         "xoodyak" => (Box::new(lwcbench_lightweight::xoodyak::Xoodyak::default()), 16),
         "schwaemm" => (Box::new(lwcbench_lightweight::schwaemm::Schwaemm256_128::default()), 16),
         "grain128aead" => (Box::new(lwcbench_lightweight::grain128aead::Grain128AeadV2::default()), 8),
+        "rc_aes128_gcm" => (Box::new(<rc::RcAead6<aes_gcm::Aes128Gcm>>::default()), 16),
+        "rc_aes128_ccm" => (Box::new(<rc::RcAead6<ccm::Ccm<aes::Aes128, ccm::consts::U16, ccm::consts::U12>>>::default()), 16),
+        "rc_aes128_ccm_star" => (Box::new(<rc::RcAead6<ccm::Ccm<aes::Aes128, ccm::consts::U16, ccm::consts::U13>>>::default()), 16),
+        "rc_aes128_ccm_star8" => (Box::new(<rc::RcAead6<ccm::Ccm<aes::Aes128, ccm::consts::U8, ccm::consts::U13>>>::default()), 8),
+        "rc_aes128_ccm_star4" => (Box::new(<rc::RcAead6<ccm::Ccm<aes::Aes128, ccm::consts::U4, ccm::consts::U13>>>::default()), 4),
         _ => return None,
     })
 }

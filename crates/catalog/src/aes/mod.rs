@@ -13,6 +13,7 @@
 //! ECB and CBC pad with PKCS#7 (a whole extra block when the message is block-aligned).
 use lwcbench_core::{BitOrder, CipherError, CipherInfo, Family, Language, Origin};
 
+pub mod ccm_star;
 pub mod check;
 #[cfg(lwc_gcrypt)]
 pub mod gcrypt;

@@ -6,7 +6,7 @@ use super::make::{make_aead, make_mode};
 #[cfg(feature = "openssl")]
 use super::ossl;
 use super::{Kind, Lib, KEY_BITS};
-use crate::entry::Entry;
+use crate::entry::{Entry, McuImage};
 
 // The registry stores plain `fn()` pointers: one monomorphic function per
 // library × mode × key size, with the parameters as const generics.
@@ -70,11 +70,31 @@ pub fn register(r: &mut Vec<Entry>) {
         if !lib.built() || !lib.supports(kind) {
             continue;
         }
-        let _ = b;
-        r.push(if kind.is_aead() { Entry::aead(a, v) } else { Entry::mode(m, v) });
+        let e = if kind.is_aead() { Entry::aead(a, v) } else { Entry::mode(m, v) };
+        r.push(match mcu_image(lib, kind, bits_of(b)) {
+            Some(im) => e.with_mcu(im),
+            None => e,
+        });
     }
+    super::ccm_star::register(r);
     #[cfg(feature = "openssl")]
     r.push(Entry::aead(|| Box::new(ossl::OsslChaCha::new()), ossl::verify_chacha));
+}
+
+/// The microcontroller image of a matrix entry: RustCrypto's AES-128-CCM and AES-128-GCM, the
+/// AEADs products certify with (SP 800-38C/D); the crates are `no_std`, so the same code runs on
+/// the boards (the fixsliced software AES: these cores have no AES instructions).
+fn mcu_image(lib: Lib, kind: Kind, bits: u16) -> Option<McuImage> {
+    match (lib, kind, bits) {
+        (Lib::RustCrypto, Kind::Ccm, 128) => Some(McuImage::new(
+            "rc_aes128_ccm",
+            "lwc_mcu_images::rc::RcAead6<ccm::Ccm<aes::Aes128, ccm::consts::U16, ccm::consts::U12>>",
+        )),
+        (Lib::RustCrypto, Kind::Gcm, 128) => {
+            Some(McuImage::new("rc_aes128_gcm", "lwc_mcu_images::rc::RcAead6<aes_gcm::Aes128Gcm>"))
+        }
+        _ => None,
+    }
 }
 
 /// One line per library that is not built, for `lwcbench list` / `verify`.
