@@ -249,7 +249,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Boards, String> {
                     if v > 100 {
                         return Err(format!("{at}.lx106: {k} must be 0..100, got {v}"));
                     }
-                    if !b.sources.get(k).is_some_and(|s| !s.trim().is_empty()) {
+                    if b.sources.get(k).is_none_or(|s| s.trim().is_empty()) {
                         return Err(format!("{at}.lx106: {k} has no source in [board.{}.sources]", b.id));
                     }
                 }
