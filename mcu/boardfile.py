@@ -10,16 +10,24 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import re
 import tomllib
 
 BOARDS_FILE = pathlib.Path(__file__).resolve().parents[1] / "data" / "boards.toml"
 # Timing models mcu/emulate.py implements (CostModel); a target's `model` must be one of them.
 MODELS = ("m0plus", "m3", "m4", "rv32")
+# Timing models of other routes: lx106 (mcu/lx106.py: QEMU's lx106 CPU and the cycle model whose
+# parameters are the board's [board.ID.lx106]).
+OTHER_MODELS = ("lx106",)
 STATUSES = ("sourced", "estimate")
 # Every key a record may have: a misspelt one (`pwoer`) is an error, not a silently missing board.
 BOARD_KEYS = {"name", "chip", "triple", "mhz", "code_in", "flash_ws", "fetch_line_bytes", "cache_lines", "cache_ways",
-              "miss_cycles", "m4_ldst_pipelining", "verified", "sources", "power"}
+              "miss_cycles", "m4_ldst_pipelining", "verified", "sources", "power", "lx106"}
 POWER_KEYS = {"volts", "active_ma", "sleep_ua", "status", "source"}
+# [board.ID.lx106]: the LX106 cycle model's extra cycles per event (mcu/lx106.py), its flags, the
+# NIST LWC table it reproduces and the held-out fit.
+LX106_TIMING = ("base", "load_use", "mul_use", "rsr_use", "taken_branch", "jump", "l32r_flash", "flash_fetch_hit")
+LX106_KEYS = {"table", "cflags", "fit", *LX106_TIMING}
 TARGET_KEYS = {"core", "model", "emulable", "board", "rust", "cpp"}
 CPP_KEYS = {"cxx", "cc", "arch_flags", "libc_flags", "libs"}
 
@@ -36,6 +44,20 @@ class Power:
     sleep_ua: float
     status: str  # sourced | estimate
     source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Lx106:
+    """[board.ID.lx106]: the LX106 cycle model of the board (mcu/lx106.py)."""
+    table: str  # the NIST LWC benchmark table it reproduces (benchmarks/<table>-aead-summary.csv)
+    cflags: tuple  # the framework's code-generation flags
+    timing: dict  # extra cycles per event, LX106_TIMING order
+    sources: dict  # per timing parameter and cflags: where it comes from ("fitted: ..." if fitted)
+    fit: dict  # [board.ID.lx106.fit]: split, grid, residuals
+
+    def fitted(self) -> list:
+        """The timing parameters chosen by the held-out fit."""
+        return [k for k in LX106_TIMING if self.sources[k].startswith("fitted")]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +78,7 @@ class Board:
     sources: dict
     verified: tuple = ()  # parameters whose source text was read (data/boards.toml)
     power: Power | None = None
+    lx106: Lx106 | None = None
 
     def fetch_stalls(self) -> bool:
         return self.code_in in ("flash", "xip") and self.miss_cycles > 0
@@ -121,8 +144,8 @@ def _target(triple: str, t, path) -> Target:
     _known(t, TARGET_KEYS, where)
     get = _getter(t, where)
     model = t.get("model")
-    if model is not None and model not in MODELS:
-        raise BoardError(f"{where}: model must be one of {', '.join(MODELS)}, got {model!r}")
+    if model is not None and model not in MODELS + OTHER_MODELS:
+        raise BoardError(f"{where}: model must be one of {', '.join(MODELS + OTHER_MODELS)}, got {model!r}")
     cpp = None
     if "cpp" in t:
         c = t["cpp"]
@@ -157,6 +180,39 @@ def _power(t, where: str) -> Power:
     return Power(status=status, source=source, **nums)
 
 
+def _lx106(t, sources: dict, where: str) -> Lx106:
+    if not isinstance(t, dict):
+        raise BoardError(f"{where}: must be a table")
+    _known(t, LX106_KEYS, where)
+    timing = {}
+    for k in LX106_TIMING:
+        v = t.get(k)
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 100:
+            raise BoardError(f"{where}: {k} must be an integer 0..100, got {v!r}")
+        timing[k] = v
+    for k in (*LX106_TIMING, "cflags"):
+        s = sources.get(k)
+        if not isinstance(s, str) or not s.strip():
+            raise BoardError(f"{where}: {k} has no source in the board's sources table "
+                             "(a text that says it, 'estimate: ...' or 'fitted: ...')")
+    table = t.get("table")
+    if not isinstance(table, str) or not table.isidentifier():
+        raise BoardError(f"{where}: table must be a plain name, got {table!r}")
+    flags = t.get("cflags")
+    # only code-generation options: a board file must not smuggle other compiler options in
+    if not isinstance(flags, list) or not all(isinstance(f, str) and re.fullmatch(r"-[mf][a-z0-9=-]+", f)
+                                              for f in flags):
+        raise BoardError(f"{where}: cflags must be a list of -m/-f options, got {flags!r}")
+    fit = t.get("fit", {})
+    if not isinstance(fit, dict):
+        raise BoardError(f"{where}: fit must be a table")
+    for k, vals in (fit.get("grid") or {}).items():
+        if k not in LX106_TIMING or not isinstance(vals, list) or not all(
+                isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100 for v in vals):
+            raise BoardError(f"{where}.fit: grid {k}: a timing parameter with a list of integers 0..100")
+    return Lx106(table, tuple(flags), timing, {k: sources[k] for k in (*LX106_TIMING, "cflags")}, dict(fit))
+
+
 def _board(bid: str, t, targets: dict, path) -> Board:
     where = f"{path}: board {bid}"
     if not isinstance(t, dict):
@@ -187,9 +243,12 @@ def _board(bid: str, t, targets: dict, path) -> Board:
     if not isinstance(verified, list) or any(v not in sources for v in verified):
         raise BoardError(f"{where}: verified must list parameters that have a source, got {verified!r}")
     power = _power(t["power"], f"{where}.power") if "power" in t else None
+    lx = _lx106(t["lx106"], sources, f"{where}.lx106") if "lx106" in t else None
+    if (tgt.model == "lx106") != (lx is not None):
+        raise BoardError(f"{where}: a board of an lx106 target needs an [lx106] table, and only such a board")
     return Board(bid, get("name", str), get("chip", str), tgt.model, triple, mhz, code_in,
                  sources=dict(sources), m4_ldst_pipelining=get("m4_ldst_pipelining", bool, False),
-                 verified=tuple(verified), power=power, **ints)
+                 verified=tuple(verified), power=power, lx106=lx, **ints)
 
 
 def load(path: pathlib.Path | str | None = None) -> tuple[dict[str, Target], dict[str, Board]]:
@@ -222,6 +281,17 @@ def load_boards(path: pathlib.Path | str | None = None) -> dict[str, Board]:
 def load_targets(path: pathlib.Path | str | None = None) -> dict[str, Target]:
     """The targets by triple (file order)."""
     return load(path)[0]
+
+
+def lx106_board(name: str, path: pathlib.Path | str | None = None) -> Board:
+    """The LX106 board called `name`: its id (esp8266) or the NIST LWC table it reproduces
+    (nodemcuv2)."""
+    boards = load_boards(path)
+    for b in boards.values():
+        if b.lx106 is not None and name in (b.id, b.lx106.table):
+            return b
+    known = [f"{b.id} ({b.lx106.table})" for b in boards.values() if b.lx106 is not None]
+    raise BoardError(f"{path or BOARDS_FILE}: no LX106 board {name!r} (known: {', '.join(known) or 'none'})")
 
 
 def power_boards(path: pathlib.Path | str | None = None) -> list[Board]:

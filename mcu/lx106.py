@@ -10,7 +10,8 @@ every execution of a TB, in order; a TB ends at every branch, jump, call and ret
 sequence of TB starts is the program's control flow and each TB's instructions ran in order.
 (`-singlestep` gives one TB per instruction and the same counts; a test checks it.)
 
-The cycle model (`Timing`, parameters and their sources in mcu/lx106/<board>.toml) charges,
+The cycle model (`Timing`, parameters in the board's [board.ID.lx106] of data/boards.toml,
+their sources in its [board.ID.sources]) charges,
 per executed instruction, `base`; plus `load_use` / `mul_use` / `rsr_use` when the next
 executed instruction reads the result of a load / multiply / RSR; `taken_branch` when a
 conditional branch goes to its target; `jump` for J, CALL0, CALLX0, JX, RET; `l32r_flash` for
@@ -28,7 +29,6 @@ import re
 import subprocess
 import tempfile
 import threading
-import tomllib
 from collections import Counter
 
 MCU = pathlib.Path(__file__).resolve().parent
@@ -81,36 +81,18 @@ class BoardModel:
     path: str
 
 
-def load_board(path: pathlib.Path | str) -> BoardModel:
-    """Read mcu/lx106/<board>.toml; every timing parameter must say where it comes from."""
-    path = pathlib.Path(path)
+def load_board(name: str = "esp8266", path: pathlib.Path | str | None = None) -> BoardModel:
+    """The LX106 board `name` (its id, esp8266, or the NIST LWC table it reproduces, nodemcuv2)
+    from data/boards.toml (or `path`): its [board.ID.lx106] table, every timing parameter with
+    its source in [board.ID.sources] (mcu/boardfile.py checks both)."""
+    import boardfile
     try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise Lx106Error(f"{path}: {e}") from None
-    b, t = data.get("board", {}), data.get("timing", {})
-    vals, sources = {}, {}
-    for k in TIMING_KEYS:
-        v = t.get(k)
-        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 100:
-            raise Lx106Error(f"{path}: [timing] {k}: expected an integer 0..100, got {v!r}")
-        src = t.get(f"{k}_source")
-        if not isinstance(src, str) or not src.strip():
-            raise Lx106Error(f"{path}: [timing] {k}_source: missing (a text that says it, 'estimate' or 'fitted')")
-        vals[k], sources[k] = v, src
-    mhz = b.get("mhz")
-    if not isinstance(mhz, (int, float)) or not 1 <= mhz <= 1000:
-        raise Lx106Error(f"{path}: [board] mhz: expected a number 1..1000, got {mhz!r}")
-    flags = b.get("cflags", [])
-    if not isinstance(flags, list) or not all(isinstance(f, str) and re.fullmatch(r"-m[a-z0-9=-]+|-f[a-z0-9=-]+", f)
-                                              for f in flags):
-        raise Lx106Error(f"{path}: [board] cflags: expected a list of -m/-f options")
-    return BoardModel(str(b.get("id", path.stem)), str(b.get("name", path.stem)), str(b.get("table", path.stem)),
-                      float(mhz), flags, Timing(**vals), sources, data.get("fit", {}), str(path))
-
-
-def board_file(board: str) -> pathlib.Path:
-    return LX / f"{board}.toml"
+        b = boardfile.lx106_board(name, path)
+    except boardfile.BoardError as e:
+        raise Lx106Error(str(e)) from None
+    lx = b.lx106
+    return BoardModel(b.id, b.name, lx.table, b.mhz, list(lx.cflags), Timing(**lx.timing), dict(lx.sources),
+                      dict(lx.fit), str(path or boardfile.BOARDS_FILE))
 
 
 # --- instructions ---------------------------------------------------------------------------

@@ -3,10 +3,10 @@
 
 mcu/nistlwc.py hands `--board nodemcuv2` here. Every implementation the table lists for the
 config is built with xtensa-lx106-elf-gcc (the Arduino ESP8266 core's code-generation flags,
-mcu/lx106/nodemcuv2.toml) and mcu/lx106/harness.c, run once in QEMU's lx106 CPU for all its cells
+data/boards.toml [board.esp8266.lx106]) and mcu/lx106/harness.c, run once in QEMU's lx106 CPU for all its cells
 (mcu/lx106.py), and timed with the LX106 model. Output as nistlwc.py's (nist_lwc_cells.csv with
 the model's event counts per cell, nist_lwc_impls.csv, nist_lwc.md, run.json), plus the
-held-out check of the fitted parameters: the grid of [fit] in the board file searched on the
+held-out check of the fitted parameters: the grid of [board.esp8266.lx106.fit] searched on the
 training submissions, judged on the others.
 
 The published table's longest message is 512 bytes: the slope is (enc(0:512) - enc(0:128)) / 384.
@@ -131,7 +131,7 @@ def run(a) -> int:
         raise Fail(f"--primitive: {a.primitive!r}: the {a.board} route reproduces the AEAD table only")
     try:
         lx106.check_tools()
-        bm = lx106.load_board(getattr(a, "lx106_board_file", None) or lx106.board_file(a.board))
+        bm = lx106.load_board(a.board, getattr(a, "boards_file", None))
     except lx106.Lx106Error as e:
         raise Fail(str(e)) from None
     root = nistlwc.shared_dir()
@@ -263,7 +263,7 @@ def markdown(a, bm, results, fr, tools, duration) -> str:
     s = summary(results)
     t = bm.timing
     L = [f"# NIST LWC AEAD table, {a.board} ({a.config}): published vs emulated (Xtensa LX106)", "",
-         f"Board model **{bm.name}** (mcu/lx106/{pathlib.Path(bm.path).name}): "
+         f"Board model **{bm.name}** ({pathlib.Path(bm.path).name}, [board.{bm.id}.lx106]): "
          + ", ".join(f"{k} {getattr(t, k)} ({bm.sources[k]})" for k in lx106.TIMING_KEYS) + ".", "",
          f"Toolchain: {tools}. Published: the NIST LWC benchmarks (real NodeMCU v2, CCOUNT, median of trials); "
          "ours: the LX106 model over QEMU's execution trace of the one crypto_aead_encrypt call.", "",

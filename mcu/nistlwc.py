@@ -60,7 +60,7 @@ sys.modules.setdefault("nistlwc", sys.modules[__name__])
 
 BOARD_TABLE = {"mkrzero": "mkrzero", "nano33ble": "nano33ble", "due": "dueUSB"}  # board id -> table prefix
 # Xtensa boards: QEMU and the LX106 model (mcu/lx106_nist.py), not Unicorn
-LX106_BOARDS = {"nodemcuv2"}
+LX106_BOARDS = {b.lx106.table for b in emulate.load_boards().values() if b.lx106 is not None}
 # Tables timed with micros() (src/lwc-benchmarking/src/experiment_timing.cpp: Due, Uno, ...) give
 # microseconds; they are compared in cycles at the board's clock (1 us = mhz cycles).
 MICROS_TABLES = {"dueUSB"}

@@ -66,10 +66,102 @@ def images(profiles) -> list[Img]:
                 out.append(Img(im.cipher, im.implementation, "Rust", im.name, t, p,
                                build.rust_elf(t, p, im.name), base, True, im.kind))
     for t in build.CPP_TARGETS:
+        if t.name in LX106_TARGETS and lx106_ready():
+            continue  # measured by the LX106 route (lx106_measure)
         d = build.cpp_dir(t.name)
         for v, (cipher, impl, _, _) in build.CPP_VARIANTS.items():
             out.append(Img(cipher, impl, "C++", v, t.name, "Os", d / f"{v}.elf", d / "baseline.elf", t.emulable))
     return out
+
+
+# Xtensa LX106 targets: not Unicorn but QEMU's lx106 CPU and the board's LX106 model
+# (mcu/lx106_images.py), with the board their counts stand for.
+LX106_TARGETS = {t.triple: t.board for t in boardfile.load_targets().values() if t.model == "lx106"}
+
+
+def _all_targets() -> dict:
+    """emulate.TARGETS and the LX106 targets, each with its model, clock and board."""
+    out = dict(emulate.TARGETS)
+    boards = boardfile.load_boards()
+    for triple, bid in LX106_TARGETS.items():
+        b = boards[bid]
+        out[triple] = emulate.Target(triple, CORE[triple], "lx106", b.mhz,
+                                     f"{b.chip} @{b.mhz:g} MHz, board profile {bid} (QEMU + LX106 model)")
+    return out
+
+
+def lx106_ready() -> bool:
+    """The LX106 toolchain and QEMU are installed (mcu/setup.sh)."""
+    import lx106
+    try:
+        lx106.check_tools()
+    except lx106.Lx106Error:
+        return False
+    return True
+
+
+def lx106_measure(profiles, nbits, log, board=None, images=None) -> tuple[list, list]:
+    """Size and count rows of the LX106 images (Os only: the board framework's -Os), in the
+    columns of measure(): sizes image-minus-baseline with the painted stack, counts per phase
+    with the board's LX106 model (timing_model lx106)."""
+    import lx106_images
+    size_rows, count_rows = [], []
+    if "Os" not in profiles or not LX106_TARGETS or not lx106_ready():
+        if LX106_TARGETS and "Os" in profiles:
+            log("  xtensa-lx106-elf: xtensa-lx106-elf-gcc / qemu-system-xtensa missing: sizes from the object files only")
+        return size_rows, count_rows
+    outdir = build.target_dir() / "lx106"
+    outdir.mkdir(parents=True, exist_ok=True)
+    for triple, board_id in LX106_TARGETS.items():
+        if board is not None:
+            if board.triple != triple:
+                continue
+            board_id = board.id
+        bm = lx106_images.lx106.load_board(board_id)
+        ok, skipped = lx106_images.available(images)
+        for img, why in skipped:
+            log(f"  {triple:28} Os {img.image}: skipped ({why})")
+        for img in ok:
+            t0 = time.time()
+            b = lx106_images.build(img, bm, outdir)
+            ns = list(nbits) if img.kind == "stream" else list(BLOCK_NBITS)
+            m = lx106_images.measure(b, bm, ns)
+            lang = "C" if img.nist or not any(s.endswith(".cpp") for s in img.sources) else "C++"
+            s, z = section_sizes(b.elf), section_sizes(b.baseline)
+            d = {k: s[k] - z[k] for k in s}
+            size_rows.append([img.cipher, img.implementation, lang, img.image, triple, CORE[triple], "Os",
+                              "image-minus-baseline", d["text"], d["rodata"], d["data"], d["bss"], m.flash,
+                              m.ram_static, m.stack, "yes"])
+            common = [img.cipher, img.implementation, lang, img.image, triple, CORE[triple], "Os"]
+            mhz = bm.mhz
+            for i, n in enumerate(ns):
+                phases = [("init", 0, m.init[n])] if i == 0 else []
+                phases.append((img.phase, n, m.message[n]))
+                for phase, nb, cyc in phases:
+                    insns = m.init_insns[n] if phase == "init" else m.events[n]["insns"]
+                    count_rows.append(common + [phase, nb, "instructions", insns, "instructions", "lx106"])
+                    if phase != "init":
+                        if nb:
+                            count_rows.append(common + [phase, nb, "instructions_per_bit",
+                                                        f"{m.events[n]['insns'] / nb:.2f}", "instructions/bit", "lx106"])
+                    count_rows.append(common + [phase, nb, "cycles_est", cyc, "cycles", "lx106"])
+                    count_rows.append(common + [phase, nb, "time_us_est", f"{cyc / mhz:.2f}", f"us @ {mhz:g} MHz",
+                                                "lx106"])
+                    if phase != "init" and nb:
+                        count_rows.append(common + [phase, nb, "cycles_per_bit_est", f"{cyc / nb:.2f}", "cycles/bit",
+                                                    "lx106"])
+                full = m.init[n] + m.message[n]
+                count_rows.append(common + ["full", n, "cycles_est", full, "cycles", "lx106"])
+                count_rows.append(common + ["full", n, "time_us_est", f"{full / mhz:.2f}", f"us @ {mhz:g} MHz", "lx106"])
+                if n:
+                    count_rows.append(common + ["full", n, "cycles_per_bit_est", f"{full / n:.2f}", "cycles/bit",
+                                                "lx106"])
+            count_rows.append(common + ["init+" + img.phase, ns[-1], "stack_bytes", m.stack, "bytes", ""])
+            for r_ in count_rows:
+                if len(r_) == len(COUNT_COLS) - 1:
+                    r_.append(board_id)
+            log(f"  {triple:28} Os {img.image:11} {lang:4} {time.time() - t0:6.1f} s (QEMU, lx106 model)")
+    return size_rows, count_rows
 
 
 def section_sizes(path: pathlib.Path) -> dict:
@@ -104,9 +196,13 @@ def boards_used() -> dict:
     return {t: boards[b] for t, b in emulate.DEFAULT_BOARD.items()}
 
 
-def measure(imgs, nbits, log) -> tuple[list, list]:
+def measure(imgs, nbits, log, board=None) -> tuple[list, list]:
+    """Size and count rows of the Unicorn images; `board` (a Board) replaces its target's
+    counts board (--board)."""
     size_rows, count_rows = [], []
     boards = boards_used()
+    if board is not None:
+        boards[board.triple] = board
     base_stack: dict = {}
     outputs: dict = {}
     for im in imgs:
@@ -172,6 +268,8 @@ def measure(imgs, nbits, log) -> tuple[list, list]:
                           "yes" if im.emulable else "no"])
     # C++ object-file sizes (per variant after section GC), as the compilers emit them
     for t in build.CPP_TARGETS:
+        if board is not None and t.name != board.triple or not (build.cpp_dir(t.name) / "draco_ref.o").exists():
+            continue
         for v, (cipher, impl, _, _) in build.CPP_VARIANTS.items():
             o = section_sizes(build.cpp_dir(t.name) / f"{v}.o")
             size_rows.append([cipher, impl, "C++", v, t.name, CORE[t.name], "Os", "object-gc",
@@ -198,13 +296,15 @@ def _get(count_rows, **kw):
 
 
 def markdown(size_rows, count_rows, nbits, sizes_only=False) -> str:
+    tgts = _all_targets()
     L = ["# Microcontroller cost (emulated; no board)", "",
          "Generated by `mcu/run.py`; method, timing models and columns in `mcu/README.md`. "
          "Instruction counts are exact (Unicorn); cycles are **estimates** from a per-instruction "
          "timing model (Cortex-M0+: Arm TRM table, single-cycle multiplier as on the RP2040; "
          "RV32IMC: stated assumptions for the ESP32-C3; Cortex-M4F: Arm Cortex-M4 TRM table, "
          "branch refill P = 2, loads not pipelined). "
-         "Xtensa LX106 (ESP8266): sizes only (no emulator).", ""]
+         "Xtensa LX106 (ESP8266): the C/C++ images in QEMU's lx106 CPU with the LX106 cycle model "
+         "(mcu/lx106/README.md; warm steady state, no flash-cache misses; Rust has no upstream LX106 target).", ""]
     if sizes_only:
         L += ["Preset `sizes`: flash, RAM and stack only (one short emulated call per image for the "
               "stack depth); the emulated-count tables come from the `counts` preset.", ""]
@@ -223,7 +323,7 @@ def markdown(size_rows, count_rows, nbits, sizes_only=False) -> str:
         if c != "DRACO":
             continue
         cyc = cpb.get(k)
-        board = emulate.TARGETS[tgt].board
+        board = tgts[tgt].board
         L.append(f"| {impl} | {lang} | {CORE[tgt]} | {prof} | {float(ipb[k]):.1f} | "
                  + (f"{float(cyc):.1f} | {float(us[k]):,.0f} us ({board}) | {STUDY_CPB / float(cyc):.2f}× |" if cyc
                     else "— | — | — |"))
@@ -232,19 +332,20 @@ def markdown(size_rows, count_rows, nbits, sizes_only=False) -> str:
     fus = _get(count_rows, metric="time_us_est", phase="full", nbits=STUDY_NBITS)
     if fcpb:
         L += ["", "### DRACO `full` (init + keystream, one count) over 22,464 bits vs the study's ESP8266", "",
-              "**Not the ESP8266**: Unicorn has no Xtensa, so the nearest emulated core stands in — RV32IMC "
-              "(ESP32-C3 model: Espressif's other simple in-order 32-bit core), with the Cortex-M0+ model "
-              "beside it. Cycles per keystream bit, estimated, zero wait states; the study's figure is "
+              "The ESP8266 itself (Xtensa LX106: QEMU's lx106 CPU with the LX106 model, the C++ DRACO; "
+              "the study ran a Rust DRACO, and Rust has no upstream LX106 target) first, then the other "
+              "emulated cores (RV32IMC: the ESP32-C3 model; Cortex-M0+). Cycles per keystream bit, estimated, "
+              "warm; the study's figure is "
               f"measured on silicon (282,891 µs × 80 MHz / 22,464 bits = {STUDY_CPB:,.0f}) and, as we read it, "
               "excludes init, so including init here is the conservative side.", "",
-              "| implementation | language | core (stand-in) | profile | est. cycles/bit (full) | est. time | study ÷ this |",
+              "| implementation | language | core | profile | est. cycles/bit (full) | est. time | study ÷ this |",
               "|---|---|---|---|---:|---:|---:|"]
-        order = {"riscv32imc-unknown-none-elf": 0, "thumbv6m-none-eabi": 1}
+        order = {**{t: 0 for t in LX106_TARGETS}, "riscv32imc-unknown-none-elf": 1, "thumbv6m-none-eabi": 2}
         for k in sorted(fcpb, key=lambda k: (order.get(k[3], 9), k)):
             c, impl, lang, tgt, prof, _ = k
             if c != "DRACO":
                 continue
-            board = emulate.TARGETS[tgt].board
+            board = tgts[tgt].board
             L.append(f"| {impl} | {lang} | {CORE[tgt]} | {prof} | {float(fcpb[k]):.1f} | "
                      f"{float(fus[k]):,.0f} us ({board}) | {STUDY_CPB / float(fcpb[k]):.1f}× |")
     fast_m0 = [float(v) for (c, impl, lang, tgt, prof, _), v in cpb.items()
@@ -293,9 +394,9 @@ def markdown(size_rows, count_rows, nbits, sizes_only=False) -> str:
     ius = _get(count_rows, metric="time_us_est", phase="init")
     kcpb = _get(count_rows, metric="cycles_per_bit_est", phase="keystream")
     kipb = _get(count_rows, metric="instructions_per_bit", phase="keystream")
-    for t in [t for t in emulate.TARGETS if any(k[3] == t for k in ins)]:
-        unit = "cycles/bit" if emulate.TARGETS[t].model else "instr/bit"
-        L += [f"### {CORE[t]} ({emulate.TARGETS[t].board})", "",
+    for t in [t for t in tgts if any(k[3] == t for k in ins)]:
+        unit = "cycles/bit" if tgts[t].model else "instr/bit"
+        L += [f"### {CORE[t]} ({tgts[t].board})", "",
               "| cipher | implementation | language | init instr | init est. cycles (µs) | "
               + " | ".join(f"{n:,} bit{'s' if n != 1 else ''} {unit}" for n in nbits) + " |",
               "|---|---|---|---:|---:|" + "---:|" * len(nbits)]
@@ -303,13 +404,13 @@ def markdown(size_rows, count_rows, nbits, sizes_only=False) -> str:
         for k in sorted(k for k in ins if k[3] == t and k[4] == "Os" and k[:5] in stream_keys):
             c, impl, lang = k[:3]
             cyc = f"{int(icyc[k]):,} ({float(ius[k]):,.0f})" if k in icyc else "—"
-            src = kcpb if emulate.TARGETS[t].model else kipb
+            src = kcpb if tgts[t].model else kipb
             cells = [f"{float(src[(c, impl, lang, t, 'Os', n)]):,.1f}" if (c, impl, lang, t, "Os", n) in src else ""
                      for n in nbits]
             L.append(f"| {c} | {impl} | {lang} | {int(ins[k]):,} | {cyc} | " + " | ".join(cells) + " |")
         L.append("")
         # `full` = init + keystream as one count, per keystream bit (init dominates short requests)
-        fsrc = _get(count_rows, metric="cycles_per_bit_est" if emulate.TARGETS[t].model else "instructions_per_bit",
+        fsrc = _get(count_rows, metric="cycles_per_bit_est" if tgts[t].model else "instructions_per_bit",
                     phase="full", profile="Os")
         L += [f"`full` (init + keystream, one count) on the {CORE[t]}, {unit} of keystream:", "",
               "| cipher | implementation | language | " + " | ".join(f"{n:,} bit{'s' if n != 1 else ''}" for n in nbits) + " |",
@@ -328,10 +429,10 @@ def markdown(size_rows, count_rows, nbits, sizes_only=False) -> str:
               "init = construct + `set_key`; encrypt = ECB over whole blocks (block ciphers) or AEAD "
               "encryption with empty associated data plus the tag, of a 128-bit and a 1024-bit message. "
               "Est. cycles per message byte.", ""]
-        for t in [t for t in emulate.TARGETS if any(k[3] == t for k in eipb)]:
-            has = emulate.TARGETS[t].model is not None
+        for t in [t for t in tgts if any(k[3] == t for k in eipb)]:
+            has = tgts[t].model is not None
             src = ecpb if has else eipb
-            L += [f"### {CORE[t]} ({emulate.TARGETS[t].board})", "",
+            L += [f"### {CORE[t]} ({tgts[t].board})", "",
                    "| cipher | implementation | init instr | init est. cycles | "
                    + " | ".join(f"{n} bits, {'cycles' if has else 'instr'}/byte" for n in BLOCK_NBITS) + " |",
                    "|---|---|---:|---:|" + "---:|" * len(BLOCK_NBITS)]
@@ -368,25 +469,47 @@ def main(argv=None) -> int:
     ap.add_argument("--nbits", default=",".join(map(str, NBITS)))
     ap.add_argument("--sizes-only", action="store_true",
                     help="flash/RAM/stack only: mcu_sizes.csv + mcu.md (one 128-bit request per image for the stack)")
+    ap.add_argument("--board", help="only the images of this board's target, counted with this board's profile "
+                                    "(a [board.ID] of data/boards.toml; default: every target, each with its counts' board)")
     a = ap.parse_args(argv)
     if a.sizes_only:
         a.nbits = "128"
     profiles = [p for p in a.profiles.split(",") if p]
     nbits = [int(x) for x in a.nbits.split(",") if x]
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
-    if not a.no_build:
+    boards = boardfile.load_boards()
+    only = None
+    if a.board is not None:
+        if a.board not in boards:
+            print(f"error: --board: '{a.board}' is not a board of data/boards.toml ({', '.join(boards)})",
+                  file=sys.stderr)
+            return 2
+        only = boards[a.board]
+        if only.triple not in build.RUST_TARGETS and only.triple not in LX106_TARGETS \
+                and not any(c.name == only.triple for c in build.CPP_TARGETS):
+            print(f"error: --board: {a.board}'s target {only.triple} has no images here", file=sys.stderr)
+            return 2
+    lx_only = only is not None and only.triple in LX106_TARGETS
+    if not a.no_build and not lx_only:
         log("building images ...")
         build.build_all(profiles)
     log("measuring ...")
-    sizes, counts = measure(images(profiles), nbits, log)
+    imgs = [] if lx_only else [im for im in images(profiles) if only is None or im.target == only.triple]
+    sizes, counts = measure(imgs, nbits, log, board=only)
+    if only is None or lx_only:
+        lx_sizes, lx_counts = lx106_measure(profiles, nbits, log, board=only)
+        sizes, counts = sizes + lx_sizes, counts + lx_counts
     a.out.mkdir(parents=True, exist_ok=True)
     write_atomic(a.out / "mcu_sizes.csv", _csv(SIZE_COLS, sizes))
     if not a.sizes_only:
         write_atomic(a.out / "mcu_counts.csv", _csv(COUNT_COLS, counts))
     write_atomic(a.out / "mcu.md", markdown(sizes, counts, nbits, a.sizes_only))
     if not a.sizes_only:  # read by `lwcbench mcu` into run.json
+        used = boards_used()
+        if only is not None:
+            used = {only.triple: only}
         write_atomic(a.out / "boards.json", json.dumps(
-            {t: dataclasses.asdict(b) for t, b in boards_used().items()}, indent=1) + "\n")
+            {t: dataclasses.asdict(b) for t, b in used.items()}, indent=1) + "\n")
     log(f"wrote {a.out}/mcu_sizes.csv{'' if a.sizes_only else ', mcu_counts.csv'}, mcu.md")
     return 0
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Write data/emulated-cycles.csv: the emulated cycles of every Rust mcu image (Os) on every board.
+"""Write data/emulated-cycles.csv: the emulated cycles of every Rust mcu image (Os) on every board,
+and of the C/C++ LX106 images on the ESP8266.
 
-    python3 scripts/data/emulated-cycles.py [--no-build] [--only IMAGE,...] [--out data/emulated-cycles.csv]
+    python3 scripts/data/emulated-cycles.py [--no-build] [--only IMAGE,...] [--board ID] [--out data/emulated-cycles.csv]
 
 The Rust CLI cannot run Unicorn, so `--board` reads this committed table (compiled into the
 binary). For every board with power figures (a [board.ID.power] of data/boards.toml, the
@@ -18,6 +19,13 @@ re-emulates a sample of images and checks that the committed rows are what the e
 today. Images come from mcu/build.py ($CARGO_TARGET_DIR, default target/mcu; `--no-build`
 uses the images already built). `--only` emulates only the named images and keeps the other rows
 of the table at --out as they are (a new image gets its rows without re-emulating the rest).
+
+A board of an `lx106` target (the ESP8266; Unicorn has no Xtensa and Rust no upstream LX106
+target) gets the rows of mcu/lx106_images.py instead: the project's C/C++ ciphers and a bounded
+set of NIST LWC C implementations, built for the LX106 and timed in QEMU with the board's LX106
+model (data/boards.toml [board.ID.lx106]). That model is warm only (the ESP8266's flash-cache
+geometry is not sourced), so those rows keep cold = warm. `--board ID` regenerates one board's
+rows and keeps every other row of --out as it is.
 
 Bad input: one `error:` line naming the file and line, exit 1, nothing written.
 """
@@ -45,6 +53,10 @@ HEADER = """\
 # cycles_N_bits = the message phase over N bits. cold = the first init + message on a fresh
 # board (empty instruction cache); warm = the same calls again with the cache kept, the steady
 # state of a loop of messages (warm init: in the 128-bit loop). Equal on boards without a cache.
+# ESP8266 rows (board esp8266, timing_model lx106): C/C++ images in QEMU's lx106 CPU with the LX106
+# model (mcu/lx106_images.py; Rust has no upstream LX106 target), after one untimed call. cache: no
+# flash-cache model is sourced for the ESP8266, so cold = warm there (the warm steady state
+# twice). AEADs of the NIST LWC API key every call: init 0 there, the key setup is in encrypt.
 # tests/energy/test_emulated_cycles.py re-emulates a sample and checks these rows.
 """
 
@@ -113,6 +125,49 @@ def emulate_rows(imgs, boards) -> list[list[str]]:
     return out
 
 
+def lx106_rows(boards, outdir: pathlib.Path | None = None, images=None) -> list[list[str]]:
+    """Rows of the LX106 boards: every available mcu/lx106_images.py image (or `images`), cold = warm."""
+    import lx106
+    import lx106_images
+    import run
+
+    out = []
+    for b in boards:
+        if b.lx106 is None:
+            continue
+        try:
+            with tempfile.TemporaryDirectory(prefix="lx106-rows-") as td:
+                ms = lx106_images.measure_all(outdir or pathlib.Path(td), b.id, images, nbits=NBITS)
+        except lx106.Lx106Error as e:
+            raise InputError(f"board {b.id}: {e}") from None
+        for m in ms:
+            warm = [m.init[NBITS[0]], *(m.message[n] for n in NBITS)]
+            out.append([b.id, m.img.cipher, m.img.implementation, m.img.image, lx106_images.TARGET,
+                        run.CORE[b.triple], PROFILE, "lx106", m.img.phase] + [str(c) for c in warm + warm])
+    return out
+
+
+def merge(rows, old_text: str, board: str) -> list[list[str]]:
+    """The rows of `old_text` with those of `board` replaced by `rows` (file order kept; a board
+    new to the file goes last)."""
+    import csv
+    import io
+
+    lines = [ln for ln in old_text.splitlines() if ln and not ln.startswith("#")]
+    old = list(csv.reader(io.StringIO("\n".join(lines))))
+    if not old or old[0] != COLUMNS:
+        raise InputError("--out: the existing table's header is not this script's (regenerate it whole)")
+    out, placed = [], False
+    for r in old[1:]:
+        if r and r[0] == board:
+            if not placed:
+                out += rows
+                placed = True
+            continue
+        out.append(r)
+    return out if placed else out + rows
+
+
 def render(rows) -> str:
     lines = [HEADER.rstrip("\n"), ",".join(COLUMNS)]
     for r in rows:
@@ -125,6 +180,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-build", action="store_true", help="use the mcu images already built")
     ap.add_argument("--boards", type=pathlib.Path, help="board records (default data/boards.toml)")
     ap.add_argument("--only", default="", help="comma-separated image names: emulate these, keep the other rows")
+    ap.add_argument("--board", help="regenerate this board's rows only, keeping the other rows of --out")
     ap.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     a = ap.parse_args(argv)
     only = {n for n in a.only.split(",") if n}
@@ -134,20 +190,39 @@ def main(argv=None) -> int:
         import run
 
         boards = read_boards(a.boards)
-        if not a.no_build:
-            build.build_rust((PROFILE,))
-        imgs = run.images((PROFILE,))
-        if only:
-            unknown = only - {im.image for im in imgs}
-            if unknown:
-                raise InputError(f"--only: no Rust image named {', '.join(sorted(unknown))}")
+        if a.board is not None:
+            boards = [b for b in boards if b.id == a.board]
+            if not boards:
+                raise InputError(f"--board {a.board}: not a board with power figures")
+        rust_boards = [b for b in boards if b.lx106 is None]
+        rows, imgs = [], []
+        if rust_boards:
+            if not a.no_build:
+                build.build_rust((PROFILE,))
+            imgs = run.images((PROFILE,))
+            if only:
+                unknown = only - {im.image for im in imgs}
+                if unknown:
+                    raise InputError(f"--only: no Rust image named {', '.join(sorted(unknown))}")
+                rows = emulate_rows([im for im in imgs if im.image in only], rust_boards)
+            else:
+                rows = emulate_rows(imgs, rust_boards)
+        elif only:
+            raise InputError("--only names Rust images: the --board given has none")
+        if not only:
+            rows += lx106_rows(boards)
+        if only or a.board is not None:
             try:
                 old = a.out.read_text()
             except OSError as e:
-                raise InputError(f"--out {a.out}: {e.strerror or e} (--only keeps the rows of an existing table)") from None
-            rows = merge_rows(old, emulate_rows([im for im in imgs if im.image in only], boards), only, boards, imgs)
-        else:
-            rows = emulate_rows(imgs, boards)
+                raise InputError(f"--out {a.out}: {e.strerror or e} (--only and --board keep the rows of an existing table)") from None
+            if only and a.board is None:
+                rows = merge_rows(old, rows, only, boards, imgs)
+            elif only:
+                kept = [ln for ln in old.splitlines() if not ln.startswith(f"{a.board},") or ln.split(",")[3] not in only]
+                rows = merge_rows("\n".join(kept), rows, set(), read_boards(a.boards), imgs)
+            else:
+                rows = merge(rows, old, a.board)
         text = render(rows)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)

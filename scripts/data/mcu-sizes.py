@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Write data/mcu-sizes.csv from the measured sizes of `lwcbench mcu --preset sizes`.
 
-    lwcbench mcu --preset sizes --out DIR
-    python3 scripts/data/mcu-sizes.py DIR/mcu_sizes.csv [--out data/mcu-sizes.csv]
+    lwcbench mcu --preset sizes --out DIR [--board ID]
+    python3 scripts/data/mcu-sizes.py DIR/mcu_sizes.csv [--target TRIPLE] [--out data/mcu-sizes.csv]
 
 `lwcbench choose` reads this committed table (compiled into the binary) for its flash and RAM
 filter: it is a projection of mcu_sizes.csv, nothing computed. For every Rust image and Os
 profile that was emulated: flash bytes (text + rodata + data, minus the empty harness), static
 RAM (data + bss) and the stack measured by painting (init + message phase). The measuring
-method is mcu/README.md's. tests/energy/test_mcu_sizes.py measures a sample of images again and
-checks the committed rows.
+method is mcu/README.md's. On an LX106 target (the ESP8266: no Rust target there) the rows are
+the C/C++ images of the LX106 route (mcu/lx106_images.py: same method, stack painted in QEMU).
+`--target TRIPLE` replaces that target's rows only and keeps the other rows of --out (a run of
+`lwcbench mcu --board ID` measures one board's target). tests/energy/test_mcu_sizes.py measures
+a sample of images again and checks the committed rows.
 
 Bad input: one `error:` line naming the file and line, exit 1, nothing written.
 """
@@ -30,7 +33,9 @@ HEADER = """\
 # edit by hand. Measured on the built images (mcu/README.md "Sizes"), Rust images, Os profile:
 # flash_bytes = text + rodata + data of the image minus the empty harness; ram_static_bytes =
 # data + bss; stack_bytes = deepest stack of init + message phase, measured by painting in the
-# emulator. tests/energy/test_mcu_sizes.py measures a sample again and checks these rows.
+# emulator. Xtensa LX106 (ESP8266): the C/C++ images of mcu/lx106_images.py (Rust has no upstream
+# LX106 target), same method, stack painted in QEMU's lx106 CPU.
+# tests/energy/test_mcu_sizes.py measures a sample again and checks these rows.
 """
 
 
@@ -48,12 +53,25 @@ def _emulated_cycles():
     return mod
 
 
-def table(size_rows) -> list[list[str]]:
-    """Rows of the table from mcu_sizes.csv rows (line, dict): Rust, Os, emulated (stack known)."""
+def lx106_targets() -> set:
+    """The targets of the LX106 route (data/boards.toml model lx106), whose C/C++ rows count."""
+    sys.path.insert(0, str(REPO / "mcu"))
+    import boardfile
+
+    return {t.triple for t in boardfile.load_targets().values() if t.model == "lx106"}
+
+
+def table(size_rows, target: str | None = None) -> list[list[str]]:
+    """Rows of the table from mcu_sizes.csv rows (line, dict): Rust, Os, emulated (stack known);
+    on an LX106 target the C/C++ ones. `target`: only that target's rows."""
     out = {}
+    lx = lx106_targets()
     for line, d in size_rows:
         try:
-            if d["language"] != "Rust" or d["profile"] != PROFILE or d["emulated"] != "yes":
+            if target is not None and d["target"] != target:
+                continue
+            ours = d["language"] == "Rust" or (d["target"] in lx and d["language"] in ("C", "C++"))
+            if not ours or d["profile"] != PROFILE or d["emulated"] != "yes":
                 continue
             vals = [d["flash_bytes"], d["ram_static_bytes"], d["stack_bytes"]]
             for name, v in zip(COLUMNS[7:], vals):
@@ -67,8 +85,19 @@ def table(size_rows) -> list[list[str]]:
         except KeyError as e:
             raise InputError(f"line {line}: missing field {e}") from None
     if not out:
-        raise InputError(f"no emulated Rust {PROFILE} rows (run `lwcbench mcu --preset sizes`)")
+        raise InputError(f"no emulated {PROFILE} rows{f' for {target}' if target else ''} "
+                         "(run `lwcbench mcu --preset sizes`)")
     return [out[k] for k in sorted(out)]
+
+
+def merge(rows, old_text: str, target: str) -> list[list[str]]:
+    """The rows of `old_text` with those of `target` replaced by `rows`, sorted as table() sorts."""
+    lines = [ln for ln in old_text.splitlines() if ln and not ln.startswith("#")]
+    old = list(csv.reader(lines))
+    if not old or old[0] != COLUMNS:
+        raise InputError("the existing table's header is not this script's (regenerate it whole)")
+    keep = [r for r in old[1:] if r and r[3] != target]
+    return sorted(keep + rows, key=lambda r: (r[2], r[3]))
 
 
 def read_sizes(path: pathlib.Path):
@@ -94,10 +123,18 @@ def render(rows) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("sizes", type=pathlib.Path, help="mcu_sizes.csv of `lwcbench mcu --preset sizes`")
+    ap.add_argument("--target", help="replace this target's rows only, keeping the other rows of --out")
     ap.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     a = ap.parse_args(argv)
     try:
-        text = render(table(read_sizes(a.sizes)))
+        rows = table(read_sizes(a.sizes), a.target)
+        if a.target is not None:
+            try:
+                old = a.out.read_text()
+            except OSError as e:
+                raise InputError(f"--out {a.out}: {e.strerror or e}") from None
+            rows = merge(rows, old, a.target)
+        text = render(rows)
     except InputError as e:
         print(f"error: {a.sizes}: {e}", file=sys.stderr)
         return 1

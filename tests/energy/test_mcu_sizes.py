@@ -28,7 +28,35 @@ def committed() -> dict:
 
 
 def test_every_image_of_the_manifest_has_a_row_per_target():
-    test_emulated_cycles.manifest_covers(committed())
+    # Rust images on the Rust targets; on an LX106 target (the ESP8266) the C/C++ images of
+    # mcu/lx106_images.py.
+    import lx106_images  # noqa: E402
+
+    table = committed()
+    lx = {k: v for k, v in table.items() if k[1] in ms.lx106_targets()}
+    assert set(lx) == {(i.image, t) for i in lx106_images.IMAGES for t in ms.lx106_targets()}
+    test_emulated_cycles.manifest_covers({k: v for k, v in table.items() if k not in lx})
+
+
+def test_lx106_sample_measured_again_equals_the_committed_table(tmp_path):
+    import lx106  # noqa: E402
+    import lx106_images  # noqa: E402
+    import run  # noqa: E402
+
+    try:
+        lx106.check_tools()
+    except lx106.Lx106Error as e:
+        pytest.skip(str(e))
+    imgs = [i for i in lx106_images.IMAGES if i.image in test_emulated_cycles.LX106_SAMPLE]
+    if len(lx106_images.available(imgs)[0]) != len(imgs):
+        pytest.skip("NIST LWC tree absent")
+    sizes, _ = run.lx106_measure(["Os"], [128], lambda m: None, images=imgs)
+    rows = [(i, dict(zip(run.SIZE_COLS, map(str, r)))) for i, r in enumerate(sizes)]
+    fresh = {(r[2], r[3]): r for r in ms.table(rows)}
+    assert len(fresh) == len(imgs)
+    table = committed()
+    for key, row in fresh.items():
+        assert table[key] == row, f"{key}: committed {table[key]} != measured {row}"
 
 
 def test_sample_measured_again_equals_the_committed_table():
@@ -60,6 +88,22 @@ def test_table_keeps_emulated_rust_os_rows_only():
             (5, _row(emulated="no", stack_bytes="", image="w"))]
     assert ms.table(rows) == [["X", "rust", "x", "thumbv6m-none-eabi", "Cortex-M0+", "Os", "image-minus-baseline",
                                "100", "8", "64"]]
+
+
+def test_table_keeps_the_c_rows_of_an_lx106_target_and_merges_one_target():
+    lx = dict(target="xtensa-lx106-elf", core="Xtensa LX106")
+    rows = [(2, _row()), (3, _row(language="C++", image="y", **lx)), (4, _row(language="C", image="z", **lx)),
+            (5, _row(language="C++", image="w", emulated="no", stack_bytes="", **lx))]
+    want_y = ["X", "rust", "y", "xtensa-lx106-elf", "Xtensa LX106", "Os", "image-minus-baseline", "100", "8", "64"]
+    got = ms.table(rows, "xtensa-lx106-elf")
+    assert [r[2] for r in got] == ["y", "z"] and got[0] == want_y
+    # --target keeps every other target's row of the existing table and replaces its own
+    old = ms.render([["A", "rust", "a", "thumbv6m-none-eabi", "Cortex-M0+", "Os", "image-minus-baseline", "1", "2", "3"],
+                     ["B", "c", "old", "xtensa-lx106-elf", "Xtensa LX106", "Os", "image-minus-baseline", "9", "9", "9"]])
+    merged = ms.merge(got, old, "xtensa-lx106-elf")
+    assert [r[2] for r in merged] == ["a", "y", "z"]
+    with pytest.raises(ms.InputError, match="no emulated Os rows for riscv32"):
+        ms.table(rows[1:], "riscv32imc-unknown-none-elf")
 
 
 def test_bad_rows_and_files_are_one_error_line(tmp_path, capsys):

@@ -708,6 +708,9 @@ fn json_holds_no_null_where_the_schema_says_number_at_the_ends_of_every_range() 
                     lifetime: life.into(),
                     weights: Some("energy=1,battery=1,latency=0.001,flash=1000,ram=0".into()),
                     flash: Some("1MiB".into()),
+                    // the ESP8266's one candidate with an LX106 image is the provisional C++ DRACO
+                    allow_provisional: board == "esp8266",
+                    require: (board == "esp8266").then(|| "any".into()),
                     ..opts(board, radio, interval)
                 };
                 match choose(&o, None) {

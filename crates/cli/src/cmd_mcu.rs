@@ -43,6 +43,11 @@ pub struct McuArgs {
     /// Replace a finished run in --out.
     #[arg(long)]
     force: bool,
+    /// Only the images of this board's target, counted with this board's own profile (a board
+    /// of data/boards.toml; esp8266: the C/C++ images in QEMU's lx106 CPU with the LX106 model,
+    /// Os only). Default: every target, each with the board its counts stand for.
+    #[arg(long)]
+    board: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -51,7 +56,7 @@ enum McuSub {
     /// NodeMCU v2's AEAD table) in emulation: builds each implementation the published table lists
     /// from the shared NIST LWC tree ($LWCBENCH_NIST_LWC, else ../shared/nist-lwc), emulates every
     /// enc(x:y) or h(x) cell with the board's profile (data/boards.toml; the NodeMCU v2 in QEMU with
-    /// the LX106 model of mcu/lx106/nodemcuv2.toml) and writes published / emulated / error % per
+    /// the LX106 model of its esp8266 record) and writes published / emulated / error % per
     /// cell and per implementation (nist_lwc_cells.csv, nist_lwc_impls.csv, nist_lwc.md, run.json).
     NistLwc(NistLwcArgs),
 }
@@ -59,7 +64,7 @@ enum McuSub {
 #[derive(Args)]
 struct NistLwcArgs {
     /// Board whose published table is reproduced (its profile in data/boards.toml; nodemcuv2:
-    /// ESP8266 in QEMU, mcu/lx106/nodemcuv2.toml, AEAD only).
+    /// ESP8266 in QEMU, the esp8266 record's LX106 model, AEAD only).
     #[arg(long, value_parser = ["mkrzero", "nano33ble", "due", "nodemcuv2"])]
     board: String,
     /// Which published table: AEAD (enc(x:y) cells) or hash (h(x) cells).
@@ -113,6 +118,13 @@ pub fn run(a: &McuArgs) -> Result<(), String> {
     for p in a.profiles.split(',') {
         if !matches!(p, "Os" | "O3") {
             return Err(format!("--profiles: unknown profile {p:?} (expected Os, O3 or Os,O3)"));
+        }
+    }
+    if let Some(b) = &a.board {
+        let all = lwcbench_engine::boards::builtin();
+        if !all.boards.iter().any(|r| &r.id == b) {
+            let ids: Vec<&str> = all.boards.iter().map(|r| r.id.as_str()).collect();
+            return Err(format!("--board: '{b}' is not a board of data/boards.toml ({})", ids.join(", ")));
         }
     }
     let root = repo_root();
@@ -217,6 +229,9 @@ fn run_into(a: &McuArgs, dest: &Path, root: &Path, script: &Path, py: &Path, tmp
     if a.preset == McuPreset::Sizes {
         cmd.arg("--sizes-only");
     }
+    if let Some(b) = &a.board {
+        cmd.arg("--board").arg(b);
+    }
     // the mcu/ cargo projects have their own workspaces and target directory (not the root
     // workspace's CARGO_TARGET_DIR, which a developer shell may have set)
     let tdir =
@@ -254,6 +269,7 @@ fn run_into(a: &McuArgs, dest: &Path, root: &Path, script: &Path, py: &Path, tmp
         "args": std::env::args().collect::<Vec<_>>(),
         "tool_version": env!("CARGO_PKG_VERSION"),
         "profiles": a.profiles,
+        "board": a.board,
         "files": files,
         "method": "mcu/README.md",
     });

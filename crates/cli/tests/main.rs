@@ -11,6 +11,7 @@ mod collect;
 mod collect_power;
 mod engine_cli;
 mod engine_faults;
+mod esp8266;
 mod golden;
 mod hostile;
 mod link;

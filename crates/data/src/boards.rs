@@ -67,6 +67,55 @@ pub struct BoardRecord {
     /// Power figures; a board with them is a `--board` choice.
     #[serde(default)]
     pub power: Option<Power>,
+    /// The LX106 cycle model (boards of an `lx106` target only; mcu/lx106.py reads it).
+    #[serde(default)]
+    pub lx106: Option<Lx106>,
+}
+
+/// `[board.ID.lx106]`: the LX106 cycle model of an Xtensa LX106 board (mcu/lx106.py runs it over
+/// QEMU's execution trace). Each parameter's source is in the board's `sources`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lx106 {
+    /// The NIST LWC benchmark table the board reproduces (`lwcbench mcu nist-lwc --board TABLE`).
+    pub table: String,
+    /// Code-generation flags of the board's framework.
+    pub cflags: Vec<String>,
+    /// Cycles per instruction when nothing stalls.
+    pub base: u32,
+    /// Extra cycles when the next instruction reads a loaded register.
+    pub load_use: u32,
+    /// Extra cycles when the next instruction reads a multiply's result.
+    pub mul_use: u32,
+    /// Extra cycles when the next instruction reads an RSR's result.
+    pub rsr_use: u32,
+    /// Extra cycles of a taken conditional branch.
+    pub taken_branch: u32,
+    /// Extra cycles of an unconditional jump, call or return.
+    pub jump: u32,
+    /// Extra cycles of an L32R whose literal sits in flash.
+    pub l32r_flash: u32,
+    /// Extra cycles per instruction fetched from flash on a cache hit.
+    pub flash_fetch_hit: u32,
+    /// The held-out fit: split, grid and residuals (as written; mcu/lx106_nist.py reads it).
+    #[serde(default)]
+    pub fit: Option<toml::Table>,
+}
+
+impl Lx106 {
+    /// (name, value) of every timing parameter, in the file's order.
+    pub fn timing(&self) -> [(&'static str, u32); 8] {
+        [
+            ("base", self.base),
+            ("load_use", self.load_use),
+            ("mul_use", self.mul_use),
+            ("rsr_use", self.rsr_use),
+            ("taken_branch", self.taken_branch),
+            ("jump", self.jump),
+            ("l32r_flash", self.l32r_flash),
+            ("flash_fetch_hit", self.flash_fetch_hit),
+        ]
+    }
 }
 
 /// `[target.TRIPLE.cpp]`: the C++ (DRACO) toolchain.
@@ -190,6 +239,22 @@ pub fn parse(text: &str, origin: &str) -> Result<Boards, String> {
         }
         if !b.sources.contains_key("mhz") {
             return Err(format!("{at}: sources table missing (mhz needs a source)"));
+        }
+        let lx106_target = targets.iter().any(|t| t.triple == b.triple && t.model.as_deref() == Some("lx106"));
+        match &b.lx106 {
+            None if lx106_target => return Err(format!("{at}: a board of an lx106 target needs an [lx106] table")),
+            Some(_) if !lx106_target => return Err(format!("{at}: lx106: only a board of an lx106 target has one")),
+            Some(x) => {
+                for (k, v) in x.timing() {
+                    if v > 100 {
+                        return Err(format!("{at}.lx106: {k} must be 0..100, got {v}"));
+                    }
+                    if b.sources.get(k).is_none_or(|s| s.trim().is_empty()) {
+                        return Err(format!("{at}.lx106: {k} has no source in [board.{}.sources]", b.id));
+                    }
+                }
+            }
+            None => {}
         }
         if let Some(p) = &b.power {
             for (k, v) in [("volts", p.volts), ("active_ma", p.active_ma), ("sleep_ua", p.sleep_ua)] {
@@ -330,12 +395,16 @@ pub fn profile_table_md(r: &Boards) -> String {
     );
     for b in &r.boards {
         let miss = b.miss_cycles.unwrap_or(b.flash_ws);
-        let stall = if b.code_in == "sram" {
+        // The LX106 model is warm only: no reachable document gives the ESP8266's flash cache.
+        let warm_only = b.lx106.is_some() && b.cache_lines == 0;
+        let stall = if b.code_in == "sram" || warm_only {
             "–".to_string()
         } else {
             format!("{miss} per {}-byte line", b.fetch_line_bytes)
         };
-        let cache = if b.cache_lines == 0 {
+        let cache = if warm_only {
+            "not modelled (warm steady state)".to_string()
+        } else if b.cache_lines == 0 {
             "none".to_string()
         } else {
             format!("{} × {} B, {}-way", b.cache_lines, b.fetch_line_bytes, b.cache_ways)
@@ -438,7 +507,7 @@ mod tests {
     fn records_by_hand() {
         let r = builtin();
         let ids: Vec<&str> = r.boards.iter().map(|b| b.id.as_str()).collect();
-        assert_eq!(ids, ["rp2040", "nrf52840", "esp32c3", "mkrzero", "nano33ble", "due"]);
+        assert_eq!(ids, ["rp2040", "nrf52840", "esp32c3", "mkrzero", "nano33ble", "due", "esp8266"]);
         let rp = &r.boards[0];
         assert_eq!((rp.mhz, rp.code_in.as_str(), rp.miss_cycles, rp.cache_lines), (125.0, "xip", Some(56), 2048));
         let p = rp.power.as_ref().unwrap();
@@ -451,7 +520,33 @@ mod tests {
         );
         assert_eq!(t.cpp.as_ref().unwrap().libc_flags, ["--specs=picolibc.specs"]);
         let x = r.target("xtensa-lx106-elf").unwrap();
-        assert!(x.model.is_none() && !x.emulable && x.board.is_none());
+        assert_eq!((x.model.as_deref(), x.emulable, x.board.as_deref()), (Some("lx106"), false, Some("esp8266")));
+        // The ESP8266: one record with its LX106 model and power figures (values read by hand).
+        let e = &r.boards[6];
+        assert_eq!((e.chip.as_str(), e.mhz, e.triple.as_str()), ("ESP8266EX", 80.0, "xtensa-lx106-elf"));
+        let p = e.power.as_ref().unwrap();
+        assert_eq!((p.volts, p.active_ma, p.sleep_ua, p.status.as_str()), (3.3, 15.0, 20.0, "sourced"));
+        let lx = e.lx106.as_ref().unwrap();
+        assert_eq!(lx.table, "nodemcuv2");
+        assert_eq!(
+            lx.timing(),
+            [
+                ("base", 1),
+                ("load_use", 1),
+                ("mul_use", 1),
+                ("rsr_use", 1),
+                ("taken_branch", 3),
+                ("jump", 2),
+                ("l32r_flash", 4),
+                ("flash_fetch_hit", 0)
+            ]
+        );
+        let fitted: Vec<&str> =
+            lx.timing().iter().map(|(k, _)| *k).filter(|k| e.sources[*k].starts_with("fitted")).collect();
+        assert_eq!(fitted, ["taken_branch", "jump", "l32r_flash"]);
+        let fit = lx.fit.as_ref().unwrap();
+        assert_eq!(fit["held_out_median_abs_slope_error_pct"].as_float(), Some(3.6));
+        assert!(r.boards.iter().filter(|b| b.id != "esp8266").all(|b| b.lx106.is_none()));
         assert_eq!(chip_label(&r.boards[3]), "ATSAMD21G18A (Arduino MKR Zero)");
         assert_eq!(chip_label(&r.boards[1]), "nRF52840", "a generic board's name starts with its chip");
     }
@@ -488,14 +583,14 @@ source = "dry run: not a sourced record, with a comma"
         let files: BTreeMap<&str, String> = regenerate(&toml, read).unwrap().into_iter().collect();
         let rows = parse_boards(&files["data/board-power.csv"], "dry run").unwrap();
         let ids: Vec<&str> = rows.iter().map(|b| b.id.as_str()).collect();
-        assert_eq!(ids, ["rp2040", "nrf52840", "esp32c3", "mkrzero", "nano33ble", "stm32f4disco"]);
+        assert_eq!(ids, ["rp2040", "nrf52840", "esp32c3", "mkrzero", "nano33ble", "esp8266", "stm32f4disco"]);
         let f = rows.last().unwrap();
         assert_eq!(
             (f.chip.as_str(), f.core.as_str(), f.clock_mhz, f.volts, f.active_ma, f.sleep_ua),
             ("STM32F407VG (STM32F4 Discovery)", "Cortex-M4F", 168.0, 3.0, 40.0, 2.0)
         );
         assert_eq!(f.source, "dry run: not a sourced record, with a comma");
-        assert!(crate::board::ids_of(&rows).ends_with(", nano33ble, stm32f4disco"));
+        assert!(crate::board::ids_of(&rows).ends_with(", nano33ble, esp8266, stm32f4disco"));
         assert!(files["docs/metrics.md"].contains(
             "| `stm32f4disco` | STM32F407VG (STM32F4 Discovery) | Cortex-M4F (thumbv7em-none-eabihf) | 168 MHz | 3 V | 40 mA | 2 µA | estimate |"
         ));
@@ -552,11 +647,25 @@ source = "dry run: not a sourced record, with a comma"
         };
         check(&|t| t.replacen("volts = 5.0", "volts = -5.0", 1), "board rp2040.power: volts must be a positive number");
         check(&|t| t.replacen("[board.rp2040.power]", "[board.rp2040.pwoer]", 1), "unknown field `pwoer`");
-        check(&|t| t.replacen("mhz = 125.0", "mhz = \"fast\"", 1), "line 39, column 7");
+        check(&|t| t.replacen("mhz = 125.0", "mhz = \"fast\"", 1), "line 44, column 7");
         check(&|t| t.replacen("triple = \"thumbv6m-none-eabi\"", "triple = \"avr\"", 1), "board rp2040: triple 'avr'");
         check(&|t| t.replacen("board = \"rp2040\"", "board = \"nrf52840\"", 1), "board 'nrf52840' is not a board");
         check(&|t| t.replacen("status = \"estimate\"", "status = \"guess\"", 1), "status must be sourced or estimate");
         check(&|t| t.replace("[board.rp2040", "[board.\"rp 2040\""), "board rp 2040: an id is");
+        // The LX106 model: its table on the LX106 board only, each parameter with a source.
+        check(&|t| t.replacen("[board.esp8266.lx106]", "[board.esp8266.lx107]", 1), "unknown field `lx107`");
+        let no_lx = |t: &str| {
+            let a = t.find("[board.esp8266.lx106]").unwrap();
+            let b = t.find("[board.esp8266.power]").unwrap();
+            format!("{}{}", &t[..a], &t[b..])
+        };
+        check(&no_lx, "board esp8266: a board of an lx106 target needs an [lx106] table");
+        check(&|t| t.replacen("\njump = \"fitted", "\nx_jump = \"fitted", 1), "esp8266.lx106: jump has no source");
+        check(&|t| t.replacen("taken_branch = 3\n", "taken_branch = 300\n", 1), "taken_branch must be 0..100, got 300");
+        check(
+            &|t| t.replacen("model = \"lx106\"", "model = \"m3\"", 1),
+            "board esp8266: lx106: only a board of an lx106 target has one",
+        );
         let e = splice("no markers", "d.md", "board-power", "x").unwrap_err();
         assert!(e.starts_with("d.md: no '<!-- board-power: generated"), "{e}");
     }

@@ -131,6 +131,46 @@ fn board_energy_is_labelled_per_row() {
     assert!(h.contains("emulated:rp2040") && h.contains("emulated cycles on a board"), "{h}");
 }
 
+/// `--board esp8266`: the C++ DRACO is priced from its LX106 rows (QEMU + the LX106 model), the
+/// Rust Trivium has no LX106 image and falls back to host time × the ESP8266's power. Expected
+/// figures by hand from the board's datasheet figures (3.3 V × 15 mA = 49.5 mW at 80 MHz).
+#[test]
+fn esp8266_prices_the_cpp_draco_from_its_lx106_rows() {
+    if !crate::resources::in_own_process(
+        "studies::stream_study::tests::esp8266_prices_the_cpp_draco_from_its_lx106_rows",
+    ) {
+        return;
+    }
+    let mut s = vec![
+        row("full", LONG_BYTES as u64 * 8, 131_072.0, 120_000.0, 140_000.0),
+        row("keystream", LONG_BYTES as u64 * 8, 65_536.0, 60_000.0, 70_000.0),
+        row("init", 0, 2_000.0, 1_900.0, 2_100.0),
+    ];
+    let cpp: Vec<SummaryRow> = s
+        .iter()
+        .map(|r| SummaryRow {
+            cipher: "DRACO".into(),
+            implementation: "cpp-fast".into(),
+            language: "C++".into(),
+            ..r.clone()
+        })
+        .collect();
+    s.extend(cpp);
+    let b = board::find("esp8266").unwrap();
+    let t = table(&s, &b.fallback_profile(), Some(&b), None).unwrap();
+    let d = t.iter().find(|r| r.cipher == "DRACO" && r.implementation == "cpp-fast").unwrap();
+    assert_eq!(d.energy_source, "emulated:esp8266 (Xtensa LX106 model, 80 MHz)");
+    let c = b.cycles("DRACO", "cpp-fast").unwrap();
+    let frame_cycles = c.init + c.at_16_bytes + (FRAME_BYTES as f64 - 16.0) * c.per_byte();
+    // cycles / 80 MHz × 49.5 mW, in µJ
+    let uj = frame_cycles / 80e6 * 0.0495 * 1e6;
+    assert!((d.energy_per_frame_uj_modelled - uj).abs() < 1e-9 * uj, "{} {uj}", d.energy_per_frame_uj_modelled);
+    let tri = t.iter().find(|r| r.cipher == "Trivium").unwrap();
+    assert!(tri.energy_source.starts_with("host-time×power (fallback: no Xtensa LX106 image"), "{}", tri.energy_source);
+    // 921,600 B at 2 ns/B = 1,843,200 ns × 0.0495 W = 91.2384 µJ (hand).
+    assert!((tri.energy_per_frame_uj_modelled - 91.2384).abs() < 1e-9, "{}", tri.energy_per_frame_uj_modelled);
+}
+
 #[test]
 fn a_measured_frame_scenario_wins() {
     let s = vec![

@@ -1,0 +1,86 @@
+//! `--board esp8266` (NodeMCU v2, Xtensa LX106) wherever boards work: `choose` prices the C/C++
+//! candidates that have ESP8266 rows (QEMU's lx106 CPU with the LX106 model), `mcu` takes the
+//! board, and bad boards are one `error:` line. Expected figures are read from the CSV text
+//! by hand, not through the loaders.
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lwcbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lwcbench")).args(args).current_dir(cwd).output().expect("binary runs")
+}
+
+/// Column `col` of the data/*.csv line starting with `prefix`.
+fn field(csv: &str, prefix: &str, col: usize) -> f64 {
+    let line = csv.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no line {prefix}"));
+    line.split(',').nth(col).unwrap().parse().unwrap()
+}
+
+/// Before the ESP8266 had a record, `choose --board esp8266` was "--board: 'esp8266' is not a
+/// board". Now the provisional C++ DRACO (the one catalogued link cipher with an LX106 image; a
+/// composition, so `--require any`) is priced on it with the own-C Poly1305 share, and the answer
+/// names the LX106 model and the board's rows.
+#[test]
+fn choose_on_the_esp8266_prices_the_cpp_draco_from_its_lx106_rows() {
+    let d = tempfile::tempdir().unwrap();
+    let args = [
+        "choose",
+        "--json",
+        "--board",
+        "esp8266",
+        "--radio",
+        "WiFi-n-MCS7-ESP8266",
+        "--interval",
+        "10m",
+        "--allow-provisional",
+        "--require",
+        "any",
+    ];
+    let o = lwcbench(&args, d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["chosen"], "DRACO/cpp-fast");
+    let c = v["candidates"].as_array().unwrap().iter().find(|c| c["id"] == "DRACO/cpp-fast").unwrap();
+    let f = &c["figures"];
+    let crypto = f["sources"]["crypto"].as_str().unwrap();
+    assert!(crypto.starts_with("emulated on esp8266 (lx106 model, 80 MHz"), "{crypto}");
+    assert!(crypto.contains("c_chacha20poly1305 image minus the c_chacha20 image"), "{crypto}");
+    // flash: the DRACO image + the Poly1305 share (ChaCha20-Poly1305 minus ChaCha20), by hand
+    let sizes = include_str!("../../../data/mcu-sizes.csv");
+    let flash = field(sizes, "DRACO,cpp-fast,draco_fast,xtensa-lx106-elf,", 7)
+        + field(sizes, "ChaCha20-Poly1305,c,c_chacha20poly1305,xtensa-lx106-elf,", 7)
+        - field(sizes, "ChaCha20,c,c_chacha20,xtensa-lx106-elf,", 7);
+    assert_eq!(f["flash_bytes"].as_f64().unwrap(), flash);
+    // Rust candidates have no LX106 image: removed with the reason, never priced
+    let rust = v["candidates"].as_array().unwrap().iter().find(|c| c["id"] == "Ascon-AEAD128/rustcrypto").unwrap();
+    assert!(rust["figures"].is_null() && rust["passed"] == false);
+    assert!(rust["reasons"].to_string().contains("xtensa-lx106-elf"), "{}", rust["reasons"]);
+}
+
+/// Without --allow-provisional nothing passes on the ESP8266 (no catalogued, non-provisional
+/// cipher has an LX106 image): one error line that says so, not "not a board".
+#[test]
+fn choose_on_the_esp8266_without_provisional_ciphers_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    let o =
+        lwcbench(&["choose", "--board", "esp8266", "--radio", "WiFi-n-MCS7-ESP8266", "--interval", "10m"], d.path());
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].ends_with("no candidate passes the filters") && !lines[0].contains("not a board"), "{err}");
+}
+
+/// `lwcbench mcu --board` takes the boards of data/boards.toml; an unknown one is one error
+/// line listing them (before the venv is looked for).
+#[test]
+fn mcu_board_is_checked_against_the_records() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let o = lwcbench(&["mcu", "--board", "uno", "--out", out.to_str().unwrap()], d.path());
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("--board: 'uno' is not a board of data/boards.toml (") && lines[0].contains("esp8266"));
+    assert!(!out.join("run.json").exists());
+}
