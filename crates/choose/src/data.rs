@@ -111,12 +111,30 @@ pub fn catalogue_facts(data: &Data) -> Vec<Facts> {
     }
     let mut out = Vec::new();
     for id in ids {
-        let Some(e) = reg.iter().find(|e| e.id() == id) else { continue };
-        let s = suites.iter().find(|s| s.name == id).cloned();
+        // An image of a catalogue cipher in another language (the ESP8266's C ChaCha20-Poly1305,
+        // checked against RFC 8439 in mcu/tests) is the same algorithm on the wire: it takes the
+        // catalogue entry's facts and the link suite of that cipher, under its own implementation.
+        let (cipher, implementation) = id.split_once('/').unwrap_or((id.as_str(), ""));
+        let exact = reg.iter().find(|e| e.id() == id);
+        let suite_of_cipher = || suites.iter().find(|s| s.name.split_once('/').is_some_and(|(c, _)| c == cipher));
+        let Some(e) = exact.or_else(|| {
+            let s = suite_of_cipher()?;
+            reg.iter().find(|e| e.id() == s.name)
+        }) else {
+            continue;
+        };
+        let s = match exact {
+            Some(_) => suites.iter().find(|s| s.name == id).cloned(),
+            None => suite_of_cipher().cloned(),
+        };
         let block = matches!(e.info.family, lwcbench_core::Family::Block | lwcbench_core::Family::Mode);
         out.push(Facts {
             cipher: e.info.name.to_string(),
-            implementation: e.info.implementation.to_string(),
+            implementation: if exact.is_some() {
+                e.info.implementation.to_string()
+            } else {
+                implementation.to_string()
+            },
             tag_bytes: s.as_ref().map(|s| s.tag_bytes).unwrap_or(0),
             random_nonce_bytes: s.as_ref().map(|s| s.random_nonce_bytes).unwrap_or(0),
             link: s,
