@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use crate::data::{catalogue_facts, Data, ErrorBand};
 use crate::evaluate::{evaluate, nothing_passes};
+use crate::explain::{drain, Drain};
 use crate::filter::Candidate;
 use crate::handover::{handover, Handover};
 use crate::options::{Options, Request, Require, Weights};
@@ -116,6 +117,8 @@ pub struct Report {
     pub flips: bool,
     /// Firmware build and link command.
     pub handover: Handover,
+    /// What dominates the chosen candidate's energy and how far the cipher moves battery life.
+    pub drain: Option<Drain>,
 }
 
 impl Report {
@@ -142,11 +145,11 @@ pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
     let f = facts.iter().find(|f| f.id() == chosen.id).ok_or("the chosen candidate has no facts")?;
     let hand = handover(&req, &chosen, f, &data, out);
     let band = req
-        .board
         .cycles(&chosen.cipher, &chosen.implementation)
         .and_then(|c| data.band(&c.timing_model))
         .cloned()
         .ok_or("the chosen candidate has no error band")?;
+    let drain = chosen.figures.as_ref().map(|g| drain(&req, g));
     let b = &req.board;
     let r = &req.radio;
     Ok(Report {
@@ -191,5 +194,6 @@ pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
         robustness: rob,
         flips,
         handover: hand,
+        drain,
     })
 }
