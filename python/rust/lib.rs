@@ -415,7 +415,8 @@ fn vectors_dir() -> Option<String> {
 #[pyfunction]
 #[pyo3(signature = (board, radio, interval, payload="16B".to_string(), flash=None, ram=None, security=128, tag=128,
     require=None, weights=None, lifetime="10y".to_string(), allow_provisional=false, allow_variable_time=false,
-    chemistry="alkaline-AA".to_string(), battery_mah=2400.0, battery_v=3.0, out=None, force=false))]
+    chemistry="alkaline-AA".to_string(), battery_mah=2400.0, battery_v=3.0, region=None, sleep_ua=None, active_ma=None,
+    boards=None, radios=None, dtim=None, out=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 fn choose(
     py: Python<'_>,
@@ -435,6 +436,12 @@ fn choose(
     chemistry: String,
     battery_mah: f64,
     battery_v: f64,
+    region: Option<String>,
+    sleep_ua: Option<f64>,
+    active_ma: Option<f64>,
+    boards: Option<PathBuf>,
+    radios: Option<PathBuf>,
+    dtim: Option<u32>,
     out: Option<PathBuf>,
     force: bool,
 ) -> PyResult<String> {
@@ -456,7 +463,12 @@ fn choose(
         chemistry,
         battery_mah,
         battery_v,
-        ..Default::default()
+        region,
+        sleep_ua,
+        active_ma,
+        boards: boards.map(|p| p.display().to_string()),
+        radios: radios.map(|p| p.display().to_string()),
+        dtim,
     };
     py.detach(|| {
         if let Some(dir) = &out {

@@ -69,3 +69,30 @@ def test_float_arguments_are_bounded():
         lwcbench.choose("rp2040", "LoRa-SF9", "10m", battery_v=1e-320)
     with pytest.raises(ValueError, match=r"^--battery-mah: inf is not between 1 and 1000000 mAh$"):
         lwcbench.choose("rp2040", "LoRa-SF9", "10m", battery_mah=float("inf"))
+
+
+def test_every_cli_option_is_a_keyword(tmp_path):
+    """--region, --sleep-ua, --active-ma, --dtim, --boards and --radios as keywords: the same
+    answer as the CLI with the same options."""
+    boards = tmp_path / "boards.csv"
+    boards.write_text(
+        "board,chip,core,target,clock_mhz,volts,active_ma,sleep_ua,status,source,cycles_of\n"
+        'mine,STM32L476,Cortex-M4F,thumbv7em-none-eabihf,80,3.3,10,2,estimate,"bench",nrf52840\n'
+    )
+    radios = tmp_path / "radios.csv"
+    radios.write_text(
+        "radio,kind,bitrate_bps,sf,bw_hz,cr,preamble_symbols,overhead_bytes,max_payload,preamble_s,tx_w,status,source\n"
+        'Wire,fixed,10000000,0,0,0,0,78,1460,0,0.2,estimate,"my PHY"\n'
+    )
+    args = ["--board", "mine", "--radio", "Wire", "--interval", "1s", "--sleep-ua", "5", "--active-ma", "12",
+            "--boards", str(boards), "--radios", str(radios)]
+    cli = json.loads(subprocess.run([_cli(), "choose", "--json", *args], check=True, capture_output=True).stdout)
+    py = lwcbench.choose("mine", "Wire", "1s", sleep_ua=5, active_ma=12, boards=boards, radios=radios)
+    assert py == cli
+    assert py["request"]["sleep_ua"] == 5.0
+    wifi = lwcbench.choose("esp32c3", "WiFi-n-MCS7", "100ms", dtim=10, region=None)
+    assert any("DTIM 10" in (c["figures"] or {}).get("receive", "") for c in wifi["candidates"])
+    with pytest.raises(ValueError, match="^--region: 'mars'"):
+        lwcbench.choose("rp2040", "LoRa-SF9", "1h", region="mars")
+    with pytest.raises(ValueError, match="^--dtim: 2 is not one of 1, 3, 10"):
+        lwcbench.choose("esp32c3", "WiFi-n-MCS7", "1s", dtim=2)

@@ -4,7 +4,7 @@ use serde::Serialize;
 use crate::data::{Data, Facts};
 use crate::filter::{judge, report_time, Candidate, Filter};
 use crate::fmt;
-use crate::options::Request;
+use crate::options::{Request, Require};
 use crate::score::{scores, Budgets, Criteria};
 use crate::ties::place;
 
@@ -98,24 +98,27 @@ pub fn nothing_passes(req: &Request, ev: &Evaluation) -> String {
             fmt::secs(req.interval_s)
         );
     }
+    // --require fips with no approved candidate on the board: the approved ciphers, and why
+    // none of them is here (the generic list of options would not say it).
+    // (A block cipher such as AES-128 is approved but carries no integrity: not counted.)
+    let approved_aead = |c: &&Candidate| c.fips && !c.removed_by.contains(&Filter::Integrity);
+    if req.require == Require::Fips && !ev.candidates.iter().filter(approved_aead).any(|c| c.figures.is_some()) {
+        let mut approved: Vec<&str> = ev.candidates.iter().filter(approved_aead).map(|c| c.cipher.as_str()).collect();
+        approved.sort_unstable();
+        approved.dedup();
+        return format!(
+            "--require fips: no candidate approved for FIPS 140-3 has figures on {} ({}): {} {} no microcontroller image for {}",
+            req.board.id,
+            req.board.target,
+            if approved.is_empty() { "none of the candidates".to_string() } else { approved.join(", ") },
+            if approved.len() == 1 { "has" } else { "have" },
+            req.board.target
+        );
+    }
     let budget_only: Vec<&Candidate> =
         ev.candidates.iter().filter(|c| only(c, &[Filter::Flash, Filter::Ram])).collect();
-    if !budget_only.is_empty() {
-        let mut parts = Vec::new();
-        for (f, opt) in [(Filter::Flash, "--flash"), (Filter::Ram, "--ram")] {
-            let least = budget_only
-                .iter()
-                .filter(|c| c.removed_by.contains(&f))
-                .filter_map(|c| c.figures.as_ref())
-                .map(|g| if f == Filter::Flash { g.flash_bytes } else { g.ram_bytes })
-                .min();
-            if let Some(b) = least {
-                parts.push(format!(
-                    "{opt}: no candidate fits (the smallest that passes every other filter needs {b} B)"
-                ));
-            }
-        }
-        return parts.join("; ");
+    if let Some(hint) = budget_hint(req, &budget_only) {
+        return hint;
     }
     let mut opts: Vec<&str> = Vec::new();
     for c in &ev.candidates {
@@ -131,4 +134,39 @@ pub fn nothing_passes(req: &Request, ev: &Evaluation) -> String {
         opts.push("--board");
     }
     format!("{}: no candidate passes the filters", opts.join(", "))
+}
+
+/// One hint for budgets nothing fits: the flash and RAM of the one candidate that needs the
+/// least raise of the budgets given (relative to each budget), which passes every other filter.
+/// Taking the least flash and the least RAM apart could name two candidates and admit neither.
+fn budget_hint(req: &Request, budget_only: &[&Candidate]) -> Option<String> {
+    let raise = |need: u64, budget: Option<u64>| match budget {
+        Some(b) if need > b => (need - b) as f64 / b.max(1) as f64,
+        _ => 0.0,
+    };
+    let (c, g) = budget_only
+        .iter()
+        .filter_map(|c| c.figures.as_ref().map(|g| (*c, g)))
+        .map(|(c, g)| (c, g, raise(g.flash_bytes, req.flash) + raise(g.ram_bytes, req.ram)))
+        .min_by(|a, b| a.2.total_cmp(&b.2).then(a.1.flash_bytes.cmp(&b.1.flash_bytes)))
+        .map(|(c, g, _)| (c, g))?;
+    let mut given = Vec::new();
+    let mut admit = Vec::new();
+    for (opt, what, budget, need) in
+        [("--flash", "flash", req.flash, g.flash_bytes), ("--ram", "RAM", req.ram, g.ram_bytes)]
+    {
+        if let Some(b) = budget {
+            given.push((opt, format!("{} of {what}", fmt::bytes(b))));
+            admit.push(format!("{opt} {}B", need.max(b)));
+        }
+    }
+    Some(format!(
+        "{}: no candidate fits {}; {} admits {} (flash {} B, RAM {} B), which passes every other filter",
+        given.iter().map(|(o, _)| *o).collect::<Vec<_>>().join(", "),
+        given.iter().map(|(_, v)| v.as_str()).collect::<Vec<_>>().join(" with "),
+        admit.join(" "),
+        c.id,
+        g.flash_bytes,
+        g.ram_bytes
+    ))
 }

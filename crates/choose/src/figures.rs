@@ -3,14 +3,14 @@
 use std::collections::BTreeMap;
 
 use lwcbench_data::battery::Battery;
-use lwcbench_data::board::{Board, Cycles};
+use lwcbench_data::board::Cycles;
 use lwcbench_data::radio::Radio;
 use serde::Serialize;
 
 use crate::data::{Data, Facts, Size, Source};
 use crate::link_facts::{Kind, HEADER_LEN, MAX_COUNTER, POLY_TAG, STREAM_SKIP};
-use crate::options::{Request, WIFI_DTIM};
-use lwcbench_data::physics::{assess, check_lifetime, Receive, Violation};
+use crate::options::Request;
+use lwcbench_data::physics::{assess, check_lifetime, Receive, ReceiveLink, Violation};
 
 /// A value with its interval under the error model.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -66,6 +66,9 @@ pub struct Figures {
     pub receive_uj: f64,
     /// What the receive figure is, in one line.
     pub receive: String,
+    /// The current drawn between reports (the board's sleep current, `--sleep-ua`, or a Wi-Fi
+    /// station's average draw), in µA.
+    pub sleep_ua: f64,
     /// The regional limits the schedule breaks (data/radio-regions.csv), each with its reason.
     pub region_violations: Vec<String>,
     /// "requirement not met: ..." when the battery lasts less than `--lifetime`.
@@ -74,13 +77,14 @@ pub struct Figures {
     pub sources: BTreeMap<String, String>,
 }
 
-fn poly_share<'a>(data: &'a Data, b: &Board) -> Option<(&'a Cycles, &'a Cycles, &'a Size, &'a Size)> {
+fn poly_share<'a>(data: &'a Data, req: &Request) -> Option<(&'a Cycles, &'a Cycles, &'a Size, &'a Size)> {
+    let b = &req.board;
     // The RustCrypto images; on a board no Rust image runs on (the ESP8266's LX106) this
     // project's own C ones (mcu/lx106/chacha).
-    let imp = if b.cycles("ChaCha20-Poly1305", "rustcrypto").is_some() { "rustcrypto" } else { "c" };
+    let imp = if req.cycles("ChaCha20-Poly1305", "rustcrypto").is_some() { "rustcrypto" } else { "c" };
     Some((
-        b.cycles("ChaCha20-Poly1305", imp)?,
-        b.cycles("ChaCha20", imp)?,
+        req.cycles("ChaCha20-Poly1305", imp)?,
+        req.cycles("ChaCha20", imp)?,
         data.size(&b.target, "ChaCha20-Poly1305", imp)?,
         data.size(&b.target, "ChaCha20", imp)?,
     ))
@@ -116,12 +120,11 @@ struct Crypto {
 /// The crypto of `f` per message: the stream + Poly1305 composition from its two images, an
 /// AEAD from its own (None when the composition's images are missing).
 fn crypto(req: &Request, data: &Data, f: &Facts, c: &Cycles, sz: &Size, emulated: &str) -> Option<Crypto> {
-    let b = &req.board;
     let ad = HEADER_LEN as f64;
     let p = req.payload as f64;
     match f.kind() {
         Some(Kind::StreamPoly1305) => {
-            let (cp, cc, scp, scc) = poly_share(data, b)?;
+            let (cp, cc, scp, scc) = poly_share(data, req)?;
             // Poly1305's share: the ChaCha20-Poly1305 image minus the ChaCha20 image over the
             // same keystream (its 64-byte key block plus the message).
             let poly = |n: f64| (cp.message(n) - cc.message(n + STREAM_SKIP as f64)).max(0.0);
@@ -229,12 +232,13 @@ pub struct Priced {
 /// The crypto of `f` from this project's image on the board (None without an image).
 fn image_priced(req: &Request, data: &Data, f: &Facts) -> Option<Priced> {
     let b = &req.board;
-    let c = b.cycles(&f.cipher, &f.implementation)?;
+    let c = req.cycles(&f.cipher, &f.implementation)?;
     let sz = data.size(&b.target, &f.cipher, &f.implementation)?;
     let band = data.band(&c.timing_model)?;
     let emulated = format!(
         "emulated on {} ({} model, {} MHz; data/emulated-cycles.csv image {}), ±{} % ({}), × datasheet active power {:.4} W (data/board-power.csv, {})",
-        b.id, c.timing_model, b.clock_mhz, c.image, band.error_pct, band.source, b.active_w(), b.status
+        if c.board == b.id { b.id.clone() } else { format!("{}'s memory profile for {}", c.board, b.id) },
+        c.timing_model, b.clock_mhz, c.image, band.error_pct, band.source, b.active_w(), b.status
     );
     let Crypto { cycles, flash, ram, tag, source, flash_ram_source } = crypto(req, data, f, c, sz, &emulated)?;
     Some(Priced {
@@ -260,7 +264,7 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
     };
     let Priced { cycles, crypto_j, crypto_s, error: e, flash, ram, tag, source, flash_ram_source } = p;
     let frame = HEADER_LEN + f.random_nonce_bytes + req.payload + tag;
-    let phys = assess(&req.radio, frame, req.interval_s, req.region.as_ref(), &req.receive, WIFI_DTIM).ok()?;
+    let phys = assess(&req.radio, frame, req.interval_s, req.region.as_ref(), &req.receive, req.dtim).ok()?;
     // Receive energy is reported apart from the transmission and counted in the total.
     let receive_j = phys.receive.j_per_report();
     let radio_j = req.radio.energy_j(frame);
@@ -272,6 +276,9 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
     sources.insert("radio".into(), radio_source(req, f, frame, tag));
     sources.insert("battery".into(), battery_source(req, &battery, &sleep_source));
     sources.insert("receive".into(), phys.receive.describe());
+    if ReceiveLink::of(&req.radio) == ReceiveLink::Wifi {
+        sources.insert("dtim".into(), req.dtim_source.clone());
+    }
     if let Some(r) = &req.region {
         sources
             .insert("region".into(), format!("{} limits (data/radio-regions.csv, {}): {}", r.name, r.status, r.source));
@@ -308,6 +315,7 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
         counter_space: counter_space(f.nonce_bytes),
         receive_uj: receive_j * 1e6,
         receive: phys.receive.describe(),
+        sleep_ua: battery.sleep_ua,
         region_violations,
         lifetime_shortfall: check_lifetime(mid.days, req.lifetime_s).err().map(|s| s.to_string()),
         sources,

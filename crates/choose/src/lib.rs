@@ -17,16 +17,21 @@
 //! * [`score`], [`ties`] — the weighted score and the tie rule;
 //! * [`evaluate`] — one request through them;
 //! * [`robust`] — one-step changes;
+//! * [`explain`] — the term that dominates the energy; [`fold`] — one row per construction, one
+//!   line for the host-only builds;
 //! * [`handover`] — the firmware build and the link command;
 //! * [`report`] — the typed answer and [`choose`];
 //! * [`render`] — text, JSON and HTML over the answer;
-//! * [`out`] — `--out DIR` as one unit.
+//! * [`out`] — `--out DIR` as one unit;
+//! * [`userdata`] — `--boards FILE`, `--radios FILE`.
 pub mod data;
 pub mod engines;
 pub mod evaluate;
+pub mod explain;
 pub mod figures;
 pub mod filter;
 pub mod fmt;
+pub mod fold;
 pub mod handover;
 pub mod link_facts;
 pub mod options;
@@ -36,9 +41,12 @@ pub mod report;
 pub mod robust;
 pub mod score;
 pub mod ties;
+pub mod userdata;
 
 pub use options::{Options, Request, Require, Weights};
 pub use out::{check_out, write_out, OUT_FILES};
 pub use report::{choose, Report, SCHEMA};
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_explain;

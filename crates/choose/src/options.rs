@@ -1,8 +1,8 @@
 //! The request: [`Options`] as given (CLI flags or Python keyword arguments, strings), checked
 //! into a typed [`Request`]; every bad value is one line naming the option and its range.
 use lwcbench_data::battery::{find_chemistry, Battery};
-use lwcbench_data::board::Board;
-use lwcbench_data::radio::{find_radio, Radio};
+use lwcbench_data::board::{Board, Cycles};
+use lwcbench_data::radio::Radio;
 use lwcbench_data::receive::Figure;
 use lwcbench_data::region::Region;
 use serde::Serialize;
@@ -52,6 +52,13 @@ pub struct Options {
     pub sleep_ua: Option<f64>,
     /// `--active-ma`: the active current while the cipher runs, in place of the board's figure.
     pub active_ma: Option<f64>,
+    /// `--boards FILE`: the user's boards in data/board-power.csv's schema.
+    pub boards: Option<String>,
+    /// `--radios FILE`: the user's radios in data/radio-profiles.csv's schema.
+    pub radios: Option<String>,
+    /// `--dtim`: the access point's DTIM period for a Wi-Fi station (data/radio-receive.csv's
+    /// `dtim_period` without it).
+    pub dtim: Option<u32>,
 }
 
 impl Default for Options {
@@ -76,6 +83,9 @@ impl Default for Options {
             region: None,
             sleep_ua: None,
             active_ma: None,
+            boards: None,
+            radios: None,
+            dtim: None,
         }
     }
 }
@@ -196,9 +206,6 @@ pub const BATTERY_V: (f64, f64) = (0.5, 60.0);
 pub const SLEEP_UA: (f64, f64) = (0.0, 100_000.0);
 /// `--active-ma` range: a microamp to ten amperes.
 pub const ACTIVE_MA: (f64, f64) = (0.001, 10_000.0);
-/// DTIM period of the access point a Wi-Fi station is assumed to join (data/radio-receive.csv
-/// gives DTIM 1, 3 and 10; 3 is a common access-point setting).
-pub const WIFI_DTIM: u32 = 3;
 
 /// The tag lengths `--tag` takes, in bits.
 pub const TAG_BITS: [u32; 3] = [64, 96, 128];
@@ -268,6 +275,24 @@ impl Require {
     }
 }
 
+/// `--dtim N` (one of the periods data/radio-receive.csv gives a current for) or the table's
+/// `dtim_period`, with where it comes from.
+fn dtim(given: Option<u32>, table: &[Figure]) -> Result<(u32, String), String> {
+    let (default, row) = lwcbench_data::receive::dtim_period(table)?;
+    let points = lwcbench_data::receive::WifiIdle::from_table(table)?.dtim_points();
+    match given {
+        None => Ok((
+            default,
+            format!("DTIM {default} (data/radio-receive.csv wifi dtim_period, {}: {})", row.status, row.source),
+        )),
+        Some(d) if points.contains(&d) => Ok((d, format!("DTIM {d} given by --dtim"))),
+        Some(d) => Err(format!(
+            "--dtim: {d} is not one of {} (the DTIM periods data/radio-receive.csv gives an average current for)",
+            points.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
 /// A checked request.
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -307,17 +332,35 @@ pub struct Request {
     pub sleep_source: String,
     /// `--sleep-ua` was given: a radio's own idle draw (a Wi-Fi station's) does not replace it.
     pub sleep_given: bool,
+    /// The built-in board whose emulated cycles the board runs (its own id for a built-in board;
+    /// a `--boards` row names it in `cycles_of`).
+    pub cycles_from: String,
+    /// Every radio: the built-in ones and `--radios`' (robustness steps through them).
+    pub radios: Vec<Radio>,
+    /// The access point's DTIM period a Wi-Fi station wakes for.
+    pub dtim: u32,
+    /// Where `dtim` comes from.
+    pub dtim_source: String,
 }
 
 impl Request {
     /// Check every option; the first bad one is the error.
     pub fn resolve(o: &Options) -> Result<Request, String> {
-        let mut board = short_echo(&o.board, lwcbench_data::board::find)?;
+        let user_boards = match o.boards.as_deref() {
+            Some(path) => crate::userdata::boards(path)?,
+            None => Vec::new(),
+        };
+        let user_radios = match o.radios.as_deref() {
+            Some(path) => crate::userdata::radios(path)?,
+            None => Vec::new(),
+        };
+        let (mut board, cycles_from) = short_echo(&o.board, |n| crate::userdata::find_board(n, &user_boards))?;
         if let Some(ma) = o.active_ma {
             board.active_ma = bounded(ma, "--active-ma", ACTIVE_MA, "mA")?;
             board.source = format!("active current {ma} mA from --active-ma; {}", board.source);
         }
-        let radio = short_echo(o.radio.trim(), find_radio)?;
+        let radios = crate::userdata::all_radios(user_radios);
+        let radio = short_echo(o.radio.trim(), |n| crate::userdata::find_radio(n, &radios))?;
         let interval_s = parse_duration_s(&o.interval, "--interval", (MIN_INTERVAL_S, MAX_INTERVAL_S), INTERVAL_RANGE)?;
         let payload = parse_bytes(&o.payload, "--payload")?;
         let most = MAX_PAYLOAD as u64;
@@ -382,6 +425,8 @@ impl Request {
         };
         let battery =
             Battery { capacity_mah, volts, sleep_ua, interval_s, chemistry: short_echo(&o.chemistry, find_chemistry)? };
+        let receive = lwcbench_data::receive::builtin();
+        let (dtim, dtim_source) = dtim(o.dtim, &receive)?;
         Ok(Request {
             board,
             radio,
@@ -398,9 +443,24 @@ impl Request {
             allow_variable_time: o.allow_variable_time,
             battery,
             region,
-            receive: lwcbench_data::receive::builtin(),
+            receive,
             sleep_source,
             sleep_given: o.sleep_ua.is_some(),
+            cycles_from,
+            radios,
+            dtim,
+            dtim_source,
+        })
+    }
+
+    /// The emulated cycles of `cipher`/`implementation` on the board's core, under the profile of
+    /// the built-in board it runs (`cycles_from`).
+    pub fn cycles(&self, cipher: &str, implementation: &str) -> Option<&'static Cycles> {
+        lwcbench_data::board::cycles_table().iter().find(|c| {
+            c.board == self.cycles_from
+                && c.target == self.board.target
+                && c.cipher == cipher
+                && c.implementation == implementation
         })
     }
 

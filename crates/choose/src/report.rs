@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::data::{Data, ErrorBand};
 use crate::engines::{band_of, candidate_facts};
 use crate::evaluate::{evaluate, nothing_passes};
+use crate::explain::{drain, Drain};
 use crate::filter::Candidate;
 use crate::handover::{handover, Handover};
 use crate::options::{Options, Request, Require, Weights};
@@ -117,6 +118,8 @@ pub struct Report {
     pub flips: bool,
     /// Firmware build and link command.
     pub handover: Handover,
+    /// What dominates the chosen candidate's energy and how far the cipher moves battery life.
+    pub drain: Option<Drain>,
 }
 
 impl Report {
@@ -143,6 +146,7 @@ pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
     let f = facts.iter().find(|f| f.id() == chosen.id).ok_or("the chosen candidate has no facts")?;
     let hand = handover(&req, &chosen, f, &data, out);
     let band: ErrorBand = band_of(&req, &data, f).ok_or("the chosen candidate has no error band")?;
+    let drain = chosen.figures.as_ref().map(|g| drain(&req, g));
     let b = &req.board;
     let r = &req.radio;
     Ok(Report {
@@ -187,5 +191,6 @@ pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
         robustness: rob,
         flips,
         handover: hand,
+        drain,
     })
 }

@@ -38,7 +38,7 @@ pub fn robustness(req: &Request, data: &Data, facts: &[Facts], chosen: &str) -> 
         variants.push(("payload".into(), format!("{label} = {} B", r.payload), r));
     }
     let frame = HEADER_LEN + req.payload + POLY_TAG;
-    let mut radios = lwcbench_data::radio::builtin();
+    let mut radios = req.radios.clone();
     radios.sort_by(|a, b| b.air_time(frame).total_cmp(&a.air_time(frame)));
     if let Some(pos) = radios.iter().position(|r| r.name == req.radio.name) {
         for (label, j) in [("radio one step slower", pos.checked_sub(1)), ("radio one step faster", Some(pos + 1))] {

@@ -237,6 +237,15 @@ fn each_require_level_admits_what_it_says_and_labels_the_rest() {
     let r = choose(&Options { require: Some("fips".into()), ..opts("rp2040", "BLE-1M", "1s") }, None).unwrap();
     let passed: Vec<&str> = r.candidates.iter().filter(|c| c.passed).map(|c| c.id.as_str()).collect();
     assert_eq!(passed, ["AES-128-CCM/rustcrypto", "AES-128-GCM/rustcrypto"]);
+    // Where no approved mode has figures (no AES image or engine on the ESP8266), the error names
+    // --require fips and what the approved ciphers lack.
+    let e = choose(
+        &Options { require: Some("fips".into()), ..opts("esp8266", "WiFi-n-MCS7-ESP8266", "1m") },
+        None,
+    )
+    .unwrap_err();
+    assert!(e.starts_with("--require fips: no candidate approved for FIPS 140-3 has figures on esp8266"), "{e}");
+    assert!(e.contains("AES-128-GCM"), "{e}");
 }
 
 #[test]
@@ -413,7 +422,7 @@ fn bad_input_names_the_option() {
     );
     check(Options { security: 0, ..opts("rp2040", "LoRa-SF9", "10m") }, "--security");
     let e = choose(&Options { flash: Some("100B".into()), ..opts("rp2040", "LoRa-SF9", "10m") }, None).unwrap_err();
-    assert!(e.starts_with("--flash: no candidate fits (the smallest that passes every other filter needs "), "{e}");
+    assert!(e.starts_with("--flash: no candidate fits 100 B of flash; --flash 2376B admits "), "{e}");
 }
 
 #[test]

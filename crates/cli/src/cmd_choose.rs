@@ -17,13 +17,28 @@ on the board (data/emulated-cycles.csv, data/mcu-sizes.csv), --flash, --ram, the
 the messages over --lifetime, a report (crypto and every radio packet) that ends within --interval, and \
 with --region the region's duty-cycle and dwell-time limits (data/radio-regions.csv). Energy includes the \
 radio's receive windows and wake-ups (data/radio-receive.csv); a battery life below --lifetime is flagged \
-\"requirement not met\". Flash and RAM rank only against --flash and --ram. See docs/choose.md.")]
+\"requirement not met\". Flash and RAM rank only against --flash and --ram. The answer names the term \
+that dominates the energy and how far the cipher moves battery life. See docs/choose.md.")]
 pub struct ChooseArgs {
     #[arg(long, help = crate::board_help("Board (data/board-power.csv): ", "."))]
     board: String,
-    /// Radio (data/radio-profiles.csv): LoRa-SF7, LoRa-SF9, LoRa-SF12, BLE-1M, 802.15.4, WiFi-n-MCS7.
+    /// Radio (data/radio-profiles.csv): LoRa-SF7, LoRa-SF9, LoRa-SF12, BLE-1M, 802.15.4,
+    /// WiFi-n-MCS7, Ethernet-100M, or one of --radios FILE.
     #[arg(long)]
     radio: String,
+    /// Your boards, in data/board-power.csv's columns (a row whose id is not a built-in board
+    /// names the built-in board whose emulated cycles it runs in a cycles_of column); --board
+    /// looks here first. At most 1 MiB; a bad row is an error naming the file and line.
+    #[arg(long, value_name = "FILE")]
+    boards: Option<String>,
+    /// Your radios, in data/radio-profiles.csv's columns (a row of a built-in name replaces it).
+    /// At most 1 MiB; a bad row is an error naming the file and line.
+    #[arg(long, value_name = "FILE")]
+    radios: Option<String>,
+    /// DTIM period of the access point a Wi-Fi station joins: 1, 3 or 10 beacons (the periods
+    /// data/radio-receive.csv gives a current for; default its dtim_period row, 3).
+    #[arg(long)]
+    dtim: Option<u32>,
     /// Time between two reports, 1 ms to 24 h (e.g. 200ms, 1s, 10m, 1h). One report (crypto and
     /// every packet on air) must end within it: a candidate that needs longer is removed.
     #[arg(long)]
@@ -121,6 +136,9 @@ pub fn options(a: &ChooseArgs) -> Options {
         region: a.region.clone(),
         sleep_ua: a.sleep_ua,
         active_ma: a.active_ma,
+        boards: a.boards.clone(),
+        radios: a.radios.clone(),
+        dtim: a.dtim,
     }
 }
 

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 mod atomic;
 mod choose;
+mod choose_scenarios;
 mod cli;
 mod collect;
 mod collect_power;

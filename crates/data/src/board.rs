@@ -130,8 +130,31 @@ fn positive(v: &str, what: &str, origin: &str, line: u64) -> Result<f64, String>
 /// Parse a board table (columns as data/board-power.csv).
 pub fn parse_boards(text: &str, origin: &str) -> Result<Vec<Board>, String> {
     let cols = ["board", "chip", "core", "target", "clock_mhz", "volts", "active_ma", "sleep_ua", "status", "source"];
-    let mut out = Vec::new();
+    let mut out: Vec<Board> = Vec::new();
     for (line, f) in records(text, origin, &cols)? {
+        // Bounds, so that a user's file (`choose --boards`) cannot make an absurd or
+        // non-finite energy: ids go into tables and help text.
+        let at = |e: String| format!("{origin}: line {line}: {e}");
+        let id = &f[0];
+        if id.is_empty() || id.len() > 64 || !id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+            return Err(at(format!("board '{}' is not 1 to 64 letters, digits, '-', '_' or '.'", id.escape_debug())));
+        }
+        if out.iter().any(|b| b.id.eq_ignore_ascii_case(id)) {
+            return Err(at(format!("board '{id}' appears twice")));
+        }
+        if !matches!(f[8].as_str(), "sourced" | "estimate") {
+            return Err(at(format!("status '{}' is not sourced or estimate", f[8].escape_debug())));
+        }
+        if f[9].is_empty() {
+            return Err(at("source is empty (it names where every figure comes from)".into()));
+        }
+        for (i, max) in [(4, 10_000.0), (5, 60.0), (6, 10_000.0), (7, 100_000.0)] {
+            let v = positive(&f[i], cols[i], origin, line)?;
+            if v > max {
+                let typed: String = f[i].chars().take(24).collect();
+                return Err(at(format!("{} {typed} is above {max}", cols[i])));
+            }
+        }
         out.push(Board {
             id: f[0].clone(),
             chip: f[1].clone(),

@@ -142,9 +142,46 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Radio>, String> {
         if r.max_payload == 0 || r.tx_w <= 0.0 {
             return Err(format!("{origin}: line {}: max_payload and tx_w must be positive", ln + 1));
         }
+        check_bounds(&r, &out).map_err(|e| format!("{origin}: line {}: {e}", ln + 1))?;
         out.push(r);
     }
     Ok(out)
+}
+
+/// Upper bounds on a row's figures, so that a user's file (`choose --radios`) cannot turn into
+/// an absurd or non-finite energy: 100 W of transmit power, 100 Gb/s, 10 s of preamble, 64 KiB of
+/// overhead, 1 MiB per packet, 65,535 preamble symbols.
+fn check_bounds(r: &Radio, before: &[Radio]) -> Result<(), String> {
+    let plain =
+        |s: &str| !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !plain(&r.name) {
+        return Err(format!("radio '{}' is not 1 to 64 letters, digits, '-', '_' or '.'", r.name.escape_debug()));
+    }
+    if before.iter().any(|o| o.name.eq_ignore_ascii_case(&r.name)) {
+        return Err(format!("radio '{}' appears twice", r.name));
+    }
+    if !matches!(r.status.as_str(), "sourced" | "estimate") {
+        return Err(format!("status '{}' is not sourced or estimate", r.status.escape_debug()));
+    }
+    if r.source.trim().is_empty() {
+        return Err("source is empty (the last column, in double quotes, names where every figure comes from)".into());
+    }
+    let limits = [
+        ("tx_w", r.tx_w, 100.0),
+        ("bitrate_bps", r.bitrate_bps, 1e11),
+        ("preamble_s", r.preamble_s, 10.0),
+        ("overhead_bytes", r.overhead_bytes as f64, 65_536.0),
+        ("max_payload", r.max_payload as f64, 1_048_576.0),
+        ("preamble_symbols", r.lora.map_or(0.0, |l| l.preamble_symbols), 65_535.0),
+    ];
+    for (name, v, max) in limits {
+        if v > max {
+            // Exponent form past a million: 1e300 is not 301 digits.
+            let shown = if v < 1e6 { format!("{v}") } else { format!("{v:e}") };
+            return Err(format!("{name} {shown} is above {max}"));
+        }
+    }
+    Ok(())
 }
 
 /// The built-in profiles; panics only if the shipped table does not parse.

@@ -14,7 +14,7 @@ pub struct Figure {
     pub figure: String,
     /// The number, in `unit`.
     pub value: f64,
-    /// s, symbols, SF, Hz, mA, uA or V.
+    /// s, symbols, SF, Hz, mA, uA, V or beacons.
     pub unit: String,
     /// "sourced" or "estimate".
     pub status: String,
@@ -27,8 +27,17 @@ pub const RECEIVE_CSV: &str = include_str!("../../../data/radio-receive.csv");
 
 /// Units a figure may have, with the largest value accepted in each (a bound, so nothing read
 /// from a user file can turn into an absurd energy).
-const UNITS: &[(&str, f64)] =
-    &[("s", 3600.0), ("symbols", 1024.0), ("SF", 12.0), ("Hz", 1e7), ("mA", 10_000.0), ("uA", 1e7), ("V", 60.0)];
+/// A DTIM period is at most 255 beacons (IEEE 802.11 TIM element).
+const UNITS: &[(&str, f64)] = &[
+    ("s", 3600.0),
+    ("symbols", 1024.0),
+    ("SF", 12.0),
+    ("Hz", 1e7),
+    ("mA", 10_000.0),
+    ("uA", 1e7),
+    ("V", 60.0),
+    ("beacons", 255.0),
+];
 
 /// Parse a receive table (columns as data/radio-receive.csv); the error names the file and line.
 pub fn parse(text: &str, origin: &str) -> Result<Vec<Figure>, String> {
@@ -202,6 +211,11 @@ impl WifiIdle {
         })
     }
 
+    /// The DTIM periods the table gives a current for.
+    pub fn dtim_points(&self) -> Vec<u32> {
+        self.dtim_ma.iter().map(|(d, _)| *d).collect()
+    }
+
     /// Average current while associated at DTIM `dtim` (1, 3 or 10: the table's points).
     pub fn dtim_current_ma(&self, dtim: u32) -> Result<f64, String> {
         self.dtim_ma
@@ -210,6 +224,27 @@ impl WifiIdle {
             .map(|(_, ma)| *ma)
             .ok_or_else(|| format!("DTIM {dtim} has no figure; the table gives DTIM 1, 3 and 10"))
     }
+}
+
+/// The access point's DTIM period the table assumes (`wifi dtim_period`, in beacons), with the
+/// row's status and source; it must be one of the periods the table gives a current for.
+pub fn dtim_period(all: &[Figure]) -> Result<(u32, &Figure), String> {
+    let f = all
+        .iter()
+        .find(|f| f.link.eq_ignore_ascii_case("wifi") && f.figure == "dtim_period")
+        .ok_or("the receive table has no 'dtim_period' for wifi")?;
+    if f.unit != "beacons" || f.value.fract() != 0.0 {
+        return Err(format!(
+            "the receive table's wifi dtim_period {} {} is not a whole number of beacons",
+            f.value, f.unit
+        ));
+    }
+    let d = f.value as u32;
+    let points = WifiIdle::from_table(all)?.dtim_points();
+    if !points.contains(&d) {
+        return Err(format!("the receive table's wifi dtim_period {d} has no current figure (DTIM {points:?})"));
+    }
+    Ok((d, f))
 }
 
 #[cfg(test)]
@@ -229,6 +264,8 @@ mod tests {
         let wifi = WifiIdle::from_table(&all).unwrap();
         assert_eq!(wifi.dtim_current_ma(3).unwrap(), 0.62);
         assert!(wifi.dtim_current_ma(2).unwrap_err().contains("DTIM 1, 3 and 10"));
+        let (dtim, row) = dtim_period(&all).unwrap();
+        assert_eq!((dtim, row.status.as_str()), (3, "estimate"));
         for f in &all {
             assert!(f.source.len() > 20, "{} {} needs a named source", f.link, f.figure);
         }

@@ -302,6 +302,12 @@ def choose(
     chemistry: str = "alkaline-AA",
     battery_mah: float = 2400.0,
     battery_v: float = 3.0,
+    region: Optional[str] = None,
+    sleep_ua: Optional[float] = None,
+    active_ma: Optional[float] = None,
+    boards: Union[None, str, "os.PathLike[str]"] = None,
+    radios: Union[None, str, "os.PathLike[str]"] = None,
+    dtim: Optional[int] = None,
     out: Union[None, str, "os.PathLike[str]"] = None,
     force: bool = False,
 ) -> Dict[str, Any]:
@@ -309,7 +315,10 @@ def choose(
     for a board, a radio and a requirement, as the dict ``lwcbench choose --json`` prints
     (schema ``lwcbench-choose/2``, docs/choose.md). Arguments are the CLI's options as strings
     (``interval="10m"``, ``payload="16B"``, ``flash="32KiB"``, ``weights="energy=3,latency=1"``,
-    ``require="reviewed"``); ``tag`` is 64, 96 or 128 bits.
+    ``require="reviewed"``); ``tag`` is 64, 96 or 128 bits. ``region`` (``"EU868"``),
+    ``sleep_ua``, ``active_ma``, ``boards``/``radios`` (your board and radio files in the data/
+    schema) and ``dtim`` (1, 3 or 10) are ``--region``, ``--sleep-ua``, ``--active-ma``,
+    ``--boards``, ``--radios`` and ``--dtim``.
     ``out`` also writes choose.json, choose.html and choose.txt there, all or none (``force``
     replaces an earlier answer, as ``--force``). Bad input raises
     ValueError with the CLI's message (it names the option)."""
@@ -319,7 +328,13 @@ def choose(
         board, radio, interval, payload=payload, flash=flash, ram=ram, security=int(security), tag=int(tag),
         require=require, weights=weights, lifetime=lifetime, allow_provisional=bool(allow_provisional),
         allow_variable_time=bool(allow_variable_time), chemistry=chemistry,
-        battery_mah=float(battery_mah), battery_v=float(battery_v), out=os.fspath(out) if out is not None else None,
+        battery_mah=float(battery_mah), battery_v=float(battery_v), region=region,
+        sleep_ua=None if sleep_ua is None else float(sleep_ua),
+        active_ma=None if active_ma is None else float(active_ma),
+        boards=os.fspath(boards) if boards is not None else None,
+        radios=os.fspath(radios) if radios is not None else None,
+        dtim=None if dtim is None else int(dtim),
+        out=os.fspath(out) if out is not None else None,
         force=bool(force),
     )
     return json.loads(text)

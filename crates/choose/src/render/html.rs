@@ -2,7 +2,8 @@
 //! (lwcbench-page); one page, inline SVG, no script, no network.
 use lwcbench_page::{esc, page, pareto};
 
-use super::{first_place, rank_label, weights_line};
+use super::{first_place, rank_label, same_frames, ties, weights_line};
+use crate::fold;
 use crate::report::Report;
 
 /// The HTML page.
@@ -15,10 +16,10 @@ pub fn html(rep: &Report) -> String {
     s.push_str(&format!(
         "<p><b>Choice: {}</b>{}{}</p>\n",
         esc(&rep.chosen),
-        if rep.ties_with_chosen.is_empty() {
+        if ties(rep).is_empty() {
             String::new()
         } else {
-            esc(&format!(" — tied within the error model with {}", rep.ties_with_chosen.join(", ")))
+            esc(&format!(" — tied within the error model with {}", ties(rep).join(", ")))
         },
         if rep.flips { " — <b>the decision flips on a one-step change</b> (robustness below)" } else { "" }
     ));
@@ -28,29 +29,50 @@ pub fn html(rep: &Report) -> String {
         rep.error_model.error_pct,
         esc(&rep.error_model.source)
     ));
+    if let Some(d) = &rep.drain {
+        s.push_str(&format!("<p>Drain: {}</p>\n", esc(&d.line)));
+    }
+    // One point per construction: a folded candidate sits on its twin's point.
     let pts: Vec<(String, f64, f64)> = rep
         .ranked()
+        .filter(|c| !fold::is_folded(c, rep))
         .filter_map(|c| c.figures.as_ref().map(|g| (c.id.clone(), g.flash_bytes as f64, g.energy_uj.value)))
         .collect();
     s.push_str("<h2>Energy per message against flash (passed candidates; filled = Pareto front)</h2>\n");
     s.push_str(&format!("<div class=\"fig\">{}</div>\n", pareto(&pts, "flash (bytes)", "energy per message (µJ)")));
     s.push_str("<h2>Ranking</h2>\n<table><tr><th>rank</th><th>cipher</th><th>score</th><th>lo</th><th>hi</th><th>energy µJ</th><th>crypto µJ</th><th>radio µJ</th><th>battery days</th><th>latency ms</th><th>flash B</th><th>RAM B</th><th>frame B</th><th>tag bits</th><th>status</th><th>labels</th><th>protection</th></tr>\n");
-    for c in rep.ranked() {
+    for c in rep.ranked().filter(|c| !fold::is_folded(c, rep)) {
         let (Some(g), Some(sc)) = (c.figures.as_ref(), c.score) else { continue };
+        let labels = [c.labels.join(", "), same_frames(c, rep)]
+            .into_iter()
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
         s.push_str(&format!(
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.1}</td><td>{:.2}</td><td>{:.1}</td><td>{:.0}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
-            esc(&rank_label(c, &rep.candidates)), esc(&c.id), sc.value, sc.lo, sc.hi, g.energy_uj.value, g.crypto_uj.value,
+            esc(&rank_label(c, rep)), esc(&c.id), sc.value, sc.lo, sc.hi, g.energy_uj.value, g.crypto_uj.value,
             g.radio_uj, g.battery_days.value, g.latency_ms.value, g.flash_bytes, g.ram_bytes, g.frame_bytes, g.tag_bytes * 8,
-            esc(&format!("{} ({})", c.status.name(), c.status_document)), esc(&c.labels.join(", ")), esc(&c.protection)
+            esc(&format!("{} ({})", c.status.name(), c.status_document)), esc(&labels), esc(&c.protection)
         ));
     }
     s.push_str("</table>\n<h2>Every candidate</h2>\n<table><tr><th>cipher</th><th>verdict</th></tr>\n");
+    let mut host_line = fold::host_only_line(rep);
     for c in &rep.candidates {
+        let (class, id, verdict) = if fold::host_only(c) {
+            // One row for them all, where the first of them stands.
+            match host_line.take() {
+                Some(l) => ("out", "host-only builds".to_string(), l),
+                None => continue,
+            }
+        } else if let Some((to, why)) = fold::same_as(c, rep) {
+            ("in", c.id.clone(), format!("same as {}: {why}", to.id))
+        } else {
+            (if c.passed { "in" } else { "out" }, c.id.clone(), c.reasons.join("; "))
+        };
         s.push_str(&format!(
-            "<tr class=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
-            if c.passed { "in" } else { "out" },
-            esc(&c.id),
-            esc(&c.reasons.join("; "))
+            "<tr class=\"{class}\"><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
+            esc(&id),
+            esc(&verdict)
         ));
     }
     s.push_str("</table>\n<h2>Sources of the chosen cipher's figures</h2>\n<ul>\n");

@@ -18,12 +18,37 @@ pub(crate) fn first_place(r: &Robust) -> String {
     }
 }
 
-/// `n` or `n=` (shared with a tie) or `-` (not ranked).
-pub(crate) fn rank_label(c: &Candidate, all: &[Candidate]) -> String {
+/// `n` or `n=` (shared with a tie) or `-` (not ranked); a candidate folded into another's row
+/// (crate::fold) does not make a tie of its own.
+pub(crate) fn rank_label(c: &Candidate, rep: &Report) -> String {
+    let shown = |o: &&Candidate| !crate::fold::is_folded(o, rep);
     match c.rank {
-        Some(r) if all.iter().filter(|o| o.rank == Some(r)).count() > 1 => format!("{r}="),
+        Some(r) if rep.candidates.iter().filter(shown).filter(|o| o.rank == Some(r)).count() > 1 => format!("{r}="),
         Some(r) => r.to_string(),
         None => "-".into(),
+    }
+}
+
+/// The candidates tied with the chosen one, folded ones left out.
+pub(crate) fn ties(rep: &Report) -> Vec<&str> {
+    rep.ties_with_chosen
+        .iter()
+        .filter(|id| rep.candidate(id).is_some_and(|c| !crate::fold::is_folded(c, rep)))
+        .map(String::as_str)
+        .collect()
+}
+
+/// "same frames as X" for the candidates folded into `c`'s row (empty when none).
+pub(crate) fn same_frames(c: &Candidate, rep: &Report) -> String {
+    let under: Vec<&str> = crate::fold::folded_under(c, rep)
+        .into_iter()
+        .filter(|o| crate::fold::is_folded(o, rep))
+        .map(|o| o.id.as_str())
+        .collect();
+    if under.is_empty() {
+        String::new()
+    } else {
+        format!("same frames as {}", under.join(", "))
     }
 }
 

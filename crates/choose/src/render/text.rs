@@ -1,7 +1,8 @@
 //! The text answer (stdout without `--json`, `--out DIR/choose.txt`).
-use super::{first_place, rank_label, weights_line};
+use super::{first_place, rank_label, same_frames, ties, weights_line};
 use crate::filter::Candidate;
 use crate::fmt;
+use crate::fold;
 use crate::report::Report;
 
 /// The text answer.
@@ -62,11 +63,16 @@ fn table(s: &mut String, rep: &Report) {
         "tag",
         "status"
     ));
-    for c in rep.ranked() {
+    for c in rep.ranked().filter(|c| !fold::is_folded(c, rep)) {
         let (Some(g), Some(sc)) = (c.figures.as_ref(), c.score) else { continue };
+        let mut status = status_cell(c);
+        let same = same_frames(c, rep);
+        if !same.is_empty() {
+            status = format!("{status}; {same}");
+        }
         s.push_str(&format!(
             "{:<5} {:<30} {:>17} {:>12.1} {:>10.0} {:>11.2} {:>7} {:>6} {:>6} {:>4}  {}\n",
-            rank_label(c, &rep.candidates),
+            rank_label(c, rep),
             c.id,
             format!("{:.3} [{:.3}–{:.3}]", sc.value, sc.lo, sc.hi),
             g.energy_uj.value,
@@ -76,7 +82,7 @@ fn table(s: &mut String, rep: &Report) {
             g.ram_bytes,
             g.frame_bytes,
             g.tag_bytes * 8,
-            status_cell(c)
+            status
         ));
     }
 }
@@ -100,7 +106,19 @@ fn status_cell(c: &Candidate) -> String {
 /// Every candidate's verdict, then the sources of the chosen one's figures.
 fn candidates(s: &mut String, rep: &Report) {
     s.push_str("\ncandidates:\n");
+    let mut host_line = fold::host_only_line(rep);
     for c in &rep.candidates {
+        if fold::host_only(c) {
+            // One line for them all, where the first of them stands.
+            if let Some(l) = host_line.take() {
+                s.push_str(&format!("  OUT  {l}\n"));
+            }
+            continue;
+        }
+        if let Some((to, why)) = fold::same_as(c, rep) {
+            s.push_str(&format!("  SAME {:<30} = {}: {why}\n", c.id, to.id));
+            continue;
+        }
         let tag = if c.passed { "PASS" } else { "OUT " };
         s.push_str(&format!("  {tag} {:<30} {}\n", c.id, c.reasons.join("; ")));
     }
@@ -133,10 +151,10 @@ fn choice(s: &mut String, rep: &Report) {
     s.push_str(&format!(
         "\nchoice: {}{}{}\n",
         rep.chosen,
-        if rep.ties_with_chosen.is_empty() {
+        if ties(rep).is_empty() {
             String::new()
         } else {
-            format!(" (tied within the error model with {})", rep.ties_with_chosen.join(", "))
+            format!(" (tied within the error model with {})", ties(rep).join(", "))
         },
         if rep.flips { "; the decision flips on a one-step change (table above)" } else { "" }
     ));
@@ -150,6 +168,9 @@ fn choice(s: &mut String, rep: &Report) {
         if let Some(short) = &g.lifetime_shortfall {
             s.push_str(&format!("lifetime: {short}\n"));
         }
+    }
+    if let Some(d) = &rep.drain {
+        s.push_str(&format!("drain:    {}\n", d.line));
     }
     let h = &rep.handover;
     s.push_str(&format!("firmware: {}\n", h.firmware_build));
