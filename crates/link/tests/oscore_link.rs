@@ -192,13 +192,18 @@ fn forged_and_unknown_requests_are_refused_by_reason() {
     let mut replay = Message::parse(&good).unwrap();
     replay.message_id ^= 0x0f0f;
     assert_eq!(Message::parse(&raw(srv.addr, &replay.encode().unwrap())).unwrap().code, 0x81);
+    // A reserved flag bit in the OSCORE option: 4.02 Bad Option, counted malformed.
+    let mut bad_opt = Message::parse(&good).unwrap();
+    bad_opt.message_id ^= 0x3333;
+    bad_opt.options.iter_mut().find(|(n, _)| *n == 9).unwrap().1[0] |= 0x20;
+    assert_eq!(Message::parse(&raw(srv.addr, &bad_opt.encode().unwrap())).unwrap().code, 0x82);
     // Device 8 is not served here: its request names an unknown context (4.01).
     let (mut other, _) = device(Algorithm::AesCcm16_64_128, 8, srv.addr, 0);
     let e = other.send(b"x").unwrap_err();
     assert!(e.contains("4.01 Unauthorized"), "{e}");
     let (gw, _) = srv.stop().unwrap();
     let t = &gw.tally;
-    assert_eq!((t.malformed, t.bad_tag, t.replayed, t.unknown_device, t.stored), (1, 1, 1, 1, 1));
+    assert_eq!((t.malformed, t.bad_tag, t.replayed, t.unknown_device, t.stored), (2, 1, 1, 1, 1));
     let _ = ECHO;
 }
 

@@ -233,16 +233,18 @@ impl OscoreGateway {
                 return Ok(Step::Nothing);
             }
         }
-        let kid = m
-            .option_values(opt::OSCORE)
-            .next()
-            .and_then(|v| lwcbench_oscore::option::OscoreOption::parse(v).ok())
-            .and_then(|o| o.kid);
-        let Some(device) = kid.as_deref().and_then(device_of_kid).filter(|d| self.peers.contains_key(d)) else {
-            if m.option_values(opt::OSCORE).next().is_none() {
+        let kid = match m.option_values(opt::OSCORE).next().map(lwcbench_oscore::option::OscoreOption::parse) {
+            Some(Ok(o)) => o.kid,
+            Some(Err(e)) => {
+                self.tally.malformed += 1;
+                return Ok(Self::error_reply(&m, e.coap_code())); // 4.02 Bad Option (§8.2)
+            }
+            None => {
                 self.tally.malformed += 1;
                 return Ok(Self::error_reply(&m, 0x81)); // not protected: 4.01 (§8.2)
             }
+        };
+        let Some(device) = kid.as_deref().and_then(device_of_kid).filter(|d| self.peers.contains_key(d)) else {
             self.tally.unknown_device += 1;
             return Ok(Self::error_reply(&m, Error::ContextNotFound.coap_code()));
         };
