@@ -22,6 +22,7 @@
 #                              in headless Chromium
 #   pycryptodome engine        the engine process (engine protocol) and its vectors
 #   modbus proxy (pymodbus)    the Modbus/TCP proxies between pymodbus master and slave
+#   oscore gateway (aiocoap)   an aiocoap OSCORE client posting readings to `link gateway --protocol oscore`
 #   mcu images                 microcontroller cross-builds, emulated counts, timing models,
 #                              NIST LWC samples, LX106 (mcu/tests)
 #   emulated cycles table      data/emulated-cycles.csv and data/mcu-sizes.csv re-measured (tests/energy)
@@ -156,6 +157,8 @@ suite "python + browser" env LWCBENCH_BIN="$LWC" .venv/bin/python -m pytest -q p
 suite "pycryptodome engine" .venv/bin/python -m pytest -q engines/pycryptodome
 # A foreign Modbus/TCP master and slave (pymodbus) through the encrypting proxy pair.
 suite "modbus proxy (pymodbus)" env LWCBENCH_BIN="$LWC" .venv/bin/python -m pytest -q tests/modbus
+# A foreign OSCORE client (aiocoap) posting readings to `link gateway --protocol oscore`.
+suite "oscore gateway (aiocoap)" env LWCBENCH_BIN="$LWC" .venv/bin/python -m pytest -q tests/oscore
 # Cross-built images: emulated keystream equals the host's, pinned instruction counts, tables.
 suite "mcu images" env CARGO_TARGET_DIR="$PWD/target/mcu" .venv/bin/python -m pytest -q mcu/tests
 # data/emulated-cycles.csv (--board energy) equals what the emulator gives for a sample of images.

@@ -22,6 +22,7 @@ mod link_counters;
 mod link_goose;
 mod link_kill;
 mod link_netcond;
+mod link_oscore;
 mod link_replay;
 mod link_services;
 mod link_shared;

@@ -16,6 +16,8 @@
 //!   K workers on an MQTT v5 shared subscription with the replay state in the store, the gateway
 //!   as a process;
 //! * [`session`] — one measured session: fleet → transport → gateway → store;
+//! * [`oscore`] — the same readings as CoAP requests protected with OSCORE (RFC 8613): devices,
+//!   a CoAP gateway on UDP with the same store, and its session;
 //! * [`industrial`] — industrial messages in their cycle: GOOSE frames on a veth pair, plain and
 //!   sealed, and the ICS study's "in the cycle" rows;
 //! * [`experiments`] — attack, overload, faults (chaos), network conditions and their sweep;
@@ -27,6 +29,7 @@ pub mod experiments;
 pub mod gateway;
 pub mod industrial;
 pub mod input;
+pub mod oscore;
 pub mod results;
 pub mod session;
 pub mod state_file;

@@ -10,9 +10,15 @@ use lwcbench_link::wire::suite::Suite;
 
 #[derive(Args)]
 pub(super) struct SessionArgs {
-    /// Cipher(s), comma-separated: "name/impl", a bare name, or a frame cipher id (see --list).
-    #[arg(long, default_value = "Ascon-AEAD128")]
-    pub(super) cipher: String,
+    /// Cipher(s), comma-separated: "name/impl", a bare name, or a frame cipher id (see --list);
+    /// default Ascon-AEAD128. With --protocol oscore: COSE AEADs (AES-CCM-16-64-128, the default,
+    /// AES-CCM-16-128-128, ChaCha20/Poly1305, A128GCM).
+    #[arg(long)]
+    pub(super) cipher: Option<String>,
+    /// link (the link frame over --transport) or oscore (CoAP over UDP with OSCORE, RFC 8613, to
+    /// a CoAP gateway on loopback; docs/protocols.md).
+    #[arg(long, default_value = "link", value_name = "link|oscore")]
+    pub(super) protocol: String,
     /// Simulated sensors (async tasks in this process), 1..=100000.
     #[arg(long, default_value_t = 8)]
     pub(super) devices: u32,

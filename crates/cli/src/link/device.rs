@@ -19,11 +19,21 @@ pub(super) struct DeviceArgs {
     #[arg(long)]
     id: Option<u32>,
     /// Session id (topic namespace) shared with the gateway: 1 to 64 of A-Z a-z 0-9 - _.
+    #[arg(long, required_unless_present = "gateway")]
+    session: Option<String>,
+    /// Broker mqtt://HOST:PORT (the link frame).
+    #[arg(long, required_unless_present = "gateway")]
+    broker: Option<String>,
+    /// link (the link frame over MQTT) or oscore (CoAP + OSCORE to `--gateway`; docs/protocols.md).
+    #[arg(long, default_value = "link", value_name = "link|oscore")]
+    protocol: String,
+    /// With --protocol oscore: the gateway's CoAP address IP:PORT.
+    #[arg(long, value_name = "IP:PORT")]
+    gateway: Option<String>,
+    /// With --protocol oscore: the sender sequence number state (default KEY_FILE.oscore-ALG.seq,
+    /// ALG the COSE id; created at the first run, locked while in use, tied to the context).
     #[arg(long)]
-    session: String,
-    /// Broker mqtt://HOST:PORT.
-    #[arg(long)]
-    broker: String,
+    seq_state: Option<PathBuf>,
     /// The device's own key file, written by `lwcbench link provision --protocol sensor` (mode
     /// 0600); a master key is refused: a device holds only its own key.
     #[arg(long)]
@@ -39,8 +49,9 @@ pub(super) struct DeviceArgs {
     /// file of another master is refused; a missing one (nothing accepted yet) is noted.
     #[arg(long, value_name = "FILE")]
     gateway_accepted: Option<PathBuf>,
-    #[arg(long, default_value = "Ascon-AEAD128")]
-    cipher: String,
+    /// The cipher (default Ascon-AEAD128; with --protocol oscore a COSE AEAD, default AES-CCM-16-64-128).
+    #[arg(long)]
+    cipher: Option<String>,
     #[command(flatten)]
     gate: super::args::GateArgs,
     #[arg(long, default_value_t = 100)]
@@ -67,11 +78,35 @@ pub(super) struct DeviceArgs {
 
 /// One device as its own process: same counter rule, same frame, its own MQTT session.
 pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
-    input::check_session(&a.session)?;
-    let s = suite::find(&a.cipher)?;
-    a.gate.gate().check(&s)?;
-    let b = broker::parse_url(&a.broker)?;
     let interval = parse_duration(&a.interval, "--interval")?;
+    match (a.protocol.as_str(), &a.gateway) {
+        ("oscore", Some(g)) => {
+            if a.broker.is_some() || a.capture.is_some() || a.counter_state.is_some() || a.gateway_accepted.is_some() {
+                return Err(
+                    "--protocol oscore: --broker, --capture, --counter-state and --gateway-accepted do not apply"
+                        .into(),
+                );
+            }
+            return super::oscore::device(
+                &a.key_file,
+                a.id,
+                a.cipher.as_deref(),
+                g,
+                a.messages,
+                interval,
+                a.seq_state.as_deref(),
+            );
+        }
+        ("oscore", None) => return Err("--protocol oscore needs --gateway IP:PORT".into()),
+        ("link", None) if a.seq_state.is_none() => {}
+        ("link", _) => return Err("--gateway and --seq-state are for --protocol oscore".into()),
+        (p, _) => return Err(format!("--protocol: '{}' is not link or oscore", input::shown(p))),
+    }
+    let session = a.session.clone().unwrap_or_default();
+    input::check_session(&session)?;
+    let s = suite::find(a.cipher.as_deref().unwrap_or("Ascon-AEAD128"))?;
+    a.gate.gate().check(&s)?;
+    let b = broker::parse_url(a.broker.as_deref().unwrap_or_default())?;
     // A device never creates a key: its own key file must exist, and with it its counter state.
     let state = a.counter_state.clone().unwrap_or_else(|| counter::beside_key(&a.key_file));
     let (key, counters) = counter::open_device(&a.key_file, &state, a.counter_block, Family::Sensor)?;
@@ -91,7 +126,7 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
     let st = DeviceProcess {
         suite: s,
         device: id,
-        session: a.session.clone(),
+        session,
         broker: b,
         key: LinkKey::Device(key),
         counters,

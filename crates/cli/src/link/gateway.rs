@@ -12,9 +12,16 @@ use super::options::{check_batch, parse_duration};
 
 #[derive(Args)]
 pub(super) struct GatewayArgs {
-    /// Broker mqtt://HOST:PORT.
-    #[arg(long)]
-    broker: String,
+    /// Broker mqtt://HOST:PORT (the link frame).
+    #[arg(long, required_unless_present = "protocol")]
+    broker: Option<String>,
+    /// link (the link frame from MQTT) or oscore (a CoAP server on UDP that verifies OSCORE
+    /// requests; docs/protocols.md).
+    #[arg(long, value_name = "link|oscore")]
+    protocol: Option<String>,
+    /// With --protocol oscore: the UDP address to serve CoAP on.
+    #[arg(long, default_value = lwcbench_link::oscore::DEFAULT_LISTEN, value_name = "IP:PORT")]
+    listen: String,
     /// Session id (topic namespace lwcbench/link/SESSION/+; 1 to 64 of A-Z a-z 0-9 - _); the MQTT
     /// client id derives from it, so a restarted gateway resumes the same persistent session.
     #[arg(long)]
@@ -29,8 +36,9 @@ pub(super) struct GatewayArgs {
     /// Store: a SQLite file path, postgres://USER@HOST:PORT/DB or 'host=HOST user=USER dbname=DB'.
     #[arg(long)]
     store: String,
-    #[arg(long, default_value = "Ascon-AEAD128")]
-    cipher: String,
+    /// The cipher (default Ascon-AEAD128; with --protocol oscore a COSE AEAD, default AES-CCM-16-64-128).
+    #[arg(long)]
+    cipher: Option<String>,
     #[command(flatten)]
     gate: super::args::GateArgs,
     /// Replay window size in counters per device (1..=1048576; devices × window bitmaps ≤ 1 GiB):
@@ -61,10 +69,32 @@ pub(super) struct GatewayArgs {
 }
 
 pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
-    let s = suite::find(&a.cipher)?;
+    match a.protocol.as_deref() {
+        None | Some("link") => {}
+        Some("oscore") => {
+            if a.broker.is_some() || a.shared.is_some() || a.stats.is_some() {
+                return Err("--protocol oscore: --broker, --shared and --stats do not apply".into());
+            }
+            input::check_session(&a.session)?;
+            input::no_control("--store", &a.store)?;
+            let devices = gateway_proc::parse_devices(&a.devices)?;
+            return super::oscore::gateway(
+                &a.key_file,
+                a.cipher.as_deref(),
+                &devices,
+                &a.store,
+                &a.session,
+                &a.listen,
+                a.batch,
+            );
+        }
+        Some(p) => return Err(format!("--protocol: '{}' is not link or oscore", input::shown(p))),
+    }
+    let cipher = a.cipher.as_deref().unwrap_or("Ascon-AEAD128");
+    let s = suite::find(cipher)?;
     a.gate.gate().check(&s)?;
     let label = lwcbench_link::wire::gate::prefix(&s);
-    let b = broker::parse_url(&a.broker)?;
+    let b = broker::parse_url(a.broker.as_deref().unwrap_or_default())?;
     let devices = gateway_proc::parse_devices(&a.devices)?;
     lwcbench_link::gateway::replay::ReplayWindow::new(a.window)?;
     check_batch(a.batch)?;
@@ -105,7 +135,7 @@ pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
     .run(|| {
         use std::io::Write;
         if !label.is_empty() {
-            eprintln!("{label}{}: {}", a.cipher, s_protection);
+            eprintln!("{label}{cipher}: {s_protection}");
         }
         println!("ready");
         let _ = std::io::stdout().flush();

@@ -10,6 +10,7 @@ mod keygen;
 mod modbus;
 mod net;
 mod options;
+mod oscore;
 mod overload;
 mod provision;
 mod session;
@@ -21,7 +22,7 @@ mod video_args;
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  lwcbench link\n  lwcbench link --cipher Ascon-AEAD128,DRACO --devices 100 --messages 1000 --rate max\n  \
 lwcbench link --transport udp --interval 1ms\n  lwcbench link --broker mqtt://127.0.0.1:1883 --store postgres://user@127.0.0.1:5432/db\n  \
-lwcbench link --video --transport udp --loss 5\n  lwcbench link --list"
+lwcbench link --video --transport udp --loss 5\n  lwcbench link --protocol oscore --cipher AES-CCM-16-64-128,A128GCM\n  lwcbench link --list"
 )]
 pub struct LinkArgs {
     #[command(subcommand)]

@@ -37,19 +37,28 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
         return Ok(());
     }
     let cipher_list = match a.preset.as_deref() {
-        None => a.cipher.clone(),
+        None => a.cipher.clone().unwrap_or_else(|| "Ascon-AEAD128".into()),
         Some("lora-minute") => {
             "DRACO/rust-fast,Ascon-AEAD128,AES-128-CCM/rustcrypto,ChaCha20-Poly1305/rustcrypto".into()
         }
         Some("net-sweep") => lwcbench_link::experiments::sweep::SWEEP_CIPHERS.into(),
         Some(p) => return Err(format!("--preset: '{p}' is not a link preset (lora-minute, net-sweep)")),
     };
-    let suites = cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()?;
+    let oscore = match a.protocol.as_str() {
+        "link" => false,
+        "oscore" => true,
+        p => return Err(format!("--protocol: '{}' is not link or oscore", input::shown(p))),
+    };
+    let suites =
+        if oscore { Vec::new() } else { cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()? };
     // A preset reproduces a study that measured DRACO: it allows it (still labelled
     // PROVISIONAL everywhere); --cipher needs the flag.
     let mut gate = a.gate.gate();
     gate.allow_provisional |= a.preset.is_some();
     gate.check_all(&suites)?;
+    if oscore && (a.video.video.is_some() || a.attack || a.preset.is_some()) {
+        return Err("--protocol oscore: not with --video, --attack or --preset".into());
+    }
     if let Some(file) = &a.video.video {
         return super::video::run(a, file, &suites);
     }
@@ -104,6 +113,16 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
         Some(p) => lwcbench_engine::dataset::Dataset::load(p, &[]).and_then(|d| d.check_float32().map(|()| d))?,
         None => lwcbench_engine::dataset::Dataset::builtin(),
     };
+    if oscore {
+        if a.net.any() {
+            return Err("--protocol oscore: network conditions are not offered yet".into());
+        }
+        let out = a.out.clone().unwrap_or_else(|| default_out("link"));
+        let rd = RunDir::begin(&out, a.force)?;
+        super::oscore::session(a, interval, rd, &ds)?;
+        println!("wrote {}", out.display());
+        return Ok(());
+    }
     let netc = net::parse(a)?;
     let transport = if netc.is_none() { Some(transport_of(&a.transport, a.broker.as_deref())?) } else { None };
     let out = a.out.clone().unwrap_or_else(|| default_out("link"));

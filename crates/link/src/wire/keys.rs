@@ -42,6 +42,8 @@ pub const DEVICE_INFO: &[u8] = b"lwcbench-link device key";
 pub const CIPHER_INFO: &[u8] = b"lwcbench-link cipher key";
 /// HKDF info of a key's fingerprint.
 pub const ID_INFO: &[u8] = b"lwcbench-link key id";
+/// HKDF info prefix of an OSCORE Master Secret (device key → OSCORE, docs/security.md).
+pub const OSCORE_INFO: &[u8] = b"lwcbench-link oscore master secret";
 
 /// A key with a fingerprint: what a counter or replay state file is bound to.
 pub trait Fingerprinted {
@@ -285,6 +287,13 @@ impl DeviceKey {
             }
         }
         Ok(self.derive_cipher_key(proto, cipher, len))
+    }
+
+    /// The OSCORE Master Secret (RFC 8613 §3.2) of this device for the COSE algorithm `alg`
+    /// (`lwcbench link --protocol oscore`): 32 bytes under its own `info` prefix, so it is never
+    /// a link cipher key, and one per algorithm, so no key serves two AEADs.
+    pub fn oscore_master_secret(&self, alg: u8) -> Zeroizing<Vec<u8>> {
+        derive(&self.key[..], OSCORE_INFO, self.family.label(), &[alg], 32)
     }
 
     /// The fingerprint of this device key (its counter state is bound to it).

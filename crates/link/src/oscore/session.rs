@@ -1,0 +1,222 @@
+//! One measured OSCORE session: devices (one thread each, their sequence numbers persisted)
+//! → CoAP over UDP → the OSCORE gateway → the store, then the exactly-once proof: every reading
+//! a device saw confirmed is stored once, bit for bit, and nothing else is stored.
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lwcbench_oscore::seq::SequenceStore;
+use lwcbench_oscore::Algorithm;
+
+use crate::oscore::device::{CoapDevice, ACK_TIMEOUT};
+use crate::oscore::gateway::{OscoreGateway, OscoreServer, OscoreTally};
+use crate::oscore::{device_context, store_key_id};
+use crate::store::Row;
+use crate::wire::frame::Family;
+use crate::wire::keys::MasterKey;
+
+/// Devices of one OSCORE session at most (one thread and one socket each).
+pub const MAX_DEVICES: u32 = 1024;
+
+/// One OSCORE session.
+pub struct OscoreConfig {
+    /// The AEAD.
+    pub alg: Algorithm,
+    /// Devices (ids 0..devices).
+    pub devices: u32,
+    /// Readings per device.
+    pub messages: u64,
+    /// Between a device's readings (None: back to back, each after the previous is confirmed).
+    pub interval: Option<Duration>,
+    /// `--store`.
+    pub store: String,
+    /// The master key file (its registry of provisioned devices is consulted).
+    pub key_file: PathBuf,
+    /// Where the devices' and the gateway's sequence number states live.
+    pub state_dir: PathBuf,
+    /// The readings the devices send, in turn.
+    pub readings: Arc<Vec<Vec<u8>>>,
+    /// Readings per store transaction at most.
+    pub batch: usize,
+    /// The session id (the store's run).
+    pub session: String,
+    /// Where the gateway listens (port 0: any free one).
+    pub listen: String,
+    /// RFC 7252 ACK_TIMEOUT.
+    pub ack_timeout: Duration,
+}
+
+impl OscoreConfig {
+    /// A session with the RFC defaults for timing, one transaction per 512 readings at most, the
+    /// gateway on a free loopback port.
+    pub fn new(alg: Algorithm, devices: u32, messages: u64, store: String, key_file: PathBuf) -> OscoreConfig {
+        let state_dir = state_dir_beside(&key_file);
+        OscoreConfig {
+            alg,
+            devices,
+            messages,
+            interval: None,
+            store,
+            key_file,
+            state_dir,
+            readings: Arc::new(vec![vec![0u8; 16]]),
+            batch: 512,
+            session: crate::session::new_session(),
+            listen: "127.0.0.1:0".into(),
+            ack_timeout: ACK_TIMEOUT,
+        }
+    }
+}
+
+/// The OSCORE state directory of a master key: `KEY_FILE.oscore`.
+pub fn state_dir_beside(key_file: &std::path::Path) -> PathBuf {
+    let mut s = key_file.as_os_str().to_os_string();
+    s.push(".oscore");
+    PathBuf::from(s)
+}
+
+/// The measured outcome of an OSCORE session.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct OscoreOutcome {
+    /// The AEAD's COSE name.
+    pub alg: String,
+    /// Readings the devices saw confirmed.
+    pub sent: u64,
+    /// The gateway's verdicts.
+    pub tally: OscoreTally,
+    /// CON retransmissions the devices made.
+    pub retransmissions: u64,
+    /// Echo round trips the devices made.
+    pub echo_rounds: u64,
+    /// First request → last confirmation (ns).
+    pub elapsed_ns: u64,
+    /// Readings stored per second over that time.
+    pub readings_per_s: f64,
+    /// Mean bytes of a stored reading's request datagram (CoAP header, token, OSCORE option,
+    /// ciphertext with tag; UDP/IP headers not counted).
+    pub request_bytes: f64,
+    /// Mean bytes of a reading's plaintext.
+    pub reading_bytes: f64,
+    /// Stored rows that differ from what was sent, or that no device sent.
+    pub mismatched: u64,
+    /// Confirmed but not stored.
+    pub missing: u64,
+    /// The store as described in run.json.
+    pub store: String,
+}
+
+/// Run the session and prove exactly-once; a reading lost, stored twice or altered is an error.
+pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, String> {
+    crate::input::check_session(&cfg.session)?;
+    if cfg.devices == 0 || cfg.devices > MAX_DEVICES {
+        return Err(format!("--devices: {} is not in 1..={MAX_DEVICES} with --protocol oscore", cfg.devices));
+    }
+    if cfg.messages == 0 {
+        return Err("--messages: at least one message per device".into());
+    }
+    if cfg.readings.is_empty() {
+        return Err("dataset has no readings".into());
+    }
+    let ids: Vec<u32> = (0..cfg.devices).collect();
+    // A provisioned device has its own sequence number state beside its key file; this session's
+    // state for it would repeat those numbers under the same context.
+    crate::device::provision::refuse_provisioned(&cfg.key_file, master, Family::Sensor, &ids)?;
+    let store = crate::store::open(&cfg.store, &cfg.session, &store_key_id(&master.fingerprint(), cfg.alg))?;
+    let store_desc = store.describe();
+    let gw = OscoreGateway::new(master, cfg.alg, &ids, &cfg.state_dir, store)?;
+    let server = OscoreServer::start(gw, &cfg.listen, cfg.batch)?;
+    let addr = server.addr;
+    let t0 = Instant::now();
+    let mut threads = Vec::with_capacity(ids.len());
+    for &d in &ids {
+        let ctx = device_context(&master.device(Family::Sensor, d), cfg.alg)?;
+        let path = cfg.state_dir.join(format!("device-{d}-{}.seq", cfg.alg.cose_id()));
+        let seq = SequenceStore::open(&path, &ctx, lwcbench_oscore::seq::DEFAULT_BLOCK).map_err(|e| e.to_string())?;
+        let mut dev = CoapDevice::new(ctx, seq, addr)?;
+        dev.ack_timeout = cfg.ack_timeout;
+        let (readings, messages, interval, n) = (cfg.readings.clone(), cfg.messages, cfg.interval, ids.len() as u64);
+        let t = std::thread::Builder::new()
+            .name(format!("oscore-dev-{d}"))
+            .spawn(move || {
+                let mut sent = Vec::with_capacity(messages as usize);
+                for k in 0..messages {
+                    let row = ((u64::from(d) + k * n) % readings.len() as u64) as usize;
+                    match dev.send(&readings[row]) {
+                        Ok(x) => sent.push((x, row)),
+                        Err(e) => return Err(format!("device {d}: {e}")),
+                    }
+                    if let Some(i) = interval {
+                        std::thread::sleep(i);
+                    }
+                }
+                Ok(sent)
+            })
+            .map_err(|e| e.to_string())?;
+        threads.push((d, t));
+    }
+    let mut confirmed = Vec::new();
+    let mut first_err = None;
+    for (d, t) in threads {
+        match t.join() {
+            Ok(Ok(v)) => confirmed.extend(v.into_iter().map(|(x, row)| (d, x, row))),
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert(format!("device {d}: its thread panicked"));
+            }
+        }
+    }
+    let elapsed = t0.elapsed();
+    let (mut gw, err) = server.stop()?;
+    if let Some(e) = first_err.or(err) {
+        return Err(e);
+    }
+    let rows = gw.store().all()?;
+    let (matched, mismatched) = check(&rows, &confirmed, &cfg.readings);
+    let sent = confirmed.len() as u64;
+    let missing = sent - matched.min(sent);
+    if missing > 0 || mismatched > 0 {
+        return Err(format!(
+            "store {store_desc}: {missing} of {sent} confirmed readings are not stored as this run's and {mismatched} \
+             stored rows differ from what was sent"
+        ));
+    }
+    let mean = |f: &dyn Fn(&(u32, crate::oscore::device::Delivered, usize)) -> f64| {
+        confirmed.iter().map(f).sum::<f64>() / confirmed.len().max(1) as f64
+    };
+    let readings = cfg.readings.clone();
+    Ok(OscoreOutcome {
+        alg: cfg.alg.name().into(),
+        sent,
+        tally: gw.tally.clone(),
+        retransmissions: confirmed.iter().map(|c| u64::from(c.1.retransmissions)).sum(),
+        echo_rounds: confirmed.iter().map(|c| u64::from(c.1.echo_rounds)).sum(),
+        elapsed_ns: elapsed.as_nanos() as u64,
+        readings_per_s: gw.tally.stored as f64 / elapsed.as_secs_f64().max(1e-9),
+        request_bytes: mean(&|c| f64::from(c.1.request_bytes)),
+        reading_bytes: mean(&|c| readings[c.2].len() as f64),
+        mismatched,
+        missing,
+        store: store_desc,
+    })
+}
+
+/// (matched, mismatched): this run's rows against the confirmed readings (device, sequence
+/// number, dataset row). A row no device had confirmed is mismatched.
+pub fn check(
+    rows: &[Row],
+    confirmed: &[(u32, crate::oscore::device::Delivered, usize)],
+    readings: &[Vec<u8>],
+) -> (u64, u64) {
+    let expected: std::collections::HashMap<(u32, u64), usize> =
+        confirmed.iter().map(|(d, x, row)| ((*d, x.seq), *row)).collect();
+    let (mut matched, mut mismatched) = (0, 0);
+    for r in rows {
+        match expected.get(&(r.device, r.counter)) {
+            Some(&row) if readings[row] == r.payload => matched += 1,
+            _ => mismatched += 1,
+        }
+    }
+    (matched, mismatched)
+}
