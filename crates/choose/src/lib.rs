@@ -17,9 +17,11 @@
 //! * [`evaluate`] — one request through them;
 //! * [`robust`] — one-step changes;
 //! * [`handover`] — the firmware build and the link command;
+//! * [`carrier`] — what the radio's carrier already protects (data/carrier-security.csv);
 //! * [`report`] — the typed answer and [`choose`];
 //! * [`render`] — text, JSON and HTML over the answer;
 //! * [`out`] — `--out DIR` as one unit.
+pub mod carrier;
 pub mod data;
 pub mod evaluate;
 pub mod figures;
