@@ -45,6 +45,8 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
         Some(p) => return Err(format!("--preset: '{p}' is not a link preset (lora-minute, net-sweep)")),
     };
     let suites = cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()?;
+    // A carrier that cannot be used is refused before anything is written.
+    a.carrier()?;
     // A preset reproduces a study that measured DRACO: it allows it (still labelled
     // PROVISIONAL everywhere); --cipher needs the flag.
     let mut gate = a.gate.gate();
@@ -208,6 +210,7 @@ fn session_in(
             "devices": a.devices, "messages_per_device": a.messages,
             "interval_s": interval.map(|d| d.as_secs_f64()),
             "transport": transport.describe(),
+            "carrier": a.carrier()?.map(|c| c.describe()),
             "store": summary.first().map(|r| r.store.clone()),
             "window": a.window, "counter_block": a.counter_block,
             "key_file": rd.shown(&key_file.display().to_string()),

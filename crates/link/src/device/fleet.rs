@@ -81,44 +81,6 @@ fn carrier_counter(carrier: &Carrier, counter: &mut DeviceCounter, i: u64) -> Re
     Ok(c)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The emulated stack's FCnt is taken only if this key never sealed under it: a stack whose
-    /// FCnt is reset (a second run from --fcnt-from 0) is refused, a later epoch starts at FCnt 0.
-    #[test]
-    fn a_reset_fcnt_is_refused_and_a_new_epoch_starts_at_zero() {
-        let d = tempfile::tempdir().unwrap();
-        let m = MasterKey::from_bytes([7; 32]);
-        let store = CounterStore::open(&d.path().join("ctr"), 4, &m).unwrap();
-        let mut ctr = DeviceCounter::new(&store, 9).unwrap();
-        let from0 = Carrier { dev_addr: 9, fcnt_from: Some(0), epoch: 0 };
-        assert_eq!((0..3).map(|i| carrier_counter(&from0, &mut ctr, i).unwrap()).collect::<Vec<_>>(), [0, 1, 2]);
-        // the same stack started again: FCnt 0 and 2 repeat
-        for i in [0, 2] {
-            let e = carrier_counter(&from0, &mut ctr, i).unwrap_err();
-            assert!(e.contains("reset without a re-join") && e.contains("--join-epoch"), "{e}");
-        }
-        // a new process on the same state: its first block starts past everything reserved
-        drop((ctr, store));
-        let store = CounterStore::open(&d.path().join("ctr"), 4, &m).unwrap();
-        let mut ctr = DeviceCounter::new(&store, 9).unwrap();
-        assert!(carrier_counter(&from0, &mut ctr, 3).is_err(), "FCnt 3 was reserved by the first process");
-        let cont = Carrier { fcnt_from: None, ..from0 };
-        assert_eq!(carrier_counter(&cont, &mut ctr, 0).unwrap(), 4);
-        let epoch1 = Carrier { dev_addr: 9, fcnt_from: None, epoch: 1 };
-        assert_eq!(carrier_counter(&epoch1, &mut ctr, 0).unwrap(), 1 << 32);
-        let e = carrier_counter(&cont, &mut ctr, 0).unwrap_err();
-        assert!(e.contains("join epoch 0 has no FCnt left") && e.contains("at join epoch 1"), "{e}");
-        let last = Carrier { dev_addr: 9, fcnt_from: Some(u32::MAX), epoch: 1 };
-        assert_eq!(carrier_counter(&last, &mut ctr, 0).unwrap(), (1 << 32) | 0xFFFF_FFFF);
-        assert!(carrier_counter(&last, &mut ctr, 1).unwrap_err().contains("passes 2^32 - 1"));
-        let e = carrier_counter(&Carrier { fcnt_from: Some(7), ..epoch1 }, &mut ctr, 0).unwrap_err();
-        assert!(e.contains("reset without a re-join"), "{e}");
-    }
-}
-
 /// [`device_task`] on `carrier` (None: the link's own frame): with a carrier the frame is the
 /// compact FRMPayload in the emulation's envelope, and its counter the carrier's FCnt.
 pub async fn carried_device_task(
@@ -256,4 +218,42 @@ pub fn run_fleet(
 /// big-endian (the engine's default encoding).
 pub fn dataset_readings(ds: &lwcbench_engine::dataset::Dataset) -> Arc<Vec<Vec<u8>>> {
     Arc::new(ds.rows.iter().map(|r| r.iter().flat_map(|v| (*v as f32).to_be_bytes()).collect()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The emulated stack's FCnt is taken only if this key never sealed under it: a stack whose
+    /// FCnt is reset (a second run from --fcnt-from 0) is refused, a later epoch starts at FCnt 0.
+    #[test]
+    fn a_reset_fcnt_is_refused_and_a_new_epoch_starts_at_zero() {
+        let d = tempfile::tempdir().unwrap();
+        let m = MasterKey::from_bytes([7; 32]);
+        let store = CounterStore::open(&d.path().join("ctr"), 4, &m).unwrap();
+        let mut ctr = DeviceCounter::new(&store, 9).unwrap();
+        let from0 = Carrier { dev_addr: 9, fcnt_from: Some(0), epoch: 0 };
+        assert_eq!((0..3).map(|i| carrier_counter(&from0, &mut ctr, i).unwrap()).collect::<Vec<_>>(), [0, 1, 2]);
+        // the same stack started again: FCnt 0 and 2 repeat
+        for i in [0, 2] {
+            let e = carrier_counter(&from0, &mut ctr, i).unwrap_err();
+            assert!(e.contains("reset without a re-join") && e.contains("--join-epoch"), "{e}");
+        }
+        // a new process on the same state: its first block starts past everything reserved
+        drop((ctr, store));
+        let store = CounterStore::open(&d.path().join("ctr"), 4, &m).unwrap();
+        let mut ctr = DeviceCounter::new(&store, 9).unwrap();
+        assert!(carrier_counter(&from0, &mut ctr, 3).is_err(), "FCnt 3 was reserved by the first process");
+        let cont = Carrier { fcnt_from: None, ..from0 };
+        assert_eq!(carrier_counter(&cont, &mut ctr, 0).unwrap(), 4);
+        let epoch1 = Carrier { dev_addr: 9, fcnt_from: None, epoch: 1 };
+        assert_eq!(carrier_counter(&epoch1, &mut ctr, 0).unwrap(), 1 << 32);
+        let e = carrier_counter(&cont, &mut ctr, 0).unwrap_err();
+        assert!(e.contains("join epoch 0 has no FCnt left") && e.contains("at join epoch 1"), "{e}");
+        let last = Carrier { dev_addr: 9, fcnt_from: Some(u32::MAX), epoch: 1 };
+        assert_eq!(carrier_counter(&last, &mut ctr, 0).unwrap(), (1 << 32) | 0xFFFF_FFFF);
+        assert!(carrier_counter(&last, &mut ctr, 1).unwrap_err().contains("passes 2^32 - 1"));
+        let e = carrier_counter(&Carrier { fcnt_from: Some(7), ..epoch1 }, &mut ctr, 0).unwrap_err();
+        assert!(e.contains("reset without a re-join"), "{e}");
+    }
 }
