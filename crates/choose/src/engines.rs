@@ -72,8 +72,10 @@ pub fn candidate_facts(data: &Data, board_id: &str) -> Vec<Facts> {
 /// blocks at the board's clock, with the CPU waiting as the row says and the engine's own current.
 pub fn engine_priced(req: &Request, f: &Facts, e: &Engine) -> Priced {
     let b = &req.board;
-    let blocks = Engine::ccm_blocks(HEADER_LEN, req.payload);
-    let cycles = e.cycles(HEADER_LEN, req.payload);
+    // The associated data is what the deploy command's carrier authenticates (17 B on LoRaWAN).
+    let ad = crate::link_facts::Carrier::of_radio(&req.radio).aad_len();
+    let blocks = Engine::ccm_blocks(ad, req.payload);
+    let cycles = e.cycles(ad, req.payload);
     let secs = cycles / (b.clock_mhz * 1e6);
     let cpu_ma = match e.cpu {
         Cpu::Active => b.active_ma,
@@ -88,7 +90,7 @@ pub fn engine_priced(req: &Request, f: &Facts, e: &Engine) -> Priced {
         ram: e.ram_bytes,
         tag: f.tag_bytes,
         source: format!(
-            "on-chip engine: the {} {} (data/crypto-engines.csv, {}): {} set-up cycles + {blocks} AES blocks (SP 800-38C CCM over the {HEADER_LEN}-byte header as associated data and {} payload bytes) × {} cycles at {} MHz = {:.1} µs, CPU {} ({cpu_ma} mA) + engine {} mA at {} V, ±{} %; call: {}; source: {}",
+            "on-chip engine: the {} {} (data/crypto-engines.csv, {}): {} set-up cycles + {blocks} AES blocks (SP 800-38C CCM over {ad} bytes of associated data and {} payload bytes) × {} cycles at {} MHz = {:.1} µs, CPU {} ({cpu_ma} mA) + engine {} mA at {} V, ±{} %; call: {}; source: {}",
             e.chip, e.engine, e.status, e.setup_cycles, req.payload, e.block_cycles, b.clock_mhz, secs * 1e6,
             e.cpu.name(), e.engine_ma, b.volts, e.error_pct, e.call, e.source
         ),

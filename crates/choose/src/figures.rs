@@ -8,7 +8,7 @@ use lwcbench_data::radio::Radio;
 use serde::Serialize;
 
 use crate::data::{Data, Facts, Size, Source};
-use crate::link_facts::{Kind, HEADER_LEN, MAX_COUNTER, POLY_TAG, STREAM_SKIP};
+use crate::link_facts::{Carrier, Kind, MAX_COUNTER, POLY_TAG, STREAM_SKIP};
 use crate::options::Request;
 use lwcbench_data::physics::{assess, check_lifetime, Receive, ReceiveLink, Violation};
 
@@ -120,7 +120,8 @@ struct Crypto {
 /// The crypto of `f` per message: the stream + Poly1305 composition from its two images, an
 /// AEAD from its own (None when the composition's images are missing).
 fn crypto(req: &Request, data: &Data, f: &Facts, c: &Cycles, sz: &Size, emulated: &str) -> Option<Crypto> {
-    let ad = HEADER_LEN as f64;
+    // What the frame authenticates: the header the deploy command's carrier sends or implies.
+    let ad = Carrier::of_radio(&req.radio).aad_len() as f64;
     let p = req.payload as f64;
     match f.kind() {
         Some(Kind::StreamPoly1305) => {
@@ -154,7 +155,7 @@ fn crypto(req: &Request, data: &Data, f: &Facts, c: &Cycles, sz: &Size, emulated
         }
         _ => {
             // The AEAD's key schedule runs once per key: per message the encrypt phase, with the
-            // 16-byte header as associated data counted like message bytes; the steady state (warm
+            // header (the associated data) counted like message bytes; the steady state (warm
             // cache) plus the one cold start shared by the lifetime's reports.
             let cyc = c.per_message(ad + p, req.messages());
             Some(Crypto {
@@ -187,7 +188,8 @@ fn report_battery(req: &Request, receive: &Receive) -> (Battery, String) {
 /// Where the radio figure comes from: the `frame`-byte frame with its `tag`-byte tag.
 fn radio_source(req: &Request, f: &Facts, frame: usize, tag: usize) -> String {
     format!(
-        "modelled: time on air of the {frame}-byte frame (16-byte header + {}payload + {tag}-byte tag) × transmit power, data/radio-profiles.csv {} ({}: {})",
+        "modelled: time on air of the {frame}-byte frame ({} + {}payload + {tag}-byte tag) × transmit power, data/radio-profiles.csv {} ({}: {})",
+        Carrier::of_radio(&req.radio).describe(),
         if f.random_nonce_bytes > 0 { format!("{}-byte random nonce + ", f.random_nonce_bytes) } else { String::new() },
         req.radio.name, req.radio.status, req.radio.source
     )
@@ -263,7 +265,7 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
         Source::NistLwc(r) => crate::engines::nist_priced(req, data, f, r)?,
     };
     let Priced { cycles, crypto_j, crypto_s, error: e, flash, ram, tag, source, flash_ram_source } = p;
-    let frame = HEADER_LEN + f.random_nonce_bytes + req.payload + tag;
+    let frame = Carrier::of_radio(&req.radio).header_len() + f.random_nonce_bytes + req.payload + tag;
     let phys = assess(&req.radio, frame, req.interval_s, req.region.as_ref(), &req.receive, req.dtim).ok()?;
     // Receive energy is reported apart from the transmission and counted in the total.
     let receive_j = phys.receive.j_per_report();

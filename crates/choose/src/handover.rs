@@ -2,8 +2,10 @@
 //! runs the chosen cipher end to end with the request's settings.
 use serde::Serialize;
 
+use crate::carrier::CarrierSecurity;
 use crate::data::{Data, Facts};
 use crate::filter::Candidate;
+use crate::link_facts::Carrier;
 use crate::options::Request;
 
 /// The `lwcbench link` command and the firmware build that deploy the choice.
@@ -17,6 +19,11 @@ pub struct Handover {
     pub firmware_build: String,
     /// A dataset CSV whose readings are the request's payload (None: the built-in readings are).
     pub dataset: Option<DatasetSpec>,
+    /// The carrier the command's frames ride; its header is the one priced.
+    pub carrier: Carrier,
+    /// What the radio's carrier already protects and what the link adds
+    /// (data/carrier-security.csv; None: no row covers the radio).
+    pub carrier_security: Option<CarrierSecurity>,
 }
 
 /// The dataset file the command reads.
@@ -91,6 +98,9 @@ pub fn handover(req: &Request, chosen: &Candidate, facts: &Facts, data: &Data, o
         cmd.push(k.into());
         cmd.push(v);
     }
+    // The frame priced is the frame this command sends: on LoRaWAN the compact header.
+    let carrier = Carrier::of_radio(&req.radio);
+    cmd.extend(carrier.link_args().iter().map(|s| s.to_string()));
     if let Some(d) = &dataset {
         cmd.push("--dataset".into());
         cmd.push(d.file.clone());
@@ -106,5 +116,12 @@ pub fn handover(req: &Request, chosen: &Candidate, facts: &Facts, data: &Data, o
         ),
         (None, None) => "no microcontroller image".into(),
     };
-    Handover { link_command: cmd, link_command_line: line, firmware_build: firmware, dataset }
+    Handover {
+        link_command: cmd,
+        link_command_line: line,
+        firmware_build: firmware,
+        dataset,
+        carrier,
+        carrier_security: crate::carrier::for_radio(&req.radio.name),
+    }
 }

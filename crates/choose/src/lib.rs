@@ -20,10 +20,12 @@
 //! * [`explain`] — the term that dominates the energy; [`fold`] — one row per construction, one
 //!   line for the host-only builds;
 //! * [`handover`] — the firmware build and the link command;
+//! * [`carrier`] — what the radio's carrier already protects (data/carrier-security.csv);
 //! * [`report`] — the typed answer and [`choose`];
 //! * [`render`] — text, JSON and HTML over the answer;
 //! * [`out`] — `--out DIR` as one unit;
 //! * [`userdata`] — `--boards FILE`, `--radios FILE`.
+pub mod carrier;
 pub mod data;
 pub mod engines;
 pub mod evaluate;

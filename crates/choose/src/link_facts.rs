@@ -6,6 +6,65 @@ use lwcbench_core::Family;
 
 /// Bytes of the link's frame header (crates/link/src/wire/frame.rs `HEADER_LEN`).
 pub const HEADER_LEN: usize = 16;
+/// Bytes of the compact header on a carrier that numbers and addresses frames itself
+/// (crates/link/src/wire/compact.rs `COMPACT_HEADER_LEN`).
+pub const COMPACT_HEADER_LEN: usize = 1;
+/// Associated data of a compact frame: the compact byte and the header it stands for
+/// (compact.rs `COMPACT_AAD_LEN`).
+pub const COMPACT_AAD_LEN: usize = 17;
+/// The `--carrier` value of the LoRaWAN carrier (compact.rs `LORAWAN_LABEL`).
+pub const LORAWAN_CARRIER: &str = "lorawan";
+
+/// The carrier a deployment's frames ride, as the deploy command sets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Carrier {
+    /// The link's own frame (16-byte header) over MQTT or UDP.
+    Own,
+    /// LoRaWAN: DevAddr and FCnt are the device id and counter; the compact header.
+    Lorawan,
+}
+
+impl Carrier {
+    /// The carrier of a radio: a LoRa radio's frames ride LoRaWAN (data/radio-profiles.csv
+    /// prices LoRaWAN's 13-byte overhead), the others the link's own frame.
+    pub fn of_radio(radio: &lwcbench_data::radio::Radio) -> Carrier {
+        if radio.lora.is_some() {
+            Carrier::Lorawan
+        } else {
+            Carrier::Own
+        }
+    }
+    /// Header bytes on the wire.
+    pub fn header_len(self) -> usize {
+        match self {
+            Carrier::Own => HEADER_LEN,
+            Carrier::Lorawan => COMPACT_HEADER_LEN,
+        }
+    }
+    /// Associated-data bytes the cipher authenticates.
+    pub fn aad_len(self) -> usize {
+        match self {
+            Carrier::Own => HEADER_LEN,
+            Carrier::Lorawan => COMPACT_AAD_LEN,
+        }
+    }
+    /// The `lwcbench link` options that send this carrier's frames (the LoRaWAN emulation runs
+    /// over loopback UDP).
+    pub fn link_args(self) -> &'static [&'static str] {
+        match self {
+            Carrier::Own => &[],
+            Carrier::Lorawan => &["--transport", "udp", "--carrier", LORAWAN_CARRIER],
+        }
+    }
+    /// The header as the output names it.
+    pub fn describe(self) -> String {
+        match self {
+            Carrier::Own => format!("{HEADER_LEN}-byte header"),
+            Carrier::Lorawan => format!("{COMPACT_HEADER_LEN}-byte compact header (LoRaWAN DevAddr and FCnt)"),
+        }
+    }
+}
+
 /// Highest counter of a device under one key (frame.rs `MAX_COUNTER`).
 pub const MAX_COUNTER: u64 = (1 << 63) - 1;
 /// Largest frame the link carries (frame.rs `MAX_FRAME`).

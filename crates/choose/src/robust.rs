@@ -4,7 +4,7 @@ use serde::Serialize;
 use crate::data::{Data, Facts};
 use crate::evaluate::evaluate;
 use crate::fmt;
-use crate::link_facts::{HEADER_LEN, POLY_TAG};
+use crate::link_facts::{Carrier, POLY_TAG};
 use crate::options::{Request, MAX_PAYLOAD};
 
 /// One row of the robustness table.
@@ -37,7 +37,7 @@ pub fn robustness(req: &Request, data: &Data, facts: &[Facts], chosen: &str) -> 
         r.payload = ((req.payload as f64 * k).round() as usize).clamp(1, MAX_PAYLOAD);
         variants.push(("payload".into(), format!("{label} = {} B", r.payload), r));
     }
-    let frame = HEADER_LEN + req.payload + POLY_TAG;
+    let frame = Carrier::of_radio(&req.radio).header_len() + req.payload + POLY_TAG;
     let mut radios = req.radios.clone();
     radios.sort_by(|a, b| b.air_time(frame).total_cmp(&a.air_time(frame)));
     if let Some(pos) = radios.iter().position(|r| r.name == req.radio.name) {

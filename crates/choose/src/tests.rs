@@ -298,19 +298,21 @@ fn a_short_nonce_fails_the_counter_filter() {
 #[test]
 fn energy_of_ascon_on_rp2040_lora_sf9_by_hand() {
     // Hand computation from the data files' rows:
-    // frame 16 + 16 + 16 = 48 B; LoRa packet 48 + 13 = 61 B. SF9, 125 kHz: T_sym = 4.096 ms;
-    // (8·61 − 36 + 28 + 16) / 36 = 13.78 → 14 × 5 = 70 + 8 = 78 payload symbols + 12.25
-    // preamble = 90.25 × 4.096 ms = 369.664 ms; × 0.0957 W = 35,376.845 µJ.
-    // Crypto: rc_ascon_aead128 on thumbv6m, warm (steady state) 10,426 + (32 − 16) ×
-    // (28,290 − 10,426) / 112 = 12,978 cycles, plus one cold start over the 525,960 reports:
-    // (2,434 − 250) + (20,898 + 16 × 159.5 − 12,978) = 2,184 + 10,472 = 12,656 cycles,
-    // 12,656 / 525,960 = 0.024062… per report; / 125 MHz × 0.125 W (25 mA × 5 V): µJ = cycles / 1000.
-    let cyc = 12_978.0 + 12_656.0 / 525_960.0;
+    // LoRa rides LoRaWAN, so the deploy command sends the compact header (docs/link.md
+    // "Compact header (LoRaWAN)"): frame 1 + 16 + 16 = 33 B; LoRa packet 33 + 13 = 46 B. SF9,
+    // 125 kHz: T_sym = 4.096 ms; (8·46 − 36 + 28 + 16) / 36 = 10.44 → 11 × 5 = 55 + 8 = 63
+    // payload symbols + 12.25 preamble = 75.25 × 4.096 ms = 308.224 ms; × 0.0957 W = 29,497.037 µJ.
+    // Crypto: rc_ascon_aead128 on thumbv6m over the 17-byte associated data + 16 B, warm
+    // (steady state) 10,426 + (33 − 16) × (28,290 − 10,426) / 112 = 13,137.5 cycles, plus one
+    // cold start over the 525,960 reports: (2,434 − 250) + (20,898 + 17 × 159.5 − 13,137.5) =
+    // 2,184 + 10,472 = 12,656 cycles, 12,656 / 525,960 = 0.024062… per report; / 125 MHz ×
+    // 0.125 W (25 mA × 5 V): µJ = cycles / 1000.
+    let cyc = 13_137.5 + 12_656.0 / 525_960.0;
     let ev = eval(&opts("rp2040", "LoRa-SF9", "10m"));
     let g = by(&ev, "Ascon-AEAD128/rustcrypto").figures.clone().unwrap();
-    assert_eq!(g.frame_bytes, 48);
-    assert!((g.air_time_ms - 369.664).abs() < 1e-6, "{}", g.air_time_ms);
-    assert!((g.radio_uj - 35_376.844_8).abs() < 1e-3, "{}", g.radio_uj);
+    assert_eq!(g.frame_bytes, 33);
+    assert!((g.air_time_ms - 308.224).abs() < 1e-6, "{}", g.air_time_ms);
+    assert!((g.radio_uj - 29_497.036_8).abs() < 1e-3, "{}", g.radio_uj);
     assert!((g.crypto_cycles - cyc).abs() < 1e-6, "{}", g.crypto_cycles);
     assert!((g.crypto_uj.value - cyc / 1000.0).abs() < 1e-9, "{}", g.crypto_uj.value);
     // ±5.5 % (m0plus band) on the crypto share only.
@@ -318,7 +320,7 @@ fn energy_of_ascon_on_rp2040_lora_sf9_by_hand() {
     // Class-A receive windows (data/radio-receive.csv), no --region so RX2 at the uplink rate:
     // 2 × (16 × 4.096 ms + 2 × 50 ms) = 331.072 ms × 9.9 mA × 3.3 V = 10,816.122 µJ.
     assert!((g.receive_uj - 10_816.122_24).abs() < 1e-3, "{}", g.receive_uj);
-    assert!((g.energy_uj.value - (35_376.844_8 + 10_816.122_24 + cyc / 1000.0)).abs() < 1e-3);
+    assert!((g.energy_uj.value - (29_497.036_8 + 10_816.122_24 + cyc / 1000.0)).abs() < 1e-3);
 }
 
 fn crit(e: f64, elo: f64, ehi: f64, flash: f64) -> Criteria {
@@ -481,22 +483,23 @@ fn robustness_moves_one_step_and_reports_the_first_place() {
 fn a_report_longer_than_the_interval_is_refused_naming_both() {
     // Hand computation (the SX1276 formula, as in energy_of_ascon_on_rp2040_lora_sf9_by_hand):
     // SF12, 125 kHz: T_sym = 4096 / 125,000 s = 32.768 ms, low data rate optimisation on.
-    // Every default candidate has a 16-byte tag: 16 + 262,112 + 16 = 262,144 B = 5,140
-    // packets of 51 B + one of 4 B, each with 13 B of LoRaWAN overhead.
+    // Every default candidate has a 16-byte tag; the compact header of LoRaWAN is 1 B:
+    // 1 + 262,112 + 16 = 262,129 B = 5,139 packets of 51 B + one of 40 B, each with 13 B of
+    // LoRaWAN overhead.
     // 64 B: (512 − 48 + 28 + 16) / 40 = 12.7 → 13 × 5 + 8 = 73 + 12.25 = 85.25 symbols = 2,793.472 ms;
-    // 17 B: (136 − 48 + 28 + 16) / 40 = 3.3 → 4 × 5 + 8 = 28 + 12.25 = 40.25 symbols = 1,318.912 ms;
-    // 5,140 × 2,793.472 + 1,318.912 = 14,359,764.992 ms: 14,359.765 s (4 h) in 5,141 packets.
+    // 53 B: (424 − 48 + 28 + 16) / 40 = 10.5 → 11 × 5 + 8 = 63 + 12.25 = 75.25 symbols = 2,465.792 ms;
+    // 5,139 × 2,793.472 + 2,465.792 = 14,358,118.4 ms: 14,358.118 s (4 h) in 5,140 packets.
     let o = Options { payload: "262112B".into(), ..opts("rp2040", "LoRa-SF12", "200ms") };
     let e = choose(&o, None).unwrap_err();
     assert!(e.starts_with("--interval: 200 ms is shorter than the quickest report: "), "{e}");
-    assert!(e.contains("14359.765 s on air in 5141 packets of LoRa-SF12 for the 262144-byte frame"), "{e}");
+    assert!(e.contains("14358.118 s on air in 5140 packets of LoRa-SF12 for the 262129-byte frame"), "{e}");
     assert!(!e.contains('\n'), "{e}");
-    // With --tag 64 the 8-byte tags come in: 16 + 262,112 + 8 = 262,136 B = 5,139 packets of
-    // 51 B + one of 47 B; 60 B: (480 − 48 + 28 + 16) / 40 = 11.9 → 12 × 5 + 8 = 68 + 12.25 =
-    // 80.25 symbols = 2,629.632 ms; 5,139 × 2,793.472 + 2,629.632 = 14,358,282.24 ms.
+    // With --tag 64 the 8-byte tags come in: 1 + 262,112 + 8 = 262,121 B = 5,139 packets of
+    // 51 B + one of 32 B; 45 B: (360 − 48 + 28 + 16) / 40 = 8.9 → 9 × 5 + 8 = 53 + 12.25 =
+    // 65.25 symbols = 2,138.112 ms; 5,139 × 2,793.472 + 2,138.112 = 14,357,790.72 ms.
     let o = Options { payload: "262112B".into(), ..wide("rp2040", "LoRa-SF12", "200ms") };
     let e = choose(&o, None).unwrap_err();
-    assert!(e.contains("14358.282 s on air in 5140 packets of LoRa-SF12 for the 262136-byte frame"), "{e}");
+    assert!(e.contains("14357.791 s on air in 5140 packets of LoRa-SF12 for the 262121-byte frame"), "{e}");
 }
 
 /// A 64-bit-tag candidate states its forgery bound: 100 days at one message per 10 minutes
@@ -526,13 +529,13 @@ fn a_64_bit_tag_candidate_states_its_forgery_bound() {
 
 #[test]
 fn the_schedule_removes_exactly_the_reports_longer_than_the_interval() {
-    // LoRa SF9 (T_sym 4.096 ms), 16 B: an 8-byte tag gives a 39-byte frame in one 52-byte
-    // packet: (416 − 36 + 28 + 16) / 36 = 11.78 → 12 × 5 + 8 = 68 + 12.25 = 80.25 symbols
-    // = 328.704 ms; a 16-byte tag 47 → 60 B: 369.664 ms. The crypto adds under 10 ms on
-    // the RP2040 (MICKEY-128 2.0, the slowest: 1,029 µJ at 0.125 W = 8.2 ms), so at 350 ms
-    // the 8-byte tags fit and every 16-byte tag does not.
+    // LoRa SF9 (T_sym 4.096 ms) with LoRaWAN's 1-byte compact header, 16 B: an 8-byte tag
+    // gives a 25-byte frame in one 38-byte packet: (304 − 36 + 28 + 16) / 36 = 8.67 → 9 × 5
+    // + 8 = 53 + 12.25 = 65.25 symbols = 267.264 ms; a 16-byte tag 33 → 46 B: 308.224 ms. The
+    // crypto adds under 10 ms on the RP2040 (MICKEY-128 2.0, the slowest: 1,029 µJ at 0.125 W
+    // = 8.2 ms), so at 300 ms the 8-byte tags fit and every 16-byte tag does not.
     let free = eval(&wide("rp2040", "LoRa-SF9", "10m"));
-    let ev = eval(&wide("rp2040", "LoRa-SF9", "350ms"));
+    let ev = eval(&wide("rp2040", "LoRa-SF9", "300ms"));
     let (mut fit, mut late) = (0, 0);
     for b in free.candidates.iter().filter(|c| c.passed) {
         let c = by(&ev, &b.id);
@@ -544,8 +547,8 @@ fn the_schedule_removes_exactly_the_reports_longer_than_the_interval() {
             16 => {
                 assert_eq!(c.removed_by, [Filter::Schedule], "{}", c.id);
                 assert!(
-                    c.reasons[0].contains("369.664 ms on air in 1 packet of LoRa-SF9 for the 48-byte frame")
-                        && c.reasons[0].ends_with("longer than --interval 350 ms"),
+                    c.reasons[0].contains("308.224 ms on air in 1 packet of LoRa-SF9 for the 33-byte frame")
+                        && c.reasons[0].ends_with("longer than --interval 300 ms"),
                     "{:?}",
                     c.reasons
                 );

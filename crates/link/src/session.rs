@@ -14,6 +14,7 @@ use crate::gateway::{GatewaySpec, GwResult, GwSample};
 use crate::store::Row;
 use crate::transport::mqtt::mqtt_connect;
 use crate::transport::{runtime, Publisher, Transport};
+use crate::wire::compact::Carrier;
 use crate::wire::suite::Suite;
 
 /// (matched, mismatched): this run's rows of the store (`rows`: the store gives only the rows
@@ -68,6 +69,8 @@ pub struct LinkConfig {
     pub batch: usize,
     /// The session id (topics, store run).
     pub session: String,
+    /// `--carrier lorawan`: compact frames in the LoRaWAN emulation (None: the link's own).
+    pub carrier: Option<Carrier>,
 }
 
 impl LinkConfig {
@@ -79,6 +82,15 @@ impl LinkConfig {
             messages: self.messages,
             interval: self.interval,
             readings: &self.readings,
+            carrier: self.carrier,
+        }
+    }
+
+    /// The device ids: 0..devices, or the DevAddrs of the carrier's devices.
+    pub fn device_ids(&self) -> Result<Vec<u32>, String> {
+        match &self.carrier {
+            Some(c) => c.device_ids(self.devices),
+            None => Ok((0..self.devices).collect()),
         }
     }
 
@@ -127,6 +139,16 @@ impl LinkConfig {
                  (fewer channels per row)",
                 crate::wire::frame::MAX_FRAME / 1024
             ));
+        }
+        if let Some(c) = &self.carrier {
+            // The compact header authenticates what the carrier numbers; without a tag nothing is.
+            if self.unauthenticated {
+                return Err("--unsafe-no-integrity: not with --carrier lorawan (the compact header needs a tag)".into());
+            }
+            if !matches!(self.transport, Transport::Udp) {
+                return Err("--carrier lorawan: the LoRaWAN emulation runs over --transport udp".into());
+            }
+            c.device_ids(self.devices)?;
         }
         crate::gateway::replay::check_window_memory(self.devices as u64, self.window, 1)
     }
@@ -182,9 +204,12 @@ pub fn run(cfg: &LinkConfig) -> Result<Outcome, String> {
 /// [`WorkerPool`] on an MQTT v5 shared subscription, replay state in the store.
 pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> {
     cfg.check()?;
+    if cfg.carrier.is_some() && workers > 1 {
+        return Err("--carrier lorawan: one gateway only (--workers 1)".into());
+    }
     crate::gateway::replay::check_window_memory(cfg.devices as u64, cfg.window, workers as u64)?;
     let (master, counters) = crate::device::counter::open_session(&cfg.key_file, &cfg.counter_file, cfg.counter_block)?;
-    let ids: Vec<u32> = (0..cfg.devices).collect();
+    let ids = cfg.device_ids()?;
     crate::device::provision::refuse_provisioned(&cfg.key_file, &master, crate::wire::frame::Family::Sensor, &ids)?;
     // Anti-rollback: a counter state behind what the key's receivers accepted was restored from
     // an older copy; its counters would seal again under nonces already used.
@@ -204,7 +229,7 @@ pub fn run_workers(cfg: &LinkConfig, workers: usize) -> Result<Outcome, String> 
     let gw = if workers > 1 {
         Gw::Pool(WorkerPool::start(spec, &cfg.store, workers, &master, &handle)?)
     } else {
-        Gw::One(GatewayHandle::start(spec, &master, &handle)?)
+        Gw::One(GatewayHandle::start_carried(spec, cfg.carrier, &master, &handle)?)
     };
     let ncon = cfg.connections.clamp(1, cfg.devices as usize);
     let (publishers, conns) = rt.block_on(async {

@@ -184,6 +184,7 @@ fn a_gateway_that_receives_nothing_is_an_error_not_missing_readings() {
         )),
         batch: 64,
         session: session::new_session(),
+        carrier: None,
     };
     let e = match session::run_workers(&cfg, 1) {
         Ok(o) => panic!("a run with {} of {} readings missing succeeded", o.missing, o.sent),

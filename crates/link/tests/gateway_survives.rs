@@ -268,6 +268,7 @@ fn session_cfg(dir: &std::path::Path, store: String) -> LinkConfig {
         readings: lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
         batch: 16,
         session: session::new_session(),
+        carrier: None,
     }
 }
 

@@ -42,6 +42,7 @@ fn config(dir: &std::path::Path, devices: u32, messages: u64, interval_ms: u64) 
         readings: lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
         batch: 64,
         session: session::new_session(),
+        carrier: None,
     }
 }
 

@@ -173,6 +173,7 @@ fn k_run(transport: BrokerAddr, store: String, workers: usize) {
         readings: Arc::clone(&readings),
         batch: 64,
         session: session::new_session(),
+        carrier: None,
     };
     let o = session::run_workers(&cfg, workers).unwrap();
     assert_eq!(o.sent, 2000);

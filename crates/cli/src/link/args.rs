@@ -87,6 +87,8 @@ pub(super) struct SessionArgs {
     #[command(flatten)]
     pub(super) net: NetArgs,
     #[command(flatten)]
+    pub(super) carried: CarrierArgs,
+    #[command(flatten)]
     pub(super) video: super::video_args::VideoArgs,
     /// List the link's ciphers (frame id, protection, overhead) and exit.
     #[arg(long)]
@@ -202,6 +204,54 @@ impl NetArgs {
     }
 }
 
+/// The carrier the frames ride (docs/link.md "Compact header (LoRaWAN)").
+#[derive(Args, Default)]
+pub(super) struct CarrierArgs {
+    /// none (the link's own 16-byte header) or lorawan: the compact 1-byte header with LoRaWAN's
+    /// DevAddr and 32-bit FCnt as device id and counter, emulated over --transport udp. Carriers
+    /// without a frame counter that never repeats (mqtt, udp, tcp, ble) are refused.
+    #[arg(long, default_value = "none")]
+    pub(super) carrier: String,
+    /// --carrier lorawan: DevAddr of the first device, hex (device i has DevAddr + i; default 0).
+    #[arg(long, value_name = "HEX")]
+    pub(super) dev_addr: Option<String>,
+    /// --carrier lorawan: first FCnt of the emulated LoRaWAN stack (default: where the counter
+    /// state left off); an FCnt the device may have sealed under before is refused.
+    #[arg(long, value_name = "N")]
+    pub(super) fcnt_from: Option<u32>,
+    /// --carrier lorawan: the join epoch, raised at every re-join (FCnt restarts at 0); each
+    /// epoch has its own key (0 to 2^31-1; default 0).
+    #[arg(long, value_name = "N")]
+    pub(super) join_epoch: Option<u32>,
+}
+
+impl SessionArgs {
+    /// `--carrier` and its options, refused where the session cannot carry compact frames.
+    pub(super) fn carrier(&self) -> Result<Option<lwcbench_link::wire::compact::Carrier>, String> {
+        let c = &self.carried;
+        let car = lwcbench_link::wire::compact::Carrier::parse(
+            &c.carrier,
+            c.dev_addr.as_deref(),
+            c.fcnt_from,
+            c.join_epoch,
+            &self.transport,
+        )?;
+        if car.is_some() {
+            let other = [
+                (self.attack, "--attack"),
+                (self.video.video.is_some(), "--video"),
+                (self.net.any(), "network conditions"),
+                (self.workers > 1, "--workers above 1"),
+                (self.unsafe_no_integrity, "--unsafe-no-integrity"),
+            ];
+            if let Some((_, what)) = other.iter().find(|(on, _)| *on) {
+                return Err(format!("--carrier lorawan: not with {what}"));
+            }
+        }
+        Ok(car)
+    }
+}
+
 /// What a session run of one cipher needs besides these options.
 pub(super) struct RunInputs<'a> {
     pub(super) interval: Option<Duration>,
@@ -238,6 +288,8 @@ impl SessionArgs {
             readings: Arc::clone(run.readings),
             batch: self.batch,
             session,
+            // checked by `SessionArgs::carrier` before any session starts
+            carrier: self.carrier().ok().flatten(),
         }
     }
 }

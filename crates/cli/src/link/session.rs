@@ -51,6 +51,11 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
     };
     let suites =
         if oscore { Vec::new() } else { cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()? };
+    // A carrier that cannot be used is refused before anything is written; the compact header
+    // is the link frame's, which --protocol oscore does not send.
+    if a.carrier()?.is_some() && oscore {
+        return Err("--carrier: the compact header is the link frame's; --protocol oscore sends OSCORE over CoAP".into());
+    }
     // A preset reproduces a study that measured DRACO: it allows it (still labelled
     // PROVISIONAL everywhere); --cipher needs the flag.
     let mut gate = a.gate.gate();
@@ -227,6 +232,7 @@ fn session_in(
             "devices": a.devices, "messages_per_device": a.messages,
             "interval_s": interval.map(|d| d.as_secs_f64()),
             "transport": transport.describe(),
+            "carrier": a.carrier()?.map(|c| c.describe()),
             "store": summary.first().map(|r| r.store.clone()),
             "window": a.window, "counter_block": a.counter_block,
             "key_file": rd.shown(&key_file.display().to_string()),

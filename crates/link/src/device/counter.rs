@@ -241,6 +241,16 @@ impl CounterStore {
     /// Read the file afresh, reserve `block` more counters for each of `devices` (leased by
     /// this store), and write it durably, all under byte 0 of the lock; returns the ranges.
     fn update(inner: &mut Inner, devices: &[u32], block: u64) -> Result<Vec<std::ops::Range<u64>>, String> {
+        Self::update_from(inner, devices, block, 0)
+    }
+
+    /// [`CounterStore::update`] with every block starting at `floor` or later.
+    fn update_from(
+        inner: &mut Inner,
+        devices: &[u32],
+        block: u64,
+        floor: u64,
+    ) -> Result<Vec<std::ops::Range<u64>>, String> {
         let p = inner.shown.display().to_string();
         ofd_lock(&inner.lock, 0, libc::F_WRLCK, true).map_err(|e| format!("counter state {p}: cannot lock: {e}"))?;
         let res = (|| {
@@ -249,7 +259,8 @@ impl CounterStore {
             for &d in devices {
                 // The larger of the file and what this store reserved: a file rolled back
                 // under a running process does not move its counters back.
-                let start = file.get(&d).copied().unwrap_or(0).max(inner.reserved.get(&d).copied().unwrap_or(0));
+                let start =
+                    file.get(&d).copied().unwrap_or(0).max(inner.reserved.get(&d).copied().unwrap_or(0)).max(floor);
                 let end = start
                     .checked_add(block)
                     .filter(|&e| e <= MAX_COUNTER + 1)
@@ -283,6 +294,15 @@ impl CounterStore {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         Self::lease(&mut g, device)?;
         let mut r = Self::update(&mut g, &[device], self.block)?;
+        Ok(r.remove(0))
+    }
+
+    /// Reserve the next block of `device` starting at `floor` or later (a carrier's counter that
+    /// jumped ahead: `crate::wire::compact`).
+    pub fn reserve_from(&self, device: u32, floor: u64) -> Result<std::ops::Range<u64>, String> {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        Self::lease(&mut g, device)?;
+        let mut r = Self::update_from(&mut g, &[device], self.block, floor)?;
         Ok(r.remove(0))
     }
 
@@ -476,6 +496,39 @@ impl DeviceCounter {
         let c = self.next;
         self.next += 1;
         Ok(c)
+    }
+
+    /// Take exactly counter `c` (a carrier's frame counter): refused if `c` may have been handed
+    /// out before — below the next counter of this device, here or in the state file.
+    pub fn take_exact(&mut self, c: u64) -> Result<u64, String> {
+        if c < self.next {
+            return Err(self.behind(c, self.next));
+        }
+        if c >= self.end {
+            let r = self.store.reserve_from(self.device, c)?;
+            if r.start > c {
+                return Err(self.behind(c, r.start));
+            }
+            self.end = r.end;
+        }
+        self.next = c + 1;
+        Ok(c)
+    }
+
+    /// The next counter at or above `floor`.
+    pub fn take_from(&mut self, floor: u64) -> Result<u64, String> {
+        self.take_exact(floor.max(self.next))
+    }
+
+    fn behind(&self, c: u64, next: u64) -> String {
+        format!(
+            "device {}: counter {c} (join epoch {}, FCnt {}) is below {next}, the next this device may seal under its \
+             key (counter state {}): the carrier's FCnt repeated or was reset without a re-join (raise --join-epoch)",
+            self.device,
+            c >> 32,
+            c & 0xFFFF_FFFF,
+            self.store.path().display()
+        )
     }
 }
 

@@ -323,6 +323,9 @@ pub fn run_condition<'e>(
     seed: u64,
 ) -> Result<CondRun, String> {
     cfg.check()?;
+    if cfg.carrier.is_some() {
+        return Err("--carrier lorawan: not with network conditions".into());
+    }
     cond.validate().map_err(ni)?;
     if transport == NetTransport::Mqtt && env.broker_port.is_none() {
         return Err("internal: MQTT condition run without a broker in namespace B".into());

@@ -115,6 +115,7 @@ pub fn run(cfg: &OverloadConfig, mut progress: impl FnMut(&StepRow)) -> Result<V
             readings: dataset_readings(&lwcbench_engine::dataset::Dataset::builtin()),
             batch: cfg.batch,
             session: session::new_session(),
+            carrier: None,
         };
         let rss_start = mem_kb(pid).map(|m| m.0).unwrap_or(0);
         let peak = Arc::new(AtomicU64::new(rss_start));

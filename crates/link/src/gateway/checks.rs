@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use zeroize::Zeroizing;
 
 use crate::gateway::replay::{ReplayWindow, Verdict};
+use crate::wire::compact::{self, Carrier};
 use crate::wire::frame::{Header, Proto, FLAG_UNAUTHENTICATED};
 use crate::wire::keys::MasterKey;
 use crate::wire::suite::{Keyed, OpenError, Suite, DRACO_BATCH_SUITE, POLY_TAG};
@@ -172,6 +173,8 @@ pub struct Gateway {
     max_failed_tags: u64,
     reuse_log: Throttle,
     late_log: Throttle,
+    /// The carrier whose envelope and compact header its frames come in (None: the link's own).
+    carrier: Option<Carrier>,
     /// Its verdicts so far.
     pub tally: Tally,
 }
@@ -229,8 +232,46 @@ impl Gateway {
             max_failed_tags: default_max_failed_tags(suite.tag_len(unauthenticated)),
             reuse_log: Throttle::default(),
             late_log: Throttle::default(),
+            carrier: None,
             tally: Tally::default(),
         })
+    }
+
+    /// [`Gateway::new`] for frames on `carrier` (compact header, `crate::wire::compact`): each
+    /// device (its DevAddr) under its carrier key of the carrier's join epoch.
+    pub fn carried(
+        suite: &Suite,
+        master: &MasterKey,
+        devices: impl IntoIterator<Item = u32>,
+        window: u64,
+        carrier: Carrier,
+    ) -> Result<Gateway, String> {
+        let devices: Vec<u32> = devices.into_iter().collect();
+        crate::gateway::replay::check_window_memory(devices.len() as u64, window, 1)?;
+        let keyed = devices
+            .into_iter()
+            .map(|d| Ok((d, carrier.keyed(suite, master, d)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+        let mut g = Gateway::with_keyed(suite, Proto::Sensor, keyed, window, false)?;
+        g.carrier = Some(carrier);
+        Ok(g)
+    }
+
+    /// Open `frame` (its header parsed as `h`) with `keyed`: the link's own frame, or a compact
+    /// FRMPayload in the carrier's envelope.
+    fn open_keyed(
+        carrier: Option<&Carrier>,
+        keyed: &mut Keyed,
+        h: &Header,
+        frame: &[u8],
+    ) -> Result<Vec<u8>, OpenError> {
+        match carrier {
+            None => keyed.open(h, frame),
+            Some(c) => {
+                let (_, payload) = compact::parse_envelope(c, frame).map_err(|_| OpenError::Malformed)?;
+                compact::open(keyed, h, payload)
+            }
+        }
     }
 
     /// Refuse, per device, every counter at or below its mark (the highest counter accepted
@@ -352,7 +393,8 @@ impl Gateway {
         if tag_prefix(frame, tag_len) == kept {
             return self.refuse(Refusal::Replay);
         }
-        let ok = verified.unwrap_or_else(|| st.keyed.open(h, frame).is_ok());
+        let carrier = self.carrier.as_ref();
+        let ok = verified.unwrap_or_else(|| Self::open_keyed(carrier, &mut st.keyed, h, frame).is_ok());
         if !ok {
             return self.bad_tag(h.device);
         }
@@ -381,7 +423,11 @@ impl Gateway {
 
     /// The checks before the window: structure, device, cipher and flags.
     fn precheck(&self, frame: &[u8]) -> Result<Header, Refusal> {
-        let h = Header::parse(frame).map_err(|_| Refusal::Malformed)?;
+        let h = match &self.carrier {
+            None => Header::parse(frame),
+            Some(c) => compact::parse_envelope(c, frame).map(|(h, _)| h),
+        }
+        .map_err(|_| Refusal::Malformed)?;
         let want_flags = if self.unauthenticated { FLAG_UNAUTHENTICATED } else { 0 };
         if !self.devices.contains_key(&h.device) {
             return Err(Refusal::UnknownDevice);
@@ -408,7 +454,7 @@ impl Gateway {
             Err(r) => return self.refuse_early(r, &h, frame, None),
         };
         let tag_len = self.suite.tag_len(self.unauthenticated);
-        match st.keyed.open(&h, frame) {
+        match Self::open_keyed(self.carrier.as_ref(), &mut st.keyed, &h, frame) {
             Ok(reading) => {
                 if fresh {
                     st.window.accept(h.counter);
@@ -424,7 +470,7 @@ impl Gateway {
 
     /// Does [`Gateway::open_many`] open this suite's frames together (bit-sliced DRACO)?
     pub fn opens_in_batches(&self) -> bool {
-        !self.unauthenticated && self.suite.id == DRACO_BATCH_SUITE
+        !self.unauthenticated && self.suite.id == DRACO_BATCH_SUITE && self.carrier.is_none()
     }
 
     /// Open a batch of frames with exactly the verdicts and window moves of calling
@@ -549,6 +595,42 @@ mod tests {
 
     fn gateway(suite: &Suite) -> Gateway {
         Gateway::new(suite, &master(), 1..=3, 8, false).unwrap()
+    }
+
+    /// On the LoRaWAN carrier a repeated FCnt (a replayed uplink, or a stack reset without a
+    /// re-join that seals new bytes under an old FCnt) is refused; an FCnt, DevAddr or epoch
+    /// changed in transit fails the tag; a frame with the link's own header is malformed here.
+    #[test]
+    fn carrier_fcnt_repeated_or_reset_is_refused() {
+        let s = crate::wire::suite::find("Ascon-AEAD128").unwrap();
+        let dev = 0x2601_0000;
+        let car = Carrier { dev_addr: dev, fcnt_from: None, epoch: 0 };
+        let mut gw = Gateway::carried(&s, &master(), [dev], 64, car).unwrap();
+        let seal = |c: &Carrier, fcnt: u32, r: &[u8]| {
+            let mut k = c.keyed(&s, &master(), dev).unwrap();
+            let mut p = Vec::new();
+            compact::seal(&mut k, dev, c.counter(fcnt), r, &mut p).unwrap();
+            compact::envelope(dev, fcnt, &p)
+        };
+        let f5 = seal(&car, 5, b"a");
+        assert_eq!(f5.len(), 8 + 1 + 1 + 16, "envelope + compact byte + reading + tag");
+        assert_eq!(gw.open(&f5).unwrap(), Opened { device: dev, counter: 5, cipher: s.id, reading: b"a".to_vec() });
+        assert_eq!(gw.open(&f5), Err(Refusal::Replay), "replayed uplink");
+        assert!(gw.open(&seal(&car, 6, b"b")).is_ok());
+        assert_eq!(gw.open(&seal(&car, 5, b"c")), Err(Refusal::Replay), "FCnt reset: new bytes under FCnt 5");
+        assert_eq!(gw.tally.reuse_alarms, 1);
+        let mut moved = seal(&car, 7, b"d");
+        moved[7] = 8; // FCnt 7 → 8 in the envelope
+        assert_eq!(gw.open(&moved), Err(Refusal::BadTag));
+        moved[7] = 7;
+        moved[3] ^= 1; // another DevAddr
+        assert_eq!(gw.open(&moved), Err(Refusal::UnknownDevice));
+        let later = seal(&Carrier { epoch: 1, ..car }, 9, b"e");
+        assert_eq!(gw.open(&later), Err(Refusal::BadTag), "epoch 1's key and counter at an epoch-0 gateway");
+        let mut own = Vec::new();
+        Keyed::derived(&s, &master(), Proto::Sensor, dev, false).unwrap().seal(dev, 10, b"f", &mut own).unwrap();
+        assert_eq!(gw.open(&own), Err(Refusal::Malformed));
+        assert_eq!(gw.tally.accepted, 2);
     }
 
     /// Frame `i` of `base`, altered: 0 as is, 1 a flipped tag bit, 2 a flipped ciphertext bit,

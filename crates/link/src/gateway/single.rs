@@ -16,6 +16,7 @@ use crate::store::{Row, Store};
 use crate::transport::mqtt::{ack_of, mqtt_options, received_frame, spawn_acker, still_connecting, wait_ready, Ready};
 use crate::transport::udp::set_rcvbuf;
 use crate::transport::Transport;
+use crate::wire::compact::Carrier;
 use crate::wire::frame::Proto;
 use crate::wire::keys::MasterKey;
 
@@ -143,13 +144,39 @@ impl GatewayHandle {
     /// the MQTT request channel (tests make them tiny to provoke full queues).
     #[doc(hidden)]
     pub fn start_queued(
-        mut spec: GatewaySpec,
+        spec: GatewaySpec,
         master: &MasterKey,
         rt: &tokio::runtime::Handle,
         queue: usize,
     ) -> Result<GatewayHandle, String> {
-        let mut gw =
-            Gateway::new(&spec.suite, master, spec.devices.iter().copied(), spec.window, spec.unauthenticated)?;
+        Self::start_inner(spec, None, master, rt, queue)
+    }
+
+    /// [`GatewayHandle::start`] for frames on `carrier` (None: the link's own frames).
+    pub fn start_carried(
+        spec: GatewaySpec,
+        carrier: Option<Carrier>,
+        master: &MasterKey,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<GatewayHandle, String> {
+        Self::start_inner(spec, carrier, master, rt, QUEUE)
+    }
+
+    fn start_inner(
+        mut spec: GatewaySpec,
+        carrier: Option<Carrier>,
+        master: &MasterKey,
+        rt: &tokio::runtime::Handle,
+        queue: usize,
+    ) -> Result<GatewayHandle, String> {
+        let devices = spec.devices.iter().copied();
+        let mut gw = match carrier {
+            Some(c) if spec.unauthenticated => {
+                return Err(format!("--unsafe-no-integrity: not with {}", c.describe()));
+            }
+            Some(c) => Gateway::carried(&spec.suite, master, devices, spec.window, c)?,
+            None => Gateway::new(&spec.suite, master, devices, spec.window, spec.unauthenticated)?,
+        };
         if let Some(n) = spec.max_failed_tags {
             gw.set_max_failed_tags(n)?;
         }

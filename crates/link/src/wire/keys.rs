@@ -108,6 +108,27 @@ fn derive(ikm: &[u8], prefix: &[u8], label: &str, tail: &[u8], len: usize) -> Ze
     okm
 }
 
+/// HKDF info prefix of a carrier key (cipher key → the key of one carrier epoch).
+pub const CARRIER_INFO: &[u8] = b"lwcbench-link carrier key";
+
+/// The key of frames that ride a carrier with its own counter (`crate::wire::compact`):
+/// `HKDF(salt = "lwcbench-link v3", IKM = the cipher key of (proto, device, cipher),
+/// info = "lwcbench-link carrier key" ‖ 0x00 ‖ carrier ‖ 0x00 ‖ epoch (u32 BE), L = len)`.
+/// Each join epoch (a LoRaWAN re-join restarts FCnt) gets its own key, and no carrier key is
+/// ever the key of the link's own frames.
+pub fn carrier_key(
+    source: &impl KeySource,
+    proto: Proto,
+    device: u32,
+    cipher: u8,
+    len: usize,
+    carrier: &str,
+    epoch: u32,
+) -> Result<Zeroizing<Vec<u8>>, String> {
+    let ck = source.cipher_key(proto, device, cipher, len)?;
+    Ok(derive(&ck, CARRIER_INFO, carrier, &epoch.to_be_bytes(), len))
+}
+
 fn fingerprint_of(key: &[u8]) -> String {
     let mut id = [0u8; 16];
     Hkdf::<Sha256>::new(Some(SALT), key).expand(ID_INFO, &mut id).expect("16 bytes");
@@ -646,5 +667,20 @@ mod tests {
         );
         let e = MasterKey::read(d.path()).unwrap_err();
         assert_eq!(e, format!("--key-file: {} is a directory, not a regular file", d.path().display()));
+    }
+
+    /// The carrier keys of device 0x26011F2A, ChaCha20-Poly1305 (id 11, 32 bytes), master
+    /// [7; 32], epochs 0 and 1, computed independently with Python's hmac/hashlib (RFC 5869,
+    /// the chain master → device key → cipher key → carrier key with the infos above).
+    #[test]
+    fn carrier_keys_by_independent_hkdf() {
+        let m = MasterKey::from_bytes([7; 32]);
+        let k = |e| hex::encode(&carrier_key(&m, Proto::Sensor, 0x2601_1F2A, 11, 32, "lorawan", e).unwrap()[..]);
+        assert_eq!(
+            hex::encode(&m.cipher_key(Proto::Sensor, 0x2601_1F2A, 11, 32)[..]),
+            "4f79823ba46e68ac3bdadceac0af8e877130fb716a9423a1e48322cd878d25aa"
+        );
+        assert_eq!(k(0), "c9a5d3ac4e03fa9b41a299793c40623165eefcc268e227c9140e057d13c97eeb");
+        assert_eq!(k(1), "5b94f64f55d1c7e5d358d8f93e75273f23484dc36a802148da48586662b72361");
     }
 }

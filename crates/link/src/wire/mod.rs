@@ -1,4 +1,5 @@
 //! What goes over the air: the frame, the cipher suites that protect it, and the keys.
+pub mod compact;
 pub mod frame;
 pub mod gate;
 pub mod keys;
