@@ -138,6 +138,8 @@ if ((want_test)); then
   CARGO_TARGET_DIR="$PWD/target" MATURIN_PEP517_ARGS="--locked --profile citest" \
     .venv/bin/pip install --quiet './python[test]' playwright pillow
   .venv/bin/pip install --quiet opencv-python-headless scikit-video  # lwcbench.video and its tests
+  # nbclient and a kernel: python/tests/test_notebook.py executes docs/example.ipynb
+  .venv/bin/pip install --quiet 'nbclient==0.11.0' 'ipykernel==7.4.0'
   # PyCryptodome for the engine process of engines/pycryptodome (its tests and `--engine`)
   .venv/bin/pip install --quiet pycryptodome
   # pymodbus: the foreign Modbus/TCP master and slave of tests/modbus (docs/link.md, Modbus/TCP)

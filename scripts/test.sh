@@ -20,6 +20,9 @@
 #                              against mosquitto, PostgreSQL and the Modbus proxies
 #   python + browser           the Python package (bindings, loader, figures) and the HTML report
 #                              in headless Chromium
+#   installed binary + wheel   `cargo install`'s binary and the maturin wheel in a fresh venv, each
+#                              run from a temporary directory outside the checkout: list, verify,
+#                              run --preset quick, choose, link (scripts/ci/installed.sh)
 #   pycryptodome engine        the engine process (engine protocol) and its vectors
 #   modbus proxy (pymodbus)    the Modbus/TCP proxies between pymodbus master and slave
 #   oscore gateway (aiocoap)   an aiocoap OSCORE client posting readings to `link gateway --protocol oscore`
@@ -154,6 +157,9 @@ suite "smoke run" smoke_run
 suite "link probe" .venv/bin/python scripts/ci/link-probe.py --ci --bin "$LWC"
 suite "python + browser" env LWCBENCH_BIN="$LWC" .venv/bin/python -m pytest -q python/tests \
   tests/browser
+# lwcbench as a user installs it, outside the checkout; both builds reuse the test build's
+# target directory and profile (the wheel's dependencies were compiled by setup.sh --test).
+suite "installed binary + wheel" scripts/ci/installed.sh
 suite "pycryptodome engine" .venv/bin/python -m pytest -q engines/pycryptodome
 # A foreign Modbus/TCP master and slave (pymodbus) through the encrypting proxy pair.
 suite "modbus proxy (pymodbus)" env LWCBENCH_BIN="$LWC" .venv/bin/python -m pytest -q tests/modbus

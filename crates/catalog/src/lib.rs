@@ -18,6 +18,7 @@ mod entry;
 pub mod kat;
 pub mod link_ids;
 pub mod mcu_glue;
+pub mod paths;
 mod registry;
 pub mod sizes;
 pub mod torture;

@@ -1,5 +1,5 @@
 //! What `lwcbench verify` runs and how results are reported.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Result of one group of known-answer tests (one vector file, one transcribed set, one
 /// cross-check).
@@ -70,7 +70,7 @@ pub struct VerifyCtx {
 
 impl VerifyCtx {
     /// Look for the vectors in `$LWCBENCH_VECTORS`, then `../shared/vectors` from the
-    /// current directory and from the repository root this was built in.
+    /// current directory and beside the lwcbench tree found at run time ([`crate::paths`]).
     pub fn discover() -> Self {
         let mut candidates: Vec<PathBuf> = Vec::new();
         if let Some(p) = std::env::var_os("LWCBENCH_VECTORS") {
@@ -82,8 +82,8 @@ impl VerifyCtx {
                 candidates.push(anc.join("shared/vectors"));
             }
         }
-        // crates/catalog -> repository root -> ../shared/vectors
-        candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"));
+        // a checkout's neighbour, as the current directory's above
+        candidates.extend(crate::paths::roots().into_iter().map(|r| r.join("../shared/vectors")));
         let vectors = candidates.into_iter().find(|p| p.join("README.md").is_file());
         VerifyCtx { vectors: vectors.map(|p| p.canonicalize().unwrap_or(p)), thorough: false }
     }

@@ -1,8 +1,9 @@
 //! `lwcbench mcu`: microcontroller cost without a board. Runs `mcu/run.py` with the
 //! project's Python venv and writes its tables plus a `run.json` into `--out`.
 //!
-//! * repo root: `LWCBENCH_ROOT`, else the source tree this binary was built from
-//!   (compile-time `CARGO_MANIFEST_DIR`/../..);
+//! * repo root: the lwcbench checkout found at run time (`lwcbench_catalog::paths`:
+//!   `LWCBENCH_ROOT`, else the one holding this program, e.g. `target/release/lwcbench`);
+//!   an installed binary without one says to set `LWCBENCH_ROOT`;
 //! * Python: `$MCU_VENV/bin/python`, else `<root>/.venv/bin/python` (what
 //!   `scripts/setup.sh --test` creates);
 //! * images: `LWCBENCH_MCU_TARGET_DIR`, else `<root>/target/mcu` (as scripts/test.sh);
@@ -95,11 +96,15 @@ struct NistLwcArgs {
 
 const SETUP_HINT: &str = "set up the cross toolchains and the venv with `scripts/setup.sh --test`";
 
-/// Repo root: LWCBENCH_ROOT or the source tree of this build.
-fn repo_root() -> PathBuf {
-    match std::env::var_os("LWCBENCH_ROOT") {
-        Some(r) => PathBuf::from(r),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+/// Repo root: the tree holding `mcu/<script>` (`lwcbench_catalog::paths`), or the one-line
+/// reason there is none.
+fn repo_root(script: &str) -> Result<PathBuf, String> {
+    let rel = format!("mcu/{script}");
+    match lwcbench_catalog::paths::find(&rel) {
+        Some(p) => Ok(p.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default()),
+        None => {
+            Err(format!("mcu: {}", lwcbench_catalog::paths::missing(&rel, "lwcbench mcu and its cross toolchains")))
+        }
     }
 }
 
@@ -127,7 +132,7 @@ pub fn run(a: &McuArgs) -> Result<(), String> {
             return Err(format!("--board: '{b}' is not a board of data/boards.toml ({})", ids.join(", ")));
         }
     }
-    let root = repo_root();
+    let root = repo_root("run.py")?;
     let script = root.join("mcu/run.py");
     let py = check_python(&root, &script)?;
     let tmp = prepare_out(out, a.force)?;
@@ -162,7 +167,7 @@ fn check_python(root: &Path, script: &Path) -> Result<PathBuf, String> {
 }
 
 fn run_nist_lwc(n: &NistLwcArgs) -> Result<(), String> {
-    let root = repo_root();
+    let root = repo_root("nistlwc.py")?;
     let script = root.join("mcu/nistlwc.py");
     let py = check_python(&root, &script)?;
     let tmp = prepare_out(&n.out, n.force)?;

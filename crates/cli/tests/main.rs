@@ -30,6 +30,7 @@ mod link_video;
 mod mcu;
 mod measured_energy;
 mod readers;
+mod relocatable;
 mod video;
 
 #[path = "../../../tests/support/one_binary.rs"]

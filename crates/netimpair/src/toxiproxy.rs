@@ -20,8 +20,21 @@ const API_PORT: u16 = 8474;
 /// Bound on an API answer; Toxiproxy's are a few hundred bytes.
 const MAX_RESPONSE: u64 = 1 << 20;
 
-/// Finds `toxiproxy-server`: `$LWCBENCH_TOXIPROXY`, then `target/tools/toxiproxy-server` of this
-/// checkout (where setup.sh puts it), then `PATH`.
+/// `target/tools/toxiproxy-server` under `$LWCBENCH_ROOT`, else under the program's directory or
+/// one of its parents (a checkout's `target/<profile>/[deps/]`): found at run time, so a copied or
+/// installed program never reaches into the tree it was built in.
+fn in_checkout() -> Option<PathBuf> {
+    const REL: &str = "target/tools/toxiproxy-server";
+    if let Some(root) = std::env::var_os("LWCBENCH_ROOT").filter(|r| !r.is_empty()) {
+        return Some(PathBuf::from(root).join(REL)).filter(|p| p.is_file());
+    }
+    let exe = std::env::current_exe().ok()?.canonicalize().ok()?;
+    exe.parent()?.ancestors().take(5).map(|d| d.join(REL)).find(|p| p.is_file())
+}
+
+/// Finds `toxiproxy-server`: `$LWCBENCH_TOXIPROXY`, then `target/tools/toxiproxy-server` (where
+/// setup.sh puts it) of the checkout found at run time (`$LWCBENCH_ROOT`, else the one holding
+/// the running program), then `PATH`.
 pub fn find_server() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("LWCBENCH_TOXIPROXY") {
         let p = PathBuf::from(p);
@@ -31,9 +44,8 @@ pub fn find_server() -> Result<PathBuf> {
             Err(Error::MissingTool(format!("LWCBENCH_TOXIPROXY={} is not a file", p.display())))
         };
     }
-    let in_tree = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/tools/toxiproxy-server"));
-    if in_tree.is_file() {
-        return Ok(in_tree);
+    if let Some(p) = in_checkout() {
+        return Ok(p);
     }
     for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
         let p = dir.join("toxiproxy-server");

@@ -5,6 +5,7 @@ files and gives the columns proper dtypes; every statistic comes from the Rust e
 """
 from __future__ import annotations
 
+import html
 import json
 import os
 from dataclasses import dataclass, field
@@ -104,6 +105,15 @@ _SUMMARY_BOUNDS = {
 }
 
 
+# Jupyter's table of a run: the pooled summary rows, at most this many (the rest is in .summary).
+_HTML_ROWS = 60
+_HTML_COLS = ["cipher", "implementation", "scenario", "size_bits", "payload", "n", "median_ns",
+              "median_ci95_lo_ns", "median_ci95_hi_ns", "mbit_per_s"]
+# Results.plot's kinds: the figure functions of lwcbench.plots.
+_PLOT_KINDS = {"bars": "bars_ci", "box": "boxplot_time", "init": "boxplot_init", "ratio": "ratio_cpp_rust"}
+_UNSIZED = ("init", "keysetup")
+
+
 class ResultsError(ValueError):
     """A result file exists but is not what ``docs/result-files.md`` describes."""
 
@@ -140,6 +150,65 @@ class Results:
             f"{self.run.get('groups', '?')} groups, preset {self.run.get('preset')!r}, "
             f"{len(self.comparison)} C++/Rust comparisons)"
         )
+
+    def _repr_html_(self) -> str:
+        """Jupyter's display of a run: what it is, then the summary rows pooled over the key/IV
+        variants (``kiv == "all"``, or every row of a run with one variant) as a table, at most
+        60 rows. Every value read from the files is HTML-escaped. In a notebook cell::
+
+            res = lwcbench.load(run_dir)
+            res            # the table
+        """
+        s = self.summary
+        pooled = s[s["kiv"] == "all"] if (s["kiv"] == "all").any() else s
+        cols = [c for c in _HTML_COLS if c in pooled.columns]
+        if "payload" in cols and pooled["payload"].nunique(dropna=True) <= 1:
+            cols.remove("payload")  # one payload: nothing to tell apart
+        shown = pooled[cols].head(_HTML_ROWS)
+        table = shown.to_html(index=False, escape=True, na_rep="", border=0, classes="lwcbench-results",
+                              float_format=lambda v: f"{v:.4g}")
+        cpu = (self.run.get("machine") or {}).get("cpu_model") or "unknown CPU"
+        head = (
+            f"<p><b>lwcbench run</b> <code>{html.escape(str(self.path))}</code>: preset "
+            f"{html.escape(str(self.run.get('preset')))}, {len(self.samples)} samples in "
+            f"{html.escape(str(self.run.get('groups', '?')))} groups, {len(self.comparison)} C++/Rust "
+            f"comparisons; {html.escape(str(cpu))}. Median time per operation (ns) with its 95 % interval,"
+            f" pooled over the key/IV variants.</p>"
+        )
+        more = ""
+        if len(pooled) > _HTML_ROWS:
+            more = f"<p>{len(pooled) - _HTML_ROWS} more rows: <code>.summary</code></p>"
+        return f"<div>{head}{table}{more}</div>"
+
+    def plot(self, kind: str = "bars", path: Union[None, str, "os.PathLike[str]"] = None, **options: Any):
+        """One of the study's figures of this run (:mod:`lwcbench.plots`), a matplotlib
+        ``Figure`` that shows inline in Jupyter (after ``%matplotlib inline``: the figures are made
+        without pyplot); ``path`` also saves it (``.png``, ``.pdf``, …).
+
+        ``kind``: ``"bars"`` (:func:`~lwcbench.plots.bars_ci`: throughput, or median time of
+        ``init``/``keysetup``, with 95 % intervals), ``"box"`` (:func:`~lwcbench.plots.boxplot_time`:
+        time per ``<k,iv | bits>`` group), ``"init"`` (:func:`~lwcbench.plots.boxplot_init`) or
+        ``"ratio"`` (:func:`~lwcbench.plots.ratio_cpp_rust`: C++/Rust twins). ``options`` are
+        that function's (``scenario``, ``cipher``, ``size_bits``, ``metric``, ``kiv``,
+        ``implementations``); ``scenario`` defaults to the first one the run measured::
+
+            res.plot()                                       # throughput bars
+            res.plot("box", cipher="ChaCha20", path="box.pdf")
+        """
+        from . import plots  # here: plots imports this module, and matplotlib only when drawing
+
+        if kind not in _PLOT_KINDS:
+            raise ValueError(f"kind={kind!r} unknown (one of {', '.join(_PLOT_KINDS)})")
+        if kind in ("bars", "box") and "scenario" not in options:
+            measured = [str(x) for x in self.samples["scenario"].cat.categories
+                        if (self.samples["scenario"] == x).any()]
+            if not measured:
+                raise ValueError(f"{self.path}: no samples to plot")
+            sized = [x for x in measured if x not in _UNSIZED]
+            options["scenario"] = (sized or measured)[0]
+            if kind == "bars" and options["scenario"] in _UNSIZED:
+                options.setdefault("metric", "median_ns")
+        return getattr(plots, _PLOT_KINDS[kind])(self, path=path, **options)
 
 
 def _typed(df: pd.DataFrame, spec: Dict[str, str], path: Path) -> pd.DataFrame:

@@ -287,7 +287,7 @@ fn cavp_mmt(lib: Lib, kind: Kind, bits: u16, path: &Path) -> Check {
 }
 
 fn json(path: &Path) -> Result<serde_json::Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::kat::read_text(path)?;
     serde_json::from_str(&text).map_err(|e| format!("{}: JSON: {e}", path.display()))
 }
 

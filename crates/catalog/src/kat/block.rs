@@ -144,7 +144,7 @@ impl Record {
 /// Parse `Field = value` records separated by blank lines; `#` starts a comment, `[X]`
 /// opens a section. Any other line is an error.
 fn parse_records(path: &Path) -> Result<Vec<Record>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::kat::read_text(path)?;
     let mut out = Vec::new();
     let mut section = String::new();
     let mut cur: Option<Record> = None;

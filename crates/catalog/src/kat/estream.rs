@@ -54,7 +54,7 @@ impl Vector {
 
 /// Parse a file; the error names the file and line.
 pub fn parse_file(path: &Path) -> Result<Vec<Vector>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::kat::read_text(path)?;
     parse_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
@@ -79,7 +79,7 @@ pub fn parse_str(text: &str) -> Result<Vec<Vector>, String> {
 
 /// Parse a file with [`parse_str_with`]; the error names the file and line.
 pub fn parse_file_with(path: &Path, lenient: bool) -> Result<(Vec<Vector>, Vec<String>), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::kat::read_text(path)?;
     parse_str_with(&text, lenient).map_err(|e| format!("{}: {e}", path.display()))
 }
 

@@ -31,7 +31,7 @@ pub struct Vector {
 
 /// Parse a file; the error names the file and line.
 pub fn parse_file(path: &Path) -> Result<Vec<Vector>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::kat::read_text(path)?;
     parse_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 

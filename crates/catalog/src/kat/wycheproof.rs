@@ -81,7 +81,7 @@ pub enum Verdict {
 /// Read and parse a file; an unreadable file, bad JSON, a schema other than the AEAD one or
 /// a test count that disagrees with `numberOfTests` is an error.
 pub fn parse_file(path: &Path) -> Result<File, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::kat::read_text(path)?;
     parse_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 

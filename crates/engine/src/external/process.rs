@@ -85,22 +85,21 @@ pub(super) fn command_candidates(spec: &str) -> Result<Vec<Vec<String>>, String>
     ))
 }
 
-pub(super) fn source_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// `$LWCBENCH_PYTHON` alone if set; else the project venv (here, then in the source tree),
+/// `$LWCBENCH_PYTHON` alone if set; else the project venv (here, then in the lwcbench tree found
+/// at run time, `lwcbench_catalog::paths`),
 /// `python3` on PATH and the system's /usr/bin/python3 (where Debian's python3-pycryptodome
 /// lives), those that exist, in that order.
 pub(super) fn pythons() -> Vec<String> {
     if let Some(p) = std::env::var_os("LWCBENCH_PYTHON") {
         return vec![p.to_string_lossy().into_owned()];
     }
-    let mut out: Vec<String> = [PathBuf::from(".venv/bin/python"), source_root().join(".venv/bin/python")]
-        .into_iter()
-        .filter(|p| p.is_file())
-        .map(|p| p.display().to_string())
-        .collect();
+    let mut out: Vec<String> =
+        [Some(PathBuf::from(".venv/bin/python")), lwcbench_catalog::paths::find(".venv/bin/python")]
+            .into_iter()
+            .flatten()
+            .filter(|p| p.is_file())
+            .map(|p| p.display().to_string())
+            .collect();
     out.push("python3".into());
     if Path::new("/usr/bin/python3").is_file() {
         out.push("/usr/bin/python3".into());
@@ -114,11 +113,13 @@ pub(super) fn find_script(name: &str) -> Result<PathBuf, String> {
         cands.push(PathBuf::from(d).join(name).join("engine.py"));
     }
     cands.push(PathBuf::from("engines").join(name).join("engine.py"));
-    cands.push(source_root().join("engines").join(name).join("engine.py"));
+    let rel = format!("engines/{name}/engine.py");
+    cands.extend(lwcbench_catalog::paths::roots().into_iter().map(|r| r.join(&rel)));
     cands.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
         format!(
-            "engine script not found (looked in {}; set LWCBENCH_ENGINES to the folder holding {name}/engine.py)",
-            cands.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            "engine script {rel} not found (looked in {}): set LWCBENCH_ENGINES to the folder holding {name}/engine.py, or {} to an lwcbench checkout",
+            cands.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            lwcbench_catalog::paths::ROOT_VAR
         )
     })
 }

@@ -95,10 +95,10 @@ fn verify_grain128a(e: &Entry, ctx: &VerifyCtx) -> Vec<Check> {
 fn grain128a_mac(path: &std::path::Path) -> Check {
     let mut chk =
         Check::new("Grain-128a/rust", format!("{} (authentication mode, 32-bit tags)", kat::path_label(path)));
-    let text = match std::fs::read_to_string(path) {
+    let text = match kat::read_text(path) {
         Ok(t) => t,
         Err(e) => {
-            chk.fail(format!("{}: {e}", path.display()));
+            chk.fail(e);
             return chk;
         }
     };
@@ -272,7 +272,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("lwcbench-g128a-mac-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("bad.txt");
-        let good = std::fs::read_to_string(kat::repo_file("estream-grain128a-mac.txt")).unwrap();
+        let good = kat::read_text(&kat::repo_file("estream-grain128a-mac.txt")).unwrap();
         std::fs::write(&p, good.replace("4b7821c9", "4b7821c8")).unwrap();
         assert!(!grain128a_mac(&p).ok());
         std::fs::write(&p, "00 11 22\n").unwrap();

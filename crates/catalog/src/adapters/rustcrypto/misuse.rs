@@ -239,7 +239,7 @@ mod tests {
         let cases: [(&str, &str, Mk); 3] =
             [(RFC8452, "AES-GCM-SIV", mk128), (RFC8452, "AES-GCM-SIV", mk256), (XCHACHA, "XChaCha20/Poly1305", mkx)];
         for (file, name, mk) in cases {
-            let text = std::fs::read_to_string(repo_file(file)).unwrap();
+            let text = crate::kat::read_text(&repo_file(file)).unwrap();
             let lines: Vec<&str> = text.lines().collect();
             let key_bytes = mk().info().key_bytes();
             let mut changed = 0;
