@@ -134,9 +134,7 @@ pub fn nist_priced(req: &Request, data: &Data, f: &Facts, r: &NistCycles) -> Opt
 /// The error band of the chosen candidate's figures.
 pub fn band_of(req: &Request, data: &Data, f: &Facts) -> Option<ErrorBand> {
     match f.source {
-        Source::Image => {
-            req.cycles(&f.cipher, &f.implementation).and_then(|c| data.band(&c.timing_model)).cloned()
-        }
+        Source::Image => req.cycles(&f.cipher, &f.implementation).and_then(|c| data.band(&c.timing_model)).cloned(),
         Source::NistLwc(r) => data.band(&r.timing_model).cloned(),
         Source::Engine(e) => Some(ErrorBand {
             timing_model: format!("engine ({})", e.engine),

@@ -239,11 +239,8 @@ fn each_require_level_admits_what_it_says_and_labels_the_rest() {
     assert_eq!(passed, ["AES-128-CCM/rustcrypto", "AES-128-GCM/rustcrypto"]);
     // Where no approved mode has figures (no AES image or engine on the ESP8266), the error names
     // --require fips and what the approved ciphers lack.
-    let e = choose(
-        &Options { require: Some("fips".into()), ..opts("esp8266", "WiFi-n-MCS7-ESP8266", "1m") },
-        None,
-    )
-    .unwrap_err();
+    let e = choose(&Options { require: Some("fips".into()), ..opts("esp8266", "WiFi-n-MCS7-ESP8266", "1m") }, None)
+        .unwrap_err();
     assert!(e.starts_with("--require fips: no candidate approved for FIPS 140-3 has figures on esp8266"), "{e}");
     assert!(e.contains("AES-128-GCM"), "{e}");
 }

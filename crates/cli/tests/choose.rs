@@ -405,7 +405,11 @@ fn the_testers_inputs_are_refused_on_one_short_line_naming_the_range() {
         &args("LoRa-SF12", "200ms", &["--payload", "262112B"]),
         "--interval: 200 ms is shorter than the quickest report",
     );
-    assert_clean_error(&args("LoRa-SF12", "200ms", &["--payload", "262112B"]), "14359.765 s on air in 5141 packets");
+    // With the LoRaWAN compact header the frame is 1 + 262,112 + 16 = 262,129 bytes: 5,139 full
+    // packets of 51 B (PL 64 with the 13 B of overhead: 8 + 13 × 5 = 73 symbols + 12.25 preamble
+    // = 85.25 × 32.768 ms = 2.793472 s each) and one of 40 B (PL 53: 8 + 11 × 5 = 63 + 12.25 =
+    // 75.25 symbols = 2.465792 s): 14,355.652608 + 2.465792 = 14,358.118 s.
+    assert_clean_error(&args("LoRa-SF12", "200ms", &["--payload", "262112B"]), "14358.118 s on air in 5140 packets");
     for (a, needle) in [
         (args("LoRa-SF9", "0.0000001ms", &[]), "error: --interval: '0.0000001ms' is not between 1 ms and 24 h"),
         (args("LoRa-SF9", "1e300s", &[]), "error: --interval: '1e300s' is not between 1 ms and 24 h"),

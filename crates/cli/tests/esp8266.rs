@@ -38,8 +38,10 @@ fn choose_on_the_esp8266_prices_the_cpp_draco_from_its_lx106_rows() {
     let o = lwcbench(&args, d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["chosen"], "DRACO/cpp-fast");
+    // Under --require any the NIST LWC C builds of Ascon-128 compete too (same cipher as the
+    // link's Ascon-128 suite); the DRACO row is what this test is about.
     let c = v["candidates"].as_array().unwrap().iter().find(|c| c["id"] == "DRACO/cpp-fast").unwrap();
+    assert_eq!(c["passed"], true, "{c}");
     let f = &c["figures"];
     let crypto = f["sources"]["crypto"].as_str().unwrap();
     assert!(crypto.starts_with("emulated on esp8266 (lx106 model, 80 MHz"), "{crypto}");

@@ -54,7 +54,9 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
     // A carrier that cannot be used is refused before anything is written; the compact header
     // is the link frame's, which --protocol oscore does not send.
     if a.carrier()?.is_some() && oscore {
-        return Err("--carrier: the compact header is the link frame's; --protocol oscore sends OSCORE over CoAP".into());
+        return Err(
+            "--carrier: the compact header is the link frame's; --protocol oscore sends OSCORE over CoAP".into()
+        );
     }
     // A preset reproduces a study that measured DRACO: it allows it (still labelled
     // PROVISIONAL everywhere); --cipher needs the flag.
