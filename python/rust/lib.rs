@@ -428,8 +428,13 @@ fn measure(
 }
 
 #[pyfunction]
-#[pyo3(signature = (cipher=Vec::new(), vectors=None))]
-fn verify(py: Python<'_>, cipher: Vec<String>, vectors: Option<PathBuf>) -> PyResult<Bound<'_, PyList>> {
+#[pyo3(signature = (cipher=Vec::new(), vectors=None, torture_loops=lwcbench_catalog::torture::LOOPS))]
+fn verify(
+    py: Python<'_>,
+    cipher: Vec<String>,
+    vectors: Option<PathBuf>,
+    torture_loops: usize,
+) -> PyResult<Bound<'_, PyList>> {
     let mut ctx = VerifyCtx::discover();
     if let Some(v) = vectors {
         if !v.join("README.md").is_file() {
@@ -442,7 +447,10 @@ fn verify(py: Python<'_>, cipher: Vec<String>, vectors: Option<PathBuf>) -> PyRe
     if entries.is_empty() {
         return Err(value_err(format!("cipher: no implementation matches {cipher:?}")));
     }
-    let checks = py.detach(|| entries.iter().flat_map(|e| e.checks(&ctx)).collect::<Vec<_>>());
+    // The application layer's checks (the torture included), as `lwcbench verify`.
+    let checks = py.detach(|| {
+        entries.iter().flat_map(|e| lwcbench_app::verify::checks(e, &ctx, torture_loops).0).collect::<Vec<_>>()
+    });
     let out = PyList::empty(py);
     for c in checks {
         let d = PyDict::new(py);

@@ -128,3 +128,18 @@ def test_collect_from_log(tmp_path):
     key = ("cipher", "implementation", "scenario", "kiv", "size_bits", "rep", "batch", "ns_per_op")
     assert rows(r.path / "samples.csv", key) == rows(tmp_path / "cli/samples.csv", key)
     assert len(r.samples) == 4
+def test_verify_checks():
+    py = {}
+    for c in lwcbench.verify("ChaCha20-Poly1305"):
+        p, n = py.get(c["id"], (0, 0))
+        py[c["id"]] = (p + c["passed"], n + 1)
+    out = cli("verify", "--cipher", "ChaCha20-Poly1305")
+    got = {}
+    for line in out.splitlines():
+        if line.startswith(" ok ") or line.startswith("FAIL"):
+            f = line[5:].split()
+            if f[2:3] == ["passed"] and f[6:7] == ["checks"]:  # not the checksum lines
+                got[f[0]] = (int(f[1]), int(f[5]))
+    assert got and got == py
+
+

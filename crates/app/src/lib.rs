@@ -23,6 +23,7 @@ pub mod compare;
 pub mod link;
 pub mod mcu;
 pub mod run;
+pub mod verify;
 
 /// Write to stdout. A reader that went away (EPIPE) is not an error of ours: exit 0 without a
 /// word, as `head` expects; any other write error is one `error:` line and exit 1.

@@ -318,8 +318,10 @@ def _stderr_progress(done: int, total: int, label: str) -> None:
     _sys.stderr.flush()
 
 
-def verify(cipher: Union[None, str, Sequence[str]] = None, vectors: Union[None, str, "_os.PathLike[str]"] = None) -> List[Dict[str, Any]]:
-    """Run the known-answer tests and cross-checks (as ``lwcbench verify``).
+def verify(cipher: Union[None, str, Sequence[str]] = None, vectors: Union[None, str, "_os.PathLike[str]"] = None,
+           torture_loops: Optional[int] = None) -> List[Dict[str, Any]]:
+    """Run the known-answer tests, cross-checks and the misuse torture (as ``lwcbench
+    verify``; ``torture_loops`` as its ``--torture-loops``, 0 skips the torture).
 
     Returns one dict per check: ``id``, ``what``, ``passed`` (vectors that matched),
     ``failures`` (one line per mismatch), ``skipped`` (shared vector folder absent) and
@@ -329,7 +331,8 @@ def verify(cipher: Union[None, str, Sequence[str]] = None, vectors: Union[None, 
     >>> all(c["ok"] for c in lwcbench.verify("ChaCha20-Poly1305"))
     True
     """
-    return _native.verify(cipher=_names(cipher), vectors=_os.fspath(vectors) if vectors is not None else None)
+    loops = {} if torture_loops is None else {"torture_loops": int(torture_loops)}
+    return _native.verify(cipher=_names(cipher), vectors=_os.fspath(vectors) if vectors is not None else None, **loops)
 
 
 def report(run_dir: Union[str, "_os.PathLike[str]"]) -> str:
@@ -495,6 +498,9 @@ def link(kind: str = "session", **options: Any) -> Optional[Results]:
     if kind not in _LINK_KINDS:
         raise InputError(f"link: '{kind}' is not a kind of link run ({', '.join(sorted(_LINK_KINDS))})")
     sub = _LINK_KINDS[kind]
+    if kind == "goose" and hasattr(_os, "geteuid") and _os.geteuid() != 0:
+        # Checked here: without root the command line's goose ends the process (exit code 2).
+        raise InputError("link goose: needs root (raw sockets and network namespaces; docs/link.md)")
     if kind == "attack":
         options = {**options, "attack": True}
     argv = ([sub] if sub else []) + _argv(options, _LINK_DURATIONS)
