@@ -414,17 +414,19 @@ fn measure(
                 }
             });
         };
-        // Without a report the engine alone (the application layer adds report.html).
-        if report {
-            lwcbench_app::run::measure(req, tick)
-        } else {
-            session::run(req, tick)
-        }
+        // The engine alone: the report renderer hook, once installed, would stay for every later
+        // run of this process, `report=False` ones too; the report is written afterwards.
+        session::run(req, tick)
     });
     if let Some(e) = cb_err {
         return Err(e);
     }
-    outcome.map_err(app_err)
+    let outcome = outcome.map_err(app_err)?;
+    if report {
+        // as `lwcbench run`: report.html (and summary.md) next to the result files
+        py.detach(|| lwcbench_report::write_report(&outcome.dir)).map_err(value_err)?;
+    }
+    Ok(outcome)
 }
 
 #[pyfunction]
