@@ -1,25 +1,72 @@
-//! `lwcbench._native`: thin PyO3 bindings over the catalog and the engine. All cipher logic,
-//! measurement and result writing stay in the Rust crates; this file only converts arguments
-//! and errors. The public Python API (with docstrings) is `lwcbench/__init__.py`.
+//! `lwcbench._native`: thin PyO3 bindings over the catalog, the engine and the application
+//! layer (`lwcbench-app`, which the CLI calls too). All cipher logic, measurement and result
+//! writing stay in the Rust crates; this file only converts arguments and errors. The public
+//! Python API (with docstrings) is `lwcbench/__init__.py`.
 #![warn(missing_docs, clippy::unwrap_used)]
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use lwcbench_app::ErrorKind;
 use lwcbench_catalog::{registry, Entry, Make, VerifyCtx};
 use lwcbench_core::{BitOrder, CipherError};
-use lwcbench_engine::request::{self, RunOptions};
+use lwcbench_engine::request::RunOptions;
 use lwcbench_engine::session;
 use lwcbench_engine::studies;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
 
 /// One measurement at a time per process: two Python threads measuring at once would
 /// disturb each other's timings.
 static RUN_LOCK: Mutex<()> = Mutex::new(());
 
+/// The exception types, made when the module is imported: `LwcbenchError` and below it
+/// `InputError` and `AuthenticationError` (also `ValueError`s, as every error here was before
+/// they existed) and `ServiceError`.
+static BASE_ERR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static INPUT_ERR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static AUTH_ERR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static SERVICE_ERR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The exception of `kind` with message `msg` (a ValueError if the types are not made yet,
+/// which cannot happen after the module's import).
+fn kind_err(kind: ErrorKind, msg: String) -> PyErr {
+    let cell = match kind {
+        ErrorKind::Input => &INPUT_ERR,
+        ErrorKind::Authentication => &AUTH_ERR,
+        ErrorKind::Service => &SERVICE_ERR,
+    };
+    Python::attach(|py| match cell.get(py) {
+        Some(t) => PyErr::from_type(t.bind(py).clone(), msg),
+        None => PyValueError::new_err(msg),
+    })
+}
+
+/// Bad input: raises `InputError`.
 fn value_err(e: impl std::fmt::Display) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    kind_err(ErrorKind::Input, e.to_string())
+}
+
+/// An error message of the application layer, raised as the exception of its kind
+/// ([`lwcbench_app::classify`]).
+fn app_err(e: impl std::fmt::Display) -> PyErr {
+    let msg = e.to_string();
+    kind_err(lwcbench_app::classify(&msg), msg)
+}
+
+/// A new exception class `name(bases)` of module `lwcbench`, with its docstring.
+fn new_type<'py>(
+    py: Python<'py>,
+    name: &str,
+    bases: Vec<Bound<'py, PyAny>>,
+    doc: &str,
+) -> PyResult<Bound<'py, PyType>> {
+    let dict = PyDict::new(py);
+    dict.set_item("__module__", "lwcbench")?;
+    dict.set_item("__doc__", doc)?;
+    let t = py.get_type::<PyType>().call1((name, PyTuple::new(py, bases)?, dict))?;
+    Ok(t.cast_into::<PyType>()?)
 }
 
 /// "Name/impl" (case-insensitive) or a bare name, which picks the first registered
@@ -35,7 +82,8 @@ fn find_entry(cipher_id: &str) -> PyResult<Entry> {
 }
 
 fn cipher_err(id: &str, e: CipherError) -> PyErr {
-    value_err(format!("{id}: {e}"))
+    let kind = if e == CipherError::AuthenticationFailed { ErrorKind::Authentication } else { ErrorKind::Input };
+    kind_err(kind, format!("{id}: {e}"))
 }
 
 #[pyfunction]
@@ -323,15 +371,12 @@ fn run(
         // run.json records how the run was asked for: the Python call, not the interpreter's argv.
         args: Some(if call.is_empty() { vec!["lwcbench.run()".into()] } else { call }),
     };
-    let resolved = py.detach(|| request::resolve(&opts)).map_err(value_err)?;
+    // The application layer's resolver: with the study's extras (ics-latency's in-cycle rows).
+    let resolved = py.detach(|| lwcbench_app::run::resolve(&opts)).map_err(app_err)?;
     for w in &resolved.warnings {
         eprintln!("lwcbench: {w}");
     }
-    let outcome = measure(py, &resolved.request, progress)?;
-    if report {
-        // as `lwcbench run`: report.html (and summary.md) next to the result files
-        py.detach(|| lwcbench_report::write_report(&outcome.dir)).map_err(value_err)?;
-    }
+    let outcome = measure(py, &resolved.request, progress, report)?;
     let dir = outcome.dir.canonicalize().unwrap_or(outcome.dir);
     dir.into_os_string()
         .into_string()
@@ -342,12 +387,18 @@ fn run(
 /// Python threads run meanwhile. The progress callback re-attaches briefly, at most every
 /// 200 ms (and for the last sample), so it does not disturb the timing loop; its first
 /// exception stops the callbacks and is raised when the run ends.
-fn measure(py: Python<'_>, req: &session::Request, progress: Option<Py<PyAny>>) -> PyResult<session::Outcome> {
+/// With `report`, through the application layer as `lwcbench run` (report.html in the unit).
+fn measure(
+    py: Python<'_>,
+    req: &session::Request,
+    progress: Option<Py<PyAny>>,
+    report: bool,
+) -> PyResult<session::Outcome> {
     let mut cb_err: Option<PyErr> = None;
     let outcome = py.detach(|| {
         let _one_at_a_time = RUN_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut last: Option<std::time::Instant> = None;
-        session::run(req, |done, total, label| {
+        let tick = |done: u64, total: u64, label: &str| {
             let Some(cb) = &progress else { return };
             if cb_err.is_some() {
                 return;
@@ -362,17 +413,30 @@ fn measure(py: Python<'_>, req: &session::Request, progress: Option<Py<PyAny>>) 
                     cb_err = Some(e);
                 }
             });
-        })
+        };
+        // The engine alone: the report renderer hook, once installed, would stay for every later
+        // run of this process, `report=False` ones too; the report is written afterwards.
+        session::run(req, tick)
     });
     if let Some(e) = cb_err {
         return Err(e);
     }
-    outcome.map_err(value_err)
+    let outcome = outcome.map_err(app_err)?;
+    if report {
+        // as `lwcbench run`: report.html (and summary.md) next to the result files
+        py.detach(|| lwcbench_report::write_report(&outcome.dir)).map_err(value_err)?;
+    }
+    Ok(outcome)
 }
 
 #[pyfunction]
-#[pyo3(signature = (cipher=Vec::new(), vectors=None))]
-fn verify(py: Python<'_>, cipher: Vec<String>, vectors: Option<PathBuf>) -> PyResult<Bound<'_, PyList>> {
+#[pyo3(signature = (cipher=Vec::new(), vectors=None, torture_loops=lwcbench_catalog::torture::LOOPS))]
+fn verify(
+    py: Python<'_>,
+    cipher: Vec<String>,
+    vectors: Option<PathBuf>,
+    torture_loops: usize,
+) -> PyResult<Bound<'_, PyList>> {
     let mut ctx = VerifyCtx::discover();
     if let Some(v) = vectors {
         if !v.join("README.md").is_file() {
@@ -385,7 +449,10 @@ fn verify(py: Python<'_>, cipher: Vec<String>, vectors: Option<PathBuf>) -> PyRe
     if entries.is_empty() {
         return Err(value_err(format!("cipher: no implementation matches {cipher:?}")));
     }
-    let checks = py.detach(|| entries.iter().flat_map(|e| e.checks(&ctx)).collect::<Vec<_>>());
+    // The application layer's checks (the torture included), as `lwcbench verify`.
+    let checks = py.detach(|| {
+        entries.iter().flat_map(|e| lwcbench_app::verify::checks(e, &ctx, torture_loops).0).collect::<Vec<_>>()
+    });
     let out = PyList::empty(py);
     for c in checks {
         let d = PyDict::new(py);
@@ -471,17 +538,81 @@ fn choose(
         dtim,
     };
     py.detach(|| {
-        if let Some(dir) = &out {
-            ch::check_out(dir, force)?;
-        }
-        let shown = out.as_ref().map(|p| p.display().to_string());
-        let rep = ch::choose(&o, shown.as_deref())?;
-        if let Some(dir) = &out {
-            ch::write_out(dir, &rep, force)?;
-        }
+        let (rep, _) = lwcbench_app::choose::answer(&o, out.as_deref(), force)?;
         ch::render::json::json_compact(&rep)
     })
-    .map_err(value_err)
+    .map_err(app_err)
+}
+
+/// Absolute form of a result directory, as text.
+fn dir_text(dir: PathBuf) -> PyResult<String> {
+    let dir = dir.canonicalize().unwrap_or(dir);
+    dir.into_os_string()
+        .into_string()
+        .map_err(|d| PyRuntimeError::new_err(format!("result directory {d:?} is not UTF-8")))
+}
+
+/// `lwcbench link ARGS` (the application layer's parser and verb, as the CLI): the result
+/// directory written, or None for what writes none (a gateway or device process, keys).
+#[pyfunction]
+fn link(py: Python<'_>, argv: Vec<String>) -> PyResult<Option<String>> {
+    let mut a: lwcbench_app::link::LinkArgs = lwcbench_app::parse("link", &argv).map_err(value_err)?;
+    let out = a.fix_out();
+    py.detach(|| lwcbench_app::link::run(&a)).map_err(app_err)?;
+    out.map(dir_text).transpose()
+}
+
+/// `lwcbench mcu ARGS`: runs into the `--out` the arguments name.
+#[pyfunction]
+fn mcu(py: Python<'_>, argv: Vec<String>) -> PyResult<()> {
+    let a: lwcbench_app::mcu::McuArgs = lwcbench_app::parse("mcu", &argv).map_err(value_err)?;
+    py.detach(|| lwcbench_app::mcu::run(&a)).map_err(app_err)
+}
+
+/// `lwcbench collect ARGS`: the result directory written.
+#[pyfunction]
+fn collect(py: Python<'_>, argv: Vec<String>) -> PyResult<String> {
+    let a: lwcbench_app::collect::CollectArgs = lwcbench_app::parse("collect", &argv).map_err(value_err)?;
+    dir_text(py.detach(|| lwcbench_app::collect::collect(&a)).map_err(app_err)?)
+}
+
+/// `lwcbench compare A B --margin M`: the rows (dicts), the text table and the warnings; the
+/// HTML page is written to `html` when given.
+#[pyfunction]
+#[pyo3(signature = (a, b, margin, html=None))]
+fn compare<'py>(
+    py: Python<'py>,
+    a: PathBuf,
+    b: PathBuf,
+    margin: f64,
+    html: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let c = py.detach(|| lwcbench_app::compare::compare_dirs(&a, &b, margin)).map_err(app_err)?;
+    if let Some(h) = &html {
+        lwcbench_engine::results::write_atomic_to(h, c.html.as_bytes(), "html").map_err(value_err)?;
+    }
+    let rows = PyList::empty(py);
+    for r in &c.rows {
+        let d = PyDict::new(py);
+        d.set_item("cipher", &r.cipher)?;
+        d.set_item("implementation", &r.implementation)?;
+        d.set_item("scenario", &r.scenario)?;
+        d.set_item("kiv", &r.kiv)?;
+        d.set_item("size_bits", r.size_bits)?;
+        d.set_item("a_median_ns", r.a_median_ns)?;
+        d.set_item("b_median_ns", r.b_median_ns)?;
+        d.set_item("ratio", r.ratio)?;
+        d.set_item("ratio_lo", r.ratio_lo)?;
+        d.set_item("ratio_hi", r.ratio_hi)?;
+        d.set_item("p", r.p)?;
+        d.set_item("verdict", &r.verdict)?;
+        rows.append(d)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("rows", rows)?;
+    out.set_item("text", &c.text)?;
+    out.set_item("warnings", &c.warnings)?;
+    Ok(out)
 }
 
 #[pymodule]
@@ -498,5 +629,35 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vectors_dir, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(choose, m)?)?;
+    m.add_function(wrap_pyfunction!(link, m)?)?;
+    m.add_function(wrap_pyfunction!(mcu, m)?)?;
+    m.add_function(wrap_pyfunction!(collect, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
+    let py = m.py();
+    let value_error = py.get_type::<PyValueError>().into_any();
+    let base = new_type(py, "LwcbenchError", vec![py.get_type::<PyException>().into_any()], "Every lwcbench error.")?;
+    let b = || base.clone().into_any();
+    let input = new_type(
+        py,
+        "InputError",
+        vec![b(), value_error.clone()],
+        "Bad input: an option, a file or a directory (the message names it).",
+    )?;
+    let auth = new_type(
+        py,
+        "AuthenticationError",
+        vec![b(), value_error],
+        "A tag that does not verify: forged or corrupted data, or the wrong key. No plaintext is returned.",
+    )?;
+    let service = new_type(py, "ServiceError", vec![b()], "A broker or store that cannot be reached or fails in use.")?;
+    for (name, t, cell) in [
+        ("LwcbenchError", &base, &BASE_ERR),
+        ("InputError", &input, &INPUT_ERR),
+        ("AuthenticationError", &auth, &AUTH_ERR),
+        ("ServiceError", &service, &SERVICE_ERR),
+    ] {
+        m.add(name, t)?;
+        let _ = cell.set(py, t.clone().unbind());
+    }
     Ok(())
 }

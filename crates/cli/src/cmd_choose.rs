@@ -143,16 +143,7 @@ pub fn options(a: &ChooseArgs) -> Options {
 }
 
 pub fn run(a: &ChooseArgs) -> Result<(), String> {
-    let out = a.out.as_ref().map(|p| p.display().to_string());
-    if let Some(dir) = &a.out {
-        // Refused before any work: an answer already there needs --force.
-        choose::check_out(dir, a.force)?;
-    }
-    let rep = choose::choose(&options(a), out.as_deref())?;
-    let written = match &a.out {
-        Some(dir) => choose::write_out(dir, &rep, a.force)?,
-        None => Vec::new(),
-    };
+    let (rep, written) = lwcbench_app::choose::answer(&options(a), a.out.as_deref(), a.force)?;
     if a.json {
         println!("{}", choose::render::json::json(&rep)?);
     } else {

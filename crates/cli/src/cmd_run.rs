@@ -217,15 +217,7 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
         // the counting child of --counter instructions, under callgrind
         return session::count_child(&req);
     }
-    if req.preset == Some(lwcbench_engine::studies::ics::NAME) {
-        // The engine cannot reach the link crate: the in-cycle rows are measured here, first.
-        let mut budgets = lwcbench_engine::studies::ics::default_budgets();
-        for (name, ms) in &req.study_options.budgets {
-            budgets.push(lwcbench_engine::studies::ics::Budget { name: name.clone(), ms: *ms, source: String::new() });
-        }
-        let frames = req.config.reps;
-        req.study_options.in_cycle = Some(crate::link::goose::in_cycle(&req.selection.ciphers, frames, &budgets));
-    }
+    lwcbench_app::run::add_study_extras(&mut req);
     if a.repeat > 1 {
         return run_repeated(a, req);
     }
@@ -239,7 +231,7 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
     let t0 = Instant::now();
     let mut shown = false;
     let mut announced = false;
-    let outcome = session::run(&req, |done, total, label| {
+    let outcome = lwcbench_app::run::measure(&req, |done, total, label| {
         if !announced && !a.quiet {
             eprintln!("lwcbench: {total} samples (warm-up included), seed {}", req.config.seed);
             announced = true;
@@ -284,7 +276,7 @@ fn run_repeated(a: &RunArgs, mut req: Request) -> Result<(), String> {
         if !a.quiet {
             eprintln!("lwcbench: run {i} of {}", a.repeat);
         }
-        let o = session::run(&req, |_, _, _| {})?;
+        let o = lwcbench_app::run::measure(&req, |_, _, _| {})?;
         lwcbench_report::write_report(&o.dir)?;
         dirs.push(o.dir);
     }

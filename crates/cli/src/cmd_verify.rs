@@ -75,14 +75,15 @@ pub fn run(a: &VerifyArgs) -> Result<(), String> {
     let mut t = Totals::default();
     for (id, e, engine_checks) in all {
         // Registry entries verify when their turn comes, so output streams as before.
-        let mut checks = match e {
-            Some(e) => e.checks(&ctx),
+        let checks = match e {
+            Some(e) => {
+                // the application layer's checks, which the Python package reports too
+                let (checks, sum) = lwcbench_app::verify::checks(e, &ctx, a.torture_loops);
+                sums.extend(sum);
+                checks
+            }
             None => engine_checks,
         };
-        if let Some(mut s) = e.filter(|_| a.torture_loops > 0).and_then(torture::Local::new) {
-            checks.push(torture::torture(&mut s, a.torture_loops, 1));
-            sums.push(torture::Sum { primitive: s.primitive(), id: s.id(), result: torture::checksum(&mut s) });
-        }
         report_item(a, id, &checks, &mut t);
     }
     if !sums.is_empty() {

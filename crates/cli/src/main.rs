@@ -26,14 +26,13 @@ pub fn out(args: std::fmt::Arguments) {
 }
 
 mod cmd_choose;
-mod cmd_collect;
-mod cmd_compare;
 mod cmd_crypt;
 mod cmd_list;
-mod cmd_mcu;
 mod cmd_run;
 mod cmd_verify;
-mod link;
+
+// The verbs shared with the Python package live in the application layer.
+use lwcbench_app::{collect as cmd_collect, compare as cmd_compare, link, mcu as cmd_mcu};
 
 use clap::{Parser, Subcommand};
 
@@ -90,17 +89,10 @@ enum Cmd {
 /// Longest error line printed (characters).
 const MAX_ERROR_CHARS: usize = 2000;
 
-/// A `--board` help text: `before`, the boards of data/board-power.csv (generated from
-/// data/boards.toml), then `after`; a new board record shows up here without an edit.
-pub(crate) fn board_help(before: &str, after: &str) -> String {
-    format!("{before}{}{after}", lwcbench_engine::board::ids())
-}
+pub(crate) use lwcbench_app::board_help;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // report.html is written with the run it shows, as part of the same directory unit.
-    let _ = lwcbench_engine::results::REPORT_RENDERER.set(lwcbench_report::render_html);
-    let _ = lwcbench_link::results::PAGE_RENDERER.set(lwcbench_report::link::render);
     let r = match cli.cmd {
         Cmd::List(a) => cmd_list::run(&a),
         Cmd::Verify(a) => cmd_verify::run(&a),

@@ -305,6 +305,10 @@ def load_energy(path: Union[str, "os.PathLike[str]"]) -> pd.DataFrame:
     ``float64`` (``NaN`` where the file leaves a cell empty, e.g. per byte of ``init``), text
     as categorical. Every row of ``energy.csv`` must carry the measured label
     (``energy_source`` starting ``measured:``). A run directory means its ``energy.csv``.
+
+    >>> lwcbench.load_energy("summary.csv")
+    Traceback (most recent call last):
+    lwcbench.results.ResultsError: summary.csv: not energy.csv or energy_batches.csv
     """
     p = Path(path)
     if p.is_dir():
@@ -328,6 +332,14 @@ def load(path: Union[str, "os.PathLike[str]"]) -> Results:
     Raises ``FileNotFoundError`` naming the file if one is missing — a directory without
     ``run.json`` is an incomplete run — and :class:`ResultsError` (a ``ValueError``) naming
     the file and column if a required column is absent or holds values of the wrong type.
+    A link run (:func:`lwcbench.link`) has no timing samples: its CSV files are in ``tables``.
+
+    >>> import tempfile
+    >>> d = lwcbench.run(cipher="ChaCha20", scenario="init", kiv="ss", reps=3, warmup=0, seed=1,
+    ...                  out=tempfile.mkdtemp() + "/run", report=False)
+    >>> r = lwcbench.load(d)
+    >>> len(r.samples), r.run["seed"]
+    (3, 1)
     """
     d = Path(path)
     if d.is_file():
@@ -360,6 +372,14 @@ def load(path: Union[str, "os.PathLike[str]"]) -> Results:
     tables = {Path(f).stem: _read_extra(d / f) for f in sorted(listed) if f.endswith(".csv") and f not in _CORE_FILES}
     energy = {f: load_energy(d / f) for f in _ENERGY_FILES if f in listed}
     tables.update({Path(f).stem: df for f, df in energy.items()})
+    if "samples.csv" not in listed:
+        # A link run (lwcbench link): no timing samples; its tables are in ``tables``.
+        def empty(cols: Dict[str, str]) -> pd.DataFrame:
+            return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+
+        return Results(path=d, samples=empty(_SAMPLE_COLS), warmup=empty(_SAMPLE_COLS),
+                       summary=empty(_SUMMARY_COLS), comparison=empty(_COMPARISON_COLS), run=run, tables=tables,
+                       energy=energy.get("energy.csv"), energy_batches=energy.get("energy_batches.csv"))
     return Results(
         path=d,
         samples=_read_csv(d / "samples.csv", _SAMPLE_COLS, _SAMPLE_BOUNDS),

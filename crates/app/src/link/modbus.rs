@@ -127,7 +127,7 @@ pub(super) struct ModbusArgs {
     warmup: usize,
     /// Output directory (default ./lwcbench-results/<UTC time>-link-modbus).
     #[arg(short, long)]
-    out: Option<PathBuf>,
+    pub(super) out: Option<PathBuf>,
     /// Replace a finished run in --out.
     #[arg(long)]
     force: bool,

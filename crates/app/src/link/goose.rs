@@ -33,7 +33,7 @@ pub struct GooseArgs {
     /// Output directory (default ./lwcbench-results/<UTC time>-link-goose); the key and counter
     /// state stay in OUT/state across --force runs.
     #[arg(short, long)]
-    out: Option<PathBuf>,
+    pub(super) out: Option<PathBuf>,
     /// Replace a finished run in --out.
     #[arg(long)]
     force: bool,

@@ -40,7 +40,7 @@ pub(super) struct OverloadArgs {
     #[arg(long, default_value = "100ms")]
     max_p99: String,
     #[arg(short, long)]
-    out: Option<PathBuf>,
+    pub(super) out: Option<PathBuf>,
     #[arg(long)]
     force: bool,
 }

@@ -9,6 +9,7 @@ use lwcbench_engine::collect::logger::write_collected_with_power;
 use lwcbench_engine::collect::logger::{self, JoinOptions, DEFAULT_MIN_SAMPLES};
 use lwcbench_engine::collect::{parse_log, Source};
 
+/// `lwcbench collect` options.
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["from_log", "port"])))]
 pub struct CollectArgs {
@@ -61,7 +62,14 @@ pub struct CollectArgs {
 /// Longest --timeout: 7 days.
 const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
 
+/// `lwcbench collect`: read the board's lines and write the result directory.
 pub fn run(a: &CollectArgs) -> Result<(), String> {
+    collect(a).map(|_| ())
+}
+
+/// [`run`], returning the result directory written.
+pub fn collect(a: &CollectArgs) -> Result<PathBuf, String> {
+    crate::renderers();
     let started = SystemTime::now();
     if a.power_port.is_none() && a.power_from_log.is_none() {
         for (given, name) in
@@ -158,7 +166,7 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
         rec.machine.hostname,
         out.join("report.html").display()
     );
-    Ok(())
+    Ok(out)
 }
 
 /// A saved log: a regular file whole (at most MAX_CAPTURE); anything else (a FIFO, a device

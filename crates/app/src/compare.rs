@@ -1,8 +1,11 @@
+//! `compare`: two result directories group by group (ratio of medians, significance), and
+//! named baselines.
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use lwcbench_report::{compare, Run};
 
+/// `lwcbench compare` options.
 #[derive(Args)]
 pub struct CompareArgs {
     /// Baseline result directory (A), then the result directory compared against it (B).
@@ -48,7 +51,7 @@ fn baseline_dir(root: &Path, name: &str) -> Result<PathBuf, String> {
 
 /// Copy a finished run's files into `root/NAME` (via a temporary directory renamed into place,
 /// so a baseline is never half-written).
-fn save_baseline(root: &Path, name: &str, run_dir: &Path) -> Result<PathBuf, String> {
+pub fn save_baseline(root: &Path, name: &str, run_dir: &Path) -> Result<PathBuf, String> {
     let dest = baseline_dir(root, name)?;
     Run::load(run_dir)?; // only a complete, readable run becomes a baseline
     std::fs::create_dir_all(root).map_err(|e| format!("--baselines-dir: {}: {e}", root.display()))?;
@@ -74,10 +77,58 @@ fn save_baseline(root: &Path, name: &str, run_dir: &Path) -> Result<PathBuf, Str
     Ok(dest)
 }
 
-pub fn run(a: &CompareArgs) -> Result<(), String> {
-    if !(a.margin.is_finite() && (0.0..100.0).contains(&a.margin)) {
-        return Err(format!("--margin: {} is not a percentage in [0, 100)", a.margin));
+/// A comparison of run B against run A (`lwcbench compare A B`).
+pub struct Comparison {
+    /// Group by group, as the text table and the HTML page show them.
+    pub rows: Vec<compare::Row>,
+    /// The text table (with its verdict counts and the rule), as the command line prints it.
+    pub text: String,
+    /// The self-contained HTML page.
+    pub html: String,
+    /// Notes of either run that make its verdicts less trustworthy (a noisy machine).
+    pub warnings: Vec<String>,
+}
+
+/// Check a practical-equivalence margin given in %.
+fn check_margin(margin_pct: f64) -> Result<(), String> {
+    if !(margin_pct.is_finite() && (0.0..100.0).contains(&margin_pct)) {
+        return Err(format!("--margin: {margin_pct} is not a percentage in [0, 100)"));
     }
+    Ok(())
+}
+
+/// Compare run B (`b_dir`) against run A (`a_dir`), a difference counting only outside
+/// ±`margin_pct` %.
+pub fn compare_dirs(a_dir: &Path, b_dir: &Path, margin_pct: f64) -> Result<Comparison, String> {
+    check_margin(margin_pct)?;
+    let ra = Run::load(a_dir)?;
+    let rb = Run::load(b_dir)?;
+    let margin = margin_pct / 100.0;
+    let rows = compare::compare_runs_with(&ra, &rb, margin);
+    let text = compare::text_table_with(&rows, margin);
+    // Runs recorded on a noisy machine: their verdicts deserve less trust.
+    let mut warnings = Vec::new();
+    for (tag, r) in [("A", &ra), ("B", &rb)] {
+        for n in r.record.notes.iter().filter(|n| n.starts_with("noisy machine")) {
+            warnings.push(format!("run {tag}: {n}"));
+        }
+    }
+    let html = compare::html_with(&ra, &rb, &a_dir.display().to_string(), &b_dir.display().to_string(), &rows, margin);
+    Ok(Comparison { rows, text, html, warnings })
+}
+
+/// The saved baseline NAME under `root` (`--baseline NAME`), which must exist.
+pub fn baseline(root: &Path, name: &str) -> Result<PathBuf, String> {
+    let d = baseline_dir(root, name)?;
+    if !d.is_dir() {
+        return Err(format!("--baseline: no baseline named '{name}' in {}", root.display()));
+    }
+    Ok(d)
+}
+
+/// `lwcbench compare`: the table on stdout, warnings on stderr, the page in `--html`.
+pub fn run(a: &CompareArgs) -> Result<(), String> {
+    check_margin(a.margin)?;
     if let Some(name) = &a.save_baseline {
         let [dir] = a.dirs.as_slice() else {
             return Err("--save-baseline: give exactly one result directory to save".into());
@@ -87,30 +138,17 @@ pub fn run(a: &CompareArgs) -> Result<(), String> {
         return Ok(());
     }
     let (a_dir, b_dir) = match (&a.baseline, a.dirs.as_slice()) {
-        (Some(name), [b]) => {
-            let d = baseline_dir(&a.baselines_dir, name)?;
-            if !d.is_dir() {
-                return Err(format!("--baseline: no baseline named '{name}' in {}", a.baselines_dir.display()));
-            }
-            (d, b.clone())
-        }
+        (Some(name), [b]) => (baseline(&a.baselines_dir, name)?, b.clone()),
         (Some(_), _) => return Err("--baseline: give exactly one result directory (B) to compare".into()),
         (None, [x, y]) => (x.clone(), y.clone()),
         (None, _) => return Err("compare: give two result directories A B (or --baseline NAME B)".into()),
     };
-    let ra = Run::load(&a_dir)?;
-    let rb = Run::load(&b_dir)?;
-    let margin = a.margin / 100.0;
-    let rows = compare::compare_runs_with(&ra, &rb, margin);
-    print!("{}", compare::text_table_with(&rows, margin));
-    // Runs recorded on a noisy machine: their verdicts deserve less trust.
-    for (tag, r) in [("A", &ra), ("B", &rb)] {
-        for n in r.record.notes.iter().filter(|n| n.starts_with("noisy machine")) {
-            eprintln!("warning: run {tag}: {n}");
-        }
+    let c = compare_dirs(&a_dir, &b_dir, a.margin)?;
+    print!("{}", c.text);
+    for w in &c.warnings {
+        eprintln!("warning: {w}");
     }
-    let page = compare::html_with(&ra, &rb, &a_dir.display().to_string(), &b_dir.display().to_string(), &rows, margin);
-    lwcbench_engine::results::write_atomic_to(&a.html, page.as_bytes(), "--html")?;
+    lwcbench_engine::results::write_atomic_to(&a.html, c.html.as_bytes(), "--html")?;
     println!("wrote {}", a.html.display());
     Ok(())
 }

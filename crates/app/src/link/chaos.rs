@@ -75,7 +75,7 @@ pub(super) struct ChaosArgs {
     sample_every: String,
     /// Output directory (default ./lwcbench-results/<UTC time>-link-chaos).
     #[arg(short, long)]
-    out: Option<PathBuf>,
+    pub(super) out: Option<PathBuf>,
     #[arg(long)]
     force: bool,
 }
@@ -110,7 +110,7 @@ pub(super) fn chaos(a: &ChaosArgs) -> Result<(), String> {
     } else {
         return Err(format!("--mosquitto: {} not found (Debian: apt-get install mosquitto)", a.mosquitto.display()));
     };
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the lwcbench binary: {e}"))?;
+    let exe = crate::lwcbench_exe()?;
     let (g, b, d, gb) =
         if a.no_faults { (0, 0, 0, 0) } else { (a.gateway_kills, a.broker_kills, a.device_kills, a.double_kills) };
     if g as u64 + b as u64 + d as u64 + gb as u64 > 1000 {
@@ -175,9 +175,8 @@ pub(super) fn chaos(a: &ChaosArgs) -> Result<(), String> {
         rd.finish(&files, &mut rec)?;
     }
     if !failures.is_empty() {
-        // The result files stay (they are the evidence).
-        eprintln!("error: chaos: {} (see {})", failures.join("; "), out.display());
-        std::process::exit(1);
+        // The result files stay (they are the evidence); the error says where.
+        return Err(format!("chaos: {} (see {})", failures.join("; "), out.display()));
     }
     println!("wrote {}", out.display());
     Ok(())

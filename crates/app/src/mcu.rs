@@ -15,6 +15,7 @@ use std::time::{Instant, SystemTime};
 
 use clap::{Args, Subcommand, ValueEnum};
 
+/// What `lwcbench mcu` produces.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum McuPreset {
     /// Flash / static RAM / stack per cipher and target (mcu_sizes.csv, mcu.md).
@@ -23,6 +24,7 @@ pub enum McuPreset {
     Counts,
 }
 
+/// `lwcbench mcu` options.
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct McuArgs {
@@ -115,7 +117,9 @@ fn python(root: &Path) -> PathBuf {
     }
 }
 
+/// `lwcbench mcu`: the tables of `--preset` (or the NIST LWC table) into `--out`.
 pub fn run(a: &McuArgs) -> Result<(), String> {
+    crate::renderers();
     if let Some(McuSub::NistLwc(n)) = &a.sub {
         return run_nist_lwc(n);
     }

@@ -1,11 +1,13 @@
 //! `lwcbench link`: the chosen cipher on a sensor → broker → gateway → store path (docs/link.md).
+use std::path::PathBuf;
+
 use clap::{Args, Subcommand};
 
 mod args;
 mod chaos;
 mod device;
 mod gateway;
-pub mod goose;
+pub(crate) mod goose;
 mod keygen;
 mod modbus;
 mod net;
@@ -17,6 +19,7 @@ mod session;
 mod video;
 mod video_args;
 
+/// `lwcbench link` options: a session (no subcommand) or one of the subcommands.
 #[derive(Args)]
 #[command(
     args_conflicts_with_subcommands = true,
@@ -58,7 +61,11 @@ enum LinkSub {
     Modbus(modbus::ModbusArgs),
 }
 
+/// `lwcbench link`: run the session or subcommand `a` asks for.
 pub fn run(a: &LinkArgs) -> Result<(), String> {
+    // only the link page: the run report's hook would also apply to later runs of a host
+    // process (Python's run(report=False))
+    let _ = lwcbench_link::results::PAGE_RENDERER.set(lwcbench_report::link::render);
     match &a.sub {
         Some(LinkSub::Device(d)) => device::device(d),
         Some(LinkSub::Gateway(g)) => gateway::gateway(g),
@@ -70,5 +77,26 @@ pub fn run(a: &LinkArgs) -> Result<(), String> {
         Some(LinkSub::ModbusProxy(p)) => modbus::proxy(p),
         Some(LinkSub::Modbus(m)) => modbus::measure(m),
         None => session::session(&a.session),
+    }
+}
+
+impl LinkArgs {
+    /// The result directory this run writes (for the Python package, which returns it): the
+    /// given `--out`, or the default, which is then set in `self` so the run uses that one.
+    /// None for what writes no result directory (a gateway or device process, keys, `--list`).
+    pub fn fix_out(&mut self) -> Option<PathBuf> {
+        let (slot, name) = match &mut self.sub {
+            None if self.session.list => return None,
+            None => {
+                let name = if self.session.video.video.is_some() { "link-video" } else { "link" };
+                (&mut self.session.out, name)
+            }
+            Some(LinkSub::Chaos(c)) => (&mut c.out, "link-chaos"),
+            Some(LinkSub::Overload(o)) => (&mut o.out, "link-overload"),
+            Some(LinkSub::Goose(g)) => (&mut g.out, "link-goose"),
+            Some(LinkSub::Modbus(m)) => (&mut m.out, "link-modbus"),
+            Some(_) => return None,
+        };
+        Some(slot.get_or_insert_with(|| options::default_out(name)).clone())
     }
 }

@@ -346,14 +346,13 @@ fn attack(a: &SessionArgs, rd: RunDir, suites: &[suite::Suite]) -> Result<(), St
     rd.finish(&files, &mut rec)?;
     let bad: Vec<String> = rows.iter().filter(|r| !r.pass).map(|r| format!("{} / {}", r.cipher, r.class)).collect();
     if !bad.is_empty() {
-        // The result files stay (they are the evidence): report and exit non-zero here.
-        eprintln!(
-            "error: attack suite: {} class(es) not handled as expected: {} (see {})",
+        // The result files stay (they are the evidence); the error says where.
+        return Err(format!(
+            "attack suite: {} class(es) not handled as expected: {} (see {})",
             bad.len(),
             bad.join(", "),
             out
-        );
-        std::process::exit(1);
+        ));
     }
     Ok(())
 }
