@@ -47,13 +47,12 @@ def main() -> None:
     if not answer.get("ranking"):
         fail("choose(): empty ranking")
 
-    if hasattr(lwcbench, "link"):
-        link = lwcbench.link(devices=4, messages=25, out=out / "link")
-        print(f"installed_wheel.py: link: {link!r}")
-    else:
-        # Issue #42 item 2 adds lwcbench.link; until then the binary's check covers link.
-        print("installed_wheel.py: link: not in this package's API (lwcbench.link); not run")
-    print("installed_wheel.py: wheel: ciphers, verify, run --preset quick, choose outside the checkout")
+    # The embedded broker and SQLite store, as `lwcbench link` runs them.
+    link = lwcbench.link(devices=4, messages=25, interval="0ms", out=str(out / "link"))
+    if link is None or "link_summary" not in link.tables:
+        fail(f"link(): no link_summary table ({link!r})")
+    print(f"installed_wheel.py: link: {sorted(link.tables)}")
+    print("installed_wheel.py: wheel: ciphers, verify, run --preset quick, choose, link outside the checkout")
 
 
 if __name__ == "__main__":
