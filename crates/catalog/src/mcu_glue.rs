@@ -87,10 +87,10 @@ impl Image<'_> {
     fn source(&self) -> String {
         format!(
             "//! {} ({}), generated from its catalogue entry by crates/catalog/src/mcu_glue.rs: do not edit.\n\
-             #![no_std]\n#![no_main]\nuse lwc_mcu_images as _;\nlwc_mcu_images::{};\n",
+             #![no_std]\n#![no_main]\nuse lwc_mcu_images as _;\n{}",
             self.e.id(),
             self.ty,
-            self.invocation
+            rustfmt_call(&format!("lwc_mcu_images::{}", self.invocation))
         )
     }
     /// The type as the host oracle names it: `mcu/hostref` compiles `mcu/images/src/rc.rs` as
@@ -150,6 +150,36 @@ impl Image<'_> {
         };
         Ok(Some(Image { e, name: m.name, ty, invocation }))
     }
+}
+
+/// `call;` as rustfmt lays it out (max_width 120, rustfmt.toml): on one line when it fits,
+/// else one argument per line, split at the commas outside `<>` and `()`.
+fn rustfmt_call(call: &str) -> String {
+    let one = format!("{call};\n");
+    if one.len() - 1 <= 120 {
+        return one;
+    }
+    let Some((head, args)) = call.split_once('(') else { return one };
+    let args = args.strip_suffix(')').unwrap_or(args);
+    let (mut parts, mut depth, mut cur) = (Vec::new(), 0i32, String::new());
+    for ch in args.chars() {
+        match ch {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    parts.push(cur.trim().to_string());
+    let body: String = parts.iter().map(|p| format!("    {p},\n")).collect();
+    // rustfmt drops the comma after a macro's last argument.
+    let body = body.strip_suffix(",\n").map(|b| format!("{b}\n")).unwrap_or(body);
+    format!("{head}(\n{body});\n")
 }
 
 /// The host oracle's dispatch: one function per family, each a match on the image name.
@@ -273,6 +303,19 @@ mod tests {
 
     /// The other families: a stream cipher of either state and a block cipher behind an
     /// adapter of `mcu/images/src/rc.rs` (XTEA: 128-bit key, 64-bit block).
+    #[test]
+    fn a_long_invocation_is_laid_out_as_rustfmt_does() {
+        // Expected: rustfmt 1.95's output for this line (the CI fmt check printed it; the
+        // generated files failed `cargo fmt --check` before).
+        let call = "lwc_mcu_images::aead_image!(lwc_mcu_images::rc::RcAead6<ccm::Ccm<aes::Aes128, ccm::consts::U16, ccm::consts::U12>>, 16, 12, 16)";
+        assert_eq!(
+            super::rustfmt_call(call),
+            "lwc_mcu_images::aead_image!(\n    lwc_mcu_images::rc::RcAead6<ccm::Ccm<aes::Aes128, ccm::consts::U16, ccm::consts::U12>>,\n    16,\n    12,\n    16\n);\n"
+        );
+        let short = "lwc_mcu_images::aead_image!(lwcbench_lightweight::xoodyak::Xoodyak, 16, 16, 16)";
+        assert_eq!(super::rustfmt_call(short), format!("{short};\n"));
+    }
+
     #[test]
     fn stream_and_block_entries_give_their_macros() {
         let trivium = crate::find("Trivium/rust").unwrap();

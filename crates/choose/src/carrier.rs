@@ -47,10 +47,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<CarrierSecurity>, String> {
         if let Some(i) = [0, 1, 2, 4, 5, 6, 8].into_iter().find(|&i| f[i].is_empty()) {
             return Err(format!("{origin}: line {line}: column {} is empty", cols[i]));
         }
-        let mic_bits =
-            f[3].parse::<u32>().ok().filter(|b| (8..=256).contains(b)).ok_or_else(|| {
-                format!("{origin}: line {line}: mic_bits '{}' is not a number of bits in 8..=256", f[3])
-            })?;
+        let mic_bits = f[3].parse::<u32>().ok().filter(|b| *b == 0 || (8..=256).contains(b)).ok_or_else(|| {
+            format!("{origin}: line {line}: mic_bits '{}' is not 0 (none) or a number of bits in 8..=256", f[3])
+        })?;
         if !matches!(f[7].as_str(), "sourced" | "estimate") {
             return Err(format!("{origin}: line {line}: status '{}' is not sourced or estimate", f[7]));
         }
@@ -91,7 +90,7 @@ mod tests {
     #[test]
     fn every_builtin_radio_has_its_carrier() {
         let rows = parse(CARRIER_SECURITY_CSV, "data/carrier-security.csv").unwrap();
-        assert_eq!(rows.len(), 4);
+        assert_eq!(rows.len(), 5);
         for r in lwcbench_data::radio::builtin() {
             assert!(for_radio(&r.name).is_some(), "{}", r.name);
         }

@@ -8,9 +8,9 @@ use lwcbench_data::engines::{Cpu, Engine};
 use lwcbench_data::nistlwc::NistCycles;
 
 use crate::data::{catalogue_facts, Data, ErrorBand, Facts, Source};
-use crate::figures::Priced;
 use crate::link_facts::{self, Kind, LinkSuite, HEADER_LEN};
 use crate::options::Request;
+use crate::priced::Priced;
 
 /// The link suite that carries `cipher` as an AEAD (the gateway's side of the same wire format),
 /// with its nonce bytes.

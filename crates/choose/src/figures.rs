@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::data::{Data, Facts, Size, Source};
 use crate::link_facts::{Carrier, Kind, MAX_COUNTER, POLY_TAG, STREAM_SKIP};
 use crate::options::Request;
+pub use crate::priced::Priced;
 use lwcbench_data::physics::{assess, check_lifetime, Receive, ReceiveLink, Violation};
 
 /// A value with its interval under the error model.
@@ -206,29 +207,6 @@ fn battery_source(req: &Request, battery: &Battery, sleep_source: &str) -> Strin
         battery.sleep_ua,
         req.interval_s
     )
-}
-
-/// One candidate's crypto per message as priced on the board: its cycles, energy and time, the
-/// relative error band, flash, RAM, the tag it sends and the sources of those figures.
-pub struct Priced {
-    /// Cycles at the board's clock.
-    pub cycles: f64,
-    /// Joules per message.
-    pub crypto_j: f64,
-    /// Seconds per message.
-    pub crypto_s: f64,
-    /// Relative error band (0.129 = ±12.9 %).
-    pub error: f64,
-    /// Flash bytes.
-    pub flash: u64,
-    /// RAM bytes.
-    pub ram: u64,
-    /// Tag bytes on the frame.
-    pub tag: usize,
-    /// Where the crypto figure comes from.
-    pub source: String,
-    /// Where flash and RAM come from.
-    pub flash_ram_source: String,
 }
 
 /// The crypto of `f` from this project's image on the board (None without an image).

@@ -12,7 +12,7 @@
 //! * [`options`] — the request, checked;
 //! * [`data`] — the tables and the candidates' catalogue facts;
 //! * [`engines`] — the board's on-chip crypto engines and emulated NIST LWC builds as candidates;
-//! * [`figures`] — a candidate's figures on the board;
+//! * [`figures`] — a candidate's figures on the board ([`priced`]: the crypto per message);
 //! * [`filter`] — the typed hard filters and each candidate's verdict;
 //! * [`score`], [`ties`] — the weighted score and the tie rule;
 //! * [`evaluate`] — one request through them;
@@ -38,6 +38,7 @@ pub mod handover;
 pub mod link_facts;
 pub mod options;
 pub mod out;
+pub mod priced;
 pub mod render;
 pub mod report;
 pub mod robust;

@@ -55,7 +55,7 @@ fn decode_token(s: &str) -> Result<(Vec<u8>, &str), String> {
 
 /// Parse a file; the error names the file and line.
 pub fn parse_file(path: &Path) -> Result<Vec<Test>, String> {
-    let text = crate::kat::read_text(path)?;
+    let text = crate::kat::files::read_text(path)?;
     parse_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 

@@ -186,9 +186,15 @@ fn choice(s: &mut String, rep: &Report) {
     s.push_str(&format!("deploy:   {}\n", h.link_command_line));
     if let Some(c) = &h.carrier_security {
         s.push_str(&format!(
-            "carrier:  {} already gives {} ({}-bit MIC), up to {}; its keys: {}\nend to end the link adds {} \
+            "carrier:  {} already gives {} ({}), up to {}; its keys: {}\nend to end the link adds {} \
              (data/carrier-security.csv, {})\n",
-            c.carrier, c.link_layer, c.mic_bits, c.protects_to, c.keys_held_by, c.end_to_end_adds, c.status
+            c.carrier,
+            c.link_layer,
+            if c.mic_bits == 0 { "no MIC".to_string() } else { format!("{}-bit MIC", c.mic_bits) },
+            c.protects_to,
+            c.keys_held_by,
+            c.end_to_end_adds,
+            c.status
         ));
     }
 }

@@ -2,4 +2,9 @@
 #![no_std]
 #![no_main]
 use lwc_mcu_images as _;
-lwc_mcu_images::aead_image!(lwc_mcu_images::rc::RcAead6<ccm::Ccm<aes::Aes128, ccm::consts::U16, ccm::consts::U13>>, 16, 13, 16);
+lwc_mcu_images::aead_image!(
+    lwc_mcu_images::rc::RcAead6<ccm::Ccm<aes::Aes128, ccm::consts::U16, ccm::consts::U13>>,
+    16,
+    13,
+    16
+);
