@@ -10,6 +10,8 @@ Images (`IMAGES`):
   mcu/lx106/stream_harness.c: per bit count one timed init and one timed keystream call;
 * this project's own portable C ChaCha20 and ChaCha20-Poly1305 (mcu/lx106/chacha, RFC 8439): the
   Poly1305 share of `lwcbench choose`'s stream + Poly1305 composition on the ESP8266;
+* this project's own constant-time C AES-128-CCM and AES-128-GCM (mcu/lx106/aes; 12-byte nonce,
+  16-byte tag), through mcu/lx106/harness.c like the NIST API images;
 * NIST LWC C implementations from the shared tree (Ascon-128 v1.2 ref / bi32 / bi32_lowsize,
   TinyJAMBU-128 ref / opt, Xoodyak XKCP-plain-ua) and the own ChaCha20-Poly1305 (NIST API)
   through mcu/lx106/harness.c: one timed crypto_aead_encrypt per message length, empty
@@ -67,6 +69,10 @@ IMAGES = [
     # Poly1305 share of `lwcbench choose`'s stream + Poly1305 composition
     Image("ChaCha20", "c", "c_chacha20", "stream", "LWC_CHACHA20", ("mcu/lx106/chacha/chacha20poly1305.c",)),
     Image("ChaCha20-Poly1305", "c", "c_chacha20poly1305", "aead", sources=("mcu/lx106/chacha/chacha20poly1305.c",)),
+    # this project's own constant-time C AES-128 (mcu/lx106/aes: no secret-indexed table), CCM
+    # (SP 800-38C) and GCM (SP 800-38D), 12-byte nonce, 16-byte tag: the FIPS candidates here
+    Image("AES-128-CCM", "c", "c_aes128ccm", "aead", sources=("mcu/lx106/aes/ccm.c", "mcu/lx106/aes/aes128.c")),
+    Image("AES-128-GCM", "c", "c_aes128gcm", "aead", sources=("mcu/lx106/aes/gcm.c", "mcu/lx106/aes/aes128.c")),
     Image("Ascon-128", "nist-ref", "nist_ascon128v12_ref", "aead", nist=("ascon", "ascon128v12", "ref")),
     Image("Ascon-128", "nist-bi32", "nist_ascon128v12_bi32", "aead", nist=("ascon", "ascon128v12", "bi32")),
     Image("Ascon-128", "nist-bi32_lowsize", "nist_ascon128v12_bi32_lowsize", "aead",

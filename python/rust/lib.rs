@@ -414,19 +414,13 @@ fn measure(
                 }
             });
         };
-        // The engine alone: the report renderer hook, once installed, would stay for every later
-        // run of this process, `report=False` ones too; the report is written afterwards.
-        session::run(req, tick)
+        // as `lwcbench run`: report.html in the run's unit and listed in its run.json
+        lwcbench_app::run::measure_with(req, report, tick)
     });
     if let Some(e) = cb_err {
         return Err(e);
     }
-    let outcome = outcome.map_err(app_err)?;
-    if report {
-        // as `lwcbench run`: report.html (and summary.md) next to the result files
-        py.detach(|| lwcbench_report::write_report(&outcome.dir)).map_err(value_err)?;
-    }
-    Ok(outcome)
+    outcome.map_err(app_err)
 }
 
 #[pyfunction]

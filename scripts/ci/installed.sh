@@ -8,7 +8,8 @@
 #            LWCBENCH_ROOT (it needs a checkout's cross toolchains)
 #   wheel    the wheel maturin builds (pip wheel ./python) installed into a fresh venv: no
 #            compile-time path into the checkout in the native module; installed_wheel.py runs
-#            the Python verbs
+#            every Python verb (ciphers, verify, run, load, compare, collect, choose, link, and
+#            mcu's InputError naming LWCBENCH_ROOT)
 # Both build in the test build's target directory and profile (target/, citest), reusing what
 # the "cargo test" suite and setup.sh --test compiled there. Measured on the loaded 2-vCPU dev VM
 # (load average ~14) after a change in crates/catalog: cargo install 516 s, the wheel 300 s;

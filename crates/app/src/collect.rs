@@ -69,7 +69,6 @@ pub fn run(a: &CollectArgs) -> Result<(), String> {
 
 /// [`run`], returning the result directory written.
 pub fn collect(a: &CollectArgs) -> Result<PathBuf, String> {
-    crate::renderers();
     let started = SystemTime::now();
     if a.power_port.is_none() && a.power_from_log.is_none() {
         for (given, name) in
@@ -120,7 +119,9 @@ pub fn collect(a: &CollectArgs) -> Result<PathBuf, String> {
         let board = parsed.header.as_ref().map(|h| h.board.clone()).unwrap_or_default();
         lwcbench_engine::results::default_out(started, &format!("board-{board}"))
     });
-    let src = Source { description, args: std::env::args().collect(), started };
+    // the report crate's renderer: report.html in the unit, as a host run has it
+    let src =
+        Source { description, args: std::env::args().collect(), started, report: Some(lwcbench_report::render_html) };
     let power = match &power_text {
         None => None,
         Some((t, what)) => {

@@ -45,14 +45,6 @@ pub fn board_help(before: &str, after: &str) -> String {
     format!("{before}{}{after}", lwcbench_engine::board::ids())
 }
 
-/// Installs the report crate's renderers into the engine and the link crate (which cannot
-/// depend on it), so every run directory gets its report.html in the same unit, whichever
-/// front end started it. Every verb here calls it; calling it again does nothing.
-pub fn renderers() {
-    let _ = lwcbench_engine::results::REPORT_RENDERER.set(lwcbench_report::render_html);
-    let _ = lwcbench_link::results::PAGE_RENDERER.set(lwcbench_report::link::render);
-}
-
 /// The `lwcbench` binary that runs the gateway and device processes of `link chaos`: this
 /// process when it is that binary; from another program (the Python package), the one in
 /// `LWCBENCH_BIN`, else `lwcbench` on PATH.

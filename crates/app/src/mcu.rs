@@ -119,7 +119,6 @@ fn python(root: &Path) -> PathBuf {
 
 /// `lwcbench mcu`: the tables of `--preset` (or the NIST LWC table) into `--out`.
 pub fn run(a: &McuArgs) -> Result<(), String> {
-    crate::renderers();
     if let Some(McuSub::NistLwc(n)) = &a.sub {
         return run_nist_lwc(n);
     }

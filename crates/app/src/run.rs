@@ -27,12 +27,62 @@ pub fn add_study_extras(req: &mut Request) {
     req.study_options.in_cycle = Some(crate::link::goose::in_cycle(&req.selection.ciphers, frames, &budgets));
 }
 
-/// Measure a resolved request into its result directory (report.html included, see
-/// [`renderers`](crate::renderers)); `progress(done, total, group)` as the engine's session.
+/// Measure a resolved request into its result directory, report.html included;
+/// `progress(done, total, group)` as the engine's session.
 pub fn measure(
     req: &Request,
     progress: impl FnMut(u64, u64, &str),
 ) -> Result<lwcbench_engine::session::Outcome, String> {
-    crate::renderers();
-    lwcbench_engine::session::run(req, progress)
+    measure_with(req, true, progress)
+}
+
+/// [`measure`], with the report crate's `report.html` written into the run's unit (and listed
+/// in its run.json) only when `report`.
+pub fn measure_with(
+    req: &Request,
+    report: bool,
+    progress: impl FnMut(u64, u64, &str),
+) -> Result<lwcbench_engine::session::Outcome, String> {
+    let mut req = req.clone();
+    req.report = report.then_some(lwcbench_report::render_html as lwcbench_engine::results::ReportRenderer);
+    lwcbench_engine::session::run(&req, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use lwcbench_engine::plan::{Kiv, Scenario, Selection};
+
+    fn files(dir: &std::path::Path) -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+        v["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect()
+    }
+
+    /// A run through this layer has report.html in its unit and listed in run.json; an engine
+    /// run of the same process afterwards (Python's `run(report=False)`) has none: no renderer
+    /// outlives the run it was passed to.
+    #[test]
+    fn report_belongs_to_its_run_only() {
+        let t = tempfile::tempdir().unwrap();
+        let sel = Selection {
+            ciphers: vec!["Ascon-AEAD128".into()],
+            scenarios: vec![Scenario::Encrypt],
+            kivs: vec![Kiv { random_key: false, random_iv: false }],
+            sizes_bits: vec![64],
+            ..Default::default()
+        };
+        let mut req = lwcbench_engine::session::Request::new(sel);
+        req.config.reps = 3;
+        req.config.warmup = 1;
+        req.out = Some(t.path().join("app"));
+        let o = super::measure(&req, |_, _, _| {}).unwrap();
+        let listed = files(&o.dir);
+        assert_eq!(listed[listed.len() - 2..], ["report.html", "run.json"], "{listed:?}");
+        assert!(o.dir.join("report.html").is_file());
+
+        req.out = Some(t.path().join("engine"));
+        let o = lwcbench_engine::session::run(&req, |_, _, _| {}).unwrap();
+        let listed = files(&o.dir);
+        assert!(!listed.iter().any(|f| f == "report.html"), "{listed:?}");
+        assert!(!o.dir.join("report.html").exists());
+    }
 }

@@ -247,7 +247,7 @@ pub fn run(a: &RunArgs) -> Result<(), String> {
     });
     pb.finish_and_clear();
     let outcome = outcome?;
-    // report.html was written with the run (results::REPORT_RENDERER)
+    // report.html was written with the run (the renderer app::run::measure passes)
     let report = outcome.dir.join("report.html");
     if !a.quiet {
         print_overview(&outcome.results);

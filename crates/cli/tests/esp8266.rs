@@ -93,3 +93,36 @@ fn mcu_board_is_checked_against_the_records() {
     assert!(lines[0].contains("--board: 'uno' is not a board of data/boards.toml (") && lines[0].contains("esp8266"));
     assert!(!out.join("run.json").exists());
 }
+
+/// `--require fips` on the ESP8266 answers our own C AES-128 in CCM or GCM (mcu/lx106/aes,
+/// checked in QEMU against Wycheproof and the GCM specification's vectors in
+/// mcu/tests/test_lx106_aes.py), priced from its esp8266 rows. It failed before: no AES image had
+/// an LX106 row, so the answer was "no candidate approved for FIPS 140-3 has figures".
+#[test]
+fn choose_on_the_esp8266_answers_c_aes_under_require_fips() {
+    let d = tempfile::tempdir().unwrap();
+    let args = [
+        "choose",
+        "--board",
+        "esp8266",
+        "--radio",
+        "WiFi-n-MCS7-ESP8266",
+        "--interval",
+        "10m",
+        "--require",
+        "fips",
+        "--json",
+    ];
+    let o = lwcbench(&args, d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let chosen = v["chosen"].as_str().unwrap();
+    assert!(chosen == "AES-128-GCM/c" || chosen == "AES-128-CCM/c", "{chosen}: {}", v["ranking"]);
+    let c = v["candidates"].as_array().unwrap().iter().find(|c| c["id"] == chosen).unwrap();
+    let crypto = c["figures"]["sources"]["crypto"].as_str().unwrap();
+    assert!(crypto.starts_with("emulated on esp8266 (lx106 model, 80 MHz"), "{crypto}");
+    // flash: the image's own row, read from the CSV by hand
+    let image = if chosen == "AES-128-GCM/c" { "AES-128-GCM,c,c_aes128gcm," } else { "AES-128-CCM,c,c_aes128ccm," };
+    let sizes = include_str!("../../../data/mcu-sizes.csv");
+    assert_eq!(c["figures"]["flash_bytes"].as_f64().unwrap(), field(sizes, &format!("{image}xtensa-lx106-elf,"), 7));
+}

@@ -8,21 +8,22 @@ use std::path::Path;
 
 use crate::markdown;
 use crate::results::{
-    csv_or_header, sample_rows, summary_rows, to_csv, warmup_rows, RunDirWriter, RunRecord, SampleRow, SummaryRow,
-    REPORT_RENDERER, SAMPLE_HEADER,
+    csv_or_header, sample_rows, summary_rows, to_csv, warmup_rows, ReportRenderer, RunDirWriter, RunRecord, SampleRow,
+    SummaryRow, SAMPLE_HEADER,
 };
 use crate::runner::GroupResult;
 use crate::studies::{self, StudyInput, StudyOptions, StudyOutput};
 
-/// Write all files of a run; `run.json` last.
+/// Write all files of a run; `run.json` last; `report.html` too when a renderer is given.
 pub fn write_run(
     dir: &Path,
     results: &[GroupResult],
     record: &mut RunRecord,
     extra: &[(&str, Vec<u8>)],
     extra_md: &str,
+    report: Option<ReportRenderer>,
 ) -> std::io::Result<()> {
-    write_rows(dir, &sample_rows(results), &warmup_rows(results), record, extra, extra_md)
+    write_rows(dir, &sample_rows(results), &warmup_rows(results), record, extra, extra_md, report)
 }
 
 /// The files and the Markdown of the studies derived from every run ([`Study::every_run`](crate::studies::Study::every_run)), in
@@ -59,6 +60,7 @@ pub fn write_rows(
     record: &mut RunRecord,
     extra: &[(&str, Vec<u8>)],
     extra_md: &str,
+    report: Option<ReportRenderer>,
 ) -> std::io::Result<()> {
     let summary = summary_rows(samples);
     let derived = every_run_studies(samples, &summary, record).map_err(io::Error::other)?;
@@ -75,7 +77,6 @@ pub fn write_rows(
     files.extend(derived.files.iter().map(|(n, b)| (n.as_str(), b.clone())));
     files.push(("summary.md", md.into_bytes()));
     files.extend(extra.iter().map(|(n, b)| (*n, b.clone())));
-    let renderer = REPORT_RENDERER.get();
     let mut w = RunDirWriter::begin(dir)?;
     for (name, bytes) in &files {
         w.add(name, bytes)?;
@@ -83,13 +84,13 @@ pub fn write_rows(
     record.files = files
         .iter()
         .map(|(n, _)| n.to_string())
-        .chain(renderer.map(|_| "report.html".to_string()))
+        .chain(report.map(|_| "report.html".to_string()))
         .chain(["run.json".to_string()])
         .collect();
     let json = serde_json::to_vec_pretty(record).expect("record serialises");
     w.add("run.json", &json)?;
     // The report is rendered from the unit as it will be (its run.json already lists it).
-    if let Some(render) = renderer {
+    if let Some(render) = report {
         let html = render(w.stage()).map_err(io::Error::other)?;
         w.add("report.html", &html)?;
     }

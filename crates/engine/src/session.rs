@@ -39,6 +39,9 @@ pub struct Request {
     /// Also count instructions per operation under callgrind (`--counter instructions`,
     /// [`crate::counter`]): writes `instructions.csv`. CLI only (re-executes the command line).
     pub count_instructions: bool,
+    /// Renders `report.html` into the run's unit (the application layer passes the report
+    /// crate's renderer); None writes no report.
+    pub report: Option<crate::results::ReportRenderer>,
 }
 
 impl Request {
@@ -56,6 +59,7 @@ impl Request {
             study_options: StudyOptions::default(),
             twin: None,
             count_instructions: false,
+            report: None,
         }
     }
     /// The preset's run: its selection, repetitions, warm-up and study.
@@ -324,7 +328,7 @@ pub fn run(req: &Request, mut progress: impl FnMut(u64, u64, &str)) -> Result<Ou
         extra.push(("instructions.csv", csv));
         record.notes.push(note);
     }
-    crate::output::write_run(&out, &results_v, &mut record, &extra, &study.markdown)
+    crate::output::write_run(&out, &results_v, &mut record, &extra, &study.markdown, req.report)
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(Outcome { dir: out, record, results: results_v })
 }

@@ -122,6 +122,7 @@ fn board_log(input: &[u8], s: &mut Scratch) -> Result<(), String> {
         description: "fuzz log".into(),
         args: vec!["lwcbench".into(), "collect".into()],
         started: std::time::SystemTime::now(),
+        report: None,
     };
     match collect::write_collected(&p, &out, true, true, &src) {
         Ok(_) => Ok(()),
@@ -182,6 +183,7 @@ fn power_log(input: &[u8], s: &mut Scratch) -> Result<(), String> {
         description: "fuzz log".into(),
         args: vec!["lwcbench".into(), "collect".into()],
         started: std::time::SystemTime::now(),
+        report: None,
     };
     let notes = log.summary_lines("power log");
     match collect::logger::write_collected_with_power(&p, &out, true, true, &src, Some((&r, &notes))) {

@@ -102,7 +102,7 @@ pub fn page_of_dir(dir: &Path) -> Result<String, String> {
     page(dir, &rec)
 }
 
-/// For `lwcbench_link::results::PAGE_RENDERER`: the page as bytes.
+/// A `lwcbench_link::results::PageRenderer`: the page as bytes.
 pub fn render(dir: &Path, rec: &serde_json::Value) -> Result<Vec<u8>, String> {
     page(dir, rec).map(String::into_bytes)
 }

@@ -124,7 +124,7 @@ pub(super) fn chaos(a: &ChaosArgs) -> Result<(), String> {
     let failures;
     // Written beside --out and swapped in whole; the work directory (captures, store, broker
     // data, logs) is part of the run.
-    let rd = RunDir::begin(&out, a.force)?;
+    let rd = RunDir::begin(&out, a.force, Some(lwcbench_report::link::render))?;
     {
         let cfg = chaos::ChaosConfig {
             exe,

@@ -111,7 +111,7 @@ pub fn goose(a: &GooseArgs) -> Result<(), String> {
     let started = SystemTime::now();
     // From here a stop signal ends the measurement between two frames; see stopped_by.
     let signals = stop::StopSignals::install();
-    let rd = RunDir::begin(&out, a.force)?;
+    let rd = RunDir::begin(&out, a.force, Some(lwcbench_report::link::render))?;
     let (key_file, counter_file) = state_files(&rd, &a.key_file, &None)?;
     let (master, store) =
         counter::open_session(&key_file, &counter_file, counter::DEFAULT_BLOCK).map_err(|e| rd.shown(&e))?;

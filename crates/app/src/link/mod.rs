@@ -63,9 +63,6 @@ enum LinkSub {
 
 /// `lwcbench link`: run the session or subcommand `a` asks for.
 pub fn run(a: &LinkArgs) -> Result<(), String> {
-    // only the link page: the run report's hook would also apply to later runs of a host
-    // process (Python's run(report=False))
-    let _ = lwcbench_link::results::PAGE_RENDERER.set(lwcbench_report::link::render);
     match &a.sub {
         Some(LinkSub::Device(d)) => device::device(d),
         Some(LinkSub::Gateway(g)) => gateway::gateway(g),

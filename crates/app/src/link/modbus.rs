@@ -229,7 +229,7 @@ pub(super) fn measure(a: &ModbusArgs) -> Result<(), String> {
     };
     let out = a.out.clone().unwrap_or_else(|| default_out("link-modbus"));
     let started = SystemTime::now();
-    let rd = RunDir::begin(&out, a.force)?;
+    let rd = RunDir::begin(&out, a.force, Some(lwcbench_report::link::render))?;
     let (key_file, _) = super::options::state_files(&rd, &a.key_file, &None)?;
     let opts = Options { interval, cycles, key_file: Some(key_file), warmup: a.warmup, ..Options::default() };
     let mut all = Vec::new();

@@ -80,7 +80,7 @@ pub(super) fn overload(a: &OverloadArgs) -> Result<(), String> {
     let transport = transport_of(&a.transport, a.broker.as_deref())?;
     let out = a.out.clone().unwrap_or_else(|| default_out("link-overload"));
     let started = SystemTime::now();
-    let rd = RunDir::begin(&out, a.force)?;
+    let rd = RunDir::begin(&out, a.force, Some(lwcbench_report::link::render))?;
     {
         let cfg = overload::OverloadConfig {
             suite: s.clone(),

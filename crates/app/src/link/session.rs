@@ -125,7 +125,7 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
             return Err("--protocol oscore: network conditions are not offered yet".into());
         }
         let out = a.out.clone().unwrap_or_else(|| default_out("link"));
-        let rd = RunDir::begin(&out, a.force)?;
+        let rd = RunDir::begin(&out, a.force, Some(lwcbench_report::link::render))?;
         super::oscore::session(a, interval, rd, &ds)?;
         println!("wrote {}", out.display());
         return Ok(());
@@ -134,7 +134,7 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
     let transport = if netc.is_none() { Some(transport_of(&a.transport, a.broker.as_deref())?) } else { None };
     let out = a.out.clone().unwrap_or_else(|| default_out("link"));
     // Nothing half-written: the run is written beside --out and swapped in when complete.
-    let rd = RunDir::begin(&out, a.force)?;
+    let rd = RunDir::begin(&out, a.force, Some(lwcbench_report::link::render))?;
     let r = match (&netc, transport) {
         (Some(p), _) => net::session(a, rd, &suites, interval, &ds, p),
         (None, t) => session_in(a, rd, &suites, interval, &ds, t.expect("set without conditions")),

@@ -52,7 +52,7 @@ pub(super) fn run(a: &SessionArgs, file: &str, suites: &[Suite]) -> Result<(), S
     let clip = Arc::new(clip);
     let out = a.out.clone().unwrap_or_else(|| default_out("link-video"));
     // Nothing half-written: the run is written beside --out and swapped in when complete.
-    let rd = RunDir::begin(&out, a.force)?;
+    let rd = RunDir::begin(&out, a.force, Some(lwcbench_report::link::render))?;
     let (key_file, counter_file) = state_files(&rd, &a.key_file, &a.counter_state)?;
     let started = SystemTime::now();
     let session = lwcbench_link::session::new_session();

@@ -195,6 +195,7 @@ fn src() -> Source {
         description: "test.log".into(),
         args: vec!["lwcbench".into(), "collect".into()],
         started: std::time::SystemTime::now(),
+        report: None,
     }
 }
 

@@ -16,6 +16,9 @@ pub struct Source {
     pub args: Vec<String>,
     /// When collection started.
     pub started: std::time::SystemTime,
+    /// Renders `report.html` into the run's unit (see [`crate::results::ReportRenderer`]);
+    /// None writes no report.
+    pub report: Option<crate::results::ReportRenderer>,
 }
 
 /// Validate and write the result files of a parsed log into `out`. Truncation is an error
@@ -176,7 +179,7 @@ pub fn write_collected_with(
     let mut extra = vec![("board-log.txt", p.raw.clone().into_bytes())];
     record.notes.extend(extra_notes);
     extra.extend(extra_files);
-    crate::output::write_rows(out, &p.samples, &p.warmup, &mut record, &extra, "")
+    crate::output::write_rows(out, &p.samples, &p.warmup, &mut record, &extra, "", src.report)
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     Ok(record)
 }

@@ -19,7 +19,7 @@ mod summary;
 
 pub use rundir::{
     default_out, link_file, link_tree, prepare_dir, rewrite_dir, scratch_sibling, step, write_atomic, write_atomic_to,
-    ReportRenderer, RunDirWriter, REPORT_RENDERER,
+    ReportRenderer, RunDirWriter,
 };
 pub use summary::{comparison_rows, no_difference, sample_rows, summary_rows, warmup_rows};
 

@@ -168,11 +168,9 @@ pub fn prepare_dir(dir: &Path, force: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Renders `report.html` from a complete run directory (set by the CLI to the report crate's
-/// renderer; the engine cannot depend on that crate). When set, the page is written into the
-/// same unit as the data it shows and listed in `run.json`.
-pub static REPORT_RENDERER: OnceLock<ReportRenderer> = OnceLock::new();
-/// See [`REPORT_RENDERER`].
+/// Renders `report.html` from a complete run directory. The application layer passes the
+/// report crate's renderer with each run (the engine cannot depend on that crate); given, the
+/// page is written into the same unit as the data it shows and listed in `run.json`.
 pub type ReportRenderer = fn(&Path) -> Result<Vec<u8>, String>;
 
 /// Writes a run directory as one unit: files go into a fresh hidden sibling of `out`, which

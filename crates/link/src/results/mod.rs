@@ -343,11 +343,10 @@ impl LinkRecord {
     }
 }
 
-/// Renders `report.html` of a link directory from its files and its run.json record (set by
-/// the CLI to the report crate's renderer; this crate cannot depend on that one).
+/// Renders `report.html` of a link directory from its files and its run.json record (the
+/// application layer passes the report crate's renderer to [`RunDir::begin`]; this crate
+/// cannot depend on that one).
 pub type PageRenderer = fn(&Path, &serde_json::Value) -> Result<Vec<u8>, String>;
-/// See [`PageRenderer`].
-pub static PAGE_RENDERER: std::sync::OnceLock<PageRenderer> = std::sync::OnceLock::new();
 
 /// Entries of a link directory that are not results of one run: the master key and counter
 /// state, and the default store. They belong to the directory: a run into an existing one
@@ -366,16 +365,18 @@ pub const KEPT: [&str; 4] = ["state", "link.db", "link.db-wal", "link.db-shm"];
 pub struct RunDir {
     out: std::path::PathBuf,
     w: lwcbench_engine::results::RunDirWriter,
+    render: Option<PageRenderer>,
 }
 
 impl RunDir {
     /// Check `out` ([`prepare_dir`](lwcbench_engine::results::prepare_dir): a finished run is
-    /// replaced only with `force`) and start the new run beside it.
-    pub fn begin(out: &Path, force: bool) -> Result<RunDir, String> {
+    /// replaced only with `force`) and start the new run beside it; `render` writes its
+    /// `report.html` (None: no report).
+    pub fn begin(out: &Path, force: bool, render: Option<PageRenderer>) -> Result<RunDir, String> {
         lwcbench_engine::results::prepare_dir(out, force)?;
         let w = lwcbench_engine::results::RunDirWriter::begin(out)
             .map_err(|e| format!("--out: {}: cannot start the run: {e}", out.display()))?;
-        Ok(RunDir { out: out.to_path_buf(), w })
+        Ok(RunDir { out: out.to_path_buf(), w, render })
     }
 
     /// The output directory as given.
@@ -413,7 +414,7 @@ impl RunDir {
         for (name, bytes) in files {
             self.w.add(name, bytes).map_err(|e| io(&format!("cannot write {name}"), e))?;
         }
-        let renderer = PAGE_RENDERER.get();
+        let renderer = self.render;
         record.files = files
             .iter()
             .map(|(n, _)| n.clone())
