@@ -114,9 +114,11 @@ def test_link_session_small(tmp_path):
             assert rows(tmp_path / "py" / f, keys) == rows(tmp_path / "cli" / f, keys), f
 
 
-def test_mcu_sizes(tmp_path):
+def test_mcu_sizes(tmp_path, monkeypatch):
     if not (shutil.which("arm-none-eabi-gcc") and (ROOT / ".venv/bin/python").is_file()):
         pytest.skip("no cross toolchain (arm-none-eabi-gcc) and checkout venv: scripts/setup.sh --test")
+    # The installed package finds the mcu tooling through LWCBENCH_ROOT (docs/install.md).
+    monkeypatch.setenv("LWCBENCH_ROOT", str(ROOT))
     r = lwcbench.mcu(tmp_path / "py", preset="sizes", profiles="Os")
     cli("mcu", "--preset", "sizes", "--profiles", "Os", "-o", tmp_path / "cli")
     key = ("cipher", "target", "profile", "flash_bytes")

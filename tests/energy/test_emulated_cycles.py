@@ -89,7 +89,7 @@ def test_sample_re_emulated_equals_the_committed_table():
     build.build_rust(("Os",))
     imgs = [im for im in run.images(("Os",)) if im.language == "Rust" and im.image in SAMPLE]
     assert len(imgs) == len(SAMPLE) * len(build.RUST_TARGETS)
-    boards = ec.read_boards()
+    boards = [b for b in ec.read_boards() if b.lx106 is None]  # the ESP8266 has no Rust image
     fresh = {(r[0], r[3], r[4]): r for r in ec.emulate_rows(imgs, boards)}
     assert len(fresh) == len(SAMPLE) * len(boards)
     table = committed()
