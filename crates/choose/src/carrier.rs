@@ -110,7 +110,7 @@ mod tests {
         assert!(parse(&format!("{head}{}", row("32", "sourced")), "f").is_ok());
         assert_eq!(
             parse(&format!("{head}{}", row("4", "sourced")), "f").unwrap_err(),
-            "f: line 2: mic_bits '4' is not a number of bits in 8..=256"
+            "f: line 2: mic_bits '4' is not 0 (none) or a number of bits in 8..=256"
         );
         assert!(parse(&format!("{head}{}", row("32", "guess")), "f").unwrap_err().contains("line 2: status"));
         assert!(parse(&format!("{head}{}{}", row("32", "sourced"), row("32", "sourced")), "f")
