@@ -11,19 +11,8 @@ macro_rules! print {
     ($($t:tt)*) => { $crate::out(format_args!($($t)*)) };
 }
 
-/// Write to stdout. A reader that went away (EPIPE) is not an error of ours: exit 0 without a
-/// word, as `head` expects; any other write error is one `error:` line and exit 1.
-pub fn out(args: std::fmt::Arguments) {
-    use std::io::Write;
-    let mut o = std::io::stdout().lock();
-    if let Err(e) = o.write_fmt(args) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
-        eprintln!("error: writing to stdout: {e}");
-        std::process::exit(1);
-    }
-}
+/// The macros above write through the application layer's stdout writer (one EPIPE rule).
+use lwcbench_app::out;
 
 mod cmd_choose;
 mod cmd_crypt;

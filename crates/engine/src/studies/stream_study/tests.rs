@@ -92,11 +92,8 @@ fn table_from_hand_made_summary() {
 /// `--board rp2040`: 5 V × 25 mA at 125 MHz = 1 nJ per cycle (hand), so a frame costs
 /// (init + keystream over the frame) cycles in nJ and a byte the slope in nJ; DRACO/cpp-fast
 /// has no image (the cycles table is the Rust images') and keeps host time × 0.125 W.
-#[test]
-fn board_energy_is_labelled_per_row() {
-    if !crate::resources::in_own_process("studies::stream_study::tests::board_energy_is_labelled_per_row") {
-        return;
-    }
+/// Rust Trivium's full/keystream/init rows and the same figures as the C++ DRACO's (cpp-fast).
+fn trivium_and_cpp_draco_rows() -> Vec<SummaryRow> {
     let mut s = vec![
         row("full", LONG_BYTES as u64 * 8, 131_072.0, 120_000.0, 140_000.0),
         row("keystream", LONG_BYTES as u64 * 8, 65_536.0, 60_000.0, 70_000.0),
@@ -112,6 +109,15 @@ fn board_energy_is_labelled_per_row() {
         })
         .collect();
     s.extend(cpp);
+    s
+}
+
+#[test]
+fn board_energy_is_labelled_per_row() {
+    if !crate::resources::in_own_process("studies::stream_study::tests::board_energy_is_labelled_per_row") {
+        return;
+    }
+    let s = trivium_and_cpp_draco_rows();
     let b = board::find("rp2040").unwrap();
     let t = table(&s, &b.fallback_profile(), Some(&b), None).unwrap();
     let tri = t.iter().find(|r| r.cipher == "Trivium").unwrap();
@@ -141,21 +147,7 @@ fn esp8266_prices_the_cpp_draco_from_its_lx106_rows() {
     ) {
         return;
     }
-    let mut s = vec![
-        row("full", LONG_BYTES as u64 * 8, 131_072.0, 120_000.0, 140_000.0),
-        row("keystream", LONG_BYTES as u64 * 8, 65_536.0, 60_000.0, 70_000.0),
-        row("init", 0, 2_000.0, 1_900.0, 2_100.0),
-    ];
-    let cpp: Vec<SummaryRow> = s
-        .iter()
-        .map(|r| SummaryRow {
-            cipher: "DRACO".into(),
-            implementation: "cpp-fast".into(),
-            language: "C++".into(),
-            ..r.clone()
-        })
-        .collect();
-    s.extend(cpp);
+    let s = trivium_and_cpp_draco_rows();
     let b = board::find("esp8266").unwrap();
     let t = table(&s, &b.fallback_profile(), Some(&b), None).unwrap();
     let d = t.iter().find(|r| r.cipher == "DRACO" && r.implementation == "cpp-fast").unwrap();
