@@ -319,7 +319,9 @@ fn ephemeral(suite: EdhocSuite) -> Result<Zeroizing<[u8; 32]>, Error> {
     for _ in 0..8 {
         let mut k = Zeroizing::new([0u8; 32]);
         rand_core::OsRng.try_fill_bytes(&mut *k).map_err(|_| Error::new("message_1", "no random numbers"))?;
-        if suite.public_key(&k).is_ok() {
+        // Any 32 bytes are an X25519 key; a P-256 one must be a scalar 1..n-1 (checked without
+        // the scalar multiplication the public key costs).
+        if suite == EdhocSuite::Suite0 || p256::SecretKey::from_bytes(&(*k).into()).is_ok() {
             return Ok(k);
         }
     }
