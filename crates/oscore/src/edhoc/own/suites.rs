@@ -101,6 +101,24 @@ impl EdhocSuite {
     }
 }
 
+impl core::str::FromStr for EdhocSuite {
+    type Err = alloc::string::String;
+    /// "0" or "2" (also "suite0", "suite2"), as a command's option takes it.
+    fn from_str(s: &str) -> Result<EdhocSuite, Self::Err> {
+        match s.trim().to_ascii_lowercase().trim_start_matches("suite").trim_start_matches(['-', '_', ' ']) {
+            "0" => Ok(EdhocSuite::Suite0),
+            "2" => Ok(EdhocSuite::Suite2),
+            _ => Err(alloc::format!("unknown EDHOC cipher suite {s:?} (expected 0 or 2)")),
+        }
+    }
+}
+
+/// Whether `x` is the x-coordinate of a point on P-256 (a credential's key is checked once,
+/// when parsed).
+pub fn p256_on_curve(x: &[u8; 32]) -> bool {
+    bool::from(p256::AffinePoint::decompress(&(*x).into(), 0u8.into()).is_some())
+}
+
 impl fmt::Display for EdhocSuite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -127,4 +145,28 @@ pub fn ed25519_verify(public: &[u8; 32], msg: &[u8], sig: &[u8]) -> Result<(), &
     let key = ed25519_dalek::VerifyingKey::from_bytes(public).map_err(|_| "the Ed25519 public key is invalid")?;
     key.verify_strict(msg, &ed25519_dalek::Signature::from_bytes(&sig))
         .map_err(|_| "the signature does not verify (altered, or another key)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suites_parse_by_number_or_name() {
+        assert_eq!("0".parse::<EdhocSuite>(), Ok(EdhocSuite::Suite0));
+        assert_eq!("suite2".parse::<EdhocSuite>(), Ok(EdhocSuite::Suite2));
+        assert_eq!("Suite-0".parse::<EdhocSuite>(), Ok(EdhocSuite::Suite0));
+        assert_eq!("3".parse::<EdhocSuite>(), Err("unknown EDHOC cipher suite \"3\" (expected 0 or 2)".into()));
+    }
+
+    #[test]
+    fn p256_curve_check() {
+        // RFC 9529 §3's G_X is on P-256; x = 1 is not (1 - 3 + b is no square mod p, as
+        // tests/edhoc.rs notes from a computation in Python).
+        let g_x: [u8; 32] = *b"\x8a\xf6\xf4\x30\xeb\xe1\x8d\x34\x18\x40\x17\xa9\xa1\x1b\xf5\x11\xc8\xdf\xf8\xf8\x34\x73\x0b\x96\xc1\xb7\xc8\xdb\xca\x2f\xc3\xb6";
+        assert!(p256_on_curve(&g_x));
+        let mut one = [0u8; 32];
+        one[31] = 1;
+        assert!(!p256_on_curve(&one));
+    }
 }
