@@ -104,7 +104,8 @@ impl Initiator {
     }
 
     /// Start with the ephemeral private key `x` and SUITES_I = `suites_i` (the last one must be
-    /// `params.suite`): for replaying a trace; a live handshake uses [`Initiator::start`].
+    /// `params.suite`): for replaying a trace; a live handshake uses [`Initiator::start`]. An
+    /// ephemeral key used twice would repeat PRK_2e's keystream under another plaintext.
     pub fn start_with(
         params: &Params<'_>,
         c_i: &[u8],
@@ -243,7 +244,7 @@ impl Responder {
     }
 
     /// As [`Responder::process_message_1`] with the ephemeral private key `y` (for replaying a
-    /// trace).
+    /// trace; never with a key used before).
     pub fn process_message_1_with(
         params: &Params<'_>,
         message_1: &[u8],
