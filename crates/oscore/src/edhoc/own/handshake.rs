@@ -105,7 +105,7 @@ impl Initiator {
 
     /// Start with the ephemeral private key `x` and SUITES_I = `suites_i` (the last one must be
     /// `params.suite`): for replaying a trace; a live handshake uses [`Initiator::start`]. An
-    /// ephemeral key used twice would repeat PRK_2e's keystream under another plaintext.
+    /// ephemeral key used twice links the sessions and loses the forward secrecy it gives.
     pub fn start_with(
         params: &Params<'_>,
         c_i: &[u8],
