@@ -9,7 +9,8 @@
 //! [`Established::key_update`] is EDHOC-KeyUpdate (Appendix H); [`Established::needs_key_update`]
 //! says when a sender sequence number limit calls for it.
 //!
-//! Cipher suite 0 (X25519, EdDSA) is not offered: lakers implements suite 2 only.
+//! Cipher suite 0 (X25519, EdDSA) is not offered through lakers, which implements suite 2
+//! only: [`own`] is this crate's own EDHOC, with suites 0 and 2.
 //!
 //! The CoAP transport of Appendix A.2 ([`coap_message_1`], [`coap_message_3`],
 //! [`CoapEdhocRequest`]): message_1 is POSTed to `/.well-known/edhoc` behind the CBOR `true`,
@@ -33,6 +34,8 @@ use zeroize::Zeroizing;
 use crate::{Algorithm, SecurityContext, SecurityParams};
 
 pub use lakers::Credential;
+
+pub mod own;
 
 /// The cryptography lakers runs on: RustCrypto with the operating system's random numbers
 /// (ephemeral keys, connection identifiers).

@@ -11,8 +11,10 @@
 //! * [`seq`] (feature `std`): sender sequence numbers persisted the way RFC 8613 Appendix B.1
 //!   describes: a block is reserved durably before any number in it is used, so no number is
 //!   used twice across restarts or processes;
-//! * [`edhoc`] (feature `edhoc`): EDHOC (RFC 9528) method 3, cipher suite 2, establishing the
-//!   OSCORE context of RFC 9528 Appendix A.1, with EDHOC-KeyUpdate.
+//! * [`edhoc`] (feature `edhoc`): EDHOC (RFC 9528) method 3, cipher suite 2 through lakers, and
+//!   [`edhoc::own`], this crate's own EDHOC with cipher suites 0 (X25519, EdDSA) and 2, methods 0
+//!   and 3, checked against RFC 9529; both establish the OSCORE context of RFC 9528 Appendix
+//!   A.1, with EDHOC-KeyUpdate.
 //!
 //! Algorithms: AES-CCM-16-64-128 (COSE 10, OSCORE's mandatory one), AES-CCM-16-128-128 (30),
 //! ChaCha20/Poly1305 (24), A128GCM (1). Ascon-AEAD128 is refused: it has no identifier in the

@@ -1,0 +1,455 @@
+//! The handshake (RFC 9528 §5): the Initiator and the Responder as states that consume the
+//! peer's message and answer the next, and the completed session that exports the OSCORE
+//! context (Appendix A.1) and runs EDHOC-KeyUpdate (Appendix H).
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use core::fmt;
+
+use subtle::ConstantTimeEq;
+use zeroize::Zeroizing;
+
+use super::cbor::{self, Reader};
+use super::credential::kind_for;
+use super::schedule::{self, Prk, Th};
+use super::{messages, refuse, suites, Credential, EdhocSuite, Error, Identity, Method};
+use crate::edhoc::Role;
+use crate::{Algorithm, SecurityContext, SecurityParams};
+
+/// What both sides of a handshake are configured with.
+#[derive(Clone, Copy, Debug)]
+pub struct Params<'a> {
+    /// The cipher suite.
+    pub suite: EdhocSuite,
+    /// The method.
+    pub method: Method,
+    /// This endpoint's identity.
+    pub own: &'a Identity,
+    /// The credential the peer must authenticate with.
+    pub peer: &'a Credential,
+}
+
+impl Params<'_> {
+    fn check(&self) -> Result<(), Error> {
+        let kind = kind_for(self.suite, self.method)?;
+        for (who, c) in [("own", &self.own.cred), ("peer's", self.peer)] {
+            if c.kind != kind {
+                return Err(Error::new(
+                    "credential",
+                    format!(
+                        "the {who} credential holds a {:?} key; method {} with {} needs {kind:?}",
+                        c.kind,
+                        self.method.id(),
+                        self.suite
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A fresh ephemeral private key from the operating system, valid on the suite's curve.
+#[cfg(feature = "std")]
+fn ephemeral(suite: EdhocSuite) -> Result<Zeroizing<[u8; 32]>, Error> {
+    use rand_core::RngCore;
+    for _ in 0..8 {
+        let mut k = Zeroizing::new([0u8; 32]);
+        rand_core::OsRng.try_fill_bytes(&mut *k).map_err(|_| Error::new("message_1", "no random numbers"))?;
+        // Any 32 bytes are an X25519 key; a P-256 one must be a scalar 1..n-1 (checked without
+        // the scalar multiplication the public key costs).
+        if suite == EdhocSuite::Suite0 || p256::SecretKey::from_bytes(&(*k).into()).is_ok() {
+            return Ok(k);
+        }
+    }
+    Err(Error::new("message_1", "no valid ephemeral key drawn"))
+}
+
+fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && bool::from(a.ct_eq(b))
+}
+
+fn id_enc(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len() + 1);
+    cbor::put_id(&mut out, raw);
+    out
+}
+
+/// An Initiator that sent message_1 and waits for message_2.
+pub struct Initiator {
+    suite: EdhocSuite,
+    method: Method,
+    own: Identity,
+    peer: Credential,
+    x: Zeroizing<[u8; 32]>,
+    c_i: Vec<u8>,
+    message_1: Vec<u8>,
+}
+
+/// An Initiator that sent message_3 and waits for message_4 (or for the first OSCORE response,
+/// which also confirms the Responder's keys).
+pub struct InitiatorSentM3 {
+    done: Established,
+    prk_4e3m: Prk,
+    th_4: Th,
+}
+
+impl Initiator {
+    /// Start with a fresh ephemeral key: message_1 offering `params.suite` alone, with the
+    /// connection identifier C_I = `c_i` (raw bytes; at most 7).
+    #[cfg(feature = "std")]
+    pub fn start(params: &Params<'_>, c_i: &[u8]) -> Result<(Initiator, Vec<u8>), Error> {
+        let x = ephemeral(params.suite)?;
+        Initiator::start_with(params, c_i, &[params.suite.id()], &x)
+    }
+
+    /// Start with the ephemeral private key `x` and SUITES_I = `suites_i` (the last one must be
+    /// `params.suite`): for replaying a trace; a live handshake uses [`Initiator::start`]. An
+    /// ephemeral key used twice links the sessions and loses the forward secrecy it gives.
+    pub fn start_with(
+        params: &Params<'_>,
+        c_i: &[u8],
+        suites_i: &[u8],
+        x: &[u8; 32],
+    ) -> Result<(Initiator, Vec<u8>), Error> {
+        params.check()?;
+        if suites_i.last() != Some(&params.suite.id()) || suites_i.len() > messages::MAX_SUITES {
+            return Err(Error::new("message_1", "SUITES_I must end with the selected suite and list at most 10"));
+        }
+        if c_i.len() > cbor::MAX_ID {
+            return Err(Error::new("message_1", "C_I longer than 7 bytes"));
+        }
+        let g_x = params.suite.public_key(x).map_err(refuse("message_1"))?;
+        let m1 = messages::message_1(params.method.id(), suites_i, &g_x, c_i);
+        let i = Initiator {
+            suite: params.suite,
+            method: params.method,
+            own: params.own.clone(),
+            peer: params.peer.clone(),
+            x: Zeroizing::new(*x),
+            c_i: c_i.to_vec(),
+            message_1: m1.clone(),
+        };
+        Ok((i, m1))
+    }
+
+    /// C_I (raw).
+    pub fn c_i(&self) -> &[u8] {
+        &self.c_i
+    }
+
+    /// Verify message_2 (the Responder must authenticate with the expected credential) and
+    /// answer message_3.
+    pub fn process_message_2(self, message_2: &[u8]) -> Result<(InitiatorSentM3, Vec<u8>), Error> {
+        let step = "message_2";
+        let e = refuse(step);
+        let (g_y, ct_2) = messages::parse_message_2(message_2).map_err(&e)?;
+        let g_xy = self.suite.ecdh(&self.x, g_y).map_err(&e)?;
+        let th_2 = schedule::th_2(g_y, &self.message_1);
+        let prk_2e = schedule::prk_2e(&th_2, &*g_xy);
+        let ks = schedule::keystream_2(&prk_2e, &th_2, ct_2.len()).ok_or_else(|| e("CIPHERTEXT_2 too long"))?;
+        let pt_2: Zeroizing<Vec<u8>> = Zeroizing::new(ct_2.iter().zip(ks.iter()).map(|(c, k)| c ^ k).collect());
+        let p = messages::parse_plaintext_2(&pt_2).map_err(&e)?;
+        if p.id_cred != self.peer.id_cred {
+            return Err(e("ID_CRED_R names another credential than the one expected"));
+        }
+        if p.c_r == self.c_i {
+            // Appendix A.1: C_R must differ from C_I, or both directions share a Sender ID.
+            return Err(e("C_R equals C_I"));
+        }
+        let g_rx = if self.method.signs() { None } else { Some(self.suite.ecdh(&self.x, &self.peer.key).map_err(&e)?) };
+        let prk_3e2m = schedule::prk_3e2m(&prk_2e, &th_2, g_rx.as_ref().map(|g| &g[..]));
+        let c_r_enc = id_enc(&p.c_r);
+        let mac_2 =
+            schedule::mac_2(&prk_3e2m, &c_r_enc, &p.id_cred, &th_2, &self.peer.cred, p.ead, self.method.mac_len());
+        if self.method.signs() {
+            let tbs = schedule::to_be_signed(&p.id_cred, &th_2, &self.peer.cred, p.ead, &mac_2);
+            suites::ed25519_verify(&self.peer.key, &tbs, p.sig_or_mac).map_err(&e)?;
+        } else if !ct_eq(&mac_2, p.sig_or_mac) {
+            return Err(e("MAC_2 does not verify (altered, or another key)"));
+        }
+        let th_3 = schedule::th_next(&th_2, &pt_2, &self.peer.cred);
+
+        let e = refuse("message_3");
+        let own = &self.own.cred;
+        let g_iy = if self.method.signs() { None } else { Some(self.suite.ecdh(&self.own.secret, g_y).map_err(&e)?) };
+        let prk_4e3m = schedule::prk_4e3m(&prk_3e2m, &th_3, g_iy.as_ref().map(|g| &g[..]));
+        let mac_3 = schedule::mac_3(&prk_4e3m, &own.id_cred, &th_3, &own.cred, &[], self.method.mac_len());
+        let sig_or_mac_3 = if self.method.signs() {
+            let tbs = schedule::to_be_signed(&own.id_cred, &th_3, &own.cred, &[], &mac_3);
+            Zeroizing::new(suites::ed25519_sign(&self.own.secret, &tbs).to_vec())
+        } else {
+            mac_3
+        };
+        let pt_3 = Zeroizing::new(messages::plaintext_3(&own.id_cred, &sig_or_mac_3));
+        let (k_3, iv_3, aad_3) = schedule::aead_inputs(&prk_3e2m, &th_3, 3);
+        let mut ct_3 = pt_3.to_vec();
+        Algorithm::AesCcm16_64_128
+            .seal(&k_3, &iv_3, &aad_3, &mut ct_3)
+            .map_err(|err| Error::new("message_3", err.to_string()))?;
+        let m3 = messages::bstr_message(&ct_3);
+        let th_4 = schedule::th_next(&th_3, &pt_3, &own.cred);
+        let prk_out = schedule::prk_out(&prk_4e3m, &th_4);
+        let done = Established::new(Role::Initiator, self.suite, self.c_i, p.c_r, prk_out);
+        Ok((InitiatorSentM3 { done, prk_4e3m, th_4 }, m3))
+    }
+}
+
+impl InitiatorSentM3 {
+    /// C_R (raw), the Responder's connection identifier.
+    pub fn c_r(&self) -> &[u8] {
+        &self.done.c_r
+    }
+
+    /// Verify message_4 and complete.
+    pub fn process_message_4(self, message_4: &[u8]) -> Result<Established, Error> {
+        let e = refuse("message_4");
+        let ct = messages::parse_bstr_message(message_4).map_err(&e)?;
+        let (k_4, iv_4, aad_4) = schedule::aead_inputs(&self.prk_4e3m, &self.th_4, 8);
+        let mut pt = Zeroizing::new(ct.to_vec());
+        Algorithm::AesCcm16_64_128
+            .open(&k_4, &iv_4, &aad_4, &mut pt)
+            .map_err(|_| e("the AEAD tag does not verify (altered, or another key)"))?;
+        cbor::skip_ead(&mut Reader::new(&pt)).map_err(&e)?;
+        Ok(self.done)
+    }
+
+    /// Complete without message_4 (the first OSCORE response from the Responder then confirms
+    /// its keys, RFC 9528 §5.4.2).
+    pub fn complete(self) -> Established {
+        self.done
+    }
+}
+
+/// A Responder that answered message_1 with message_2 and waits for message_3.
+pub struct Responder {
+    suite: EdhocSuite,
+    method: Method,
+    peer: Credential,
+    y: Zeroizing<[u8; 32]>,
+    c_i: Vec<u8>,
+    c_r: Vec<u8>,
+    prk_3e2m: Prk,
+    th_3: Th,
+}
+
+impl Responder {
+    /// Process message_1 (its selected suite must be `params.suite`, its method
+    /// `params.method`) and answer message_2 with C_R = `c_r` (raw bytes, other than C_I),
+    /// with a fresh ephemeral key.
+    #[cfg(feature = "std")]
+    pub fn process_message_1(params: &Params<'_>, message_1: &[u8], c_r: &[u8]) -> Result<(Responder, Vec<u8>), Error> {
+        let y = ephemeral(params.suite)?;
+        Responder::process_message_1_with(params, message_1, c_r, &y)
+    }
+
+    /// As [`Responder::process_message_1`] with the ephemeral private key `y` (for replaying a
+    /// trace; never with a key used before).
+    pub fn process_message_1_with(
+        params: &Params<'_>,
+        message_1: &[u8],
+        c_r: &[u8],
+        y: &[u8; 32],
+    ) -> Result<(Responder, Vec<u8>), Error> {
+        params.check()?;
+        let e = refuse("message_1");
+        if c_r.len() > cbor::MAX_ID {
+            return Err(e("C_R longer than 7 bytes"));
+        }
+        let m = messages::parse_message_1(message_1).map_err(&e)?;
+        if m.method != i64::from(params.method.id()) {
+            return Err(Error::new(
+                "message_1",
+                format!("method {} (this Responder: {})", m.method, params.method.id()),
+            ));
+        }
+        let selected = m.suites.last().copied().unwrap_or(-1);
+        if EdhocSuite::from_id(selected) != Some(params.suite) {
+            return Err(Error::new(
+                "message_1",
+                format!("selected cipher suite {selected} (this Responder: {})", params.suite.id()),
+            ));
+        }
+        let g_x: &[u8; 32] = m.g_x.try_into().map_err(|_| e("G_X is not 32 bytes"))?;
+        if m.c_i == c_r {
+            return Err(e("C_I equals the C_R chosen here"));
+        }
+        let suite = params.suite;
+        let g_xy = suite.ecdh(y, g_x).map_err(&e)?;
+
+        let e = refuse("message_2");
+        let g_y = suite.public_key(y).map_err(&e)?;
+        let th_2 = schedule::th_2(&g_y, message_1);
+        let prk_2e = schedule::prk_2e(&th_2, &*g_xy);
+        let own = &params.own.cred;
+        let g_rx = if params.method.signs() { None } else { Some(suite.ecdh(&params.own.secret, g_x).map_err(&e)?) };
+        let prk_3e2m = schedule::prk_3e2m(&prk_2e, &th_2, g_rx.as_ref().map(|g| &g[..]));
+        let mac_2 =
+            schedule::mac_2(&prk_3e2m, &id_enc(c_r), &own.id_cred, &th_2, &own.cred, &[], params.method.mac_len());
+        let sig_or_mac_2 = if params.method.signs() {
+            let tbs = schedule::to_be_signed(&own.id_cred, &th_2, &own.cred, &[], &mac_2);
+            Zeroizing::new(suites::ed25519_sign(&params.own.secret, &tbs).to_vec())
+        } else {
+            mac_2
+        };
+        let pt_2 = Zeroizing::new(messages::plaintext_2(c_r, &own.id_cred, &sig_or_mac_2));
+        let ks = schedule::keystream_2(&prk_2e, &th_2, pt_2.len()).ok_or_else(|| e("PLAINTEXT_2 too long"))?;
+        let ct_2: Vec<u8> = pt_2.iter().zip(ks.iter()).map(|(p, k)| p ^ k).collect();
+        let m2 = messages::message_2(&g_y, &ct_2);
+        let th_3 = schedule::th_next(&th_2, &pt_2, &own.cred);
+        let r = Responder {
+            suite,
+            method: params.method,
+            peer: params.peer.clone(),
+            y: Zeroizing::new(*y),
+            c_i: m.c_i,
+            c_r: c_r.to_vec(),
+            prk_3e2m,
+            th_3,
+        };
+        Ok((r, m2))
+    }
+
+    /// C_I (raw), the Initiator's connection identifier.
+    pub fn c_i(&self) -> &[u8] {
+        &self.c_i
+    }
+    /// C_R (raw), this Responder's connection identifier.
+    pub fn c_r(&self) -> &[u8] {
+        &self.c_r
+    }
+
+    /// Verify message_3 (the Initiator must authenticate with the expected credential),
+    /// complete, and build message_4.
+    pub fn process_message_3(self, message_3: &[u8]) -> Result<(Established, Vec<u8>), Error> {
+        let e = refuse("message_3");
+        let ct = messages::parse_bstr_message(message_3).map_err(&e)?;
+        let (k_3, iv_3, aad_3) = schedule::aead_inputs(&self.prk_3e2m, &self.th_3, 3);
+        let mut pt_3 = Zeroizing::new(ct.to_vec());
+        Algorithm::AesCcm16_64_128
+            .open(&k_3, &iv_3, &aad_3, &mut pt_3)
+            .map_err(|_| e("the AEAD tag does not verify (altered, or another key)"))?;
+        let p = messages::parse_plaintext_3(&pt_3).map_err(&e)?;
+        if p.id_cred != self.peer.id_cred {
+            return Err(e("ID_CRED_I names another credential than the one expected"));
+        }
+        let g_iy = if self.method.signs() { None } else { Some(self.suite.ecdh(&self.y, &self.peer.key).map_err(&e)?) };
+        let prk_4e3m = schedule::prk_4e3m(&self.prk_3e2m, &self.th_3, g_iy.as_ref().map(|g| &g[..]));
+        let mac_3 = schedule::mac_3(&prk_4e3m, &p.id_cred, &self.th_3, &self.peer.cred, p.ead, self.method.mac_len());
+        if self.method.signs() {
+            let tbs = schedule::to_be_signed(&p.id_cred, &self.th_3, &self.peer.cred, p.ead, &mac_3);
+            suites::ed25519_verify(&self.peer.key, &tbs, p.sig_or_mac).map_err(&e)?;
+        } else if !ct_eq(&mac_3, p.sig_or_mac) {
+            return Err(e("MAC_3 does not verify (altered, or another key)"));
+        }
+        let th_4 = schedule::th_next(&self.th_3, &pt_3, &self.peer.cred);
+        let prk_out = schedule::prk_out(&prk_4e3m, &th_4);
+        let (k_4, iv_4, aad_4) = schedule::aead_inputs(&prk_4e3m, &th_4, 8);
+        let mut ct_4 = Vec::new();
+        Algorithm::AesCcm16_64_128
+            .seal(&k_4, &iv_4, &aad_4, &mut ct_4)
+            .map_err(|err| Error::new("message_4", err.to_string()))?;
+        let done = Established::new(Role::Responder, self.suite, self.c_i, self.c_r, prk_out);
+        Ok((done, messages::bstr_message(&ct_4)))
+    }
+}
+
+/// A completed EDHOC session: exports OSCORE security contexts and renews them with
+/// EDHOC-KeyUpdate. Holds PRK_out and PRK_exporter (wiped on drop, never printed).
+pub struct Established {
+    role: Role,
+    suite: EdhocSuite,
+    c_i: Vec<u8>,
+    c_r: Vec<u8>,
+    prk_out: Prk,
+    prk_exporter: Prk,
+}
+
+impl Established {
+    fn new(role: Role, suite: EdhocSuite, c_i: Vec<u8>, c_r: Vec<u8>, prk_out: Prk) -> Established {
+        let prk_exporter = schedule::prk_exporter(&prk_out);
+        Established { role, suite, c_i, c_r, prk_out, prk_exporter }
+    }
+    /// Which side this endpoint was.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+    /// The cipher suite.
+    pub fn suite(&self) -> EdhocSuite {
+        self.suite
+    }
+    /// C_I (raw), an OSCORE ID (RFC 9528 Appendix A.1).
+    pub fn c_i(&self) -> &[u8] {
+        &self.c_i
+    }
+    /// C_R (raw).
+    pub fn c_r(&self) -> &[u8] {
+        &self.c_r
+    }
+
+    /// EDHOC_Exporter(label, context, length) (RFC 9528 §4.2.1).
+    pub fn exporter(&self, label: u64, context: &[u8], length: usize) -> Result<Zeroizing<Vec<u8>>, Error> {
+        schedule::kdf(&self.prk_exporter, label, context, length)
+            .ok_or_else(|| Error::new("OSCORE context", format!("exporter output of {length} bytes (at most 8160)")))
+    }
+
+    /// The OSCORE security context of RFC 9528 Appendix A.1: Master Secret =
+    /// EDHOC_Exporter(0, h'', 16), Master Salt = EDHOC_Exporter(1, h'', 8), the Initiator's
+    /// Sender ID C_R and Recipient ID C_I, AES-CCM-16-64-128 (both suites' application AEAD).
+    pub fn oscore_context(&self) -> Result<SecurityContext, Error> {
+        let secret = self.exporter(0, &[], 16)?;
+        let salt = self.exporter(1, &[], 8)?;
+        let (sender, recipient) = match self.role {
+            Role::Initiator => (&self.c_r, &self.c_i),
+            Role::Responder => (&self.c_i, &self.c_r),
+        };
+        SecurityContext::derive(&SecurityParams {
+            alg: Algorithm::AesCcm16_64_128,
+            master_secret: &secret,
+            master_salt: &salt,
+            id_context: None,
+            sender_id: sender,
+            recipient_id: recipient,
+        })
+        .map_err(|err| Error::new("OSCORE context", err.to_string()))
+    }
+
+    /// EDHOC-KeyUpdate (RFC 9528 Appendix H) with `context` (both peers use the same one), then
+    /// the renewed OSCORE context; the old one must be dropped (its keys are no longer
+    /// derivable here, and the new one restarts sequence numbers under new keys).
+    pub fn key_update(&mut self, context: &[u8]) -> Result<SecurityContext, Error> {
+        self.prk_out = schedule::key_update(&self.prk_out, context);
+        self.prk_exporter = schedule::prk_exporter(&self.prk_out);
+        self.oscore_context()
+    }
+}
+
+// The handshake states hold secrets: their Debug shows the connection identifiers only.
+impl fmt::Debug for Initiator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Initiator").field("suite", &self.suite).field("c_i", &self.c_i).finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for InitiatorSentM3 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InitiatorSentM3").field("done", &self.done).finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Responder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Responder").field("c_i", &self.c_i).field("c_r", &self.c_r).finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Established {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Established")
+            .field("role", &self.role)
+            .field("suite", &self.suite)
+            .field("c_i", &self.c_i)
+            .field("c_r", &self.c_r)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,298 @@
+//! This crate's own EDHOC (src/edhoc/own.rs) with live keys: against the lakers-based
+//! implementation (src/edhoc.rs) at cipher suite 2 in both directions, at cipher suite 0 with
+//! static DH (X25519 keys of RFC 7748 §6.1) between its own two sides, the refusals of
+//! altered messages and bad parameters, each in one line, and a bounded fuzz: random,
+//! truncated and mutated messages at every step never panic.
+#![allow(clippy::unwrap_used)]
+
+use lwcbench_oscore::coap::{mtype, opt, Message};
+use lwcbench_oscore::edhoc::own::{
+    Credential, EdhocSuite, Established, Identity, Initiator, Method, Params, Responder,
+};
+use lwcbench_oscore::edhoc::{self, Role};
+use lwcbench_oscore::{
+    protect_request, protect_response, unprotect_request, unprotect_response, MemorySequence, ReplayWindow,
+    SecurityContext,
+};
+
+fn h(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+// RFC 9529 Section 3: P-256 static keys and CCS credentials ('kid' 0x2b and 0x32).
+const SK_I: &str = "fb13adeb6518cee5f88417660841142e830a81fe334380a953406a1305e8706b";
+const SK_R: &str = "72cc4761dbd4c78f758931aa589d348d1ef874a7e303ede2f140dcf3e6aa4aac";
+const CRED_I: &str = "a2027734322d35302d33312d46462d45462d33372d33322d333908a101a5010202412b2001215820ac75e9ece3\
+                      e50bfc8ed60399889522405c47bf16df96660a41298cb4307f7eb62258206e5de611388a4b8a8211334ac7\
+                      d37ecb52a387d257e6db3c2a93df21ff3affc8";
+const CRED_R: &str = "a2026b6578616d706c652e65647508a101a501020241322001215820bbc34960526ea4d32e940cad2a234148dd\
+                      c21791a12afbcbac93622046dd44f02258204519e257236b2a0ce2023f0931f1f386ca7afda64fcde0108c22\
+                      4c51eabf6072";
+// RFC 7748 §6.1: Alice's and Bob's X25519 private and public keys.
+const ALICE_SK: &str = "77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a";
+const ALICE_PK: &str = "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a";
+const BOB_SK: &str = "5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb";
+const BOB_PK: &str = "de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f";
+const C_I: u8 = 0x37;
+const C_R: u8 = 0x27;
+
+/// A CCS `{2: subject, 8: {1: COSE_Key {1: OKP, 2: kid, -1: X25519, -2: x}}}`.
+fn x25519_ccs(subject: &str, kid: u8, x: &[u8]) -> Vec<u8> {
+    let mut c = vec![0xa2, 0x02, 0x60 + subject.len() as u8];
+    c.extend_from_slice(subject.as_bytes());
+    c.extend_from_slice(&[0x08, 0xa1, 0x01, 0xa4, 0x01, 0x01, 0x02, 0x41, kid, 0x20, 0x04, 0x21, 0x58, 0x20]);
+    c.extend_from_slice(x);
+    c
+}
+
+struct Side {
+    own: Identity,
+    peer: Credential,
+}
+
+fn p256_sides() -> (Side, Side) {
+    let (ci, cr) = (Credential::ccs_kid(&h(CRED_I)).unwrap(), Credential::ccs_kid(&h(CRED_R)).unwrap());
+    (
+        Side { own: Identity::new(&h(SK_I), ci.clone()).unwrap(), peer: cr.clone() },
+        Side { own: Identity::new(&h(SK_R), cr).unwrap(), peer: ci },
+    )
+}
+
+fn x25519_sides() -> (Side, Side) {
+    let ci = Credential::ccs_kid(&x25519_ccs("alice", 0x0a, &h(ALICE_PK))).unwrap();
+    let cr = Credential::ccs_kid(&x25519_ccs("bob", 0x0b, &h(BOB_PK))).unwrap();
+    (
+        Side { own: Identity::new(&h(ALICE_SK), ci.clone()).unwrap(), peer: cr.clone() },
+        Side { own: Identity::new(&h(BOB_SK), cr).unwrap(), peer: ci },
+    )
+}
+
+fn params(s: &Side, suite: EdhocSuite) -> Params<'_> {
+    Params { suite, method: Method::StaticDh, own: &s.own, peer: &s.peer }
+}
+
+fn round_trip(client: &SecurityContext, server: &SecurityContext) {
+    let mut req = Message::new(mtype::CON, 0x02, 1, &[1]);
+    req.add_option(opt::URI_PATH, b"r");
+    req.payload = b"21.5".to_vec();
+    let (prot, binding) = protect_request(client, &mut MemorySequence::new(0), &req).unwrap();
+    let (back, sb) = unprotect_request(server, &mut ReplayWindow::default(), &prot.encode().unwrap()).unwrap();
+    assert_eq!(back, req);
+    let resp = Message { code: 0x44, options: vec![], payload: b"ok".to_vec(), ..req.clone() };
+    let r = protect_response(server, &sb, &resp, None).unwrap().encode().unwrap();
+    assert_eq!(unprotect_response(client, &binding, &r).unwrap(), resp);
+}
+
+fn same_context(client: &SecurityContext, server: &SecurityContext) {
+    assert_eq!((client.sender_id(), client.recipient_id()), (&[C_R][..], &[C_I][..]));
+    assert_eq!((server.sender_id(), server.recipient_id()), (&[C_I][..], &[C_R][..]));
+    assert_eq!(client.sender_key(), server.recipient_key());
+    assert_eq!(client.recipient_key(), server.sender_key());
+    assert_eq!(client.common_iv(), server.common_iv());
+    round_trip(client, server);
+}
+
+fn lakers_sides() -> (edhoc::Identity, edhoc::Identity) {
+    (edhoc::Identity::new(&h(SK_I), &h(CRED_I)).unwrap(), edhoc::Identity::new(&h(SK_R), &h(CRED_R)).unwrap())
+}
+
+#[test]
+fn our_initiator_with_the_lakers_responder() {
+    let (i, _) = p256_sides();
+    let (_, lr) = lakers_sides();
+    let (init, m1) = Initiator::start(&params(&i, EdhocSuite::Suite2), &[C_I]).unwrap();
+    let (resp, m2) =
+        edhoc::Responder::process_message_1(&lr, edhoc::credential(&h(CRED_I)).unwrap(), &m1, C_R).unwrap();
+    let (sent3, m3) = init.process_message_2(&m2).unwrap();
+    let (mut est_r, m4) = resp.process_message_3(&m3).unwrap();
+    let est_i = sent3.process_message_4(&m4).unwrap();
+    same_context(&est_i.oscore_context().unwrap(), &est_r.oscore_context().unwrap());
+}
+
+#[test]
+fn the_lakers_initiator_with_our_responder() {
+    let (_, r) = p256_sides();
+    let (li, _) = lakers_sides();
+    let (init, m1) = edhoc::Initiator::start(&li, edhoc::credential(&h(CRED_R)).unwrap(), C_I).unwrap();
+    let (resp, m2) = Responder::process_message_1(&params(&r, EdhocSuite::Suite2), &m1, &[C_R]).unwrap();
+    let (sent3, m3) = init.process_message_2(&m2).unwrap();
+    let (est_r, m4) = resp.process_message_3(&m3).unwrap();
+    let mut est_i = sent3.process_message_4(&m4).unwrap();
+    same_context(&est_i.oscore_context().unwrap(), &est_r.oscore_context().unwrap());
+}
+
+#[test]
+fn flipped_bits_from_lakers_are_refused() {
+    let (i, r) = p256_sides();
+    let (li, lr) = lakers_sides();
+    // Every bit of a lakers message_2, flipped, is refused by our Initiator.
+    for bit in 0..45 * 8 {
+        let (init, m1) = Initiator::start(&params(&i, EdhocSuite::Suite2), &[C_I]).unwrap();
+        let (_, mut m2) =
+            edhoc::Responder::process_message_1(&lr, edhoc::credential(&h(CRED_I)).unwrap(), &m1, C_R).unwrap();
+        m2[bit / 8] ^= 1 << (bit % 8);
+        let e = init.process_message_2(&m2).unwrap_err();
+        assert_eq!(e.step(), "message_2", "bit {bit}: {e}");
+    }
+    // Every bit of a lakers message_3, flipped, is refused by our Responder.
+    for bit in 0..19 * 8 {
+        let (init, m1) = edhoc::Initiator::start(&li, edhoc::credential(&h(CRED_R)).unwrap(), C_I).unwrap();
+        let (resp, m2) = Responder::process_message_1(&params(&r, EdhocSuite::Suite2), &m1, &[C_R]).unwrap();
+        let (_, mut m3) = init.process_message_2(&m2).unwrap();
+        m3[bit / 8] ^= 1 << (bit % 8);
+        let e = resp.process_message_3(&m3).unwrap_err();
+        assert_eq!(e.step(), "message_3", "bit {bit}: {e}");
+    }
+}
+
+fn handshake(i: &Side, r: &Side, suite: EdhocSuite) -> (Established, Established, [Vec<u8>; 4]) {
+    let (init, m1) = Initiator::start(&params(i, suite), &[C_I]).unwrap();
+    let (resp, m2) = Responder::process_message_1(&params(r, suite), &m1, &[C_R]).unwrap();
+    let (sent3, m3) = init.process_message_2(&m2).unwrap();
+    let (est_r, m4) = resp.process_message_3(&m3).unwrap();
+    let est_i = sent3.process_message_4(&m4).unwrap();
+    (est_i, est_r, [m1, m2, m3, m4])
+}
+
+#[test]
+fn suite_0_static_dh_completes_with_the_sizes_of_rfc_9528() {
+    let (i, r) = x25519_sides();
+    let (mut est_i, mut est_r, [m1, m2, m3, m4]) = handshake(&i, &r, EdhocSuite::Suite0);
+    // The sizes of RFC 9529 §3 (the same shapes with X25519's 32-byte keys): METHOD, SUITES_I,
+    // G_X (2 + 32), C_I; bstr head (2), G_Y (32), C_R, kid, MAC_2 (1 + 8); bstr head, kid,
+    // MAC_3 (1 + 8), tag (8); bstr head, tag.
+    assert_eq!([m1.len(), m2.len(), m3.len(), m4.len()], [37, 45, 19, 9]);
+    assert_eq!(&m1[..2], [0x03, 0x00], "METHOD 3, SUITES_I 0");
+    assert_eq!((est_i.role(), est_r.role(), est_i.suite()), (Role::Initiator, Role::Responder, EdhocSuite::Suite0));
+    same_context(&est_i.oscore_context().unwrap(), &est_r.oscore_context().unwrap());
+    let old = est_i.oscore_context().unwrap();
+    let (ni, nr) = (est_i.key_update(b"\x01\x02").unwrap(), est_r.key_update(b"\x01\x02").unwrap());
+    assert_ne!(ni.sender_key(), old.sender_key(), "KeyUpdate must change the keys");
+    same_context(&ni, &nr);
+    // A second handshake (new ephemeral keys) yields other keys.
+    let (other, _, _) = handshake(&i, &r, EdhocSuite::Suite0);
+    assert_ne!(other.oscore_context().unwrap().sender_key(), est_i.oscore_context().unwrap().sender_key());
+}
+
+#[test]
+fn refusals_name_their_reason_in_one_line() {
+    let (i, r) = x25519_sides();
+    let (pi, pr) = (params(&i, EdhocSuite::Suite0), params(&r, EdhocSuite::Suite0));
+    let msg = |e: lwcbench_oscore::edhoc::own::Error| {
+        let s = e.to_string();
+        assert!(!s.contains('\n'), "{s}");
+        s
+    };
+    // The Responder configured for suite 2 (P-256 keys) refuses a message_1 selecting suite 0.
+    let (pi2, pr2) = p256_sides();
+    let (_, m1) = Initiator::start(&pi, &[C_I]).unwrap();
+    let e = msg(Responder::process_message_1(&params(&pr2, EdhocSuite::Suite2), &m1, &[C_R]).unwrap_err());
+    assert_eq!(e, "EDHOC message_1 refused: selected cipher suite 0 (this Responder: 2)");
+    // Another method.
+    let sig = Params { method: Method::Signatures, ..pr };
+    let e = msg(Responder::process_message_1(&sig, &m1, &[C_R]).unwrap_err());
+    assert!(e.contains("credential") && e.contains("Ed25519"), "{e}");
+    // C_R equal to C_I.
+    let e = msg(Responder::process_message_1(&pr, &m1, &[C_I]).unwrap_err());
+    assert!(e.contains("C_I equals"), "{e}");
+    // An X25519 G_X of small order (here 0): the shared secret would be all zero.
+    let mut bad = m1.clone();
+    bad[4..36].fill(0);
+    let e = msg(Responder::process_message_1(&pr, &bad, &[C_R]).unwrap_err());
+    assert!(e.contains("small order"), "{e}");
+    // Oversized, empty, and method 0 with suite 2.
+    let e = msg(Responder::process_message_1(&pr, &[0; 5000], &[C_R]).unwrap_err());
+    assert!(e.contains("longer than the 1024 bytes"), "{e}");
+    assert!(Responder::process_message_1(&pr, &[], &[C_R]).is_err());
+    let e = msg(Initiator::start(&Params { method: Method::Signatures, ..params(&pi2, EdhocSuite::Suite2) }, &[C_I])
+        .unwrap_err());
+    assert!(e.contains("suite 0"), "{e}");
+    // The Initiator expects another credential than the Responder's.
+    let wrong = Side { own: i.own.clone(), peer: i.own.credential().clone() };
+    let (init, m1) = Initiator::start(&params(&wrong, EdhocSuite::Suite0), &[C_I]).unwrap();
+    let (_, m2) = Responder::process_message_1(&pr, &m1, &[C_R]).unwrap();
+    let e = msg(init.process_message_2(&m2).unwrap_err());
+    assert_eq!(e, "EDHOC message_2 refused: ID_CRED_R names another credential than the one expected");
+    // A private key that is not the credential's; a CCS cut short.
+    let e = msg(Identity::new(&h(BOB_SK), i.own.credential().clone()).unwrap_err());
+    assert!(e.contains("does not belong"), "{e}");
+    let e = msg(Credential::ccs_kid(&h(CRED_I)[..40]).unwrap_err());
+    assert!(e.contains("not a CCS"), "{e}");
+    assert!(format!("{:?}", i.own).contains("Identity") && !format!("{:?}", i.own).contains("7707"));
+}
+
+/// A deterministic xorshift64 generator: the fuzz below is reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// The `k`-th variant of a valid message `m`: its strict prefixes first (k < m.len()), then
+/// alternately random bytes of a random length and `m` with 1 to 4 random bytes replaced.
+fn variant(m: &[u8], rng: &mut Rng, k: usize) -> Vec<u8> {
+    if k < m.len() {
+        return m[..k].to_vec();
+    }
+    if k.is_multiple_of(2) {
+        let len = (rng.next() % 300) as usize;
+        return rng.bytes(len);
+    }
+    let mut v = m.to_vec();
+    for _ in 0..1 + rng.next() % 4 {
+        let at = (rng.next() as usize) % v.len();
+        v[at] = rng.next() as u8;
+    }
+    v
+}
+
+#[test]
+fn random_truncated_and_mutated_messages_never_panic() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (xi, xr) = x25519_sides();
+    let (pi, pr) = p256_sides();
+    for (i, r, suite) in [(&xi, &xr, EdhocSuite::Suite0), (&pi, &pr, EdhocSuite::Suite2)] {
+        // message_1 at a Responder: prefixes are refused, nothing panics.
+        let (_, m1) = Initiator::start(&params(i, suite), &[C_I]).unwrap();
+        for k in 0..400 {
+            let m = variant(&m1, &mut rng, k);
+            let res = Responder::process_message_1(&params(r, suite), &m, &[C_R]);
+            assert!(k >= m1.len() || res.is_err(), "a truncated message_1 of {k} bytes was accepted");
+        }
+        // message_2, message_3 and message_4, each a variant of the one its receiver awaits:
+        // anything but the message itself is refused.
+        for k in 0..300 {
+            let (init, m1) = Initiator::start(&params(i, suite), &[C_I]).unwrap();
+            let (resp, m2) = Responder::process_message_1(&params(r, suite), &m1, &[C_R]).unwrap();
+            let step = k % 3;
+            if step == 0 {
+                let m = variant(&m2, &mut rng, k / 3);
+                if m != m2 {
+                    assert!(init.process_message_2(&m).is_err(), "a changed message_2 was accepted");
+                }
+                continue;
+            }
+            let (sent3, m3) = init.process_message_2(&m2).unwrap();
+            if step == 1 {
+                let m = variant(&m3, &mut rng, k / 3);
+                if m != m3 {
+                    assert!(resp.process_message_3(&m).is_err(), "a changed message_3 was accepted");
+                }
+                continue;
+            }
+            let (_, m4) = resp.process_message_3(&m3).unwrap();
+            let m = variant(&m4, &mut rng, k / 3);
+            if m != m4 {
+                assert!(sent3.process_message_4(&m).is_err(), "a changed message_4 was accepted");
+            }
+        }
+    }
+}
