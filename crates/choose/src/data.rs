@@ -114,13 +114,20 @@ pub fn catalogue_facts(data: &Data) -> Vec<Facts> {
         // An image of a catalogue cipher in another language (the ESP8266's C ChaCha20-Poly1305,
         // checked against RFC 8439 in mcu/tests) is the same algorithm on the wire: it takes the
         // catalogue entry's facts and the link suite of that cipher, under its own implementation.
+        // An AEAD the link does not carry (the ESP8266's C CCM*, checked against RFC 3610 and
+        // CCMVS in mcu/tests) takes the facts of the catalogue's AEAD entry of that cipher name.
         let (cipher, implementation) = id.split_once('/').unwrap_or((id.as_str(), ""));
         let exact = reg.iter().find(|e| e.id() == id);
         let suite_of_cipher = || suites.iter().find(|s| s.name.split_once('/').is_some_and(|(c, _)| c == cipher));
-        let Some(e) = exact.or_else(|| {
-            let s = suite_of_cipher()?;
-            reg.iter().find(|e| e.id() == s.name)
-        }) else {
+        let aead_of_cipher =
+            || reg.iter().find(|e| e.info.name == cipher && e.info.family == lwcbench_core::Family::Aead);
+        let Some(e) = exact
+            .or_else(|| {
+                let s = suite_of_cipher()?;
+                reg.iter().find(|e| e.id() == s.name)
+            })
+            .or_else(aead_of_cipher)
+        else {
             continue;
         };
         let s = match exact {
