@@ -142,7 +142,12 @@ pub fn catalogue_facts(data: &Data) -> Vec<Facts> {
             } else {
                 implementation.to_string()
             },
-            tag_bytes: s.as_ref().map(|s| s.tag_bytes).unwrap_or(0),
+            // an AEAD the link does not carry still has its own tag (the filters name it)
+            tag_bytes: s.as_ref().map(|s| s.tag_bytes).unwrap_or(if e.info.family == lwcbench_core::Family::Aead {
+                usize::from(e.info.tag_bits) / 8
+            } else {
+                0
+            }),
             random_nonce_bytes: s.as_ref().map(|s| s.random_nonce_bytes).unwrap_or(0),
             link: s,
             block,

@@ -191,6 +191,10 @@ fn protection(f: &Facts) -> String {
         (false, Some(Kind::StreamPoly1305)) => {
             "this project's composition: stream cipher + one-time Poly1305 (RFC 8439 style)".to_string()
         }
+        // An AEAD of its own (CCM*) that no link suite carries.
+        (false, None) if f.tag_bytes > 0 => {
+            "none on the link: no link suite carries this AEAD, so the deploy command cannot send it".to_string()
+        }
         (false, None) => "none: not on the link".to_string(),
     }
 }
@@ -323,7 +327,8 @@ fn link_filters(req: &Request, f: &Facts, prot: &str, removed: &mut Vec<Removal>
     let tag_bits = f.tag_bytes * 8;
     match (f.block, f.kind()) {
         (true, _) | (false, None) => {
-            removed.push((Filter::Integrity, format!("no integrity: {prot}")));
+            let why = if f.block || f.tag_bytes == 0 { format!("no integrity: {prot}") } else { prot.to_string() };
+            removed.push((Filter::Integrity, why));
             // An engine's own format (BLE's CCM) still has a tag: below --tag it is out on that too.
             if tag_bits > 0 && (tag_bits as u32) < req.tag_bits {
                 removed.push((Filter::Tag, format!("its {tag_bits}-bit tag is below --tag {}", req.tag_bits)));

@@ -107,10 +107,17 @@ fn status_cell(c: &Candidate) -> String {
 fn candidates(s: &mut String, rep: &Report) {
     s.push_str("\ncandidates:\n");
     let mut host_line = fold::host_only_line(rep);
+    let mut elsewhere_line = fold::elsewhere_only_line(rep);
     for c in &rep.candidates {
+        // One line for each group, where the first of it stands.
         if fold::host_only(c) {
-            // One line for them all, where the first of them stands.
             if let Some(l) = host_line.take() {
+                s.push_str(&format!("  OUT  {l}\n"));
+            }
+            continue;
+        }
+        if fold::elsewhere_only(c, rep).is_some() {
+            if let Some(l) = elsewhere_line.take() {
                 s.push_str(&format!("  OUT  {l}\n"));
             }
             continue;
