@@ -119,8 +119,8 @@ pub fn check(
     let opt = h.extra.get("opt").map(String::as_str).unwrap_or("unknown");
     if opt != "s" {
         notes.push(format!(
-            "the board firmware was built with opt-level {opt}, the emulated images with Os (opt-level s): \
-             build the firmware with `--profile release-os` to compare the same machine code"
+            "the board firmware was built with opt-level {opt}, the emulated images with Os (opt-level s); \
+             the Rust firmware builds at Os with `--profile release-os`"
         ));
     }
     if (h.cpu_hz / 1e6 - mhz).abs() > 0.005 * mhz {
