@@ -128,3 +128,74 @@ def test_the_grid_search_picks_the_training_best_and_judges_on_the_held_out_half
 
 def test_the_split_is_every_second_submission_from_the_second():
     assert cortexm_fit.train_submissions(["b", "a", "c", "a", "d", "e"]) == ["b", "d"]
+
+
+# --- the recorded fit of the board file -----------------------------------------------------
+
+def _fit_rows():
+    rows = list(csv.DictReader(ln for ln in open(cortexm_fit.REPO / "data" / "nano33ble-fit.csv")
+                               if not ln.startswith("#")))
+    assert rows
+    return rows
+
+
+def test_the_board_file_records_the_fit_its_per_row_table_gives():
+    b = emulate.load_boards()["nano33ble"]
+    f, rows = b.fit, _fit_rows()
+
+    def med(half, asm=False):
+        return round(statistics.median(abs(float(r["slope_error_pct"])) for r in rows if r["half"] == half
+                                       and (not asm or r["kind"] in cortexm_fit.ASM_KINDS)), 1)
+    assert f["train_median_abs_slope_error_pct"] == med("train")
+    assert f["held_out_median_abs_slope_error_pct"] == med("held-out")
+    assert f["held_out_asm_median_abs_slope_error_pct"] == med("held-out", True)
+    assert f["train_rows"] == sum(r["half"] == "train" for r in rows)
+    assert f["held_out_rows"] == sum(r["half"] == "held-out" for r in rows)
+    # the halves follow the rule, not a choice made after seeing the errors
+    assert {r["impl"].split("/")[0] for r in rows if r["half"] == "train"} <= set(f["train"])
+    assert not {r["impl"].split("/")[0] for r in rows if r["half"] == "held-out"} & set(f["train"])
+    # the profile carries the grid's best point
+    assert (b.miss_cycles, b.flash_ws) == (f["best"]["miss_cycles"],) * 2
+    assert (b.fetch_line_bytes, b.cache_lines, b.cache_ways) == (
+        f["best"]["fetch_line_bytes"], f["best"]["cache_lines"], f["best"]["cache_ways"])
+
+
+def test_the_split_recorded_is_the_rule_over_the_published_table():
+    _shared()
+    subs = [r.submission for r in cortexm_fit.published("nano33ble").values()]
+    assert emulate.load_boards()["nano33ble"].fit["train"] == cortexm_fit.train_submissions(subs)
+
+
+# one held-out asm row, one held-out C row, one training row: re-emulated with the board profile
+SAMPLE = ["sparkle/schwaemm256128v2/rhys", "xoodyak/xoodyakround3/ref", "tinyjambu/tinyjambu128v2/opt"]
+
+
+def test_a_re_emulated_sample_gives_the_recorded_slopes(tmp_path):
+    _shared()
+    _toolchain()
+    want = {r["impl"]: r for r in _fit_rows()}
+    for impl in SAMPLE:
+        assert impl in want, impl
+        out = tmp_path / impl.replace("/", "_")
+        assert nistlwc.main(["--board", "nano33ble", "--impl", impl, "--cells", "slope", "--out", str(out)]) == 0
+        got = next(csv.DictReader(open(out / "nist_lwc_impls.csv")))
+        assert got["build"] == "ok", got["build_error"]
+        assert float(got["emulated_slope_cpb"]) == pytest.approx(float(want[impl]["emulated_slope_cpb"]), abs=0.01)
+        assert float(got["slope_error_pct"]) == pytest.approx(float(want[impl]["slope_error_pct"]), abs=0.06)
+
+
+@pytest.mark.parametrize("old,new,msg", [
+    ('fetch_line_bytes = "fitted: held out ([board.nano33ble.fit])"', 'fetch_line_bytes = "a guess"',
+     "board nano33ble.fit: fetch_line_bytes is fitted: its source must say 'fitted: ...'"),
+    ("cache_ways = [1, 2, 4] }", "ways = [1, 2, 4] }", "board nano33ble.fit: grid must give miss_cycles"),
+    ('# photonbeetle, sparkle, xoodyak.\ntrain = ["ascon"', '# photonbeetle, sparkle, xoodyak.\ntrain = [1',
+     "board nano33ble.fit: train must be a list"),
+])
+def test_a_bad_fit_table_is_one_error_naming_board_and_key(tmp_path, old, new, msg):
+    text = emulate.BOARDS_FILE.read_text()
+    assert text.count(old) == 1, old
+    p = tmp_path / "boards.toml"
+    p.write_text(text.replace(old, new))
+    with pytest.raises(emulate.BoardError) as e:
+        emulate.load_boards(p)
+    assert str(p) in str(e.value) and msg in str(e.value)
