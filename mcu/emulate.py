@@ -25,8 +25,9 @@ The "insn" mode hooks every instruction (slower); tests check that both agree. E
 deterministic: no time, no randomness, same inputs -> same counts.
 
 Board profiles (data/boards.toml, `Board`): with a board, instruction fetches from flash/XIP
-add stall cycles per fetch line that misses (wait states, cache) and the M4 model pipelines
-neighbouring loads/stores; without one, the core model alone.
+add stall cycles per fetch line that misses (wait states, cache), with `flash_data_stall` each
+data read from flash adds the same stall, and the M4 model pipelines neighbouring
+loads/stores; without one, the core model alone.
 
 CLI:  emulate.py ELF TARGET NBITS [--key HEX --iv HEX] [--mode insn|block] [--board ID] [--warm]
 """
