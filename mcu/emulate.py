@@ -29,8 +29,9 @@ The "insn" mode hooks every instruction (slower); tests check that both agree. E
 deterministic: no time, no randomness, same inputs -> same counts.
 
 Board profiles (data/boards.toml, `Board`): with a board, instruction fetches from flash/XIP
-add stall cycles per fetch line that misses (wait states, cache) and the M4 model pipelines
-neighbouring loads/stores; without one, the core model alone.
+add stall cycles per fetch line that misses (wait states, cache), with `flash_data_stall` each
+data read from flash adds the same stall, and the M4 model pipelines neighbouring
+loads/stores; without one, the core model alone.
 
 CLI:  emulate.py ELF TARGET NBITS [--key HEX --iv HEX] [--mode insn|block] [--board ID] [--warm]
 """
@@ -418,11 +419,19 @@ class Emulator:
         self.max_insns = max_insns
         # instruction fetch model: stalls per line fetch that misses (code in flash / XIP)
         self.fetch = bool(board and board.fetch_stalls() and self.costs.model)
+        # board.flash_data_stall: data reads from flash (literal pools, const tables) pay the
+        # flash's miss cycles each, uncached (an instruction-only cache)
+        self.data_stall = bool(self.fetch and board.flash_data_stall and board.code_in == "flash")
         if self.fetch:
             self.line_bytes, self.miss = board.fetch_line_bytes, board.miss_cycles
             self.ways = board.cache_ways
             self.sets = board.cache_lines // board.cache_ways if board.cache_lines else 0
         self.profile: dict | None = {} if profile else None  # block addr -> [executions, cycles]
+        # when a list-like (array('Q')): every executed block as addr << 16 | size, so a fetch
+        # model can re-price the run without re-emulating it (mcu/cortexm_fit.py)
+        self.trace = None
+        # when an int: data reads from flash (literal pools, const tables) are counted into it
+        self.flash_reads: int | None = None
         self._reset_fetch()
 
     def _reset_fetch(self):
@@ -502,6 +511,8 @@ class Emulator:
             st[1] += st[3]
         n, base, extra, fall, lines = self._block_info(uc, addr, size)
         cyc = base + (self._fetch_lines(lines) if lines else 0)
+        if self.trace is not None:
+            self.trace.append(addr << 16 | size)
         st[0] += n
         st[1] += cyc
         st[3], st[4] = extra, fall
@@ -527,6 +538,9 @@ class Emulator:
         st[0] += 1
         st[1] += c[0] + (self._fetch_lines(c[2]) if c[2] else 0)
         st[3], st[4] = c[1], addr + size
+
+    def _on_flash_read(self, uc, access, addr, size, value, reads):
+        reads[0] += 1
 
     def call(self, uc, fn: str, a0: int = 0, a1: int = 0, a2: int | None = None, a3: int | None = None) -> Phase:
         """Call fn(a0, a1, a2, a3) on a machine from new_machine(); raises InsnCapExceeded past max_insns."""
@@ -561,6 +575,9 @@ class Emulator:
         hook = uc.hook_add(unicorn.UC_HOOK_BLOCK if self.mode == "block" else unicorn.UC_HOOK_CODE,
                            self._on_block if self.mode == "block" else self._on_insn, st)
         addr = self.img.symbols[fn]
+        rd, reads = None, [0]
+        if self.flash_reads is not None or self.data_stall:
+            rd = uc.hook_add(unicorn.UC_HOOK_MEM_READ, self._on_flash_read, reads, FLASH[0], FLASH[0] + FLASH[1] - 1)
         if self.arm:
             uc.reg_write(ua.UC_ARM_REG_SP, self.img.stack_top)
             uc.reg_write(ua.UC_ARM_REG_R0, a0)
@@ -582,6 +599,13 @@ class Emulator:
             uc.emu_start(addr, SENTINEL, count=self.max_insns)
             pc, rc = uc.reg_read(ur.UC_RISCV_REG_PC), uc.reg_read(ur.UC_RISCV_REG_A0)
         uc.hook_del(hook)
+        if rd is not None:
+            uc.hook_del(rd)
+            if self.flash_reads is not None:
+                self.flash_reads += reads[0]
+            if self.data_stall:  # each data read from flash waits for the flash, uncached
+                st[1] += reads[0] * self.miss
+                self.stall_cycles += reads[0] * self.miss
         if (pc & ~1) != SENTINEL:
             if st[0] >= self.max_insns:
                 raise InsnCapExceeded(f"{fn}: more than {self.max_insns:,} instructions (cap)")
