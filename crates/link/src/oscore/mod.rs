@@ -143,6 +143,24 @@ pub fn gateway_identity(master: &MasterKey) -> Result<(Identity, Vec<u8>), Strin
     Ok((id, ccs))
 }
 
+/// A credential as `lwcbench link gateway --edhoc` prints it: lowercase hex.
+pub fn credential_hex(ccs: &[u8]) -> String {
+    hex::encode(ccs)
+}
+
+/// The gateway's credential from `--gateway-credential HEX`: at most 256 bytes, a CCS with a
+/// P-256 key and a kid.
+pub fn credential_from_hex(text: &str) -> Result<edhoc::Credential, String> {
+    let t = text.trim();
+    if t.len() > 512 {
+        return Err(format!("--gateway-credential: {} hex digits (a credential has at most 512)", t.len()));
+    }
+    let ccs = hex::decode(t).map_err(|_| {
+        "--gateway-credential: expected the hex the gateway prints after 'edhoc-credential'".to_string()
+    })?;
+    edhoc::credential(&ccs).map_err(|e| format!("--gateway-credential: {e}"))
+}
+
 /// The store's key id for OSCORE readings under `master` with `alg`: not the master's own
 /// fingerprint, so an OSCORE sequence number never meets a link frame counter of the same device
 /// in the store's unique (key, device, counter) key, and one per algorithm (each has its own
