@@ -163,3 +163,25 @@ fn a_restarted_device_gets_a_new_context_and_a_restarted_gateway_a_new_epoch() {
     let e = |epoch: u64, s: u64| (2u32, epoch << 40 | s);
     assert_eq!(rows(&dir.path().join("s.db")), [e(1, 0), e(1, 1), e(1, 2), e(2, 0), e(2, 1), e(2, 2), e(3, 0)]);
 }
+
+#[test]
+fn a_corrupt_epoch_state_stops_the_gateway_with_the_file_named_and_nothing_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("state")).unwrap();
+    let epoch = dir.path().join("state/edhoc-2.epoch");
+    std::fs::write(&epoch, "seven\n").unwrap();
+    let srv = gateway(dir.path(), &[2]);
+    let mut dev = device(MASTER, 2, srv.addr, 100);
+    dev.ack_timeout = Duration::from_millis(50);
+    dev.max_retransmit = 1;
+    assert!(dev.send(b"x").is_err(), "no message_4 without a durable epoch");
+    let (mut gw, err) = srv.stop().unwrap();
+    let err = err.unwrap();
+    assert!(
+        err.starts_with("EDHOC epoch state ") && err.contains("edhoc-2.epoch: line 1: expected a handshake epoch"),
+        "{err}"
+    );
+    assert_eq!((gw.tally.handshakes, gw.tally.stored), (0, 0));
+    assert!(gw.store().all().unwrap().is_empty());
+    assert_eq!(std::fs::read_to_string(&epoch).unwrap(), "seven\n", "left as it was");
+}
