@@ -6,10 +6,10 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use lwcbench_oscore::coap::{mtype, opt, Message};
+use lwcbench_oscore::coap::{mtype, Message};
 use lwcbench_oscore::{protect_request, unprotect_response, SecurityContext, SequenceSource};
 
-use crate::oscore::{ECHO, OCTET_STREAM, PATH};
+use crate::oscore::ECHO;
 
 /// RFC 7252 §4.8 defaults.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -86,15 +86,11 @@ impl<S: SequenceSource> CoapDevice<S> {
     pub fn send(&mut self, reading: &[u8]) -> Result<Delivered, String> {
         let mut d = Delivered::default();
         loop {
-            let mut m = Message::new(mtype::CON, 0x02, self.next_mid, &self.next_token.to_be_bytes());
+            // The request `lwcbench choose` prices (lwcbench_oscore::reading::protected_size).
+            let echo = self.echo.as_deref().map(|e| (ECHO, e));
+            let m = lwcbench_oscore::reading::request(self.next_mid, self.next_token, reading, echo);
             self.next_mid = self.next_mid.wrapping_add(1);
             self.next_token = self.next_token.wrapping_add(1);
-            m.add_option(opt::URI_PATH, PATH);
-            m.add_option(opt::CONTENT_FORMAT, &[OCTET_STREAM]);
-            if let Some(e) = &self.echo {
-                m.add_option(ECHO, e);
-            }
-            m.payload = reading.to_vec();
             let (outer, binding) = protect_request(&self.ctx, &mut self.seq, &m).map_err(|e| e.to_string())?;
             let bytes = outer.encode().map_err(|e| e.to_string())?;
             d.seq = lwcbench_oscore::context::piv_value(&binding.piv).map_err(|e| e.to_string())?;
