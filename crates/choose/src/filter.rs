@@ -38,6 +38,8 @@ pub enum Filter {
     Schedule,
     /// A schedule that breaks `--region`'s duty-cycle or dwell-time limit or uplink rates.
     Region,
+    /// An OSCORE AEAD the EDHOC cipher suite implemented here does not establish (`--edhoc`).
+    Handshake,
 }
 
 impl Filter {
@@ -56,6 +58,7 @@ impl Filter {
             Filter::Counter => "counter",
             Filter::Schedule => "schedule",
             Filter::Region => "region",
+            Filter::Handshake => "handshake",
         }
     }
     /// The option the filter answers to, for the error when nothing passes.
@@ -73,6 +76,7 @@ impl Filter {
             Filter::Counter => "--lifetime",
             Filter::Schedule => "--interval",
             Filter::Region => "--interval/--radio/--region",
+            Filter::Handshake => "--edhoc",
         }
     }
     /// Whether an option the user may loosen removes it (the board's images are not tunable).
@@ -364,6 +368,9 @@ fn board_filters(req: &Request, f: &Facts, figs: Option<&Figures>, removed: &mut
         }
     }
     // The counter space over the lifetime (of the nonce the link builds: link ciphers only).
+    if let crate::data::Source::Oscore(a) = f.source {
+        oscore_filters(req, a, removed);
+    }
     let space = counter_space(f.nonce_bytes);
     if f.link.is_some() && space < req.messages() {
         removed.push((
@@ -383,6 +390,30 @@ fn board_filters(req: &Request, f: &Facts, figs: Option<&Figures>, removed: &mut
     // The region's limits on the same schedule (data/radio-regions.csv).
     if let Some(g) = figs.filter(|g| !g.region_violations.is_empty()) {
         removed.push((Filter::Region, g.region_violations.join("; ")));
+    }
+}
+
+/// An OSCORE candidate's own filters: the sender sequence numbers of one context over the
+/// lifetime, and with `--edhoc` the AEAD the implemented cipher suite establishes.
+fn oscore_filters(req: &Request, a: &crate::oscore::OscoreAead, removed: &mut Vec<Removal>) {
+    if crate::oscore::SEQ_SPACE < req.messages() {
+        removed.push((
+            Filter::Counter,
+            format!(
+                "{:.0} messages over --lifetime exceed the 2^40 sender sequence numbers of one OSCORE context (RFC 8613 §7.2.1)",
+                req.messages()
+            ),
+        ));
+    }
+    if req.edhoc.is_some() && a.alg != crate::oscore::EDHOC_AEAD {
+        removed.push((
+            Filter::Handshake,
+            format!(
+                "--edhoc: EDHOC cipher suite 2, the one implemented here, establishes {} contexts (RFC 9528 Appendix A.1: the suite's application AEAD), not {}",
+                crate::oscore::EDHOC_AEAD.name(),
+                a.algorithm
+            ),
+        ));
     }
 }
 
