@@ -350,7 +350,13 @@ fn link_filters(req: &Request, f: &Facts, prot: &str, removed: &mut Vec<Removal>
 /// The filters on the board: image, flash, RAM, the counter over the lifetime, the schedule and
 /// the region.
 fn board_filters(req: &Request, f: &Facts, figs: Option<&Figures>, removed: &mut Vec<Removal>) {
+    // An OSCORE request larger than a UDP datagram has no figures either: that is the reason.
+    let oversize = match f.source {
+        crate::data::Source::Oscore(a) => crate::oscore::request_size(req, a.alg).err(),
+        _ => None,
+    };
     match figs {
+        None if oversize.is_some() => removed.push((Filter::Image, oversize.unwrap_or_default())),
         None => removed.push((
             Filter::Image,
             format!(

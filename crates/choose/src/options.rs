@@ -452,6 +452,12 @@ impl Request {
             (true, true) => Some(crate::oscore::edhoc_cost(&board, &cycles_from, &radio)?),
         };
         let ciphers = crate::oscore::cipher_names(o.cipher.as_deref(), framing)?;
+        // Under OSCORE alone a reading no datagram holds leaves no candidate: say so by option.
+        if framing == crate::oscore::Framing::Oscore {
+            let smallest = lwcbench_oscore::Algorithm::AesCcm16_64_128;
+            lwcbench_oscore::reading::protected_size(smallest, &crate::oscore::DEVICE_KID, 0, payload as usize)
+                .map_err(|e| format!("--payload: '{}' under --framing oscore: {e}", prefix(&o.payload)))?;
+        }
         Ok(Request {
             board,
             radio,

@@ -209,3 +209,17 @@ fn docs_protocols_tables_are_this_builds_data() {
     assert!(t.contains("| AES-CCM-16-64-128 | rc_aes128_ccm_star8 | 44 |"), "{t}");
     assert!(t.contains("| AES-128-CCM/rustcrypto | 48 |"), "{t}");
 }
+
+/// A reading whose OSCORE request exceeds a UDP datagram is out with that reason (not "no
+/// image"); the link frame, which carries up to 256 KiB, still ranks under `--framing auto`.
+#[test]
+fn an_oscore_request_larger_than_a_datagram_is_out_with_the_reason() {
+    let o = Options { radio: "WiFi-n-MCS7".into(), interval: "10s".into(), payload: "64KiB".into(), ..nano("auto") };
+    let rep = choose(&o, None).unwrap();
+    let c = rep.candidate("OSCORE A128GCM").unwrap();
+    assert!(!c.passed && c.reasons[0].contains("more than a UDP datagram holds"), "{:?}", c.reasons);
+    assert!(!rep.chosen.starts_with("OSCORE "));
+    // Under OSCORE alone: the option, one line.
+    let e = choose(&Options { framing: Some("oscore".into()), ..o }, None).unwrap_err();
+    assert!(e.starts_with("--payload: '64KiB' under --framing oscore: ") && e.contains("UDP datagram"), "{e}");
+}

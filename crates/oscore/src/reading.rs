@@ -57,7 +57,9 @@ pub fn protected_size(alg: Algorithm, kid: &[u8], seq: u64, reading_len: usize) 
     }
     // Refused before a buffer of that size is made.
     if reading_len > MAX_MESSAGE {
-        return Err(Error::Malformed(alloc::format!("a {reading_len}-byte reading exceeds a UDP datagram")));
+        return Err(Error::Unsupported(alloc::format!(
+            "a {reading_len}-byte reading: more than a UDP datagram holds ({MAX_MESSAGE} bytes)"
+        )));
     }
     let ctx = SecurityContext::derive(&SecurityParams {
         alg,
@@ -71,7 +73,7 @@ pub fn protected_size(alg: Algorithm, kid: &[u8], seq: u64, reading_len: usize) 
     let (outer, binding) = protect_request(&ctx, &mut MemorySequence::new(seq), &plain)?;
     let bytes: Vec<u8> = outer.encode()?;
     if bytes.len() > MAX_MESSAGE {
-        return Err(Error::Malformed(alloc::format!(
+        return Err(Error::Unsupported(alloc::format!(
             "a {reading_len}-byte reading makes a {}-byte request, more than a UDP datagram holds ({MAX_MESSAGE} bytes)",
             bytes.len()
         )));
