@@ -485,7 +485,17 @@ fn verdict_lines(req: &Request, f: &Facts, r: &Status, level: Level, prot: &str)
         why.push(format!("VARIABLE-TIME: {}", r.constant_time_source));
     }
     // A short tag's forgery bound: about q/2^t for q attempts (docs/security.md).
-    if tag_bits > 0 && tag_bits < 128 {
+    if tag_bits > 0 && tag_bits < 128 && matches!(f.source, crate::data::Source::Oscore(_)) {
+        // The OSCORE gateway keeps no failed-tag budget: only the bound over the lifetime.
+        labels.push(format!("{tag_bits}-BIT TAG"));
+        why.push(format!(
+            "forgery bound ({tag_bits}-bit tag): about q/2^{tag_bits} after q forged requests; one per message over the \
+             lifetime (q = {:.0}): {:.1e}; the OSCORE gateway of `lwcbench link --protocol oscore` keeps no failed-tag \
+             budget (docs/security.md)",
+            req.messages(),
+            req.messages() / 2f64.powi(tag_bits as i32)
+        ));
+    } else if tag_bits > 0 && tag_bits < 128 {
         labels.push(format!("{tag_bits}-BIT TAG"));
         let budget = default_max_failed_tags(f.tag_bytes);
         why.push(format!(

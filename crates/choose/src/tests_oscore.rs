@@ -77,6 +77,9 @@ fn the_oscore_request_is_priced_with_the_hand_counted_bytes() {
     // Only OSCORE candidates under --framing oscore; the link's AES-128-CCM is not one.
     assert!(rep.candidates.iter().all(|c| c.id.starts_with("OSCORE ")));
     assert!(g.sources["radio"].contains("44-byte OSCORE request"), "{}", g.sources["radio"]);
+    // The short tag's bound, without the link gateway's failed-tag budget it does not have.
+    let bound = c.reasons.iter().find(|r| r.starts_with("forgery bound (64-bit tag)")).unwrap();
+    assert!(bound.contains("keeps no failed-tag budget") && !bound.contains("--max-failed-tags"), "{bound}");
 }
 
 /// On LoRa SF12 (51-byte packets) a 32-byte reading fits one packet in the link's LoRaWAN frame
