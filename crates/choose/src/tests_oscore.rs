@@ -107,6 +107,7 @@ fn lora_sf12_splits_the_oscore_request_but_not_the_link_frame() {
     let text = crate::render::text::text(&rep);
     assert!(text.contains("framing:  --framing auto: the link frame wins: "), "{text}");
     assert!(text.contains("B in 2 packets"), "the OSCORE split is shown: {text}");
+    assert!(crate::render::html::html(&rep).contains("<p>Framing (--framing auto): the link frame wins: "));
     assert!(!rep.chosen.starts_with("OSCORE "));
 }
 
@@ -160,6 +161,7 @@ fn edhoc_is_a_one_time_cost_with_its_source() {
     let gcm = with.candidate("OSCORE A128GCM").unwrap();
     assert!(gcm.removed_by.contains(&crate::filter::Filter::Handshake), "{:?}", gcm.reasons);
     assert!(crate::render::text::text(&with).contains("edhoc:    once per device: 110 B in 4 messages"));
+    assert!(crate::render::html::html(&with).contains("<p>EDHOC: once per device: 110 B in 4 messages"));
     let e = choose(&Options { edhoc: true, board: "esp32c3".into(), ..base.clone() }, None).unwrap_err();
     assert!(e.starts_with("--edhoc: no emulated P-256 ECDH for esp32c3"), "{e}");
     let e = choose(&Options { edhoc: true, framing: None, ..base }, None).unwrap_err();
