@@ -53,6 +53,8 @@ pub enum Source {
     Engine(&'static lwcbench_data::engines::Engine),
     /// A NIST LWC implementation emulated on the board (data/nistlwc-cycles.csv).
     NistLwc(&'static lwcbench_data::nistlwc::NistCycles),
+    /// An OSCORE AEAD run by this project's image of the same algorithm (data/oscore-aeads.csv).
+    Oscore(&'static crate::oscore::OscoreAead),
 }
 
 /// One candidate's catalogue facts, before any request.
@@ -86,6 +88,7 @@ impl Facts {
             Source::Image => format!("{}/{}", self.cipher, self.implementation),
             Source::Engine(e) => e.label(),
             Source::NistLwc(r) => r.label(),
+            Source::Oscore(a) => crate::oscore::id(a, &self.implementation),
         }
     }
     /// The link's frame cipher number.
@@ -94,7 +97,11 @@ impl Facts {
     }
     /// How the link gets integrity with it.
     pub fn kind(&self) -> Option<Kind> {
-        self.link.as_ref().map(|s| s.kind)
+        match self.source {
+            // OSCORE seals with the COSE AEAD itself.
+            Source::Oscore(_) => Some(Kind::Aead),
+            _ => self.link.as_ref().map(|s| s.kind),
+        }
     }
 }
 

@@ -32,6 +32,12 @@ pub fn html(rep: &Report) -> String {
     if let Some(d) = &rep.drain {
         s.push_str(&format!("<p>Drain: {}</p>\n", esc(&d.line)));
     }
+    if let Some(v) = &rep.framing_verdict {
+        s.push_str(&format!("<p>Framing (--framing auto): {}</p>\n", esc(&v.line)));
+    }
+    if let Some(e) = &rep.edhoc {
+        s.push_str(&format!("<p>EDHOC: {}</p>\n", esc(&e.line(&rep.board.id, rep.request.messages_over_lifetime))));
+    }
     // One point per construction: a folded candidate sits on its twin's point.
     let pts: Vec<(String, f64, f64)> = rep
         .ranked()

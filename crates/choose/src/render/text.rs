@@ -179,6 +179,12 @@ fn choice(s: &mut String, rep: &Report) {
     if let Some(d) = &rep.drain {
         s.push_str(&format!("drain:    {}\n", d.line));
     }
+    if let Some(v) = &rep.framing_verdict {
+        s.push_str(&format!("framing:  --framing auto: {}\n", v.line));
+    }
+    if let Some(e) = &rep.edhoc {
+        s.push_str(&format!("edhoc:    {}\n", e.line(&rep.board.id, q.messages_over_lifetime)));
+    }
     let h = &rep.handover;
     s.push_str(&format!("firmware: {}\n", h.firmware_build));
     if let Some(d) = &h.dataset {

@@ -18,7 +18,7 @@ use lwcbench_oscore::coap::{mtype, opt, Message};
 use lwcbench_oscore::edhoc::{self, Credential, Established, Identity, Initiator};
 use lwcbench_oscore::{protect_request, unprotect_response, MemorySequence, SecurityContext, SequenceSource};
 
-use crate::oscore::{ECHO, OCTET_STREAM, PATH};
+use crate::oscore::ECHO;
 
 /// RFC 7252 §4.8 defaults.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -171,15 +171,11 @@ impl<S: SequenceSource> CoapDevice<S> {
                 }
             }
             let ctx = self.ctx.as_ref().ok_or("no security context")?;
-            let mut m = Message::new(mtype::CON, 0x02, self.next_mid, &self.next_token.to_be_bytes());
+            // The request `lwcbench choose` prices (lwcbench_oscore::reading::protected_size).
+            let echo = self.echo.as_deref().map(|e| (ECHO, e));
+            let m = lwcbench_oscore::reading::request(self.next_mid, self.next_token, reading, echo);
             self.next_mid = self.next_mid.wrapping_add(1);
             self.next_token = self.next_token.wrapping_add(1);
-            m.add_option(opt::URI_PATH, PATH);
-            m.add_option(opt::CONTENT_FORMAT, &[OCTET_STREAM]);
-            if let Some(e) = &self.echo {
-                m.add_option(ECHO, e);
-            }
-            m.payload = reading.to_vec();
             let (outer, binding) = match &mut self.edhoc {
                 Some(e) => protect_request(ctx, &mut e.seq, &m),
                 None => protect_request(ctx, &mut self.seq, &m),

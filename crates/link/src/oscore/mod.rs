@@ -29,10 +29,9 @@ pub use lwcbench_oscore;
 
 /// The Echo option (RFC 9175 §2.2.1): Class E under OSCORE.
 pub const ECHO: u16 = 252;
-/// The Uri-Path of readings (inner, encrypted).
-pub const PATH: &[u8] = b"r";
-/// Content-Format application/octet-stream (RFC 7252 §12.3): a reading's bytes.
-pub const OCTET_STREAM: u8 = 42;
+/// The Uri-Path of readings and their Content-Format: the request's shape is the OSCORE crate's
+/// (`reading::request`), which `lwcbench choose` prices without this crate.
+pub use lwcbench_oscore::reading::{OCTET_STREAM, PATH};
 /// The gateway's Sender ID.
 pub const GATEWAY_ID: &[u8] = b"";
 /// The default CoAP port on loopback (RFC 7252 §6.1).
