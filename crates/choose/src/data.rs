@@ -54,7 +54,7 @@ pub enum Source {
     /// A NIST LWC implementation emulated on the board (data/nistlwc-cycles.csv).
     NistLwc(&'static lwcbench_data::nistlwc::NistCycles),
     /// An OSCORE AEAD run by this project's image of the same algorithm (data/oscore-aeads.csv).
-    Oscore(&'static crate::oscore::OscoreAead),
+    Oscore(&'static crate::oscore::aead::OscoreAead),
 }
 
 /// One candidate's catalogue facts, before any request.
@@ -88,7 +88,7 @@ impl Facts {
             Source::Image => format!("{}/{}", self.cipher, self.implementation),
             Source::Engine(e) => e.label(),
             Source::NistLwc(r) => r.label(),
-            Source::Oscore(a) => crate::oscore::id(a, &self.implementation),
+            Source::Oscore(a) => crate::oscore::aead::id(a, &self.implementation),
         }
     }
     /// The link's frame cipher number.

@@ -303,7 +303,7 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
         flash_bytes: flash,
         ram_bytes: ram,
         counter_space: match f.source {
-            Source::Oscore(_) => crate::oscore::SEQ_SPACE,
+            Source::Oscore(_) => crate::oscore::aead::SEQ_SPACE,
             _ => counter_space(f.nonce_bytes),
         },
         receive_uj: receive_j * 1e6,

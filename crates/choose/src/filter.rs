@@ -406,8 +406,8 @@ fn board_filters(req: &Request, f: &Facts, figs: Option<&Figures>, removed: &mut
 
 /// An OSCORE candidate's own filters: the sender sequence numbers of one context over the
 /// lifetime, and with `--edhoc` the AEAD the implemented cipher suite establishes.
-fn oscore_filters(req: &Request, a: &crate::oscore::OscoreAead, removed: &mut Vec<Removal>) {
-    if crate::oscore::SEQ_SPACE < req.messages() {
+fn oscore_filters(req: &Request, a: &crate::oscore::aead::OscoreAead, removed: &mut Vec<Removal>) {
+    if crate::oscore::aead::SEQ_SPACE < req.messages() {
         removed.push((
             Filter::Counter,
             format!(
@@ -416,12 +416,12 @@ fn oscore_filters(req: &Request, a: &crate::oscore::OscoreAead, removed: &mut Ve
             ),
         ));
     }
-    if req.edhoc.is_some() && a.alg != crate::oscore::EDHOC_AEAD {
+    if req.edhoc.is_some() && a.alg != crate::oscore::aead::EDHOC_AEAD {
         removed.push((
             Filter::Handshake,
             format!(
                 "--edhoc: EDHOC cipher suite 2, the one implemented here, establishes {} contexts (RFC 9528 Appendix A.1: the suite's application AEAD), not {}",
-                crate::oscore::EDHOC_AEAD.name(),
+                crate::oscore::aead::EDHOC_AEAD.name(),
                 a.algorithm
             ),
         ));

@@ -129,7 +129,7 @@ pub fn handover(req: &Request, chosen: &Candidate, facts: &Facts, data: &Data, o
 fn oscore_handover(
     req: &Request,
     chosen: &Candidate,
-    a: &crate::oscore::OscoreAead,
+    a: &crate::oscore::aead::OscoreAead,
     data: &Data,
     out: Option<&str>,
 ) -> Handover {

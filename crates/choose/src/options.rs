@@ -352,9 +352,9 @@ pub struct Request {
     /// Where `dtim` comes from.
     pub dtim_source: String,
     /// The frames offered: the link's, OSCORE's or both.
-    pub framing: crate::oscore::Framing,
+    pub framing: crate::oscore::aead::Framing,
     /// EDHOC's one-time cost on the board (`--edhoc`).
-    pub edhoc: Option<crate::oscore::EdhocCost>,
+    pub edhoc: Option<crate::oscore::edhoc::EdhocCost>,
     /// `--cipher`'s names (empty: every candidate).
     pub ciphers: Vec<String>,
 }
@@ -443,19 +443,19 @@ impl Request {
             Battery { capacity_mah, volts, sleep_ua, interval_s, chemistry: short_echo(&o.chemistry, find_chemistry)? };
         let receive = lwcbench_data::receive::builtin();
         let (dtim, dtim_source) = dtim(o.dtim, &receive)?;
-        let framing = crate::oscore::Framing::parse(o.framing.as_deref())?;
+        let framing = crate::oscore::aead::Framing::parse(o.framing.as_deref())?;
         let edhoc = match (o.edhoc, framing.oscore()) {
             (false, _) => None,
             (true, false) => {
                 return Err("--edhoc: EDHOC establishes OSCORE contexts: give --framing oscore or auto".into())
             }
-            (true, true) => Some(crate::oscore::edhoc_cost(&board, &cycles_from, &radio)?),
+            (true, true) => Some(crate::oscore::edhoc::edhoc_cost(&board, &cycles_from, &radio)?),
         };
-        let ciphers = crate::oscore::cipher_names(o.cipher.as_deref(), framing)?;
+        let ciphers = crate::oscore::aead::cipher_names(o.cipher.as_deref(), framing)?;
         // Under OSCORE alone a reading no datagram holds leaves no candidate: say so by option.
-        if framing == crate::oscore::Framing::Oscore {
+        if framing == crate::oscore::aead::Framing::Oscore {
             let smallest = lwcbench_oscore::Algorithm::AesCcm16_64_128;
-            lwcbench_oscore::reading::protected_size(smallest, &crate::oscore::DEVICE_KID, 0, payload as usize)
+            lwcbench_oscore::reading::protected_size(smallest, &crate::oscore::aead::DEVICE_KID, 0, payload as usize)
                 .map_err(|e| format!("--payload: '{}' under --framing oscore: {e}", prefix(&o.payload)))?;
         }
         Ok(Request {

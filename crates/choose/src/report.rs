@@ -9,7 +9,9 @@ use crate::explain::{drain, Drain};
 use crate::filter::Candidate;
 use crate::handover::{handover, Handover};
 use crate::options::{Options, Request, Require, Weights};
-use crate::oscore::{auto_verdict, EdhocCost, Framing, FramingVerdict};
+use crate::oscore::aead::Framing;
+use crate::oscore::edhoc::EdhocCost;
+use crate::oscore::verdict::{auto_verdict, FramingVerdict};
 use crate::robust::{robustness, Robust};
 
 /// The JSON schema's name and version (docs/choose.md "JSON").
