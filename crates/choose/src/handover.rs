@@ -145,6 +145,10 @@ fn oscore_handover(
         cmd.push(k.into());
         cmd.push(v);
     }
+    if req.edhoc.is_some() {
+        // the contexts the answer priced: from an EDHOC handshake, not pre-shared
+        cmd.push("--edhoc".into());
+    }
     if let Some(d) = &dataset {
         cmd.push("--dataset".into());
         cmd.push(d.file.clone());

@@ -750,6 +750,44 @@ fn receive_windows_and_wake_ups_are_counted() {
 
 /// `--framing oscore`: the printed deploy command is `lwcbench link --protocol oscore` with the
 /// chosen COSE AEAD, and it runs as printed: every reading sent is stored.
+/// With `--edhoc` the printed command runs EDHOC too (the contexts the answer priced): it has
+/// `--edhoc`, runs, and stores all 20 readings after a handshake.
+#[test]
+fn an_oscore_choice_with_edhoc_prints_a_command_that_runs_edhoc() {
+    let d = tempfile::tempdir().unwrap();
+    let rep = choose_json(
+        &[
+            "--board",
+            "nano33ble",
+            "--radio",
+            "802.15.4",
+            "--interval",
+            "1s",
+            "--tag",
+            "64",
+            "--framing",
+            "oscore",
+            "--edhoc",
+            "--out",
+            "ch",
+        ],
+        d.path(),
+    );
+    assert_eq!(rep["chosen"], "OSCORE AES-CCM-16-64-128", "suite 2 establishes this AEAD only");
+    let words: Vec<String> =
+        rep["handover"]["link_command"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
+    assert!(words.iter().any(|w| w == "--edhoc"), "{words:?}");
+    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    let o = lwcbench(&args, d.path());
+    assert!(o.status.success(), "{}: {}", words.join(" "), String::from_utf8_lossy(&o.stderr));
+    let out = d.path().join(words.last().unwrap());
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("oscore_summary.json")).unwrap()).unwrap();
+    assert_eq!((v[0]["sent"].as_u64(), v[0]["tally"]["stored"].as_u64()), (Some(20), Some(20)), "{v}");
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(text.to_lowercase().contains("edhoc"), "the summary names the handshake: {text}");
+}
+
 #[test]
 fn an_oscore_choice_prints_a_link_command_that_runs() {
     let d = tempfile::tempdir().unwrap();

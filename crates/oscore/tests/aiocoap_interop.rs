@@ -1,6 +1,6 @@
 //! Interop with aiocoap's OSCORE on loopback, both ways, with pre-shared contexts, for each
-//! algorithm: this crate's client against an aiocoap server (which also refuses a replayed
-//! and an altered request, each with its own code), and an aiocoap client against a server
+//! algorithm: this crate's client against an aiocoap server (which also refuses a replayed,
+//! an altered and an out-of-window request, each with its own code), and an aiocoap client against a server
 //! built on this crate. The aiocoap side is tests/aiocoap_peer.py.
 //!
 //! The Python is `$LWCBENCH_AIOCOAP_PYTHON`, else the checkout's `.venv/bin/python`, where
@@ -132,7 +132,7 @@ fn our_client_to_an_aiocoap_server() {
         let port = free_port();
         let mut child = Command::new(&python)
             .arg(script())
-            .args(["server", "--port", &port.to_string(), "--requests", "2", "--ctx"])
+            .args(["server", "--port", &port.to_string(), "--requests", "4", "--ctx"])
             .arg(d.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -175,10 +175,23 @@ fn our_client_to_an_aiocoap_server() {
         let (prot4, b4) = protect_request(&client, &mut seq, &request(4, "reading-b")).unwrap();
         let resp = exchange(&sock, &prot4.encode().unwrap());
         assert_eq!(unprotect_response(&client, &b4, &resp.encode().unwrap()).unwrap().payload, b"stored:reading-b");
+        // Sequence number 100 moves aiocoap's window; then 10, never used but below the window
+        // (RFC 8613 §7.4): 4.01 Unauthorized; 101 is taken again.
+        let mut at = |s: u64, mid: u16, text: &str| {
+            let (p, b) = protect_request(&client, &mut MemorySequence::new(s), &request(mid, text)).unwrap();
+            (exchange(&sock, &p.encode().unwrap()), b)
+        };
+        let (r, b) = at(100, 5, "reading-c");
+        assert_eq!(unprotect_response(&client, &b, &r.encode().unwrap()).unwrap().payload, b"stored:reading-c");
+        let (r, _) = at(10, 6, "reading-old");
+        assert_eq!(r.code, 0x81, "{}: a sequence number below the window answered {:?}", alg.name(), r);
+        assert_eq!(r.option_values(opt::OSCORE).count(), 0);
+        let (r, b) = at(101, 7, "reading-d");
+        assert_eq!(unprotect_response(&client, &b, &r.encode().unwrap()).unwrap().payload, b"stored:reading-d");
 
         let (out, err, ok) = finish(child, stdout);
         assert!(ok, "{}: the aiocoap server failed: {err}", alg.name());
-        assert_eq!(out, "got reading-a\ngot reading-b\n", "{}: {err}", alg.name());
+        assert_eq!(out, "got reading-a\ngot reading-b\ngot reading-c\ngot reading-d\n", "{}: {err}", alg.name());
     }
 }
 
@@ -237,6 +250,11 @@ fn an_aiocoap_client_to_our_server() {
         let first = first.unwrap();
         let e = unprotect_request(&server, &mut window, &first).unwrap_err();
         assert!(matches!(e, lwcbench_oscore::Error::Replayed(_)), "{}: {e}", alg.name());
+        // Once the window has moved past it (a request with sequence number 100 accepted), the
+        // same request is out of the window: refused as too old, not as a replay.
+        window.accept(100).unwrap();
+        let e = unprotect_request(&server, &mut window, &first).unwrap_err();
+        assert_eq!(e, lwcbench_oscore::Error::TooOld(0), "{}", alg.name());
         let mut altered = first.clone();
         *altered.last_mut().unwrap() ^= 0x80;
         let e = unprotect_request(&server, &mut ReplayWindow::default(), &altered).unwrap_err();
