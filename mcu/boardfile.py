@@ -22,7 +22,8 @@ OTHER_MODELS = ("lx106",)
 STATUSES = ("sourced", "estimate")
 # Every key a record may have: a misspelt one (`pwoer`) is an error, not a silently missing board.
 BOARD_KEYS = {"name", "chip", "triple", "mhz", "code_in", "flash_ws", "fetch_line_bytes", "cache_lines", "cache_ways",
-              "miss_cycles", "m4_ldst_pipelining", "verified", "sources", "power", "lx106"}
+              "miss_cycles", "m4_ldst_pipelining", "flash_data_stall", "verified", "sources", "power", "lx106",
+              "fit"}
 POWER_KEYS = {"volts", "active_ma", "sleep_ua", "status", "source"}
 # [board.ID.lx106]: the LX106 cycle model's extra cycles per event (mcu/lx106.py), its flags, the
 # NIST LWC table it reproduces and the held-out fit.
@@ -76,9 +77,11 @@ class Board:
     miss_cycles: int  # stall per line fetch that misses (flash_ws unless given)
     m4_ldst_pipelining: bool
     sources: dict
+    flash_data_stall: bool = False  # data reads from flash cost miss_cycles each (uncached)
     verified: tuple = ()  # parameters whose source text was read (data/boards.toml)
     power: Power | None = None
     lx106: Lx106 | None = None
+    fit: dict = dataclasses.field(default_factory=dict)  # [board.ID.fit]: held-out fetch fit (cortexm_fit.py)
 
     def fetch_stalls(self) -> bool:
         return self.code_in in ("flash", "xip") and self.miss_cycles > 0
@@ -213,6 +216,29 @@ def _lx106(t, sources: dict, where: str) -> Lx106:
     return Lx106(table, tuple(flags), timing, {k: sources[k] for k in (*LX106_TIMING, "cflags")}, dict(fit))
 
 
+# [board.ID.fit] of a Cortex-M board (mcu/cortexm_fit.py): the grid's parameters
+FIT_GRID_KEYS = ("miss_cycles", "fetch_line_bytes", "cache_bytes", "cache_ways")
+# the board parameters such a fit sets; each needs a `fitted: ...` source
+FIT_SETS = ("miss_cycles", "fetch_line_bytes", "cache_lines", "cache_ways")
+
+
+def _fit(t, sources: dict, where: str) -> dict:
+    if not isinstance(t, dict):
+        raise BoardError(f"{where}: must be a table")
+    grid = t.get("grid")
+    if not isinstance(grid, dict) or sorted(grid) != sorted(FIT_GRID_KEYS) or not all(
+            isinstance(v, list) and v and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 65536
+                                              for x in v) for v in grid.values()):
+        raise BoardError(f"{where}: grid must give {', '.join(FIT_GRID_KEYS)}, each a list of integers 0..65536")
+    train = t.get("train")
+    if not isinstance(train, list) or not train or not all(isinstance(x, str) for x in train):
+        raise BoardError(f"{where}: train must be a list of submissions")
+    for k in FIT_SETS:
+        if not str(sources.get(k, "")).startswith("fitted"):
+            raise BoardError(f"{where}: {k} is fitted: its source must say 'fitted: ...'")
+    return dict(t)
+
+
 def _board(bid: str, t, targets: dict, path) -> Board:
     where = f"{path}: board {bid}"
     if not isinstance(t, dict):
@@ -244,11 +270,13 @@ def _board(bid: str, t, targets: dict, path) -> Board:
         raise BoardError(f"{where}: verified must list parameters that have a source, got {verified!r}")
     power = _power(t["power"], f"{where}.power") if "power" in t else None
     lx = _lx106(t["lx106"], sources, f"{where}.lx106") if "lx106" in t else None
+    fit = _fit(t["fit"], sources, f"{where}.fit") if "fit" in t else {}
     if (tgt.model == "lx106") != (lx is not None):
         raise BoardError(f"{where}: a board of an lx106 target needs an [lx106] table, and only such a board")
     return Board(bid, get("name", str), get("chip", str), tgt.model, triple, mhz, code_in,
                  sources=dict(sources), m4_ldst_pipelining=get("m4_ldst_pipelining", bool, False),
-                 verified=tuple(verified), power=power, lx106=lx, **ints)
+                 flash_data_stall=get("flash_data_stall", bool, False),
+                 verified=tuple(verified), power=power, lx106=lx, fit=fit, **ints)
 
 
 def load(path: pathlib.Path | str | None = None) -> tuple[dict[str, Target], dict[str, Board]]:

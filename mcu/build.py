@@ -104,6 +104,29 @@ def build_rust(profiles=("Os", "O3"), quiet=True) -> None:
         _run(cmd, cwd=IMAGES, env=env)
 
 
+AD_ENTRY_DIR = "ad-entry"  # under target_dir(): the AEAD images with `lwc_encrypt_ad`
+
+
+def rust_ad_elf(triple: str, image: str) -> pathlib.Path:
+    """An AEAD image built with the `ad-entry` feature (Os): the measured image's code plus the
+    entry point with associated data that the official vectors need."""
+    return target_dir() / AD_ENTRY_DIR / triple / PROFILES["Os"] / image
+
+
+def build_rust_ad_entry(images, quiet=True) -> None:
+    """The named AEAD images with the `ad-entry` feature, for every Rust target (Os), in a target
+    directory of their own so that the measured images are not rebuilt with it."""
+    cmd = ["cargo", "build", "--profile", PROFILES["Os"], "--features", "ad-entry"]
+    for im in images:
+        cmd += ["--bin", im]
+    for t in RUST_TARGETS:
+        cmd += ["--target", t]
+    if quiet:
+        cmd.append("--quiet")
+    env = dict(os.environ, CARGO_TARGET_DIR=str(target_dir() / AD_ENTRY_DIR))
+    _run(cmd, cwd=IMAGES, env=env)
+
+
 def build_cpp() -> None:
     src = REPO / "cpp" / "draco" / "draco.cpp"
     harness = MCU / "cpp" / "harness.c"

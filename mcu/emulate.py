@@ -16,7 +16,11 @@ For one image (ELF built by mcu/build.py) and one keystream length this
   worst-case stack depth of init + keystream;
 * with `warm`, calls the same pair again on the same board, RAM and buffers reset but the
   instruction cache kept: the steady-state cost of a message in a loop beside the first
-  call's cold cost (equal on a board without a cache).
+  call's cold cost (equal on a board without a cache);
+* for an AEAD image built with the `ad-entry` feature (mcu/build.py `build_rust_ad_entry`),
+  `Emulator.encrypt_ad` writes key, nonce, associated data and message into the host buffers
+  and calls `lwc_init` then `lwc_encrypt_ad(out, nbits, ad, adlen)`: the official vectors with
+  associated data (the counts use `lwc_keystream`, empty associated data).
 
 Counting: the default ("block") mode hooks Unicorn translation blocks and adds a cached
 per-block instruction count and cycle cost (capstone disassembly, cached per block address);
@@ -25,8 +29,9 @@ The "insn" mode hooks every instruction (slower); tests check that both agree. E
 deterministic: no time, no randomness, same inputs -> same counts.
 
 Board profiles (data/boards.toml, `Board`): with a board, instruction fetches from flash/XIP
-add stall cycles per fetch line that misses (wait states, cache) and the M4 model pipelines
-neighbouring loads/stores; without one, the core model alone.
+add stall cycles per fetch line that misses (wait states, cache), with `flash_data_stall` each
+data read from flash adds the same stall, and the M4 model pipelines neighbouring
+loads/stores; without one, the core model alone.
 
 CLI:  emulate.py ELF TARGET NBITS [--key HEX --iv HEX] [--mode insn|block] [--board ID] [--warm]
 """
@@ -51,8 +56,9 @@ import boardfile  # noqa: E402
 
 FLASH = (0x1000_0000, 2048 * 1024)
 RAM = (0x2000_0000, 264 * 1024)
-HOST = (0x3000_0000, 64 * 1024)  # key, IV, output buffer (not the cipher's memory)
-KEY_AT, IV_AT, OUT_AT = HOST[0], HOST[0] + 0x100, HOST[0] + 0x1000
+HOST = (0x3000_0000, 64 * 1024)  # key, IV, associated data, output buffer (not the cipher's memory)
+KEY_AT, IV_AT, AD_AT, OUT_AT = HOST[0], HOST[0] + 0x100, HOST[0] + 0x200, HOST[0] + 0x1000
+AD_MAX = OUT_AT - AD_AT  # associated data `encrypt_ad` can place
 SENTINEL = 0x0F00_0000  # return address; mapped, never executed
 PAINT = 0xC0FFEE5A  # stack paint word
 
@@ -413,11 +419,19 @@ class Emulator:
         self.max_insns = max_insns
         # instruction fetch model: stalls per line fetch that misses (code in flash / XIP)
         self.fetch = bool(board and board.fetch_stalls() and self.costs.model)
+        # board.flash_data_stall: data reads from flash (literal pools, const tables) pay the
+        # flash's miss cycles each, uncached (an instruction-only cache)
+        self.data_stall = bool(self.fetch and board.flash_data_stall and board.code_in == "flash")
         if self.fetch:
             self.line_bytes, self.miss = board.fetch_line_bytes, board.miss_cycles
             self.ways = board.cache_ways
             self.sets = board.cache_lines // board.cache_ways if board.cache_lines else 0
         self.profile: dict | None = {} if profile else None  # block addr -> [executions, cycles]
+        # when a list-like (array('Q')): every executed block as addr << 16 | size, so a fetch
+        # model can re-price the run without re-emulating it (mcu/cortexm_fit.py)
+        self.trace = None
+        # when an int: data reads from flash (literal pools, const tables) are counted into it
+        self.flash_reads: int | None = None
         self._reset_fetch()
 
     def _reset_fetch(self):
@@ -497,6 +511,8 @@ class Emulator:
             st[1] += st[3]
         n, base, extra, fall, lines = self._block_info(uc, addr, size)
         cyc = base + (self._fetch_lines(lines) if lines else 0)
+        if self.trace is not None:
+            self.trace.append(addr << 16 | size)
         st[0] += n
         st[1] += cyc
         st[3], st[4] = extra, fall
@@ -523,9 +539,28 @@ class Emulator:
         st[1] += c[0] + (self._fetch_lines(c[2]) if c[2] else 0)
         st[3], st[4] = c[1], addr + size
 
-    def call(self, uc, fn: str, a0: int = 0, a1: int = 0) -> Phase:
-        """Call fn(a0, a1) on a machine from new_machine(); raises InsnCapExceeded past max_insns."""
-        return self._call(uc, fn, a0, a1)
+    def _on_flash_read(self, uc, access, addr, size, value, reads):
+        reads[0] += 1
+
+    def call(self, uc, fn: str, a0: int = 0, a1: int = 0, a2: int | None = None, a3: int | None = None) -> Phase:
+        """Call fn(a0, a1, a2, a3) on a machine from new_machine(); raises InsnCapExceeded past max_insns."""
+        return self._call(uc, fn, a0, a1, a2, a3)
+
+    def encrypt_ad(self, key: bytes, nonce: bytes, msg: bytes, ad: bytes) -> tuple[tuple, bytes]:
+        """On a fresh board: `lwc_init(key, nonce)`, then `lwc_encrypt_ad` of `msg` with the
+        associated data `ad` (an `ad-entry` build of an AEAD image). (return codes, ciphertext ‖ tag)."""
+        if "lwc_encrypt_ad" not in self.img.symbols:
+            raise ValueError(f"{self.img.path}: no lwc_encrypt_ad (build the image with the ad-entry feature)")
+        if len(ad) > AD_MAX or len(msg) + self.img.tag_bytes > HOST[0] + HOST[1] - OUT_AT:
+            raise ValueError(f"associated data ({len(ad)} B) or message ({len(msg)} B) larger than the host buffers")
+        uc = self.new_machine()
+        uc.mem_write(KEY_AT, key)
+        uc.mem_write(IV_AT, nonce)
+        uc.mem_write(AD_AT, ad)
+        uc.mem_write(OUT_AT, msg)
+        self._call(uc, "lwc_init", KEY_AT, IV_AT)
+        self._call(uc, "lwc_encrypt_ad", OUT_AT, 8 * len(msg), AD_AT, len(ad))
+        return tuple(self._rc), bytes(uc.mem_read(OUT_AT, len(msg) + self.img.tag_bytes))
 
     def new_machine(self):
         """A fresh board: image loaded, stack painted, empty instruction cache."""
@@ -533,15 +568,23 @@ class Emulator:
         self._reset_fetch()
         return self._new_uc()
 
-    def _call(self, uc, fn: str, a0: int, a1: int) -> Phase:
+    def _call(self, uc, fn: str, a0: int, a1: int, a2: int | None = None, a3: int | None = None) -> Phase:
+        # a2/a3 only for a four-argument entry: the two-argument calls leave the registers as
+        # the previous call did, as the counts always had them
         st = [0, 0, 0, 0, 0]  # insns, cycles, pending taken-extra, its fall-through
         hook = uc.hook_add(unicorn.UC_HOOK_BLOCK if self.mode == "block" else unicorn.UC_HOOK_CODE,
                            self._on_block if self.mode == "block" else self._on_insn, st)
         addr = self.img.symbols[fn]
+        rd, reads = None, [0]
+        if self.flash_reads is not None or self.data_stall:
+            rd = uc.hook_add(unicorn.UC_HOOK_MEM_READ, self._on_flash_read, reads, FLASH[0], FLASH[0] + FLASH[1] - 1)
         if self.arm:
             uc.reg_write(ua.UC_ARM_REG_SP, self.img.stack_top)
             uc.reg_write(ua.UC_ARM_REG_R0, a0)
             uc.reg_write(ua.UC_ARM_REG_R1, a1)
+            if a2 is not None:
+                uc.reg_write(ua.UC_ARM_REG_R2, a2)
+                uc.reg_write(ua.UC_ARM_REG_R3, a3 or 0)
             uc.reg_write(ua.UC_ARM_REG_LR, SENTINEL | 1)
             uc.emu_start(addr | 1, SENTINEL, count=self.max_insns)
             pc, rc = uc.reg_read(ua.UC_ARM_REG_PC), uc.reg_read(ua.UC_ARM_REG_R0)
@@ -549,10 +592,20 @@ class Emulator:
             uc.reg_write(ur.UC_RISCV_REG_SP, self.img.stack_top)
             uc.reg_write(ur.UC_RISCV_REG_A0, a0)
             uc.reg_write(ur.UC_RISCV_REG_A1, a1)
+            if a2 is not None:
+                uc.reg_write(ur.UC_RISCV_REG_A2, a2)
+                uc.reg_write(ur.UC_RISCV_REG_A3, a3 or 0)
             uc.reg_write(ur.UC_RISCV_REG_RA, SENTINEL)
             uc.emu_start(addr, SENTINEL, count=self.max_insns)
             pc, rc = uc.reg_read(ur.UC_RISCV_REG_PC), uc.reg_read(ur.UC_RISCV_REG_A0)
         uc.hook_del(hook)
+        if rd is not None:
+            uc.hook_del(rd)
+            if self.flash_reads is not None:
+                self.flash_reads += reads[0]
+            if self.data_stall:  # each data read from flash waits for the flash, uncached
+                st[1] += reads[0] * self.miss
+                self.stall_cycles += reads[0] * self.miss
         if (pc & ~1) != SENTINEL:
             if st[0] >= self.max_insns:
                 raise InsnCapExceeded(f"{fn}: more than {self.max_insns:,} instructions (cap)")

@@ -11,7 +11,8 @@ Images (`IMAGES`):
 * this project's own portable C ChaCha20 and ChaCha20-Poly1305 (mcu/lx106/chacha, RFC 8439): the
   Poly1305 share of `lwcbench choose`'s stream + Poly1305 composition on the ESP8266;
 * this project's own constant-time C AES-128-CCM and AES-128-GCM (mcu/lx106/aes; 12-byte nonce,
-  16-byte tag), through mcu/lx106/harness.c like the NIST API images;
+  16-byte tag) and the same ccm.c as CCM* (IEEE 802.15.4: 13-byte nonce, 16-, 8- or 4-byte MIC),
+  through mcu/lx106/harness.c like the NIST API images;
 * NIST LWC C implementations from the shared tree (Ascon-128 v1.2 ref / bi32 / bi32_lowsize,
   TinyJAMBU-128 ref / opt, Xoodyak XKCP-plain-ua) and the own ChaCha20-Poly1305 (NIST API)
   through mcu/lx106/harness.c: one timed crypto_aead_encrypt per message length, empty
@@ -50,7 +51,7 @@ class Image:
     implementation: str
     image: str
     kind: str  # stream (keystream phase) | aead (encrypt phase)
-    define: str = ""  # stream: the harness's cipher switch
+    define: str = ""  # stream: the harness's cipher switch; own-C aead: a define of its sources
     sources: tuple = ()  # stream: repository paths
     nist: tuple = ()  # aead: (submission, variant, implementation) in the shared NIST LWC tree
 
@@ -59,6 +60,7 @@ class Image:
         return "keystream" if self.kind == "stream" else "encrypt"
 
 
+_CCM = ("mcu/lx106/aes/ccm.c", "mcu/lx106/aes/aes128.c")
 IMAGES = [
     Image("DRACO", "cpp-ref", "draco_ref", "stream", "LWC_DRACO_REF", ("cpp/draco/draco.cpp",)),
     Image("DRACO", "cpp-fast", "draco_fast", "stream", "LWC_DRACO_FAST", ("cpp/draco/draco.cpp",)),
@@ -73,6 +75,10 @@ IMAGES = [
     # (SP 800-38C) and GCM (SP 800-38D), 12-byte nonce, 16-byte tag: the FIPS candidates here
     Image("AES-128-CCM", "c", "c_aes128ccm", "aead", sources=("mcu/lx106/aes/ccm.c", "mcu/lx106/aes/aes128.c")),
     Image("AES-128-GCM", "c", "c_aes128gcm", "aead", sources=("mcu/lx106/aes/gcm.c", "mcu/lx106/aes/aes128.c")),
+    # the same ccm.c as CCM* (IEEE 802.15.4): 13-byte nonce, 16/8/4-byte MIC (api.h's switch)
+    Image("AES-128-CCM*", "c", "c_aes128ccmstar", "aead", "LWC_CCM_STAR_MIC=16", _CCM),
+    Image("AES-128-CCM*-8", "c", "c_aes128ccmstar8", "aead", "LWC_CCM_STAR_MIC=8", _CCM),
+    Image("AES-128-CCM*-4", "c", "c_aes128ccmstar4", "aead", "LWC_CCM_STAR_MIC=4", _CCM),
     Image("Ascon-128", "nist-ref", "nist_ascon128v12_ref", "aead", nist=("ascon", "ascon128v12", "ref")),
     Image("Ascon-128", "nist-bi32", "nist_ascon128v12_bi32", "aead", nist=("ascon", "ascon128v12", "bi32")),
     Image("Ascon-128", "nist-bi32_lowsize", "nist_ascon128v12_bi32_lowsize", "aead",
@@ -156,7 +162,8 @@ def build(img: Image, bm: lx106.BoardModel, outdir: pathlib.Path) -> Built:
         # own C with the NIST API (api.h, crypto_aead.h beside it): harness.c calls it directly
         srcs = [REPO / s for s in img.sources]
         inc = libc + ["-I", str(srcs[0].parent)]
-        objs = _compile(srcs + [lx106.LX / "harness.c"], flags + ["-DLWC_DIRECT"], inc, odir)
+        own = [f"-D{img.define}"] if img.define else []
+        objs = _compile(srcs + [lx106.LX / "harness.c"], flags + ["-DLWC_DIRECT", *own], inc, odir)
         elf = _link(objs + lx106.runtime_objs(flags, outdir), odir / "image.elf", False)
     bdir = outdir / "baseline_aead"
     bdir.mkdir(parents=True, exist_ok=True)

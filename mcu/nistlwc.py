@@ -29,6 +29,7 @@ The shared tree: $LWCBENCH_NIST_LWC, else ../shared/nist-lwc beside the reposito
 from __future__ import annotations
 
 import argparse
+import array
 import concurrent.futures
 import csv
 import dataclasses
@@ -45,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 MCU = pathlib.Path(__file__).resolve().parent
 REPO = MCU.parent
@@ -360,39 +362,50 @@ class Cell:
     rc: int | None
     ct_digest: str
     error: str = ""
+    # with trace=True: the executed blocks (emulate.Emulator.trace) of lwc_prepare then
+    # lwc_encrypt, and where lwc_encrypt's start
+    trace: object = None
+    trace_split: int = 0
+    flash_reads: int | None = None  # with trace=True: lwc_encrypt's data reads from flash
 
 
-def emulate_cells(elf: pathlib.Path, board, cells, max_insns: int, profile_cell=None):
+def emulate_cells(elf: pathlib.Path, board, cells, max_insns: int, profile_cell=None, trace=False):
     img = emulate.load_image(str(elf))
     emu = emulate.Emulator(img, board.triple, board=board, max_insns=max_insns)
     out, prof = [], None
     for ad, msg in cells:
         uc = emu.new_machine()
+        emu.trace = array.array("Q") if trace else None
         try:
             emu.call(uc, "lwc_prepare", ad, msg)
+            split = len(emu.trace) if trace else 0
             if (ad, msg) == profile_cell:
                 emu.profile = {}
             before = emu.stall_cycles
+            emu.flash_reads = 0 if trace else None
             ph = emu.call(uc, "lwc_encrypt", ad, msg)
+            reads, emu.flash_reads = emu.flash_reads, None
             stall = emu.stall_cycles - before
             if emu.profile is not None:
                 prof, emu.profile = emu.profile, None
             clen = int.from_bytes(bytes(uc.mem_read(img.symbols["lwc_clen"], 8)), "little")
             ct = bytes(uc.mem_read(img.symbols["lwc_ct"], min(clen, msg + 64)))
-            out.append(Cell(ad, msg, ph.cycles, ph.insns, stall, emu._rc[-1], hashlib.sha256(ct).hexdigest()[:16]))
+            out.append(Cell(ad, msg, ph.cycles, ph.insns, stall, emu._rc[-1], hashlib.sha256(ct).hexdigest()[:16],
+                            trace=emu.trace, trace_split=split, flash_reads=reads))
         except emulate.InsnCapExceeded as e:
             out.append(Cell(ad, msg, None, None, None, None, "", f"cap: {e}"))
             break  # longer inputs only cost more
         except Exception as e:  # unicorn faults: the build runs on no board
             out.append(Cell(ad, msg, None, None, None, None, "", f"emulation: {e}"))
             emu.profile = None
+    emu.trace = None
     return out, prof, emu
 
 
-def emulate_row(row, kind, elf, why, board, cells, max_insns, hi_cell=SLOPE_HI, origin=None) -> dict:
+def emulate_row(row, kind, elf, why, board, cells, max_insns, hi_cell=SLOPE_HI, origin=None, trace=False) -> dict:
     res = {"row": row, "kind": kind, "error": why, "cells": {}, "hot": [], "asm_share": None}
     if elf:
-        ours, prof, emu = emulate_cells(elf, board, cells, max_insns, profile_cell=hi_cell)
+        ours, prof, emu = emulate_cells(elf, board, cells, max_insns, profile_cell=hi_cell, trace=trace)
         res["cells"] = {(c.ad, c.msg): c for c in ours}
         res["hot"] = hot_blocks(prof, emu)
         res["kind"], res["asm_share"] = classify_by_cycles(origin or Origin(), prof, emu.img, kind)
@@ -514,6 +527,27 @@ def host_reference(root: pathlib.Path, row: Row, cells, outdir: pathlib.Path) ->
     return got
 
 
+def save_traces(d: pathlib.Path, row: Row, cells: dict) -> None:
+    """One file per implementation and cell: the executed blocks (zlib of the little-endian u64
+    array), with a JSON index of the cells' cycles, instructions and trace split."""
+    d.mkdir(parents=True, exist_ok=True)
+    name = row.key.replace("/", "__")
+    index = {}
+    for (ad, msg), c in sorted(cells.items()):
+        if c.trace is None or c.cycles is None:
+            continue
+        f = f"{name}__{ad}_{msg}.bin.z"
+        t = c.trace if sys.byteorder == "little" else array.array("Q", c.trace)
+        if sys.byteorder != "little":
+            t.byteswap()
+        tmp = d / f".{f}.tmp"
+        tmp.write_bytes(zlib.compress(t.tobytes(), 6))
+        os.replace(tmp, d / f)
+        index[f"{ad}:{msg}"] = {"file": f, "cycles": c.cycles, "insns": c.insns, "rc": c.rc,
+                                "split": c.trace_split, "blocks": len(c.trace), "flash_reads": c.flash_reads}
+    write_atomic(d / f"{name}.json", json.dumps(index, indent=1) + "\n")
+
+
 def hot_blocks(prof: dict, emu, n=2) -> list[str]:
     """Disassembly of the blocks that took the most cycles (evidence for a flagged slope)."""
     if not prof:
@@ -606,7 +640,10 @@ def run(a) -> int:
     boards = emulate.load_boards(a.boards_file)
     if a.board not in boards:
         raise Fail(f"{a.boards_file}: no profile for board {a.board}")
-    board = boards[a.board]
+    # mcu/cortexm_fit.py records with a variant of the profile (no fetch stalls) and keeps the
+    # block traces of every cell (trace_dir) to re-price them under other fetch parameters
+    board = getattr(a, "profile", None) or boards[a.board]
+    trace_dir = getattr(a, "trace_dir", None)
     root = shared_dir()
     table = root / "benchmarks" / f"{BOARD_TABLE[a.board]}-{PRIMITIVES[a.primitive][0]}.csv"
     try:
@@ -636,7 +673,7 @@ def run(a) -> int:
         builds = [pool.submit(build, root, row, board.core, a.config, bdir) for row in rows]
         for i, (row, fut) in enumerate(zip(rows, builds), 1):
             elf, why, kind, origin = fut.result()
-            res = emulate_row(row, kind, elf, why, board, cells, a.max_insns, hi, origin)
+            res = emulate_row(row, kind, elf, why, board, cells, a.max_insns, hi, origin, trace=trace_dir is not None)
             if elf and a.primitive == "aead":
                 # a crash or non-zero return first, then the image against the official vector,
                 # then every cell against the host-built reference
@@ -651,6 +688,10 @@ def run(a) -> int:
                 res["error"] = res["error"] or emulation_failure(res["cells"], ref)
             print(f"[{i}/{len(rows)}] {row.key} ({res['kind']}){' FAILED: ' + res['error'] if res['error'] else ''}",
                   file=sys.stderr, flush=True)
+            if trace_dir is not None:
+                save_traces(trace_dir, row, res["cells"])
+                for c in res["cells"].values():
+                    c.trace = None  # on disk now: a long table's traces do not stay in memory
             results.append(res)
     # ciphertext cross-check: every implementation of a variant must agree with the majority
     by_var: dict = {}

@@ -16,8 +16,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SKETCH = ROOT / "firmware" / "arduino" / "lwcbench"
 STANDIN = ROOT / "firmware" / "arduino" / "standin"
 SOURCES = ["bench.cpp", "trivium.cpp", "draco.cpp", "lwcbench.ino"]
+# the C AEADs of the emulated ESP8266 images, compiled from mcu/lx106 (platformio.ini's -I)
+LX106 = ROOT / "mcu" / "lx106"
+C_SOURCES = ["lwc_aes128.c", "lwc_ccm.c", "lwc_gcm.c", "lwc_chachapoly.c"]
 FLAGS = ["-x", "c++", "-std=c++17", "-Os", "-ffreestanding", "-fno-exceptions", "-fno-rtti", "-Wall", "-Werror",
-         "-I", str(STANDIN)]
+         "-I", str(STANDIN), "-I", str(LX106)]
+C_FLAGS = ["-Os", "-ffreestanding", "-Wall", "-Werror", "-I", str(LX106)]
 CROSS = {
     "esp8266-lx106": ["xtensa-lx106-elf-g++"],
     "rv32imc-esp32c3": ["riscv64-unknown-elf-g++", "-march=rv32imc", "-mabi=ilp32"],
@@ -44,6 +48,18 @@ def test_sketch_cross_compiles(name, tmp_path):
                            capture_output=True, text=True)
         assert r.returncode == 0, f"{name} {src}: {r.stderr}"
         assert (tmp_path / (src + ".o")).stat().st_size > 0
+    cc = [cxx[0].replace("g++", "gcc")] + cxx[1:]
+    for src in C_SOURCES:
+        r = subprocess.run(cc + C_FLAGS + ["-c", str(SKETCH / src), "-o", str(tmp_path / (src + ".o"))],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"{name} {src}: {r.stderr}"
+    # each AEAD under its own name (every source defines the NIST API's crypto_aead_encrypt)
+    nm = "xtensa-lx106-elf-nm" if "xtensa" in cxx[0] else "riscv64-unknown-elf-nm"
+    syms = subprocess.run([nm, *[str(tmp_path / (s + ".o")) for s in C_SOURCES]], capture_output=True, text=True,
+                          check=True).stdout
+    defined = {l.split()[-1] for l in syms.splitlines() if " T " in l}
+    assert {"lwc_ccm_encrypt", "lwc_gcm_encrypt", "lwc_chachapoly_encrypt", "aes128_encrypt"} <= defined
+    assert "crypto_aead_encrypt" not in defined
 
 
 TRIVIUM_MAIN = r"""
@@ -112,9 +128,13 @@ def test_sketch_run_on_host_is_collected(tmp_path):
     `lwcbench collect` accepts whole (same line format as the Rust firmware)."""
     exe = tmp_path / "sketch"
     srcs = [str(SKETCH / s) for s in ["bench.cpp", "trivium.cpp", "draco.cpp"]]
-    subprocess.run(["g++", "-O2", "-std=c++17", "-I", str(STANDIN), "-DLWCB_REPS=2", "-DLWCB_WARMUP=1",
-                    "-DLWCB_MIN_TICKS=100", "-x", "c++", str(SKETCH / "lwcbench.ino"), "-x", "none", *srcs,
-                    str(STANDIN / "host.cpp"), "-o", str(exe)], check=True)
+    objs = []
+    for src in C_SOURCES:  # C, not C++: compiled apart
+        objs.append(str(tmp_path / (src + ".o")))
+        subprocess.run(["gcc", "-O2", "-I", str(LX106), "-c", str(SKETCH / src), "-o", objs[-1]], check=True)
+    subprocess.run(["g++", "-O2", "-std=c++17", "-I", str(STANDIN), "-I", str(LX106), "-DLWCB_REPS=2",
+                    "-DLWCB_WARMUP=1", "-DLWCB_MIN_TICKS=100", "-x", "c++", str(SKETCH / "lwcbench.ino"), "-x", "none",
+                    *srcs, *objs, str(STANDIN / "host.cpp"), "-o", str(exe)], check=True)
     run = subprocess.run([str(exe)], input=b"\n", capture_output=True, timeout=120, check=True)
     log = run.stdout
     out = tmp_path / "run"
@@ -124,10 +144,23 @@ def test_sketch_run_on_host_is_collected(tmp_path):
     assert b"0 malformed" in r.stderr
     with open(out / "samples.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    groups = 3 * 4 * (1 + 2 * 4)
+    # 3 stream ciphers × 4 key/IV variants × (init + 2 × 4 sizes) + 3 AEADs × 4 × (encrypt of 16 and 128 B)
+    groups = 3 * 4 * (1 + 2 * 4) + 3 * 4 * 2
     assert len(rows) == groups * 2
+    aeads = {("ChaCha20-Poly1305", "c", "C"), ("AES-128-CCM", "c", "C"), ("AES-128-GCM", "c", "C")}
     assert {(r["cipher"], r["implementation"], r["language"]) for r in rows} == {
-        ("DRACO", "cpp-ref", "C++"), ("DRACO", "cpp-fast", "C++"), ("Trivium", "cpp", "C++")}
+        ("DRACO", "cpp-ref", "C++"), ("DRACO", "cpp-fast", "C++"), ("Trivium", "cpp", "C++")} | aeads
+    arows = [r for r in rows if (r["cipher"], r["implementation"], r["language"]) in aeads]
+    assert {(r["family"], r["scenario"], r["size_bits"]) for r in arows} == {("aead", "encrypt", "128"),
+                                                                           ("aead", "encrypt", "1024")}
+    header = next(l for l in log.decode().splitlines() if l.startswith("LWCB H "))
+    assert header.startswith("LWCB H 2 ") and " ad_bytes=0 " in header
+    # the names are those of the emulated ESP8266 rows: check-board finds a counterpart for each
+    chk = subprocess.run([lwcbench_bin(), "mcu", "check-board", str(out), "--board", "esp8266"], capture_output=True,
+                         text=True, timeout=60)
+    assert chk.returncode == 0, chk.stderr
+    for c, i, _ in aeads:
+        assert any(l.startswith(f"{c}/{i} ") for l in chk.stdout.splitlines()), chk.stdout
     # The power trigger (default GPIO4, 2 ms idle): one marker and one pulse per timed batch,
     # each marker naming the seq, batch and ticks of the sample line after it.
     lines = [l for l in log.decode().splitlines() if l.startswith("LWCB ")]

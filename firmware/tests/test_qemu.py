@@ -89,7 +89,11 @@ def check_results(out: Path, log: str):
     kv = dict(f.split("=", 1) for f in header.split(" *")[0].split()[3:])
     groups, reps, warmup = int(kv["groups"]), int(kv["reps"]), int(kv["warmup"])
     promised = {tuple(c.split("/")[:2]) for c in kv["ciphers"].split(",")}
-    assert promised == {("DRACO", "rust-ref"), ("DRACO", "rust-fast"), ("Trivium", "rust"), ("Grain-128a", "rust")}
+    aeads = {("Ascon-AEAD128", "rustcrypto"), ("ChaCha20-Poly1305", "rustcrypto"), ("AES-128-CCM", "rustcrypto"),
+             ("AES-128-GCM", "rustcrypto")}
+    assert promised == {("DRACO", "rust-ref"), ("DRACO", "rust-fast"), ("Trivium", "rust"), ("Grain-128a", "rust")} | aeads
+    # format version 2: the AEAD groups authenticate no associated data, as the emulated images
+    assert header.split()[2:3] == ["2"] and kv["ad_bytes"] == "0", header
     with open(out / "samples.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == groups * reps
@@ -97,13 +101,23 @@ def check_results(out: Path, log: str):
         assert len(list(csv.DictReader(f))) == groups * warmup
     assert {(r["cipher"], r["implementation"]) for r in rows} == promised
     assert all(float(r["ns_per_op"]) > 0 and int(r["batch"]) >= 1 for r in rows)
-    assert {r["scenario"] for r in rows} == {"init", "keystream", "full"}
+    assert {r["scenario"] for r in rows} == {"init", "keystream", "full", "keysetup", "encrypt"}
     assert {int(r["size_bits"]) for r in rows} == {0, 1, 8, 128, 1024}
     # More keystream costs more: 1024 bits of DRACO rust-ref > 100 × 1 bit would fail if the
     # work were optimised away (the reference clocks bit by bit).
     med = lambda sz: sorted(float(r["ns_per_op"]) for r in rows if r["implementation"] == "rust-ref"
                             and r["scenario"] == "keystream" and r["size_bits"] == str(sz))[reps // 2]
     assert med(1024) > 100 * med(1)
+    # The AEAD groups: keysetup and encrypt of 16 and 128 bytes, family aead; 128 bytes cost
+    # more than 16 (the message loop ran), and less than 8 × (the tag and set-up are per call).
+    arows = [r for r in rows if (r["cipher"], r["implementation"]) in aeads]
+    assert {r["family"] for r in arows} == {"aead"}
+    assert {(r["scenario"], r["size_bits"]) for r in arows} == {("keysetup", "0"), ("encrypt", "128"),
+                                                               ("encrypt", "1024")}
+    for c, i in aeads:
+        enc = lambda sz: sorted(float(r["ns_per_op"]) for r in arows if r["cipher"] == c
+                                and r["scenario"] == "encrypt" and r["size_bits"] == str(sz))[reps // 2]
+        assert enc(128) < enc(1024) < 8 * enc(128), (c, enc(128), enc(1024))
     # The power trigger's marker lines (docs/power.md): one per timed batch, before its sample
     # line, naming its seq, operations and ticks; outside the run's seq (the collector took the run).
     lines = [l.split(" *")[0] for l in log.splitlines() if "LWCB " in l]
@@ -123,7 +137,7 @@ def check_results(out: Path, log: str):
     import lwcbench
     res = lwcbench.load(out)
     assert len(res.samples) == groups * reps
-    assert set(res.samples["cipher"]) == {"DRACO", "Trivium", "Grain-128a"}
+    assert set(res.samples["cipher"]) == {"DRACO", "Trivium", "Grain-128a"} | {c for c, _ in aeads}
     r = subprocess.run([lwcbench_bin(), "report", str(out)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     html = (out / "report.html").read_text()

@@ -1,27 +1,33 @@
 """AES-128-GCM, AES-128-CCM and CCM* (IEEE 802.15.4: 13-byte nonce, 4/8/16-byte MIC) images
 against official vectors, in emulation on every Rust target.
 
-The AEAD harness encrypts with empty associated data (mcu/README.md), so only vectors with an
-empty AD run here; the emulator writes each vector's key, nonce and plaintext into the board's
-buffers (the images' counts use zero messages). Transcribed, with their sources:
+Vectors without associated data run on the measured images themselves (`lwc_keystream`, empty
+AD: mcu/README.md); vectors with associated data run on the same images built with the
+`ad-entry` feature (mcu/build.py `build_rust_ad_entry`), whose `lwc_encrypt_ad` the emulator
+calls with the AD in a board buffer (emulate.py `Emulator.encrypt_ad`); a test checks that the
+two builds encrypt alike. The emulator writes each vector's key, nonce, AD and plaintext into
+the board's buffers (the images' counts use zero messages). Sources:
 
 * GCM: McGrew and Viega, "The Galois/Counter Mode of Operation (GCM)" (2005), test cases 1-3
   (the 96-bit-IV cases without AD; test case 3 is also worked in NIST's
   toolkit-examples/AES_GCM.txt), and NIST CAVP GCMVS gcmEncryptExtIV128.rsp [IVlen = 96]
-  [PTlen = 128] [AADlen = 0] [Taglen = 128] Count 0.
+  [PTlen = 128] [AADlen = 0] [Taglen = 128] Count 0 (transcribed below).
 * CCM, 12-byte nonce, 16-byte tag: Wycheproof aes_ccm_test.json (C2SP, the snapshot of
-  shared/vectors) tcId 2 and 3.
-* CCM*, 13-byte nonce: NIST CAVP CCMVS DVPT128.rsp (CAVS 11.0) [Alen = 0, Plen = 0 / 24,
+  shared/vectors) tcId 2 and 3 (transcribed).
+* CCM*, 13-byte nonce, no AD: NIST CAVP CCMVS DVPT128.rsp (CAVS 11.0) [Alen = 0, Plen = 0 / 24,
   Nlen = 13, Tlen = 4 / 16] Count 30, 90 and 105 (Result = Pass), Wycheproof tcId 267
-  (16-byte MIC). No official vector has an 8-byte MIC, a 13-byte nonce and no AD (RFC 3610's
-  and CCMVS VTT's carry AD): the 8-byte-MIC image is checked against the host build here
-  (test_counts.py) and the host entry against RFC 3610 and CCMVS VTT (`lwcbench verify`).
+  (16-byte MIC), transcribed.
+* CCM*, 13-byte nonce, with AD (ccm_vectors.py): RFC 3610 section 8 Packet Vectors #1-#3
+  (M = 8, 8-byte AD) on the 8-byte-MIC image; CCMVS VTT128.rsp and DVPT128.rsp records with
+  Alen = 32, Nlen = 13 at Tlen = 4 and 16 (read from the shared vector tree) on the 4- and
+  16-byte-MIC images.
 """
 from __future__ import annotations
 
 import pytest
 
 import build
+import ccm_vectors
 import emulate
 
 EMU_TARGETS = [t for t in emulate.TARGETS if t in build.RUST_TARGETS]
@@ -85,13 +91,88 @@ def test_official_vector_in_emulation(built, target, image, source, key, nonce, 
     assert out.hex() == want, source
 
 
-def test_every_new_image_has_an_official_vector_or_says_why():
-    """Each AES AEAD image of the catalogue is covered above, except the 8-byte-MIC CCM* (see
-    the module docstring)."""
+AES_AEAD = ["rc_aes128_gcm", "rc_aes128_ccm", "rc_aes128_ccm_star", "rc_aes128_ccm_star8", "rc_aes128_ccm_star4"]
+STAR = {4: "rc_aes128_ccm_star4", 8: "rc_aes128_ccm_star8", 16: "rc_aes128_ccm_star"}
+
+
+def ad_vectors() -> list:
+    """(image, vector) for the CCM* vectors with associated data (ccm_vectors.py)."""
+    vs = list(ccm_vectors.RFC3610)
+    for mic in (4, 16):
+        vs += ccm_vectors.ccmvs("VTT128", mic, per_section=2) + ccm_vectors.ccmvs("DVPT128", mic, per_section=1)
+    return [(STAR[v.mic], v) for v in vs]
+
+
+@pytest.fixture(scope="module")
+def built_ad(built):
+    """The AES AEAD images with `lwc_encrypt_ad` (their own target directory)."""
+    build.build_rust_ad_entry(AES_AEAD)
+    return build
+
+
+def test_ad_vectors_cover_every_mic_length():
+    """RFC 3610 #1-#3 for the 8-byte MIC and CCMVS records with AD for 4 and 16 bytes (4 each)."""
+    got = ad_vectors()
+    assert sorted(v.source for im, v in got if im == "rc_aes128_ccm_star8") == [
+        f"RFC 3610 section 8 Packet Vector #{n}" for n in (1, 2, 3)]
+    for mic in (4, 16):
+        vs = [v for im, v in got if im == STAR[mic]]
+        assert len(vs) == 4 and all(len(v.ad) == 32 and len(v.nonce) == 13 for v in vs)
+        assert {v.source.split(".rsp")[0] for v in vs} == {"CAVP CCMVS VTT128", "CAVP CCMVS DVPT128"}
+
+
+@pytest.mark.parametrize("target", EMU_TARGETS)
+def test_ccm_star_vectors_with_associated_data_in_emulation(built_ad, target):
+    """Every CCM* image encrypts its official vectors WITH associated data (RFC 3610 for M = 8,
+    CCMVS for M = 4 and 16) to their ciphertext and MIC."""
+    bad = []
+    for image, v in ad_vectors():
+        em = emulate.Emulator(emulate.load_image(str(built_ad.rust_ad_elf(target, image))), target)
+        assert (em.img.iv_bytes, em.img.tag_bytes) == (13, v.mic)
+        codes, out = em.encrypt_ad(v.key, v.nonce, v.pt, v.ad)
+        if codes != (0, 0) or out != v.ct:
+            bad.append(f"{image}: {v.source}: rc {codes}, got {out.hex()}, want {v.ct.hex()}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("target", EMU_TARGETS)
+@pytest.mark.parametrize("image", AES_AEAD)
+def test_ad_entry_build_encrypts_as_the_measured_image(built_ad, target, image):
+    """With empty AD, `lwc_encrypt_ad` of the ad-entry build gives the measured image's
+    `lwc_keystream` output (same code, one entry point more), on a 40-byte message."""
+    img = emulate.load_image(str(built_ad.rust_elf(target, "Os", image)))
+    key, nonce = emulate.default_key(img.key_bytes), emulate.default_iv(img.iv_bytes)
+    msg = bytes(range(40))
+    _, want = emulate_vector(built_ad.rust_elf(target, "Os", image), target, key, nonce, msg)
+    em = emulate.Emulator(emulate.load_image(str(built_ad.rust_ad_elf(target, image))), target)
+    assert em.encrypt_ad(key, nonce, msg, b"") == ((0, 0), want)
+    # and associated data changes the tag only
+    codes, out = em.encrypt_ad(key, nonce, msg, b"\x01")
+    assert codes == (0, 0) and out[:40] == want[:40] and out[40:] != want[40:]
+
+
+def test_measured_images_have_no_ad_entry(built):
+    """The counted images are built without the feature: their code is what data/ measures."""
+    for t in EMU_TARGETS:
+        for image in AES_AEAD:
+            assert "lwc_encrypt_ad" not in emulate.load_image(str(built.rust_elf(t, "Os", image))).symbols
+
+
+def test_every_new_image_has_an_official_vector():
+    """Each AES AEAD image of the catalogue is covered above: without AD in VECTORS, with AD
+    (the 8-byte-MIC CCM*, which no AD-free vector has) in ad_vectors()."""
     aes = {im.name for im in build.RUST_IMAGES if im.name.startswith("rc_aes128_") and im.kind == "aead"}
-    assert aes == {"rc_aes128_gcm", "rc_aes128_ccm", "rc_aes128_ccm_star", "rc_aes128_ccm_star8",
-                   "rc_aes128_ccm_star4"}
+    assert aes == set(AES_AEAD)
     assert aes - {v[0] for v in VECTORS} == {"rc_aes128_ccm_star8"}
+    assert {im for im, _ in ad_vectors()} == set(STAR.values())
+
+
+def test_a_wrong_ad_fails(built_ad):
+    """The AD check can fail: RFC 3610 #1 with one AD bit flipped gives another MIC."""
+    target, v = EMU_TARGETS[0], ccm_vectors.RFC3610[0]
+    em = emulate.Emulator(emulate.load_image(str(built_ad.rust_ad_elf(target, "rc_aes128_ccm_star8"))), target)
+    _, out = em.encrypt_ad(v.key, v.nonce, v.pt, bytes([v.ad[0] ^ 1]) + v.ad[1:])
+    assert out[:len(v.pt)] == v.ct[:len(v.pt)] and out != v.ct
 
 
 def test_a_wrong_vector_fails(built):

@@ -477,7 +477,7 @@ fn vectors_dir() -> Option<String> {
 #[pyo3(signature = (board, radio, interval, payload="16B".to_string(), flash=None, ram=None, security=128, tag=128,
     require=None, weights=None, lifetime="10y".to_string(), allow_provisional=false, allow_variable_time=false,
     chemistry="alkaline-AA".to_string(), battery_mah=2400.0, battery_v=3.0, region=None, sleep_ua=None, active_ma=None,
-    boards=None, radios=None, dtim=None, out=None, force=false))]
+    boards=None, radios=None, dtim=None, framing=None, edhoc=false, cipher=None, out=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 fn choose(
     py: Python<'_>,
@@ -503,6 +503,9 @@ fn choose(
     boards: Option<PathBuf>,
     radios: Option<PathBuf>,
     dtim: Option<u32>,
+    framing: Option<String>,
+    edhoc: bool,
+    cipher: Option<String>,
     out: Option<PathBuf>,
     force: bool,
 ) -> PyResult<String> {
@@ -530,6 +533,9 @@ fn choose(
         boards: boards.map(|p| p.display().to_string()),
         radios: radios.map(|p| p.display().to_string()),
         dtim,
+        framing,
+        edhoc,
+        cipher,
     };
     py.detach(|| {
         let (rep, _) = lwcbench_app::choose::answer(&o, out.as_deref(), force)?;

@@ -153,3 +153,93 @@ def test_a_client_with_a_wrong_secret_or_device_is_refused(tmp_path):
     t = final["tally"]
     assert (t["stored"], t["unknown_device"], t["bad_tag"]) == (0, 1, 1), t
     assert sqlite3.connect(db).execute("SELECT count(*) FROM readings").fetchone() == (0,)
+
+
+P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
+def edhoc_static_key(master, device):
+    """docs/security.md "EDHOC credentials": the first HKDF candidate that is a P-256 scalar."""
+    salt = b"lwcbench-link v3"
+    dk = hkdf(salt, master, b"lwcbench-link device key\0sensor\0" + device.to_bytes(4, "big"), 32)
+    for n in range(256):
+        k = hkdf(salt, dk, b"lwcbench-link edhoc static key\0sensor\0" + bytes([n]), 32)
+        if 0 < int.from_bytes(k, "big") < P256_ORDER:
+            return k
+    raise AssertionError("no candidate")
+
+
+def device_ccs(master, device):
+    """The device's CCS (RFC 9528 §3.5.2) as a dict: kid "d" + its Sender ID bytes."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    sk = edhoc_static_key(master, device)
+    pub = ec.derive_private_key(int.from_bytes(sk, "big"), ec.SECP256R1()).public_key().public_numbers()
+    cose_key = {1: 2, 2: b"d" + kid(device), -1: 1, -2: pub.x.to_bytes(32, "big"), -3: pub.y.to_bytes(32, "big")}
+    return sk, {2: f"lwcbench sensor {device}", 8: {1: cose_key}}
+
+
+async def post_with_edhoc(addr, creds, payloads):
+    ctx = await aiocoap.Context.create_client_context()
+    try:
+        ctx.client_credentials[f"coap://{addr}/*"] = creds
+        codes = []
+        for p in payloads:
+            req = aiocoap.Message(code=aiocoap.POST, uri=f"coap://{addr}/r", payload=p)
+            resp = await asyncio.wait_for(ctx.request(req).response, 20)
+            codes.append(str(resp.code))
+        return codes
+    finally:
+        await ctx.shutdown()
+
+
+@NEED_BIN
+def test_an_aiocoap_client_runs_edhoc_with_our_gateway_and_is_stored(tmp_path):
+    """aiocoap with lakers-python as EDHOC Initiator (RFC 9528 Appendix A.2, message_3 alone)
+    against `lwcbench link gateway --protocol oscore --edhoc`; its static key and credential are
+    derived here from the master key file, the gateway's credential read from its
+    `edhoc-credential` line. A credential the gateway does not serve is refused."""
+    pytest.importorskip("lakers", reason="lakers-python is not installed (scripts/setup.sh --test)")
+    import cbor2
+    from aiocoap.edhoc import EdhocCredentials
+
+    key, master = keygen(tmp_path)
+    db = tmp_path / "o.db"
+    gw = subprocess.Popen(
+        [str(BIN), "link", "gateway", "--protocol", "oscore", "--edhoc", "--devices", "3", "--session", "py2",
+         "--listen", "127.0.0.1:0", "--key-file", str(key), "--store", str(db)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        line = gw.stdout.readline()
+        assert line.startswith("ready "), line
+        addr = line.split()[1]
+        cred_line = gw.stdout.readline()
+        assert cred_line.startswith("edhoc-credential "), cred_line
+        gateway_ccs = cbor2.loads(bytes.fromhex(cred_line.split()[1]))
+
+        def creds(device):
+            sk, ccs = device_ccs(master, device)
+            return EdhocCredentials(
+                suite=2, method=3, own_cred_style="by-key-id", own_cred={14: ccs}, peer_cred={14: gateway_ccs},
+                private_key={1: 2, -1: 1, -4: sk}, use_combined_edhoc=False)
+
+        payloads = [b"aiocoap-edhoc-0", b"aiocoap-edhoc-1"]
+        codes = asyncio.run(post_with_edhoc(addr, creds(3), payloads))
+        assert codes == ["2.04 Changed"] * 2
+        # Device 4 is not served: its credential's kid is refused, the request never sent.
+        with pytest.raises(Exception):
+            asyncio.run(post_with_edhoc(addr, creds(4), [b"never"]))
+    finally:
+        final = stop_gateway(gw)
+    t = final["tally"]
+    rows = sqlite3.connect(db).execute("SELECT device, counter, payload FROM readings ORDER BY counter").fetchall()
+    assert (t["unknown_credential"], t["stored"], t["duplicates"], t["echo_challenges"]) == (1, 2, 0, 0), t
+    # Each reading is stored once, as device 3, under counter epoch * 2^40 + sequence number.
+    # aiocoap 0.4.17 may keep the context (epoch 1, numbers 0 and 1) or, as observed here, run a
+    # new handshake per request (epochs 1 and 2, number 0 each): the epochs are 1..=handshakes.
+    assert [(d, p) for d, _, p in rows] == [(3, p) for p in payloads]
+    epochs = sorted({c >> 40 for _, c, _ in rows})
+    assert epochs == list(range(1, t["handshakes"] + 1)), (rows, t)
+    if t["handshakes"] == 1:
+        assert [c for _, c, _ in rows] == [(1 << 40), (1 << 40) + 1]
+    else:
+        assert [c for _, c, _ in rows] == [(1 << 40), (2 << 40)]

@@ -17,6 +17,7 @@ macro_rules! print {
     ($($t:tt)*) => { $crate::out(format_args!($($t)*)) };
 }
 
+pub mod check_board;
 pub mod choose;
 pub mod collect;
 pub mod compare;

@@ -62,6 +62,25 @@ enum McuSub {
     /// the LX106 model of its esp8266 record) and writes published / emulated / error % per
     /// cell and per implementation (nist_lwc_cells.csv, nist_lwc_impls.csv, nist_lwc.md, run.json).
     NistLwc(NistLwcArgs),
+    /// A board run of `lwcbench collect` beside the emulated cycles of the same code: per cipher
+    /// of the run with an emulated row on --board (stream ciphers' keystream, AEADs' encrypt),
+    /// board and emulated warm cycles at 16 and 128 bytes, the per-byte slopes
+    /// (c128 - c16) / 112 and the emulation's error in % (docs/board.md, "Checking the model").
+    CheckBoard(CheckBoardArgs),
+}
+
+#[derive(Args)]
+struct CheckBoardArgs {
+    /// A run directory of `lwcbench collect` (its board-log.txt is read) or a board log file.
+    run: PathBuf,
+    /// The board of data/boards.toml whose emulated rows to compare with (rp2040, esp8266, …);
+    /// its clock converts ns/op to cycles where the log has no cycle counter.
+    #[arg(long)]
+    board: String,
+    /// Emulated cycles table with the columns of data/emulated-cycles.csv (default: that file,
+    /// built in).
+    #[arg(long, value_name = "CSV")]
+    emulated: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -119,8 +138,13 @@ fn python(root: &Path) -> PathBuf {
 
 /// `lwcbench mcu`: the tables of `--preset` (or the NIST LWC table) into `--out`.
 pub fn run(a: &McuArgs) -> Result<(), String> {
-    if let Some(McuSub::NistLwc(n)) = &a.sub {
-        return run_nist_lwc(n);
+    match &a.sub {
+        Some(McuSub::NistLwc(n)) => return run_nist_lwc(n),
+        Some(McuSub::CheckBoard(c)) => {
+            print!("{}", crate::check_board::check_path(&c.run, &c.board, c.emulated.as_deref())?);
+            return Ok(());
+        }
+        None => {}
     }
     let out = a.out.as_ref().ok_or("--out: required")?;
     for p in a.profiles.split(',') {

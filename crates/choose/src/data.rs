@@ -53,6 +53,8 @@ pub enum Source {
     Engine(&'static lwcbench_data::engines::Engine),
     /// A NIST LWC implementation emulated on the board (data/nistlwc-cycles.csv).
     NistLwc(&'static lwcbench_data::nistlwc::NistCycles),
+    /// An OSCORE AEAD run by this project's image of the same algorithm (data/oscore-aeads.csv).
+    Oscore(&'static crate::oscore::OscoreAead),
 }
 
 /// One candidate's catalogue facts, before any request.
@@ -86,6 +88,7 @@ impl Facts {
             Source::Image => format!("{}/{}", self.cipher, self.implementation),
             Source::Engine(e) => e.label(),
             Source::NistLwc(r) => r.label(),
+            Source::Oscore(a) => crate::oscore::id(a, &self.implementation),
         }
     }
     /// The link's frame cipher number.
@@ -94,7 +97,11 @@ impl Facts {
     }
     /// How the link gets integrity with it.
     pub fn kind(&self) -> Option<Kind> {
-        self.link.as_ref().map(|s| s.kind)
+        match self.source {
+            // OSCORE seals with the COSE AEAD itself.
+            Source::Oscore(_) => Some(Kind::Aead),
+            _ => self.link.as_ref().map(|s| s.kind),
+        }
     }
 }
 
@@ -114,13 +121,20 @@ pub fn catalogue_facts(data: &Data) -> Vec<Facts> {
         // An image of a catalogue cipher in another language (the ESP8266's C ChaCha20-Poly1305,
         // checked against RFC 8439 in mcu/tests) is the same algorithm on the wire: it takes the
         // catalogue entry's facts and the link suite of that cipher, under its own implementation.
+        // An AEAD the link does not carry (the ESP8266's C CCM*, checked against RFC 3610 and
+        // CCMVS in mcu/tests) takes the facts of the catalogue's AEAD entry of that cipher name.
         let (cipher, implementation) = id.split_once('/').unwrap_or((id.as_str(), ""));
         let exact = reg.iter().find(|e| e.id() == id);
         let suite_of_cipher = || suites.iter().find(|s| s.name.split_once('/').is_some_and(|(c, _)| c == cipher));
-        let Some(e) = exact.or_else(|| {
-            let s = suite_of_cipher()?;
-            reg.iter().find(|e| e.id() == s.name)
-        }) else {
+        let aead_of_cipher =
+            || reg.iter().find(|e| e.info.name == cipher && e.info.family == lwcbench_core::Family::Aead);
+        let Some(e) = exact
+            .or_else(|| {
+                let s = suite_of_cipher()?;
+                reg.iter().find(|e| e.id() == s.name)
+            })
+            .or_else(aead_of_cipher)
+        else {
             continue;
         };
         let s = match exact {
@@ -135,7 +149,12 @@ pub fn catalogue_facts(data: &Data) -> Vec<Facts> {
             } else {
                 implementation.to_string()
             },
-            tag_bytes: s.as_ref().map(|s| s.tag_bytes).unwrap_or(0),
+            // an AEAD the link does not carry still has its own tag (the filters name it)
+            tag_bytes: s.as_ref().map(|s| s.tag_bytes).unwrap_or(if e.info.family == lwcbench_core::Family::Aead {
+                usize::from(e.info.tag_bits) / 8
+            } else {
+                0
+            }),
             random_nonce_bytes: s.as_ref().map(|s| s.random_nonce_bytes).unwrap_or(0),
             link: s,
             block,

@@ -237,13 +237,23 @@ fn image_priced(req: &Request, data: &Data, f: &Facts) -> Option<Priced> {
 /// The figures of `f` on the request's board and radio (None without an image, engine or
 /// emulated NIST LWC build on the board).
 pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
+    // An OSCORE candidate's frame is its whole protected CoAP request, with its own radio line.
+    let mut oscore = None;
     let p = match f.source {
         Source::Image => image_priced(req, data, f)?,
         Source::Engine(e) => crate::engines::engine_priced(req, f, e),
         Source::NistLwc(r) => crate::engines::nist_priced(req, data, f, r)?,
+        Source::Oscore(a) => {
+            let (p, frame, radio) = crate::oscore::oscore_priced(req, data, f, a)?;
+            oscore = Some((frame, radio));
+            p
+        }
     };
     let Priced { cycles, crypto_j, crypto_s, error: e, flash, ram, tag, source, flash_ram_source } = p;
-    let frame = Carrier::of_radio(&req.radio).header_len() + f.random_nonce_bytes + req.payload + tag;
+    let frame = match &oscore {
+        Some((frame, _)) => *frame,
+        None => Carrier::of_radio(&req.radio).header_len() + f.random_nonce_bytes + req.payload + tag,
+    };
     let phys = assess(&req.radio, frame, req.interval_s, req.region.as_ref(), &req.receive, req.dtim).ok()?;
     // Receive energy is reported apart from the transmission and counted in the total.
     let receive_j = phys.receive.j_per_report();
@@ -253,7 +263,7 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
     let mut sources = BTreeMap::new();
     sources.insert("crypto".into(), source);
     sources.insert("flash_ram".into(), flash_ram_source);
-    sources.insert("radio".into(), radio_source(req, f, frame, tag));
+    sources.insert("radio".into(), oscore.map(|(_, r)| r).unwrap_or_else(|| radio_source(req, f, frame, tag)));
     sources.insert("battery".into(), battery_source(req, &battery, &sleep_source));
     sources.insert("receive".into(), phys.receive.describe());
     if ReceiveLink::of(&req.radio) == ReceiveLink::Wifi {
@@ -292,7 +302,10 @@ pub fn figures(req: &Request, data: &Data, f: &Facts) -> Option<Figures> {
         battery_limited_by: mid.limited_by.to_string(),
         flash_bytes: flash,
         ram_bytes: ram,
-        counter_space: counter_space(f.nonce_bytes),
+        counter_space: match f.source {
+            Source::Oscore(_) => crate::oscore::SEQ_SPACE,
+            _ => counter_space(f.nonce_bytes),
+        },
         receive_uj: receive_j * 1e6,
         receive: phys.receive.describe(),
         sleep_ua: battery.sleep_ua,

@@ -38,6 +38,8 @@ pub enum Filter {
     Schedule,
     /// A schedule that breaks `--region`'s duty-cycle or dwell-time limit or uplink rates.
     Region,
+    /// An OSCORE AEAD the EDHOC cipher suite implemented here does not establish (`--edhoc`).
+    Handshake,
 }
 
 impl Filter {
@@ -56,6 +58,7 @@ impl Filter {
             Filter::Counter => "counter",
             Filter::Schedule => "schedule",
             Filter::Region => "region",
+            Filter::Handshake => "handshake",
         }
     }
     /// The option the filter answers to, for the error when nothing passes.
@@ -73,6 +76,7 @@ impl Filter {
             Filter::Counter => "--lifetime",
             Filter::Schedule => "--interval",
             Filter::Region => "--interval/--radio/--region",
+            Filter::Handshake => "--edhoc",
         }
     }
     /// Whether an option the user may loosen removes it (the board's images are not tunable).
@@ -190,6 +194,10 @@ fn protection(f: &Facts) -> String {
         (false, Some(Kind::Aead)) => "the cipher's own AEAD".to_string(),
         (false, Some(Kind::StreamPoly1305)) => {
             "this project's composition: stream cipher + one-time Poly1305 (RFC 8439 style)".to_string()
+        }
+        // An AEAD of its own (CCM*) that no link suite carries.
+        (false, None) if f.tag_bytes > 0 => {
+            "none on the link: no link suite carries this AEAD, so the deploy command cannot send it".to_string()
         }
         (false, None) => "none: not on the link".to_string(),
     }
@@ -323,7 +331,8 @@ fn link_filters(req: &Request, f: &Facts, prot: &str, removed: &mut Vec<Removal>
     let tag_bits = f.tag_bytes * 8;
     match (f.block, f.kind()) {
         (true, _) | (false, None) => {
-            removed.push((Filter::Integrity, format!("no integrity: {prot}")));
+            let why = if f.block || f.tag_bytes == 0 { format!("no integrity: {prot}") } else { prot.to_string() };
+            removed.push((Filter::Integrity, why));
             // An engine's own format (BLE's CCM) still has a tag: below --tag it is out on that too.
             if tag_bits > 0 && (tag_bits as u32) < req.tag_bits {
                 removed.push((Filter::Tag, format!("its {tag_bits}-bit tag is below --tag {}", req.tag_bits)));
@@ -346,7 +355,13 @@ fn link_filters(req: &Request, f: &Facts, prot: &str, removed: &mut Vec<Removal>
 /// The filters on the board: image, flash, RAM, the counter over the lifetime, the schedule and
 /// the region.
 fn board_filters(req: &Request, f: &Facts, figs: Option<&Figures>, removed: &mut Vec<Removal>) {
+    // An OSCORE request larger than a UDP datagram has no figures either: that is the reason.
+    let oversize = match f.source {
+        crate::data::Source::Oscore(a) => crate::oscore::request_size(req, a.alg).err(),
+        _ => None,
+    };
     match figs {
+        None if oversize.is_some() => removed.push((Filter::Image, oversize.unwrap_or_default())),
         None => removed.push((
             Filter::Image,
             format!(
@@ -364,6 +379,9 @@ fn board_filters(req: &Request, f: &Facts, figs: Option<&Figures>, removed: &mut
         }
     }
     // The counter space over the lifetime (of the nonce the link builds: link ciphers only).
+    if let crate::data::Source::Oscore(a) = f.source {
+        oscore_filters(req, a, removed);
+    }
     let space = counter_space(f.nonce_bytes);
     if f.link.is_some() && space < req.messages() {
         removed.push((
@@ -383,6 +401,30 @@ fn board_filters(req: &Request, f: &Facts, figs: Option<&Figures>, removed: &mut
     // The region's limits on the same schedule (data/radio-regions.csv).
     if let Some(g) = figs.filter(|g| !g.region_violations.is_empty()) {
         removed.push((Filter::Region, g.region_violations.join("; ")));
+    }
+}
+
+/// An OSCORE candidate's own filters: the sender sequence numbers of one context over the
+/// lifetime, and with `--edhoc` the AEAD the implemented cipher suite establishes.
+fn oscore_filters(req: &Request, a: &crate::oscore::OscoreAead, removed: &mut Vec<Removal>) {
+    if crate::oscore::SEQ_SPACE < req.messages() {
+        removed.push((
+            Filter::Counter,
+            format!(
+                "{:.0} messages over --lifetime exceed the 2^40 sender sequence numbers of one OSCORE context (RFC 8613 §7.2.1)",
+                req.messages()
+            ),
+        ));
+    }
+    if req.edhoc.is_some() && a.alg != crate::oscore::EDHOC_AEAD {
+        removed.push((
+            Filter::Handshake,
+            format!(
+                "--edhoc: EDHOC cipher suite 2, the one implemented here, establishes {} contexts (RFC 9528 Appendix A.1: the suite's application AEAD), not {}",
+                crate::oscore::EDHOC_AEAD.name(),
+                a.algorithm
+            ),
+        ));
     }
 }
 
@@ -448,7 +490,17 @@ fn verdict_lines(req: &Request, f: &Facts, r: &Status, level: Level, prot: &str)
         why.push(format!("VARIABLE-TIME: {}", r.constant_time_source));
     }
     // A short tag's forgery bound: about q/2^t for q attempts (docs/security.md).
-    if tag_bits > 0 && tag_bits < 128 {
+    if tag_bits > 0 && tag_bits < 128 && matches!(f.source, crate::data::Source::Oscore(_)) {
+        // The OSCORE gateway keeps no failed-tag budget: only the bound over the lifetime.
+        labels.push(format!("{tag_bits}-BIT TAG"));
+        why.push(format!(
+            "forgery bound ({tag_bits}-bit tag): about q/2^{tag_bits} after q forged requests; one per message over the \
+             lifetime (q = {:.0}): {:.1e}; the OSCORE gateway of `lwcbench link --protocol oscore` keeps no failed-tag \
+             budget (docs/security.md)",
+            req.messages(),
+            req.messages() / 2f64.powi(tag_bits as i32)
+        ));
+    } else if tag_bits > 0 && tag_bits < 128 {
         labels.push(format!("{tag_bits}-BIT TAG"));
         let budget = default_max_failed_tags(f.tag_bytes);
         why.push(format!(

@@ -1,5 +1,6 @@
-//! Folding for people: a candidate that sends the same frames as another is one row, and the
-//! library builds that run only on a host are one line. The JSON keeps every candidate; the
+//! Folding for people: a candidate that sends the same frames as another is one row, the
+//! library builds that run only on a host are one line, and so are the builds whose images
+//! are for other boards only. The JSON keeps every candidate; the
 //! text and HTML answers fold.
 use crate::filter::{Candidate, Filter};
 use crate::report::Report;
@@ -50,6 +51,41 @@ pub fn host_only_line(rep: &Report) -> Option<String> {
             ids.len(),
             rep.board.id,
             ids.join(", ")
+        )
+    })
+}
+
+/// A build with microcontroller images for other boards but none for this one (removed by the
+/// image filter): the other boards' ids, else None.
+pub fn elsewhere_only(c: &Candidate, rep: &Report) -> Option<Vec<String>> {
+    if !c.removed_by.contains(&Filter::Image) {
+        return None;
+    }
+    let mut boards: Vec<String> = lwcbench_data::board::cycles_table()
+        .iter()
+        .filter(|k| k.cipher == c.cipher && k.implementation == c.implementation && k.board != rep.board.id)
+        .map(|k| k.board.clone())
+        .collect();
+    boards.sort();
+    boards.dedup();
+    (!boards.is_empty()).then_some(boards)
+}
+
+/// The one line that stands for the builds with images for other boards only (None when there
+/// are none).
+pub fn elsewhere_only_line(rep: &Report) -> Option<String> {
+    let rows: Vec<String> = rep
+        .candidates
+        .iter()
+        .filter_map(|c| elsewhere_only(c, rep).map(|b| format!("{} ({})", c.id, b.join(", "))))
+        .collect();
+    (!rows.is_empty()).then(|| {
+        format!(
+            "other boards only: {} builds have microcontroller images for other boards but none for {} ({}): {}",
+            rows.len(),
+            rep.board.id,
+            rep.board.target,
+            rows.join(", ")
         )
     })
 }

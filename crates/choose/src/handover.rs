@@ -69,12 +69,10 @@ fn shell_word(s: &str) -> String {
 
 /// The hand-over of `chosen` (whose facts are `facts`) into `out` (DIR when None).
 pub fn handover(req: &Request, chosen: &Candidate, facts: &Facts, data: &Data, out: Option<&str>) -> Handover {
-    let builtin = builtin_reading_bytes();
-    let dataset = (req.payload != builtin).then(|| {
-        let channels = req.payload.div_ceil(4);
-        let dir = out.unwrap_or("DIR");
-        DatasetSpec { file: format!("{dir}/choose-dataset.csv"), channels, reading_bytes: channels * 4 }
-    });
+    if let crate::data::Source::Oscore(a) = facts.source {
+        return oscore_handover(req, chosen, a, data, out);
+    }
+    let dataset = dataset_spec(req, out);
     let mut cmd: Vec<String> = ["lwcbench", "link", "--cipher"].iter().map(|s| s.to_string()).collect();
     // The link's own suite: an engine or NIST LWC candidate sends that suite's frame.
     cmd.push(facts.link.as_ref().map(|s| s.name.clone()).unwrap_or_else(|| chosen.id.clone()));
@@ -124,4 +122,60 @@ pub fn handover(req: &Request, chosen: &Candidate, facts: &Facts, data: &Data, o
         carrier,
         carrier_security: crate::carrier::for_radio(&req.radio.name),
     }
+}
+
+/// The hand-over of an OSCORE candidate: `lwcbench link --protocol oscore` with its AEAD, over
+/// CoAP on loopback (the session has no energy model: --board and --radio are the ranking's).
+fn oscore_handover(
+    req: &Request,
+    chosen: &Candidate,
+    a: &crate::oscore::OscoreAead,
+    data: &Data,
+    out: Option<&str>,
+) -> Handover {
+    let dataset = dataset_spec(req, out);
+    let mut cmd: Vec<String> = ["lwcbench", "link"].iter().map(|s| s.to_string()).collect();
+    cmd.extend(Carrier::Coap.link_args().iter().map(|s| s.to_string()));
+    for (k, v) in [
+        ("--cipher", a.algorithm.clone()),
+        ("--devices", "1".to_string()),
+        ("--messages", "20".to_string()),
+        ("--interval", "10ms".to_string()),
+    ] {
+        cmd.push(k.into());
+        cmd.push(v);
+    }
+    if let Some(d) = &dataset {
+        cmd.push("--dataset".into());
+        cmd.push(d.file.clone());
+    }
+    cmd.push("--out".into());
+    cmd.push(format!("{}/link-run", out.unwrap_or("DIR")));
+    let line = cmd.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ");
+    let firmware = match data.size(&req.board.target, &chosen.cipher, &chosen.implementation) {
+        Some(s) => format!(
+            "cd mcu/images && cargo build --profile release --bin {} --target {}   # the measured {} image (Os); artifact target/mcu/{}/release/{}; the device also needs a CoAP/OSCORE stack (crates/oscore's protection needs only alloc), not built for the board or measured here",
+            s.image, s.target, a.algorithm, s.target, s.image
+        ),
+        None => "no microcontroller image".into(),
+    };
+    Handover {
+        link_command: cmd,
+        link_command_line: line,
+        firmware_build: firmware,
+        dataset,
+        carrier: Carrier::Coap,
+        // data/carrier-security.csv says what the link frame adds (its tag, its gateway): not
+        // what OSCORE adds.
+        carrier_security: None,
+    }
+}
+
+/// The dataset file of a payload other than the built-in reading.
+fn dataset_spec(req: &Request, out: Option<&str>) -> Option<DatasetSpec> {
+    (req.payload != builtin_reading_bytes()).then(|| {
+        let channels = req.payload.div_ceil(4);
+        let dir = out.unwrap_or("DIR");
+        DatasetSpec { file: format!("{dir}/choose-dataset.csv"), channels, reading_bytes: channels * 4 }
+    })
 }

@@ -20,6 +20,7 @@
 //! * [`explain`] — the term that dominates the energy; [`fold`] — one row per construction, one
 //!   line for the host-only builds;
 //! * [`handover`] — the firmware build and the link command;
+//! * [`oscore`] — OSCORE as a framing (`--framing`), its AEADs and EDHOC's one-time cost;
 //! * [`carrier`] — what the radio's carrier already protects (data/carrier-security.csv);
 //! * [`report`] — the typed answer and [`choose`];
 //! * [`render`] — text, JSON and HTML over the answer;
@@ -37,6 +38,7 @@ pub mod fold;
 pub mod handover;
 pub mod link_facts;
 pub mod options;
+pub mod oscore;
 pub mod out;
 pub mod priced;
 pub mod render;
@@ -53,3 +55,5 @@ pub use report::{choose, Report, SCHEMA};
 mod tests;
 #[cfg(test)]
 mod tests_explain;
+#[cfg(test)]
+mod tests_oscore;

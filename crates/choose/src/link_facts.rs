@@ -22,6 +22,9 @@ pub enum Carrier {
     Own,
     /// LoRaWAN: DevAddr and FCnt are the device id and counter; the compact header.
     Lorawan,
+    /// Not the link frame: OSCORE-protected CoAP requests over UDP (`--protocol oscore`), priced
+    /// whole (crate::oscore).
+    Coap,
 }
 
 impl Carrier {
@@ -39,6 +42,7 @@ impl Carrier {
         match self {
             Carrier::Own => HEADER_LEN,
             Carrier::Lorawan => COMPACT_HEADER_LEN,
+            Carrier::Coap => 0,
         }
     }
     /// Associated-data bytes the cipher authenticates.
@@ -46,6 +50,7 @@ impl Carrier {
         match self {
             Carrier::Own => HEADER_LEN,
             Carrier::Lorawan => COMPACT_AAD_LEN,
+            Carrier::Coap => 0,
         }
     }
     /// The `lwcbench link` options that send this carrier's frames (the LoRaWAN emulation runs
@@ -54,6 +59,7 @@ impl Carrier {
         match self {
             Carrier::Own => &[],
             Carrier::Lorawan => &["--transport", "udp", "--carrier", LORAWAN_CARRIER],
+            Carrier::Coap => &["--protocol", "oscore"],
         }
     }
     /// The header as the output names it.
@@ -61,6 +67,7 @@ impl Carrier {
         match self {
             Carrier::Own => format!("{HEADER_LEN}-byte header"),
             Carrier::Lorawan => format!("{COMPACT_HEADER_LEN}-byte compact header (LoRaWAN DevAddr and FCnt)"),
+            Carrier::Coap => "CoAP + OSCORE request (RFC 8613)".to_string(),
         }
     }
 }

@@ -59,6 +59,13 @@ pub struct Options {
     /// `--dtim`: the access point's DTIM period for a Wi-Fi station (data/radio-receive.csv's
     /// `dtim_period` without it).
     pub dtim: Option<u32>,
+    /// `--framing`: link (default), oscore or auto.
+    pub framing: Option<String>,
+    /// `--edhoc`: price EDHOC's handshake as a one-time cost of the OSCORE candidates.
+    pub edhoc: bool,
+    /// `--cipher`: only these candidates (comma-separated cipher names, candidate ids or, for
+    /// OSCORE, COSE algorithm names).
+    pub cipher: Option<String>,
 }
 
 impl Default for Options {
@@ -86,6 +93,9 @@ impl Default for Options {
             boards: None,
             radios: None,
             dtim: None,
+            framing: None,
+            edhoc: false,
+            cipher: None,
         }
     }
 }
@@ -341,6 +351,12 @@ pub struct Request {
     pub dtim: u32,
     /// Where `dtim` comes from.
     pub dtim_source: String,
+    /// The frames offered: the link's, OSCORE's or both.
+    pub framing: crate::oscore::Framing,
+    /// EDHOC's one-time cost on the board (`--edhoc`).
+    pub edhoc: Option<crate::oscore::EdhocCost>,
+    /// `--cipher`'s names (empty: every candidate).
+    pub ciphers: Vec<String>,
 }
 
 impl Request {
@@ -427,6 +443,21 @@ impl Request {
             Battery { capacity_mah, volts, sleep_ua, interval_s, chemistry: short_echo(&o.chemistry, find_chemistry)? };
         let receive = lwcbench_data::receive::builtin();
         let (dtim, dtim_source) = dtim(o.dtim, &receive)?;
+        let framing = crate::oscore::Framing::parse(o.framing.as_deref())?;
+        let edhoc = match (o.edhoc, framing.oscore()) {
+            (false, _) => None,
+            (true, false) => {
+                return Err("--edhoc: EDHOC establishes OSCORE contexts: give --framing oscore or auto".into())
+            }
+            (true, true) => Some(crate::oscore::edhoc_cost(&board, &cycles_from, &radio)?),
+        };
+        let ciphers = crate::oscore::cipher_names(o.cipher.as_deref(), framing)?;
+        // Under OSCORE alone a reading no datagram holds leaves no candidate: say so by option.
+        if framing == crate::oscore::Framing::Oscore {
+            let smallest = lwcbench_oscore::Algorithm::AesCcm16_64_128;
+            lwcbench_oscore::reading::protected_size(smallest, &crate::oscore::DEVICE_KID, 0, payload as usize)
+                .map_err(|e| format!("--payload: '{}' under --framing oscore: {e}", prefix(&o.payload)))?;
+        }
         Ok(Request {
             board,
             radio,
@@ -450,6 +481,9 @@ impl Request {
             radios,
             dtim,
             dtim_source,
+            framing,
+            edhoc,
+            ciphers,
         })
     }
 

@@ -3,12 +3,13 @@
 use serde::Serialize;
 
 use crate::data::{Data, ErrorBand};
-use crate::engines::{band_of, candidate_facts};
+use crate::engines::{band_of, framed_facts};
 use crate::evaluate::{evaluate, nothing_passes};
 use crate::explain::{drain, Drain};
 use crate::filter::Candidate;
 use crate::handover::{handover, Handover};
 use crate::options::{Options, Request, Require, Weights};
+use crate::oscore::{auto_verdict, EdhocCost, Framing, FramingVerdict};
 use crate::robust::{robustness, Robust};
 
 /// The JSON schema's name and version (docs/choose.md "JSON").
@@ -120,6 +121,14 @@ pub struct Report {
     pub handover: Handover,
     /// What dominates the chosen candidate's energy and how far the cipher moves battery life.
     pub drain: Option<Drain>,
+    /// `--framing`: link, oscore or auto.
+    pub framing: Framing,
+    /// Under `--framing auto`: which framing ranks first, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub framing_verdict: Option<FramingVerdict>,
+    /// With `--edhoc`: the handshake's one-time cost on the board.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edhoc: Option<EdhocCost>,
 }
 
 impl Report {
@@ -138,7 +147,15 @@ impl Report {
 pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
     let req = Request::resolve(o)?;
     let data = Data::builtin();
-    let facts = candidate_facts(&data, &req.board.id);
+    let facts = framed_facts(&data, &req);
+    if let Some(n) = req.ciphers.iter().find(|n| !facts.iter().any(|f| crate::oscore::named(f, n))) {
+        return Err(format!(
+            "--cipher: '{}' names no candidate under --framing {} on {}",
+            crate::fmt::prefix(n),
+            req.framing.name(),
+            req.board.id
+        ));
+    }
     let ev = evaluate(&req, &data, &facts);
     let Some(chosen) = ev.top().cloned() else { return Err(nothing_passes(&req, &ev)) };
     let rob = robustness(&req, &data, &facts, &chosen.id);
@@ -147,6 +164,11 @@ pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
     let hand = handover(&req, &chosen, f, &data, out);
     let band: ErrorBand = band_of(&req, &data, f).ok_or("the chosen candidate has no error band")?;
     let drain = chosen.figures.as_ref().map(|g| drain(&req, g));
+    let framing_verdict = (req.framing == Framing::Auto).then(|| {
+        let ranked: Vec<&crate::filter::Candidate> =
+            ev.ranking.iter().filter_map(|id| ev.candidates.iter().find(|c| &c.id == id)).collect();
+        auto_verdict(&ranked)
+    });
     let b = &req.board;
     let r = &req.radio;
     Ok(Report {
@@ -192,5 +214,8 @@ pub fn choose(o: &Options, out: Option<&str>) -> Result<Report, String> {
         flips,
         handover: hand,
         drain,
+        framing: req.framing,
+        framing_verdict,
+        edhoc: req.edhoc.clone(),
     })
 }

@@ -208,6 +208,27 @@ fn near_duplicates_fold_and_host_only_builds_are_one_line() {
     assert!(!html(&rep).contains(">ChaCha20/rustcrypto</text>"));
 }
 
+/// Builds whose images are for other boards only (the ESP8266's C images on an nRF52840) are one
+/// line naming the boards, not one OUT line each; the JSON keeps them. A CCM* entry the link has
+/// no suite for is out for that reason with its own tag, not as "no integrity".
+#[test]
+fn other_boards_builds_are_one_line_and_ccm_star_is_out_for_the_link() {
+    let rep = choose(&opts("nrf52840", "BLE-1M", "1s"), None).unwrap();
+    let t = text(&rep);
+    let other: Vec<&str> = t.lines().filter(|l| l.contains("other boards only:")).collect();
+    assert_eq!(other.len(), 1, "{t}");
+    for id in ["ChaCha20-Poly1305/c", "AES-128-GCM/c", "DRACO/cpp-fast"] {
+        assert!(other[0].contains(&format!("{id} (esp8266)")), "{}", other[0]);
+        assert!(!t.contains(&format!("OUT  {id} ")), "{t}");
+        assert!(rep.candidate(id).is_some(), "{id} stays in the report (JSON)");
+    }
+    assert!(html(&rep).contains("other boards only:"));
+    let star8 = t.lines().find(|l| l.contains("OUT  AES-128-CCM*-8/rustcrypto")).expect("CCM*-8 listed");
+    assert!(star8.contains("no link suite carries this AEAD"), "{star8}");
+    assert!(star8.contains("its 64-bit tag is below --tag 128"), "{star8}");
+    assert!(!star8.contains("no integrity"), "{star8}");
+}
+
 /// When nothing fits the budgets, one hint, from one candidate, that admits it: with 2300 B of
 /// flash and 1000 B of RAM on the Pico, Ascon-AEAD128 (2376 B, 432 B) fails on flash alone, so
 /// raising --flash to 2376 B is enough; ChaCha20-Poly1305's 1049 B of RAM is no part of it.

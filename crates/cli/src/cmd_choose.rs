@@ -8,7 +8,8 @@ use lwcbench_choose::{self as choose, Options};
 #[derive(Args)]
 #[command(after_help = "Examples:\n  lwcbench choose --board rp2040 --radio LoRa-SF9 --interval 10m --payload 16B\n  \
 lwcbench choose --board nrf52840 --radio BLE-1M --interval 1s --payload 16B --flash 32KiB --ram 8KiB --json\n  \
-lwcbench choose --board esp32c3 --radio WiFi-n-MCS7 --interval 200ms --payload 38016B --out DIR\n\n\
+lwcbench choose --board esp32c3 --radio WiFi-n-MCS7 --interval 200ms --payload 38016B --out DIR\n  \
+lwcbench choose --board nano33ble --radio 802.15.4 --interval 1m --tag 64 --framing auto --edhoc\n\n\
 Filters (each candidate's reason is printed): status at the --require level (data/cipher-status.csv; \
 the link's stream + Poly1305 composition is a `composition`, never a standard; provisional only with \
 --allow-provisional), superseded versions (only with --require any), claimed security >= --security, \
@@ -102,6 +103,22 @@ pub struct ChooseArgs {
     /// Active current while the cipher runs in mA, 0.001 to 10000, in place of the board's figure.
     #[arg(long)]
     active_ma: Option<f64>,
+    /// The frame the readings travel in: link (default: the link's own frame, every link
+    /// cipher), oscore (OSCORE over CoAP, RFC 8613: the COSE AEADs, each run by the image of the
+    /// same algorithm, priced with the whole protected CoAP request; Ascon-AEAD128 has no COSE
+    /// identifier) or auto (both, ranked together; the answer says which framing wins and why).
+    #[arg(long, value_name = "link|oscore|auto")]
+    framing: Option<String>,
+    /// With --framing oscore or auto: price EDHOC's handshake (RFC 9528, method 3, suite 2) as a
+    /// one-time cost per device: its bytes, round trips and P-256 scalar multiplications from
+    /// emulated cycles (data/edhoc-cost.csv: nano33ble, mkrzero, rp2040), spread over the
+    /// lifetime's reports. Suite 2 establishes AES-CCM-16-64-128 contexts: the other AEADs are out.
+    #[arg(long)]
+    edhoc: bool,
+    /// Only these candidates (comma-separated: cipher names or candidate ids such as
+    /// AES-128-CCM/rustcrypto; under --framing oscore the COSE names, e.g. AES-CCM-16-64-128).
+    #[arg(long)]
+    cipher: Option<String>,
     /// Print the answer as JSON (schema lwcbench-choose/2, docs/choose.md).
     #[arg(long)]
     json: bool,
@@ -139,6 +156,9 @@ pub fn options(a: &ChooseArgs) -> Options {
         boards: a.boards.clone(),
         radios: a.radios.clone(),
         dtim: a.dtim,
+        framing: a.framing.clone(),
+        edhoc: a.edhoc,
+        cipher: a.cipher.clone(),
     }
 }
 

@@ -35,6 +35,8 @@ const NULLABLE: &[&str] = &[
     "candidates[].score",
     "robustness[].top",
     "handover.dataset",
+    // No row for the radio (Ethernet), or an OSCORE choice (docs/choose.md "Files and JSON").
+    "handover.carrier_security",
 ];
 
 /// Every null outside [`NULLABLE`]: where the schema says number, serde_json writes NaN and
@@ -744,4 +746,61 @@ fn receive_windows_and_wake_ups_are_counted() {
     let g = &candidate(&rep, rep["chosen"].as_str().unwrap())["figures"];
     // 0.789824 s × 9.9 mA × 3.3 V = 25803.55 µJ (crates/data/src/physics.rs).
     assert!((g["receive_uj"].as_f64().unwrap() - 25803.55).abs() < 0.01, "{g}");
+}
+
+/// `--framing oscore`: the printed deploy command is `lwcbench link --protocol oscore` with the
+/// chosen COSE AEAD, and it runs as printed: every reading sent is stored.
+#[test]
+fn an_oscore_choice_prints_a_link_command_that_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let rep = choose_json(
+        &[
+            "--board",
+            "nano33ble",
+            "--radio",
+            "802.15.4",
+            "--interval",
+            "1s",
+            "--tag",
+            "64",
+            "--framing",
+            "oscore",
+            "--out",
+            "ch",
+        ],
+        d.path(),
+    );
+    assert!(rep["chosen"].as_str().unwrap().starts_with("OSCORE "), "{}", rep["chosen"]);
+    let words: Vec<String> =
+        rep["handover"]["link_command"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
+    assert_eq!(words[1..4], ["link", "--protocol", "oscore"]);
+    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    let o = lwcbench(&args, d.path());
+    assert!(o.status.success(), "{}: {}", words.join(" "), String::from_utf8_lossy(&o.stderr));
+    let out = d.path().join(words.last().unwrap());
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("oscore_summary.json")).unwrap()).unwrap();
+    let alg = words[words.iter().position(|w| w == "--cipher").unwrap() + 1].as_str();
+    assert_eq!(v[0]["alg"], alg);
+    assert_eq!((v[0]["sent"].as_u64(), v[0]["tally"]["stored"].as_u64()), (Some(20), Some(20)));
+    // Ascon cannot be chosen under OSCORE: refused with the reason, nothing written.
+    let o = lwcbench(
+        &[
+            "choose",
+            "--board",
+            "nano33ble",
+            "--radio",
+            "802.15.4",
+            "--interval",
+            "1s",
+            "--framing",
+            "oscore",
+            "--cipher",
+            "Ascon-AEAD128",
+        ],
+        d.path(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.starts_with("error: --cipher with --framing oscore: "), "{err}");
+    assert!(err.contains("IANA COSE Algorithms registry") && err.lines().count() == 1, "{err}");
 }

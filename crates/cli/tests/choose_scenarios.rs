@@ -1,4 +1,4 @@
-//! The ten scenarios of docs/choose.md, each with the property that decides it, and the
+//! The eleven scenarios of docs/choose.md, each with the property that decides it, and the
 //! document's examples against this build's output (issue #38: "a test per scenario").
 //!
 //! `docs_examples_are_this_builds_output` fails when docs/choose.md is stale; with
@@ -324,4 +324,47 @@ fn scenario_10_modbus_gateway_over_ethernet() {
     let (crypto, radio) = (top["crypto_uj"]["value"].as_f64().unwrap(), top["radio_uj"].as_f64().unwrap());
     assert!(crypto / (crypto + radio) > 0.2, "crypto {crypto} µJ, radio {radio} µJ");
     assert!(rep["handover"]["link_command_line"].as_str().unwrap().contains("--radio Ethernet-100M"));
+}
+
+/// 11. The SF12 meter of scenario 2 under `--framing auto --edhoc --tag 64`: the OSCORE request
+///     of the 24-byte reading is 4 + 4 + 6 (OSCORE option: head, flags, 3-byte Partial IV of
+///     sequence number 87,659, kid) + 1 + 6 (inner code, Uri-Path, Content-Format, marker) +
+///     24 + 8 = 53 bytes, two SF12 packets of at most 51; the link frame 1 + 24 + 16 = 41
+///     bytes, one packet, and it wins. EDHOC is priced once: 4 × 40,786,931 cycles on the MKR
+///     Zero.
+#[test]
+fn scenario_11_oscore_on_the_sf12_meter() {
+    let args = [
+        "--board",
+        "mkrzero",
+        "--radio",
+        "LoRa-SF12",
+        "--interval",
+        "1h",
+        "--payload",
+        "24B",
+        "--lifetime",
+        "10y",
+        "--chemistry",
+        "Li-SOCl2",
+        "--battery-mah",
+        "2600",
+        "--battery-v",
+        "3.6",
+        "--tag",
+        "64",
+        "--framing",
+        "auto",
+        "--edhoc",
+    ];
+    let rep = json(&args);
+    let os = &cand(&rep, "OSCORE AES-CCM-16-64-128")["figures"];
+    assert_eq!((os["frame_bytes"].as_u64(), os["packets"].as_u64()), (Some(53), Some(2)));
+    let top = cand(&rep, rep["chosen"].as_str().unwrap());
+    assert_eq!((top["figures"]["frame_bytes"].as_u64(), top["figures"]["packets"].as_u64()), (Some(41), Some(1)));
+    assert_eq!(rep["framing_verdict"]["winner"], "link");
+    assert_eq!(rep["edhoc"]["cycles"].as_f64(), Some(4.0 * 40_786_931.0));
+    assert!(cand(&rep, "OSCORE A128GCM")["removed_by"].as_array().unwrap().iter().any(|f| f == "handshake"));
+    let t = text(&args);
+    assert!(t.contains("framing:  --framing auto: the link frame wins: ") && t.contains("53 B in 2 packets"), "{t}");
 }

@@ -128,3 +128,26 @@ fn mcu_nist_lwc_bad_input_is_one_clean_error() {
     let leftovers: Vec<_> = std::fs::read_dir(&out).unwrap().flatten().collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// `mcu check-board` (crates/app/src/check_board.rs tests the figures): the table on stdout,
+/// bad input as one `error:` line and a non-zero exit.
+#[test]
+fn mcu_check_board_prints_the_table_and_one_error_line() {
+    let logs = repo().join("crates/engine/tests/board-logs");
+    let (log, table) = (logs.join("check-board.log"), logs.join("check-board-emulated.csv"));
+    let (log, table) = (log.to_str().unwrap(), table.to_str().unwrap());
+    let o = lwcbench(&["mcu", "check-board", log, "--board", "rp2040", "--emulated", table], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.lines().any(|l| l.starts_with("AES-128-GCM/rustcrypto ")), "{out}");
+    one_error(&lwcbench(&["mcu", "check-board", log, "--board", "nope"], &[]), "--board: 'nope'");
+    let v3 = logs.join("v3.log");
+    one_error(
+        &lwcbench(&["mcu", "check-board", v3.to_str().unwrap(), "--board", "rp2040"], &[]),
+        "v3.log: the run is incomplete: the header at line 1 is malformed: format version 3",
+    );
+    one_error(
+        &lwcbench(&["mcu", "check-board", "/nonexistent/run", "--board", "rp2040"], &[]),
+        "RUN: /nonexistent/run",
+    );
+}

@@ -59,6 +59,9 @@ pub struct BoardRecord {
     pub miss_cycles: Option<u32>,
     /// Cortex-M4 load/store pipelining (a neighbouring second LDR/STR costs 1 cycle).
     pub m4_ldst_pipelining: bool,
+    /// Data reads from flash (literal pools, constant tables) cost the miss cycles each, uncached.
+    #[serde(default)]
+    pub flash_data_stall: bool,
     /// Parameters whose source text was read.
     #[serde(default)]
     pub verified: Vec<String>,
@@ -70,6 +73,10 @@ pub struct BoardRecord {
     /// The LX106 cycle model (boards of an `lx106` target only; mcu/lx106.py reads it).
     #[serde(default)]
     pub lx106: Option<Lx106>,
+    /// The held-out fit of a Cortex-M board's fetch parameters: split, grid and residuals (as
+    /// written; mcu/cortexm_fit.py reads it).
+    #[serde(default)]
+    pub fit: Option<toml::Table>,
 }
 
 /// `[board.ID.lx106]`: the LX106 cycle model of an Xtensa LX106 board (mcu/lx106.py runs it over
@@ -401,6 +408,7 @@ pub fn profile_table_md(r: &Boards) -> String {
             "–".to_string()
         } else {
             format!("{miss} per {}-byte line", b.fetch_line_bytes)
+                + if b.flash_data_stall { " and per data read from flash" } else { "" }
         };
         let cache = if warm_only {
             "not modelled (warm steady state)".to_string()
@@ -409,6 +417,8 @@ pub fn profile_table_md(r: &Boards) -> String {
         } else {
             format!("{} × {} B, {}-way", b.cache_lines, b.fetch_line_bytes, b.cache_ways)
         };
+        // the held-out fit of [board.ID.fit] chose both (mcu/cortexm_fit.py)
+        let (stall, cache) = if b.fit.is_some() { (stall + " (fitted)", cache + " (fitted)") } else { (stall, cache) };
         s += &format!(
             "| `{}` | {}, {}, {} MHz | {} | {} | {} | {} | {} |\n",
             b.id,
@@ -612,8 +622,11 @@ source = "dry run: not a sourced record, with a comma"
         let limits = limits[..limits.find("\n\n").unwrap()].replace('\n', " ");
         let named = &limits[limits.find("(today ").expect("the 'today' list") + 7..];
         let named = &named[..named.find(')').unwrap()];
-        let mut in_doc: Vec<String> =
-            named.split(['`', ',', ' ']).filter(|w| !w.is_empty() && *w != "and").map(String::from).collect();
+        let mut in_doc: Vec<String> = named
+            .split(['`', ',', ' '])
+            .filter(|w| !w.is_empty() && *w != "and" && *w != "none")
+            .map(String::from)
+            .collect();
         in_doc.sort();
         let r = builtin();
         let profile = |b: &BoardRecord| {
@@ -626,6 +639,7 @@ source = "dry run: not a sourced record, with a comma"
                 b.cache_lines,
                 b.cache_ways,
                 b.m4_ldst_pipelining,
+                b.flash_data_stall,
             )
         };
         let powered: Vec<&BoardRecord> = r.powered().map(|(b, _)| b).collect();
@@ -647,7 +661,7 @@ source = "dry run: not a sourced record, with a comma"
         };
         check(&|t| t.replacen("volts = 5.0", "volts = -5.0", 1), "board rp2040.power: volts must be a positive number");
         check(&|t| t.replacen("[board.rp2040.power]", "[board.rp2040.pwoer]", 1), "unknown field `pwoer`");
-        check(&|t| t.replacen("mhz = 125.0", "mhz = \"fast\"", 1), "line 44, column 7");
+        check(&|t| t.replacen("mhz = 125.0", "mhz = \"fast\"", 1), "line 49, column 7");
         check(&|t| t.replacen("triple = \"thumbv6m-none-eabi\"", "triple = \"avr\"", 1), "board rp2040: triple 'avr'");
         check(&|t| t.replacen("board = \"rp2040\"", "board = \"nrf52840\"", 1), "board 'nrf52840' is not a board");
         check(&|t| t.replacen("status = \"estimate\"", "status = \"guess\"", 1), "status must be sourced or estimate");

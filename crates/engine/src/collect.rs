@@ -1,12 +1,18 @@
-//! `lwcbench collect`: turn the lines a board prints (format version 1, `docs/board.md`) into
+//! `lwcbench collect`: turn the lines a board prints (format versions 1 and 2, `docs/board.md`) into
 //! the usual result files. Parsing is a pure function of the text ([`parse_log`]); writing goes
 //! through [`crate::output::write_rows`], so a collected run has exactly the files of a host run.
 use std::collections::BTreeMap;
 
 use crate::results::SampleRow;
 
-/// Version of the board line format (docs/board.md).
-pub const FORMAT_VERSION: u32 = 1;
+/// Newest version of the board line format (docs/board.md); 2 = 1 plus the header key
+/// `ad_bytes`, the associated data of every AEAD `encrypt` sample.
+pub const FORMAT_VERSION: u32 = 2;
+/// Oldest version still read: a version 1 log (stream-cipher firmware, the Arduino sketch)
+/// collects as before.
+pub const MIN_FORMAT_VERSION: u32 = 1;
+/// Largest `ad_bytes` a header may state.
+const MAX_AD_BYTES: u64 = 1 << 20;
 const MARKER: &str = "LWCB ";
 /// Malformed lines listed one by one in notes and the summary; the rest only counted.
 const LIST_MAX: usize = 20;
@@ -37,6 +43,11 @@ pub fn crc32_update(crc: u32, data: &[u8]) -> u32 {
 pub struct Header {
     /// Line number of the header.
     pub line: usize,
+    /// Line format version (1 or 2).
+    pub version: u32,
+    /// Associated data of every AEAD `encrypt` sample, bytes (version 2; None in version 1,
+    /// which does not say).
+    pub ad_bytes: Option<u64>,
     /// Board name.
     pub board: String,
     /// Microcontroller.
@@ -228,10 +239,11 @@ fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
 }
 
 fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
-    let version = fields.first().ok_or("header without format version")?;
-    if num::<u32>(version, "format version")? != FORMAT_VERSION {
+    let version_field = fields.first().ok_or("header without format version")?;
+    let version = num::<u32>(version_field, "format version")?;
+    if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(format!(
-            "format version {version} is not supported (this lwcbench reads version {FORMAT_VERSION})"
+            "format version {version_field} is not supported (this lwcbench reads versions {MIN_FORMAT_VERSION} to {FORMAT_VERSION})"
         ));
     }
     let mut kv = BTreeMap::new();
@@ -286,12 +298,25 @@ fn parse_header(line_no: usize, fields: &[&str]) -> Result<Header, String> {
             _ => return Err(format!("header ciphers entry '{c}' is not cipher/implementation/language")),
         }
     }
+    // version 2 states the AEADs' associated data; in version 1 the key is an unknown one
+    let ad_bytes = if version >= 2 {
+        let v = kv.remove("ad_bytes").ok_or("header lacks required key 'ad_bytes' (format version 2)")?;
+        let n: u64 = num(&v, "ad_bytes")?;
+        if n > MAX_AD_BYTES {
+            return Err(format!("header ad_bytes={n} is not a count from 0 to {MAX_AD_BYTES}"));
+        }
+        Some(n)
+    } else {
+        None
+    };
     let overhead_ticks = kv
         .remove("overhead_ticks")
         .map(|v| within(num::<f64>(&v, "overhead_ticks")?, "overhead_ticks", 0.0, MAX_TICKS))
         .transpose()?;
     Ok(Header {
         line: line_no,
+        version,
+        ad_bytes,
         board,
         mcu,
         cpu_hz,

@@ -224,3 +224,24 @@ fn every_algorithm_runs_a_session_exactly_once() {
     let e = lwcbench_link::oscore::alg_of("Ascon-AEAD128").unwrap_err();
     assert!(e.contains("no identifier in the IANA COSE Algorithms registry"), "{e}");
 }
+
+/// The datagrams a device sends are the size `lwcbench choose` prices
+/// (`lwcbench_oscore::reading::protected_size`): 44 bytes for a 16-byte reading under
+/// AES-CCM-16-64-128 at a two-byte Partial IV (counted by hand in crates/oscore/tests/overhead.rs).
+#[test]
+fn a_devices_requests_are_the_size_choose_prices() {
+    use lwcbench_oscore::reading::protected_size;
+    let dir = tempfile::tempdir().unwrap();
+    let alg = Algorithm::AesCcm16_64_128;
+    let srv = gateway(dir.path(), alg, &[3]);
+    let (mut dev, sent) = device(alg, 3, srv.addr, 300);
+    dev.send(&[7; 16]).unwrap();
+    dev.send(&[8; 16]).unwrap();
+    let sent = sent.lock().unwrap().clone();
+    // seq 300 challenged, 301 with the Echo, 302 without.
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[0].len(), 44);
+    assert_eq!(sent[0].len(), protected_size(alg, &[3], 300, 16).unwrap().request);
+    assert_eq!(sent[2].len(), protected_size(alg, &[3], 302, 16).unwrap().request);
+    srv.stop().unwrap();
+}

@@ -537,6 +537,182 @@ impl<'a> CoapEdhocRequest<'a> {
     }
 }
 
+/// Whether `key` is a usable P-256 private key: 32 bytes, not 0, below the group order.
+pub fn private_key_ok(key: &[u8]) -> bool {
+    <[u8; 32]>::try_from(key).is_ok_and(|k| p256::SecretKey::from_bytes(&k.into()).is_ok())
+}
+
+/// The longest 'kid' [`ccs`] writes (lakers keeps at most 16 bytes).
+pub const MAX_KID: usize = 16;
+
+/// A CWT Claims Set (RFC 9528 §3.5.2) for the P-256 public key of `private_key`, shaped as the
+/// ones of RFC 9529 §3: `{2: subject, 8: {1: {1: 2, 2: kid, -1: 1, -2: x, -3: y}}}`.
+pub fn ccs(subject: &str, kid: &[u8], private_key: &[u8]) -> Result<Vec<u8>, Error> {
+    if kid.is_empty() || kid.len() > MAX_KID {
+        return Err(Error::Credential(format!("a kid of {} bytes (1 to {MAX_KID})", kid.len())));
+    }
+    if subject.len() > 64 {
+        return Err(Error::Credential(format!("a subject of {} bytes (at most 64)", subject.len())));
+    }
+    let k: [u8; 32] = private_key
+        .try_into()
+        .map_err(|_| Error::Credential(format!("P-256 private key of {} bytes (32 expected)", private_key.len())))?;
+    let k = Zeroizing::new(k);
+    let secret = p256::SecretKey::from_bytes(&(*k).into())
+        .map_err(|_| Error::Credential("the P-256 private key is 0 or not below the group order".into()))?;
+    let point = secret.public_key().to_encoded_point(false);
+    let (Some(x), Some(y)) = (point.x(), point.y()) else {
+        return Err(Error::Credential("the public key is the point at infinity".into()));
+    };
+    let mut out = Vec::with_capacity(110 + subject.len());
+    out.extend_from_slice(&[0xa2, 0x02]);
+    crate::cbor::tstr(&mut out, subject);
+    out.extend_from_slice(&[0x08, 0xa1, 0x01, 0xa5, 0x01, 0x02, 0x02]);
+    crate::cbor::bstr(&mut out, kid);
+    out.extend_from_slice(&[0x20, 0x01, 0x21]);
+    crate::cbor::bstr(&mut out, x);
+    out.push(0x22);
+    crate::cbor::bstr(&mut out, y);
+    Ok(out)
+}
+
+/// The 'kid' an ID_CRED_x sent by reference names (`{4: kid}`); None for a credential sent by
+/// value or anything else.
+fn referenced_kid(id_cred: &lakers::IdCred) -> Option<Vec<u8>> {
+    match id_cred.as_full_value() {
+        [0xa1, 0x04, h, kid @ ..] if (0x40..=0x57).contains(h) && usize::from(h - 0x40) == kid.len() => {
+            Some(kid.to_vec())
+        }
+        _ => None,
+    }
+}
+
+/// A Responder that serves many Initiators: it learns which one it talks to from the 'kid' in
+/// message_3 (ID_CRED_I by reference) and looks the credential up then. It answered
+/// message_1 with message_2 and waits for message_3.
+pub struct OpenResponder {
+    wait: EdhocResponderWaitM3<Crypto>,
+    c_i: ConnId,
+    c_r: ConnId,
+}
+
+impl fmt::Debug for OpenResponder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenResponder")
+            .field("c_i", &self.c_i.as_slice())
+            .field("c_r", &self.c_r.as_slice())
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenResponder {
+    /// Process message_1 and answer message_2 with the connection identifier C_R = `c_r` (1 to
+    /// 7 bytes: an OSCORE Sender ID; a C_R equal to the Initiator's C_I is refused, so the
+    /// caller tries another).
+    pub fn process_message_1(own: &Identity, message_1: &[u8], c_r: &[u8]) -> Result<(OpenResponder, Vec<u8>), Error> {
+        if c_r.is_empty() || c_r.len() > 7 {
+            return Err(Error::Credential(format!("a C_R of {} bytes (1 to 7)", c_r.len())));
+        }
+        let c_r = ConnId::from_slice(c_r)
+            .ok_or_else(|| Error::Credential(format!("C_R of {} bytes is not a connection identifier", c_r.len())))?;
+        let m1 = buffer("message_1", message_1)?;
+        check_ephemeral("message_1", message_1)?;
+        let r = EdhocResponder::new(crypto(), EDHOCMethod::StatStat, *own.key, own.cred);
+        let (processed, c_i, ead_1) = guarded("message_1", || r.process_message_1(&m1))?;
+        if ead_1.is_some_and(|e| e.is_critical) {
+            return Err(Error::Protocol { step: "message_1", reason: EDHOCError::EADUnprocessable });
+        }
+        if c_i.as_slice() == c_r.as_slice() {
+            return Err(Error::Oscore(crate::Error::Params("C_I equals the C_R chosen here".into())));
+        }
+        let (wait, m2) = processed
+            .prepare_message_2(CredentialTransfer::ByReference, Some(c_r), &None)
+            .map_err(proto("message_2"))?;
+        Ok((OpenResponder { wait, c_i, c_r }, m2.as_slice().to_vec()))
+    }
+
+    /// C_I, the Initiator's connection identifier.
+    pub fn c_i(&self) -> &[u8] {
+        self.c_i.as_slice()
+    }
+    /// C_R, this Responder's connection identifier.
+    pub fn c_r(&self) -> &[u8] {
+        self.c_r.as_slice()
+    }
+
+    /// Verify message_3 against the credential `lookup` gives for the kid in ID_CRED_I, complete,
+    /// and build message_4. Returns the session, message_4 and that kid. A credential sent by
+    /// value, or a kid `lookup` does not know, is refused as an unexpected credential (the
+    /// caller names the kid: `lookup` sees it).
+    pub fn process_message_3(
+        self,
+        message_3: &[u8],
+        lookup: impl FnOnce(&[u8]) -> Option<Credential>,
+    ) -> Result<(Established, Vec<u8>, Vec<u8>), Error> {
+        let m3 = buffer("message_3", message_3)?;
+        let (processing, id_cred_i, ead_3) = guarded("message_3", || self.wait.parse_message_3(&m3))?;
+        if ead_3.is_some_and(|e| e.is_critical) {
+            return Err(Error::Protocol { step: "message_3", reason: EDHOCError::EADUnprocessable });
+        }
+        let unexpected = Error::Protocol { step: "message_3", reason: EDHOCError::UnexpectedCredential };
+        let kid = referenced_kid(&id_cred_i)
+            .ok_or(Error::Protocol { step: "message_3", reason: EDHOCError::UnexpectedCredential })?;
+        let cred = lookup(&kid).ok_or(unexpected)?;
+        let cred_i = credential_check_or_fetch(Some(cred), id_cred_i).map_err(proto("message_3"))?;
+        let (processed, prk_out) = guarded("message_3", || processing.verify_message_3(cred_i))?;
+        drop(Zeroizing::new(prk_out));
+        let (done, m4) = processed.prepare_message_4(&None).map_err(proto("message_4"))?;
+        Ok((
+            Established { done: Done::R(done), role: Role::Responder, c_i: self.c_i, c_r: self.c_r },
+            m4.as_slice().to_vec(),
+            kid,
+        ))
+    }
+}
+
+/// Tell apart a POST to `/.well-known/edhoc` whose C_R may be a byte string too (Appendix A.2):
+/// CBOR `true` then message_1, or C_R (a compact integer, or a byte string of 1 to 7 bytes)
+/// then message_3. Returns None for message_1's C_R.
+pub fn split_coap_request(payload: &[u8]) -> Result<(Option<Vec<u8>>, &[u8]), Error> {
+    match payload {
+        [] => Err(Error::Transport("empty payload".into())),
+        [0xf5, rest @ ..] => Ok((None, rest)),
+        [b, rest @ ..] if b >> 5 <= 1 && b & 0x1f < 24 => Ok((Some(alloc::vec![*b]), rest)),
+        [h @ 0x41..=0x47, rest @ ..] if rest.len() >= usize::from(h - 0x40) => {
+            let (c_r, m3) = rest.split_at(usize::from(h - 0x40));
+            Ok((Some(c_r.to_vec()), m3))
+        }
+        [b, ..] => Err(Error::Transport(format!(
+            "payload starts with 0x{b:02x}: neither CBOR true (message_1) nor a C_R (message_3)"
+        ))),
+    }
+}
+
+/// An EDHOC error message (RFC 9528 §6) with ERR_CODE 1 and `reason` as ERR_INFO: what a
+/// Responder answers over CoAP in a 4.00 response (Appendix A.2).
+pub fn error_message(reason: &str) -> Vec<u8> {
+    let mut out = alloc::vec![0x01];
+    crate::cbor::tstr(&mut out, reason);
+    out
+}
+
+/// The ERR_INFO text of an EDHOC error message with ERR_CODE 1 (at most 512 bytes, control
+/// characters shown as '?'); None for anything else.
+pub fn error_reason(message: &[u8]) -> Option<String> {
+    let (len, at): (usize, usize) = match message {
+        [0x01, h @ 0x60..=0x77, ..] => (usize::from(h - 0x60), 2),
+        [0x01, 0x78, n, ..] => (usize::from(*n), 3),
+        [0x01, 0x79, a, b, ..] => (usize::from(u16::from_be_bytes([*a, *b])), 4),
+        _ => return None,
+    };
+    let text = message.get(at..at.checked_add(len)?)?;
+    if at + len != message.len() || len > 512 {
+        return None;
+    }
+    let s = core::str::from_utf8(text).ok()?;
+    Some(s.chars().map(|c| if c.is_control() { '?' } else { c }).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@
 //! * [`option`]: the OSCORE option value (§6.1);
 //! * [`protect`]: protection and verification of requests and responses as COSE_Encrypt0 objects
 //!   with the external AAD of §5.4 (§8.1–§8.4);
+//! * [`reading`]: a sensor reading as a CoAP POST, and its size once protected;
 //! * [`replay`]: the replay window of §7.4;
 //! * [`seq`] (feature `std`): sender sequence numbers persisted the way RFC 8613 Appendix B.1
 //!   describes: a block is reserved durably before any number in it is used, so no number is
@@ -32,6 +33,7 @@ pub mod context;
 pub mod edhoc;
 pub mod option;
 pub mod protect;
+pub mod reading;
 pub mod replay;
 #[cfg(feature = "std")]
 pub mod seq;

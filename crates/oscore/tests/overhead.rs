@@ -38,3 +38,23 @@ fn a_reading_costs_4_plus_piv_plus_kid_plus_tag_bytes() {
         assert_eq!(got, 4 + piv + 1 + alg.tag_len());
     }
 }
+
+/// The request a device sends for a 16-byte reading, counted by hand from RFC 7252 §3 and RFC
+/// 8613 §6.1 for AES-CCM-16-64-128, kid 0x00, sequence number 300 (Partial IV 0x01 0x2c):
+/// CoAP header 4 + token 4 + OSCORE option 5 (option head: delta 9, length 4; flag byte; Partial
+/// IV 2; kid 1) + payload marker 1 + ciphertext 22 (inner code 1, Uri-Path "r" 2, Content-Format
+/// 42 2, inner payload marker 1, reading 16) + tag 8 = 44. The AAD (§5.4): array(3) 1, "Encrypt0"
+/// 9, h'' 1, and the external_aad bstr 1 + 10 (array(5) 1, version 1, [10] 2, kid 2, PIV 3, h''
+/// 1) = 22.
+#[test]
+fn a_devices_16_byte_reading_matches_the_hand_count() {
+    use lwcbench_oscore::reading::{protected_size, Size};
+    let s = protected_size(Algorithm::AesCcm16_64_128, &[0], 300, 16).unwrap();
+    assert_eq!(s, Size { request: 44, aad: 22, plaintext: 22, tag: 8, piv: 2 });
+    // 16-byte tags: 8 bytes more; sequence number 0 has a one-byte Partial IV.
+    assert_eq!(protected_size(Algorithm::A128Gcm, &[0], 300, 16).unwrap().request, 52);
+    assert_eq!(protected_size(Algorithm::AesCcm16_64_128, &[0], 0, 16).unwrap().request, 43);
+    // The datagram limit and the sequence number space are refused, not wrapped.
+    assert!(protected_size(Algorithm::AesCcm16_64_128, &[0], 0, 65_500).is_err());
+    assert!(protected_size(Algorithm::AesCcm16_64_128, &[0], lwcbench_oscore::MAX_SEQ + 1, 16).is_err());
+}

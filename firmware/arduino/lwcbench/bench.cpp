@@ -1,10 +1,16 @@
 /* See bench.h. Mirrors firmware/bench/src/lib.rs: per group a batch is calibrated to last at
  * least min_sample_ticks, then warm-up + measured samples, each after an untimed preparation
- * (fresh random key/IV for the r variants, init, payload restored). */
+ * (fresh random key/IV for the r variants, init, payload restored). AEADs: encrypt of 16 and 128
+ * bytes through the NIST LWC API (the key set up in every call, as the emulated ESP8266 images
+ * time it), no associated data, the nonce's last 8 bytes a run-wide counter (no key/nonce pair
+ * repeats within a run). */
 #include "bench.h"
 
 static const size_t SIZES[] = {1, 8, 128, 1024};
 static const size_t NSIZES = 4;
+static const size_t AEAD_SIZES[] = {128, 1024}; /* the emulated tables' 16 and 128 bytes */
+static const size_t NAEAD_SIZES = 2;
+static const unsigned char NO_AD[1] = {0};      /* ad_bytes=0: a valid pointer, length 0 */
 static const size_t MAX_BYTES = 128;
 static const uint64_t MAX_BATCH = 1u << 20;
 static const char *const KIV[4] = {"s,s", "s,r", "r,s", "r,r"};
@@ -93,17 +99,21 @@ static void fill(uint8_t *b, size_t n) {
     }
 }
 
-enum Scn { INIT, KEYSTREAM, FULL };
-static const char *const SCN[3] = {"init", "keystream", "full"};
+enum Scn { INIT, KEYSTREAM, FULL, ENCRYPT };
+static const char *const SCN[4] = {"init", "keystream", "full", "encrypt"};
 
 struct Work {
-    const LwcCipher *c;
+    const LwcCipher *c; /* the stream cipher, or NULL for the AEAD a */
+    const LwcAead *a;
+    const char *name, *impl, *lang;
+    size_t klen, ivlen;
     Scn sc;
     size_t nbits;
-    uint8_t key[32], iv[32], payload[MAX_BYTES], buf[MAX_BYTES];
+    uint64_t nonce_ctr; /* never restarts within a run */
+    uint8_t key[32], iv[32], payload[MAX_BYTES], buf[MAX_BYTES], ct[MAX_BYTES + 16];
     void prepare() {
         for (size_t i = 0; i < MAX_BYTES; i++) buf[i] = payload[i];
-        c->init(c->state, key, iv);
+        if (c) c->init(c->state, key, iv);
     }
     void __attribute__((noinline)) run(uint64_t batch) {
         for (uint64_t i = 0; i < batch; i++) {
@@ -111,6 +121,14 @@ struct Work {
             case INIT: c->init(c->state, key, iv); break;
             case KEYSTREAM: c->keystream(c->state, buf, nbits); break;
             case FULL: c->apply(c->state, buf, nbits); break;
+            case ENCRYPT: {
+                for (int k = 0; k < 8; k++) iv[ivlen - 1 - k] = (uint8_t)(nonce_ctr >> (8 * k));
+                nonce_ctr++;
+                unsigned long long clen;
+                a->encrypt(ct, &clen, buf, nbits / 8, NO_AD, 0, 0, iv, key);
+                __asm__ volatile("" : : "r"(ct) : "memory");
+                break;
+            }
             }
             __asm__ volatile("" : : "r"(buf) : "memory"); /* keep the results */
         }
@@ -146,8 +164,8 @@ static void group(const LwcBoardInfo &info, const LwcConfig &cfg, int kiv) {
     }
     bool rk = kiv >= 2, riv = kiv & 1;
     for (uint32_t i = 0; i < cfg.warmup + cfg.reps; i++) {
-        if (rk) fill(w.key, w.c->key_bytes);
-        if (riv) fill(w.iv, w.c->iv_bytes);
+        if (rk) fill(w.key, w.klen);
+        if (riv) fill(w.iv, w.ivlen);
         w.prepare();
         if (cfg.trigger_pin) {
             uint64_t idle = lwc_ticks();
@@ -184,12 +202,12 @@ static void group(const LwcBoardInfo &info, const LwcConfig &cfg, int kiv) {
         line.str(warm ? "LWCB W " : "LWCB S ");
         line.u64(seq);
         line.str(" ");
-        line.pct(w.c->name);
+        line.pct(w.name);
         line.str(" ");
-        line.pct(w.c->impl);
+        line.pct(w.impl);
         line.str(" ");
-        line.pct(w.c->lang);
-        line.str(" stream ");
+        line.pct(w.lang);
+        line.str(w.a ? " aead " : " stream ");
         line.str(SCN[w.sc]);
         line.str(" ");
         line.str(KIV[kiv]);
@@ -211,7 +229,8 @@ static void group(const LwcBoardInfo &info, const LwcConfig &cfg, int kiv) {
     }
 }
 
-void lwc_run(const LwcBoardInfo &info, const LwcConfig &cfg, const LwcCipher *ciphers, size_t n) {
+void lwc_run(const LwcBoardInfo &info, const LwcConfig &cfg, const LwcCipher *ciphers, size_t n,
+             const LwcAead *aeads, size_t na) {
     seq = n_samples = n_warm = n_batch = 0;
     run_crc = 0;
     rng = cfg.seed ^ 0x9E3779B97F4A7C15ULL;
@@ -227,7 +246,7 @@ void lwc_run(const LwcBoardInfo &info, const LwcConfig &cfg, const LwcCipher *ci
             ovh[k - 1] = x;
         }
     line.n = 0;
-    line.str("LWCB H 1 board=");
+    line.str("LWCB H 2 board=");
     line.pct(info.board);
     line.str(" mcu=");
     line.pct(info.mcu);
@@ -246,19 +265,19 @@ void lwc_run(const LwcBoardInfo &info, const LwcConfig &cfg, const LwcCipher *ci
     line.str(" warmup=");
     line.u64(cfg.warmup);
     line.str(" groups=");
-    line.u64(n * 4 * (1 + 2 * NSIZES));
+    line.u64(n * 4 * (1 + 2 * NSIZES) + na * 4 * NAEAD_SIZES);
     line.str(" min_sample_ticks=");
     line.u64(cfg.min_sample_ticks);
     line.str(" seed=");
     line.u64(cfg.seed);
-    line.str(" ciphers=");
-    for (size_t i = 0; i < n; i++) {
+    line.str(" ad_bytes=0 ciphers=");
+    for (size_t i = 0; i < n + na; i++) {
         if (i) line.str(",");
-        line.pct(ciphers[i].name);
+        line.pct(i < n ? ciphers[i].name : aeads[i - n].name);
         line.str("/");
-        line.pct(ciphers[i].impl);
+        line.pct(i < n ? ciphers[i].impl : aeads[i - n].impl);
         line.str("/");
-        line.pct(ciphers[i].lang);
+        line.pct(i < n ? ciphers[i].lang : aeads[i - n].lang);
     }
     const char *k[6] = {" firmware=", " compiler=", " profile=", " opt=", " target=", " commit="};
     const char *v[6] = {info.firmware, info.compiler, info.profile, info.opt, info.target, info.commit};
@@ -273,11 +292,30 @@ void lwc_run(const LwcBoardInfo &info, const LwcConfig &cfg, const LwcCipher *ci
         line.u64(cfg.idle_ticks);
     }
     finish(false);
+    w.nonce_ctr = 0;
     for (size_t ci = 0; ci < n; ci++) {
         w.c = &ciphers[ci];
+        w.a = nullptr;
+        w.name = w.c->name, w.impl = w.c->impl, w.lang = w.c->lang;
+        w.klen = w.c->key_bytes, w.ivlen = w.c->iv_bytes;
         for (int s = 0; s < 1 + 2 * (int)NSIZES; s++) {
             w.sc = s == 0 ? INIT : (s % 2 ? KEYSTREAM : FULL);
             w.nbits = s == 0 ? 0 : SIZES[(s - 1) / 2];
+            for (int kiv = 0; kiv < 4; kiv++) {
+                for (int i = 0; i < 32; i++) w.key[i] = w.iv[i] = (uint8_t)i;
+                fill(w.payload, MAX_BYTES);
+                group(info, cfg, kiv);
+            }
+        }
+    }
+    for (size_t ai = 0; ai < na; ai++) {
+        w.c = nullptr;
+        w.a = &aeads[ai];
+        w.name = w.a->name, w.impl = w.a->impl, w.lang = w.a->lang;
+        w.klen = w.a->key_bytes, w.ivlen = w.a->nonce_bytes;
+        w.sc = ENCRYPT;
+        for (size_t s = 0; s < NAEAD_SIZES; s++) {
+            w.nbits = AEAD_SIZES[s];
             for (int kiv = 0; kiv < 4; kiv++) {
                 for (int i = 0; i < 32; i++) w.key[i] = w.iv[i] = (uint8_t)i;
                 fill(w.payload, MAX_BYTES);

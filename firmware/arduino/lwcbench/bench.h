@@ -1,5 +1,5 @@
 /* The benchmark runner of the Arduino sketch: the same suites and the same line format
- * (docs/board.md, version 1) as the Rust firmware/bench crate. Freestanding C++ (no libc, no
+ * (docs/board.md, version 2) as the Rust firmware/bench crate. Freestanding C++ (no libc, no
  * heap, no exceptions), so the ESP8266 toolchain compiles it without a C library. */
 #ifndef LWCBENCH_BENCH_H
 #define LWCBENCH_BENCH_H
@@ -29,6 +29,16 @@ struct LwcCipher {
     void *state;
 };
 
+/* An AEAD under test through the NIST LWC API (crypto_aead_encrypt: key set up in every call,
+ * ciphertext + tag out of place), as the emulated ESP8266 images call it. */
+struct LwcAead {
+    const char *name, *impl, *lang;
+    uint16_t key_bytes, nonce_bytes, tag_bytes; /* nonce at least 8 bytes, tag at most 16 */
+    int (*encrypt)(unsigned char *c, unsigned long long *clen, const unsigned char *m, unsigned long long mlen,
+                   const unsigned char *ad, unsigned long long adlen, const unsigned char *nsec,
+                   const unsigned char *npub, const unsigned char *k);
+};
+
 struct LwcConfig {
     uint32_t reps, warmup;
     uint64_t min_sample_ticks, seed;
@@ -40,7 +50,9 @@ struct LwcConfig {
 
 uint32_t lwc_crc32_update(uint32_t crc, const uint8_t *data, size_t n);
 void lwc_info_line(const char *msg);
-/* Runs every group of every cipher and prints the whole run, header to end line. */
-void lwc_run(const LwcBoardInfo &info, const LwcConfig &cfg, const LwcCipher *ciphers, size_t n);
+/* Runs every group of every stream cipher, then of every AEAD, and prints the whole run, header
+ * to end line. */
+void lwc_run(const LwcBoardInfo &info, const LwcConfig &cfg, const LwcCipher *ciphers, size_t n,
+             const LwcAead *aeads, size_t na);
 
 #endif

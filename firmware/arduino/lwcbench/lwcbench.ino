@@ -1,7 +1,9 @@
 // lwcbench on-board benchmark for ESP32 / ESP8266 (Arduino IDE or PlatformIO; docs/board.md).
 // Runs the C++ DRACO (cpp/draco; draco.cpp/draco.h here are byte-identical copies, checked by
-// firmware/tests/test_arduino.py) and an own C++ Trivium, and prints the line format of
-// docs/board.md at 115200 baud. Send any byte (lwcbench collect --port does) to start a run.
+// firmware/tests/test_arduino.py), an own C++ Trivium and, built with PlatformIO, the C AEADs of
+// the emulated ESP8266 images (mcu/lx106: ChaCha20-Poly1305, AES-128-CCM, AES-128-GCM), and
+// prints the line format of docs/board.md at 115200 baud. Send any byte (lwcbench collect --port
+// does) to start a run.
 #include <Arduino.h>
 
 #include "bench.h"
@@ -59,6 +61,36 @@ static int tr_init(void *s, const uint8_t *k, const uint8_t *iv) { return triviu
 static int tr_ks(void *s, uint8_t *o, size_t n) { return trivium_keystream_bits((trivium_state *)s, o, n); }
 static int tr_ap(void *s, uint8_t *d, size_t n) { return trivium_apply_bits((trivium_state *)s, d, n); }
 
+// The C AEADs: lwc_*.c compile mcu/lx106's sources when the include path holds mcu/lx106
+// (platformio.ini adds it; the Arduino IDE builds a copy of this folder alone, without them).
+#ifndef LWCB_C_AEADS
+#if __has_include("aes/ccm.c") && __has_include("aes/gcm.c") && __has_include("chacha/chacha20poly1305.c")
+#define LWCB_C_AEADS 1
+#else
+#define LWCB_C_AEADS 0
+#endif
+#endif
+#if LWCB_C_AEADS
+extern "C" {
+#define LWCB_AEAD(f)                                                                                                    \
+    int f(unsigned char *c, unsigned long long *clen, const unsigned char *m, unsigned long long mlen,               \
+          const unsigned char *ad, unsigned long long adlen, const unsigned char *nsec, const unsigned char *npub, \
+          const unsigned char *k)
+LWCB_AEAD(lwc_chachapoly_encrypt);
+LWCB_AEAD(lwc_ccm_encrypt);
+LWCB_AEAD(lwc_gcm_encrypt);
+}
+// names and lengths as data/emulated-cycles.csv's esp8266 rows and mcu/lx106/*/api.h
+static const LwcAead AEADS[] = {
+    {"ChaCha20-Poly1305", "c", "C", 32, 12, 16, lwc_chachapoly_encrypt},
+    {"AES-128-CCM", "c", "C", 16, 12, 16, lwc_ccm_encrypt},
+    {"AES-128-GCM", "c", "C", 16, 12, 16, lwc_gcm_encrypt},
+};
+#define LWCB_AEADS AEADS, sizeof AEADS / sizeof AEADS[0]
+#else
+#define LWCB_AEADS nullptr, 0
+#endif
+
 static const LwcCipher CIPHERS[] = {
     {"DRACO", "cpp-ref", "C++", DRACO_KEY_BYTES, DRACO_IV_BYTES, dr_init, dr_ks, dr_ap, &dref},
     {"DRACO", "cpp-fast", "C++", DRACO_KEY_BYTES, DRACO_IV_BYTES, df_init, df_ks, df_ap, &dfast},
@@ -115,5 +147,5 @@ void loop() {
 #else
     LwcConfig cfg = {LWCB_REPS, LWCB_WARMUP, LWCB_MIN_TICKS, 1, nullptr, 0};
 #endif
-    lwc_run(info, cfg, CIPHERS, sizeof CIPHERS / sizeof CIPHERS[0]);
+    lwc_run(info, cfg, CIPHERS, sizeof CIPHERS / sizeof CIPHERS[0], LWCB_AEADS);
 }

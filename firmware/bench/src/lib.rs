@@ -1,5 +1,5 @@
 //! The benchmark suites as they run on a board, printing the line format of `docs/board.md`
-//! (version 1). Shared unchanged by every Rust board image; a board supplies only [`Board`]
+//! (version 2). Shared unchanged by every Rust board image; a board supplies only [`Board`]
 //! (a tick counter, an optional cycle counter, a way to write bytes) and its [`BoardInfo`].
 //!
 //! What is measured mirrors the host engine (`crates/engine/src/runner.rs`, docs/measurement.md):
@@ -7,16 +7,104 @@
 //! lasts at least `min_sample_ticks`, then `warmup` + `reps` samples are timed, each after an
 //! untimed preparation (fresh key/IV for the random variants, `init`, payload restored).
 //! `init` times `init(key, iv)`; `keystream` times `keystream_bits(out, n)`; `full` times
-//! `apply_bits(buf, n)` (keystream + XOR into the payload). No floating point, no allocator.
+//! `apply_bits(buf, n)` (keystream + XOR into the payload). AEADs: `keysetup` times
+//! `set_key(key)`, `encrypt` times `encrypt(nonce, [], msg, tag)` — the call of the emulated
+//! images (mcu/images `aead_image!`), through the same adapters ([`rc`]). No floating point,
+//! no allocator.
 #![cfg_attr(not(test), no_std)]
 
 use core::fmt::Write;
 use core::hint::black_box;
 
-use lwcbench_core::StreamCipher;
+use lwcbench_core::{Aead, StreamCipher};
 
 pub use lwcbench_draco::{DracoFast, DracoRef};
 pub use lwcbench_estream::{Grain128a, Trivium};
+
+/// The RustCrypto adapters of the emulated images: mcu/images/src/rc.rs itself, compiled in
+/// here (as mcu/hostref does), so a board runs the code whose cycles were emulated.
+#[path = "../../../mcu/images/src/rc.rs"]
+pub mod rc;
+
+/// Declares the AEAD types a board runs and [`AEAD_IMAGES`], which names each one's emulated
+/// image and keeps the type as written (a test checks it against that image's source).
+macro_rules! aead_images {
+    ($($(#[$m:meta])* $alias:ident = $ty:ty => $name:literal, $image:literal, $key:literal, $nonce:literal, $tag:literal;)*) => {
+        $($(#[$m])* pub type $alias = $ty;)*
+        /// The AEADs of [`RcAeads`], in its order: names, emulated image and lengths.
+        pub const AEAD_IMAGES: &[AeadImage] = &[$(AeadImage {
+            name: $name,
+            image: $image,
+            ty: stringify!($ty),
+            key_bytes: $key,
+            nonce_bytes: $nonce,
+            tag_bytes: $tag,
+        }),*];
+    };
+}
+
+aead_images! {
+    /// Ascon-AEAD128 (NIST SP 800-232), image `rc_ascon_aead128`.
+    AsconAead128 = rc::RcAead6<ascon_aead128::AsconAead128> => "Ascon-AEAD128", "rc_ascon_aead128", 16, 16, 16;
+    /// ChaCha20-Poly1305 (RFC 8439), image `rc_chacha20poly1305`.
+    ChaCha20Poly1305 = rc::RcAead6<chacha20poly1305::ChaCha20Poly1305> => "ChaCha20-Poly1305", "rc_chacha20poly1305", 32, 12, 16;
+    /// AES-128-CCM, 16-byte tag, 12-byte nonce, image `rc_aes128_ccm`.
+    Aes128Ccm = rc::RcAead6<ccm::Ccm<aes::Aes128, ccm::consts::U16, ccm::consts::U12>> => "AES-128-CCM", "rc_aes128_ccm", 16, 12, 16;
+    /// AES-128-GCM, image `rc_aes128_gcm`.
+    Aes128Gcm = rc::RcAead6<aes_gcm::Aes128Gcm> => "AES-128-GCM", "rc_aes128_gcm", 16, 12, 16;
+}
+
+/// One AEAD of the emulated images: what the header and sample lines call it, and its lengths.
+#[derive(Clone, Copy, Debug)]
+pub struct AeadImage {
+    /// Algorithm name, as data/emulated-cycles.csv has it (`cipher`).
+    pub name: &'static str,
+    /// The mcu/images binary with the same code (`image` of data/emulated-cycles.csv).
+    pub image: &'static str,
+    /// The adapter type as written here (`rc::…`).
+    pub ty: &'static str,
+    /// Key length in bytes.
+    pub key_bytes: usize,
+    /// Nonce length in bytes (at least 8: its last 8 bytes carry the run's nonce counter).
+    pub nonce_bytes: usize,
+    /// Tag length in bytes.
+    pub tag_bytes: usize,
+}
+
+/// The implementation name of the adapters (`implementation` of data/emulated-cycles.csv).
+pub const RC_IMPLEMENTATION: &str = "rustcrypto";
+
+/// An AEAD a run measures, with its names and lengths.
+pub struct AeadUnder<'a> {
+    /// Names and lengths.
+    pub image: AeadImage,
+    /// Implementation name (`rustcrypto`).
+    pub implementation: &'static str,
+    /// The cipher, keyed by the run.
+    pub c: &'a mut dyn Aead,
+}
+
+/// The four AEADs of [`AEAD_IMAGES`], unkeyed (each adapter is `None` until `set_key`).
+#[derive(Default)]
+pub struct RcAeads {
+    ascon: AsconAead128,
+    chacha: ChaCha20Poly1305,
+    ccm: Aes128Ccm,
+    gcm: Aes128Gcm,
+}
+
+impl RcAeads {
+    /// The AEADs in the order of [`AEAD_IMAGES`], for [`run_suite`].
+    pub fn under(&mut self) -> [AeadUnder<'_>; 4] {
+        let i = |k: usize| AEAD_IMAGES[k];
+        [
+            AeadUnder { image: i(0), implementation: RC_IMPLEMENTATION, c: &mut self.ascon },
+            AeadUnder { image: i(1), implementation: RC_IMPLEMENTATION, c: &mut self.chacha },
+            AeadUnder { image: i(2), implementation: RC_IMPLEMENTATION, c: &mut self.ccm },
+            AeadUnder { image: i(3), implementation: RC_IMPLEMENTATION, c: &mut self.gcm },
+        ]
+    }
+}
 
 /// How this code was built (from build.rs), for `BoardInfo`.
 pub mod build {
@@ -99,13 +187,22 @@ pub struct Config {
     pub seed: u64,
     /// Message sizes in bits (1..=1024; at most 8 are run).
     pub sizes: &'static [usize],
+    /// AEAD message sizes in bits (whole bytes, 8..=1024; at most 8 are run).
+    pub aead_sizes: &'static [usize],
     /// The power logger's trigger; None = no pin, no marker lines.
     pub trigger: Option<Trigger>,
 }
 
 /// The DRACO study's suite: 1, 8, 128 and 1024 bits.
 pub const SIZES: &[usize] = &[1, 8, 128, 1024];
+/// The emulated tables' message lengths: 16 and 128 bytes.
+pub const AEAD_SIZES: &[usize] = &[128, 1024];
+/// Line format version (docs/board.md): 2 adds the header key `ad_bytes`.
+pub const FORMAT_VERSION: u32 = 2;
+/// Associated data of every AEAD `encrypt` sample: none, as in the emulated images.
+const AD_BYTES: usize = 0;
 const MAX_BYTES: usize = 128;
+const MAX_TAG: usize = 16;
 const MAX_BATCH: u64 = 1 << 20;
 const KIVS: [(&str, bool, bool); 4] =
     [("s,s", false, false), ("s,r", false, true), ("r,s", true, false), ("r,r", true, true)];
@@ -115,6 +212,8 @@ enum Scenario {
     Init,
     Keystream,
     Full,
+    Keysetup,
+    Encrypt,
 }
 
 impl Scenario {
@@ -123,6 +222,8 @@ impl Scenario {
             Scenario::Init => "init",
             Scenario::Keystream => "keystream",
             Scenario::Full => "full",
+            Scenario::Keysetup => "keysetup",
+            Scenario::Encrypt => "encrypt",
         }
     }
 }
@@ -255,69 +356,122 @@ fn overhead<B: Board>(b: &mut B) -> u64 {
     v[v.len() / 2]
 }
 
+/// The cipher under test.
+enum Under<'c> {
+    Stream(&'c mut dyn StreamCipher),
+    Aead(&'c mut dyn Aead),
+}
+
 /// The cipher under test and its working buffers for one group.
 struct Work<'c> {
-    c: &'c mut dyn StreamCipher,
+    c: Under<'c>,
     sc: Scenario,
     nbits: usize,
     key: [u8; 32],
     iv: [u8; 32],
     klen: usize,
     ivlen: usize,
+    taglen: usize,
+    /// The run's AEAD nonce counter: every `encrypt` writes it, big-endian, into the nonce's
+    /// last 8 bytes and then increments it, and it never restarts within a run, so no
+    /// (key, nonce) pair repeats (a few instructions per call, in the timed region).
+    nonce_ctr: u64,
     payload: [u8; MAX_BYTES],
     buf: [u8; MAX_BYTES],
+    tag: [u8; MAX_TAG],
 }
 
 impl Work<'_> {
     fn prepare(&mut self) {
         self.buf = self.payload;
         // A cipher whose init fails here has a wrong key/IV length in INFO: a bug, not data.
-        self.c.init(&self.key[..self.klen], &self.iv[..self.ivlen]).expect("init with INFO lengths");
+        let r = match &mut self.c {
+            Under::Stream(c) => c.init(&self.key[..self.klen], &self.iv[..self.ivlen]),
+            Under::Aead(c) => c.set_key(&self.key[..self.klen]),
+        };
+        r.expect("init with INFO lengths");
     }
     #[inline(never)]
     fn run(&mut self, batch: u64) {
         let nb = self.nbits.div_ceil(8);
+        let (key, iv) = (&self.key[..self.klen], &mut self.iv[..self.ivlen]);
         for _ in 0..batch {
-            let r = match self.sc {
-                Scenario::Init => self.c.init(&self.key[..self.klen], &self.iv[..self.ivlen]),
-                Scenario::Keystream => self.c.keystream_bits(&mut self.buf[..nb], self.nbits),
-                Scenario::Full => self.c.apply_bits(&mut self.buf[..nb], self.nbits),
+            let r = match (&mut self.c, self.sc) {
+                (Under::Stream(c), Scenario::Init) => c.init(key, iv),
+                (Under::Stream(c), Scenario::Keystream) => c.keystream_bits(&mut self.buf[..nb], self.nbits),
+                (Under::Stream(c), Scenario::Full) => c.apply_bits(&mut self.buf[..nb], self.nbits),
+                (Under::Aead(c), Scenario::Keysetup) => c.set_key(key),
+                (Under::Aead(c), Scenario::Encrypt) => {
+                    let n = iv.len();
+                    iv[n - 8..].copy_from_slice(&self.nonce_ctr.to_be_bytes());
+                    self.nonce_ctr += 1;
+                    c.encrypt(iv, &[0u8; AD_BYTES], &mut self.buf[..nb], &mut self.tag[..self.taglen])
+                }
+                _ => unreachable!("the plan pairs stream scenarios with stream ciphers, AEAD ones with AEADs"),
             };
             black_box(&mut self.buf);
+            black_box(&mut self.tag);
             black_box(r).expect("cipher call with valid lengths");
         }
     }
 }
 
-/// Number of groups a run of `n_ciphers` ciphers measures with these sizes.
+/// Number of groups a run of `n_ciphers` stream ciphers measures with these sizes.
 pub fn groups(n_ciphers: usize, sizes: &[usize]) -> usize {
-    n_ciphers * KIVS.len() * (1 + 2 * sizes.len())
+    n_ciphers * KIVS.len() * (1 + 2 * sizes.len().min(8))
 }
 
-/// Run every group for every cipher and print the whole run (header … end line).
+/// Number of groups a run of `n_aeads` AEADs measures with these sizes (`keysetup`, then
+/// `encrypt` per size, each with the four key/nonce variants).
+pub fn aead_groups(n_aeads: usize, sizes: &[usize]) -> usize {
+    n_aeads * KIVS.len() * (1 + sizes.len().min(8))
+}
+
+/// Run every group for every stream cipher and print the whole run (header … end line).
 pub fn run<B: Board>(board: &mut B, info: &BoardInfo, cfg: &Config, ciphers: &mut [&mut dyn StreamCipher]) {
+    run_suite(board, info, cfg, ciphers, &mut [])
+}
+
+/// Run every group for every stream cipher, then for every AEAD, and print the whole run.
+pub fn run_suite<B: Board>(
+    board: &mut B,
+    info: &BoardInfo,
+    cfg: &Config,
+    ciphers: &mut [&mut dyn StreamCipher],
+    aeads: &mut [AeadUnder<'_>],
+) {
     assert!(cfg.sizes.iter().all(|&s| s > 0 && s <= MAX_BYTES * 8), "sizes must be 1..=1024 bits");
+    assert!(
+        cfg.aead_sizes.iter().all(|&s| s > 0 && s % 8 == 0 && s <= MAX_BYTES * 8),
+        "AEAD sizes must be whole bytes, 8..=1024 bits"
+    );
+    assert!(
+        aeads.iter().all(|a| a.image.nonce_bytes >= 8
+            && a.image.nonce_bytes <= 32
+            && a.image.key_bytes <= 32
+            && a.image.tag_bytes <= MAX_TAG),
+        "AEAD lengths: nonce 8..=32, key ≤ 32, tag ≤ 16 bytes"
+    );
     let ovh = overhead(board);
     let mut o =
         Out { board, line: Line { buf: [0; LINE_MAX], len: 0 }, seq: 0, run_crc: 0, samples: 0, warmups: 0, batch: 0 };
-    let n_groups = groups(ciphers.len(), cfg.sizes);
+    let n_groups = groups(ciphers.len(), cfg.sizes) + aead_groups(aeads.len(), cfg.aead_sizes);
     {
         let l = o.start();
         let _ = write!(
             l,
-            "LWCB H 1 board={} mcu={} cpu_hz={} tick_hz={} timer={} cycles={} overhead_ticks={ovh} reps={} warmup={} groups={n_groups} min_sample_ticks={} seed={} ciphers=",
+            "LWCB H {FORMAT_VERSION} board={} mcu={} cpu_hz={} tick_hz={} timer={} cycles={} overhead_ticks={ovh} reps={} warmup={} groups={n_groups} min_sample_ticks={} seed={} ad_bytes={AD_BYTES} ciphers=",
             Pct(info.board), Pct(info.mcu), info.cpu_hz, info.tick_hz, Pct(info.timer), Pct(info.cycles), cfg.reps, cfg.warmup, cfg.min_sample_ticks, cfg.seed
         );
-        for (i, c) in ciphers.iter().enumerate() {
-            let ci = c.info();
-            let _ = write!(
-                l,
-                "{}{}/{}/{}",
-                if i > 0 { "," } else { "" },
-                Pct(ci.name),
-                Pct(ci.implementation),
-                Pct(ci.language.as_str())
-            );
+        let names = ciphers
+            .iter()
+            .map(|c| {
+                let ci = c.info();
+                (ci.name, ci.implementation, ci.language.as_str())
+            })
+            .chain(aeads.iter().map(|a| (a.image.name, a.implementation, "Rust")));
+        for (i, (name, imp, lang)) in names.enumerate() {
+            let _ = write!(l, "{}{}/{}/{}", if i > 0 { "," } else { "" }, Pct(name), Pct(imp), Pct(lang));
         }
         let _ = write!(
             l,
@@ -348,15 +502,18 @@ pub fn run<B: Board>(board: &mut B, info: &BoardInfo, cfg: &Config, ciphers: &mu
         for &(sc, nbits) in &plan[..np] {
             for &(kiv, rk, riv) in &KIVS {
                 let mut w = Work {
-                    c: &mut **c,
+                    c: Under::Stream(&mut **c),
                     sc,
                     nbits,
                     key: core::array::from_fn(|i| i as u8),
                     iv: core::array::from_fn(|i| i as u8),
                     klen: ci.key_bytes(),
                     ivlen: ci.iv_bytes(),
+                    taglen: 0,
+                    nonce_ctr: 0,
                     payload: [0; MAX_BYTES],
                     buf: [0; MAX_BYTES],
+                    tag: [0; MAX_TAG],
                 };
                 rng.fill(&mut w.payload);
                 measure_group(
@@ -367,6 +524,38 @@ pub fn run<B: Board>(board: &mut B, info: &BoardInfo, cfg: &Config, ciphers: &mu
                     &mut rng,
                     (ci.name, ci.implementation, ci.language.as_str(), kiv, rk, riv),
                 );
+            }
+        }
+    }
+    let mut nonce_ctr = 0u64;
+    for a in aeads.iter_mut() {
+        let im = a.image;
+        o.info(format_args!("cipher {}/{}", Pct(im.name), Pct(a.implementation)));
+        let mut plan = [(Scenario::Keysetup, 0usize); 1 + 8];
+        let mut np = 1;
+        for &s in cfg.aead_sizes.iter().take(8) {
+            plan[np] = (Scenario::Encrypt, s);
+            np += 1;
+        }
+        for &(sc, nbits) in &plan[..np] {
+            for &(kiv, rk, riv) in &KIVS {
+                let mut w = Work {
+                    c: Under::Aead(&mut *a.c),
+                    sc,
+                    nbits,
+                    key: core::array::from_fn(|i| i as u8),
+                    iv: core::array::from_fn(|i| i as u8),
+                    klen: im.key_bytes,
+                    ivlen: im.nonce_bytes,
+                    taglen: im.tag_bytes,
+                    nonce_ctr,
+                    payload: [0; MAX_BYTES],
+                    buf: [0; MAX_BYTES],
+                    tag: [0; MAX_TAG],
+                };
+                rng.fill(&mut w.payload);
+                measure_group(&mut o, &mut w, info, cfg, &mut rng, (im.name, a.implementation, "Rust", kiv, rk, riv));
+                nonce_ctr = w.nonce_ctr;
             }
         }
     }
@@ -407,7 +596,8 @@ fn measure_group<B: Board>(
         }
         batch *= 2;
     }
-    let size = if w.sc == Scenario::Init { 0 } else { w.nbits };
+    let size = if matches!(w.sc, Scenario::Init | Scenario::Keysetup) { 0 } else { w.nbits };
+    let family = if matches!(w.c, Under::Aead(_)) { "aead" } else { "stream" };
     let cycle_limit = if info.cycle_bits >= 32 { u32::MAX as u64 } else { (1u64 << info.cycle_bits) - 1 };
     for i in 0..cfg.warmup + cfg.reps {
         if rk {
@@ -453,7 +643,7 @@ fn measure_group<B: Board>(
         let l = o.start();
         let _ = write!(
             l,
-            "LWCB {} {seq} {} {} {} stream {} {kiv} {size} random {rep} {batch} {t} ",
+            "LWCB {} {seq} {} {} {} {family} {} {kiv} {size} random {rep} {batch} {t} ",
             if warm { "W" } else { "S" },
             Pct(name),
             Pct(imp),
@@ -525,7 +715,15 @@ mod tests {
     #[test]
     fn run_prints_the_promised_lines() {
         let mut b = Fake { t: 0, out: Vec::new(), pin: Vec::new() };
-        let cfg = Config { reps: 3, warmup: 1, min_sample_ticks: 5, seed: 1, sizes: &[8, 1024], trigger: None };
+        let cfg = Config {
+            reps: 3,
+            warmup: 1,
+            min_sample_ticks: 5,
+            seed: 1,
+            sizes: &[8, 1024],
+            aead_sizes: AEAD_SIZES,
+            trigger: None,
+        };
         let mut t = Trivium::default();
         let mut d = DracoRef::default();
         run(&mut b, &INFO, &cfg, &mut [&mut t, &mut d]);
@@ -536,7 +734,7 @@ mod tests {
         assert_eq!(g, 2 * 4 * 5);
         assert_eq!(count("LWCB S "), g * 3);
         assert_eq!(count("LWCB W "), g);
-        assert!(lines[0].starts_with("LWCB H 1 board=fake%20board "), "{}", lines[0]);
+        assert!(lines[0].starts_with("LWCB H 2 board=fake%20board "), "{}", lines[0]);
         assert!(
             lines[0].contains(" groups=40 ") && lines[0].contains("ciphers=Trivium/rust/Rust,DRACO/rust-ref/Rust ")
         );
@@ -579,7 +777,15 @@ mod tests {
             ..INFO
         };
         let tr = Trigger { pin: "markers-only", idle_ticks: 0 };
-        let cfg = Config { reps: 1, warmup: 0, min_sample_ticks: 5, seed: 1, sizes: &[8], trigger: Some(tr) };
+        let cfg = Config {
+            reps: 1,
+            warmup: 0,
+            min_sample_ticks: 5,
+            seed: 1,
+            sizes: &[8],
+            aead_sizes: AEAD_SIZES,
+            trigger: Some(tr),
+        };
         let (mut r, mut f, mut t, mut g) =
             (DracoRef::default(), DracoFast::default(), Trivium::default(), Grain128a::default());
         run(&mut b, &info, &cfg, &mut [&mut r, &mut f, &mut t, &mut g]);
@@ -594,7 +800,15 @@ mod tests {
     fn the_trigger_encloses_each_timed_batch_and_its_marker_names_it() {
         let mut b = Fake { t: 0, out: Vec::new(), pin: Vec::new() };
         let tr = Trigger { pin: "GP15", idle_ticks: 50 };
-        let cfg = Config { reps: 2, warmup: 1, min_sample_ticks: 5, seed: 1, sizes: &[8], trigger: Some(tr) };
+        let cfg = Config {
+            reps: 2,
+            warmup: 1,
+            min_sample_ticks: 5,
+            seed: 1,
+            sizes: &[8],
+            aead_sizes: AEAD_SIZES,
+            trigger: Some(tr),
+        };
         let mut t = Trivium::default();
         run(&mut b, &INFO, &cfg, &mut [&mut t]);
         let text = String::from_utf8(b.out).unwrap();
@@ -633,5 +847,138 @@ mod tests {
             crc = crc32_update(crc, b"\n");
         }
         assert!(lines.last().unwrap().contains(&format!("crc={crc:08x}")));
+    }
+
+    /// The AEADs a board runs are the emulated images' adapters: each type, name and length
+    /// here is the one its generated mcu/images binary passes to `aead_image!`.
+    #[test]
+    fn the_aeads_are_the_emulated_images() {
+        let squash = |t: &str| t.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        assert_eq!(AEAD_IMAGES.len(), 4);
+        for a in AEAD_IMAGES {
+            let path = format!("{}/../../mcu/images/src/bin/{}.rs", env!("CARGO_MANIFEST_DIR"), a.image);
+            let src = std::fs::read_to_string(&path).unwrap();
+            let want = format!(
+                "lwc_mcu_images::aead_image!(lwc_mcu_images::{},{},{},{});",
+                squash(a.ty),
+                a.key_bytes,
+                a.nonce_bytes,
+                a.tag_bytes
+            );
+            assert!(squash(&src).contains(&want), "{path} does not call {want}");
+            assert!(src.starts_with(&format!("//! {}/{RC_IMPLEMENTATION} (", a.name)), "{path}");
+        }
+    }
+
+    /// An AEAD that records every (key, nonce) pair it encrypts under and the AD length.
+    #[derive(Default)]
+    struct Recorder {
+        key: Vec<u8>,
+        seen: Vec<(Vec<u8>, Vec<u8>)>,
+        ad_lens: Vec<usize>,
+        msg_lens: Vec<usize>,
+    }
+    impl Aead for Recorder {
+        fn info(&self) -> lwcbench_core::CipherInfo {
+            AsconAead128::default().info()
+        }
+        fn set_key(&mut self, key: &[u8]) -> Result<(), lwcbench_core::CipherError> {
+            self.key = key.to_vec();
+            Ok(())
+        }
+        fn encrypt(
+            &mut self,
+            nonce: &[u8],
+            ad: &[u8],
+            buf: &mut [u8],
+            tag: &mut [u8],
+        ) -> Result<(), lwcbench_core::CipherError> {
+            self.seen.push((self.key.clone(), nonce.to_vec()));
+            self.ad_lens.push(ad.len());
+            self.msg_lens.push(buf.len());
+            tag.fill(0xA5);
+            Ok(())
+        }
+        fn decrypt(&mut self, _: &[u8], _: &[u8], _: &mut [u8], _: &[u8]) -> Result<(), lwcbench_core::CipherError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn aead_groups_encrypt_without_repeating_a_key_and_nonce() {
+        let mut b = Fake { t: 0, out: Vec::new(), pin: Vec::new() };
+        let cfg = Config {
+            reps: 3,
+            warmup: 1,
+            min_sample_ticks: 5,
+            seed: 1,
+            sizes: &[8],
+            aead_sizes: AEAD_SIZES,
+            trigger: None,
+        };
+        let (mut r1, mut r2) = (Recorder::default(), Recorder::default());
+        let im = AEAD_IMAGES[1]; // 12-byte nonce
+        let mut aeads = [
+            AeadUnder { image: im, implementation: "rec", c: &mut r1 },
+            AeadUnder { image: AeadImage { name: "Other", ..AEAD_IMAGES[0] }, implementation: "rec", c: &mut r2 },
+        ];
+        run_suite(&mut b, &INFO, &cfg, &mut [], &mut aeads);
+        let text = String::from_utf8(b.out).unwrap();
+        let lines: Vec<&str> = text.split("\r\n").filter(|l| !l.is_empty()).collect();
+        // 2 AEADs × 4 key/nonce variants × (keysetup + 2 sizes)
+        assert_eq!(aead_groups(2, AEAD_SIZES), 24);
+        assert!(lines[0].contains(" groups=24 ") && lines[0].contains(" ad_bytes=0 "), "{}", lines[0]);
+        assert!(lines[0].contains(" ciphers=ChaCha20-Poly1305/rec/Rust,Other/rec/Rust "), "{}", lines[0]);
+        let samples: Vec<Vec<&str>> =
+            lines.iter().filter(|l| l.starts_with("LWCB S ")).map(|l| l.split(' ').collect()).collect();
+        assert_eq!(samples.len(), 24 * 3);
+        // family, scenario, size: keysetup 0 and encrypt at 16 and 128 bytes
+        let mut kinds: Vec<(&str, &str, &str)> = samples.iter().map(|f| (f[6], f[7], f[9])).collect();
+        kinds.sort();
+        kinds.dedup();
+        assert_eq!(kinds, [("aead", "encrypt", "1024"), ("aead", "encrypt", "128"), ("aead", "keysetup", "0")]);
+        for r in [&r1, &r2] {
+            assert!(!r.seen.is_empty() && r.ad_lens.iter().all(|&n| n == 0));
+            assert!(r.msg_lens.iter().all(|&n| n == 16 || n == 128));
+            let mut pairs = r.seen.clone();
+            pairs.sort();
+            pairs.dedup();
+            assert_eq!(pairs.len(), r.seen.len(), "a (key, nonce) pair was used twice");
+        }
+        // the static-nonce variants keep the static bytes before the 8-byte counter
+        assert!(r1.seen.iter().any(|(_, n)| n.len() == 12 && n[..4] == [0, 1, 2, 3]));
+        assert!(r2.seen.iter().all(|(_, n)| n.len() == 16));
+    }
+
+    /// The real adapters run through the suite: every AEAD's groups are printed, and a longer
+    /// message costs the fake clock no less (it only counts reads, so equal is allowed).
+    #[test]
+    fn the_four_aeads_run_on_a_board() {
+        let mut b = Fake { t: 0, out: Vec::new(), pin: Vec::new() };
+        let cfg = Config {
+            reps: 1,
+            warmup: 0,
+            min_sample_ticks: 5,
+            seed: 1,
+            sizes: &[8],
+            aead_sizes: AEAD_SIZES,
+            trigger: None,
+        };
+        let mut rc = RcAeads::default();
+        let mut t = Trivium::default();
+        run_suite(&mut b, &INFO, &cfg, &mut [&mut t], &mut rc.under());
+        let text = String::from_utf8(b.out).unwrap();
+        let lines: Vec<&str> = text.split("\r\n").filter(|l| !l.is_empty()).collect();
+        assert!(lines[0].contains(
+            " ciphers=Trivium/rust/Rust,Ascon-AEAD128/rustcrypto/Rust,ChaCha20-Poly1305/rustcrypto/Rust,AES-128-CCM/rustcrypto/Rust,AES-128-GCM/rustcrypto/Rust "
+        ));
+        for name in ["Ascon-AEAD128", "ChaCha20-Poly1305", "AES-128-CCM", "AES-128-GCM"] {
+            for (sc, size) in [("keysetup", "0"), ("encrypt", "128"), ("encrypt", "1024")] {
+                let want = format!(" {name} rustcrypto Rust aead {sc} s,s {size} random 0 ");
+                assert!(lines.iter().any(|l| l.starts_with("LWCB S ") && l.contains(&want)), "{want}");
+            }
+        }
+        let n = groups(1, &[8]) + aead_groups(4, AEAD_SIZES);
+        assert!(lines.last().unwrap().starts_with(&format!("LWCB E samples={n} warmup=0 crc=")));
     }
 }

@@ -12,7 +12,7 @@
 use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m::peripheral::SYST;
 use embedded_hal::digital::OutputPin;
-use lwc_board_bench::{Board, BoardInfo, Config, DracoFast, DracoRef, Grain128a, Trigger, Trivium};
+use lwc_board_bench::{Board, BoardInfo, Config, DracoFast, DracoRef, Grain128a, RcAeads, Trigger, Trivium};
 use lwcbench_core::StreamCipher;
 use rp_pico::entry;
 use rp_pico::hal::gpio::{DynBankId, DynPinId, DynPullType, FunctionSioOutput, Pin};
@@ -84,6 +84,7 @@ const CONFIG: Config = Config {
     min_sample_ticks: 1_000,
     seed: 1,
     sizes: lwc_board_bench::SIZES,
+    aead_sizes: lwc_board_bench::AEAD_SIZES,
     trigger: Some(Trigger { pin: TRIGGER_NAME, idle_ticks: 2_000 }),
 };
 
@@ -132,11 +133,13 @@ fn main() -> ! {
     let mut g = Grain128a::default();
     let mut r = DracoRef::default();
     let mut f = DracoFast::default();
+    // the AEADs of the emulated images, same adapters (firmware/bench `rc`)
+    let mut aeads = RcAeads::default();
     loop {
         b.wait_for_byte();
         lwc_board_bench::info_line(&mut b, "starting");
         let mut ciphers: [&mut dyn StreamCipher; 4] = [&mut r, &mut f, &mut t, &mut g];
-        lwc_board_bench::run(&mut b, &info, &CONFIG, &mut ciphers);
+        lwc_board_bench::run_suite(&mut b, &info, &CONFIG, &mut ciphers, &mut aeads.under());
         lwc_board_bench::info_line(&mut b, "ready: send any byte to run again");
     }
 }

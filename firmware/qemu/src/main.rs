@@ -13,7 +13,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m::peripheral::SYST;
 use cortex_m_rt::{entry, exception};
-use lwc_board_bench::{Board, BoardInfo, Config, DracoFast, DracoRef, Grain128a, Trigger, Trivium};
+use lwc_board_bench::{Board, BoardInfo, Config, DracoFast, DracoRef, Grain128a, RcAeads, Trigger, Trivium};
 use lwcbench_core::StreamCipher;
 
 /// PL011 UART0 registers (LM3S6965 datasheet, "UART Register Map").
@@ -93,6 +93,7 @@ const CONFIG: Config = Config {
     min_sample_ticks: 2_000,
     seed: 1,
     sizes: lwc_board_bench::SIZES,
+    aead_sizes: lwc_board_bench::AEAD_SIZES,
     trigger: Some(Trigger { pin: "markers-only", idle_ticks: 0 }),
 };
 
@@ -132,6 +133,8 @@ fn main() -> ! {
     let mut g = Grain128a::default();
     let mut r = DracoRef::default();
     let mut f = DracoFast::default();
+    // the AEADs of the emulated images, same adapters (firmware/bench `rc`)
+    let mut aeads = RcAeads::default();
     // Calibration for the test: 1,000,000 iterations of a 2-instruction loop. Under
     // `-icount shift=0` (1 ns per instruction) that is 2 ms of virtual time, so the ticks it
     // takes × 500 is the SysTick rate in Hz.
@@ -152,6 +155,6 @@ fn main() -> ! {
                 let _ = UART0_DR.read_volatile();
             }
         }
-        lwc_board_bench::run(&mut b, &INFO, &CONFIG, &mut ciphers);
+        lwc_board_bench::run_suite(&mut b, &INFO, &CONFIG, &mut ciphers, &mut aeads.under());
     }
 }

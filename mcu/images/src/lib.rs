@@ -182,7 +182,9 @@ macro_rules! block_image {
 /// * `lwc_init(key_ptr, nonce_ptr)` — construct the state, `set_key`, keep the nonce;
 /// * `lwc_keystream(buf_ptr, nbits)` — encrypt the `nbits/8`-byte message `buf` in place
 ///   with empty associated data and write the tag right after it (`LWC_TAG_BYTES`, which
-///   tells the emulator to read it back). `nbits` must be a multiple of 8, else -1.
+///   tells the emulator to read it back). `nbits` must be a multiple of 8, else -1;
+/// * with the `ad-entry` feature only, `lwc_encrypt_ad(buf_ptr, nbits, ad_ptr, adlen)` — the
+///   same with associated data, for the official vectors that carry some.
 #[macro_export]
 macro_rules! aead_image {
     ($ty:ty, $key:expr, $nonce:expr, $tag:expr) => {
@@ -235,6 +237,31 @@ macro_rules! aead_image {
             let b = unsafe { core::slice::from_raw_parts_mut(buf, n / 8 + LWC_TAG) };
             let (msg, tag) = b.split_at_mut(n / 8);
             match lwcbench_core::Aead::encrypt(c, nonce, &[], msg, tag) {
+                Ok(()) => 0,
+                Err(_) => -1,
+            }
+        }
+
+        /// `lwc_keystream` with `adlen` bytes of associated data at `ad`: the official vectors'
+        /// entry point (mcu/tests/test_aes_vectors.py). Only in a build with the `ad-entry`
+        /// feature, so that the measured images (and their counts and sizes) stay without it.
+        ///
+        /// # Safety
+        /// `buf` points to `nbits / 8 + LWC_TAG_BYTES` writable bytes, `ad` to `adlen` readable ones.
+        #[cfg(feature = "ad-entry")]
+        #[no_mangle]
+        pub unsafe extern "C" fn lwc_encrypt_ad(buf: *mut u8, nbits: u32, ad: *const u8, adlen: u32) -> i32 {
+            let n = nbits as usize;
+            // SAFETY: as in lwc_init.
+            let (st, nonce) = unsafe { (&mut *core::ptr::addr_of_mut!(LWC_STATE), &*core::ptr::addr_of!(LWC_NONCE)) };
+            let Some(c) = st else { return -1 };
+            if n % 8 != 0 {
+                return -1;
+            }
+            let a = unsafe { core::slice::from_raw_parts(ad, adlen as usize) };
+            let b = unsafe { core::slice::from_raw_parts_mut(buf, n / 8 + LWC_TAG) };
+            let (msg, tag) = b.split_at_mut(n / 8);
+            match lwcbench_core::Aead::encrypt(c, nonce, a, msg, tag) {
                 Ok(()) => 0,
                 Err(_) => -1,
             }

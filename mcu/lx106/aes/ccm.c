@@ -1,12 +1,20 @@
-/* AES-128-CCM (NIST SP 800-38C) with a 12-byte nonce (so a 3-byte length field, messages up to
- * 2^24 - 1 bytes) and a 16-byte tag, behind the NIST LWC API for mcu/lx106/harness.c. Written
- * for this project; constant-time as aes128.c is (the tag check included). */
+/* AES-128-CCM (NIST SP 800-38C) behind the NIST LWC API for mcu/lx106/harness.c: by default a
+ * 12-byte nonce (so a 3-byte length field, messages up to 2^24 - 1 bytes) and a 16-byte tag;
+ * with -DLWC_CCM_STAR_MIC=M (api.h), CCM* as IEEE 802.15.4 uses it with a MIC: a 13-byte
+ * nonce (2-byte length field, messages up to 2^16 - 1 bytes) and an M-byte MIC, M = 4, 8 or
+ * 16. Written for this project; constant-time as aes128.c is (the tag check included). */
 #include <stdint.h>
 #include "aes128.h"
 #include "api.h"
 #include "crypto_aead.h"
 
-#define CCM_L 3u /* 15 - nonce length */
+#define CCM_L (15u - CRYPTO_NPUBBYTES) /* bytes of the length field and of the counter */
+
+/* SP 800-38C A.1 allows a nonce of 7..13 bytes; put_len writes a 2- or 3-byte length field, so
+ * 12 or 13 here. A tag of 4..16 even bytes (M = 0, CCM*'s encryption without authentication,
+ * is not built here). */
+_Static_assert(CRYPTO_NPUBBYTES == 12 || CRYPTO_NPUBBYTES == 13, "CCM nonce of 12 or 13 bytes");
+_Static_assert(CRYPTO_ABYTES >= 4 && CRYPTO_ABYTES <= 16 && CRYPTO_ABYTES % 2 == 0, "CCM tag of 4..16 even bytes");
 
 typedef struct {
     aes128_key key;
@@ -33,12 +41,20 @@ static void mac_flush(ccm_mac *s) {
     }
 }
 
+/* The last CCM_L bytes of a block: v big-endian. Inlined stores, as the 12-byte-nonce image
+ * always had them (its committed cycles and size stay those of the same code). */
+static inline __attribute__((always_inline)) void put_len(uint8_t b[16], uint32_t v) {
+#if CCM_L == 3
+    b[13] = (uint8_t)(v >> 16);
+#endif
+    b[14] = (uint8_t)(v >> 8);
+    b[15] = (uint8_t)v;
+}
+
 static void ctr_block(uint8_t a[16], const uint8_t *npub, uint32_t i) {
     a[0] = (uint8_t)(CCM_L - 1u);
     for (unsigned j = 0; j < CRYPTO_NPUBBYTES; j++) a[1 + j] = npub[j];
-    a[13] = (uint8_t)(i >> 16);
-    a[14] = (uint8_t)(i >> 8);
-    a[15] = (uint8_t)i;
+    put_len(a, i);
 }
 
 /* The tag T (before encryption with S0) of the plaintext m and the associated data. */
@@ -48,9 +64,7 @@ static int ccm_tag(ccm_mac *s, uint8_t t[16], const uint8_t *m, unsigned long lo
     if (mlen >= (1ull << (8 * CCM_L)) || adlen > 0xffffffffull) return -1;
     b[0] = (uint8_t)((adlen ? 0x40u : 0u) | (((CRYPTO_ABYTES - 2u) / 2u) << 3) | (CCM_L - 1u));
     for (unsigned j = 0; j < CRYPTO_NPUBBYTES; j++) b[1 + j] = npub[j];
-    b[13] = (uint8_t)(mlen >> 16);
-    b[14] = (uint8_t)(mlen >> 8);
-    b[15] = (uint8_t)mlen;
+    put_len(b, (uint32_t)mlen);
     for (unsigned j = 0; j < 16; j++) s->x[j] = 0;
     s->pos = 0;
     mac_absorb(s, b, 16);

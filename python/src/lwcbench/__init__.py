@@ -371,6 +371,9 @@ def choose(
     boards: Union[None, str, "_os.PathLike[str]"] = None,
     radios: Union[None, str, "_os.PathLike[str]"] = None,
     dtim: Optional[int] = None,
+    framing: Optional[str] = None,
+    edhoc: bool = False,
+    cipher: Optional[str] = None,
     out: Union[None, str, "_os.PathLike[str]"] = None,
     force: bool = False,
 ) -> Dict[str, Any]:
@@ -383,7 +386,8 @@ def choose(
     ``"reviewed"``); ``tag`` is 64, 96 or 128 bits. ``region`` (``"EU868"``), ``sleep_ua``,
     ``active_ma``, ``boards``/``radios`` (your board and radio files in the data/ schema) and
     ``dtim`` (1, 3 or 10) are ``--region``, ``--sleep-ua``, ``--active-ma``, ``--boards``,
-    ``--radios`` and ``--dtim``. ``out`` also writes choose.json,
+    ``--radios`` and ``--dtim``. ``framing`` (``"link"``, ``"oscore"``, ``"auto"``), ``edhoc`` and
+    ``cipher`` are ``--framing``, ``--edhoc`` and ``--cipher`` (OSCORE over CoAP, docs/choose.md "OSCORE"). ``out`` also writes choose.json,
     choose.html and choose.txt there, all or none (``force`` replaces an earlier answer, as
     ``--force``). Bad input raises :class:`InputError` with the CLI's message (it names the
     option).
@@ -407,6 +411,7 @@ def choose(
         boards=_os.fspath(boards) if boards is not None else None,
         radios=_os.fspath(radios) if radios is not None else None,
         dtim=None if dtim is None else int(dtim),
+        framing=framing, edhoc=bool(edhoc), cipher=cipher,
         out=_os.fspath(out) if out is not None else None,
         force=bool(force),
     )

@@ -19,6 +19,16 @@ pub(super) struct SessionArgs {
     /// a CoAP gateway on loopback; docs/protocols.md).
     #[arg(long, default_value = "link", value_name = "link|oscore")]
     pub(super) protocol: String,
+    /// With --protocol oscore: establish each device's OSCORE context with EDHOC (RFC 9528,
+    /// method 3, cipher suite 2; static DH keys derived from the key hierarchy) at its start,
+    /// instead of a pre-shared Master Secret; the AEAD is AES-CCM-16-64-128 (Appendix A.1).
+    #[arg(long)]
+    pub(super) edhoc: bool,
+    /// With --edhoc: run a new handshake before a device's sender sequence number reaches N
+    /// (N messages per context); default 2^20, the q limit of draft-ietf-core-oscore-key-limits
+    /// for AES-CCM-16-64-128 (RFC 8613 §7.2.1's 2^40 Partial IVs bound it too).
+    #[arg(long, value_name = "N", requires = "edhoc")]
+    pub(super) rekey_after: Option<u64>,
     /// Simulated sensors (async tasks in this process), 1..=100000.
     #[arg(long, default_value_t = 8)]
     pub(super) devices: u32,

@@ -27,6 +27,17 @@ pub(super) struct DeviceArgs {
     /// link (the link frame over MQTT) or oscore (CoAP + OSCORE to `--gateway`; docs/protocols.md).
     #[arg(long, default_value = "link", value_name = "link|oscore")]
     protocol: String,
+    /// With --protocol oscore: establish the context with EDHOC (RFC 9528) at start, as
+    /// Initiator; needs --gateway-credential.
+    #[arg(long, requires = "gateway_credential")]
+    edhoc: bool,
+    /// With --edhoc: the gateway's credential, the hex it prints after `edhoc-credential`.
+    #[arg(long, value_name = "HEX", requires = "edhoc")]
+    gateway_credential: Option<String>,
+    /// With --edhoc: re-key before the sender sequence number reaches N (default 2^20,
+    /// draft-ietf-core-oscore-key-limits' q for AES-CCM-16-64-128).
+    #[arg(long, value_name = "N", requires = "edhoc")]
+    rekey_after: Option<u64>,
     /// With --protocol oscore: the gateway's CoAP address IP:PORT.
     #[arg(long, value_name = "IP:PORT")]
     gateway: Option<String>,
@@ -95,9 +106,14 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
                 a.messages,
                 interval,
                 a.seq_state.as_deref(),
+                a.gateway_credential
+                    .as_deref()
+                    .filter(|_| a.edhoc)
+                    .map(|c| (c, a.rekey_after.unwrap_or(lwcbench_link::oscore::DEFAULT_REKEY_AFTER))),
             );
         }
         ("oscore", None) => return Err("--protocol oscore needs --gateway IP:PORT".into()),
+        ("link", _) if a.edhoc => return Err("--edhoc is for --protocol oscore".into()),
         ("link", None) if a.seq_state.is_none() => {}
         ("link", _) => return Err("--gateway and --seq-state are for --protocol oscore".into()),
         (p, _) => return Err(format!("--protocol: '{}' is not link or oscore", input::shown(p))),

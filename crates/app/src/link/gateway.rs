@@ -19,6 +19,11 @@ pub(super) struct GatewayArgs {
     /// requests; docs/protocols.md).
     #[arg(long, value_name = "link|oscore")]
     protocol: Option<String>,
+    /// With --protocol oscore: establish contexts with EDHOC (RFC 9528) as its Responder at
+    /// /.well-known/edhoc, accepting the credentials of --devices only; prints
+    /// `edhoc-credential HEX` (its public CCS, for the devices) after `ready`.
+    #[arg(long)]
+    edhoc: bool,
     /// With --protocol oscore: the UDP address to serve CoAP on.
     #[arg(long, default_value = lwcbench_link::oscore::DEFAULT_LISTEN, value_name = "IP:PORT")]
     listen: String,
@@ -86,6 +91,7 @@ pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
                 &a.session,
                 &a.listen,
                 a.batch,
+                a.edhoc,
             );
         }
         Some(p) => return Err(format!("--protocol: '{}' is not link or oscore", input::shown(p))),

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use lwcbench_link::oscore::device::CoapDevice;
+use lwcbench_link::oscore::device::{CoapDevice, EdhocClient};
 use lwcbench_link::oscore::gateway::{OscoreGateway, OscoreServer};
 use lwcbench_link::oscore::lwcbench_oscore;
 use lwcbench_link::oscore::session::{state_dir_beside, OscoreConfig};
@@ -39,6 +39,7 @@ pub(super) fn session(
         return Err("--protocol oscore: not with --attack, --video, --preset or --unsafe-no-integrity".into());
     }
     check_batch(a.batch)?;
+    let edhoc = a.edhoc.then(|| a.rekey_after.unwrap_or(lwcbench_link::oscore::DEFAULT_REKEY_AFTER));
     let (key_file, counter_file) = state_files(&rd, &a.key_file, &a.counter_state)?;
     // The same key and counter lease a frame session takes: one run at a time per key.
     let (master, _counters) = lwcbench_link::device::counter::open_session(&key_file, &counter_file, a.counter_block)?;
@@ -53,6 +54,8 @@ pub(super) fn session(
         cfg.readings = readings.clone();
         cfg.batch = a.batch;
         cfg.session = format!("{session}-oscore{}", alg.cose_id());
+        cfg.edhoc = edhoc;
+        lwcbench_link::oscore::session::check_edhoc(&cfg)?;
         let o = lwcbench_link::oscore::session::run(&cfg, &master).map_err(|e| rd.shown(&e))?;
         eprintln!(
             "OSCORE {}: sent {} stored {} missing {} refused {} — {:.0} readings/s stored, request {:.1} B for a {:.1} B \
@@ -68,6 +71,12 @@ pub(super) fn session(
             o.retransmissions,
             o.echo_rounds
         );
+        if let Some(n) = o.rekey_after {
+            eprintln!(
+                "EDHOC: {} handshakes (re-key after {n} messages), {:.1} B and {:.1} round trips each, {:.2} ms mean",
+                o.handshakes, o.handshake_bytes, o.handshake_round_trips, o.handshake_ms
+            );
+        }
         rows.push(o);
     }
     let json = serde_json::to_vec_pretty(&rows).map_err(|e| e.to_string())?;
@@ -85,6 +94,18 @@ pub(super) fn session(
             o.reading_bytes
         );
     }
+    if let Some(n) = edhoc {
+        md += &format!(
+            "\n### EDHOC (RFC 9528, method 3, cipher suite 2), re-key after {n} messages\n\n\
+             | AEAD | handshakes | bytes per handshake | round trips | ms per handshake |\n|---|---:|---:|---:|---:|\n"
+        );
+        for o in &rows {
+            md += &format!(
+                "| {} | {} | {:.1} | {:.1} | {:.2} |\n",
+                o.alg, o.handshakes, o.handshake_bytes, o.handshake_round_trips, o.handshake_ms
+            );
+        }
+    }
     let files = vec![("oscore_summary.json".to_string(), json), ("summary.md".to_string(), md.into_bytes())];
     let mut rec = LinkRecord::new(
         "lwcbench link --protocol oscore".into(),
@@ -93,6 +114,7 @@ pub(super) fn session(
         false,
         serde_json::json!({
             "protocol": "oscore",
+            "edhoc": edhoc.map(|n| serde_json::json!({"method": 3, "cipher_suite": 2, "rekey_after": n})),
             "algorithms": algs.iter().map(|a| a.name()).collect::<Vec<_>>(),
             "devices": a.devices, "messages_per_device": a.messages,
             "interval_s": interval.map(|d| d.as_secs_f64()),
@@ -110,6 +132,7 @@ pub(super) fn session(
 
 /// `lwcbench link gateway --protocol oscore`: serve until SIGTERM/SIGINT; prints `ready ADDR`
 /// once bound and a JSON line of the tally at the end.
+#[allow(clippy::too_many_arguments)] // one argument per option of the verb
 pub(super) fn gateway(
     key_file: &Path,
     cipher: Option<&str>,
@@ -118,16 +141,37 @@ pub(super) fn gateway(
     session: &str,
     listen: &str,
     batch: usize,
+    edhoc: bool,
 ) -> Result<(), String> {
     use std::io::Write;
     let alg = alg(cipher)?;
     check_batch(batch)?;
+    if edhoc && alg != lwcbench_oscore::Algorithm::AesCcm16_64_128 {
+        return Err(format!(
+            "--edhoc: the OSCORE AEAD is cipher suite 2's application AEAD, AES-CCM-16-64-128 (RFC 9528 Appendix \
+             A.1), not {}",
+            alg.name()
+        ));
+    }
     let master = MasterKey::read(key_file)?;
     let store = lwcbench_link::store::open(store, session, &store_key_id(&master.fingerprint(), alg))?;
-    let gw = OscoreGateway::new(&master, alg, devices, &state_dir_beside(key_file), store)?;
+    let (gw, credential) = if edhoc {
+        let (identity, ccs) = lwcbench_link::oscore::gateway_identity(&master)?;
+        let creds = devices
+            .iter()
+            .map(|&d| Ok((d, lwcbench_link::oscore::device_credential(&master, d)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+        (OscoreGateway::new_edhoc(identity, &creds, &state_dir_beside(key_file), store)?, Some(ccs))
+    } else {
+        (OscoreGateway::new(&master, alg, devices, &state_dir_beside(key_file), store)?, None)
+    };
     lwcbench_link::gateway::process::install_stop_signals();
     let srv = OscoreServer::start(gw, listen, batch)?;
     println!("ready {}", srv.addr);
+    if let Some(ccs) = credential {
+        // The gateway's credential is public (a CCS with its P-256 public key): devices need it.
+        println!("edhoc-credential {}", lwcbench_link::oscore::credential_hex(&ccs));
+    }
     let _ = std::io::stdout().flush();
     while !lwcbench_link::gateway::process::stop_requested() && !srv.ended() {
         std::thread::sleep(Duration::from_millis(20));
@@ -143,6 +187,7 @@ pub(super) fn gateway(
 /// `lwcbench link device --protocol oscore`: send `messages` readings, printing `stored seq N`
 /// for each the gateway confirms. The sequence number state (default KEY_FILE.oscore-ALG.seq)
 /// is created at the first run and locked while in use.
+#[allow(clippy::too_many_arguments)] // one argument per option of the verb
 pub(super) fn device(
     key_file: &Path,
     id: Option<u32>,
@@ -151,8 +196,8 @@ pub(super) fn device(
     messages: u64,
     interval: Duration,
     seq_state: Option<&Path>,
+    edhoc: Option<(&str, u64)>,
 ) -> Result<(), String> {
-    use std::io::Write;
     let alg = alg(cipher)?;
     let key = LinkKey::read(key_file)?.into_device(key_file, Family::Sensor)?;
     if id.is_some_and(|i| i != key.device) {
@@ -161,6 +206,21 @@ pub(super) fn device(
     let addr: std::net::SocketAddr = gateway.parse().map_err(|_| {
         format!("--gateway: '{}' is not HOST:PORT (an IP address and a port)", lwcbench_link::input::shown(gateway))
     })?;
+    if let Some((cred_hex, rekey_after)) = edhoc {
+        if alg != lwcbench_oscore::Algorithm::AesCcm16_64_128 || seq_state.is_some() {
+            return Err("--edhoc: AES-CCM-16-64-128 (RFC 9528 Appendix A.1), and no --seq-state (each context is \
+                        new, its sequence numbers start at 0)"
+                .into());
+        }
+        let cred = lwcbench_link::oscore::credential_from_hex(cred_hex)?;
+        let client = EdhocClient::new(lwcbench_link::oscore::device_identity(&key)?, cred, rekey_after)?;
+        let mut dev = CoapDevice::new_edhoc(client, addr)?;
+        dev.start()?;
+        send_readings(&mut |r| dev.send(r), messages, interval)?;
+        let h = dev.handshakes().len();
+        println!("OSCORE {} with EDHOC: device {} sent {messages} readings, {h} handshakes", alg.name(), key.device);
+        return Ok(());
+    }
     let ctx = device_context(&key, alg)?;
     let default = {
         let mut s = key_file.as_os_str().to_os_string();
@@ -171,11 +231,24 @@ pub(super) fn device(
     let seq = lwcbench_oscore::seq::SequenceStore::open(&path, &ctx, lwcbench_oscore::seq::DEFAULT_BLOCK)
         .map_err(|e| format!("--seq-state: {e}"))?;
     let mut dev = CoapDevice::new(ctx, seq, addr)?;
+    send_readings(&mut |r| dev.send(r), messages, interval)?;
+    println!("OSCORE {}: device {} sent {messages} readings", alg.name(), key.device);
+    Ok(())
+}
+
+/// Send `messages` readings of the built-in dataset, printing `stored seq N` for each the
+/// gateway confirms.
+fn send_readings(
+    send: &mut dyn FnMut(&[u8]) -> Result<lwcbench_link::oscore::device::Delivered, String>,
+    messages: u64,
+    interval: Duration,
+) -> Result<(), String> {
+    use std::io::Write;
     let readings = lwcbench_link::device::fleet::dataset_readings(&lwcbench_engine::dataset::Dataset::builtin());
     let out = std::io::stdout();
     for k in 0..messages {
         let r = &readings[(k % readings.len() as u64) as usize];
-        let d = dev.send(r)?;
+        let d = send(r)?;
         let mut o = out.lock();
         let _ = writeln!(o, "stored seq {}", d.seq);
         let _ = o.flush();
@@ -183,6 +256,5 @@ pub(super) fn device(
             std::thread::sleep(interval);
         }
     }
-    println!("OSCORE {}: device {} sent {messages} readings", alg.name(), key.device);
     Ok(())
 }

@@ -49,6 +49,9 @@ pub(super) fn session(a: &SessionArgs) -> Result<(), String> {
         "oscore" => true,
         p => return Err(format!("--protocol: '{}' is not link or oscore", input::shown(p))),
     };
+    if a.edhoc && !oscore {
+        return Err("--edhoc: EDHOC establishes OSCORE contexts; it needs --protocol oscore".into());
+    }
     let suites =
         if oscore { Vec::new() } else { cipher_list.split(',').map(suite::find).collect::<Result<Vec<_>, _>>()? };
     // A carrier that cannot be used is refused before anything is written; the compact header

@@ -32,6 +32,12 @@ pub fn html(rep: &Report) -> String {
     if let Some(d) = &rep.drain {
         s.push_str(&format!("<p>Drain: {}</p>\n", esc(&d.line)));
     }
+    if let Some(v) = &rep.framing_verdict {
+        s.push_str(&format!("<p>Framing (--framing auto): {}</p>\n", esc(&v.line)));
+    }
+    if let Some(e) = &rep.edhoc {
+        s.push_str(&format!("<p>EDHOC: {}</p>\n", esc(&e.line(&rep.board.id, rep.request.messages_over_lifetime))));
+    }
     // One point per construction: a folded candidate sits on its twin's point.
     let pts: Vec<(String, f64, f64)> = rep
         .ranked()
@@ -57,11 +63,17 @@ pub fn html(rep: &Report) -> String {
     }
     s.push_str("</table>\n<h2>Every candidate</h2>\n<table><tr><th>cipher</th><th>verdict</th></tr>\n");
     let mut host_line = fold::host_only_line(rep);
+    let mut elsewhere_line = fold::elsewhere_only_line(rep);
     for c in &rep.candidates {
+        // One row for each group, where the first of it stands.
         let (class, id, verdict) = if fold::host_only(c) {
-            // One row for them all, where the first of them stands.
             match host_line.take() {
                 Some(l) => ("out", "host-only builds".to_string(), l),
+                None => continue,
+            }
+        } else if fold::elsewhere_only(c, rep).is_some() {
+            match elsewhere_line.take() {
+                Some(l) => ("out", "other boards' builds".to_string(), l),
                 None => continue,
             }
         } else if let Some((to, why)) = fold::same_as(c, rep) {

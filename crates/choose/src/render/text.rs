@@ -107,10 +107,17 @@ fn status_cell(c: &Candidate) -> String {
 fn candidates(s: &mut String, rep: &Report) {
     s.push_str("\ncandidates:\n");
     let mut host_line = fold::host_only_line(rep);
+    let mut elsewhere_line = fold::elsewhere_only_line(rep);
     for c in &rep.candidates {
+        // One line for each group, where the first of it stands.
         if fold::host_only(c) {
-            // One line for them all, where the first of them stands.
             if let Some(l) = host_line.take() {
+                s.push_str(&format!("  OUT  {l}\n"));
+            }
+            continue;
+        }
+        if fold::elsewhere_only(c, rep).is_some() {
+            if let Some(l) = elsewhere_line.take() {
                 s.push_str(&format!("  OUT  {l}\n"));
             }
             continue;
@@ -171,6 +178,12 @@ fn choice(s: &mut String, rep: &Report) {
     }
     if let Some(d) = &rep.drain {
         s.push_str(&format!("drain:    {}\n", d.line));
+    }
+    if let Some(v) = &rep.framing_verdict {
+        s.push_str(&format!("framing:  --framing auto: {}\n", v.line));
+    }
+    if let Some(e) = &rep.edhoc {
+        s.push_str(&format!("edhoc:    {}\n", e.line(&rep.board.id, q.messages_over_lifetime)));
     }
     let h = &rep.handover;
     s.push_str(&format!("firmware: {}\n", h.firmware_build));

@@ -319,3 +319,35 @@ fn a_header_or_end_field_given_twice_is_refused_and_named() {
         assert!(p.truncation.unwrap().starts_with("no end line"));
     }
 }
+
+/// Format version 2 (make_logs.py, check-board.log): the header's ad_bytes, AEAD rows beside
+/// stream ones; version 1 logs still read (good.log above); a v2 header without ad_bytes and
+/// an unknown version are malformed headers.
+#[test]
+fn version_2_carries_aead_groups_and_version_1_still_reads() {
+    let p = parse_log(include_str!("../../tests/board-logs/check-board.log"));
+    assert_eq!(p.truncation, None);
+    assert!(p.malformed.is_empty(), "{:?}", p.malformed);
+    let h = p.header.as_ref().unwrap();
+    assert_eq!((h.version, h.ad_bytes), (2, Some(0)));
+    assert!(!h.extra.contains_key("ad_bytes"));
+    assert_eq!(p.samples.len(), 24);
+    // AES-128-GCM encrypt 1024 bits, rep 1: 7200 ticks at 1 MHz over 10 operations = 720 µs each
+    let r = &p.samples[19];
+    assert_eq!(
+        (r.cipher.as_str(), r.family.as_str(), r.scenario.as_str(), r.size_bits, r.rep, r.ns_per_op, r.cycles_per_op),
+        ("AES-128-GCM", "aead", "encrypt", 1024, 1, 720_000.0, None)
+    );
+    let g = parse_log(GOOD).header.unwrap();
+    assert_eq!((g.version, g.ad_bytes), (1, None));
+    let p = parse_log(include_str!("../../tests/board-logs/v2-no-ad.log"));
+    assert_eq!(
+        p.truncation.as_deref(),
+        Some("the header at line 1 is malformed: header lacks required key 'ad_bytes' (format version 2)")
+    );
+    let p = parse_log(include_str!("../../tests/board-logs/v3.log"));
+    assert_eq!(
+        p.truncation.as_deref(),
+        Some("the header at line 1 is malformed: format version 3 is not supported (this lwcbench reads versions 1 to 2)")
+    );
+}

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::{Header, Parsed, FORMAT_VERSION};
+use super::{Header, Parsed};
 use crate::clock::ClockInfo;
 use crate::machine::{Build, Machine};
 use crate::results::{self, RunRecord};
@@ -68,9 +68,12 @@ fn collectable<'a>(p: &'a Parsed, src: &Source, allow_truncated: bool) -> Result
 /// and unknown header fields.
 fn collected_notes(p: &Parsed, h: &Header, src: &Source) -> Vec<String> {
     let mut notes = vec![format!(
-        "collected from {} by lwcbench collect (board line format {FORMAT_VERSION}, docs/board.md)",
-        src.description
+        "collected from {} by lwcbench collect (board line format {}, docs/board.md)",
+        src.description, h.version
     )];
+    if let Some(ad) = h.ad_bytes {
+        notes.push(format!("AEAD encrypt samples authenticate {ad} bytes of associated data (header ad_bytes)"));
+    }
     notes.extend(p.summary_lines());
     notes.push(match &h.cycles {
         Some(c) => format!("cycles_per_op are core cycles of the board ({c}), not TSC ticks"),

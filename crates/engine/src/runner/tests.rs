@@ -77,3 +77,74 @@ fn interleaved_groups_alternate_and_keep_their_counts() {
         assert!(r.samples.iter().all(|s| s.ns > 0.0));
     }
 }
+
+/// Every (key, nonce) an AEAD encrypted under, in order.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(Vec<u8>, Vec<u8>)>>>;
+
+/// An AEAD that records every (key, nonce) it encrypts under, around a real one.
+struct Recording {
+    inner: Box<dyn Aead + Send>,
+    key: Vec<u8>,
+    seen: Seen,
+}
+
+impl Aead for Recording {
+    fn info(&self) -> lwcbench_core::CipherInfo {
+        self.inner.info()
+    }
+    fn set_key(&mut self, key: &[u8]) -> Result<(), lwcbench_core::CipherError> {
+        self.key = key.to_vec();
+        self.inner.set_key(key)
+    }
+    fn encrypt(
+        &mut self,
+        n: &[u8],
+        ad: &[u8],
+        buf: &mut [u8],
+        tag: &mut [u8],
+    ) -> Result<(), lwcbench_core::CipherError> {
+        self.seen.lock().unwrap().push((self.key.clone(), n.to_vec()));
+        self.inner.encrypt(n, ad, buf, tag)
+    }
+    fn decrypt(&mut self, n: &[u8], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), lwcbench_core::CipherError> {
+        self.inner.decrypt(n, ad, buf, tag)
+    }
+}
+
+/// The AEAD encrypt and decrypt groups never encrypt twice under one (key, nonce): not across
+/// the samples of the fixed key/IV variant (each prepared with the same key and IV), nor across
+/// the groups sharing the default key. Failed before: every encrypt of a sample used the IV as
+/// the nonce (one pair for all of them).
+#[test]
+fn aead_groups_never_reuse_a_key_and_nonce() {
+    let seen: Seen = Default::default();
+    let mut expected = 0;
+    for scenario in [Scenario::Encrypt, Scenario::Decrypt] {
+        let sel = Selection {
+            ciphers: vec!["ChaCha20-Poly1305".into()],
+            scenarios: vec![scenario],
+            sizes_bits: vec![64, 128],
+            kivs: vec![crate::plan::Kiv::parse("ss").unwrap()],
+            ..Default::default()
+        };
+        for g in expand(&sel).unwrap() {
+            let Some(Make::Aead(mk)) = g.entry.make else { panic!("{}: an AEAD", g.label()) };
+            let rec = Recording { inner: mk(), key: Vec::new(), seen: seen.clone() };
+            let mut op = AeadOp::new(&g, Box::new(rec), vec![9u8; g.size_bits / 8]);
+            let (key, iv) = ([3u8; 32], [5u8; 12]);
+            // encrypt: 4 samples × 3 calls; decrypt: one encrypt per sample (its ciphertext)
+            expected += if scenario == Scenario::Encrypt { 4 * 3 } else { 4 };
+            for _sample in 0..4 {
+                op.prepare(&key, &iv).unwrap();
+                for _ in 0..3 {
+                    op.run().unwrap();
+                }
+            }
+        }
+    }
+    let seen = seen.lock().unwrap();
+    assert!(expected >= 2 * 4 * 3 + 2 * 4, "two sizes per scenario at least");
+    assert_eq!(seen.len(), expected);
+    let distinct: std::collections::HashSet<_> = seen.iter().collect();
+    assert_eq!(distinct.len(), seen.len(), "a (key, nonce) pair repeated");
+}

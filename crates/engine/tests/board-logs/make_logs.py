@@ -59,3 +59,33 @@ write("interleaved.log", "\n".join([L(HA), rows[0], rows[1], L(H), rows[0], rows
 # second-kick: a complete run, the firmware's ready line, then a run started by a second kick
 # and cut off by the end of the capture.
 write("second-kick.log", "\n".join(good + [INFO, L(H), rows[0], rows[1][:30]]))
+
+# Format version 2 (docs/board.md): the header states ad_bytes; AEAD groups beside stream ones.
+# check-board.log is the run of `lwcbench mcu check-board` in crates/cli/tests/check_board.rs,
+# whose expected cycles, slopes and errors are computed by hand there (tick_hz 1 MHz; the
+# Trivium groups have cycle counts, the AEAD ones only ticks).
+H2 = ("LWCB H 2 board=demo-pico mcu=RP2040%20Cortex-M0+ cpu_hz=125000000 tick_hz=1000000 timer=TIMER "
+      "cycles=SysTick%2024-bit overhead_ticks=1 reps=3 warmup=0 groups=8 min_sample_ticks=1000 seed=1 ad_bytes=0 "
+      "ciphers=Trivium/rust/Rust,DRACO/rust-ref/Rust,AES-128-GCM/rustcrypto/Rust,ChaCha20-Poly1305/rustcrypto/Rust "
+      "firmware=0.1.0 compiler=rustc%201.95.0 profile=release opt=s target=thumbv6m-none-eabi commit=abc1234")
+# (cipher, impl, family, scenario, size, batch, [(ticks, cycles or "-")] × 3)
+G2 = [("Trivium", "rust", "stream", "init", 0, 100, [(300, 37500), (310, 38750), (305, 38125)]),
+      ("Trivium", "rust", "stream", "keystream", 128, 100, [(650, 80000), (672, 84000), (632, 79000)]),
+      ("Trivium", "rust", "stream", "keystream", 1024, 100, [(3200, 400000), (3360, 420000), (3280, 410000)]),
+      ("DRACO", "rust-ref", "stream", "keystream", 128, 1, [(2800, "-"), (2810, "-"), (2790, "-")]),
+      ("DRACO", "rust-ref", "stream", "keystream", 1024, 1, [(22300, "-"), (22310, "-"), (22290, "-")]),
+      ("AES-128-GCM", "rustcrypto", "aead", "encrypt", 128, 10, [(2400, "-"), (2240, "-"), (2320, "-")]),
+      ("AES-128-GCM", "rustcrypto", "aead", "encrypt", 1024, 10, [(7000, "-"), (7200, "-"), (6900, "-")]),
+      ("ChaCha20-Poly1305", "rustcrypto", "aead", "encrypt", 128, 10, [(1200, "-"), (1210, "-"), (1190, "-")])]
+R2 = []
+for (c, i, fam, sc, size, batch, reps) in G2:
+    for rep, (t, cy) in enumerate(reps):
+        R2.append(f"LWCB S {len(R2)} {c} {i} Rust {fam} {sc} s,s {size} random {rep} {batch} {t} {cy}")
+E2 = f"LWCB E samples={len(R2)} warmup=0 crc={zlib.crc32(''.join(r + chr(10) for r in R2).encode()):08x}"
+write("check-board.log", "\n".join([L(H2)] + [L(r) for r in R2] + [L(E2)]) + "\n")
+# the same run as version 1 (no ad_bytes) built with opt-level 3
+H1 = H2.replace("LWCB H 2 ", "LWCB H 1 ").replace(" ad_bytes=0", "").replace(" opt=s ", " opt=3 ")
+write("check-board-v1.log", "\n".join([L(H1)] + [L(r) for r in R2] + [L(E2)]) + "\n")
+# version 2 without its required key, and a version this collector does not know
+write("v2-no-ad.log", "\n".join([L(H2.replace(" ad_bytes=0", ""))] + [L(r) for r in R2] + [L(E2)]) + "\n")
+write("v3.log", "\n".join([L(H2.replace("LWCB H 2 ", "LWCB H 3 "))] + [L(r) for r in R2] + [L(E2)]) + "\n")

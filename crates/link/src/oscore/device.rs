@@ -3,13 +3,22 @@
 //! doubling from ACK_TIMEOUT × a random factor in [1, 1.5), at most MAX_RETRANSMIT times), and
 //! that answers the gateway's Echo challenge (RFC 9175) by repeating the reading in a new
 //! request carrying the value.
+//!
+//! With `--edhoc` ([`CoapDevice::new_edhoc`]) the device has no context until it runs EDHOC
+//! (RFC 9528, method 3, cipher suite 2) as Initiator against the gateway over CoAP (Appendix
+//! A.2: message_1 behind CBOR `true`, then message_3 behind C_R, both POSTed to
+//! `/.well-known/edhoc`), and takes the OSCORE context of Appendix A.1. Before a request whose
+//! sender sequence number would reach the re-key limit it runs a new handshake and drops the
+//! old context (its keys are zeroized on drop): the reading in hand goes under the new one, so
+//! none is lost, and the new keys start a new nonce space, so no (key, nonce) pair repeats.
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use lwcbench_oscore::coap::{mtype, opt, Message};
-use lwcbench_oscore::{protect_request, unprotect_response, SecurityContext, SequenceSource};
+use lwcbench_oscore::edhoc::{self, Credential, Established, Identity, Initiator};
+use lwcbench_oscore::{protect_request, unprotect_response, MemorySequence, SecurityContext, SequenceSource};
 
-use crate::oscore::{ECHO, OCTET_STREAM, PATH};
+use crate::oscore::ECHO;
 
 /// RFC 7252 §4.8 defaults.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -31,6 +40,54 @@ pub struct Delivered {
     pub echo_rounds: u32,
     /// The size of the stored request's datagram.
     pub request_bytes: u32,
+    /// With EDHOC: which of this device's handshakes (1, 2, ...) gave the context the reading
+    /// went under; 0 without.
+    pub handshake: u32,
+}
+
+/// The connection identifier C_I a device offers (-24: one byte on the wire, and its OSCORE
+/// Recipient ID; the gateway picks a C_R other than it).
+pub const C_I: u8 = 0x37;
+
+/// What one EDHOC handshake cost the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Handshake {
+    /// CoAP datagrams sent and received (two requests, two responses, retransmissions).
+    pub bytes: u32,
+    /// Request/response exchanges, retransmissions included (2 without loss).
+    pub round_trips: u32,
+    /// message_1 sent → message_4 verified and the context derived (ns).
+    pub ns: u64,
+}
+
+/// The EDHOC side of a device: its identity, the gateway's credential, the re-key rule.
+pub struct EdhocClient {
+    identity: Identity,
+    gateway: Credential,
+    rekey_after: u64,
+    seq: MemorySequence,
+    next_seq: u64,
+    /// The handshakes run so far, in order.
+    pub handshakes: Vec<Handshake>,
+}
+
+impl EdhocClient {
+    /// A client authenticating with `identity`, accepting the gateway with credential
+    /// `gateway`, re-keying before a sender sequence number reaches `rekey_after` (at least 1;
+    /// the Partial IV space of RFC 8613 §7.2.1 bounds it too).
+    pub fn new(identity: Identity, gateway: Credential, rekey_after: u64) -> Result<EdhocClient, String> {
+        if rekey_after == 0 {
+            return Err("--rekey-after: at least 1 message per context".into());
+        }
+        Ok(EdhocClient {
+            identity,
+            gateway,
+            rekey_after,
+            seq: MemorySequence::new(0),
+            next_seq: 0,
+            handshakes: Vec::new(),
+        })
+    }
 }
 
 /// A function called with each datagram before it is sent.
@@ -39,8 +96,9 @@ pub type SendHook = Box<dyn FnMut(&[u8]) + Send>;
 /// One OSCORE device talking to one gateway.
 pub struct CoapDevice<S: SequenceSource> {
     sock: UdpSocket,
-    ctx: SecurityContext,
+    ctx: Option<SecurityContext>,
     seq: S,
+    edhoc: Option<EdhocClient>,
     next_mid: u16,
     next_token: u32,
     echo: Option<Vec<u8>>,
@@ -59,6 +117,15 @@ fn net(e: std::io::Error) -> String {
 impl<S: SequenceSource> CoapDevice<S> {
     /// A device with context `ctx` and sequence numbers from `seq`, sending to `gateway`.
     pub fn new(ctx: SecurityContext, seq: S, gateway: SocketAddr) -> Result<CoapDevice<S>, String> {
+        Self::open(Some(ctx), seq, None, gateway)
+    }
+
+    fn open(
+        ctx: Option<SecurityContext>,
+        seq: S,
+        edhoc: Option<EdhocClient>,
+        gateway: SocketAddr,
+    ) -> Result<CoapDevice<S>, String> {
         let local = if gateway.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
         let sock = UdpSocket::bind(local).map_err(net)?;
         sock.connect(gateway).map_err(|e| format!("coap: cannot reach {gateway}: {e}"))?;
@@ -68,6 +135,7 @@ impl<S: SequenceSource> CoapDevice<S> {
             sock,
             ctx,
             seq,
+            edhoc,
             next_mid: u16::from_be_bytes([r[0], r[1]]),
             next_token: u32::from_be_bytes([r[2], r[3], r[4], r[5]]),
             echo: None,
@@ -82,29 +150,58 @@ impl<S: SequenceSource> CoapDevice<S> {
         &self.seq
     }
 
+    /// The current security context (None before an EDHOC device's first handshake).
+    pub fn context(&self) -> Option<&SecurityContext> {
+        self.ctx.as_ref()
+    }
+
+    /// The EDHOC handshakes run so far (empty without EDHOC).
+    pub fn handshakes(&self) -> &[Handshake] {
+        self.edhoc.as_ref().map_or(&[], |e| &e.handshakes)
+    }
+
     /// Send one reading until the gateway confirms it is stored (2.04 Changed).
     pub fn send(&mut self, reading: &[u8]) -> Result<Delivered, String> {
         let mut d = Delivered::default();
+        let mut fresh_handshakes = 0;
         loop {
-            let mut m = Message::new(mtype::CON, 0x02, self.next_mid, &self.next_token.to_be_bytes());
+            if let Some(e) = &self.edhoc {
+                if self.ctx.is_none() || Established::needs_key_update(e.next_seq, e.rekey_after) {
+                    self.handshake()?;
+                }
+            }
+            let ctx = self.ctx.as_ref().ok_or("no security context")?;
+            // The request `lwcbench choose` prices (lwcbench_oscore::reading::protected_size).
+            let echo = self.echo.as_deref().map(|e| (ECHO, e));
+            let m = lwcbench_oscore::reading::request(self.next_mid, self.next_token, reading, echo);
             self.next_mid = self.next_mid.wrapping_add(1);
             self.next_token = self.next_token.wrapping_add(1);
-            m.add_option(opt::URI_PATH, PATH);
-            m.add_option(opt::CONTENT_FORMAT, &[OCTET_STREAM]);
-            if let Some(e) = &self.echo {
-                m.add_option(ECHO, e);
+            let (outer, binding) = match &mut self.edhoc {
+                Some(e) => protect_request(ctx, &mut e.seq, &m),
+                None => protect_request(ctx, &mut self.seq, &m),
             }
-            m.payload = reading.to_vec();
-            let (outer, binding) = protect_request(&self.ctx, &mut self.seq, &m).map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())?;
             let bytes = outer.encode().map_err(|e| e.to_string())?;
             d.seq = lwcbench_oscore::context::piv_value(&binding.piv).map_err(|e| e.to_string())?;
             d.request_bytes = bytes.len() as u32;
+            if let Some(e) = &mut self.edhoc {
+                e.next_seq = d.seq + 1;
+                d.handshake = e.handshakes.len() as u32;
+            }
             let reply = self.exchange(&bytes, &outer, &mut d.retransmissions)?;
-            let answer = match unprotect_response(&self.ctx, &binding, &reply) {
+            let ctx = self.ctx.as_ref().ok_or("no security context")?;
+            let answer = match unprotect_response(ctx, &binding, &reply) {
                 Ok(a) => a,
                 Err(e) => {
                     // An unprotected error answer names why the gateway refused the request.
                     let code = Message::parse(&reply).map(|r| r.code).unwrap_or(0);
+                    if code == 0x81 && self.edhoc.is_some() && fresh_handshakes == 0 {
+                        // 4.01 to an EDHOC context: the gateway no longer has it (it restarted);
+                        // a new handshake, then the same reading under the new context.
+                        fresh_handshakes += 1;
+                        self.ctx = None;
+                        continue;
+                    }
                     if code >> 5 >= 4 {
                         return Err(format!("the gateway refused reading seq {}: {}", d.seq, code_name(code)));
                     }
@@ -129,6 +226,54 @@ impl<S: SequenceSource> CoapDevice<S> {
                     self.echo = Some(v.to_vec());
                 }
                 c => return Err(format!("the gateway answered reading seq {} with {}", d.seq, code_name(c))),
+            }
+        }
+    }
+
+    /// Run EDHOC with the gateway and take the context it gives; the old context is dropped
+    /// first (zeroized), so nothing more is sent under it.
+    fn handshake(&mut self) -> Result<(), String> {
+        let t0 = Instant::now();
+        self.ctx = None;
+        let e = self.edhoc.as_ref().ok_or("no EDHOC client")?;
+        let (init, m1) = Initiator::start(&e.identity, e.gateway, C_I).map_err(|e| e.to_string())?;
+        let mut h = Handshake::default();
+        let m2 = self.edhoc_post(edhoc::coap_message_1(&m1), "message_1", &mut h)?;
+        let (sent3, m3) = init.process_message_2(&m2).map_err(|e| e.to_string())?;
+        let m4 = self.edhoc_post(edhoc::coap_message_3(sent3.c_r(), &m3), "message_3", &mut h)?;
+        let mut est = sent3.process_message_4(&m4).map_err(|e| e.to_string())?;
+        let ctx = est.oscore_context().map_err(|e| e.to_string())?;
+        // The EDHOC session ends here (lakers 0.8 does not zeroize its state).
+        h.ns = t0.elapsed().as_nanos() as u64;
+        let e = self.edhoc.as_mut().ok_or("no EDHOC client")?;
+        e.seq = MemorySequence::new(0);
+        e.next_seq = 0;
+        e.handshakes.push(h);
+        self.ctx = Some(ctx);
+        Ok(())
+    }
+
+    /// POST an EDHOC message to `/.well-known/edhoc`; the 2.04 answer's payload, or the
+    /// gateway's refusal with the reason its EDHOC error message gives.
+    fn edhoc_post(&mut self, payload: Vec<u8>, what: &str, h: &mut Handshake) -> Result<Vec<u8>, String> {
+        let mut m = Message::new(mtype::CON, 0x02, self.next_mid, &self.next_token.to_be_bytes());
+        self.next_mid = self.next_mid.wrapping_add(1);
+        self.next_token = self.next_token.wrapping_add(1);
+        for seg in edhoc::WELL_KNOWN_EDHOC {
+            m.add_option(opt::URI_PATH, seg.as_bytes());
+        }
+        m.payload = payload;
+        let bytes = m.encode().map_err(|e| e.to_string())?;
+        let mut retransmissions = 0;
+        let reply = self.exchange(&bytes, &m, &mut retransmissions)?;
+        h.round_trips += 1 + retransmissions;
+        h.bytes += (bytes.len() * (1 + retransmissions as usize) + reply.len()) as u32;
+        let r = Message::parse(&reply).map_err(|e| format!("the gateway's answer to EDHOC {what}: {e}"))?;
+        match r.code {
+            0x44 => Ok(r.payload),
+            c => {
+                let why = edhoc::error_reason(&r.payload).unwrap_or_else(|| "no EDHOC error message".into());
+                Err(format!("the gateway refused EDHOC {what} ({}): {why}", code_name(c)))
             }
         }
     }
@@ -194,6 +339,21 @@ impl<S: SequenceSource> CoapDevice<S> {
             timeout *= 2;
         }
         Err(format!("no answer from the gateway after {} retransmissions (RFC 7252 §4.2)", self.max_retransmit))
+    }
+}
+
+impl CoapDevice<MemorySequence> {
+    /// A device that establishes its contexts with EDHOC (the first at its first reading).
+    pub fn new_edhoc(client: EdhocClient, gateway: SocketAddr) -> Result<CoapDevice<MemorySequence>, String> {
+        Self::open(None, MemorySequence::new(0), Some(client), gateway)
+    }
+
+    /// Run the first handshake now (a device does at start, so a refusal shows before any reading).
+    pub fn start(&mut self) -> Result<(), String> {
+        if self.ctx.is_none() {
+            self.handshake()?;
+        }
+        Ok(())
     }
 }
 

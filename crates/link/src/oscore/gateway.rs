@@ -19,6 +19,16 @@
 //!   request never makes the gateway reuse a nonce.
 //! * **Errors** are answered unprotected with the codes of §8.2 (4.02 malformed option, 4.01
 //!   unknown context or replay, 4.00 failed decryption) and counted by reason.
+//! * **EDHOC** ([`OscoreGateway::new_edhoc`]): the gateway is the Responder (RFC 9528 Appendix
+//!   A.2) at `/.well-known/edhoc` and holds no context until a device completes a handshake; it
+//!   learns which device from the kid of the credential in message_3 and accepts only the
+//!   credentials of the devices it serves (any other is refused 4.00 with an EDHOC error
+//!   message naming the kid). A completed handshake replaces the device's context (the old one
+//!   is dropped, its keys zeroized) and starts a new handshake epoch, persisted per device in
+//!   the state directory before message_4 is sent; a reading is stored under counter epoch ×
+//!   2^40 + sender sequence number, so the sequence numbers that restart at 0 under each new
+//!   context never make a reading look like an earlier one. A fresh context needs no Echo
+//!   round trip: no request made before it can verify under it.
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -27,6 +37,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lwcbench_oscore::coap::{mtype, opt, Message};
+use lwcbench_oscore::edhoc::{self, Credential, Identity, OpenResponder};
 use lwcbench_oscore::seq::SequenceStore;
 use lwcbench_oscore::{protect_response, unprotect_request, Algorithm, Error, ReplayWindow, SecurityContext};
 
@@ -42,6 +53,13 @@ pub const RESPONSE_CACHE: usize = 65_536;
 pub const WINDOW: u32 = 32;
 /// Server sequence numbers reserved per durable write.
 pub const SEQ_BLOCK: u64 = 256;
+/// EDHOC handshakes between message_1 and message_3 at most; the oldest is dropped beyond.
+pub const MAX_PENDING: usize = 4096;
+/// How long a handshake may wait for its message_3.
+pub const PENDING_LIFETIME: Duration = Duration::from_secs(60);
+/// Handshake epochs per device at most: epoch × 2^40 + sequence number stays below 2^63 (the
+/// stores keep counters as signed 64-bit integers).
+pub const MAX_EPOCH: u32 = (1 << 23) - 1;
 
 /// The gateway's verdicts so far.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -66,12 +84,25 @@ pub struct OscoreTally {
     pub bad_tag: u64,
     /// Verified, but not a POST of a reading to the readings path (4.04 / 4.05, protected).
     pub wrong_request: u64,
+    /// EDHOC handshakes completed (message_3 verified, message_4 sent).
+    pub handshakes: u64,
+    /// EDHOC message_3 with a credential the gateway does not accept (4.00).
+    pub unknown_credential: u64,
+    /// EDHOC messages refused for another reason: altered, malformed, no handshake pending (4.00).
+    pub edhoc_refused: u64,
 }
 
 impl OscoreTally {
     /// Requests refused, all reasons.
     pub fn refused(&self) -> u64 {
-        self.malformed + self.unknown_device + self.replayed + self.too_old + self.bad_tag + self.wrong_request
+        self.malformed
+            + self.unknown_device
+            + self.replayed
+            + self.too_old
+            + self.bad_tag
+            + self.wrong_request
+            + self.unknown_credential
+            + self.edhoc_refused
     }
 }
 
@@ -85,6 +116,22 @@ struct Peer {
     echo: Option<([u8; 8], Instant)>,
     /// The gateway's sequence numbers toward this device (opened at the first Echo).
     seq: Option<SequenceStore>,
+    /// The handshake epoch of an EDHOC context (0 without EDHOC): the high bits of its rows'
+    /// counters.
+    epoch: u32,
+}
+
+/// The gateway's EDHOC Responder state.
+struct EdhocServer {
+    identity: Identity,
+    /// The credentials accepted, by kid, with their device.
+    creds: HashMap<Vec<u8>, (u32, Credential)>,
+    /// Handshakes waiting for message_3, by C_R.
+    pending: HashMap<Vec<u8>, (OpenResponder, Instant)>,
+    /// The C_R of each device's current context, and the device of each C_R.
+    by_c_r: HashMap<Vec<u8>, u32>,
+    c_r_of: HashMap<u32, Vec<u8>>,
+    next_c_r: u32,
 }
 
 /// A request verified and waiting for its batch to commit.
@@ -114,6 +161,7 @@ pub struct OscoreGateway {
     cache: HashMap<(SocketAddr, u16), Vec<u8>>,
     cache_order: VecDeque<(SocketAddr, u16)>,
     in_batch: HashSet<(SocketAddr, u16)>,
+    edhoc: Option<EdhocServer>,
     /// The verdicts.
     pub tally: OscoreTally,
     /// Bytes of each stored reading's request datagram, summed (for the mean).
@@ -137,7 +185,10 @@ impl OscoreGateway {
         let mut peers = HashMap::with_capacity(devices.len());
         for &d in devices {
             let ctx = gateway_context(master, d, alg)?;
-            peers.insert(d, Peer { ctx, window: ReplayWindow::new(WINDOW), synced: false, echo: None, seq: None });
+            peers.insert(
+                d,
+                Peer { ctx, window: ReplayWindow::new(WINDOW), synced: false, echo: None, seq: None, epoch: 0 },
+            );
         }
         create_dir_private(state_dir)?;
         Ok(OscoreGateway {
@@ -148,9 +199,177 @@ impl OscoreGateway {
             cache: HashMap::new(),
             cache_order: VecDeque::new(),
             in_batch: HashSet::new(),
+            edhoc: None,
             tally: OscoreTally::default(),
             request_bytes: 0,
         })
+    }
+
+    /// A gateway whose contexts come from EDHOC (AES-CCM-16-64-128, cipher suite 2's
+    /// application AEAD): `identity` is its own, `creds` the credentials it accepts (CCS bytes
+    /// by device); handshake epochs persist in `state_dir`.
+    pub fn new_edhoc(
+        identity: Identity,
+        creds: &[(u32, Vec<u8>)],
+        state_dir: &Path,
+        store: Box<dyn Store>,
+    ) -> Result<OscoreGateway, String> {
+        let mut by_kid = HashMap::with_capacity(creds.len());
+        for (d, ccs) in creds {
+            let c = edhoc::credential(ccs).map_err(|e| format!("device {d}: {e}"))?;
+            let kid = c.kid.as_ref().map(|k| k.as_slice().to_vec()).ok_or_else(|| format!("device {d}: no kid"))?;
+            if by_kid.insert(kid, (*d, c)).is_some() {
+                return Err(format!("device {d}: its credential's kid is another device's"));
+            }
+        }
+        create_dir_private(state_dir)?;
+        Ok(OscoreGateway {
+            alg: Algorithm::AesCcm16_64_128,
+            peers: HashMap::new(),
+            state_dir: state_dir.to_path_buf(),
+            store,
+            cache: HashMap::new(),
+            cache_order: VecDeque::new(),
+            in_batch: HashSet::new(),
+            edhoc: Some(EdhocServer {
+                identity,
+                creds: by_kid,
+                pending: HashMap::new(),
+                by_c_r: HashMap::new(),
+                c_r_of: HashMap::new(),
+                next_c_r: 0,
+            }),
+            tally: OscoreTally::default(),
+            request_bytes: 0,
+        })
+    }
+
+    /// Device `device`'s handshake epoch file.
+    fn epoch_path(&self, device: u32) -> PathBuf {
+        self.state_dir.join(format!("edhoc-{device}.epoch"))
+    }
+
+    /// The next handshake epoch of `device`, written durably (temporary file, fsync, rename)
+    /// before it is used: a restarted gateway never hands out an epoch twice.
+    fn next_epoch(&self, device: u32) -> Result<u32, String> {
+        let path = self.epoch_path(device);
+        let last = match crate::state_file::read(&path, "EDHOC epoch state", 64)? {
+            None => 0,
+            Some(t) => t.trim().parse::<u32>().map_err(|_| {
+                format!("EDHOC epoch state {}: line 1: expected a handshake epoch (0 to {MAX_EPOCH})", path.display())
+            })?,
+        };
+        if last >= MAX_EPOCH {
+            return Err(format!("device {device}: {MAX_EPOCH} EDHOC handshakes used; no epoch left"));
+        }
+        let next = last + 1;
+        write_durably(&path, format!("{next}\n").as_bytes())
+            .map_err(|e| format!("EDHOC epoch state {}: {e}", path.display()))?;
+        Ok(next)
+    }
+
+    /// An EDHOC request (a POST to `/.well-known/edhoc`): message_1 answered with message_2,
+    /// message_3 with message_4 once the context is installed; a refusal is a 4.00 with an
+    /// EDHOC error message (RFC 9528 Appendix A.2) naming the reason.
+    fn edhoc_step(&mut self, m: &Message, now: Instant) -> Result<Step, String> {
+        let refuse = |why: &str| {
+            let t = if m.mtype == mtype::CON { mtype::ACK } else { mtype::NON };
+            let mut r = Message::new(t, 0x80, m.message_id, &m.token);
+            r.payload = edhoc::error_message(why);
+            r.encode().map(|r| Step::Reply(r, true)).unwrap_or(Step::Nothing)
+        };
+        let answer = |payload: Vec<u8>| {
+            let t = if m.mtype == mtype::CON { mtype::ACK } else { mtype::NON };
+            let mut r = Message::new(t, 0x44, m.message_id, &m.token);
+            r.payload = payload;
+            r.encode().map(|r| Step::Reply(r, true)).map_err(|e| e.to_string())
+        };
+        let Some(ed) = self.edhoc.as_mut() else { return Ok(Step::Nothing) };
+        let (c_r, body) = match edhoc::split_coap_request(&m.payload) {
+            Ok(x) => x,
+            Err(e) => {
+                self.tally.edhoc_refused += 1;
+                return Ok(refuse(&e.to_string()));
+            }
+        };
+        match c_r {
+            None => {
+                ed.pending.retain(|_, (_, at)| now.duration_since(*at) < PENDING_LIFETIME);
+                if ed.pending.len() >= MAX_PENDING {
+                    if let Some(old) = ed.pending.iter().min_by_key(|(_, (_, at))| *at).map(|(k, _)| k.clone()) {
+                        ed.pending.remove(&old);
+                    }
+                }
+                // A C_R no current context or pending handshake holds, and not the Initiator's C_I.
+                for _ in 0..4 {
+                    let c_r = loop {
+                        let c = crate::oscore::kid(ed.next_c_r);
+                        ed.next_c_r = (ed.next_c_r + 1) % (1 << 24);
+                        if !ed.by_c_r.contains_key(&c) && !ed.pending.contains_key(&c) {
+                            break c;
+                        }
+                    };
+                    match OpenResponder::process_message_1(&ed.identity, body, &c_r) {
+                        Ok((r, m2)) => {
+                            ed.pending.insert(c_r, (r, now));
+                            return answer(m2).map_err(|e| format!("EDHOC message_2: {e}"));
+                        }
+                        Err(edhoc::Error::Oscore(_)) => continue, // C_R equals C_I: the next one
+                        Err(e) => {
+                            self.tally.edhoc_refused += 1;
+                            return Ok(refuse(&e.to_string()));
+                        }
+                    }
+                }
+                self.tally.edhoc_refused += 1;
+                Ok(refuse("no connection identifier C_R free"))
+            }
+            Some(c_r) => {
+                let Some((r, _)) = ed.pending.remove(&c_r) else {
+                    self.tally.edhoc_refused += 1;
+                    return Ok(refuse("EDHOC message_3 for a C_R with no handshake pending"));
+                };
+                let mut asked = Vec::new();
+                let creds = &ed.creds;
+                let done = r.process_message_3(body, |kid| {
+                    asked = kid.to_vec();
+                    creds.get(kid).map(|(_, c)| *c)
+                });
+                let (mut est, m4, kid) = match done {
+                    Ok(x) => x,
+                    Err(e) => {
+                        let unknown = !asked.is_empty() && !ed.creds.contains_key(&asked);
+                        let why = if unknown {
+                            self.tally.unknown_credential += 1;
+                            format!(
+                                "EDHOC message_3 refused: credential kid h'{}' is not one this gateway accepts",
+                                hex::encode(&asked)
+                            )
+                        } else {
+                            self.tally.edhoc_refused += 1;
+                            e.to_string()
+                        };
+                        return Ok(refuse(&why));
+                    }
+                };
+                let device = ed.creds.get(&kid).map(|(d, _)| *d).ok_or("credential vanished")?;
+                let ctx = est.oscore_context().map_err(|e| e.to_string())?;
+                // The EDHOC session ends here (lakers 0.8 does not zeroize its state).
+                let epoch = self.next_epoch(device)?;
+                let ed = self.edhoc.as_mut().ok_or("EDHOC state vanished")?;
+                // The device's earlier context goes: its keys are zeroized with it.
+                if let Some(old) = ed.c_r_of.insert(device, c_r.clone()) {
+                    ed.by_c_r.remove(&old);
+                }
+                ed.by_c_r.insert(c_r, device);
+                self.peers.insert(
+                    device,
+                    Peer { ctx, window: ReplayWindow::new(WINDOW), synced: true, echo: None, seq: None, epoch },
+                );
+                self.tally.handshakes += 1;
+                answer(m4).map_err(|e| format!("EDHOC message_4: {e}"))
+            }
+        }
     }
 
     /// The store, for reading after the run.
@@ -239,12 +458,17 @@ impl OscoreGateway {
                 self.tally.malformed += 1;
                 return Ok(Self::error_reply(&m, e.coap_code())); // 4.02 Bad Option (§8.2)
             }
+            None if self.edhoc.is_some() && m.code == 0x02 && is_edhoc_path(&m) => return self.edhoc_step(&m, now),
             None => {
                 self.tally.malformed += 1;
                 return Ok(Self::error_reply(&m, 0x81)); // not protected: 4.01 (§8.2)
             }
         };
-        let Some(device) = kid.as_deref().and_then(device_of_kid).filter(|d| self.peers.contains_key(d)) else {
+        let device = match &self.edhoc {
+            Some(ed) => kid.as_deref().and_then(|k| ed.by_c_r.get(k).copied()),
+            None => kid.as_deref().and_then(device_of_kid),
+        };
+        let Some(device) = device.filter(|d| self.peers.contains_key(d)) else {
             self.tally.unknown_device += 1;
             return Ok(Self::error_reply(&m, Error::ContextNotFound.coap_code()));
         };
@@ -292,7 +516,13 @@ impl OscoreGateway {
             return Ok(Step::Reply(r, true));
         }
         let seq = lwcbench_oscore::context::piv_value(&binding.piv).map_err(|e| e.to_string())?;
-        let row = Row { device, counter: seq, cipher: crate::oscore::alg_byte(self.alg), payload: req.payload.clone() };
+        let epoch = self.peers.get(&device).map_or(0, |p| p.epoch);
+        let row = Row {
+            device,
+            counter: u64::from(epoch) << 40 | seq,
+            cipher: crate::oscore::alg_byte(self.alg),
+            payload: req.payload.clone(),
+        };
         self.request_bytes += bytes.len() as u64;
         if m.mtype == mtype::CON {
             self.in_batch.insert(key);
@@ -350,6 +580,29 @@ impl OscoreGateway {
         replies.extend(self.commit(rows, pending)?);
         Ok(replies)
     }
+}
+
+/// Replace `path` with `bytes`: a temporary file beside it (mode 0600), fsync, rename, so a
+/// crash leaves the old content or the new, never half of it.
+fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut tmp = path.as_os_str().to_os_string();
+    tmp.push(".tmp");
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Whether `m`'s Uri-Path is `/.well-known/edhoc`.
+fn is_edhoc_path(m: &Message) -> bool {
+    let path: Vec<&[u8]> = m.option_values(opt::URI_PATH).collect();
+    path.len() == 2 && path.iter().zip(edhoc::WELL_KNOWN_EDHOC).all(|(a, b)| *a == b.as_bytes())
 }
 
 /// Create `dir` (and parents) with mode 0700 if missing.

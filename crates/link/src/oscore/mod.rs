@@ -8,8 +8,14 @@
 //! ([`crate::wire::keys::DeviceKey::oscore_master_secret`]), so a device holds only its own
 //! context; the Master Salt is empty, there is no ID Context, the device's Sender ID is `d` in
 //! big-endian bytes without leading zeros (`0x00` for 0) and the gateway's is empty.
+//!
+//! With `--edhoc` the contexts come from EDHOC instead (docs/protocols.md "EDHOC"): each
+//! device's static P-256 key derives from its device key, the gateway's from the master
+//! (docs/security.md "EDHOC credentials"); credentials are CCS sent by kid ([`edhoc_kid`]).
+use lwcbench_oscore::edhoc::{self, Identity};
 use lwcbench_oscore::{Algorithm, SecurityContext, SecurityParams};
 use sha2::Digest;
+use zeroize::Zeroizing;
 
 use crate::wire::frame::Family;
 use crate::wire::keys::{DeviceKey, MasterKey};
@@ -23,10 +29,9 @@ pub use lwcbench_oscore;
 
 /// The Echo option (RFC 9175 §2.2.1): Class E under OSCORE.
 pub const ECHO: u16 = 252;
-/// The Uri-Path of readings (inner, encrypted).
-pub const PATH: &[u8] = b"r";
-/// Content-Format application/octet-stream (RFC 7252 §12.3): a reading's bytes.
-pub const OCTET_STREAM: u8 = 42;
+/// The Uri-Path of readings and their Content-Format: the request's shape is the OSCORE crate's
+/// (`reading::request`), which `lwcbench choose` prices without this crate.
+pub use lwcbench_oscore::reading::{OCTET_STREAM, PATH};
 /// The gateway's Sender ID.
 pub const GATEWAY_ID: &[u8] = b"";
 /// The default CoAP port on loopback (RFC 7252 §6.1).
@@ -86,6 +91,73 @@ pub fn device_context(key: &DeviceKey, alg: Algorithm) -> Result<SecurityContext
 pub fn gateway_context(master: &MasterKey, device: u32, alg: Algorithm) -> Result<SecurityContext, String> {
     let secret = master.device(Family::Sensor, device).oscore_master_secret(alg_byte(alg));
     derive(alg, &secret, GATEWAY_ID, &kid(device))
+}
+
+/// The kid of device `d`'s EDHOC credential: "d" then its Sender ID bytes ([`kid`]).
+pub fn edhoc_kid(device: u32) -> Vec<u8> {
+    [b"d".as_slice(), &kid(device)].concat()
+}
+
+/// The kid of the gateway's EDHOC credential.
+pub const EDHOC_GATEWAY_KID: &[u8] = b"g";
+
+/// The re-key limit by default: 2^20 requests per context, the limit q on encryptions under
+/// one key that draft-ietf-core-oscore-key-limits (§2.1.1) recommends for
+/// AES-CCM-16-64-128 (AEAD_AES_128_CCM_8), far below RFC 8613 §7.2.1's 2^40 Partial IVs.
+pub const DEFAULT_REKEY_AFTER: u64 = 1 << 20;
+
+/// The first candidate that is a valid P-256 scalar (one fails with probability about 2^-32).
+fn static_key(candidate: impl Fn(u8) -> Zeroizing<Vec<u8>>) -> Result<Zeroizing<Vec<u8>>, String> {
+    (0..=u8::MAX)
+        .map(candidate)
+        .find(|k| edhoc::private_key_ok(k))
+        .ok_or_else(|| "no EDHOC static key among 256 candidates".to_string())
+}
+
+/// Device `d`'s EDHOC identity: its static key from its own device key and its credential.
+pub fn device_identity(key: &DeviceKey) -> Result<Identity, String> {
+    if key.family != Family::Sensor {
+        return Err(format!(
+            "--key-file: the device key is for {} frames; OSCORE devices use sensor keys",
+            key.family.label()
+        ));
+    }
+    let sk = static_key(|n| key.edhoc_key_candidate(n))?;
+    let ccs = edhoc::ccs(&format!("lwcbench sensor {}", key.device), &edhoc_kid(key.device), &sk)
+        .map_err(|e| e.to_string())?;
+    Identity::new(&sk, &ccs).map_err(|e| e.to_string())
+}
+
+/// Device `d`'s EDHOC credential (CCS) as the gateway holding the master knows it.
+pub fn device_credential(master: &MasterKey, device: u32) -> Result<Vec<u8>, String> {
+    let sk = static_key(|n| master.device(Family::Sensor, device).edhoc_key_candidate(n))?;
+    edhoc::ccs(&format!("lwcbench sensor {device}"), &edhoc_kid(device), &sk).map_err(|e| e.to_string())
+}
+
+/// The gateway's EDHOC identity and its credential (CCS, public: devices need it).
+pub fn gateway_identity(master: &MasterKey) -> Result<(Identity, Vec<u8>), String> {
+    let sk = static_key(|n| master.edhoc_gateway_key_candidate(n))?;
+    let ccs = edhoc::ccs("lwcbench gateway", EDHOC_GATEWAY_KID, &sk).map_err(|e| e.to_string())?;
+    let id = Identity::new(&sk, &ccs).map_err(|e| e.to_string())?;
+    Ok((id, ccs))
+}
+
+/// A credential as `lwcbench link gateway --edhoc` prints it: lowercase hex.
+pub fn credential_hex(ccs: &[u8]) -> String {
+    hex::encode(ccs)
+}
+
+/// The gateway's credential from `--gateway-credential HEX`: at most 256 bytes, a CCS with a
+/// P-256 key and a kid.
+pub fn credential_from_hex(text: &str) -> Result<edhoc::Credential, String> {
+    let t = text.trim();
+    if t.len() > 512 {
+        return Err(format!("--gateway-credential: {} hex digits (a credential has at most 512)", t.len()));
+    }
+    let ccs = hex::decode(t).map_err(|_| {
+        "--gateway-credential: expected the hex the gateway prints after 'edhoc-credential'".to_string()
+    })?;
+    edhoc::credential(&ccs).map_err(|e| format!("--gateway-credential: {e}"))
 }
 
 /// The store's key id for OSCORE readings under `master` with `alg`: not the master's own

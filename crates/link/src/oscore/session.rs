@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use lwcbench_oscore::seq::SequenceStore;
 use lwcbench_oscore::Algorithm;
 
-use crate::oscore::device::{CoapDevice, ACK_TIMEOUT};
+use crate::oscore::device::{CoapDevice, Delivered, EdhocClient, Handshake, ACK_TIMEOUT};
 use crate::oscore::gateway::{OscoreGateway, OscoreServer, OscoreTally};
-use crate::oscore::{device_context, store_key_id};
+use crate::oscore::{device_context, device_credential, device_identity, gateway_identity, store_key_id};
 use crate::store::Row;
 use crate::wire::frame::Family;
 use crate::wire::keys::MasterKey;
@@ -44,6 +44,9 @@ pub struct OscoreConfig {
     pub listen: String,
     /// RFC 7252 ACK_TIMEOUT.
     pub ack_timeout: Duration,
+    /// `--edhoc`: contexts from EDHOC, re-keyed before a sender sequence number reaches this
+    /// limit (None: pre-shared contexts from the key hierarchy).
+    pub edhoc: Option<u64>,
 }
 
 impl OscoreConfig {
@@ -64,6 +67,7 @@ impl OscoreConfig {
             session: crate::session::new_session(),
             listen: "127.0.0.1:0".into(),
             ack_timeout: ACK_TIMEOUT,
+            edhoc: None,
         }
     }
 }
@@ -103,6 +107,16 @@ pub struct OscoreOutcome {
     pub missing: u64,
     /// The store as described in run.json.
     pub store: String,
+    /// With EDHOC: the re-key limit (sender sequence numbers per context).
+    pub rekey_after: Option<u64>,
+    /// EDHOC handshakes the devices completed.
+    pub handshakes: u64,
+    /// Mean CoAP bytes of a handshake (both directions, message_1 to message_4).
+    pub handshake_bytes: f64,
+    /// Mean request/response exchanges of a handshake.
+    pub handshake_round_trips: f64,
+    /// Mean time of a handshake on the device (ms).
+    pub handshake_ms: f64,
 }
 
 /// Run the session and prove exactly-once; a reading lost, stored twice or altered is an error.
@@ -121,44 +135,62 @@ pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, Stri
     // A provisioned device has its own sequence number state beside its key file; this session's
     // state for it would repeat those numbers under the same context.
     crate::device::provision::refuse_provisioned(&cfg.key_file, master, Family::Sensor, &ids)?;
+    check_edhoc(cfg)?;
     let store = crate::store::open(&cfg.store, &cfg.session, &store_key_id(&master.fingerprint(), cfg.alg))?;
     let store_desc = store.describe();
-    let gw = OscoreGateway::new(master, cfg.alg, &ids, &cfg.state_dir, store)?;
+    let (gw, gateway_cred) = match cfg.edhoc {
+        None => (OscoreGateway::new(master, cfg.alg, &ids, &cfg.state_dir, store)?, None),
+        Some(_) => {
+            let (identity, ccs) = gateway_identity(master)?;
+            let creds =
+                ids.iter().map(|&d| Ok((d, device_credential(master, d)?))).collect::<Result<Vec<_>, String>>()?;
+            (OscoreGateway::new_edhoc(identity, &creds, &cfg.state_dir, store)?, Some(ccs))
+        }
+    };
     let server = OscoreServer::start(gw, &cfg.listen, cfg.batch)?;
     let addr = server.addr;
     let t0 = Instant::now();
     let mut threads = Vec::with_capacity(ids.len());
     for &d in &ids {
-        let ctx = device_context(&master.device(Family::Sensor, d), cfg.alg)?;
-        let path = cfg.state_dir.join(format!("device-{d}-{}.seq", cfg.alg.cose_id()));
-        let seq = SequenceStore::open(&path, &ctx, lwcbench_oscore::seq::DEFAULT_BLOCK).map_err(|e| e.to_string())?;
-        let mut dev = CoapDevice::new(ctx, seq, addr)?;
-        dev.ack_timeout = cfg.ack_timeout;
         let (readings, messages, interval, n) = (cfg.readings.clone(), cfg.messages, cfg.interval, ids.len() as u64);
-        let t = std::thread::Builder::new()
-            .name(format!("oscore-dev-{d}"))
-            .spawn(move || {
-                let mut sent = Vec::with_capacity(messages as usize);
-                for k in 0..messages {
-                    let row = ((u64::from(d) + k * n) % readings.len() as u64) as usize;
-                    match dev.send(&readings[row]) {
-                        Ok(x) => sent.push((x, row)),
-                        Err(e) => return Err(format!("device {d}: {e}")),
-                    }
-                    if let Some(i) = interval {
-                        std::thread::sleep(i);
-                    }
-                }
-                Ok(sent)
-            })
-            .map_err(|e| e.to_string())?;
+        let t = match (cfg.edhoc, &gateway_cred) {
+            (Some(rekey_after), Some(ccs)) => {
+                let gw_cred = lwcbench_oscore::edhoc::credential(ccs).map_err(|e| e.to_string())?;
+                let client =
+                    EdhocClient::new(device_identity(&master.device(Family::Sensor, d))?, gw_cred, rekey_after)?;
+                let mut dev = CoapDevice::new_edhoc(client, addr)?;
+                dev.ack_timeout = cfg.ack_timeout;
+                std::thread::Builder::new().name(format!("oscore-dev-{d}")).spawn(move || {
+                    dev.start().map_err(|e| format!("device {d}: {e}"))?;
+                    let sent = send_all(d, &mut |r| dev.send(r), &readings, messages, interval, n)?;
+                    Ok((sent, dev.handshakes().to_vec()))
+                })
+            }
+            _ => {
+                let ctx = device_context(&master.device(Family::Sensor, d), cfg.alg)?;
+                let path = cfg.state_dir.join(format!("device-{d}-{}.seq", cfg.alg.cose_id()));
+                let seq =
+                    SequenceStore::open(&path, &ctx, lwcbench_oscore::seq::DEFAULT_BLOCK).map_err(|e| e.to_string())?;
+                let mut dev = CoapDevice::new(ctx, seq, addr)?;
+                dev.ack_timeout = cfg.ack_timeout;
+                std::thread::Builder::new().name(format!("oscore-dev-{d}")).spawn(move || {
+                    let sent = send_all(d, &mut |r| dev.send(r), &readings, messages, interval, n)?;
+                    Ok((sent, Vec::new()))
+                })
+            }
+        }
+        .map_err(|e| e.to_string())?;
         threads.push((d, t));
     }
     let mut confirmed = Vec::new();
+    let mut handshakes: Vec<Handshake> = Vec::new();
     let mut first_err = None;
     for (d, t) in threads {
         match t.join() {
-            Ok(Ok(v)) => confirmed.extend(v.into_iter().map(|(x, row)| (d, x, row))),
+            Ok(Ok((v, h))) => {
+                confirmed.extend(v.into_iter().map(|(x, row)| (d, x, row)));
+                handshakes.extend(h);
+            }
             Ok(Err(e)) => {
                 first_err.get_or_insert(e);
             }
@@ -186,6 +218,7 @@ pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, Stri
         confirmed.iter().map(f).sum::<f64>() / confirmed.len().max(1) as f64
     };
     let readings = cfg.readings.clone();
+    let hn = handshakes.len().max(1) as f64;
     Ok(OscoreOutcome {
         alg: cfg.alg.name().into(),
         sent,
@@ -199,21 +232,73 @@ pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, Stri
         mismatched,
         missing,
         store: store_desc,
+        rekey_after: cfg.edhoc,
+        handshakes: handshakes.len() as u64,
+        handshake_bytes: handshakes.iter().map(|h| f64::from(h.bytes)).sum::<f64>() / hn,
+        handshake_round_trips: handshakes.iter().map(|h| f64::from(h.round_trips)).sum::<f64>() / hn,
+        handshake_ms: handshakes.iter().map(|h| h.ns as f64 / 1e6).sum::<f64>() / hn,
     })
 }
 
-/// (matched, mismatched): this run's rows against the confirmed readings (device, sequence
-/// number, dataset row). A row no device had confirmed is mismatched.
-pub fn check(
-    rows: &[Row],
-    confirmed: &[(u32, crate::oscore::device::Delivered, usize)],
+/// `--edhoc` takes cipher suite 2's application AEAD (RFC 9528 Appendix A.1) and a re-key
+/// limit of at least one message.
+pub fn check_edhoc(cfg: &OscoreConfig) -> Result<(), String> {
+    match cfg.edhoc {
+        None => Ok(()),
+        Some(0) => Err("--rekey-after: at least 1 message per context".into()),
+        Some(_) if cfg.alg != Algorithm::AesCcm16_64_128 => Err(format!(
+            "--edhoc: the OSCORE AEAD is cipher suite 2's application AEAD, AES-CCM-16-64-128 (RFC 9528 Appendix \
+             A.1), not {}",
+            cfg.alg.name()
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Send `messages` readings from device `d` (of `n`), in turn from `readings`; each with its row.
+fn send_all(
+    d: u32,
+    send: &mut dyn FnMut(&[u8]) -> Result<Delivered, String>,
     readings: &[Vec<u8>],
-) -> (u64, u64) {
-    let expected: std::collections::HashMap<(u32, u64), usize> =
-        confirmed.iter().map(|(d, x, row)| ((*d, x.seq), *row)).collect();
+    messages: u64,
+    interval: Option<Duration>,
+    n: u64,
+) -> Result<Vec<(Delivered, usize)>, String> {
+    let mut sent = Vec::with_capacity(messages.min(1 << 20) as usize);
+    for k in 0..messages {
+        let row = ((u64::from(d) + k * n) % readings.len() as u64) as usize;
+        sent.push((send(&readings[row]).map_err(|e| format!("device {d}: {e}"))?, row));
+        if let Some(i) = interval {
+            std::thread::sleep(i);
+        }
+    }
+    Ok(sent)
+}
+
+/// (matched, mismatched): this run's rows against the confirmed readings (device, sequence
+/// number, dataset row). A row no device had confirmed is mismatched. With EDHOC a row's
+/// counter is epoch × 2^40 + sequence number: a device's k-th epoch in the rows is matched with
+/// its k-th handshake (both ascend in time), so a reading stored under another context than
+/// the one it was sent under is mismatched.
+pub fn check(rows: &[Row], confirmed: &[(u32, Delivered, usize)], readings: &[Vec<u8>]) -> (u64, u64) {
+    use std::collections::{BTreeSet, HashMap};
+    let rank = |sets: &mut HashMap<u32, BTreeSet<u64>>, d: u32, v: u64| sets.entry(d).or_default().insert(v);
+    let (mut epochs, mut shakes) = (HashMap::new(), HashMap::new());
+    for r in rows {
+        rank(&mut epochs, r.device, r.counter >> 40);
+    }
+    for (d, x, _) in confirmed {
+        rank(&mut shakes, *d, u64::from(x.handshake));
+    }
+    let index = |sets: &HashMap<u32, BTreeSet<u64>>, d: u32, v: u64| {
+        sets.get(&d).and_then(|s| s.iter().position(|e| *e == v)).unwrap_or(usize::MAX)
+    };
+    let expected: HashMap<(u32, usize, u64), usize> =
+        confirmed.iter().map(|(d, x, row)| ((*d, index(&shakes, *d, u64::from(x.handshake)), x.seq), *row)).collect();
     let (mut matched, mut mismatched) = (0, 0);
     for r in rows {
-        match expected.get(&(r.device, r.counter)) {
+        let key = (r.device, index(&epochs, r.device, r.counter >> 40), r.counter & lwcbench_oscore::MAX_SEQ);
+        match expected.get(&key) {
             Some(&row) if readings[row] == r.payload => matched += 1,
             _ => mismatched += 1,
         }

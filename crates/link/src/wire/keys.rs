@@ -44,6 +44,8 @@ pub const CIPHER_INFO: &[u8] = b"lwcbench-link cipher key";
 pub const ID_INFO: &[u8] = b"lwcbench-link key id";
 /// HKDF info prefix of an OSCORE Master Secret (device key → OSCORE, docs/security.md).
 pub const OSCORE_INFO: &[u8] = b"lwcbench-link oscore master secret";
+/// HKDF info prefix of an EDHOC static key candidate (docs/security.md "EDHOC credentials").
+pub const EDHOC_INFO: &[u8] = b"lwcbench-link edhoc static key";
 
 /// A key with a fingerprint: what a counter or replay state file is bound to.
 pub trait Fingerprinted {
@@ -169,6 +171,12 @@ impl MasterKey {
     /// `device` (for Modbus: the proxy pair).
     pub fn cipher_key(&self, proto: Proto, device: u32, cipher: u8, len: usize) -> Zeroizing<Vec<u8>> {
         self.device(proto.family(), device).derive_cipher_key(proto, cipher, len)
+    }
+
+    /// Candidate `n` of the gateway's EDHOC static P-256 private key (`--edhoc`), from the
+    /// master under the label "gateway"; the first valid scalar is the key.
+    pub fn edhoc_gateway_key_candidate(&self, n: u8) -> Zeroizing<Vec<u8>> {
+        derive(&self.0[..], EDHOC_INFO, "gateway", &[n], 32)
     }
 
     /// The key's id: 16 HKDF bytes under their own info label (hex), which names the key in a
@@ -315,6 +323,12 @@ impl DeviceKey {
     /// a link cipher key, and one per algorithm, so no key serves two AEADs.
     pub fn oscore_master_secret(&self, alg: u8) -> Zeroizing<Vec<u8>> {
         derive(&self.key[..], OSCORE_INFO, self.family.label(), &[alg], 32)
+    }
+
+    /// Candidate `n` of this device's EDHOC static P-256 private key (`--edhoc`): 32 bytes
+    /// under their own `info` prefix; the first candidate that is a valid scalar is the key.
+    pub fn edhoc_key_candidate(&self, n: u8) -> Zeroizing<Vec<u8>> {
+        derive(&self.key[..], EDHOC_INFO, self.family.label(), &[n], 32)
     }
 
     /// The fingerprint of this device key (its counter state is bound to it).

@@ -1,0 +1,96 @@
+//! The pieces `lwcbench link --protocol oscore --edhoc` builds on: CCS credentials written from
+//! a private key (checked against RFC 9529 §3's), a Responder that learns the Initiator's
+//! credential from its kid in message_3, the CoAP payloads with a byte-string C_R, and EDHOC
+//! error messages (RFC 9528 §6).
+#![allow(clippy::unwrap_used)]
+
+use lwcbench_oscore::edhoc::{
+    self, ccs, credential, error_message, error_reason, split_coap_request, Error, Identity, Initiator, OpenResponder,
+};
+
+fn h(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+// RFC 9529 Section 3.
+const SK_I: &str = "fb13adeb6518cee5f88417660841142e830a81fe334380a953406a1305e8706b";
+const SK_R: &str = "72cc4761dbd4c78f758931aa589d348d1ef874a7e303ede2f140dcf3e6aa4aac";
+const CRED_I: &str = "a2027734322d35302d33312d46462d45462d33372d33322d333908a101a5010202412b2001215820ac75e9ece3\
+                      e50bfc8ed60399889522405c47bf16df96660a41298cb4307f7eb62258206e5de611388a4b8a8211334ac7\
+                      d37ecb52a387d257e6db3c2a93df21ff3affc8";
+const CRED_R: &str = "a2026b6578616d706c652e65647508a101a501020241322001215820bbc34960526ea4d32e940cad2a234148dd\
+                      c21791a12afbcbac93622046dd44f02258204519e257236b2a0ce2023f0931f1f386ca7afda64fcde0108c22\
+                      4c51eabf6072";
+
+#[test]
+fn ccs_from_a_private_key_equals_the_rfc_9529_credentials() {
+    assert_eq!(ccs("example.edu", &[0x32], &h(SK_R)).unwrap(), h(CRED_R));
+    assert_eq!(ccs("42-50-31-FF-EF-37-32-39", &[0x2b], &h(SK_I)).unwrap(), h(CRED_I));
+    assert!(ccs("s", &[], &h(SK_R)).is_err(), "an empty kid");
+    assert!(ccs("s", &[1; 17], &h(SK_R)).is_err(), "a kid longer than lakers keeps");
+    assert!(ccs("s", &[1], &[0; 32]).is_err(), "the scalar 0");
+    assert!(!edhoc::private_key_ok(&[0xff; 32]), "above the group order");
+    assert!(edhoc::private_key_ok(&h(SK_I)));
+}
+
+#[test]
+fn an_open_responder_takes_the_initiator_it_knows_by_kid() {
+    let i = Identity::new(&h(SK_I), &h(CRED_I)).unwrap();
+    let r = Identity::new(&h(SK_R), &h(CRED_R)).unwrap();
+    let known = |kid: &[u8]| (kid == [0x2b]).then(|| credential(&h(CRED_I)).unwrap());
+
+    let (init, m1) = Initiator::start(&i, credential(&h(CRED_R)).unwrap(), 0x37).unwrap();
+    // A two-byte C_R travels as a byte string; message_3's CoAP payload carries it so.
+    let (resp, m2) = OpenResponder::process_message_1(&r, &m1, &[0x01, 0x02]).unwrap();
+    assert_eq!((resp.c_i(), resp.c_r()), (&[0x37][..], &[1, 2][..]));
+    let (sent3, m3) = init.process_message_2(&m2).unwrap();
+    let payload = edhoc::coap_message_3(sent3.c_r(), &m3);
+    assert_eq!(&payload[..3], [0x42, 1, 2]);
+    let (c_r, m3_back) = split_coap_request(&payload).unwrap();
+    assert_eq!((c_r.as_deref(), m3_back), (Some(&[1u8, 2][..]), &m3[..]));
+    let (mut est_r, m4, kid) = resp.process_message_3(m3_back, known).unwrap();
+    assert_eq!(kid, [0x2b]);
+    let mut est_i = sent3.process_message_4(&m4).unwrap();
+    let (client, server) = (est_i.oscore_context().unwrap(), est_r.oscore_context().unwrap());
+    assert_eq!(client.sender_key(), server.recipient_key());
+    assert_eq!(client.sender_id(), [1, 2], "Appendix A.1: the Initiator sends under C_R");
+
+    // The same Initiator, unknown to a Responder that knows only kid 0x05: refused.
+    let (init, m1) = Initiator::start(&i, credential(&h(CRED_R)).unwrap(), 0x37).unwrap();
+    let (resp, m2) = OpenResponder::process_message_1(&r, &m1, &[0x40]).unwrap();
+    let (_, m3) = init.process_message_2(&m2).unwrap();
+    let mut seen = Vec::new();
+    let e = resp
+        .process_message_3(&m3, |kid| {
+            seen = kid.to_vec();
+            (kid == [0x05]).then(|| credential(&h(CRED_I)).unwrap())
+        })
+        .unwrap_err();
+    assert_eq!(e, Error::Protocol { step: "message_3", reason: lakers::EDHOCError::UnexpectedCredential });
+    assert_eq!(seen, [0x2b], "the lookup saw the kid the Initiator sent");
+
+    // C_R equal to C_I is refused (the caller picks another), as are empty or long ones.
+    let (_, m1) = Initiator::start(&i, credential(&h(CRED_R)).unwrap(), 0x37).unwrap();
+    assert!(matches!(OpenResponder::process_message_1(&r, &m1, &[0x37]), Err(Error::Oscore(_))));
+    assert!(OpenResponder::process_message_1(&r, &m1, &[]).is_err());
+    assert!(OpenResponder::process_message_1(&r, &m1, &[1; 8]).is_err());
+}
+
+#[test]
+fn coap_payloads_and_error_messages() {
+    assert_eq!(split_coap_request(&[0xf5, 3, 2]).unwrap(), (None, &[3u8, 2][..]));
+    assert_eq!(split_coap_request(&[0x27, 9]).unwrap(), (Some(vec![0x27]), &[9u8][..]));
+    assert_eq!(split_coap_request(&[0x41, 0xff, 9]).unwrap(), (Some(vec![0xff]), &[9u8][..]));
+    assert!(split_coap_request(&[]).is_err());
+    assert!(split_coap_request(&[0x43, 1, 2]).is_err(), "C_R longer than the payload");
+    assert!(split_coap_request(&[0x48; 10]).is_err(), "C_R of 8 bytes: no OSCORE Sender ID");
+    // RFC 9528 §6: ERR_CODE 1 (int), ERR_INFO a text string: 01 63 'a' 'b' 'c'.
+    assert_eq!(error_message("abc"), [0x01, 0x63, b'a', b'b', b'c']);
+    assert_eq!(error_reason(&error_message("unknown kid")).as_deref(), Some("unknown kid"));
+    let long = "x".repeat(300);
+    assert_eq!(error_reason(&error_message(&long)), Some(long));
+    assert_eq!(error_reason(&[0x01, 0x62, b'a', 7]).as_deref(), Some("a?"));
+    assert_eq!(error_reason(&[0x02, 0x61, b'a']), None, "ERR_CODE 2 is not a text reason");
+    assert_eq!(error_reason(&[0x01, 0x63, b'a']), None, "truncated");
+    assert_eq!(error_reason(&[0x01, 0x61, b'a', 0]), None, "trailing bytes");
+}
