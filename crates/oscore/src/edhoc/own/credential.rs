@@ -146,6 +146,10 @@ impl Credential {
     pub fn id_cred(&self) -> &[u8] {
         &self.id_cred
     }
+    /// The kid this credential is sent by (1 to 7 bytes); None for one sent by 'x5t'.
+    pub fn kid(&self) -> Option<&[u8]> {
+        super::handshake::kid_of(&self.id_cred)
+    }
     /// CRED_x as the transcript hashes and MACs take it.
     pub fn cred(&self) -> &[u8] {
         &self.cred

@@ -224,6 +224,10 @@ impl InitiatorSentM3 {
     }
 }
 
+/// The reason a Responder refuses a message_1 whose C_I is the C_R it chose (Appendix A.1:
+/// both directions would share a Sender ID): a caller choosing C_R itself tries another.
+pub const C_R_TAKEN: &str = "C_I equals the C_R chosen here";
+
 /// A Responder that answered message_1 with message_2 and waits for message_3: the state
 /// [`Responder`] and [`OpenResponder`] share.
 struct Answered {
@@ -264,7 +268,7 @@ impl Answered {
         }
         let g_x: &[u8; 32] = m.g_x.try_into().map_err(|_| e("G_X is not 32 bytes"))?;
         if m.c_i == c_r {
-            return Err(e("C_I equals the C_R chosen here"));
+            return Err(e(C_R_TAKEN));
         }
         let g_xy = suite.ecdh(y, g_x).map_err(&e)?;
 
@@ -458,7 +462,9 @@ impl OpenResponder {
         let mut kid = Vec::new();
         let (done, m4) = self.state.process_message_3(message_3, |id_cred| {
             let e = |r: alloc::string::String| Error::new("message_3", r);
-            kid = kid_of(id_cred).ok_or_else(|| e("ID_CRED_I is not a kid of 1 to 7 bytes".to_string()))?;
+            kid = kid_of(id_cred)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| e("ID_CRED_I is not a kid of 1 to 7 bytes".to_string()))?;
             let name = kid_hex(&kid);
             let c = lookup(&kid).ok_or_else(|| e(format!("no credential known for kid {name}")))?;
             if c.id_cred != id_cred {
@@ -479,9 +485,9 @@ impl OpenResponder {
 }
 
 /// The kid of a full ID_CRED_x `{4: kid}` of 1 to 7 bytes; None for any other map.
-fn kid_of(id_cred: &[u8]) -> Option<Vec<u8>> {
+pub(super) fn kid_of(id_cred: &[u8]) -> Option<&[u8]> {
     match id_cred {
-        [0xa1, 0x04, h @ 0x41..=0x47, kid @ ..] if usize::from(h - 0x40) == kid.len() => Some(kid.to_vec()),
+        [0xa1, 0x04, h @ 0x41..=0x47, kid @ ..] if usize::from(h - 0x40) == kid.len() => Some(kid),
         _ => None,
     }
 }
