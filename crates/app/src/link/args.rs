@@ -20,8 +20,9 @@ pub(super) struct SessionArgs {
     #[arg(long, default_value = "link", value_name = "link|oscore")]
     pub(super) protocol: String,
     /// With --protocol oscore: establish each device's OSCORE context with EDHOC (RFC 9528,
-    /// method 3, cipher suite 2; static DH keys derived from the key hierarchy) at its start,
-    /// instead of a pre-shared Master Secret; the AEAD is AES-CCM-16-64-128 (Appendix A.1).
+    /// method 3, the cipher suite of --edhoc-suite; static DH keys derived from the key
+    /// hierarchy) at its start, instead of a pre-shared Master Secret; the AEAD is
+    /// AES-CCM-16-64-128 (Appendix A.1).
     #[arg(long)]
     pub(super) edhoc: bool,
     /// With --edhoc: run a new handshake before a device's sender sequence number reaches N
