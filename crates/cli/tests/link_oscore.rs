@@ -148,7 +148,9 @@ fn an_edhoc_session_rekeys_at_the_limit_and_prints_its_handshakes() {
     // trips (hand count in crates/link/tests/oscore_edhoc.rs).
     assert!(err.contains("sent 70 stored 70 missing 0 refused 0"), "{err}");
     assert!(
-        err.contains("EDHOC: 8 handshakes (re-key after 10 messages), 187.0 B and 2.0 round trips each, "),
+        err.contains(
+            "EDHOC suite 2 (lakers): 8 handshakes (re-key after 10 messages), 187.0 B and 2.0 round trips each, "
+        ),
         "{err}"
     );
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
@@ -165,6 +167,59 @@ fn an_edhoc_session_rekeys_at_the_limit_and_prints_its_handshakes() {
         ),
         (&["--edhoc", "--rekey-after", "0"][..], "error: --rekey-after: at least 1 message per context"),
         (&["--rekey-after", "5"][..], "--edhoc"),
+    ] {
+        let o = lwcbench()
+            .args(["link", "--protocol", "oscore", "--messages", "1", "--key-file"])
+            .arg(&key)
+            .args(args)
+            .arg("--out")
+            .arg(d.path().join("refused"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(want), "{args:?}: {err}");
+        assert!(!d.path().join("refused").exists(), "{args:?}: nothing written for a refused run");
+    }
+}
+
+#[test]
+fn an_edhoc_session_at_suite_0_runs_on_the_own_edhoc_and_rekeys_at_the_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("run");
+    let key = d.path().join("m.key");
+    let o = lwcbench()
+        .args(["link", "--protocol", "oscore", "--edhoc", "--edhoc-suite", "0", "--rekey-after", "10"])
+        .args(["--devices", "2", "--messages", "35", "--interval", "0", "--key-file"])
+        .arg(&key)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // As at suite 2: ceil(35 / 10) = 4 contexts per device, 2 devices; X25519 keys have the
+    // 32 bytes of a P-256 x-coordinate, so a handshake is 187 bytes too.
+    assert!(err.contains("sent 70 stored 70 missing 0 refused 0"), "{err}");
+    assert!(
+        err.contains(
+            "EDHOC suite 0 (own): 8 handshakes (re-key after 10 messages), 187.0 B and 2.0 round trips each, "
+        ),
+        "{err}"
+    );
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("### EDHOC (RFC 9528, method 3, cipher suite 0, own), re-key after 10 messages"), "{md}");
+    assert!(md.contains("| AES-CCM-16-64-128 | 8 | 187.0 | 2.0 | "), "{md}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("oscore_summary.json")).unwrap()).unwrap();
+    assert_eq!((v[0]["handshakes"].as_u64(), v[0]["edhoc_suite"].as_u64()), (Some(8), Some(0)));
+
+    for (args, want) in [
+        (&["--edhoc", "--edhoc-suite", "1"][..], "error: --edhoc-suite: '1' is not 0 or 2"),
+        (
+            &["--edhoc", "--edhoc-suite", "0", "--cipher", "A128GCM"][..],
+            "error: --edhoc: the OSCORE AEAD is cipher suite 0's application AEAD",
+        ),
+        (&["--edhoc-suite", "0"][..], "--edhoc"),
     ] {
         let o = lwcbench()
             .args(["link", "--protocol", "oscore", "--messages", "1", "--key-file"])

@@ -2,6 +2,7 @@
 //! with the gateway over CoAP, take the OSCORE context of Appendix A.1, re-key at the limit,
 //! and every reading is stored once. Expected values are counted by hand from what the test
 //! sends (handshake and reading counts, datagram sizes from RFC 7252 §3 and RFC 9528 §5).
+//! Cipher suite 2 runs on lakers, suite 0 (`--edhoc-suite 0`) on this project's own EDHOC.
 #![allow(clippy::unwrap_used)]
 
 use std::net::SocketAddr;
@@ -12,10 +13,14 @@ use std::time::Duration;
 use lwcbench_link::oscore::device::{CoapDevice, EdhocClient};
 use lwcbench_link::oscore::gateway::{OscoreGateway, OscoreServer};
 use lwcbench_link::oscore::session::{run, OscoreConfig};
-use lwcbench_link::oscore::{device_credential, device_identity, gateway_identity, store_key_id};
+use lwcbench_link::oscore::{
+    device_credential, device_credential_x25519, device_identity, device_identity_x25519, gateway_identity,
+    gateway_identity_x25519, store_key_id,
+};
 use lwcbench_link::wire::frame::Family;
 use lwcbench_link::wire::keys::MasterKey;
 use lwcbench_oscore::edhoc::credential;
+use lwcbench_oscore::edhoc::own::EdhocSuite;
 use lwcbench_oscore::{Algorithm, MemorySequence};
 
 const MASTER: [u8; 32] = [0x3c; 32];
@@ -48,6 +53,16 @@ fn device(master: [u8; 32], id: u32, to: SocketAddr, rekey: u64) -> CoapDevice<M
 }
 
 fn session(dir: &Path, devices: u32, messages: u64, rekey: u64) -> lwcbench_link::oscore::session::OscoreOutcome {
+    session_at(dir, devices, messages, rekey, EdhocSuite::Suite2)
+}
+
+fn session_at(
+    dir: &Path,
+    devices: u32,
+    messages: u64,
+    rekey: u64,
+    suite: EdhocSuite,
+) -> lwcbench_link::oscore::session::OscoreOutcome {
     let m = MasterKey::from_bytes(MASTER);
     let key_file = dir.join("m.key");
     if !key_file.exists() {
@@ -62,6 +77,7 @@ fn session(dir: &Path, devices: u32, messages: u64, rekey: u64) -> lwcbench_link
     );
     cfg.readings = Arc::new((0..7u8).map(|i| vec![i; 10 + i as usize]).collect());
     cfg.edhoc = Some(rekey);
+    cfg.edhoc_suite = suite;
     run(&cfg, &m).unwrap()
 }
 
@@ -184,4 +200,79 @@ fn a_corrupt_epoch_state_stops_the_gateway_with_the_file_named_and_nothing_store
     assert_eq!((gw.tally.handshakes, gw.tally.stored), (0, 0));
     assert!(gw.store().all().unwrap().is_empty());
     assert_eq!(std::fs::read_to_string(&epoch).unwrap(), "seven\n", "left as it was");
+}
+
+#[test]
+fn a_session_at_suite_0_stores_every_reading_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = session_at(dir.path(), 3, 12, lwcbench_link::oscore::DEFAULT_REKEY_AFTER, EdhocSuite::Suite0);
+    assert_eq!((o.sent, o.tally.stored, o.tally.duplicates, o.echo_rounds), (36, 36, 0, 0));
+    assert_eq!((o.handshakes, o.tally.handshakes, o.missing, o.mismatched, o.tally.refused()), (3, 3, 0, 0, 0));
+    assert_eq!((o.edhoc_suite, o.handshake_round_trips), (Some(0), 2.0));
+    // X25519 keys are 32 bytes as P-256 x-coordinates are: the same 187 bytes per handshake as
+    // counted by hand at suite 2 below.
+    assert_eq!(o.handshake_bytes, 187.0);
+}
+
+#[test]
+fn suite_0_rekey_after_10_with_35_readings_runs_4_handshakes_per_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = session_at(dir.path(), 2, 35, 10, EdhocSuite::Suite0);
+    // As at suite 2: ceil(35 / 10) = 4 handshakes per device, sequence numbers 0-9 under each.
+    assert_eq!((o.handshakes, o.tally.handshakes), (8, 8));
+    assert_eq!((o.sent, o.tally.stored, o.tally.duplicates, o.missing, o.mismatched), (70, 70, 0, 0, 0));
+    let mut want = Vec::new();
+    for d in 0..2u32 {
+        for (epoch, n) in [(1u64, 10u64), (2, 10), (3, 10), (4, 5)] {
+            want.extend((0..n).map(|s| (d, epoch << 40 | s)));
+        }
+    }
+    assert_eq!(rows(&dir.path().join("s.db")), want);
+}
+
+#[test]
+fn a_suite_0_gateway_refuses_suite_2_and_strangers_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = MasterKey::from_bytes(MASTER);
+    let store = lwcbench_link::store::open(
+        dir.path().join("s.db").to_str().unwrap(),
+        "t",
+        &store_key_id(&m.fingerprint(), Algorithm::AesCcm16_64_128),
+    )
+    .unwrap();
+    let creds: Vec<_> = [0, 1].iter().map(|&d| (d, device_credential_x25519(&m, d).unwrap())).collect();
+    let gw =
+        OscoreGateway::new_edhoc_suite0(gateway_identity_x25519(&m).unwrap(), &creds, &dir.path().join("st"), store)
+            .unwrap();
+    let srv = OscoreServer::start(gw, "127.0.0.1:0", 64).unwrap();
+    // A device speaking suite 2 (lakers) is refused at message_1, with the reason.
+    let mut p256 = device(MASTER, 1, srv.addr, 100);
+    let e = p256.start().unwrap_err();
+    assert_eq!(
+        e,
+        "the gateway refused EDHOC message_1 (4.00 Bad Request): EDHOC message_1 refused: selected cipher suite 2 \
+         (this Responder: 0)"
+    );
+    // Device 5 at suite 0: its kid "d" 0x05 is not among those served.
+    let gw_cred = gateway_identity_x25519(&m).unwrap().credential().clone();
+    let me = device_identity_x25519(&m.device(Family::Sensor, 5)).unwrap();
+    let mut stranger =
+        CoapDevice::new_edhoc(EdhocClient::new_suite0(me, gw_cred.clone(), 100).unwrap(), srv.addr).unwrap();
+    stranger.ack_timeout = Duration::from_millis(300);
+    let e = stranger.start().unwrap_err();
+    assert_eq!(
+        e,
+        "the gateway refused EDHOC message_3 (4.00 Bad Request): EDHOC message_3 refused: credential kid h'6405' is \
+         not one this gateway accepts"
+    );
+    // Device 1's kid with a key of another master: MAC_3 does not verify.
+    let other = device_identity_x25519(&MasterKey::from_bytes([0x77; 32]).device(Family::Sensor, 1)).unwrap();
+    let mut impostor = CoapDevice::new_edhoc(EdhocClient::new_suite0(other, gw_cred, 100).unwrap(), srv.addr).unwrap();
+    let e = impostor.start().unwrap_err();
+    assert!(e.ends_with("EDHOC message_3 refused: MAC_3 does not verify (altered, or another key)"), "{e}");
+    let (mut gw, err) = srv.stop().unwrap();
+    assert_eq!(err, None);
+    let t = &gw.tally;
+    assert_eq!((t.unknown_credential, t.edhoc_refused, t.handshakes, t.stored), (1, 2, 0, 0));
+    assert!(gw.store().all().unwrap().is_empty());
 }

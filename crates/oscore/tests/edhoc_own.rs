@@ -2,12 +2,16 @@
 //! implementation (src/edhoc.rs) at cipher suite 2 in both directions, at cipher suite 0 with
 //! static DH (X25519 keys of RFC 7748 §6.1) between its own two sides, the refusals of
 //! altered messages and bad parameters, each in one line, and a bounded fuzz: random,
-//! truncated and mutated messages at every step never panic.
+//! truncated and mutated messages at every step never panic. The Responder serving many
+//! Initiators ([`OpenResponder`]: the credential looked up by the kid in message_3) at suite 0
+//! between its own sides and at suite 2 with the lakers Initiator, and the CCS builders
+//! against RFC 9529's credentials.
 #![allow(clippy::unwrap_used)]
 
 use lwcbench_oscore::coap::{mtype, opt, Message};
 use lwcbench_oscore::edhoc::own::{
-    Credential, EdhocSuite, Established, Identity, Initiator, Method, Params, Responder,
+    Credential, EdhocSuite, Established, Identity, Initiator, KeyKind, Method, OpenResponder, Params, Responder,
+    ResponderConfig,
 };
 use lwcbench_oscore::edhoc::{self, Role};
 use lwcbench_oscore::{
@@ -294,5 +298,217 @@ fn random_truncated_and_mutated_messages_never_panic() {
                 assert!(sent3.process_message_4(&m).is_err(), "a changed message_4 was accepted");
             }
         }
+    }
+}
+
+// RFC 9529 §3's subjects.
+const SUBJ_I: &str = "42-50-31-FF-EF-37-32-39";
+const SUBJ_R: &str = "example.edu";
+
+#[test]
+fn ccs_builders_give_the_credentials_of_rfc_9529_and_7748() {
+    // P-256: the private keys of RFC 9529 §3 with its subjects and kids give its CRED_I and
+    // CRED_R byte for byte (the public key derived, y included).
+    let ci = Credential::ccs_for_key(KeyKind::P256, SUBJ_I, &[0x2b], &h(SK_I)).unwrap();
+    assert_eq!(ci.cred(), h(CRED_I));
+    let cr = Credential::ccs_for_key(KeyKind::P256, SUBJ_R, &[0x32], &h(SK_R)).unwrap();
+    assert_eq!(cr.cred(), h(CRED_R));
+    assert_eq!(cr, Credential::ccs_kid(&h(CRED_R)).unwrap());
+    // X25519: Alice's private key of RFC 7748 §6.1 gives the CCS holding her public key there.
+    let a = Identity::with_ccs(KeyKind::X25519, "alice", &[0x0a], &h(ALICE_SK)).unwrap();
+    assert_eq!(a.credential().cred(), x25519_ccs("alice", 0x0a, &h(ALICE_PK)));
+    assert_eq!(a.credential().public_key()[..], h(ALICE_PK)[..]);
+    // Refusals, in one line each.
+    let e = |r: Result<Credential, lwcbench_oscore::edhoc::own::Error>| r.unwrap_err().to_string();
+    assert_eq!(
+        e(Credential::ccs_for_key(KeyKind::X25519, "a", &[1; 8], &h(ALICE_SK))),
+        "EDHOC credential refused: a kid of 8 bytes (1 to 7)"
+    );
+    assert_eq!(
+        e(Credential::ccs_for_key(KeyKind::X25519, "a", &[], &h(ALICE_SK))),
+        "EDHOC credential refused: a kid of 0 bytes (1 to 7)"
+    );
+    assert_eq!(
+        e(Credential::ccs_for_key(KeyKind::P256, "a", b"g", &[0; 32])),
+        "EDHOC credential refused: P-256 private key is 0 or not below the group order"
+    );
+    // n, the group order of P-256 (SEC 2 §2.4.2), is not below itself.
+    let n = h("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551");
+    assert!(Credential::ccs_for_key(KeyKind::P256, "a", b"g", &n).is_err());
+    assert_eq!(
+        e(Credential::ccs_for_key(KeyKind::X25519, "a", b"g", &[7; 31])),
+        "EDHOC credential refused: private key of 31 bytes (32 expected)"
+    );
+    assert!(Credential::ccs_for_key(KeyKind::X25519, &"s".repeat(65), b"g", &h(ALICE_SK)).is_err());
+}
+
+/// A gateway and three devices at `suite`, with static keys given by their index; devices 1
+/// and 2 are known to the gateway, device 3 is not.
+struct Fleet {
+    gateway: Identity,
+    devices: Vec<Identity>,
+}
+
+fn fleet(suite: EdhocSuite) -> Fleet {
+    let kind = if suite == EdhocSuite::Suite0 { KeyKind::X25519 } else { KeyKind::P256 };
+    // Small scalars 1..4 are valid keys on both curves (below P-256's order; X25519 clamps).
+    let key = |n: u8| {
+        let mut k = [0u8; 32];
+        k[31] = n;
+        k[0] = n;
+        k
+    };
+    Fleet {
+        gateway: Identity::with_ccs(kind, "gateway", b"g", &key(9)).unwrap(),
+        devices: (1..=3).map(|d| Identity::with_ccs(kind, "sensor", &[b'd', d], &key(d)).unwrap()).collect(),
+    }
+}
+
+impl Fleet {
+    /// The gateway's look-up: devices 1 and 2 by kid.
+    fn lookup(&self) -> impl Fn(&[u8]) -> Option<Credential> + '_ {
+        |kid| self.devices[..2].iter().map(|d| d.credential()).find(|c| c.id_cred()[3..] == *kid).cloned()
+    }
+    fn config(&self, suite: EdhocSuite) -> ResponderConfig<'_> {
+        ResponderConfig { suite, method: Method::StaticDh, own: &self.gateway }
+    }
+    fn device(&self, d: usize, suite: EdhocSuite) -> Params<'_> {
+        Params { suite, method: Method::StaticDh, own: &self.devices[d - 1], peer: self.gateway.credential() }
+    }
+}
+
+#[test]
+fn an_open_responder_at_suite_0_serves_the_devices_it_knows_by_kid() {
+    let s = EdhocSuite::Suite0;
+    let f = fleet(s);
+    for d in [1, 2] {
+        let (init, m1) = Initiator::start(&f.device(d, s), &[C_I]).unwrap();
+        let (resp, m2) = OpenResponder::process_message_1(&f.config(s), &m1, &[C_R]).unwrap();
+        assert_eq!((resp.c_i(), resp.c_r()), (&[C_I][..], &[C_R][..]));
+        let (sent3, m3) = init.process_message_2(&m2).unwrap();
+        let (est_r, m4, kid) = resp.process_message_3(&m3, f.lookup()).unwrap();
+        assert_eq!(kid, [b'd', d as u8], "the kid of device {d}");
+        let est_i = sent3.process_message_4(&m4).unwrap();
+        assert_eq!((est_i.suite(), est_r.suite()), (s, s));
+        same_context(&est_i.oscore_context().unwrap(), &est_r.oscore_context().unwrap());
+    }
+}
+
+#[test]
+fn an_open_responder_refuses_an_unknown_kid_and_a_credential_of_another_kind() {
+    let s = EdhocSuite::Suite0;
+    let f = fleet(s);
+    let m3_of = |d: usize| {
+        let (init, m1) = Initiator::start(&f.device(d, s), &[C_I]).unwrap();
+        let (resp, m2) = OpenResponder::process_message_1(&f.config(s), &m1, &[C_R]).unwrap();
+        let (_, m3) = init.process_message_2(&m2).unwrap();
+        (resp, m3)
+    };
+    // Device 3 is not among the gateway's: its kid "d" 0x03 is named.
+    let (resp, m3) = m3_of(3);
+    let e = resp.process_message_3(&m3, f.lookup()).unwrap_err();
+    assert_eq!(e.to_string(), "EDHOC message_3 refused: no credential known for kid h'6403'");
+    // A look-up that answers another credential than the kid names.
+    let (resp, m3) = m3_of(1);
+    let e = resp.process_message_3(&m3, |_| Some(f.devices[1].credential().clone())).unwrap_err();
+    assert_eq!(e.to_string(), "EDHOC message_3 refused: the credential found for kid h'6401' has another kid");
+    // A P-256 credential under the right kid, at suite 0.
+    let p = Credential::ccs_for_key(KeyKind::P256, "sensor", b"d\x01", &h(SK_I)).unwrap();
+    let (resp, m3) = m3_of(1);
+    let e = resp.process_message_3(&m3, |_| Some(p.clone())).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "EDHOC message_3 refused: the credential of kid h'6401' holds a P256 key; method 3 with cipher suite 0 \
+         (AES-CCM-16-64-128, SHA-256, X25519, EdDSA) needs X25519"
+    );
+}
+
+#[test]
+fn an_open_responder_takes_the_suite_it_is_configured_with() {
+    let (f0, f2) = (fleet(EdhocSuite::Suite0), fleet(EdhocSuite::Suite2));
+    // Configured for suite 0, it refuses a message_1 selecting suite 2, with the reason.
+    let (_, m1) = Initiator::start(&f2.device(1, EdhocSuite::Suite2), &[C_I]).unwrap();
+    let e = OpenResponder::process_message_1(&f0.config(EdhocSuite::Suite0), &m1, &[C_R]).unwrap_err();
+    assert_eq!(e.to_string(), "EDHOC message_1 refused: selected cipher suite 2 (this Responder: 0)");
+    // And lakers' message_1 (suite 2 only) likewise.
+    let (li, _) = lakers_sides();
+    let (_, m1) = edhoc::Initiator::start(&li, edhoc::credential(&h(CRED_R)).unwrap(), C_I).unwrap();
+    let e = OpenResponder::process_message_1(&f0.config(EdhocSuite::Suite0), &m1, &[C_R]).unwrap_err();
+    assert_eq!(e.to_string(), "EDHOC message_1 refused: selected cipher suite 2 (this Responder: 0)");
+    // Configured for suite 2, it refuses suite 0.
+    let (_, m1) = Initiator::start(&f0.device(1, EdhocSuite::Suite0), &[C_I]).unwrap();
+    let e = OpenResponder::process_message_1(&f2.config(EdhocSuite::Suite2), &m1, &[C_R]).unwrap_err();
+    assert_eq!(e.to_string(), "EDHOC message_1 refused: selected cipher suite 0 (this Responder: 2)");
+    // Its own key must fit the suite; C_R must differ from C_I.
+    let e = OpenResponder::process_message_1(&f2.config(EdhocSuite::Suite0), &m1, &[C_R]).unwrap_err();
+    assert!(e.to_string().contains("the own credential holds a P256 key"), "{e}");
+    let e = OpenResponder::process_message_1(&f0.config(EdhocSuite::Suite0), &m1, &[C_I]).unwrap_err();
+    assert!(e.to_string().contains("C_I equals"), "{e}");
+}
+
+#[test]
+fn flipped_bits_at_suite_0_are_refused_by_an_open_responder_and_its_initiator() {
+    let s = EdhocSuite::Suite0;
+    let f = fleet(s);
+    let start = || {
+        let (init, m1) = Initiator::start(&f.device(1, s), &[C_I]).unwrap();
+        let (resp, m2) = OpenResponder::process_message_1(&f.config(s), &m1, &[C_R]).unwrap();
+        (init, resp, m2)
+    };
+    let (_, _, m2) = start();
+    for bit in 0..m2.len() * 8 {
+        let (init, _, mut m2) = start();
+        m2[bit / 8] ^= 1 << (bit % 8);
+        let e = init.process_message_2(&m2).unwrap_err();
+        assert_eq!(e.step(), "message_2", "bit {bit}: {e}");
+    }
+    let (init, _, m2) = start();
+    let m3_len = init.process_message_2(&m2).unwrap().1.len();
+    for bit in 0..m3_len * 8 {
+        let (init, resp, m2) = start();
+        let (_, mut m3) = init.process_message_2(&m2).unwrap();
+        m3[bit / 8] ^= 1 << (bit % 8);
+        let e = resp.process_message_3(&m3, f.lookup()).unwrap_err();
+        assert_eq!(e.step(), "message_3", "bit {bit}: {e}");
+    }
+    for bit in 0..9 * 8 {
+        let (init, resp, m2) = start();
+        let (sent3, m3) = init.process_message_2(&m2).unwrap();
+        let (_, mut m4, _) = resp.process_message_3(&m3, f.lookup()).unwrap();
+        m4[bit / 8] ^= 1 << (bit % 8);
+        let e = sent3.process_message_4(&m4).unwrap_err();
+        assert_eq!(e.step(), "message_4", "bit {bit}: {e}");
+    }
+}
+
+#[test]
+fn the_lakers_initiator_with_our_open_responder() {
+    // Suite 2: lakers initiates with RFC 9529's CRED_I; our Responder, holding CRED_R built
+    // from its private key, finds CRED_I by the kid 0x2b.
+    let gw = Identity::with_ccs(KeyKind::P256, SUBJ_R, &[0x32], &h(SK_R)).unwrap();
+    let cfg = ResponderConfig { suite: EdhocSuite::Suite2, method: Method::StaticDh, own: &gw };
+    let known = Credential::ccs_kid(&h(CRED_I)).unwrap();
+    let (li, _) = lakers_sides();
+    let (init, m1) = edhoc::Initiator::start(&li, edhoc::credential(gw.credential().cred()).unwrap(), C_I).unwrap();
+    let (resp, m2) = OpenResponder::process_message_1(&cfg, &m1, &[C_R]).unwrap();
+    let (sent3, m3) = init.process_message_2(&m2).unwrap();
+    let (est_r, m4, kid) = resp.process_message_3(&m3, |k| (k == [0x2b]).then(|| known.clone())).unwrap();
+    assert_eq!(kid, [0x2b]);
+    let mut est_i = sent3.process_message_4(&m4).unwrap();
+    same_context(&est_i.oscore_context().unwrap(), &est_r.oscore_context().unwrap());
+    // An Initiator lakers runs with a kid the Responder does not know is refused at message_3.
+    let (init, m1) = edhoc::Initiator::start(&li, edhoc::credential(gw.credential().cred()).unwrap(), C_I).unwrap();
+    let (resp, m2) = OpenResponder::process_message_1(&cfg, &m1, &[C_R]).unwrap();
+    let (_, m3) = init.process_message_2(&m2).unwrap();
+    let e = resp.process_message_3(&m3, |_| None).unwrap_err();
+    assert_eq!(e.to_string(), "EDHOC message_3 refused: no credential known for kid h'2b'");
+    // Every bit of a lakers message_3, flipped, is refused.
+    for bit in 0..19 * 8 {
+        let (init, m1) = edhoc::Initiator::start(&li, edhoc::credential(gw.credential().cred()).unwrap(), C_I).unwrap();
+        let (resp, m2) = OpenResponder::process_message_1(&cfg, &m1, &[C_R]).unwrap();
+        let (_, mut m3) = init.process_message_2(&m2).unwrap();
+        m3[bit / 8] ^= 1 << (bit % 8);
+        let e = resp.process_message_3(&m3, |k| (k == [0x2b]).then(|| known.clone())).unwrap_err();
+        assert_eq!(e.step(), "message_3", "bit {bit}: {e}");
     }
 }

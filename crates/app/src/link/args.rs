@@ -20,8 +20,9 @@ pub(super) struct SessionArgs {
     #[arg(long, default_value = "link", value_name = "link|oscore")]
     pub(super) protocol: String,
     /// With --protocol oscore: establish each device's OSCORE context with EDHOC (RFC 9528,
-    /// method 3, cipher suite 2; static DH keys derived from the key hierarchy) at its start,
-    /// instead of a pre-shared Master Secret; the AEAD is AES-CCM-16-64-128 (Appendix A.1).
+    /// method 3, the cipher suite of --edhoc-suite; static DH keys derived from the key
+    /// hierarchy) at its start, instead of a pre-shared Master Secret; the AEAD is
+    /// AES-CCM-16-64-128 (Appendix A.1).
     #[arg(long)]
     pub(super) edhoc: bool,
     /// With --edhoc: run a new handshake before a device's sender sequence number reaches N
@@ -29,6 +30,11 @@ pub(super) struct SessionArgs {
     /// for AES-CCM-16-64-128 (RFC 8613 §7.2.1's 2^40 Partial IVs bound it too).
     #[arg(long, value_name = "N", requires = "edhoc")]
     pub(super) rekey_after: Option<u64>,
+    /// With --edhoc: the EDHOC cipher suite, 2 (P-256, through the lakers crate; what aiocoap and
+    /// lakers-python speak) or 0 (X25519, through this project's own EDHOC; static X25519 keys
+    /// derived from the key hierarchy). Both protect OSCORE with AES-CCM-16-64-128.
+    #[arg(long, value_name = "0|2", default_value = "2", requires = "edhoc")]
+    pub(super) edhoc_suite: String,
     /// Simulated sensors (async tasks in this process), 1..=100000.
     #[arg(long, default_value_t = 8)]
     pub(super) devices: u32,

@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 use lwcbench_link::oscore::device::{CoapDevice, EdhocClient};
 use lwcbench_link::oscore::gateway::{OscoreGateway, OscoreServer};
 use lwcbench_link::oscore::lwcbench_oscore;
+use lwcbench_link::oscore::lwcbench_oscore::edhoc::own::EdhocSuite;
 use lwcbench_link::oscore::session::{state_dir_beside, OscoreConfig};
 use lwcbench_link::oscore::{alg_of, device_context, store_key_id};
 use lwcbench_link::results::{LinkRecord, RunDir};
@@ -40,6 +41,11 @@ pub(super) fn session(
     }
     check_batch(a.batch)?;
     let edhoc = a.edhoc.then(|| a.rekey_after.unwrap_or(lwcbench_link::oscore::DEFAULT_REKEY_AFTER));
+    let suite: EdhocSuite = match a.edhoc_suite.trim() {
+        "0" => EdhocSuite::Suite0,
+        "2" => EdhocSuite::Suite2,
+        s => return Err(format!("--edhoc-suite: '{}' is not 0 or 2", lwcbench_link::input::shown(s))),
+    };
     let (key_file, counter_file) = state_files(&rd, &a.key_file, &a.counter_state)?;
     // The same key and counter lease a frame session takes: one run at a time per key.
     let (master, _counters) = lwcbench_link::device::counter::open_session(&key_file, &counter_file, a.counter_block)?;
@@ -55,6 +61,7 @@ pub(super) fn session(
         cfg.batch = a.batch;
         cfg.session = format!("{session}-oscore{}", alg.cose_id());
         cfg.edhoc = edhoc;
+        cfg.edhoc_suite = suite;
         lwcbench_link::oscore::session::check_edhoc(&cfg)?;
         let o = lwcbench_link::oscore::session::run(&cfg, &master).map_err(|e| rd.shown(&e))?;
         eprintln!(
@@ -73,8 +80,14 @@ pub(super) fn session(
         );
         if let Some(n) = o.rekey_after {
             eprintln!(
-                "EDHOC: {} handshakes (re-key after {n} messages), {:.1} B and {:.1} round trips each, {:.2} ms mean",
-                o.handshakes, o.handshake_bytes, o.handshake_round_trips, o.handshake_ms
+                "EDHOC suite {} ({}): {} handshakes (re-key after {n} messages), {:.1} B and {:.1} round trips each, \
+                 {:.2} ms mean",
+                suite.id(),
+                implementation(suite),
+                o.handshakes,
+                o.handshake_bytes,
+                o.handshake_round_trips,
+                o.handshake_ms
             );
         }
         rows.push(o);
@@ -96,8 +109,10 @@ pub(super) fn session(
     }
     if let Some(n) = edhoc {
         md += &format!(
-            "\n### EDHOC (RFC 9528, method 3, cipher suite 2), re-key after {n} messages\n\n\
-             | AEAD | handshakes | bytes per handshake | round trips | ms per handshake |\n|---|---:|---:|---:|---:|\n"
+            "\n### EDHOC (RFC 9528, method 3, cipher suite {}, {}), re-key after {n} messages\n\n\
+             | AEAD | handshakes | bytes per handshake | round trips | ms per handshake |\n|---|---:|---:|---:|---:|\n",
+            suite.id(),
+            implementation(suite)
         );
         for o in &rows {
             md += &format!(
@@ -114,7 +129,9 @@ pub(super) fn session(
         false,
         serde_json::json!({
             "protocol": "oscore",
-            "edhoc": edhoc.map(|n| serde_json::json!({"method": 3, "cipher_suite": 2, "rekey_after": n})),
+            "edhoc": edhoc.map(|n| serde_json::json!({
+                "method": 3, "cipher_suite": suite.id(), "implementation": implementation(suite), "rekey_after": n
+            })),
             "algorithms": algs.iter().map(|a| a.name()).collect::<Vec<_>>(),
             "devices": a.devices, "messages_per_device": a.messages,
             "interval_s": interval.map(|d| d.as_secs_f64()),
@@ -128,6 +145,15 @@ pub(super) fn session(
         vec!["bytes and rates: see docs/protocols.md".to_string()],
     );
     rd.finish(&files, &mut rec)
+}
+
+/// Which EDHOC implementation runs `suite`: lakers speaks suite 2 only, so suite 0 runs on this
+/// project's own (docs/protocols.md).
+fn implementation(suite: EdhocSuite) -> &'static str {
+    match suite {
+        EdhocSuite::Suite2 => "lakers",
+        EdhocSuite::Suite0 => "own",
+    }
 }
 
 /// `lwcbench link gateway --protocol oscore`: serve until SIGTERM/SIGINT; prints `ready ADDR`

@@ -15,7 +15,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use lwcbench_oscore::coap::{mtype, opt, Message};
-use lwcbench_oscore::edhoc::{self, Credential, Established, Identity, Initiator};
+use lwcbench_oscore::edhoc::{self, own, Credential, Established, Identity, Initiator};
 use lwcbench_oscore::{protect_request, unprotect_response, MemorySequence, SecurityContext, SequenceSource};
 
 use crate::oscore::ECHO;
@@ -60,10 +60,17 @@ pub struct Handshake {
     pub ns: u64,
 }
 
+/// Who a device authenticates as and which gateway it accepts: at cipher suite 2 through
+/// lakers, or at suite 0 through this project's own EDHOC (`--edhoc-suite 0`).
+enum Credentials {
+    // Boxed: lakers' credential holds its CCS in a fixed buffer of several hundred bytes.
+    Suite2 { identity: Box<Identity>, gateway: Box<Credential> },
+    Suite0 { identity: own::Identity, gateway: own::Credential },
+}
+
 /// The EDHOC side of a device: its identity, the gateway's credential, the re-key rule.
 pub struct EdhocClient {
-    identity: Identity,
-    gateway: Credential,
+    creds: Credentials,
     rekey_after: u64,
     seq: MemorySequence,
     next_seq: u64,
@@ -76,17 +83,24 @@ impl EdhocClient {
     /// `gateway`, re-keying before a sender sequence number reaches `rekey_after` (at least 1;
     /// the Partial IV space of RFC 8613 §7.2.1 bounds it too).
     pub fn new(identity: Identity, gateway: Credential, rekey_after: u64) -> Result<EdhocClient, String> {
+        Self::with(Credentials::Suite2 { identity: Box::new(identity), gateway: Box::new(gateway) }, rekey_after)
+    }
+
+    /// As [`EdhocClient::new`] at cipher suite 0 (X25519 static keys), on this project's own
+    /// EDHOC.
+    pub fn new_suite0(
+        identity: own::Identity,
+        gateway: own::Credential,
+        rekey_after: u64,
+    ) -> Result<EdhocClient, String> {
+        Self::with(Credentials::Suite0 { identity, gateway }, rekey_after)
+    }
+
+    fn with(creds: Credentials, rekey_after: u64) -> Result<EdhocClient, String> {
         if rekey_after == 0 {
             return Err("--rekey-after: at least 1 message per context".into());
         }
-        Ok(EdhocClient {
-            identity,
-            gateway,
-            rekey_after,
-            seq: MemorySequence::new(0),
-            next_seq: 0,
-            handshakes: Vec::new(),
-        })
+        Ok(EdhocClient { creds, rekey_after, seq: MemorySequence::new(0), next_seq: 0, handshakes: Vec::new() })
     }
 }
 
@@ -236,14 +250,33 @@ impl<S: SequenceSource> CoapDevice<S> {
         let t0 = Instant::now();
         self.ctx = None;
         let e = self.edhoc.as_ref().ok_or("no EDHOC client")?;
-        let (init, m1) = Initiator::start(&e.identity, e.gateway, C_I).map_err(|e| e.to_string())?;
         let mut h = Handshake::default();
-        let m2 = self.edhoc_post(edhoc::coap_message_1(&m1), "message_1", &mut h)?;
-        let (sent3, m3) = init.process_message_2(&m2).map_err(|e| e.to_string())?;
-        let m4 = self.edhoc_post(edhoc::coap_message_3(sent3.c_r(), &m3), "message_3", &mut h)?;
-        let mut est = sent3.process_message_4(&m4).map_err(|e| e.to_string())?;
-        let ctx = est.oscore_context().map_err(|e| e.to_string())?;
-        // The EDHOC session ends here (lakers 0.8 does not zeroize its state).
+        let ctx = match &e.creds {
+            Credentials::Suite2 { identity, gateway } => {
+                let (init, m1) = Initiator::start(identity, **gateway, C_I).map_err(|e| e.to_string())?;
+                let m2 = self.edhoc_post(edhoc::coap_message_1(&m1), "message_1", &mut h)?;
+                let (sent3, m3) = init.process_message_2(&m2).map_err(|e| e.to_string())?;
+                let m4 = self.edhoc_post(edhoc::coap_message_3(sent3.c_r(), &m3), "message_3", &mut h)?;
+                let mut est = sent3.process_message_4(&m4).map_err(|e| e.to_string())?;
+                est.oscore_context().map_err(|e| e.to_string())?
+                // The EDHOC session ends here (lakers 0.8 does not zeroize its state).
+            }
+            Credentials::Suite0 { identity, gateway } => {
+                let params = own::Params {
+                    suite: own::EdhocSuite::Suite0,
+                    method: own::Method::StaticDh,
+                    own: identity,
+                    peer: gateway,
+                };
+                let (init, m1) = own::Initiator::start(&params, &[C_I]).map_err(|e| e.to_string())?;
+                let m2 = self.edhoc_post(edhoc::coap_message_1(&m1), "message_1", &mut h)?;
+                let (sent3, m3) = init.process_message_2(&m2).map_err(|e| e.to_string())?;
+                let m4 = self.edhoc_post(edhoc::coap_message_3(sent3.c_r(), &m3), "message_3", &mut h)?;
+                let est = sent3.process_message_4(&m4).map_err(|e| e.to_string())?;
+                est.oscore_context().map_err(|e| e.to_string())?
+                // The session's keys are wiped as it drops here.
+            }
+        };
         h.ns = t0.elapsed().as_nanos() as u64;
         let e = self.edhoc.as_mut().ok_or("no EDHOC client")?;
         e.seq = MemorySequence::new(0);

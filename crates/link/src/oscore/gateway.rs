@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lwcbench_oscore::coap::{mtype, opt, Message};
-use lwcbench_oscore::edhoc::{self, Credential, Identity, OpenResponder};
+use lwcbench_oscore::edhoc::{self, own, Credential, Identity, OpenResponder};
 use lwcbench_oscore::seq::SequenceStore;
 use lwcbench_oscore::{protect_response, unprotect_request, Algorithm, Error, ReplayWindow, SecurityContext};
 
@@ -123,15 +123,36 @@ struct Peer {
 
 /// The gateway's EDHOC Responder state.
 struct EdhocServer {
-    identity: Identity,
-    /// The credentials accepted, by kid, with their device.
-    creds: HashMap<Vec<u8>, (u32, Credential)>,
+    side: Side,
     /// Handshakes waiting for message_3, by C_R.
-    pending: HashMap<Vec<u8>, (OpenResponder, Instant)>,
+    pending: HashMap<Vec<u8>, (Half, Instant)>,
     /// The C_R of each device's current context, and the device of each C_R.
     by_c_r: HashMap<Vec<u8>, u32>,
     c_r_of: HashMap<u32, Vec<u8>>,
     next_c_r: u32,
+}
+
+/// The gateway's own identity and the credentials it accepts (by kid, with their device), at
+/// cipher suite 2 through lakers or at suite 0 through this project's own EDHOC.
+enum Side {
+    Suite2 { identity: Identity, creds: HashMap<Vec<u8>, (u32, Credential)> },
+    Suite0 { identity: own::Identity, creds: HashMap<Vec<u8>, (u32, own::Credential)> },
+}
+
+impl Side {
+    /// The device whose credential has `kid`.
+    fn device_of(&self, kid: &[u8]) -> Option<u32> {
+        match self {
+            Side::Suite2 { creds, .. } => creds.get(kid).map(|(d, _)| *d),
+            Side::Suite0 { creds, .. } => creds.get(kid).map(|(d, _)| *d),
+        }
+    }
+}
+
+/// A handshake between message_2 and message_3, at the gateway's suite.
+enum Half {
+    Suite2(OpenResponder),
+    Suite0(own::OpenResponder),
 }
 
 /// A request verified and waiting for its batch to commit.
@@ -205,9 +226,9 @@ impl OscoreGateway {
         })
     }
 
-    /// A gateway whose contexts come from EDHOC (AES-CCM-16-64-128, cipher suite 2's
-    /// application AEAD): `identity` is its own, `creds` the credentials it accepts (CCS bytes
-    /// by device); handshake epochs persist in `state_dir`.
+    /// A gateway whose contexts come from EDHOC at cipher suite 2 through lakers
+    /// (AES-CCM-16-64-128, the suite's application AEAD): `identity` is its own, `creds` the
+    /// credentials it accepts (CCS bytes by device); handshake epochs persist in `state_dir`.
     pub fn new_edhoc(
         identity: Identity,
         creds: &[(u32, Vec<u8>)],
@@ -222,6 +243,28 @@ impl OscoreGateway {
                 return Err(format!("device {d}: its credential's kid is another device's"));
             }
         }
+        Self::with_edhoc(Side::Suite2 { identity, creds: by_kid }, state_dir, store)
+    }
+
+    /// As [`OscoreGateway::new_edhoc`] at cipher suite 0 (X25519 static keys, AES-CCM-16-64-128
+    /// too), on this project's own EDHOC: `creds` are the accepted credentials by device.
+    pub fn new_edhoc_suite0(
+        identity: own::Identity,
+        creds: &[(u32, own::Credential)],
+        state_dir: &Path,
+        store: Box<dyn Store>,
+    ) -> Result<OscoreGateway, String> {
+        let mut by_kid = HashMap::with_capacity(creds.len());
+        for (d, c) in creds {
+            let kid = c.kid().ok_or_else(|| format!("device {d}: its credential has no kid"))?.to_vec();
+            if by_kid.insert(kid, (*d, c.clone())).is_some() {
+                return Err(format!("device {d}: its credential's kid is another device's"));
+            }
+        }
+        Self::with_edhoc(Side::Suite0 { identity, creds: by_kid }, state_dir, store)
+    }
+
+    fn with_edhoc(side: Side, state_dir: &Path, store: Box<dyn Store>) -> Result<OscoreGateway, String> {
         create_dir_private(state_dir)?;
         Ok(OscoreGateway {
             alg: Algorithm::AesCcm16_64_128,
@@ -232,8 +275,7 @@ impl OscoreGateway {
             cache_order: VecDeque::new(),
             in_batch: HashSet::new(),
             edhoc: Some(EdhocServer {
-                identity,
-                creds: by_kid,
+                side,
                 pending: HashMap::new(),
                 by_c_r: HashMap::new(),
                 c_r_of: HashMap::new(),
@@ -309,15 +351,31 @@ impl OscoreGateway {
                             break c;
                         }
                     };
-                    match OpenResponder::process_message_1(&ed.identity, body, &c_r) {
+                    // Err(None): C_R equals C_I, the next one.
+                    let step = match &ed.side {
+                        Side::Suite2 { identity, .. } => OpenResponder::process_message_1(identity, body, &c_r)
+                            .map(|(r, m2)| (Half::Suite2(r), m2))
+                            .map_err(|e| (!matches!(e, edhoc::Error::Oscore(_))).then(|| e.to_string())),
+                        Side::Suite0 { identity, .. } => {
+                            let cfg = own::ResponderConfig {
+                                suite: own::EdhocSuite::Suite0,
+                                method: own::Method::StaticDh,
+                                own: identity,
+                            };
+                            own::OpenResponder::process_message_1(&cfg, body, &c_r)
+                                .map(|(r, m2)| (Half::Suite0(r), m2))
+                                .map_err(|e| (e.reason() != own::handshake::C_R_TAKEN).then(|| e.to_string()))
+                        }
+                    };
+                    match step {
                         Ok((r, m2)) => {
                             ed.pending.insert(c_r, (r, now));
                             return answer(m2).map_err(|e| format!("EDHOC message_2: {e}"));
                         }
-                        Err(edhoc::Error::Oscore(_)) => continue, // C_R equals C_I: the next one
-                        Err(e) => {
+                        Err(None) => continue,
+                        Err(Some(why)) => {
                             self.tally.edhoc_refused += 1;
-                            return Ok(refuse(&e.to_string()));
+                            return Ok(refuse(&why));
                         }
                     }
                 }
@@ -330,15 +388,29 @@ impl OscoreGateway {
                     return Ok(refuse("EDHOC message_3 for a C_R with no handshake pending"));
                 };
                 let mut asked = Vec::new();
-                let creds = &ed.creds;
-                let done = r.process_message_3(body, |kid| {
-                    asked = kid.to_vec();
-                    creds.get(kid).map(|(_, c)| *c)
-                });
-                let (mut est, m4, kid) = match done {
+                // The context, message_4 and the kid; or the refusal.
+                let done: Result<(SecurityContext, Vec<u8>, Vec<u8>), String> = match (r, &ed.side) {
+                    (Half::Suite2(r), Side::Suite2 { creds, .. }) => r
+                        .process_message_3(body, |kid| {
+                            asked = kid.to_vec();
+                            creds.get(kid).map(|(_, c)| *c)
+                        })
+                        .map_err(|e| e.to_string())
+                        .and_then(|(mut est, m4, kid)| Ok((est.oscore_context().map_err(|e| e.to_string())?, m4, kid))),
+                    // The EDHOC session ends here (lakers 0.8 does not zeroize its state).
+                    (Half::Suite0(r), Side::Suite0 { creds, .. }) => r
+                        .process_message_3(body, |kid| {
+                            asked = kid.to_vec();
+                            creds.get(kid).map(|(_, c)| c.clone())
+                        })
+                        .map_err(|e| e.to_string())
+                        .and_then(|(est, m4, kid)| Ok((est.oscore_context().map_err(|e| e.to_string())?, m4, kid))),
+                    _ => Err("a handshake of another cipher suite".into()),
+                };
+                let (ctx, m4, kid) = match done {
                     Ok(x) => x,
                     Err(e) => {
-                        let unknown = !asked.is_empty() && !ed.creds.contains_key(&asked);
+                        let unknown = !asked.is_empty() && ed.side.device_of(&asked).is_none();
                         let why = if unknown {
                             self.tally.unknown_credential += 1;
                             format!(
@@ -347,14 +419,12 @@ impl OscoreGateway {
                             )
                         } else {
                             self.tally.edhoc_refused += 1;
-                            e.to_string()
+                            e
                         };
                         return Ok(refuse(&why));
                     }
                 };
-                let device = ed.creds.get(&kid).map(|(d, _)| *d).ok_or("credential vanished")?;
-                let ctx = est.oscore_context().map_err(|e| e.to_string())?;
-                // The EDHOC session ends here (lakers 0.8 does not zeroize its state).
+                let device = ed.side.device_of(&kid).ok_or("credential vanished")?;
                 let epoch = self.next_epoch(device)?;
                 let ed = self.edhoc.as_mut().ok_or("EDHOC state vanished")?;
                 // The device's earlier context goes: its keys are zeroized with it.

@@ -12,7 +12,10 @@
 //! With `--edhoc` the contexts come from EDHOC instead (docs/protocols.md "EDHOC"): each
 //! device's static P-256 key derives from its device key, the gateway's from the master
 //! (docs/security.md "EDHOC credentials"); credentials are CCS sent by kid ([`edhoc_kid`]).
-use lwcbench_oscore::edhoc::{self, Identity};
+//! Cipher suite 2 runs on lakers (`lwcbench_oscore::edhoc`); `--edhoc-suite 0` on this
+//! project's own EDHOC (`lwcbench_oscore::edhoc::own`) with static X25519 keys derived alike
+//! ([`device_identity_x25519`]).
+use lwcbench_oscore::edhoc::{self, own, Identity};
 use lwcbench_oscore::{Algorithm, SecurityContext, SecurityParams};
 use sha2::Digest;
 use zeroize::Zeroizing;
@@ -140,6 +143,40 @@ pub fn gateway_identity(master: &MasterKey) -> Result<(Identity, Vec<u8>), Strin
     let ccs = edhoc::ccs("lwcbench gateway", EDHOC_GATEWAY_KID, &sk).map_err(|e| e.to_string())?;
     let id = Identity::new(&sk, &ccs).map_err(|e| e.to_string())?;
     Ok((id, ccs))
+}
+
+/// Device `d`'s EDHOC identity at cipher suite 0 (`--edhoc-suite 0`, this crate's own EDHOC):
+/// its static X25519 key from its own device key and a CCS by the kid of [`edhoc_kid`].
+pub fn device_identity_x25519(key: &DeviceKey) -> Result<own::Identity, String> {
+    if key.family != Family::Sensor {
+        return Err(format!(
+            "--key-file: the device key is for {} frames; OSCORE devices use sensor keys",
+            key.family.label()
+        ));
+    }
+    own::Identity::with_ccs(
+        own::KeyKind::X25519,
+        &format!("lwcbench sensor {}", key.device),
+        &edhoc_kid(key.device),
+        &key.edhoc_x25519_key(),
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Device `d`'s EDHOC credential at cipher suite 0 as the gateway holding the master knows it.
+pub fn device_credential_x25519(master: &MasterKey, device: u32) -> Result<own::Credential, String> {
+    Ok(device_identity_x25519(&master.device(Family::Sensor, device))?.credential().clone())
+}
+
+/// The gateway's EDHOC identity at cipher suite 0 (its credential is public: devices need it).
+pub fn gateway_identity_x25519(master: &MasterKey) -> Result<own::Identity, String> {
+    own::Identity::with_ccs(
+        own::KeyKind::X25519,
+        "lwcbench gateway",
+        EDHOC_GATEWAY_KID,
+        &master.edhoc_gateway_x25519_key(),
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// A credential as `lwcbench link gateway --edhoc` prints it: lowercase hex.

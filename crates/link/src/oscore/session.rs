@@ -5,12 +5,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use lwcbench_oscore::edhoc::own::EdhocSuite;
 use lwcbench_oscore::seq::SequenceStore;
 use lwcbench_oscore::Algorithm;
 
 use crate::oscore::device::{CoapDevice, Delivered, EdhocClient, Handshake, ACK_TIMEOUT};
 use crate::oscore::gateway::{OscoreGateway, OscoreServer, OscoreTally};
-use crate::oscore::{device_context, device_credential, device_identity, gateway_identity, store_key_id};
+use crate::oscore::{
+    device_context, device_credential, device_credential_x25519, device_identity, device_identity_x25519,
+    gateway_identity, gateway_identity_x25519, store_key_id,
+};
 use crate::store::Row;
 use crate::wire::frame::Family;
 use crate::wire::keys::MasterKey;
@@ -47,6 +51,9 @@ pub struct OscoreConfig {
     /// `--edhoc`: contexts from EDHOC, re-keyed before a sender sequence number reaches this
     /// limit (None: pre-shared contexts from the key hierarchy).
     pub edhoc: Option<u64>,
+    /// `--edhoc-suite`: the EDHOC cipher suite, 2 (P-256, through lakers; the default, which
+    /// the foreign peers speak) or 0 (X25519, through this project's own EDHOC).
+    pub edhoc_suite: EdhocSuite,
 }
 
 impl OscoreConfig {
@@ -68,6 +75,7 @@ impl OscoreConfig {
             listen: "127.0.0.1:0".into(),
             ack_timeout: ACK_TIMEOUT,
             edhoc: None,
+            edhoc_suite: EdhocSuite::Suite2,
         }
     }
 }
@@ -109,6 +117,8 @@ pub struct OscoreOutcome {
     pub store: String,
     /// With EDHOC: the re-key limit (sender sequence numbers per context).
     pub rekey_after: Option<u64>,
+    /// With EDHOC: the cipher suite (0 or 2).
+    pub edhoc_suite: Option<u8>,
     /// EDHOC handshakes the devices completed.
     pub handshakes: u64,
     /// Mean CoAP bytes of a handshake (both directions, message_1 to message_4).
@@ -117,6 +127,13 @@ pub struct OscoreOutcome {
     pub handshake_round_trips: f64,
     /// Mean time of a handshake on the device (ms).
     pub handshake_ms: f64,
+}
+
+/// The gateway's credential the devices are given: CCS bytes (suite 2, for lakers) or the own
+/// EDHOC's parsed credential (suite 0).
+enum GatewayCred {
+    Suite2(Vec<u8>),
+    Suite0(lwcbench_oscore::edhoc::own::Credential),
 }
 
 /// Run the session and prove exactly-once; a reading lost, stored twice or altered is an error.
@@ -138,13 +155,22 @@ pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, Stri
     check_edhoc(cfg)?;
     let store = crate::store::open(&cfg.store, &cfg.session, &store_key_id(&master.fingerprint(), cfg.alg))?;
     let store_desc = store.describe();
-    let (gw, gateway_cred) = match cfg.edhoc {
-        None => (OscoreGateway::new(master, cfg.alg, &ids, &cfg.state_dir, store)?, None),
-        Some(_) => {
+    let (gw, gateway_cred) = match (cfg.edhoc, cfg.edhoc_suite) {
+        (None, _) => (OscoreGateway::new(master, cfg.alg, &ids, &cfg.state_dir, store)?, None),
+        (Some(_), EdhocSuite::Suite2) => {
             let (identity, ccs) = gateway_identity(master)?;
             let creds =
                 ids.iter().map(|&d| Ok((d, device_credential(master, d)?))).collect::<Result<Vec<_>, String>>()?;
-            (OscoreGateway::new_edhoc(identity, &creds, &cfg.state_dir, store)?, Some(ccs))
+            (OscoreGateway::new_edhoc(identity, &creds, &cfg.state_dir, store)?, Some(GatewayCred::Suite2(ccs)))
+        }
+        (Some(_), EdhocSuite::Suite0) => {
+            let identity = gateway_identity_x25519(master)?;
+            let cred = identity.credential().clone();
+            let creds = ids
+                .iter()
+                .map(|&d| Ok((d, device_credential_x25519(master, d)?)))
+                .collect::<Result<Vec<_>, String>>()?;
+            (OscoreGateway::new_edhoc_suite0(identity, &creds, &cfg.state_dir, store)?, Some(GatewayCred::Suite0(cred)))
         }
     };
     let server = OscoreServer::start(gw, &cfg.listen, cfg.batch)?;
@@ -154,10 +180,17 @@ pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, Stri
     for &d in &ids {
         let (readings, messages, interval, n) = (cfg.readings.clone(), cfg.messages, cfg.interval, ids.len() as u64);
         let t = match (cfg.edhoc, &gateway_cred) {
-            (Some(rekey_after), Some(ccs)) => {
-                let gw_cred = lwcbench_oscore::edhoc::credential(ccs).map_err(|e| e.to_string())?;
-                let client =
-                    EdhocClient::new(device_identity(&master.device(Family::Sensor, d))?, gw_cred, rekey_after)?;
+            (Some(rekey_after), Some(gw)) => {
+                let key = master.device(Family::Sensor, d);
+                let client = match gw {
+                    GatewayCred::Suite2(ccs) => {
+                        let gw_cred = lwcbench_oscore::edhoc::credential(ccs).map_err(|e| e.to_string())?;
+                        EdhocClient::new(device_identity(&key)?, gw_cred, rekey_after)?
+                    }
+                    GatewayCred::Suite0(c) => {
+                        EdhocClient::new_suite0(device_identity_x25519(&key)?, c.clone(), rekey_after)?
+                    }
+                };
                 let mut dev = CoapDevice::new_edhoc(client, addr)?;
                 dev.ack_timeout = cfg.ack_timeout;
                 std::thread::Builder::new().name(format!("oscore-dev-{d}")).spawn(move || {
@@ -233,6 +266,7 @@ pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, Stri
         missing,
         store: store_desc,
         rekey_after: cfg.edhoc,
+        edhoc_suite: cfg.edhoc.map(|_| cfg.edhoc_suite.id()),
         handshakes: handshakes.len() as u64,
         handshake_bytes: handshakes.iter().map(|h| f64::from(h.bytes)).sum::<f64>() / hn,
         handshake_round_trips: handshakes.iter().map(|h| f64::from(h.round_trips)).sum::<f64>() / hn,
@@ -240,15 +274,16 @@ pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, Stri
     })
 }
 
-/// `--edhoc` takes cipher suite 2's application AEAD (RFC 9528 Appendix A.1) and a re-key
-/// limit of at least one message.
+/// `--edhoc` takes the cipher suite's application AEAD (RFC 9528 Appendix A.1; suites 0 and 2
+/// both have AES-CCM-16-64-128) and a re-key limit of at least one message.
 pub fn check_edhoc(cfg: &OscoreConfig) -> Result<(), String> {
     match cfg.edhoc {
         None => Ok(()),
         Some(0) => Err("--rekey-after: at least 1 message per context".into()),
         Some(_) if cfg.alg != Algorithm::AesCcm16_64_128 => Err(format!(
-            "--edhoc: the OSCORE AEAD is cipher suite 2's application AEAD, AES-CCM-16-64-128 (RFC 9528 Appendix \
+            "--edhoc: the OSCORE AEAD is cipher suite {}'s application AEAD, AES-CCM-16-64-128 (RFC 9528 Appendix \
              A.1), not {}",
+            cfg.edhoc_suite.id(),
             cfg.alg.name()
         )),
         Some(_) => Ok(()),

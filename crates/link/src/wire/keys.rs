@@ -46,6 +46,9 @@ pub const ID_INFO: &[u8] = b"lwcbench-link key id";
 pub const OSCORE_INFO: &[u8] = b"lwcbench-link oscore master secret";
 /// HKDF info prefix of an EDHOC static key candidate (docs/security.md "EDHOC credentials").
 pub const EDHOC_INFO: &[u8] = b"lwcbench-link edhoc static key";
+/// HKDF info prefix of an EDHOC static X25519 key (`--edhoc-suite 0`, docs/security.md "EDHOC
+/// credentials"): its own prefix, so no X25519 key is ever a P-256 key's bytes.
+pub const EDHOC_X25519_INFO: &[u8] = b"lwcbench-link edhoc x25519 static key";
 
 /// A key with a fingerprint: what a counter or replay state file is bound to.
 pub trait Fingerprinted {
@@ -177,6 +180,12 @@ impl MasterKey {
     /// master under the label "gateway"; the first valid scalar is the key.
     pub fn edhoc_gateway_key_candidate(&self, n: u8) -> Zeroizing<Vec<u8>> {
         derive(&self.0[..], EDHOC_INFO, "gateway", &[n], 32)
+    }
+
+    /// The gateway's EDHOC static X25519 private key (`--edhoc-suite 0`), from the master under
+    /// the label "gateway" (any 32 bytes are an X25519 key).
+    pub fn edhoc_gateway_x25519_key(&self) -> Zeroizing<Vec<u8>> {
+        derive(&self.0[..], EDHOC_X25519_INFO, "gateway", &[], 32)
     }
 
     /// The key's id: 16 HKDF bytes under their own info label (hex), which names the key in a
@@ -329,6 +338,12 @@ impl DeviceKey {
     /// under their own `info` prefix; the first candidate that is a valid scalar is the key.
     pub fn edhoc_key_candidate(&self, n: u8) -> Zeroizing<Vec<u8>> {
         derive(&self.key[..], EDHOC_INFO, self.family.label(), &[n], 32)
+    }
+
+    /// This device's EDHOC static X25519 private key (`--edhoc-suite 0`): 32 bytes under their
+    /// own `info` prefix (any 32 bytes are an X25519 key).
+    pub fn edhoc_x25519_key(&self) -> Zeroizing<Vec<u8>> {
+        derive(&self.key[..], EDHOC_X25519_INFO, self.family.label(), &[], 32)
     }
 
     /// The fingerprint of this device key (its counter state is bound to it).

@@ -13,7 +13,11 @@
 //! Parts: [`cbor`] (the bounded reader, identifier encodings), [`suites`] (the curves and
 //! signatures), [`schedule`] (the key schedule and transcript hashes), [`messages`] (the
 //! message encodings and parsers), [`credential`] (credentials and identities), [`handshake`]
-//! (the Initiator, the Responder and the completed session). Every peer message is parsed with bounds (at most
+//! (the Initiator, the Responder and the completed session). A Responder either expects one
+//! Initiator's credential ([`Responder`]) or serves many ([`OpenResponder`], a gateway: it
+//! looks the credential up by the kid in message_3); either takes its cipher suite from its
+//! configuration. [`Credential::ccs_for_key`] builds a CCS for a P-256, X25519 or Ed25519
+//! private key. Every peer message is parsed with bounds (at most
 //! [`messages::MAX_MESSAGE`] bytes, CBOR nested at most [`cbor::MAX_DEPTH`] deep) and refused
 //! with a one-line [`Error`]; MACs are compared in constant time; private keys, shared
 //! secrets and PRKs are wiped when dropped. The code needs `alloc` only, except
@@ -22,7 +26,8 @@
 //!
 //! What is not done: EAD items are never sent, and received non-critical ones are ignored
 //! (critical ones refused); credentials are never sent by value nor fetched: each side is
-//! given its peer's credential, and a message naming another one is refused; the error
+//! given its peer's credential (or, for an [`OpenResponder`], a look-up by kid), and a message
+//! naming another one is refused; the error
 //! message of §6 and the suite negotiation it carries are not sent (a Responder refuses a
 //! message_1 whose selected suite is not its own); methods 1 and 2 and ES256 are not offered.
 use alloc::string::String;
@@ -36,7 +41,7 @@ pub mod schedule;
 pub mod suites;
 
 pub use credential::{Credential, Identity, KeyKind};
-pub use handshake::{Established, Initiator, InitiatorSentM3, Params, Responder};
+pub use handshake::{Established, Initiator, InitiatorSentM3, OpenResponder, Params, Responder, ResponderConfig};
 pub use suites::EdhocSuite;
 
 use suites::{HASH_LEN, MAC_LEN};

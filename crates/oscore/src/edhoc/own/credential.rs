@@ -73,6 +73,49 @@ impl Credential {
         Ok(Credential { id_cred: cbor::id_cred_of_kid(&kid), cred: ccs.to_vec(), key, kind })
     }
 
+    /// The CCS of RFC 9529 §3's shape for the public key of `private_key` (derived here):
+    /// `{2: subject, 8: {1: COSE_Key}}` with the COSE_Key `{1: 2, 2: kid, -1: 1, -2: x, -3: y}`
+    /// for P-256 (EC2), `{1: 1, 2: kid, -1: 4 or 6, -2: x}` for X25519 or Ed25519 (OKP). The
+    /// kid has 1 to 7 bytes (an OSCORE ID's length, so it travels compactly); the subject at
+    /// most 64. The private key is not kept.
+    pub fn ccs_for_key(kind: KeyKind, subject: &str, kid: &[u8], private_key: &[u8]) -> Result<Credential, Error> {
+        let e = |r: String| Error::new("credential", r);
+        if kid.is_empty() || kid.len() > cbor::MAX_ID {
+            return Err(e(format!("a kid of {} bytes (1 to {})", kid.len(), cbor::MAX_ID)));
+        }
+        if subject.len() > 64 {
+            return Err(e(format!("a subject of {} bytes (at most 64)", subject.len())));
+        }
+        let secret = secret_of(private_key)?;
+        let mut c = Vec::with_capacity(120 + subject.len());
+        c.extend_from_slice(&[0xa2, 0x02]);
+        crate::cbor::tstr(&mut c, subject);
+        c.extend_from_slice(&[0x08, 0xa1, 0x01]);
+        match kind {
+            KeyKind::P256 => {
+                let (x, y) = suites::p256_public_xy(&secret).map_err(|r| e(r.into()))?;
+                c.extend_from_slice(&[0xa5, 0x01, 0x02, 0x02]);
+                crate::cbor::bstr(&mut c, kid);
+                c.extend_from_slice(&[0x20, 0x01, 0x21]);
+                crate::cbor::bstr(&mut c, &x);
+                c.push(0x22);
+                crate::cbor::bstr(&mut c, &y);
+            }
+            KeyKind::X25519 | KeyKind::Ed25519 => {
+                let (crv, x) = if kind == KeyKind::X25519 {
+                    (0x04, EdhocSuite::Suite0.public_key(&secret).map_err(|r| e(r.into()))?)
+                } else {
+                    (0x06, suites::ed25519_public(&secret))
+                };
+                c.extend_from_slice(&[0xa4, 0x01, 0x01, 0x02]);
+                crate::cbor::bstr(&mut c, kid);
+                c.extend_from_slice(&[0x20, crv, 0x21]);
+                crate::cbor::bstr(&mut c, &x);
+            }
+        }
+        Credential::ccs_kid(&c)
+    }
+
     /// An X.509 certificate (DER) holding an Ed25519 key, sent by reference as
     /// `{34: [-15, SHA-256/64 of the certificate]}` ('x5t', RFC 9360); CRED_x is the
     /// certificate as a CBOR byte string.
@@ -102,6 +145,10 @@ impl Credential {
     /// ID_CRED_x in its full form (a COSE header map).
     pub fn id_cred(&self) -> &[u8] {
         &self.id_cred
+    }
+    /// The kid this credential is sent by (1 to 7 bytes); None for one sent by 'x5t'.
+    pub fn kid(&self) -> Option<&[u8]> {
+        super::handshake::kid_of(&self.id_cred)
     }
     /// CRED_x as the transcript hashes and MACs take it.
     pub fn cred(&self) -> &[u8] {
@@ -156,13 +203,18 @@ impl fmt::Debug for Identity {
     }
 }
 
+/// A 32-byte private key, in a copy wiped on drop.
+fn secret_of(private_key: &[u8]) -> Result<Zeroizing<[u8; 32]>, Error> {
+    let secret: [u8; 32] = private_key
+        .try_into()
+        .map_err(|_| Error::new("credential", format!("private key of {} bytes (32 expected)", private_key.len())))?;
+    Ok(Zeroizing::new(secret))
+}
+
 impl Identity {
     /// An identity from a 32-byte private key and the credential holding its public key.
     pub fn new(private_key: &[u8], cred: Credential) -> Result<Identity, Error> {
-        let secret: [u8; 32] = private_key.try_into().map_err(|_| {
-            Error::new("credential", format!("private key of {} bytes (32 expected)", private_key.len()))
-        })?;
-        let secret = Zeroizing::new(secret);
+        let secret = secret_of(private_key)?;
         let public = match cred.kind {
             KeyKind::P256 => EdhocSuite::Suite2.public_key(&secret).map_err(refuse("credential"))?,
             KeyKind::X25519 => EdhocSuite::Suite0.public_key(&secret).map_err(refuse("credential"))?,
@@ -173,6 +225,12 @@ impl Identity {
         }
         Ok(Identity { secret, cred })
     }
+    /// An identity from a 32-byte private key of `kind` and the CCS [`Credential::ccs_for_key`]
+    /// builds for it (its bytes, [`Credential::cred`], are what the peer is given).
+    pub fn with_ccs(kind: KeyKind, subject: &str, kid: &[u8], private_key: &[u8]) -> Result<Identity, Error> {
+        Identity::new(private_key, Credential::ccs_for_key(kind, subject, kid, private_key)?)
+    }
+
     /// The credential.
     pub fn credential(&self) -> &Credential {
         &self.cred

@@ -31,22 +31,25 @@ pub struct Params<'a> {
 
 impl Params<'_> {
     fn check(&self) -> Result<(), Error> {
-        let kind = kind_for(self.suite, self.method)?;
-        for (who, c) in [("own", &self.own.cred), ("peer's", self.peer)] {
-            if c.kind != kind {
-                return Err(Error::new(
-                    "credential",
-                    format!(
-                        "the {who} credential holds a {:?} key; method {} with {} needs {kind:?}",
-                        c.kind,
-                        self.method.id(),
-                        self.suite
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        check_kind(self.suite, self.method, "own", &self.own.cred)?;
+        check_kind(self.suite, self.method, "peer's", self.peer)
     }
+}
+
+/// Refuse a credential whose key does not fit the suite and method (`who` names it).
+fn check_kind(suite: EdhocSuite, method: Method, who: &str, c: &Credential) -> Result<(), Error> {
+    let kind = kind_for(suite, method)?;
+    if c.kind != kind {
+        return Err(Error::new(
+            "credential",
+            format!(
+                "the {who} credential holds a {:?} key; method {} with {suite} needs {kind:?}",
+                c.kind,
+                method.id()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A fresh ephemeral private key from the operating system, valid on the suite's curve.
@@ -221,16 +224,119 @@ impl InitiatorSentM3 {
     }
 }
 
-/// A Responder that answered message_1 with message_2 and waits for message_3.
-pub struct Responder {
+/// The reason a Responder refuses a message_1 whose C_I is the C_R it chose (Appendix A.1:
+/// both directions would share a Sender ID): a caller choosing C_R itself tries another.
+pub const C_R_TAKEN: &str = "C_I equals the C_R chosen here";
+
+/// A Responder that answered message_1 with message_2 and waits for message_3: the state
+/// [`Responder`] and [`OpenResponder`] share.
+struct Answered {
     suite: EdhocSuite,
     method: Method,
-    peer: Credential,
     y: Zeroizing<[u8; 32]>,
     c_i: Vec<u8>,
     c_r: Vec<u8>,
     prk_3e2m: Prk,
     th_3: Th,
+}
+
+impl Answered {
+    /// Process message_1 for a Responder with `suite`, `method` and identity `own` (its
+    /// credential already checked against them), answering message_2.
+    fn process_message_1(
+        suite: EdhocSuite,
+        method: Method,
+        own: &Identity,
+        message_1: &[u8],
+        c_r: &[u8],
+        y: &[u8; 32],
+    ) -> Result<(Answered, Vec<u8>), Error> {
+        let e = refuse("message_1");
+        if c_r.len() > cbor::MAX_ID {
+            return Err(e("C_R longer than 7 bytes"));
+        }
+        let m = messages::parse_message_1(message_1).map_err(&e)?;
+        if m.method != i64::from(method.id()) {
+            return Err(Error::new("message_1", format!("method {} (this Responder: {})", m.method, method.id())));
+        }
+        let selected = m.suites.last().copied().unwrap_or(-1);
+        if EdhocSuite::from_id(selected) != Some(suite) {
+            return Err(Error::new(
+                "message_1",
+                format!("selected cipher suite {selected} (this Responder: {})", suite.id()),
+            ));
+        }
+        let g_x: &[u8; 32] = m.g_x.try_into().map_err(|_| e("G_X is not 32 bytes"))?;
+        if m.c_i == c_r {
+            return Err(e(C_R_TAKEN));
+        }
+        let g_xy = suite.ecdh(y, g_x).map_err(&e)?;
+
+        let e = refuse("message_2");
+        let g_y = suite.public_key(y).map_err(&e)?;
+        let th_2 = schedule::th_2(&g_y, message_1);
+        let prk_2e = schedule::prk_2e(&th_2, &*g_xy);
+        let cred = &own.cred;
+        let g_rx = if method.signs() { None } else { Some(suite.ecdh(&own.secret, g_x).map_err(&e)?) };
+        let prk_3e2m = schedule::prk_3e2m(&prk_2e, &th_2, g_rx.as_ref().map(|g| &g[..]));
+        let mac_2 = schedule::mac_2(&prk_3e2m, &id_enc(c_r), &cred.id_cred, &th_2, &cred.cred, &[], method.mac_len());
+        let sig_or_mac_2 = if method.signs() {
+            let tbs = schedule::to_be_signed(&cred.id_cred, &th_2, &cred.cred, &[], &mac_2);
+            Zeroizing::new(suites::ed25519_sign(&own.secret, &tbs).to_vec())
+        } else {
+            mac_2
+        };
+        let pt_2 = Zeroizing::new(messages::plaintext_2(c_r, &cred.id_cred, &sig_or_mac_2));
+        let ks = schedule::keystream_2(&prk_2e, &th_2, pt_2.len()).ok_or_else(|| e("PLAINTEXT_2 too long"))?;
+        let ct_2: Vec<u8> = pt_2.iter().zip(ks.iter()).map(|(p, k)| p ^ k).collect();
+        let m2 = messages::message_2(&g_y, &ct_2);
+        let th_3 = schedule::th_next(&th_2, &pt_2, &cred.cred);
+        let a = Answered { suite, method, y: Zeroizing::new(*y), c_i: m.c_i, c_r: c_r.to_vec(), prk_3e2m, th_3 };
+        Ok((a, m2))
+    }
+
+    /// Verify message_3 against the credential `resolve` gives for its ID_CRED_I (full form),
+    /// complete, and build message_4.
+    fn process_message_3(
+        self,
+        message_3: &[u8],
+        resolve: impl FnOnce(&[u8]) -> Result<Credential, Error>,
+    ) -> Result<(Established, Vec<u8>), Error> {
+        let e = refuse("message_3");
+        let ct = messages::parse_bstr_message(message_3).map_err(&e)?;
+        let (k_3, iv_3, aad_3) = schedule::aead_inputs(&self.prk_3e2m, &self.th_3, 3);
+        let mut pt_3 = Zeroizing::new(ct.to_vec());
+        Algorithm::AesCcm16_64_128
+            .open(&k_3, &iv_3, &aad_3, &mut pt_3)
+            .map_err(|_| e("the AEAD tag does not verify (altered, or another key)"))?;
+        let p = messages::parse_plaintext_3(&pt_3).map_err(&e)?;
+        let peer = resolve(&p.id_cred)?;
+        let g_iy = if self.method.signs() { None } else { Some(self.suite.ecdh(&self.y, &peer.key).map_err(&e)?) };
+        let prk_4e3m = schedule::prk_4e3m(&self.prk_3e2m, &self.th_3, g_iy.as_ref().map(|g| &g[..]));
+        let mac_3 = schedule::mac_3(&prk_4e3m, &p.id_cred, &self.th_3, &peer.cred, p.ead, self.method.mac_len());
+        if self.method.signs() {
+            let tbs = schedule::to_be_signed(&p.id_cred, &self.th_3, &peer.cred, p.ead, &mac_3);
+            suites::ed25519_verify(&peer.key, &tbs, p.sig_or_mac).map_err(&e)?;
+        } else if !ct_eq(&mac_3, p.sig_or_mac) {
+            return Err(e("MAC_3 does not verify (altered, or another key)"));
+        }
+        let th_4 = schedule::th_next(&self.th_3, &pt_3, &peer.cred);
+        let prk_out = schedule::prk_out(&prk_4e3m, &th_4);
+        let (k_4, iv_4, aad_4) = schedule::aead_inputs(&prk_4e3m, &th_4, 8);
+        let mut ct_4 = Vec::new();
+        Algorithm::AesCcm16_64_128
+            .seal(&k_4, &iv_4, &aad_4, &mut ct_4)
+            .map_err(|err| Error::new("message_4", err.to_string()))?;
+        let done = Established::new(Role::Responder, self.suite, self.c_i, self.c_r, prk_out);
+        Ok((done, messages::bstr_message(&ct_4)))
+    }
+}
+
+/// A Responder that answered message_1 with message_2 and waits for message_3 from the one
+/// Initiator it expects.
+pub struct Responder {
+    state: Answered,
+    peer: Credential,
 }
 
 impl Responder {
@@ -252,105 +358,137 @@ impl Responder {
         y: &[u8; 32],
     ) -> Result<(Responder, Vec<u8>), Error> {
         params.check()?;
-        let e = refuse("message_1");
-        if c_r.len() > cbor::MAX_ID {
-            return Err(e("C_R longer than 7 bytes"));
-        }
-        let m = messages::parse_message_1(message_1).map_err(&e)?;
-        if m.method != i64::from(params.method.id()) {
-            return Err(Error::new(
-                "message_1",
-                format!("method {} (this Responder: {})", m.method, params.method.id()),
-            ));
-        }
-        let selected = m.suites.last().copied().unwrap_or(-1);
-        if EdhocSuite::from_id(selected) != Some(params.suite) {
-            return Err(Error::new(
-                "message_1",
-                format!("selected cipher suite {selected} (this Responder: {})", params.suite.id()),
-            ));
-        }
-        let g_x: &[u8; 32] = m.g_x.try_into().map_err(|_| e("G_X is not 32 bytes"))?;
-        if m.c_i == c_r {
-            return Err(e("C_I equals the C_R chosen here"));
-        }
-        let suite = params.suite;
-        let g_xy = suite.ecdh(y, g_x).map_err(&e)?;
-
-        let e = refuse("message_2");
-        let g_y = suite.public_key(y).map_err(&e)?;
-        let th_2 = schedule::th_2(&g_y, message_1);
-        let prk_2e = schedule::prk_2e(&th_2, &*g_xy);
-        let own = &params.own.cred;
-        let g_rx = if params.method.signs() { None } else { Some(suite.ecdh(&params.own.secret, g_x).map_err(&e)?) };
-        let prk_3e2m = schedule::prk_3e2m(&prk_2e, &th_2, g_rx.as_ref().map(|g| &g[..]));
-        let mac_2 =
-            schedule::mac_2(&prk_3e2m, &id_enc(c_r), &own.id_cred, &th_2, &own.cred, &[], params.method.mac_len());
-        let sig_or_mac_2 = if params.method.signs() {
-            let tbs = schedule::to_be_signed(&own.id_cred, &th_2, &own.cred, &[], &mac_2);
-            Zeroizing::new(suites::ed25519_sign(&params.own.secret, &tbs).to_vec())
-        } else {
-            mac_2
-        };
-        let pt_2 = Zeroizing::new(messages::plaintext_2(c_r, &own.id_cred, &sig_or_mac_2));
-        let ks = schedule::keystream_2(&prk_2e, &th_2, pt_2.len()).ok_or_else(|| e("PLAINTEXT_2 too long"))?;
-        let ct_2: Vec<u8> = pt_2.iter().zip(ks.iter()).map(|(p, k)| p ^ k).collect();
-        let m2 = messages::message_2(&g_y, &ct_2);
-        let th_3 = schedule::th_next(&th_2, &pt_2, &own.cred);
-        let r = Responder {
-            suite,
-            method: params.method,
-            peer: params.peer.clone(),
-            y: Zeroizing::new(*y),
-            c_i: m.c_i,
-            c_r: c_r.to_vec(),
-            prk_3e2m,
-            th_3,
-        };
-        Ok((r, m2))
+        let (state, m2) = Answered::process_message_1(params.suite, params.method, params.own, message_1, c_r, y)?;
+        Ok((Responder { state, peer: params.peer.clone() }, m2))
     }
 
     /// C_I (raw), the Initiator's connection identifier.
     pub fn c_i(&self) -> &[u8] {
-        &self.c_i
+        &self.state.c_i
     }
     /// C_R (raw), this Responder's connection identifier.
     pub fn c_r(&self) -> &[u8] {
-        &self.c_r
+        &self.state.c_r
     }
 
     /// Verify message_3 (the Initiator must authenticate with the expected credential),
     /// complete, and build message_4.
     pub fn process_message_3(self, message_3: &[u8]) -> Result<(Established, Vec<u8>), Error> {
-        let e = refuse("message_3");
-        let ct = messages::parse_bstr_message(message_3).map_err(&e)?;
-        let (k_3, iv_3, aad_3) = schedule::aead_inputs(&self.prk_3e2m, &self.th_3, 3);
-        let mut pt_3 = Zeroizing::new(ct.to_vec());
-        Algorithm::AesCcm16_64_128
-            .open(&k_3, &iv_3, &aad_3, &mut pt_3)
-            .map_err(|_| e("the AEAD tag does not verify (altered, or another key)"))?;
-        let p = messages::parse_plaintext_3(&pt_3).map_err(&e)?;
-        if p.id_cred != self.peer.id_cred {
-            return Err(e("ID_CRED_I names another credential than the one expected"));
-        }
-        let g_iy = if self.method.signs() { None } else { Some(self.suite.ecdh(&self.y, &self.peer.key).map_err(&e)?) };
-        let prk_4e3m = schedule::prk_4e3m(&self.prk_3e2m, &self.th_3, g_iy.as_ref().map(|g| &g[..]));
-        let mac_3 = schedule::mac_3(&prk_4e3m, &p.id_cred, &self.th_3, &self.peer.cred, p.ead, self.method.mac_len());
-        if self.method.signs() {
-            let tbs = schedule::to_be_signed(&p.id_cred, &self.th_3, &self.peer.cred, p.ead, &mac_3);
-            suites::ed25519_verify(&self.peer.key, &tbs, p.sig_or_mac).map_err(&e)?;
-        } else if !ct_eq(&mac_3, p.sig_or_mac) {
-            return Err(e("MAC_3 does not verify (altered, or another key)"));
-        }
-        let th_4 = schedule::th_next(&self.th_3, &pt_3, &self.peer.cred);
-        let prk_out = schedule::prk_out(&prk_4e3m, &th_4);
-        let (k_4, iv_4, aad_4) = schedule::aead_inputs(&prk_4e3m, &th_4, 8);
-        let mut ct_4 = Vec::new();
-        Algorithm::AesCcm16_64_128
-            .seal(&k_4, &iv_4, &aad_4, &mut ct_4)
-            .map_err(|err| Error::new("message_4", err.to_string()))?;
-        let done = Established::new(Role::Responder, self.suite, self.c_i, self.c_r, prk_out);
-        Ok((done, messages::bstr_message(&ct_4)))
+        let peer = self.peer;
+        self.state.process_message_3(message_3, |id_cred| {
+            if id_cred == peer.id_cred {
+                Ok(peer)
+            } else {
+                Err(Error::new("message_3", "ID_CRED_I names another credential than the one expected"))
+            }
+        })
+    }
+}
+
+/// What a Responder serving many Initiators ([`OpenResponder`]) is configured with.
+#[derive(Clone, Copy, Debug)]
+pub struct ResponderConfig<'a> {
+    /// The cipher suite: a message_1 selecting another is refused with that reason.
+    pub suite: EdhocSuite,
+    /// The method.
+    pub method: Method,
+    /// This endpoint's identity.
+    pub own: &'a Identity,
+}
+
+/// A Responder serving many Initiators (a gateway): it learns which one it talks to from the
+/// kid of ID_CRED_I in message_3 and looks its credential up then. It answered message_1
+/// with message_2 and waits for message_3.
+pub struct OpenResponder {
+    state: Answered,
+}
+
+/// A kid as `h'…'` (hex), for a refusal naming it.
+fn kid_hex(kid: &[u8]) -> alloc::string::String {
+    let hex: alloc::string::String = kid.iter().map(|b| format!("{b:02x}")).collect();
+    format!("h'{hex}'")
+}
+
+impl OpenResponder {
+    /// Process message_1 (its selected suite must be `config.suite`, its method
+    /// `config.method`) and answer message_2 with C_R = `c_r` (raw bytes, at most 7, other
+    /// than C_I: a C_R equal to it is refused, so the caller tries another), with a fresh
+    /// ephemeral key.
+    #[cfg(feature = "std")]
+    pub fn process_message_1(
+        config: &ResponderConfig<'_>,
+        message_1: &[u8],
+        c_r: &[u8],
+    ) -> Result<(OpenResponder, Vec<u8>), Error> {
+        let y = ephemeral(config.suite)?;
+        OpenResponder::process_message_1_with(config, message_1, c_r, &y)
+    }
+
+    /// As [`OpenResponder::process_message_1`] with the ephemeral private key `y` (for
+    /// replaying a trace; never with a key used before).
+    pub fn process_message_1_with(
+        config: &ResponderConfig<'_>,
+        message_1: &[u8],
+        c_r: &[u8],
+        y: &[u8; 32],
+    ) -> Result<(OpenResponder, Vec<u8>), Error> {
+        check_kind(config.suite, config.method, "own", &config.own.cred)?;
+        let (state, m2) = Answered::process_message_1(config.suite, config.method, config.own, message_1, c_r, y)?;
+        Ok((OpenResponder { state }, m2))
+    }
+
+    /// C_I (raw), the Initiator's connection identifier.
+    pub fn c_i(&self) -> &[u8] {
+        &self.state.c_i
+    }
+    /// C_R (raw), this Responder's connection identifier.
+    pub fn c_r(&self) -> &[u8] {
+        &self.state.c_r
+    }
+
+    /// Verify message_3 against the credential `lookup` gives for the kid of ID_CRED_I,
+    /// complete, and build message_4. Returns the session, message_4 and that kid. An
+    /// ID_CRED_I that is not a kid (1 to 7 bytes), a kid `lookup` does not know, a credential
+    /// with another kid or a key that does not fit the suite and method, are refused, naming
+    /// the kid. `lookup` sees the kid only after message_3's AEAD tag verified (a message
+    /// altered on the way never reaches it); the MAC_3 check then proves the Initiator holds
+    /// that credential's private key.
+    pub fn process_message_3(
+        self,
+        message_3: &[u8],
+        lookup: impl FnOnce(&[u8]) -> Option<Credential>,
+    ) -> Result<(Established, Vec<u8>, Vec<u8>), Error> {
+        let (suite, method) = (self.state.suite, self.state.method);
+        let mut kid = Vec::new();
+        let (done, m4) = self.state.process_message_3(message_3, |id_cred| {
+            let e = |r: alloc::string::String| Error::new("message_3", r);
+            kid = kid_of(id_cred)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| e("ID_CRED_I is not a kid of 1 to 7 bytes".to_string()))?;
+            let name = kid_hex(&kid);
+            let c = lookup(&kid).ok_or_else(|| e(format!("no credential known for kid {name}")))?;
+            if c.id_cred != id_cred {
+                return Err(e(format!("the credential found for kid {name} has another kid")));
+            }
+            let want = kind_for(suite, method)?;
+            if c.kind != want {
+                let m = method.id();
+                return Err(e(format!(
+                    "the credential of kid {name} holds a {:?} key; method {m} with {suite} needs {want:?}",
+                    c.kind
+                )));
+            }
+            Ok(c)
+        })?;
+        Ok((done, m4, kid))
+    }
+}
+
+/// The kid of a full ID_CRED_x `{4: kid}` of 1 to 7 bytes; None for any other map.
+pub(super) fn kid_of(id_cred: &[u8]) -> Option<&[u8]> {
+    match id_cred {
+        [0xa1, 0x04, h @ 0x41..=0x47, kid @ ..] if usize::from(h - 0x40) == kid.len() => Some(kid),
+        _ => None,
     }
 }
 
@@ -439,7 +577,17 @@ impl fmt::Debug for InitiatorSentM3 {
 
 impl fmt::Debug for Responder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Responder").field("c_i", &self.c_i).field("c_r", &self.c_r).finish_non_exhaustive()
+        f.debug_struct("Responder").field("c_i", &self.state.c_i).field("c_r", &self.state.c_r).finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for OpenResponder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenResponder")
+            .field("suite", &self.state.suite)
+            .field("c_i", &self.state.c_i)
+            .field("c_r", &self.state.c_r)
+            .finish_non_exhaustive()
     }
 }
 

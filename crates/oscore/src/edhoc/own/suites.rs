@@ -128,6 +128,20 @@ impl fmt::Display for EdhocSuite {
     }
 }
 
+/// The P-256 public key of `secret`, both coordinates (x, y), as a CCS holds it.
+pub fn p256_public_xy(secret: &[u8; 32]) -> Result<([u8; 32], [u8; 32]), &'static str> {
+    let s = p256::SecretKey::from_bytes(&(*secret).into())
+        .map_err(|_| "P-256 private key is 0 or not below the group order")?;
+    let p = s.public_key().to_encoded_point(false);
+    let (Some(x), Some(y)) = (p.x(), p.y()) else {
+        return Err("P-256 public key at infinity");
+    };
+    let (mut xa, mut ya) = ([0u8; 32], [0u8; 32]);
+    xa.copy_from_slice(x);
+    ya.copy_from_slice(y);
+    Ok((xa, ya))
+}
+
 /// The Ed25519 public key of the signing key `secret`.
 pub fn ed25519_public(secret: &[u8; 32]) -> [u8; 32] {
     ed25519_dalek::SigningKey::from_bytes(secret).verifying_key().to_bytes()
