@@ -148,7 +148,7 @@ impl Credential {
     }
     /// The kid this credential is sent by (1 to 7 bytes); None for one sent by 'x5t'.
     pub fn kid(&self) -> Option<&[u8]> {
-        super::handshake::kid_of(&self.id_cred)
+        kid_of(&self.id_cred)
     }
     /// CRED_x as the transcript hashes and MACs take it.
     pub fn cred(&self) -> &[u8] {
@@ -234,5 +234,13 @@ impl Identity {
     /// The credential.
     pub fn credential(&self) -> &Credential {
         &self.cred
+    }
+}
+
+/// The kid of a full ID_CRED_x `{4: kid}` of 1 to 7 bytes; None for any other map.
+pub(super) fn kid_of(id_cred: &[u8]) -> Option<&[u8]> {
+    match id_cred {
+        [0xa1, 0x04, h @ 0x41..=0x47, kid @ ..] if usize::from(h - 0x40) == kid.len() => Some(kid),
+        _ => None,
     }
 }

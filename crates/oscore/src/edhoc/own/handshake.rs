@@ -10,7 +10,7 @@ use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use super::cbor::{self, Reader};
-use super::credential::kind_for;
+use super::credential::{kid_of, kind_for};
 use super::schedule::{self, Prk, Th};
 use super::{messages, refuse, suites, Credential, EdhocSuite, Error, Identity, Method};
 use crate::edhoc::Role;
@@ -481,14 +481,6 @@ impl OpenResponder {
             Ok(c)
         })?;
         Ok((done, m4, kid))
-    }
-}
-
-/// The kid of a full ID_CRED_x `{4: kid}` of 1 to 7 bytes; None for any other map.
-pub(super) fn kid_of(id_cred: &[u8]) -> Option<&[u8]> {
-    match id_cred {
-        [0xa1, 0x04, h @ 0x41..=0x47, kid @ ..] if usize::from(h - 0x40) == kid.len() => Some(kid),
-        _ => None,
     }
 }
 
