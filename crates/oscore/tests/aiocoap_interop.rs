@@ -177,7 +177,7 @@ fn our_client_to_an_aiocoap_server() {
         assert_eq!(unprotect_response(&client, &b4, &resp.encode().unwrap()).unwrap().payload, b"stored:reading-b");
         // Sequence number 100 moves aiocoap's window; then 10, never used but below the window
         // (RFC 8613 §7.4): 4.01 Unauthorized; 101 is taken again.
-        let mut at = |s: u64, mid: u16, text: &str| {
+        let at = |s: u64, mid: u16, text: &str| {
             let (p, b) = protect_request(&client, &mut MemorySequence::new(s), &request(mid, text)).unwrap();
             (exchange(&sock, &p.encode().unwrap()), b)
         };
