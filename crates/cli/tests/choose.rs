@@ -748,76 +748,51 @@ fn receive_windows_and_wake_ups_are_counted() {
     assert!((g["receive_uj"].as_f64().unwrap() - 25803.55).abs() < 0.01, "{g}");
 }
 
-/// `--framing oscore`: the printed deploy command is `lwcbench link --protocol oscore` with the
-/// chosen COSE AEAD, and it runs as printed: every reading sent is stored.
+/// `choose --framing oscore` on the Nano 33 BLE with `extra` options, then its printed deploy
+/// command run as printed: (the answer, the command's words, its oscore_summary.json, its
+/// stdout + stderr).
+fn run_the_oscore_handover(
+    d: &std::path::Path,
+    extra: &[&str],
+) -> (serde_json::Value, Vec<String>, serde_json::Value, String) {
+    let mut args =
+        vec!["--board", "nano33ble", "--radio", "802.15.4", "--interval", "1s", "--tag", "64", "--framing", "oscore"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--out", "ch"]);
+    let rep = choose_json(&args, d);
+    let words: Vec<String> =
+        rep["handover"]["link_command"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
+    assert_eq!(words[1..4], ["link", "--protocol", "oscore"]);
+    let run: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    let o = lwcbench(&run, d);
+    assert!(o.status.success(), "{}: {}", words.join(" "), String::from_utf8_lossy(&o.stderr));
+    let out = d.join(words.last().unwrap());
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("oscore_summary.json")).unwrap()).unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    (rep, words, v, text)
+}
+
 /// With `--edhoc` the printed command runs EDHOC too (the contexts the answer priced): it has
 /// `--edhoc`, runs, and stores all 20 readings after a handshake.
 #[test]
 fn an_oscore_choice_with_edhoc_prints_a_command_that_runs_edhoc() {
     let d = tempfile::tempdir().unwrap();
-    let rep = choose_json(
-        &[
-            "--board",
-            "nano33ble",
-            "--radio",
-            "802.15.4",
-            "--interval",
-            "1s",
-            "--tag",
-            "64",
-            "--framing",
-            "oscore",
-            "--edhoc",
-            "--out",
-            "ch",
-        ],
-        d.path(),
-    );
+    let (rep, words, v, text) = run_the_oscore_handover(d.path(), &["--edhoc"]);
     assert_eq!(rep["chosen"], "OSCORE AES-CCM-16-64-128", "suite 2 establishes this AEAD only");
-    let words: Vec<String> =
-        rep["handover"]["link_command"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
     assert!(words.iter().any(|w| w == "--edhoc"), "{words:?}");
-    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
-    let o = lwcbench(&args, d.path());
-    assert!(o.status.success(), "{}: {}", words.join(" "), String::from_utf8_lossy(&o.stderr));
-    let out = d.path().join(words.last().unwrap());
-    let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("oscore_summary.json")).unwrap()).unwrap();
     assert_eq!((v[0]["sent"].as_u64(), v[0]["tally"]["stored"].as_u64()), (Some(20), Some(20)), "{v}");
-    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
     assert!(text.to_lowercase().contains("edhoc"), "the summary names the handshake: {text}");
 }
 
+/// `--framing oscore`: the printed deploy command is `lwcbench link --protocol oscore` with the
+/// chosen COSE AEAD, and it runs as printed: every reading sent is stored.
 #[test]
 fn an_oscore_choice_prints_a_link_command_that_runs() {
     let d = tempfile::tempdir().unwrap();
-    let rep = choose_json(
-        &[
-            "--board",
-            "nano33ble",
-            "--radio",
-            "802.15.4",
-            "--interval",
-            "1s",
-            "--tag",
-            "64",
-            "--framing",
-            "oscore",
-            "--out",
-            "ch",
-        ],
-        d.path(),
-    );
+    let (rep, words, v, _) = run_the_oscore_handover(d.path(), &[]);
     assert!(rep["chosen"].as_str().unwrap().starts_with("OSCORE "), "{}", rep["chosen"]);
-    let words: Vec<String> =
-        rep["handover"]["link_command"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
-    assert_eq!(words[1..4], ["link", "--protocol", "oscore"]);
-    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
-    let o = lwcbench(&args, d.path());
-    assert!(o.status.success(), "{}: {}", words.join(" "), String::from_utf8_lossy(&o.stderr));
-    let out = d.path().join(words.last().unwrap());
-    let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("oscore_summary.json")).unwrap()).unwrap();
+    assert!(!words.iter().any(|w| w == "--edhoc"), "{words:?}");
     let alg = words[words.iter().position(|w| w == "--cipher").unwrap() + 1].as_str();
     assert_eq!(v[0]["alg"], alg);
     assert_eq!((v[0]["sent"].as_u64(), v[0]["tally"]["stored"].as_u64()), (Some(20), Some(20)));
