@@ -168,17 +168,7 @@ fn an_edhoc_session_rekeys_at_the_limit_and_prints_its_handshakes() {
         (&["--edhoc", "--rekey-after", "0"][..], "error: --rekey-after: at least 1 message per context"),
         (&["--rekey-after", "5"][..], "--edhoc"),
     ] {
-        let o = lwcbench()
-            .args(["link", "--protocol", "oscore", "--messages", "1", "--key-file"])
-            .arg(&key)
-            .args(args)
-            .arg("--out")
-            .arg(d.path().join("refused"))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success() && err.contains(want), "{args:?}: {err}");
-        assert!(!d.path().join("refused").exists(), "{args:?}: nothing written for a refused run");
+        refused_with_nothing_written(d.path(), &key, args, want);
     }
 }
 
@@ -221,17 +211,7 @@ fn an_edhoc_session_at_suite_0_runs_on_the_own_edhoc_and_rekeys_at_the_limit() {
         ),
         (&["--edhoc-suite", "0"][..], "--edhoc"),
     ] {
-        let o = lwcbench()
-            .args(["link", "--protocol", "oscore", "--messages", "1", "--key-file"])
-            .arg(&key)
-            .args(args)
-            .arg("--out")
-            .arg(d.path().join("refused"))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success() && err.contains(want), "{args:?}: {err}");
-        assert!(!d.path().join("refused").exists(), "{args:?}: nothing written for a refused run");
+        refused_with_nothing_written(d.path(), &key, args, want);
     }
 }
 
@@ -300,4 +280,20 @@ fn an_edhoc_device_process_is_stored_and_one_the_gateway_does_not_know_is_refuse
     let conn = rusqlite::Connection::open(&db).unwrap();
     let n: i64 = conn.query_row("SELECT count(*) FROM readings WHERE device = 8", [], |r| r.get(0)).unwrap();
     assert_eq!(n, 0, "nothing stored for the refused device");
+}
+
+/// A one-message `link --protocol oscore` with `args` fails with `want` in its error, and
+/// writes nothing.
+fn refused_with_nothing_written(dir: &std::path::Path, key: &std::path::Path, args: &[&str], want: &str) {
+    let o = lwcbench()
+        .args(["link", "--protocol", "oscore", "--messages", "1", "--key-file"])
+        .arg(key)
+        .args(args)
+        .arg("--out")
+        .arg(dir.join("refused"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains(want), "{args:?}: {err}");
+    assert!(!dir.join("refused").exists(), "{args:?}: nothing written for a refused run");
 }
