@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The device cost of one ECDH, EDHOC's key exchange operation: P-256 (RustCrypto p256 0.13 as
 # lakers uses it; cipher suite 2) and X25519 (x25519-dalek 2; cipher suite 0), emulated with
-# mcu/emulate.py on a Cortex-M4 board (Arduino Nano 33 BLE, nRF52840 @64 MHz) and a Cortex-M0+
-# board (Arduino MKR Zero, SAMD21 @48 MHz; Raspberry Pi Pico, RP2040 @125 MHz). Fails unless
-# the emulated shared secret is the expected one below, so a count of a wrong computation is
-# never reported.
-#   crates/oscore/mcu-ecdh/run.sh [p256|x25519 ...]   (needs the thumb targets and .venv with unicorn, capstone)
+# mcu/emulate.py on a Cortex-M4 board (Arduino Nano 33 BLE, nRF52840 @64 MHz), a Cortex-M0+
+# board (Arduino MKR Zero, SAMD21 @48 MHz; Raspberry Pi Pico, RP2040 @125 MHz) and an RV32IMC
+# board (ESP32-C3 @160 MHz). Fails unless the emulated shared secret is the expected one below,
+# so a count of a wrong computation is never reported.
+#   crates/oscore/mcu-ecdh/run.sh [p256|x25519 ...]   (needs the thumb and riscv32imc targets and .venv with unicorn, capstone)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -31,7 +31,8 @@ for curve in "${curves[@]}"; do
     echo "error: unknown curve '$curve' (p256, x25519)" >&2
     exit 2
   fi
-  for spec in thumbv7em-none-eabihf:nano33ble thumbv6m-none-eabi:mkrzero thumbv6m-none-eabi:rp2040; do
+  for spec in thumbv7em-none-eabihf:nano33ble thumbv6m-none-eabi:mkrzero thumbv6m-none-eabi:rp2040 \
+      riscv32imc-unknown-none-elf:esp32c3; do
     triple="${spec%%:*}" board="${spec##*:}"
     (cd "$here" && CARGO_TARGET_DIR="$target_dir" nice -n 5 cargo build -q --locked --release --target "$triple" --bin "$curve")
     out="$("$py" "$root/mcu/emulate.py" "$target_dir/$triple/release/$curve" "$triple" 256 --key "${KEY[$curve]}" --board "$board")"
