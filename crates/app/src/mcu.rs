@@ -92,7 +92,8 @@ struct NistLwcArgs {
     /// Which published table: AEAD (enc(x:y) cells) or hash (h(x) cells).
     #[arg(long, default_value = "aead", value_parser = ["aead", "hash"])]
     primitive: String,
-    /// Compiler configuration of the published rows (-Os, -O1, -O2, -O3).
+    /// Compiler configuration of the published rows (-Os, -O1, -O2, -O3). ARM builds below -O3
+    /// add -fno-tree-vectorize: the tables' GCC (before 12) did not vectorize there.
     #[arg(long, default_value = "o2", value_parser = ["os", "o1", "o2", "o3"])]
     config: String,
     /// Only implementations matching this glob (SUBMISSION/VARIANT/IMPL or IMPL, e.g. 'armv*').
