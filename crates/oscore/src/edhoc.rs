@@ -397,26 +397,19 @@ impl InitiatorSentM3 {
     }
 }
 
-/// A Responder that answered message_1 with message_2 and waits for message_3.
-pub struct Responder {
+/// A Responder that answered message_1 with message_2 and waits for message_3: the state
+/// [`Responder`] and [`OpenResponder`] share.
+struct Answered {
     wait: EdhocResponderWaitM3<Crypto>,
-    peer: Credential,
     c_i: ConnId,
     c_r: ConnId,
 }
 
-impl Responder {
-    /// Process message_1 and answer message_2 with the one-byte connection identifier C_R =
-    /// `c_r` (other than C_I; a compact one keeps message_3's CoAP payload parseable by
-    /// [`CoapEdhocRequest`]), expecting the Initiator to authenticate with `peer`.
-    pub fn process_message_1(
-        own: &Identity,
-        peer: Credential,
-        message_1: &[u8],
-        c_r: u8,
-    ) -> Result<(Responder, Vec<u8>), Error> {
-        let c_r = ConnId::from_slice(&[c_r])
-            .ok_or_else(|| Error::Credential(format!("C_R 0x{c_r:02x} is not a connection identifier")))?;
+impl Answered {
+    /// Process message_1 for `own` and answer message_2 with C_R = `c_r` (its form checked by
+    /// the caller). A C_I equal to `c_r` is refused as an [`Error::Oscore`], which tells a
+    /// caller choosing C_R itself to try another.
+    fn process_message_1(own: &Identity, message_1: &[u8], c_r: ConnId) -> Result<(Answered, Vec<u8>), Error> {
         let m1 = buffer("message_1", message_1)?;
         check_ephemeral("message_1", message_1)?;
         let r = EdhocResponder::new(crypto(), EDHOCMethod::StatStat, *own.key, own.cred);
@@ -431,27 +424,23 @@ impl Responder {
         let (wait, m2) = processed
             .prepare_message_2(CredentialTransfer::ByReference, Some(c_r), &None)
             .map_err(proto("message_2"))?;
-        Ok((Responder { wait, peer, c_i, c_r }, m2.as_slice().to_vec()))
+        Ok((Answered { wait, c_i, c_r }, m2.as_slice().to_vec()))
     }
 
-    /// C_I, the Initiator's connection identifier.
-    pub fn c_i(&self) -> &[u8] {
-        self.c_i.as_slice()
-    }
-    /// C_R, this Responder's connection identifier.
-    pub fn c_r(&self) -> &[u8] {
-        self.c_r.as_slice()
-    }
-
-    /// Verify message_3 (the Initiator's credential must be `peer`), complete, and build
-    /// message_4 (sent when message_3 came alone to `/.well-known/edhoc`).
-    pub fn process_message_3(self, message_3: &[u8]) -> Result<(Established, Vec<u8>), Error> {
+    /// Verify message_3 against the credential `expected` gives for its ID_CRED_I (lakers then
+    /// checks that ID_CRED_I names it), complete, and build message_4.
+    fn process_message_3(
+        self,
+        message_3: &[u8],
+        expected: impl FnOnce(&lakers::IdCred) -> Result<Credential, Error>,
+    ) -> Result<(Established, Vec<u8>), Error> {
         let m3 = buffer("message_3", message_3)?;
         let (processing, id_cred_i, ead_3) = guarded("message_3", || self.wait.parse_message_3(&m3))?;
         if ead_3.is_some_and(|e| e.is_critical) {
             return Err(Error::Protocol { step: "message_3", reason: EDHOCError::EADUnprocessable });
         }
-        let cred_i = credential_check_or_fetch(Some(self.peer), id_cred_i).map_err(proto("message_3"))?;
+        let cred = expected(&id_cred_i)?;
+        let cred_i = credential_check_or_fetch(Some(cred), id_cred_i).map_err(proto("message_3"))?;
         let (processed, prk_out) = guarded("message_3", || processing.verify_message_3(cred_i))?;
         drop(Zeroizing::new(prk_out));
         let (done, m4) = processed.prepare_message_4(&None).map_err(proto("message_4"))?;
@@ -459,6 +448,53 @@ impl Responder {
             Established { done: Done::R(done), role: Role::Responder, c_i: self.c_i, c_r: self.c_r },
             m4.as_slice().to_vec(),
         ))
+    }
+
+    /// The Debug of a Responder: the connection identifiers only (lakers' state holds secrets).
+    fn fmt_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct(name)
+            .field("c_i", &self.c_i.as_slice())
+            .field("c_r", &self.c_r.as_slice())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A Responder that answered message_1 with message_2 and waits for message_3.
+pub struct Responder {
+    state: Answered,
+    peer: Credential,
+}
+
+impl Responder {
+    /// Process message_1 and answer message_2 with the one-byte connection identifier C_R =
+    /// `c_r` (other than C_I; a compact one keeps message_3's CoAP payload parseable by
+    /// [`CoapEdhocRequest`]), expecting the Initiator to authenticate with `peer`.
+    pub fn process_message_1(
+        own: &Identity,
+        peer: Credential,
+        message_1: &[u8],
+        c_r: u8,
+    ) -> Result<(Responder, Vec<u8>), Error> {
+        let c_r = ConnId::from_slice(&[c_r])
+            .ok_or_else(|| Error::Credential(format!("C_R 0x{c_r:02x} is not a connection identifier")))?;
+        let (state, m2) = Answered::process_message_1(own, message_1, c_r)?;
+        Ok((Responder { state, peer }, m2))
+    }
+
+    /// C_I, the Initiator's connection identifier.
+    pub fn c_i(&self) -> &[u8] {
+        self.state.c_i.as_slice()
+    }
+    /// C_R, this Responder's connection identifier.
+    pub fn c_r(&self) -> &[u8] {
+        self.state.c_r.as_slice()
+    }
+
+    /// Verify message_3 (the Initiator's credential must be `peer`), complete, and build
+    /// message_4 (sent when message_3 came alone to `/.well-known/edhoc`).
+    pub fn process_message_3(self, message_3: &[u8]) -> Result<(Established, Vec<u8>), Error> {
+        let peer = self.peer;
+        self.state.process_message_3(message_3, |_| Ok(peer))
     }
 }
 
@@ -480,10 +516,7 @@ impl fmt::Debug for InitiatorSentM3 {
 
 impl fmt::Debug for Responder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Responder")
-            .field("c_i", &self.c_i.as_slice())
-            .field("c_r", &self.c_r.as_slice())
-            .finish_non_exhaustive()
+        self.state.fmt_as("Responder", f)
     }
 }
 
@@ -591,17 +624,12 @@ fn referenced_kid(id_cred: &lakers::IdCred) -> Option<Vec<u8>> {
 /// message_3 (ID_CRED_I by reference) and looks the credential up then. It answered
 /// message_1 with message_2 and waits for message_3.
 pub struct OpenResponder {
-    wait: EdhocResponderWaitM3<Crypto>,
-    c_i: ConnId,
-    c_r: ConnId,
+    state: Answered,
 }
 
 impl fmt::Debug for OpenResponder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenResponder")
-            .field("c_i", &self.c_i.as_slice())
-            .field("c_r", &self.c_r.as_slice())
-            .finish_non_exhaustive()
+        self.state.fmt_as("OpenResponder", f)
     }
 }
 
@@ -615,29 +643,17 @@ impl OpenResponder {
         }
         let c_r = ConnId::from_slice(c_r)
             .ok_or_else(|| Error::Credential(format!("C_R of {} bytes is not a connection identifier", c_r.len())))?;
-        let m1 = buffer("message_1", message_1)?;
-        check_ephemeral("message_1", message_1)?;
-        let r = EdhocResponder::new(crypto(), EDHOCMethod::StatStat, *own.key, own.cred);
-        let (processed, c_i, ead_1) = guarded("message_1", || r.process_message_1(&m1))?;
-        if ead_1.is_some_and(|e| e.is_critical) {
-            return Err(Error::Protocol { step: "message_1", reason: EDHOCError::EADUnprocessable });
-        }
-        if c_i.as_slice() == c_r.as_slice() {
-            return Err(Error::Oscore(crate::Error::Params("C_I equals the C_R chosen here".into())));
-        }
-        let (wait, m2) = processed
-            .prepare_message_2(CredentialTransfer::ByReference, Some(c_r), &None)
-            .map_err(proto("message_2"))?;
-        Ok((OpenResponder { wait, c_i, c_r }, m2.as_slice().to_vec()))
+        let (state, m2) = Answered::process_message_1(own, message_1, c_r)?;
+        Ok((OpenResponder { state }, m2))
     }
 
     /// C_I, the Initiator's connection identifier.
     pub fn c_i(&self) -> &[u8] {
-        self.c_i.as_slice()
+        self.state.c_i.as_slice()
     }
     /// C_R, this Responder's connection identifier.
     pub fn c_r(&self) -> &[u8] {
-        self.c_r.as_slice()
+        self.state.c_r.as_slice()
     }
 
     /// Verify message_3 against the credential `lookup` gives for the kid in ID_CRED_I, complete,
@@ -649,24 +665,13 @@ impl OpenResponder {
         message_3: &[u8],
         lookup: impl FnOnce(&[u8]) -> Option<Credential>,
     ) -> Result<(Established, Vec<u8>, Vec<u8>), Error> {
-        let m3 = buffer("message_3", message_3)?;
-        let (processing, id_cred_i, ead_3) = guarded("message_3", || self.wait.parse_message_3(&m3))?;
-        if ead_3.is_some_and(|e| e.is_critical) {
-            return Err(Error::Protocol { step: "message_3", reason: EDHOCError::EADUnprocessable });
-        }
-        let unexpected = Error::Protocol { step: "message_3", reason: EDHOCError::UnexpectedCredential };
-        let kid = referenced_kid(&id_cred_i)
-            .ok_or(Error::Protocol { step: "message_3", reason: EDHOCError::UnexpectedCredential })?;
-        let cred = lookup(&kid).ok_or(unexpected)?;
-        let cred_i = credential_check_or_fetch(Some(cred), id_cred_i).map_err(proto("message_3"))?;
-        let (processed, prk_out) = guarded("message_3", || processing.verify_message_3(cred_i))?;
-        drop(Zeroizing::new(prk_out));
-        let (done, m4) = processed.prepare_message_4(&None).map_err(proto("message_4"))?;
-        Ok((
-            Established { done: Done::R(done), role: Role::Responder, c_i: self.c_i, c_r: self.c_r },
-            m4.as_slice().to_vec(),
-            kid,
-        ))
+        let mut kid = Vec::new();
+        let (done, m4) = self.state.process_message_3(message_3, |id_cred_i| {
+            let unexpected = || Error::Protocol { step: "message_3", reason: EDHOCError::UnexpectedCredential };
+            kid = referenced_kid(id_cred_i).ok_or_else(unexpected)?;
+            lookup(&kid).ok_or_else(unexpected)
+        })?;
+        Ok((done, m4, kid))
     }
 }
 

@@ -66,6 +66,25 @@ fn an_open_responder_takes_the_initiator_it_knows_by_kid() {
 }
 
 #[test]
+fn an_open_responder_refuses_a_bad_message_1_as_a_responder_does() {
+    // The gateway's Responder meets message_1 from anyone: an ephemeral key off the curve
+    // (x = 1, see tests/edhoc.rs), an oversized or an empty message are refused, none panics.
+    let i = Identity::new(&h(SK_I), &h(CRED_I)).unwrap();
+    let r = Identity::new(&h(SK_R), &h(CRED_R)).unwrap();
+    let (_, m1) = Initiator::start(&i, credential(&h(CRED_R)).unwrap(), 0x37).unwrap();
+    let mut bad = m1.clone();
+    bad[4..36].fill(0);
+    bad[35] = 1;
+    let e = OpenResponder::process_message_1(&r, &bad, &[0x01, 0x02]).unwrap_err();
+    assert_eq!(e, Error::Protocol { step: "message_1", reason: lakers::EDHOCError::ParsingError });
+    let e = OpenResponder::process_message_1(&r, &[0; 5000], &[0x01, 0x02]).unwrap_err();
+    assert!(e.to_string().contains("message_1 of 5000 bytes"), "{e}");
+    assert!(matches!(OpenResponder::process_message_1(&r, &[], &[0x01, 0x02]), Err(Error::Protocol { .. })));
+    // The untouched message_1 still passes.
+    assert!(OpenResponder::process_message_1(&r, &m1, &[0x01, 0x02]).is_ok());
+}
+
+#[test]
 fn coap_payloads_and_error_messages() {
     assert_eq!(split_coap_request(&[0xf5, 3, 2]).unwrap(), (None, &[3u8, 2][..]));
     assert_eq!(split_coap_request(&[0x27, 9]).unwrap(), (Some(vec![0x27]), &[9u8][..]));
