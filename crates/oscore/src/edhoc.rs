@@ -75,6 +75,9 @@ pub enum Error {
     Transport(String),
     /// The exported OSCORE context is refused (equal connection identifiers, ...).
     Oscore(crate::Error),
+    /// The peer's connection identifier cannot be an OSCORE ID (the step and why): refused at
+    /// the message that carries it, not after message_3.
+    Id(String),
 }
 
 impl Error {
@@ -83,7 +86,7 @@ impl Error {
     /// Appendix A.2 carries EDHOC errors in 4.00 responses), 5.00 for the server's own problems.
     pub fn coap_code(&self) -> u8 {
         match self {
-            Error::Protocol { .. } | Error::Transport(_) => 0x80,
+            Error::Protocol { .. } | Error::Transport(_) | Error::Id(_) => 0x80,
             Error::Credential(_) | Error::Oscore(_) => 0xa0,
         }
     }
@@ -106,6 +109,7 @@ impl fmt::Display for Error {
             }
             Error::Transport(m) => write!(f, "EDHOC over CoAP: {m}"),
             Error::Oscore(e) => write!(f, "OSCORE context from EDHOC: {e}"),
+            Error::Id(m) => write!(f, "EDHOC {m}"),
         }
     }
 }
@@ -126,6 +130,21 @@ fn guarded<T>(step: &'static str, f: impl FnOnce() -> Result<T, EDHOCError>) -> 
         Ok(r) => r.map_err(proto(step)),
         Err(_) => Err(Error::Protocol { step, reason: EDHOCError::ParsingError }),
     }
+}
+
+/// The longest OSCORE ID with AES-CCM-16-64-128, the one AEAD exported here: its 13-byte nonce
+/// minus 6 (RFC 8613 §3.3). C_I and C_R become the Recipient and Sender IDs (RFC 9528 A.1).
+const MAX_OSCORE_ID: usize = 7;
+
+/// The peer's connection identifier `what` (C_I or C_R) from `step`, if it can be an OSCORE ID.
+fn oscore_id(step: &str, what: &str, id: ConnId) -> Result<ConnId, Error> {
+    let n = id.as_slice().len();
+    if n > MAX_OSCORE_ID {
+        return Err(Error::Id(format!(
+            "{step} refused: {what} of {n} bytes; an OSCORE ID holds at most {MAX_OSCORE_ID}"
+        )));
+    }
+    Ok(id)
 }
 
 fn buffer(step: &'static str, bytes: &[u8]) -> Result<EdhocMessageBuffer, Error> {
@@ -361,6 +380,7 @@ impl Initiator {
         let m2 = buffer("message_2", message_2)?;
         check_ephemeral("message_2", message_2)?;
         let (processing, c_r, id_cred_r, ead_2) = guarded("message_2", || self.wait.parse_message_2(&m2))?;
+        let c_r = oscore_id("message_2", "C_R", c_r)?;
         if ead_2.is_some_and(|e| e.is_critical) {
             return Err(Error::Protocol { step: "message_2", reason: EDHOCError::EADUnprocessable });
         }
@@ -414,6 +434,7 @@ impl Answered {
         check_ephemeral("message_1", message_1)?;
         let r = EdhocResponder::new(crypto(), EDHOCMethod::StatStat, *own.key, own.cred);
         let (processed, c_i, ead_1) = guarded("message_1", || r.process_message_1(&m1))?;
+        let c_i = oscore_id("message_1", "C_I", c_i)?;
         if ead_1.is_some_and(|e| e.is_critical) {
             return Err(Error::Protocol { step: "message_1", reason: EDHOCError::EADUnprocessable });
         }

@@ -102,3 +102,49 @@ fn coap_payloads_and_error_messages() {
     assert_eq!(error_reason(&[0x01, 0x63, b'a']), None, "truncated");
     assert_eq!(error_reason(&[0x01, 0x61, b'a', 0]), None, "trailing bytes");
 }
+
+/// message_1 of `Initiator::start` (one-byte C_I 0x37, the last byte) with C_I replaced by an
+/// 8-byte byte string: CBOR 0x48 then the bytes.
+fn message_1_with_long_c_i(m1: &[u8]) -> Vec<u8> {
+    assert_eq!(m1.last(), Some(&0x37));
+    let mut long = m1[..m1.len() - 1].to_vec();
+    long.push(0x48);
+    long.extend_from_slice(&[0xa5; 8]);
+    long
+}
+
+#[test]
+fn a_c_i_longer_than_an_oscore_id_is_refused_at_message_1() {
+    // RFC 8613 §3.3: with AES-CCM-16-64-128's 13-byte nonce an OSCORE ID holds at most 13 - 6 =
+    // 7 bytes, and C_I becomes the Responder's Recipient ID (RFC 9528 Appendix A.1). lakers
+    // takes up to 23, so without this check the handshake ran to message_3 and failed there.
+    let i = Identity::new(&h(SK_I), &h(CRED_I)).unwrap();
+    let r = Identity::new(&h(SK_R), &h(CRED_R)).unwrap();
+    let (_, m1) = Initiator::start(&i, credential(&h(CRED_R)).unwrap(), 0x37).unwrap();
+    let long = message_1_with_long_c_i(&m1);
+    for e in [
+        OpenResponder::process_message_1(&r, &long, &[0x40]).unwrap_err(),
+        edhoc::Responder::process_message_1(&r, credential(&h(CRED_I)).unwrap(), &long, 0x21).unwrap_err(),
+    ] {
+        assert!(matches!(e, Error::Id(_)), "{e:?}");
+        assert_eq!(e.to_string(), "EDHOC message_1 refused: C_I of 8 bytes; an OSCORE ID holds at most 7");
+        assert_eq!(e.coap_code(), 0x80, "4.00 Bad Request");
+    }
+}
+
+#[test]
+fn a_c_r_longer_than_an_oscore_id_is_refused_at_message_2() {
+    use lakers::{ConnId, CredentialTransfer, EDHOCMethod, EdhocMessageBuffer, EdhocResponder};
+    let i = Identity::new(&h(SK_I), &h(CRED_I)).unwrap();
+    let (init, m1) = Initiator::start(&i, credential(&h(CRED_R)).unwrap(), 0x37).unwrap();
+    // lakers' own Responder, which lets C_R be 8 bytes.
+    let crypto = lakers_crypto_rustcrypto::Crypto::new(rand_core::OsRng);
+    let sk: [u8; 32] = h(SK_R).try_into().unwrap();
+    let r = EdhocResponder::new(crypto, EDHOCMethod::StatStat, sk, credential(&h(CRED_R)).unwrap());
+    let (processed, _, _) = r.process_message_1(&EdhocMessageBuffer::new_from_slice(&m1).unwrap()).unwrap();
+    let c_r = ConnId::from_slice(&[0xa5; 8]).unwrap();
+    let (_, m2) = processed.prepare_message_2(CredentialTransfer::ByReference, Some(c_r), &None).unwrap();
+    let e = init.process_message_2(m2.as_slice()).unwrap_err();
+    assert!(matches!(e, Error::Id(_)), "{e:?}");
+    assert_eq!(e.to_string(), "EDHOC message_2 refused: C_R of 8 bytes; an OSCORE ID holds at most 7");
+}
