@@ -107,6 +107,30 @@ def test_boards_of_one_core_get_their_own_profiles_counts():
     assert mkr[9:] != pico[9:]
 
 
+def test_one_chip_with_one_fetch_profile_gets_equal_counts():
+    # The Nano 33 BLE and the generic nRF52840 board: same chip, same clock and the same fitted
+    # fetch profile (data/boards.toml), so each image's row is the same but for the board column,
+    # here and in data/nistlwc-cycles.csv. Before the nrf52840 took the Nano's fetch parameters
+    # it had no wait states and no cache: fewer cycles, cold = warm.
+    boards = {b.id: b for b in ec.read_boards()}
+    fetch = ("mhz", "code_in", "flash_ws", "miss_cycles", "fetch_line_bytes", "cache_lines", "cache_ways",
+             "m4_ldst_pipelining", "flash_data_stall")
+    assert [getattr(boards["nrf52840"], k) for k in fetch] == [getattr(boards["nano33ble"], k) for k in fetch]
+    table = committed()
+    rows = {b: {k[1:]: r[1:] for k, r in table.items() if k[0] == b} for b in ("nrf52840", "nano33ble")}
+    assert rows["nrf52840"] and rows["nrf52840"] == rows["nano33ble"]
+    nist = committed(REPO / "data" / "nistlwc-cycles.csv", NISTLWC_COLUMNS, key=lambda r: (r[0], r[3]))
+    rows = {b: {k[1]: r[1:] for k, r in nist.items() if k[0] == b} for b in ("nrf52840", "nano33ble")}
+    assert rows["nrf52840"] and rows["nrf52840"] == rows["nano33ble"]
+
+
+# data/nistlwc-cycles.csv's header (scripts/data/nistlwc-cycles.py)
+NISTLWC_COLUMNS = ["board", "cipher", "implementation", "nist_implementation", "kind", "config", "target",
+                   "timing_model", "ad_bytes", "cold_cycles_16_bytes", "cold_cycles_128_bytes",
+                   "warm_cycles_16_bytes", "warm_cycles_128_bytes", "flash_bytes", "ram_static_bytes",
+                   "stack_bytes", "check"]
+
+
 def test_warm_and_cold_by_the_boards_cache():
     # Columns by name, read from the file here (not by the script). Warm (the steady state of a
     # loop) never costs more than the cold first call; a board that fetches without stalls or
