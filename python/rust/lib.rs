@@ -569,6 +569,42 @@ fn mcu(py: Python<'_>, argv: Vec<String>) -> PyResult<()> {
     py.detach(|| lwcbench_app::mcu::run(&a)).map_err(app_err)
 }
 
+/// `lwcbench mcu check-board ARGS` (ARGS without the subcommand's name): the comparison's
+/// rows (dicts), the CLI's text, and its missing and notes lines. Prints nothing.
+#[pyfunction]
+fn mcu_check_board<'py>(py: Python<'py>, argv: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+    let full: Vec<String> = std::iter::once("check-board".to_string()).chain(argv).collect();
+    let a: lwcbench_app::mcu::McuArgs = lwcbench_app::parse("mcu", &full).map_err(value_err)?;
+    let c = py
+        .detach(|| lwcbench_app::mcu::check_board(&a))
+        .ok_or_else(|| value_err("mcu check-board: the arguments name another subcommand"))?
+        .map_err(app_err)?;
+    let rows = PyList::empty(py);
+    for r in &c.rows {
+        let d = PyDict::new(py);
+        d.set_item("cipher", &r.cipher)?;
+        d.set_item("implementation", &r.implementation)?;
+        d.set_item("phase", &r.phase)?;
+        d.set_item("from", if r.from_counter { "counter" } else { "clock" })?;
+        d.set_item("board_16_bytes", r.board[0])?;
+        d.set_item("emulated_16_bytes", r.emulated[0])?;
+        d.set_item("error_16_bytes_pct", lwcbench_app::check_board::error_pct(r.emulated[0], r.board[0]))?;
+        d.set_item("board_128_bytes", r.board[1])?;
+        d.set_item("emulated_128_bytes", r.emulated[1])?;
+        d.set_item("error_128_bytes_pct", lwcbench_app::check_board::error_pct(r.emulated[1], r.board[1]))?;
+        d.set_item("board_per_byte", r.board_slope())?;
+        d.set_item("emulated_per_byte", r.emulated_slope())?;
+        d.set_item("error_per_byte_pct", r.slope_error_pct())?;
+        rows.append(d)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("rows", rows)?;
+    out.set_item("text", c.render())?;
+    out.set_item("missing", &c.missing)?;
+    out.set_item("notes", &c.notes)?;
+    Ok(out)
+}
+
 /// `lwcbench collect ARGS`: the result directory written.
 #[pyfunction]
 fn collect(py: Python<'_>, argv: Vec<String>) -> PyResult<String> {
@@ -631,6 +667,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(link, m)?)?;
     m.add_function(wrap_pyfunction!(mcu, m)?)?;
+    m.add_function(wrap_pyfunction!(mcu_check_board, m)?)?;
     m.add_function(wrap_pyfunction!(collect, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     let py = m.py();

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,170 @@ def test_verify_checks():
     assert got and got == py
 
 
+
+
+# `lwcbench mcu check-board` and `nist-lwc` (lwcbench.mcu_check_board, lwcbench.mcu_nist_lwc).
+LOGS = ROOT / "crates/engine/tests/board-logs"
+EMULATED = LOGS / "check-board-emulated.csv"
+
+
+def _crc_line(body):
+    return f"{body} *{zlib.crc32(body.encode()):08x}"
+
+
+def _chacha_log(path):
+    """A board run of ChaCha20-Poly1305/rustcrypto with the cycle counter, CRCs from zlib (the
+    board line format of docs/board.md): 15000 and 16000 cycles per 16-byte message, 35000
+    and 37000 per 128-byte one (batch 10; ticks at 1 MHz agree with 125 MHz)."""
+    head = ("LWCB H 2 board=demo-pico mcu=RP2040%20Cortex-M0+ cpu_hz=125000000 tick_hz=1000000 timer=TIMER "
+            "cycles=SysTick%2024-bit overhead_ticks=1 reps=2 warmup=0 groups=2 min_sample_ticks=1000 seed=1 "
+            "ad_bytes=0 ciphers=ChaCha20-Poly1305/rustcrypto/Rust firmware=0.1.0 compiler=rustc%201.95.0 "
+            "profile=release opt=s target=thumbv6m-none-eabi commit=abc1234")
+    rows = [f"LWCB S {i} ChaCha20-Poly1305 rustcrypto Rust aead encrypt s,s {bits} random {rep} 10 {ticks} {cyc}"
+            for i, (bits, rep, ticks, cyc) in enumerate(
+                [(128, 0, 1200, 150000), (128, 1, 1280, 160000), (1024, 0, 2800, 350000), (1024, 1, 2960, 370000)])]
+    end = f"LWCB E samples=4 warmup=0 crc={zlib.crc32(''.join(r + chr(10) for r in rows).encode()):08x}"
+    path.write_text("\n".join(_crc_line(x) for x in [head, *rows, end]) + "\n")
+    return path
+
+
+def _cli_error(*args):
+    """The CLI's one error line (without `error: `) for a failing command."""
+    p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0, p.stdout
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(lines) == 1, p.stderr
+    return lines[0][len("error: "):]
+
+
+def test_mcu_check_board_hand_built_log(tmp_path, capsys):
+    log = _chacha_log(tmp_path / "chacha.log")
+    df = lwcbench.mcu_check_board(log, "rp2040", emulated=EMULATED)
+    assert capsys.readouterr().out == ""  # prints nothing: the table is returned
+    # by hand: medians 15500 and 36000 cycles; emulated 14000 and 35280 (check-board-emulated.csv);
+    # errors -1500/15500 = -9.677 %, -720/36000 = -2.0 %; per byte (36000-15500)/112 = 183.036,
+    # (35280-14000)/112 = 190.0, error 6.964/183.036 = +3.805 %
+    assert len(df) == 1
+    r = df.iloc[0]
+    assert (r["cipher"], r["implementation"], r["phase"], r["from"]) == (
+        "ChaCha20-Poly1305", "rustcrypto", "encrypt", "counter")
+    assert (r["board_16_bytes"], r["emulated_16_bytes"], r["board_128_bytes"], r["emulated_128_bytes"]) == (
+        15500, 14000, 36000, 35280)
+    assert r["error_16_bytes_pct"] == pytest.approx(-9.6774, abs=1e-3)
+    assert r["error_128_bytes_pct"] == pytest.approx(-2.0, abs=1e-9)
+    assert r["board_per_byte"] == pytest.approx(183.0357, abs=1e-3)
+    assert r["emulated_per_byte"] == pytest.approx(190.0, abs=1e-9)
+    assert r["error_per_byte_pct"] == pytest.approx(3.8049, abs=1e-3)
+    assert df.attrs["missing"] == [] and df.attrs["notes"] == []
+    # the CLI's output on the same files, and its row read back
+    out = cli("mcu", "check-board", log, "--board", "rp2040", "--emulated", EMULATED)
+    assert df.attrs["text"] == out
+    row = next(ln for ln in out.splitlines() if ln.startswith("ChaCha20-Poly1305/")).split()
+    assert row == ["ChaCha20-Poly1305/rustcrypto", "encrypt", "counter", "15500", "14000", "-9.7", "36000", "35280",
+                   "-2.0", "183.0", "190.0", "+3.8"]
+
+
+def _cli_rows(out):
+    """The CLI table's rows as (cipher/implementation, phase, from, numbers...) tuples."""
+    lines = out.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("cipher/implementation")) + 1
+    return [tuple(ln.split()) for ln in lines[start:] if not ln.startswith(("median ", "no emulated", "note:"))]
+
+
+def _py_rows(df):
+    def pct(v):
+        return "-" if v != v else f"{v:+.1f}"
+
+    return [(f"{r.cipher}/{r.implementation}", r.phase, r["from"], f"{r.board_16_bytes:.0f}",
+             f"{r.emulated_16_bytes:.0f}", pct(r.error_16_bytes_pct), f"{r.board_128_bytes:.0f}",
+             f"{r.emulated_128_bytes:.0f}", pct(r.error_128_bytes_pct), f"{r.board_per_byte:.1f}",
+             f"{r.emulated_per_byte:.1f}", pct(r.error_per_byte_pct)) for _, r in df.iterrows()]
+
+
+@pytest.mark.parametrize("log,emulated", [("check-board.log", True), ("check-board.log", False),
+                                          ("check-board-v1.log", True)])
+def test_mcu_check_board_matches_cli(log, emulated):
+    extra = {"emulated": EMULATED} if emulated else {}
+    df = lwcbench.mcu_check_board(LOGS / log, board="rp2040", **extra)
+    out = cli("mcu", "check-board", LOGS / log, "--board", "rp2040", *(["--emulated", EMULATED] if emulated else []))
+    assert df.attrs["text"] == out
+    assert _py_rows(df) == _cli_rows(out) and len(df) >= 1
+    missing = next((ln for ln in out.splitlines() if ln.startswith("no emulated counterpart: ")), None)
+    # the CLI joins the entries with ", " (an entry may hold a comma itself)
+    assert (", ".join(df.attrs["missing"]) or None) == (missing and missing[len("no emulated counterpart: "):])
+    assert df.attrs["notes"] == [ln[len("note: "):] for ln in out.splitlines() if ln.startswith("note: ")]
+
+
+def test_mcu_check_board_reads_a_run_directory(tmp_path, monkeypatch):
+    shutil.copy(LOGS / "check-board.log", tmp_path / "board-log.txt")
+    by_dir = lwcbench.mcu_check_board(tmp_path, "rp2040", emulated=EMULATED)
+    by_log = lwcbench.mcu_check_board(LOGS / "check-board.log", "rp2040", emulated=EMULATED)
+    assert _py_rows(by_dir) == _py_rows(by_log) and len(by_dir) == 2
+    # a collected run's Results: its board-log.txt
+    collected = lwcbench.collect(LOGS / "check-board.log", out=tmp_path / "run")
+    assert _py_rows(lwcbench.mcu_check_board(collected, "rp2040", emulated=EMULATED)) == _py_rows(by_log)
+    # a relative path that starts with "-" is the run, not an option
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(LOGS / "check-board.log", tmp_path / "-board.log")
+    assert _py_rows(lwcbench.mcu_check_board("-board.log", "rp2040", emulated=EMULATED)) == _py_rows(by_log)
+
+
+@pytest.mark.parametrize("args", [
+    ("check-board.log", "--board", "nope"),
+    ("v3.log", "--board", "rp2040"),
+    ("truncated.log", "--board", "rp2040"),
+    ("no-such.log", "--board", "rp2040"),
+    ("check-board.log", "--board", "esp8266", "--emulated", EMULATED),
+    ("check-board.log", "--board", "rp2040", "--emulated", "/nonexistent/table.csv"),
+])
+def test_mcu_check_board_bad_input_is_the_cli_message(args):
+    log, _, board, *rest = args
+    kw = {"emulated": rest[1]} if rest else {}
+    with pytest.raises(ValueError) as e:
+        lwcbench.mcu_check_board(LOGS / log, board, **kw)
+    assert isinstance(e.value, lwcbench.InputError)
+    assert str(e.value) == _cli_error("mcu", "check-board", LOGS / log, "--board", board, *rest)
+
+
+@pytest.mark.parametrize("kw,option", [
+    ({"board": "uno"}, "--board"),
+    ({"board": "mkrzero", "config": "o4"}, "--config"),
+    ({"board": "mkrzero", "primitive": "xof"}, "--primitive"),
+    ({"board": "mkrzero", "cells": "some"}, "--cells"),
+    ({"board": "mkrzero", "max_insns": 5}, "--max-insns"),
+    ({"board": "mkrzero", "jobs": 0}, "--jobs"),
+])
+def test_mcu_nist_lwc_bad_option_is_the_cli_message(tmp_path, kw, option):
+    with pytest.raises(ValueError) as e:
+        lwcbench.mcu_nist_lwc(tmp_path / "py", **kw)
+    argv = [x for k, v in kw.items() for x in ("--" + k.replace("_", "-"), v)]
+    cli_msg = _cli_error("mcu", "nist-lwc", *argv, "--out", tmp_path / "cli")
+    assert option in str(e.value) and str(e.value) == "mcu: " + cli_msg
+    assert not (tmp_path / "py").exists() and not (tmp_path / "cli").exists()
+
+
+def test_mcu_board_option_is_the_cli_message(tmp_path):
+    with pytest.raises(ValueError) as e:
+        lwcbench.mcu(tmp_path / "py", board="nope")
+    assert str(e.value) == _cli_error("mcu", "--board", "nope", "--out", tmp_path / "cli")
+
+
+def test_mcu_nist_lwc_rows(tmp_path, monkeypatch):
+    venv = Path(os.environ.get("MCU_VENV", ROOT / ".venv"))
+    tree = Path(os.environ.get("LWCBENCH_NIST_LWC", ROOT.parent / "shared/nist-lwc"))
+    if not (shutil.which("arm-none-eabi-gcc") and (venv / "bin/python").is_file() and tree.is_dir()):
+        pytest.skip("no cross toolchain, mcu venv (MCU_VENV) or NIST LWC tree (LWCBENCH_NIST_LWC)")
+    monkeypatch.setenv("LWCBENCH_ROOT", str(ROOT))
+    monkeypatch.setenv("MCU_VENV", str(venv))
+    monkeypatch.setenv("LWCBENCH_NIST_LWC", str(tree))
+    one = dict(board="mkrzero", impl="ascon/ascon128v12/ref", cells="slope", jobs=1)
+    r = lwcbench.mcu_nist_lwc(tmp_path / "py", **one)
+    cli("mcu", "nist-lwc", "--board", "mkrzero", "--impl", one["impl"], "--cells", "slope", "--jobs", 1,
+        "-o", tmp_path / "cli")
+    key = ("board", "config", "submission", "variant", "implementation", "cell", "published_cycles",
+           "emulated_cycles", "error_pct", "instructions")
+    want = rows(tmp_path / "cli/nist_lwc_cells.csv", key)
+    assert rows(r.path / "nist_lwc_cells.csv", key) == want
+    assert [c for *_, c, _p, _e, _err, _i in want] == ["enc(0:1024)", "enc(0:128)"]
+    assert sorted(r.tables) == ["nist_lwc_cells", "nist_lwc_impls"]
+    assert list(r.tables["nist_lwc_cells"]["cell"]) == ["enc(0:128)", "enc(0:1024)"]

@@ -282,6 +282,12 @@ fn read_bounded(path: &Path, max: u64, what: &str) -> Result<String, String> {
 /// `lwcbench mcu check-board RUN --board B [--emulated CSV]`: the comparison as text. `run` is a
 /// directory of `lwcbench collect` (its `board-log.txt`) or a board log.
 pub fn check_path(run: &Path, board: &str, emulated: Option<&Path>) -> Result<String, String> {
+    check_run(run, board, emulated).map(|c| c.render())
+}
+
+/// The comparison of [`check_path`] unrendered, for callers that want the rows (the Python
+/// binding).
+pub fn check_run(run: &Path, board: &str, emulated: Option<&Path>) -> Result<Check, String> {
     let boards = lwcbench_engine::boards::builtin();
     let Some(rec) = boards.boards.iter().find(|b| b.id == board) else {
         let ids: Vec<&str> = boards.boards.iter().map(|r| r.id.as_str()).collect();
@@ -290,18 +296,17 @@ pub fn check_path(run: &Path, board: &str, emulated: Option<&Path>) -> Result<St
     let log_path = if run.is_dir() { run.join("board-log.txt") } else { run.to_path_buf() };
     let log = read_bounded(&log_path, MAX_LOG_BYTES, "RUN")?;
     let origin = log_path.display().to_string();
-    let c = match emulated {
+    match emulated {
         Some(e) => {
             let text = read_bounded(e, MAX_TABLE_BYTES, "--emulated")?;
             let name = e.display().to_string();
             let table = lwcbench_engine::board::parse_cycles(&text, &name)?;
-            check(&log, &origin, board, rec.mhz, &table, &name)?
+            check(&log, &origin, board, rec.mhz, &table, &name)
         }
         None => {
-            check(&log, &origin, board, rec.mhz, lwcbench_engine::board::cycles_table(), "data/emulated-cycles.csv")?
+            check(&log, &origin, board, rec.mhz, lwcbench_engine::board::cycles_table(), "data/emulated-cycles.csv")
         }
-    };
-    Ok(c.render())
+    }
 }
 
 #[cfg(test)]

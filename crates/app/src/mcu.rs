@@ -169,6 +169,15 @@ pub fn run(a: &McuArgs) -> Result<(), String> {
     res
 }
 
+/// The comparison of `lwcbench mcu check-board`, unprinted, when `a` holds that subcommand
+/// (the Python binding returns its rows; the CLI prints it).
+pub fn check_board(a: &McuArgs) -> Option<Result<crate::check_board::Check, String>> {
+    match &a.sub {
+        Some(McuSub::CheckBoard(c)) => Some(crate::check_board::check_run(&c.run, &c.board, c.emulated.as_deref())),
+        _ => None,
+    }
+}
+
 /// Refuses a finished run unless --force, creates --out, returns the temporary directory name.
 fn prepare_out(out: &Path, force: bool) -> Result<PathBuf, String> {
     if out.join("run.json").exists() && !force {

@@ -29,7 +29,7 @@ from .results import Results, ResultsError, load, load_energy
 __version__ = _native.__version__
 __all__ = [
     "ciphers", "presets", "keystream", "encrypt", "decrypt", "run", "verify", "report", "vectors_dir", "choose",
-    "link", "compare", "mcu", "collect",
+    "link", "compare", "mcu", "mcu_nist_lwc", "mcu_check_board", "collect",
     "load", "load_energy", "Results", "ResultsError",
     "LwcbenchError", "InputError", "AuthenticationError", "ServiceError", "__version__",
 ]
@@ -568,11 +568,14 @@ def compare(
 
 
 def mcu(out: Union[str, "_os.PathLike[str]"], preset: str = "counts", *, no_build: bool = False,
-        profiles: Union[str, Sequence[str]] = "Os,O3", force: bool = False) -> Results:
+        profiles: Union[str, Sequence[str]] = "Os,O3", force: bool = False, board: Optional[str] = None) -> Results:
     """``lwcbench mcu``: microcontroller cost without a board (flash/RAM tables, and with
     ``preset="counts"`` emulated cycle counts), through the same code as the CLI. Needs the
     checkout's cross toolchains and venv (``scripts/setup.sh --test``); without them it raises
-    :class:`InputError` saying what to install. Returns the :class:`Results` of ``out``.
+    :class:`InputError` saying what to install. ``board`` (a board of data/boards.toml) is
+    ``--board``: only that board's target, counted with its profile. Returns the
+    :class:`Results` of ``out``. The subcommands are :func:`mcu_nist_lwc` and
+    :func:`mcu_check_board`.
 
     >>> import tempfile
     >>> lwcbench.mcu(tempfile.mkdtemp(), profiles="O2")
@@ -580,9 +583,88 @@ def mcu(out: Union[str, "_os.PathLike[str]"], preset: str = "counts", *, no_buil
     lwcbench.InputError: --profiles: unknown profile "O2" (expected Os, O3 or Os,O3)
     """
     argv = ["--out", _os.fspath(out), "--preset", str(preset)] + _argv(
-        {"no_build": no_build, "profiles": profiles, "force": force})
+        {"no_build": no_build, "profiles": profiles, "force": force, "board": board})
     _native.mcu(argv)
     return load(out)
+
+
+def mcu_nist_lwc(out: Union[str, "_os.PathLike[str]"], board: str, *, primitive: Optional[str] = None,
+                 config: Optional[str] = None, impl: Optional[str] = None, cells: Optional[str] = None,
+                 max_insns: Optional[int] = None, jobs: Optional[int] = None, force: bool = False) -> Results:
+    """``lwcbench mcu nist-lwc``: a published NIST LWC microcontroller table reproduced in
+    emulation (docs/board.md), through the same code as the CLI. ``board`` is ``"mkrzero"``,
+    ``"nano33ble"``, ``"due"`` or ``"nodemcuv2"``; ``primitive`` (``"aead"``, ``"hash"``),
+    ``config`` (``"os"``, ``"o1"``, ``"o2"``, ``"o3"``), ``impl`` (a glob such as
+    ``"armv*"``), ``cells`` (``"all"``, ``"slope"``), ``max_insns``, ``jobs`` and ``force`` are
+    the options of the same names; left at None they take the CLI's defaults (aead, o2, ``*``,
+    all, 300,000,000, 2). Needs the NIST LWC tree (``$LWCBENCH_NIST_LWC``), the ARM/Xtensa
+    toolchains and the checkout's venv (``scripts/setup.sh --test``); builds and emulates for
+    minutes. Returns the :class:`Results` of ``out``: ``tables["nist_lwc_cells"]`` and
+    ``tables["nist_lwc_impls"]``. Bad input raises :class:`InputError` with the CLI's message.
+
+    >>> r = lwcbench.mcu_nist_lwc("nist-mkrzero", "mkrzero", impl="ascon/ascon128v12/ref", cells="slope")  # doctest: +SKIP
+    >>> r.tables["nist_lwc_cells"][["cell", "published_cycles", "emulated_cycles", "error_pct"]]  # doctest: +SKIP
+    >>> import tempfile
+    >>> lwcbench.mcu_nist_lwc(tempfile.mkdtemp(), "uno")
+    Traceback (most recent call last):
+    lwcbench.InputError: mcu: invalid value 'uno' for '--board <BOARD>'
+    """
+    # "--out=PATH": a path starting with "-" stays a value
+    argv = ["nist-lwc", f"--out={_os.fspath(out)}"] + _argv({
+        "board": board, "primitive": primitive, "config": config, "impl": impl, "cells": cells,
+        "max_insns": max_insns, "jobs": jobs, "force": force})
+    _native.mcu(argv)
+    return load(out)
+
+
+# The columns of mcu_check_board's rows, in the CLI table's order.
+_CHECK_BOARD_COLS = [
+    "cipher", "implementation", "phase", "from", "board_16_bytes", "emulated_16_bytes", "error_16_bytes_pct",
+    "board_128_bytes", "emulated_128_bytes", "error_128_bytes_pct", "board_per_byte", "emulated_per_byte",
+    "error_per_byte_pct",
+]
+
+
+def mcu_check_board(run: Union[str, "_os.PathLike[str]", Results], board: str, *,
+                    emulated: Union[None, str, "_os.PathLike[str]"] = None) -> "pandas.DataFrame":
+    """``lwcbench mcu check-board``: a collected board run beside the emulated cycles of the
+    same code (docs/board.md, "Checking the model"), through the same code as the CLI; prints
+    nothing. ``run`` is a run directory of :func:`collect` (its ``board-log.txt``), its
+    :class:`Results`, or a board log; ``board`` a board of data/boards.toml; ``emulated`` a
+    table with the columns of data/emulated-cycles.csv (default: that file, built in).
+
+    Returns a pandas DataFrame, one row per cipher compared: ``cipher``, ``implementation``,
+    ``phase`` (``keystream``/``encrypt``), ``from`` (``"counter"``: the board's cycle counter,
+    ``"clock"``: ns/op × the board's clock), board and emulated cycles per message of 16 and
+    128 bytes (``board_16_bytes``, ``emulated_16_bytes``, ``board_128_bytes``,
+    ``emulated_128_bytes``), per byte (``board_per_byte``, ``emulated_per_byte``: (c128 − c16)
+    / 112) and the emulation's errors in % (``error_16_bytes_pct``, ``error_128_bytes_pct``,
+    ``error_per_byte_pct``; NaN where the board figure is not positive).
+    ``df.attrs["text"]`` is the CLI's output, ``df.attrs["missing"]`` the ciphers without an
+    emulated counterpart, ``df.attrs["notes"]`` the differences between the two builds. Bad
+    input raises :class:`InputError` with the CLI's message (it names the option or file).
+
+    >>> df = lwcbench.mcu_check_board("results/pico", "rp2040")  # doctest: +SKIP
+    >>> df[["cipher", "phase", "board_per_byte", "emulated_per_byte", "error_per_byte_pct"]]  # doctest: +SKIP
+    >>> import tempfile
+    >>> lwcbench.mcu_check_board(tempfile.mkdtemp(), board="nope")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    lwcbench.InputError: --board: 'nope' is not a board of data/boards.toml (...)
+    """
+    import pandas as pd
+
+    path = run.path if isinstance(run, Results) else run
+    # options first, then "--": a run path starting with "-" stays the positional RUN
+    argv = [f"--board={board}"] + ([f"--emulated={_os.fspath(emulated)}"] if emulated is not None else [])
+    argv += ["--", _os.fspath(path)]
+    c = _native.mcu_check_board(argv)
+    df = pd.DataFrame(c["rows"], columns=_CHECK_BOARD_COLS)
+    for col in _CHECK_BOARD_COLS[4:]:
+        df[col] = df[col].astype("float64")
+    df.attrs["text"] = c["text"]
+    df.attrs["missing"] = c["missing"]
+    df.attrs["notes"] = c["notes"]
+    return df
 
 
 def collect(from_log: Union[None, str, "_os.PathLike[str]"] = None, *, port: Optional[str] = None,
