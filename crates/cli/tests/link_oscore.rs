@@ -215,52 +215,101 @@ fn an_edhoc_session_at_suite_0_runs_on_the_own_edhoc_and_rekeys_at_the_limit() {
     }
 }
 
-#[test]
-fn an_edhoc_device_process_is_stored_and_one_the_gateway_does_not_know_is_refused() {
-    let d = tempfile::tempdir().unwrap();
-    let key = d.path().join("master.key");
+/// A master key in `dir` and the sensor keys of `ids` provisioned from it.
+fn provisioned(dir: &std::path::Path, ids: &[u32]) -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
+    let key = dir.join("master.key");
     lwcbench_link::device::counter::open_session(&key, &lwcbench_link::device::counter::beside_key(&key), 64).unwrap();
-    let keys: Vec<_> = [7u32, 8]
+    let keys = ids
         .iter()
         .map(|&n| {
-            let p = d.path().join(format!("device{n}.key"));
+            let p = dir.join(format!("device{n}.key"));
             lwcbench_link::device::provision::provision(&key, lwcbench_link::wire::frame::Family::Sensor, n, None, &p)
                 .unwrap();
             p
         })
         .collect();
-    let db = d.path().join("o.db");
-    let mut gw = lwcbench()
-        .args(["link", "gateway", "--protocol", "oscore", "--edhoc", "--devices", "7", "--session", "e1"])
-        .args(["--listen", "127.0.0.1:0", "--key-file"])
-        .arg(&key)
-        .arg("--store")
-        .arg(&db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut gw_out = BufReader::new(gw.stdout.take().unwrap()).lines();
-    let ready = gw_out.next().unwrap().unwrap();
-    let addr = ready.strip_prefix("ready ").unwrap_or_else(|| panic!("{ready}")).to_string();
-    let cred_line = gw_out.next().unwrap().unwrap();
-    let cred = cred_line.strip_prefix("edhoc-credential ").unwrap_or_else(|| panic!("{cred_line}")).to_string();
-    let device = |k: &std::path::Path| {
+    (key, keys)
+}
+
+/// A `link gateway --protocol oscore --edhoc` process with `args`, on a free port: the process,
+/// the rest of its stdout, its address and the credential it printed.
+struct EdhocGateway {
+    child: Child,
+    out: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    addr: String,
+    cred: String,
+}
+
+impl EdhocGateway {
+    fn start(key: &std::path::Path, db: &std::path::Path, args: &[&str]) -> EdhocGateway {
+        let mut child = lwcbench()
+            .args(["link", "gateway", "--protocol", "oscore", "--edhoc", "--listen", "127.0.0.1:0", "--key-file"])
+            .arg(key)
+            .arg("--store")
+            .arg(db)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+        let ready = out.next().expect("the gateway printed nothing").unwrap();
+        let addr = ready.strip_prefix("ready ").unwrap_or_else(|| panic!("{ready}")).to_string();
+        let line = out.next().unwrap().unwrap();
+        let cred = line.strip_prefix("edhoc-credential ").unwrap_or_else(|| panic!("{line}")).to_string();
+        EdhocGateway { child, out, addr, cred }
+    }
+
+    /// SIGTERM; the tally of its last line.
+    fn stop(mut self) -> serde_json::Value {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let last = self.out.by_ref().map_while(Result::ok).last().unwrap();
+        assert!(self.child.wait().unwrap().success());
+        serde_json::from_str::<serde_json::Value>(&last).unwrap()["tally"].clone()
+    }
+
+    /// A `link device --protocol oscore --edhoc` process of `key` sending 7 readings to this
+    /// gateway, re-keying after 3, with `cred` and `args`.
+    fn device(&self, key: &std::path::Path, cred: &str, args: &[&str]) -> std::process::Output {
         lwcbench()
             .args(["link", "device", "--protocol", "oscore", "--edhoc", "--rekey-after", "3", "--interval", "0"])
-            .args(["--messages", "7", "--gateway", &addr, "--gateway-credential", &cred, "--key-file"])
-            .arg(k)
+            .args(["--messages", "7", "--gateway", &self.addr, "--gateway-credential", cred, "--key-file"])
+            .arg(key)
+            .args(args)
             .output()
             .unwrap()
-    };
-    let ok = device(&keys[0]);
+    }
+}
+
+/// A test that fails before `stop` leaves no gateway serving (nor holding the test's stderr).
+impl Drop for EdhocGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The counters of the readings stored in `db` by device, in order.
+fn stored(db: &std::path::Path) -> Vec<(u32, u64)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut q = conn.prepare("SELECT device, counter FROM readings ORDER BY device, counter").unwrap();
+    q.query_map([], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, i64>(1)? as u64))).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn an_edhoc_device_process_is_stored_and_one_the_gateway_does_not_know_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let (key, keys) = provisioned(d.path(), &[7, 8]);
+    let db = d.path().join("o.db");
+    let gw = EdhocGateway::start(&key, &db, &["--devices", "7", "--session", "e1"]);
+    let ok = gw.device(&keys[0], &gw.cred, &[]);
     let text = String::from_utf8_lossy(&ok.stdout);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     // Re-key after 3: sequence numbers 0 1 2 | 0 1 2 | 0 under 3 handshakes.
     let seqs: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("stored seq ")).collect();
     assert_eq!(seqs, ["0", "1", "2", "0", "1", "2", "0"]);
     assert!(text.contains("device 7 sent 7 readings, 3 handshakes"), "{text}");
-    let refused = device(&keys[1]);
+    let refused = gw.device(&keys[1], &gw.cred, &[]);
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(!refused.status.success());
     assert!(err.starts_with("error: the gateway refused EDHOC message_3 (4.00 Bad Request): "), "{err}");
@@ -268,18 +317,100 @@ fn an_edhoc_device_process_is_stored_and_one_the_gateway_does_not_know_is_refuse
         err.contains("credential kid h'6408' is not one this gateway accepts") && err.lines().count() == 1,
         "{err}"
     );
-    unsafe { libc::kill(gw.id() as i32, libc::SIGTERM) };
-    let last = gw_out.map_while(Result::ok).last().unwrap();
-    assert!(gw.wait().unwrap().success());
-    let v: serde_json::Value = serde_json::from_str(&last).unwrap();
-    let t = &v["tally"];
+    let t = gw.stop();
     assert_eq!(
         (t["stored"].as_u64(), t["handshakes"].as_u64(), t["unknown_credential"].as_u64()),
         (Some(7), Some(3), Some(1))
     );
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let n: i64 = conn.query_row("SELECT count(*) FROM readings WHERE device = 8", [], |r| r.get(0)).unwrap();
-    assert_eq!(n, 0, "nothing stored for the refused device");
+    assert!(stored(&db).iter().all(|(dev, _)| *dev == 7), "nothing stored for the refused device");
+}
+
+#[test]
+fn edhoc_processes_at_suite_0_store_every_reading() {
+    let d = tempfile::tempdir().unwrap();
+    let (key, keys) = provisioned(d.path(), &[7, 8]);
+    let db = d.path().join("o.db");
+    let gw = EdhocGateway::start(&key, &db, &["--edhoc-suite", "0", "--devices", "7-8", "--session", "z1"]);
+    // docs/security.md's suite-0 CCS, by hand: {2: "lwcbench gateway" (16 chars), 8: {1: {1: 1,
+    // 2: h'67', -1: 4, -2: h'<32 bytes>'}}}, 65 bytes.
+    let head = "a202706c776362656e63682067617465776179";
+    let cose = "08a101a401010241672004215820";
+    assert_eq!((&gw.cred[..38], &gw.cred[38..66], gw.cred.len()), (head, cose, 130), "{}", gw.cred);
+    for (k, id) in keys.iter().zip(["7", "8"]) {
+        let o = gw.device(k, &gw.cred, &["--edhoc-suite", "0"]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let seqs: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("stored seq ")).collect();
+        assert_eq!(seqs, ["0", "1", "2", "0", "1", "2", "0"]);
+        assert!(text.contains(&format!("with EDHOC suite 0: device {id} sent 7 readings, 3 handshakes")), "{text}");
+    }
+    let t = gw.stop();
+    assert_eq!(
+        (t["stored"].as_u64(), t["handshakes"].as_u64(), t["edhoc_refused"].as_u64()),
+        (Some(14), Some(6), Some(0))
+    );
+    // Epochs 1, 2, 3 per device (each handshake a new one), sequence numbers 0-2, 0-2, 0; the
+    // counter is epoch × 2^40 + sequence number.
+    let want: Vec<(u32, u64)> = [7u32, 8]
+        .iter()
+        .flat_map(|&dev| {
+            [(1u64, 0u64), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2), (3, 0)].map(|(e, s)| (dev, e << 40 | s))
+        })
+        .collect();
+    assert_eq!(stored(&db), want);
+}
+
+#[test]
+fn edhoc_processes_of_two_cipher_suites_are_refused_by_name_and_nothing_is_stored() {
+    let d = tempfile::tempdir().unwrap();
+    let (key, keys) = provisioned(d.path(), &[7]);
+    let (db0, db2) = (d.path().join("s0.db"), d.path().join("s2.db"));
+    let gw0 = EdhocGateway::start(&key, &db0, &["--edhoc-suite", "0", "--devices", "7", "--session", "m0"]);
+    let gw2 = EdhocGateway::start(&key, &db2, &["--devices", "7", "--session", "m2"]);
+    // A device holding the other gateway's credential for its own suite reaches the gateway,
+    // which names the suite it was offered and its own.
+    for (gw, cred, args, want) in [
+        (&gw0, &gw2.cred, &[][..], "selected cipher suite 2 (this Responder: 0)"),
+        (&gw2, &gw0.cred, &["--edhoc-suite", "0"][..], "selected cipher suite 0 (this Responder: 2)"),
+    ] {
+        let o = gw.device(&keys[0], cred, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert_eq!(
+            err.trim_end(),
+            format!("error: the gateway refused EDHOC message_1 (4.00 Bad Request): EDHOC message_1 refused: {want}")
+        );
+    }
+    // A credential of the other suite's key is refused before anything is sent.
+    for (gw, args, want) in [
+        (&gw0, &[][..], "error: --gateway-credential: an X25519 key (a cipher suite 0 gateway's); --edhoc-suite 2 takes a P-256 one"),
+        (&gw2, &["--edhoc-suite", "0"][..], "error: --gateway-credential: a P-256 key (a cipher suite 2 gateway's); --edhoc-suite 0 takes an X25519 one"),
+    ] {
+        let o = gw.device(&keys[0], &gw.cred, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert_eq!(err.trim_end(), want);
+    }
+    for (gw, db) in [(gw0, &db0), (gw2, &db2)] {
+        let t = gw.stop();
+        assert_eq!(
+            (t["stored"].as_u64(), t["handshakes"].as_u64(), t["edhoc_refused"].as_u64()),
+            (Some(0), Some(0), Some(1))
+        );
+        assert_eq!(stored(db), []);
+    }
+    // A suite that is neither: refused before the gateway binds.
+    let o = lwcbench()
+        .args(["link", "gateway", "--protocol", "oscore", "--edhoc", "--edhoc-suite", "1", "--devices", "7"])
+        .args(["--session", "m1", "--listen", "127.0.0.1:0", "--key-file"])
+        .arg(&key)
+        .arg("--store")
+        .arg(d.path().join("s1.db"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stderr).trim_end(), "error: --edhoc-suite: '1' is not 0 or 2");
+    assert!(!d.path().join("s1.db").exists(), "no store for a refused gateway");
 }
 
 /// A one-message `link --protocol oscore` with `args` fails with `want` in its error, and

@@ -34,6 +34,11 @@ pub(super) struct DeviceArgs {
     /// With --edhoc: the gateway's credential, the hex it prints after `edhoc-credential`.
     #[arg(long, value_name = "HEX", requires = "edhoc")]
     gateway_credential: Option<String>,
+    /// With --edhoc: the EDHOC cipher suite, 2 (P-256, through lakers) or 0 (X25519, this
+    /// project's own EDHOC); the gateway's: a credential holding the other suite's key is
+    /// refused before anything is sent.
+    #[arg(long, value_name = "0|2", default_value = "2", requires = "edhoc")]
+    edhoc_suite: String,
     /// With --edhoc: re-key before the sender sequence number reaches N (default 2^20,
     /// draft-ietf-core-oscore-key-limits' q for AES-CCM-16-64-128).
     #[arg(long, value_name = "N", requires = "edhoc")]
@@ -98,6 +103,7 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
                         .into(),
                 );
             }
+            let suite = super::oscore::edhoc_suite(&a.edhoc_suite)?;
             return super::oscore::device(
                 &a.key_file,
                 a.id,
@@ -109,7 +115,7 @@ pub(super) fn device(a: &DeviceArgs) -> Result<(), String> {
                 a.gateway_credential
                     .as_deref()
                     .filter(|_| a.edhoc)
-                    .map(|c| (c, a.rekey_after.unwrap_or(lwcbench_link::oscore::DEFAULT_REKEY_AFTER))),
+                    .map(|c| (c, a.rekey_after.unwrap_or(lwcbench_link::oscore::DEFAULT_REKEY_AFTER), suite)),
             );
         }
         ("oscore", None) => return Err("--protocol oscore needs --gateway IP:PORT".into()),

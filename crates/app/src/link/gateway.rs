@@ -24,6 +24,11 @@ pub(super) struct GatewayArgs {
     /// `edhoc-credential HEX` (its public CCS, for the devices) after `ready`.
     #[arg(long)]
     edhoc: bool,
+    /// With --edhoc: the EDHOC cipher suite, 2 (P-256, through lakers) or 0 (X25519, this
+    /// project's own EDHOC); the credential printed holds that suite's key, and a device
+    /// offering the other suite is refused at message_1, naming both.
+    #[arg(long, value_name = "0|2", default_value = "2", requires = "edhoc")]
+    edhoc_suite: String,
     /// With --protocol oscore: the UDP address to serve CoAP on.
     #[arg(long, default_value = lwcbench_link::oscore::DEFAULT_LISTEN, value_name = "IP:PORT")]
     listen: String,
@@ -83,6 +88,7 @@ pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
             input::check_session(&a.session)?;
             input::no_control("--store", &a.store)?;
             let devices = gateway_proc::parse_devices(&a.devices)?;
+            let suite = super::oscore::edhoc_suite(&a.edhoc_suite)?;
             return super::oscore::gateway(
                 &a.key_file,
                 a.cipher.as_deref(),
@@ -91,7 +97,7 @@ pub(super) fn gateway(a: &GatewayArgs) -> Result<(), String> {
                 &a.session,
                 &a.listen,
                 a.batch,
-                a.edhoc,
+                a.edhoc.then_some(suite),
             );
         }
         Some(p) => return Err(format!("--protocol: '{}' is not link or oscore", input::shown(p))),

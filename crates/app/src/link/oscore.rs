@@ -8,7 +8,7 @@ use lwcbench_link::oscore::gateway::{OscoreGateway, OscoreServer};
 use lwcbench_link::oscore::lwcbench_oscore;
 use lwcbench_link::oscore::lwcbench_oscore::edhoc::own::EdhocSuite;
 use lwcbench_link::oscore::session::{state_dir_beside, OscoreConfig};
-use lwcbench_link::oscore::{alg_of, device_context, store_key_id};
+use lwcbench_link::oscore::{alg_of, device_context, store_key_id, GatewayCredential};
 use lwcbench_link::results::{LinkRecord, RunDir};
 use lwcbench_link::wire::frame::Family;
 use lwcbench_link::wire::keys::{LinkKey, MasterKey};
@@ -41,11 +41,7 @@ pub(super) fn session(
     }
     check_batch(a.batch)?;
     let edhoc = a.edhoc.then(|| a.rekey_after.unwrap_or(lwcbench_link::oscore::DEFAULT_REKEY_AFTER));
-    let suite: EdhocSuite = match a.edhoc_suite.trim() {
-        "0" => EdhocSuite::Suite0,
-        "2" => EdhocSuite::Suite2,
-        s => return Err(format!("--edhoc-suite: '{}' is not 0 or 2", lwcbench_link::input::shown(s))),
-    };
+    let suite = edhoc_suite(&a.edhoc_suite)?;
     let (key_file, counter_file) = state_files(&rd, &a.key_file, &a.counter_state)?;
     // The same key and counter lease a frame session takes: one run at a time per key.
     let (master, _counters) = lwcbench_link::device::counter::open_session(&key_file, &counter_file, a.counter_block)?;
@@ -147,6 +143,15 @@ pub(super) fn session(
     rd.finish(&files, &mut rec)
 }
 
+/// `--edhoc-suite`: 0 or 2.
+pub(super) fn edhoc_suite(text: &str) -> Result<EdhocSuite, String> {
+    match text.trim() {
+        "0" => Ok(EdhocSuite::Suite0),
+        "2" => Ok(EdhocSuite::Suite2),
+        s => Err(format!("--edhoc-suite: '{}' is not 0 or 2", lwcbench_link::input::shown(s))),
+    }
+}
+
 /// Which EDHOC implementation runs `suite`: lakers speaks suite 2 only, so suite 0 runs on this
 /// project's own (docs/protocols.md).
 fn implementation(suite: EdhocSuite) -> &'static str {
@@ -157,7 +162,8 @@ fn implementation(suite: EdhocSuite) -> &'static str {
 }
 
 /// `lwcbench link gateway --protocol oscore`: serve until SIGTERM/SIGINT; prints `ready ADDR`
-/// once bound and a JSON line of the tally at the end.
+/// once bound (with `edhoc`, then `edhoc-credential HEX`) and a JSON line of the tally at the
+/// end.
 #[allow(clippy::too_many_arguments)] // one argument per option of the verb
 pub(super) fn gateway(
     key_file: &Path,
@@ -167,35 +173,48 @@ pub(super) fn gateway(
     session: &str,
     listen: &str,
     batch: usize,
-    edhoc: bool,
+    edhoc: Option<EdhocSuite>,
 ) -> Result<(), String> {
     use std::io::Write;
     let alg = alg(cipher)?;
     check_batch(batch)?;
-    if edhoc && alg != lwcbench_oscore::Algorithm::AesCcm16_64_128 {
+    if let Some(suite) = edhoc.filter(|_| alg != lwcbench_oscore::Algorithm::AesCcm16_64_128) {
         return Err(format!(
-            "--edhoc: the OSCORE AEAD is cipher suite 2's application AEAD, AES-CCM-16-64-128 (RFC 9528 Appendix \
+            "--edhoc: the OSCORE AEAD is cipher suite {}'s application AEAD, AES-CCM-16-64-128 (RFC 9528 Appendix \
              A.1), not {}",
+            suite.id(),
             alg.name()
         ));
     }
     let master = MasterKey::read(key_file)?;
     let store = lwcbench_link::store::open(store, session, &store_key_id(&master.fingerprint(), alg))?;
-    let (gw, credential) = if edhoc {
-        let (identity, ccs) = lwcbench_link::oscore::gateway_identity(&master)?;
-        let creds = devices
-            .iter()
-            .map(|&d| Ok((d, lwcbench_link::oscore::device_credential(&master, d)?)))
-            .collect::<Result<Vec<_>, String>>()?;
-        (OscoreGateway::new_edhoc(identity, &creds, &state_dir_beside(key_file), store)?, Some(ccs))
-    } else {
-        (OscoreGateway::new(&master, alg, devices, &state_dir_beside(key_file), store)?, None)
+    let state_dir = state_dir_beside(key_file);
+    let (gw, credential) = match edhoc {
+        None => (OscoreGateway::new(&master, alg, devices, &state_dir, store)?, None),
+        Some(EdhocSuite::Suite2) => {
+            let (identity, ccs) = lwcbench_link::oscore::gateway_identity(&master)?;
+            let creds = devices
+                .iter()
+                .map(|&d| Ok((d, lwcbench_link::oscore::device_credential(&master, d)?)))
+                .collect::<Result<Vec<_>, String>>()?;
+            (OscoreGateway::new_edhoc(identity, &creds, &state_dir, store)?, Some(ccs))
+        }
+        Some(EdhocSuite::Suite0) => {
+            let identity = lwcbench_link::oscore::gateway_identity_x25519(&master)?;
+            let ccs = identity.credential().cred().to_vec();
+            let creds = devices
+                .iter()
+                .map(|&d| Ok((d, lwcbench_link::oscore::device_credential_x25519(&master, d)?)))
+                .collect::<Result<Vec<_>, String>>()?;
+            (OscoreGateway::new_edhoc_suite0(identity, &creds, &state_dir, store)?, Some(ccs))
+        }
     };
     lwcbench_link::gateway::process::install_stop_signals();
     let srv = OscoreServer::start(gw, listen, batch)?;
     println!("ready {}", srv.addr);
     if let Some(ccs) = credential {
-        // The gateway's credential is public (a CCS with its P-256 public key): devices need it.
+        // The gateway's credential is public (a CCS with its P-256 or X25519 public key): devices
+        // need it.
         println!("edhoc-credential {}", lwcbench_link::oscore::credential_hex(&ccs));
     }
     let _ = std::io::stdout().flush();
@@ -222,7 +241,7 @@ pub(super) fn device(
     messages: u64,
     interval: Duration,
     seq_state: Option<&Path>,
-    edhoc: Option<(&str, u64)>,
+    edhoc: Option<(&str, u64, EdhocSuite)>,
 ) -> Result<(), String> {
     let alg = alg(cipher)?;
     let key = LinkKey::read(key_file)?.into_device(key_file, Family::Sensor)?;
@@ -232,19 +251,30 @@ pub(super) fn device(
     let addr: std::net::SocketAddr = gateway.parse().map_err(|_| {
         format!("--gateway: '{}' is not HOST:PORT (an IP address and a port)", lwcbench_link::input::shown(gateway))
     })?;
-    if let Some((cred_hex, rekey_after)) = edhoc {
+    if let Some((cred_hex, rekey_after, suite)) = edhoc {
         if alg != lwcbench_oscore::Algorithm::AesCcm16_64_128 || seq_state.is_some() {
             return Err("--edhoc: AES-CCM-16-64-128 (RFC 9528 Appendix A.1), and no --seq-state (each context is \
                         new, its sequence numbers start at 0)"
                 .into());
         }
-        let cred = lwcbench_link::oscore::credential_from_hex(cred_hex)?;
-        let client = EdhocClient::new(lwcbench_link::oscore::device_identity(&key)?, cred, rekey_after)?;
+        let client = match lwcbench_link::oscore::credential_from_hex(cred_hex, suite)? {
+            GatewayCredential::Suite2(cred) => {
+                EdhocClient::new(lwcbench_link::oscore::device_identity(&key)?, cred, rekey_after)?
+            }
+            GatewayCredential::Suite0(cred) => {
+                EdhocClient::new_suite0(lwcbench_link::oscore::device_identity_x25519(&key)?, cred, rekey_after)?
+            }
+        };
         let mut dev = CoapDevice::new_edhoc(client, addr)?;
         dev.start()?;
         send_readings(&mut |r| dev.send(r), messages, interval)?;
         let h = dev.handshakes().len();
-        println!("OSCORE {} with EDHOC: device {} sent {messages} readings, {h} handshakes", alg.name(), key.device);
+        println!(
+            "OSCORE {} with EDHOC suite {}: device {} sent {messages} readings, {h} handshakes",
+            alg.name(),
+            suite.id(),
+            key.device
+        );
         return Ok(());
     }
     let ctx = device_context(&key, alg)?;

@@ -336,6 +336,16 @@ impl OscoreGateway {
         };
         match c_r {
             None => {
+                // lakers refuses another suite without naming it; the own parser reads which.
+                if let (Side::Suite2 { .. }, Ok(m1)) = (&ed.side, own::messages::parse_message_1(body)) {
+                    let selected = m1.suites.last().copied().unwrap_or(-1);
+                    if selected != i64::from(own::EdhocSuite::Suite2.id()) {
+                        self.tally.edhoc_refused += 1;
+                        return Ok(refuse(&format!(
+                            "EDHOC message_1 refused: selected cipher suite {selected} (this Responder: 2)"
+                        )));
+                    }
+                }
                 ed.pending.retain(|_, (_, at)| now.duration_since(*at) < PENDING_LIFETIME);
                 if ed.pending.len() >= MAX_PENDING {
                     if let Some(old) = ed.pending.iter().min_by_key(|(_, (_, at))| *at).map(|(k, _)| k.clone()) {

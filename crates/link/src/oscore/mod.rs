@@ -184,9 +184,19 @@ pub fn credential_hex(ccs: &[u8]) -> String {
     hex::encode(ccs)
 }
 
-/// The gateway's credential from `--gateway-credential HEX`: at most 256 bytes, a CCS with a
-/// P-256 key and a kid.
-pub fn credential_from_hex(text: &str) -> Result<edhoc::Credential, String> {
+/// The gateway's credential a device is given, at its cipher suite.
+pub enum GatewayCredential {
+    /// Suite 2: a CCS with a P-256 key, for lakers.
+    Suite2(edhoc::Credential),
+    /// Suite 0: a CCS with an X25519 key, for the own EDHOC.
+    Suite0(own::Credential),
+}
+
+/// The gateway's credential from `--gateway-credential HEX` for a device at cipher suite
+/// `suite`: at most 256 bytes, a CCS with a kid and the suite's static DH key (P-256 at 2,
+/// X25519 at 0). A credential of the other suite's key is refused naming both suites: the
+/// handshake could not succeed.
+pub fn credential_from_hex(text: &str, suite: own::EdhocSuite) -> Result<GatewayCredential, String> {
     let t = text.trim();
     if t.len() > 512 {
         return Err(format!("--gateway-credential: {} hex digits (a credential has at most 512)", t.len()));
@@ -194,7 +204,24 @@ pub fn credential_from_hex(text: &str) -> Result<edhoc::Credential, String> {
     let ccs = hex::decode(t).map_err(|_| {
         "--gateway-credential: expected the hex the gateway prints after 'edhoc-credential'".to_string()
     })?;
-    edhoc::credential(&ccs).map_err(|e| format!("--gateway-credential: {e}"))
+    let c = own::Credential::ccs_kid(&ccs).map_err(|e| format!("--gateway-credential: {e}"))?;
+    match (suite, c.kind()) {
+        (own::EdhocSuite::Suite2, own::KeyKind::P256) => {
+            edhoc::credential(&ccs).map(GatewayCredential::Suite2).map_err(|e| format!("--gateway-credential: {e}"))
+        }
+        (own::EdhocSuite::Suite0, own::KeyKind::X25519) => Ok(GatewayCredential::Suite0(c)),
+        (own::EdhocSuite::Suite2, own::KeyKind::X25519) => {
+            Err("--gateway-credential: an X25519 key (a cipher suite 0 gateway's); --edhoc-suite 2 takes a P-256 one"
+                .into())
+        }
+        (own::EdhocSuite::Suite0, own::KeyKind::P256) => {
+            Err("--gateway-credential: a P-256 key (a cipher suite 2 gateway's); --edhoc-suite 0 takes an X25519 one"
+                .into())
+        }
+        (_, own::KeyKind::Ed25519) => {
+            Err("--gateway-credential: an Ed25519 key (a signature key); EDHOC method 3 takes a static DH key".into())
+        }
+    }
 }
 
 /// The store's key id for OSCORE readings under `master` with `alg`: not the master's own
