@@ -564,8 +564,11 @@ fn link(py: Python<'_>, argv: Vec<String>) -> PyResult<Option<String>> {
 
 /// `lwcbench mcu ARGS`: runs into the `--out` the arguments name.
 #[pyfunction]
-fn mcu(py: Python<'_>, argv: Vec<String>) -> PyResult<()> {
-    let a: lwcbench_app::mcu::McuArgs = lwcbench_app::parse("mcu", &argv).map_err(value_err)?;
+#[pyo3(signature = (argv, call=None))]
+fn mcu(py: Python<'_>, argv: Vec<String>, call: Option<Vec<String>>) -> PyResult<()> {
+    let mut a: lwcbench_app::mcu::McuArgs = lwcbench_app::parse("mcu", &argv).map_err(value_err)?;
+    // run.json records the Python call, not the interpreter's command line
+    a.invocation = call;
     py.detach(|| lwcbench_app::mcu::run(&a)).map_err(app_err)
 }
 
@@ -607,8 +610,10 @@ fn mcu_check_board<'py>(py: Python<'py>, argv: Vec<String>) -> PyResult<Bound<'p
 
 /// `lwcbench collect ARGS`: the result directory written.
 #[pyfunction]
-fn collect(py: Python<'_>, argv: Vec<String>) -> PyResult<String> {
-    let a: lwcbench_app::collect::CollectArgs = lwcbench_app::parse("collect", &argv).map_err(value_err)?;
+#[pyo3(signature = (argv, call=None))]
+fn collect(py: Python<'_>, argv: Vec<String>, call: Option<Vec<String>>) -> PyResult<String> {
+    let mut a: lwcbench_app::collect::CollectArgs = lwcbench_app::parse("collect", &argv).map_err(value_err)?;
+    a.invocation = call;
     dir_text(py.detach(|| lwcbench_app::collect::collect(&a)).map_err(app_err)?)
 }
 

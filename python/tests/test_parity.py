@@ -133,6 +133,14 @@ def test_collect_from_log(tmp_path):
     key = ("cipher", "implementation", "scenario", "kiv", "size_bits", "rep", "batch", "ns_per_op")
     assert rows(r.path / "samples.csv", key) == rows(tmp_path / "cli/samples.csv", key)
     assert len(r.samples) == 4
+    # run.json says how each was asked for: the Python call, and the CLI's own command line
+    # (before, the Python run recorded the interpreter's argv: python -m pytest ...)
+    import platform
+    assert json.loads((r.path / "run.json").read_text())["args"] == [
+        f"python {platform.python_version()}", f"lwcbench.collect(from_log={str(log)!r}, out={str(tmp_path / 'py')!r})"]
+    assert json.loads((tmp_path / "cli/run.json").read_text())["args"][1:3] == ["collect", "--from-log"]
+
+
 def test_verify_checks():
     py = {}
     for c in lwcbench.verify("ChaCha20-Poly1305"):

@@ -13,6 +13,10 @@ use lwcbench_engine::collect::{parse_log, Source};
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["from_log", "port"])))]
 pub struct CollectArgs {
+    /// How the run was asked for, as run.json records it: the Python call when the binding
+    /// sets it, else this process's command line.
+    #[arg(skip)]
+    pub invocation: Option<Vec<String>>,
     /// A log saved by a terminal program (CoolTerm, Tera Term, minicom, screen, …); `-` = stdin.
     #[arg(long, value_name = "FILE")]
     from_log: Option<PathBuf>,
@@ -120,8 +124,12 @@ pub fn collect(a: &CollectArgs) -> Result<PathBuf, String> {
         lwcbench_engine::results::default_out(started, &format!("board-{board}"))
     });
     // the report crate's renderer: report.html in the unit, as a host run has it
-    let src =
-        Source { description, args: std::env::args().collect(), started, report: Some(lwcbench_report::render_html) };
+    let src = Source {
+        description,
+        args: crate::mcu::invocation(&a.invocation),
+        started,
+        report: Some(lwcbench_report::render_html),
+    };
     let power = match &power_text {
         None => None,
         Some((t, what)) => {

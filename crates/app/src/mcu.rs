@@ -30,6 +30,10 @@ pub enum McuPreset {
 pub struct McuArgs {
     #[command(subcommand)]
     sub: Option<McuSub>,
+    /// How the run was asked for, as run.json records it: the Python call when the binding
+    /// sets it, else this process's command line.
+    #[arg(skip)]
+    pub invocation: Option<Vec<String>>,
     /// What to produce: `sizes` (FELICS-style flash/RAM/stack table) or `counts` (also the
     /// emulated init/keystream/full counts at 1, 8, 128, 1024 and 22,464 bits).
     #[arg(long, value_enum, default_value = "counts")]
@@ -140,7 +144,7 @@ fn python(root: &Path) -> PathBuf {
 /// `lwcbench mcu`: the tables of `--preset` (or the NIST LWC table) into `--out`.
 pub fn run(a: &McuArgs) -> Result<(), String> {
     match &a.sub {
-        Some(McuSub::NistLwc(n)) => return run_nist_lwc(n),
+        Some(McuSub::NistLwc(n)) => return run_nist_lwc(n, invocation(&a.invocation)),
         Some(McuSub::CheckBoard(c)) => {
             print!("{}", crate::check_board::check_path(&c.run, &c.board, c.emulated.as_deref())?);
             return Ok(());
@@ -203,17 +207,22 @@ fn check_python(root: &Path, script: &Path) -> Result<PathBuf, String> {
     Ok(py)
 }
 
-fn run_nist_lwc(n: &NistLwcArgs) -> Result<(), String> {
+/// The command line run.json records: `given` (the Python call), else this process's argv.
+pub(crate) fn invocation(given: &Option<Vec<String>>) -> Vec<String> {
+    given.clone().unwrap_or_else(|| std::env::args().collect())
+}
+
+fn run_nist_lwc(n: &NistLwcArgs, args: Vec<String>) -> Result<(), String> {
     let root = repo_root("nistlwc.py")?;
     let script = root.join("mcu/nistlwc.py");
     let py = check_python(&root, &script)?;
     let tmp = prepare_out(&n.out, n.force)?;
-    let res = nist_lwc_into(n, &py, &script, &tmp);
+    let res = nist_lwc_into(n, &py, &script, &tmp, args);
     let _ = std::fs::remove_dir_all(&tmp);
     res
 }
 
-fn nist_lwc_into(n: &NistLwcArgs, py: &Path, script: &Path, tmp: &Path) -> Result<(), String> {
+fn nist_lwc_into(n: &NistLwcArgs, py: &Path, script: &Path, tmp: &Path, args: Vec<String>) -> Result<(), String> {
     let started = SystemTime::now();
     let mut cmd = Command::new(py);
     cmd.arg(script).arg("--board").arg(&n.board).arg("--primitive").arg(&n.primitive);
@@ -250,7 +259,7 @@ fn nist_lwc_into(n: &NistLwcArgs, py: &Path, script: &Path, tmp: &Path) -> Resul
         serde_json::from_str(&text).map_err(|e| format!("mcu nist-lwc: run.json from nistlwc.py: {e}"))?;
     if let Some(o) = record.as_object_mut() {
         o.insert("started_utc".into(), lwcbench_engine::results::rfc3339(started).into());
-        o.insert("args".into(), std::env::args().collect::<Vec<_>>().into());
+        o.insert("args".into(), args.into());
         o.insert("tool_version".into(), env!("CARGO_PKG_VERSION").into());
     }
     let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())? + "\n";
@@ -308,7 +317,7 @@ fn run_into(a: &McuArgs, dest: &Path, root: &Path, script: &Path, py: &Path, tmp
         "preset": match a.preset { McuPreset::Sizes => "sizes", McuPreset::Counts => "counts" },
         "started_utc": lwcbench_engine::results::rfc3339(started),
         "duration_s": t0.elapsed().as_secs_f64(),
-        "args": std::env::args().collect::<Vec<_>>(),
+        "args": invocation(&a.invocation),
         "tool_version": env!("CARGO_PKG_VERSION"),
         "profiles": a.profiles,
         "board": a.board,

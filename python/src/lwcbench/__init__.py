@@ -567,6 +567,14 @@ def compare(
     return df
 
 
+def _call(verb: str, **given: Any) -> List[str]:
+    """How a call was made, for run.json's ``args``: the Python version and the call with the
+    arguments given (not the interpreter's command line)."""
+    shown = ", ".join(f"{k}={_os.fspath(v) if isinstance(v, _os.PathLike) else v!r}" for k, v in given.items()
+                      if v is not None)
+    return [f"python {_sys.version.split()[0]}", f"lwcbench.{verb}({shown})"]
+
+
 def mcu(out: Union[str, "_os.PathLike[str]"], preset: str = "counts", *, no_build: bool = False,
         profiles: Union[str, Sequence[str]] = "Os,O3", force: bool = False, board: Optional[str] = None) -> Results:
     """``lwcbench mcu``: microcontroller cost without a board (flash/RAM tables, and with
@@ -584,7 +592,8 @@ def mcu(out: Union[str, "_os.PathLike[str]"], preset: str = "counts", *, no_buil
     """
     argv = ["--out", _os.fspath(out), "--preset", str(preset)] + _argv(
         {"no_build": no_build, "profiles": profiles, "force": force, "board": board})
-    _native.mcu(argv)
+    _native.mcu(argv, _call("mcu", out=out, preset=preset, no_build=no_build or None, profiles=profiles,
+                            force=force or None, board=board))
     return load(out)
 
 
@@ -613,7 +622,8 @@ def mcu_nist_lwc(out: Union[str, "_os.PathLike[str]"], board: str, *, primitive:
     argv = ["nist-lwc", f"--out={_os.fspath(out)}"] + _argv({
         "board": board, "primitive": primitive, "config": config, "impl": impl, "cells": cells,
         "max_insns": max_insns, "jobs": jobs, "force": force})
-    _native.mcu(argv)
+    _native.mcu(argv, _call("mcu_nist_lwc", out=out, board=board, primitive=primitive, config=config, impl=impl,
+                            cells=cells, max_insns=max_insns, jobs=jobs, force=force or None))
     return load(out)
 
 
@@ -682,7 +692,8 @@ def collect(from_log: Union[None, str, "_os.PathLike[str]"] = None, *, port: Opt
     if isinstance(options.get("timeout"), _dt.timedelta):
         options["timeout"] = options["timeout"].total_seconds()
     argv = _argv({"from_log": from_log, "port": port, "out": out, "force": force, **options})
-    return load(_native.collect(argv))
+    return load(_native.collect(argv, _call("collect", from_log=from_log, port=port, out=out, force=force or None,
+                                            **options)))
 
 
 def vectors_dir() -> Optional[str]:
