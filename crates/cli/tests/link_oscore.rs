@@ -11,9 +11,13 @@ fn lwcbench() -> Command {
 
 /// The numbers of the `stored seq N` lines of a device's stdout, read until `until` lines (or EOF).
 fn seqs(child: &mut Child, until: usize) -> Vec<u64> {
-    let out = child.stdout.take().unwrap();
+    seqs_from(&mut BufReader::new(child.stdout.take().unwrap()).lines(), until)
+}
+
+/// The `stored seq N` numbers of a device's output lines, up to `until` of them.
+fn seqs_from(lines: &mut impl Iterator<Item = std::io::Result<String>>, until: usize) -> Vec<u64> {
     let mut v = Vec::new();
-    for line in BufReader::new(out).lines().map_while(Result::ok) {
+    for line in lines.map_while(Result::ok) {
         if let Some(n) = line.strip_prefix("stored seq ") {
             v.push(n.parse().unwrap());
             if v.len() >= until {
@@ -58,10 +62,14 @@ fn a_killed_and_restarted_oscore_device_never_repeats_a_sequence_number() {
     };
     // First run: killed after 37 confirmed readings (not a block boundary).
     let mut first = device("1000000");
-    let before = seqs(&mut first, 37);
+    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
+    let mut before = seqs_from(&mut lines, 37);
     first.kill().unwrap(); // SIGKILL
     first.wait().unwrap();
     assert_eq!(before.len(), 37);
+    // The device ran on while the test read: what it confirmed before the kill is still in the
+    // pipe, and counts (a busy machine let it confirm several more).
+    before.extend(seqs_from(&mut lines, usize::MAX));
     // Restart: the persisted state starts above every number the killed process may have used.
     let mut second = device("25");
     let after = seqs(&mut second, usize::MAX);
