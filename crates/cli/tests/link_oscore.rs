@@ -376,18 +376,42 @@ fn edhoc_processes_of_two_cipher_suites_are_refused_by_name_and_nothing_is_store
     let gw0 = EdhocGateway::start(&key, &db0, &["--edhoc-suite", "0", "--devices", "7", "--session", "m0"]);
     let gw2 = EdhocGateway::start(&key, &db2, &["--devices", "7", "--session", "m2"]);
     // A device holding the other gateway's credential for its own suite reaches the gateway,
-    // which names the suite it was offered and its own.
+    // which answers with the EDHOC error message of RFC 9528 §6.3 (ERR_CODE 2, SUITES_R); the
+    // device names the gateway's suites and its own choice.
     for (gw, cred, args, want) in [
-        (&gw0, &gw2.cred, &[][..], "selected cipher suite 2 (this Responder: 0)"),
-        (&gw2, &gw0.cred, &["--edhoc-suite", "0"][..], "selected cipher suite 0 (this Responder: 2)"),
+        (&gw0, &gw2.cred, &[][..], "the gateway supports cipher suite 0 only; this device selected 2"),
+        (
+            &gw2,
+            &gw0.cred,
+            &["--edhoc-suite", "0"][..],
+            "the gateway supports cipher suite 2 only; this device selected 0",
+        ),
     ] {
         let o = gw.device(&keys[0], cred, args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{args:?}");
-        assert_eq!(
-            err.trim_end(),
-            format!("error: the gateway refused EDHOC message_1 (4.00 Bad Request): EDHOC message_1 refused: {want}")
-        );
+        assert_eq!(err.trim_end(), format!("error: the gateway refused EDHOC message_1 (4.00 Bad Request): {want}"));
+    }
+    // A message_1 whose SUITES_I lists the gateway's suite first but selects the other (the last
+    // element, RFC 9528 §5.2.2) is refused all the same: the Initiator chose. By hand: a CON POST
+    // (0x41 0x02, Message ID 0x1234, token 0x99) to Uri-Path ".well-known" (0xbb) "edhoc" (0x05),
+    // payload CBOR true (0xf5) then METHOD 3, SUITES_I [x, y] (0x82 x y), G_X (0x58 0x20, 32 bytes)
+    // and C_I -24 (0x37); the answer an ACK 4.00 (0x61 0x80 0x12 0x34 0x99 0xff) whose payload is
+    // ERR_CODE 2 (0x02) then SUITES_R as one integer.
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    for (gw, suites_i, suites_r) in [(&gw0, [0x00u8, 0x02], 0x00u8), (&gw2, [0x02, 0x00], 0x02)] {
+        let mut req = vec![0x41, 0x02, 0x12, 0x34, 0x99, 0xbb];
+        req.extend(b".well-known");
+        req.push(0x05);
+        req.extend(b"edhoc");
+        req.extend([0xff, 0xf5, 0x03, 0x82, suites_i[0], suites_i[1], 0x58, 0x20]);
+        req.extend([0x09; 32]);
+        req.push(0x37);
+        sock.send_to(&req, &gw.addr).unwrap();
+        let mut buf = [0u8; 512];
+        let n = sock.recv(&mut buf).unwrap();
+        assert_eq!(buf[..n], [0x61, 0x80, 0x12, 0x34, 0x99, 0xff, 0x02, suites_r], "SUITES_I {suites_i:?}");
     }
     // A credential of the other suite's key is refused before anything is sent.
     for (gw, args, want) in [
@@ -403,7 +427,7 @@ fn edhoc_processes_of_two_cipher_suites_are_refused_by_name_and_nothing_is_store
         let t = gw.stop();
         assert_eq!(
             (t["stored"].as_u64(), t["handshakes"].as_u64(), t["edhoc_refused"].as_u64()),
-            (Some(0), Some(0), Some(1))
+            (Some(0), Some(0), Some(2))
         );
         assert_eq!(stored(db), []);
     }

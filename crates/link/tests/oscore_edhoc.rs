@@ -250,8 +250,8 @@ fn a_suite_0_gateway_refuses_suite_2_and_strangers_and_stores_nothing() {
     let e = p256.start().unwrap_err();
     assert_eq!(
         e,
-        "the gateway refused EDHOC message_1 (4.00 Bad Request): EDHOC message_1 refused: selected cipher suite 2 \
-         (this Responder: 0)"
+        "the gateway refused EDHOC message_1 (4.00 Bad Request): the gateway supports cipher suite 0 only; this \
+         device selected 2"
     );
     // Device 5 at suite 0: its kid "d" 0x05 is not among those served.
     let gw_cred = gateway_identity_x25519(&m).unwrap().credential().clone();

@@ -14,7 +14,10 @@
 //!
 //! The CoAP transport of Appendix A.2 ([`coap_message_1`], [`coap_message_3`],
 //! [`CoapEdhocRequest`]): message_1 is POSTed to `/.well-known/edhoc` behind the CBOR `true`,
-//! message_3 behind C_R.
+//! message_3 behind C_R. A refused message is answered with an EDHOC error message (§6):
+//! [`error_message`] (ERR_CODE 1, a text), [`wrong_suite_message`] (ERR_CODE 2, §6.3: the
+//! suites the Responder supports), both read by [`ErrorMessage::parse`]. RFC 9529 has no trace
+//! of an error message; the tests check the bytes against a hand encoding of §6's CDDL.
 //!
 //! No key leaves this module except into a [`SecurityContext`]; nothing here prints one.
 use alloc::format;
@@ -739,6 +742,94 @@ pub fn error_reason(message: &[u8]) -> Option<String> {
     Some(s.chars().map(|c| if c.is_control() { '?' } else { c }).collect())
 }
 
+/// ERR_CODE 2, "Wrong Selected Cipher Suite" (RFC 9528 §6.3).
+pub const ERR_WRONG_SUITE: u8 = 2;
+
+/// An EDHOC error message with ERR_CODE 2 and ERR_INFO = SUITES_R, the cipher suites this
+/// Responder supports (RFC 9528 §6.3): what it MUST answer a message_1 whose selected suite it
+/// does not support. SUITES_R is one integer for one suite, else an array (`suites_r` holds 1
+/// to [`own::messages::MAX_SUITES`] suites, each 0 to 23 as the registry's suites here are).
+pub fn wrong_suite_message(suites_r: &[u8]) -> Result<Vec<u8>, Error> {
+    if suites_r.is_empty() || suites_r.len() > own::messages::MAX_SUITES {
+        return Err(Error::Transport(format!("SUITES_R of {} suites (1 to 10)", suites_r.len())));
+    }
+    let mut out = alloc::vec![ERR_WRONG_SUITE];
+    if let [s] = suites_r {
+        crate::cbor::int(&mut out, i64::from(*s));
+    } else {
+        crate::cbor::array(&mut out, suites_r.len() as u64);
+        for s in suites_r {
+            crate::cbor::int(&mut out, i64::from(*s));
+        }
+    }
+    Ok(out)
+}
+
+/// An EDHOC error message as an Initiator reads it (RFC 9528 §6).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorMessage {
+    /// ERR_CODE 1: the Responder's text (control characters shown as '?').
+    Unspecified(String),
+    /// ERR_CODE 2: SUITES_R, the cipher suites the Responder supports, in its order.
+    WrongSelectedSuite(Vec<i64>),
+}
+
+impl ErrorMessage {
+    /// Parse an error message (ERR_CODE 1 or 2, deterministic CBOR, nothing after ERR_INFO);
+    /// anything else is refused, named in one line.
+    pub fn parse(message: &[u8]) -> Result<ErrorMessage, String> {
+        if message.len() > own::messages::MAX_MESSAGE {
+            return Err(format!("an EDHOC error message of {} bytes (at most 1024)", message.len()));
+        }
+        let mut r = own::cbor::Reader::new(message);
+        let bad = |what: &str| format!("malformed EDHOC error message: {what}");
+        match r.int().map_err(|e| bad(&format!("ERR_CODE: {e}")))? {
+            1 => error_reason(message).map(ErrorMessage::Unspecified).ok_or_else(|| bad("ERR_CODE 1 without a text")),
+            2 => {
+                let suites = match r.peek() {
+                    Some(b) if b >> 5 == 4 => {
+                        let n = r.container(4).map_err(|e| bad(&format!("SUITES_R: {e}")))?;
+                        // CDDL `[ 2* suite ]`: one suite travels as an integer.
+                        if !(2..=own::messages::MAX_SUITES).contains(&n) {
+                            return Err(bad(&format!("SUITES_R array of {n} suites (2 to 10)")));
+                        }
+                        (0..n)
+                            .map(|_| r.int().map_err(|e| bad(&format!("SUITES_R holds a non-integer ({e})"))))
+                            .collect::<Result<Vec<_>, _>>()?
+                    }
+                    Some(_) => alloc::vec![r.int().map_err(|e| bad(&format!("SUITES_R is not an integer ({e})")))?],
+                    None => return Err(bad("ERR_CODE 2 without SUITES_R")),
+                };
+                if !r.is_empty() {
+                    return Err(bad("bytes after SUITES_R"));
+                }
+                Ok(ErrorMessage::WrongSelectedSuite(suites))
+            }
+            c => Err(bad(&format!("ERR_CODE {c} (1 and 2 are read)"))),
+        }
+    }
+
+    /// The refusal in one line, with `responder` and `initiator` naming the two sides and
+    /// `selected` the suite the Initiator selected: e.g. "the gateway supports cipher suite 2
+    /// only; this device selected 0".
+    pub fn describe(&self, responder: &str, initiator: &str, selected: u8) -> String {
+        match self {
+            ErrorMessage::Unspecified(text) => text.clone(),
+            ErrorMessage::WrongSelectedSuite(s) => {
+                let list = match s.as_slice() {
+                    [one] => format!("cipher suite {one} only"),
+                    [init @ .., last] => {
+                        let init: Vec<String> = init.iter().map(|x| x.to_string()).collect();
+                        format!("cipher suites {} and {last}", init.join(", "))
+                    }
+                    [] => "no cipher suite".into(),
+                };
+                format!("{responder} supports {list}; {initiator} selected {selected}")
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -760,5 +851,54 @@ mod tests {
         assert!(Established::needs_key_update(10, 10));
         assert!(!Established::needs_key_update(crate::MAX_SEQ, u64::MAX));
         assert!(Established::needs_key_update(crate::MAX_SEQ + 1, u64::MAX));
+    }
+    #[test]
+    fn wrong_suite_messages_of_rfc_9528_section_6_3() {
+        // By hand from §6's CDDL (a CBOR sequence ERR_CODE, ERR_INFO) and RFC 8949: unsigned 2
+        // is 0x02, unsigned 0 is 0x00, an array of 2 is 0x82, unsigned 24 is 0x18 0x18.
+        assert_eq!(wrong_suite_message(&[2]).unwrap(), [0x02, 0x02]);
+        assert_eq!(wrong_suite_message(&[0]).unwrap(), [0x02, 0x00]);
+        assert_eq!(wrong_suite_message(&[0, 2]).unwrap(), [0x02, 0x82, 0x00, 0x02]);
+        assert_eq!(wrong_suite_message(&[24, 2]).unwrap(), [0x02, 0x82, 0x18, 0x18, 0x02]);
+        assert!(wrong_suite_message(&[]).is_err());
+        assert!(wrong_suite_message(&[0; 11]).is_err());
+        let p = |b: &[u8]| ErrorMessage::parse(b);
+        assert_eq!(p(&[0x02, 0x02]), Ok(ErrorMessage::WrongSelectedSuite(alloc::vec![2])));
+        assert_eq!(p(&[0x02, 0x82, 0x00, 0x02]), Ok(ErrorMessage::WrongSelectedSuite(alloc::vec![0, 2])));
+        // A negative suite (private use, -24): 0x37.
+        assert_eq!(p(&[0x02, 0x37]), Ok(ErrorMessage::WrongSelectedSuite(alloc::vec![-24])));
+        assert_eq!(p(&[0x01, 0x62, b'n', b'o']), Ok(ErrorMessage::Unspecified("no".into())));
+        let e = |b: &[u8]| p(b).unwrap_err();
+        assert_eq!(e(&[]), "malformed EDHOC error message: ERR_CODE: truncated");
+        assert_eq!(e(&[0x02]), "malformed EDHOC error message: ERR_CODE 2 without SUITES_R");
+        assert_eq!(e(&[0x02, 0x82, 0x00]), "malformed EDHOC error message: SUITES_R: count past the end");
+        assert_eq!(e(&[0x02, 0x18]), "malformed EDHOC error message: SUITES_R is not an integer (truncated)");
+        assert_eq!(
+            e(&[0x02, 0x41, 0x02]),
+            "malformed EDHOC error message: SUITES_R is not an integer (an integer expected)"
+        );
+        assert_eq!(
+            e(&[0x02, 0x82, 0x00, 0x41]),
+            "malformed EDHOC error message: SUITES_R holds a non-integer (an integer expected)"
+        );
+        // `[ 2* suite ]`: an array of one suite, or of none, is not SUITES_R.
+        assert_eq!(e(&[0x02, 0x81, 0x02]), "malformed EDHOC error message: SUITES_R array of 1 suites (2 to 10)");
+        assert_eq!(e(&[0x02, 0x80]), "malformed EDHOC error message: SUITES_R array of 0 suites (2 to 10)");
+        let mut eleven = alloc::vec![0x02, 0x8b];
+        eleven.extend([0x00; 11]);
+        assert_eq!(e(&eleven), "malformed EDHOC error message: SUITES_R array of 11 suites (2 to 10)");
+        // A huge count is refused before anything is allocated.
+        assert_eq!(
+            e(&[0x02, 0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+            "malformed EDHOC error message: SUITES_R: count past the end"
+        );
+        assert_eq!(e(&[0x02, 0x02, 0x00]), "malformed EDHOC error message: bytes after SUITES_R");
+        assert_eq!(e(&[0x02, 0x18, 0x02]), "malformed EDHOC error message: SUITES_R is not an integer (not the shortest encoding (non-deterministic CBOR))");
+        assert_eq!(e(&[0x03, 0x02]), "malformed EDHOC error message: ERR_CODE 3 (1 and 2 are read)");
+        assert_eq!(e(&[0x01, 0x02]), "malformed EDHOC error message: ERR_CODE 1 without a text");
+        assert_eq!(e(&[0x02; 1025]), "an EDHOC error message of 1025 bytes (at most 1024)");
+        let d = |s: &[i64]| ErrorMessage::WrongSelectedSuite(s.to_vec()).describe("the gateway", "this device", 0);
+        assert_eq!(d(&[2]), "the gateway supports cipher suite 2 only; this device selected 0");
+        assert_eq!(d(&[2, 3, 6]), "the gateway supports cipher suites 2, 3 and 6; this device selected 0");
     }
 }

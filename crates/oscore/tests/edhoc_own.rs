@@ -429,6 +429,13 @@ fn an_open_responder_takes_the_suite_it_is_configured_with() {
     let (_, m1) = Initiator::start(&f0.device(1, EdhocSuite::Suite0), &[C_I]).unwrap();
     let e = OpenResponder::process_message_1(&f2.config(EdhocSuite::Suite2), &m1, &[C_R]).unwrap_err();
     assert_eq!(e.to_string(), "EDHOC message_1 refused: selected cipher suite 0 (this Responder: 2)");
+    // SUITES_I [2, 0]: the Initiator lists suite 2 but selects 0 (the last element, RFC 9528
+    // §5.2.2); a suite-2 Responder still refuses, as the error message of §6.3 must answer.
+    let x = [0x11u8; 32];
+    let (_, m1) = Initiator::start_with(&f0.device(1, EdhocSuite::Suite0), &[C_I], &[2, 0], &x).unwrap();
+    assert_eq!(&m1[..4], [0x03, 0x82, 0x02, 0x00], "METHOD 3, SUITES_I [2, 0]");
+    let e = OpenResponder::process_message_1(&f2.config(EdhocSuite::Suite2), &m1, &[C_R]).unwrap_err();
+    assert_eq!(e.to_string(), "EDHOC message_1 refused: selected cipher suite 0 (this Responder: 2)");
     // Its own key must fit the suite; C_R must differ from C_I.
     let e = OpenResponder::process_message_1(&f2.config(EdhocSuite::Suite0), &m1, &[C_R]).unwrap_err();
     assert!(e.to_string().contains("the own credential holds a P256 key"), "{e}");

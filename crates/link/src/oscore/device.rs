@@ -305,7 +305,16 @@ impl<S: SequenceSource> CoapDevice<S> {
         match r.code {
             0x44 => Ok(r.payload),
             c => {
-                let why = edhoc::error_reason(&r.payload).unwrap_or_else(|| "no EDHOC error message".into());
+                // ERR_CODE 2 names the suites the gateway runs (RFC 9528 §6.3); ERR_CODE 1 a reason.
+                let selected = match self.edhoc.as_ref().map(|e| &e.creds) {
+                    Some(Credentials::Suite0 { .. }) => own::EdhocSuite::Suite0.id(),
+                    _ => own::EdhocSuite::Suite2.id(),
+                };
+                let why = match edhoc::ErrorMessage::parse(&r.payload) {
+                    _ if r.payload.is_empty() => "no EDHOC error message".into(),
+                    Ok(e) => e.describe("the gateway", "this device", selected),
+                    Err(e) => e,
+                };
                 Err(format!("the gateway refused EDHOC {what} ({}): {why}", code_name(c)))
             }
         }

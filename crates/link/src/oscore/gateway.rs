@@ -23,7 +23,8 @@
 //!   A.2) at `/.well-known/edhoc` and holds no context until a device completes a handshake; it
 //!   learns which device from the kid of the credential in message_3 and accepts only the
 //!   credentials of the devices it serves (any other is refused 4.00 with an EDHOC error
-//!   message naming the kid). A completed handshake replaces the device's context (the old one
+//!   message naming the kid; a message_1 selecting the other cipher suite is answered 4.00 with
+//!   the error message of RFC 9528 §6.3, ERR_CODE 2 and the gateway's suite). A completed handshake replaces the device's context (the old one
 //!   is dropped, its keys zeroized) and starts a new handshake epoch, persisted per device in
 //!   the state directory before message_4 is sent; a reading is stored under counter epoch ×
 //!   2^40 + sender sequence number, so the sequence numbers that restart at 0 under each new
@@ -314,12 +315,14 @@ impl OscoreGateway {
     /// message_3 with message_4 once the context is installed; a refusal is a 4.00 with an
     /// EDHOC error message (RFC 9528 Appendix A.2) naming the reason.
     fn edhoc_step(&mut self, m: &Message, now: Instant) -> Result<Step, String> {
-        let refuse = |why: &str| {
+        // A refusal: 4.00 with an EDHOC error message as its payload (Appendix A.2).
+        let reply_400 = |payload: Vec<u8>| {
             let t = if m.mtype == mtype::CON { mtype::ACK } else { mtype::NON };
             let mut r = Message::new(t, 0x80, m.message_id, &m.token);
-            r.payload = edhoc::error_message(why);
+            r.payload = payload;
             r.encode().map(|r| Step::Reply(r, true)).unwrap_or(Step::Nothing)
         };
+        let refuse = |why: &str| reply_400(edhoc::error_message(why));
         let answer = |payload: Vec<u8>| {
             let t = if m.mtype == mtype::CON { mtype::ACK } else { mtype::NON };
             let mut r = Message::new(t, 0x44, m.message_id, &m.token);
@@ -336,14 +339,19 @@ impl OscoreGateway {
         };
         match c_r {
             None => {
-                // lakers refuses another suite without naming it; the own parser reads which.
-                if let (Side::Suite2 { .. }, Ok(m1)) = (&ed.side, own::messages::parse_message_1(body)) {
-                    let selected = m1.suites.last().copied().unwrap_or(-1);
-                    if selected != i64::from(own::EdhocSuite::Suite2.id()) {
+                // RFC 9528 §6.3: a message_1 whose selected suite (the last of SUITES_I) this
+                // gateway does not run is answered with ERR_CODE 2 and SUITES_R, even when SUITES_I
+                // lists this gateway's suite earlier (the Initiator chose). The own parser reads the
+                // selected suite for lakers' side too (lakers refuses without naming it).
+                let suite = match &ed.side {
+                    Side::Suite2 { .. } => own::EdhocSuite::Suite2,
+                    Side::Suite0 { .. } => own::EdhocSuite::Suite0,
+                };
+                if let Ok(m1) = own::messages::parse_message_1(body) {
+                    if m1.suites.last() != Some(&i64::from(suite.id())) {
                         self.tally.edhoc_refused += 1;
-                        return Ok(refuse(&format!(
-                            "EDHOC message_1 refused: selected cipher suite {selected} (this Responder: 2)"
-                        )));
+                        let e = edhoc::wrong_suite_message(&[suite.id()]).map_err(|e| e.to_string())?;
+                        return Ok(reply_400(e));
                     }
                 }
                 ed.pending.retain(|_, (_, at)| now.duration_since(*at) < PENDING_LIFETIME);

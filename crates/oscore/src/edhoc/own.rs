@@ -27,9 +27,10 @@
 //! What is not done: EAD items are never sent, and received non-critical ones are ignored
 //! (critical ones refused); credentials are never sent by value nor fetched: each side is
 //! given its peer's credential (or, for an [`OpenResponder`], a look-up by kid), and a message
-//! naming another one is refused; the error
-//! message of §6 and the suite negotiation it carries are not sent (a Responder refuses a
-//! message_1 whose selected suite is not its own); methods 1 and 2 and ES256 are not offered.
+//! naming another one is refused; a Responder refuses a message_1 whose selected suite is not
+//! its own with an [`Error`] (its caller answers the error message of §6.3:
+//! [`super::wrong_suite_message`]), and an Initiator does not retry with another suite;
+//! methods 1 and 2 and ES256 are not offered.
 use alloc::string::String;
 use core::fmt;
 
