@@ -191,22 +191,9 @@ pub(super) fn gateway(
     let state_dir = state_dir_beside(key_file);
     let (gw, credential) = match edhoc {
         None => (OscoreGateway::new(&master, alg, devices, &state_dir, store)?, None),
-        Some(EdhocSuite::Suite2) => {
-            let (identity, ccs) = lwcbench_link::oscore::gateway_identity(&master)?;
-            let creds = devices
-                .iter()
-                .map(|&d| Ok((d, lwcbench_link::oscore::device_credential(&master, d)?)))
-                .collect::<Result<Vec<_>, String>>()?;
-            (OscoreGateway::new_edhoc(identity, &creds, &state_dir, store)?, Some(ccs))
-        }
-        Some(EdhocSuite::Suite0) => {
-            let identity = lwcbench_link::oscore::gateway_identity_x25519(&master)?;
-            let ccs = identity.credential().cred().to_vec();
-            let creds = devices
-                .iter()
-                .map(|&d| Ok((d, lwcbench_link::oscore::device_credential_x25519(&master, d)?)))
-                .collect::<Result<Vec<_>, String>>()?;
-            (OscoreGateway::new_edhoc_suite0(identity, &creds, &state_dir, store)?, Some(ccs))
+        Some(suite) => {
+            let (gw, ccs) = OscoreGateway::edhoc(&master, suite, devices, &state_dir, store)?;
+            (gw, Some(ccs))
         }
     };
     lwcbench_link::gateway::process::install_stop_signals();

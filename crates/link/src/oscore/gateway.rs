@@ -227,6 +227,39 @@ impl OscoreGateway {
         })
     }
 
+    /// The EDHOC gateway of `link gateway --edhoc` and the OSCORE session at cipher suite
+    /// `suite`, serving `devices`: its identity and every device's credential derive from
+    /// `master` (docs/security.md "EDHOC credentials"); with its credential (CCS, public: the
+    /// devices need it).
+    pub fn edhoc(
+        master: &MasterKey,
+        suite: own::EdhocSuite,
+        devices: &[u32],
+        state_dir: &Path,
+        store: Box<dyn Store>,
+    ) -> Result<(OscoreGateway, Vec<u8>), String> {
+        match suite {
+            own::EdhocSuite::Suite2 => {
+                let (identity, ccs) = super::gateway_identity(master)?;
+                let creds = devices.iter().map(|&d| Ok((d, super::device_credential(master, d)?))).collect::<Result<
+                    Vec<_>,
+                    String,
+                >>(
+                )?;
+                Ok((OscoreGateway::new_edhoc(identity, &creds, state_dir, store)?, ccs))
+            }
+            own::EdhocSuite::Suite0 => {
+                let identity = super::gateway_identity_x25519(master)?;
+                let ccs = identity.credential().cred().to_vec();
+                let creds = devices
+                    .iter()
+                    .map(|&d| Ok((d, super::device_credential_x25519(master, d)?)))
+                    .collect::<Result<Vec<_>, String>>()?;
+                Ok((OscoreGateway::new_edhoc_suite0(identity, &creds, state_dir, store)?, ccs))
+            }
+        }
+    }
+
     /// A gateway whose contexts come from EDHOC at cipher suite 2 through lakers
     /// (AES-CCM-16-64-128, the suite's application AEAD): `identity` is its own, `creds` the
     /// credentials it accepts (CCS bytes by device); handshake epochs persist in `state_dir`.
@@ -315,20 +348,17 @@ impl OscoreGateway {
     /// message_3 with message_4 once the context is installed; a refusal is a 4.00 with an
     /// EDHOC error message (RFC 9528 Appendix A.2) naming the reason.
     fn edhoc_step(&mut self, m: &Message, now: Instant) -> Result<Step, String> {
-        // A refusal: 4.00 with an EDHOC error message as its payload (Appendix A.2).
-        let reply_400 = |payload: Vec<u8>| {
+        // The response to this request: 2.04 with the next EDHOC message, or 4.00 with an EDHOC
+        // error message as its payload (Appendix A.2).
+        let reply = |code: u8, payload: Vec<u8>| {
             let t = if m.mtype == mtype::CON { mtype::ACK } else { mtype::NON };
-            let mut r = Message::new(t, 0x80, m.message_id, &m.token);
+            let mut r = Message::new(t, code, m.message_id, &m.token);
             r.payload = payload;
-            r.encode().map(|r| Step::Reply(r, true)).unwrap_or(Step::Nothing)
+            r.encode().map(|r| Step::Reply(r, true))
         };
+        let reply_400 = |payload: Vec<u8>| reply(0x80, payload).unwrap_or(Step::Nothing);
         let refuse = |why: &str| reply_400(edhoc::error_message(why));
-        let answer = |payload: Vec<u8>| {
-            let t = if m.mtype == mtype::CON { mtype::ACK } else { mtype::NON };
-            let mut r = Message::new(t, 0x44, m.message_id, &m.token);
-            r.payload = payload;
-            r.encode().map(|r| Step::Reply(r, true)).map_err(|e| e.to_string())
-        };
+        let answer = |payload: Vec<u8>| reply(0x44, payload).map_err(|e| e.to_string());
         let Some(ed) = self.edhoc.as_mut() else { return Ok(Step::Nothing) };
         let (c_r, body) = match edhoc::split_coap_request(&m.payload) {
             Ok(x) => x,

@@ -185,6 +185,7 @@ pub fn credential_hex(ccs: &[u8]) -> String {
 }
 
 /// The gateway's credential a device is given, at its cipher suite.
+#[derive(Clone)]
 pub enum GatewayCredential {
     /// Suite 2: a CCS with a P-256 key, for lakers.
     Suite2(edhoc::Credential),
@@ -193,9 +194,8 @@ pub enum GatewayCredential {
 }
 
 /// The gateway's credential from `--gateway-credential HEX` for a device at cipher suite
-/// `suite`: at most 256 bytes, a CCS with a kid and the suite's static DH key (P-256 at 2,
-/// X25519 at 0). A credential of the other suite's key is refused naming both suites: the
-/// handshake could not succeed.
+/// `suite`: at most 256 bytes, then [`gateway_credential`] (the other suite's key is refused:
+/// the handshake could not succeed).
 pub fn credential_from_hex(text: &str, suite: own::EdhocSuite) -> Result<GatewayCredential, String> {
     let t = text.trim();
     if t.len() > 512 {
@@ -204,22 +204,27 @@ pub fn credential_from_hex(text: &str, suite: own::EdhocSuite) -> Result<Gateway
     let ccs = hex::decode(t).map_err(|_| {
         "--gateway-credential: expected the hex the gateway prints after 'edhoc-credential'".to_string()
     })?;
-    let c = own::Credential::ccs_kid(&ccs).map_err(|e| format!("--gateway-credential: {e}"))?;
+    gateway_credential(&ccs, suite).map_err(|e| format!("--gateway-credential: {e}"))
+}
+
+/// The gateway's credential from its CCS (what it prints after `edhoc-credential`) for a device
+/// at cipher suite `suite`: a kid and the suite's static DH key (P-256 at 2, X25519 at 0); a
+/// credential of the other suite's key is refused naming both suites.
+pub fn gateway_credential(ccs: &[u8], suite: own::EdhocSuite) -> Result<GatewayCredential, String> {
+    let c = own::Credential::ccs_kid(ccs).map_err(|e| e.to_string())?;
     match (suite, c.kind()) {
         (own::EdhocSuite::Suite2, own::KeyKind::P256) => {
-            edhoc::credential(&ccs).map(GatewayCredential::Suite2).map_err(|e| format!("--gateway-credential: {e}"))
+            edhoc::credential(ccs).map(GatewayCredential::Suite2).map_err(|e| e.to_string())
         }
         (own::EdhocSuite::Suite0, own::KeyKind::X25519) => Ok(GatewayCredential::Suite0(c)),
         (own::EdhocSuite::Suite2, own::KeyKind::X25519) => {
-            Err("--gateway-credential: an X25519 key (a cipher suite 0 gateway's); --edhoc-suite 2 takes a P-256 one"
-                .into())
+            Err("an X25519 key (a cipher suite 0 gateway's); --edhoc-suite 2 takes a P-256 one".into())
         }
         (own::EdhocSuite::Suite0, own::KeyKind::P256) => {
-            Err("--gateway-credential: a P-256 key (a cipher suite 2 gateway's); --edhoc-suite 0 takes an X25519 one"
-                .into())
+            Err("a P-256 key (a cipher suite 2 gateway's); --edhoc-suite 0 takes an X25519 one".into())
         }
         (_, own::KeyKind::Ed25519) => {
-            Err("--gateway-credential: an Ed25519 key (a signature key); EDHOC method 3 takes a static DH key".into())
+            Err("an Ed25519 key (a signature key); EDHOC method 3 takes a static DH key".into())
         }
     }
 }

@@ -12,8 +12,7 @@ use lwcbench_oscore::Algorithm;
 use crate::oscore::device::{CoapDevice, Delivered, EdhocClient, Handshake, ACK_TIMEOUT};
 use crate::oscore::gateway::{OscoreGateway, OscoreServer, OscoreTally};
 use crate::oscore::{
-    device_context, device_credential, device_credential_x25519, device_identity, device_identity_x25519,
-    gateway_identity, gateway_identity_x25519, store_key_id,
+    device_context, device_identity, device_identity_x25519, gateway_credential, store_key_id, GatewayCredential,
 };
 use crate::store::Row;
 use crate::wire::frame::Family;
@@ -129,13 +128,6 @@ pub struct OscoreOutcome {
     pub handshake_ms: f64,
 }
 
-/// The gateway's credential the devices are given: CCS bytes (suite 2, for lakers) or the own
-/// EDHOC's parsed credential (suite 0).
-enum GatewayCred {
-    Suite2(Vec<u8>),
-    Suite0(lwcbench_oscore::edhoc::own::Credential),
-}
-
 /// Run the session and prove exactly-once; a reading lost, stored twice or altered is an error.
 pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, String> {
     crate::input::check_session(&cfg.session)?;
@@ -155,22 +147,11 @@ pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, Stri
     check_edhoc(cfg)?;
     let store = crate::store::open(&cfg.store, &cfg.session, &store_key_id(&master.fingerprint(), cfg.alg))?;
     let store_desc = store.describe();
-    let (gw, gateway_cred) = match (cfg.edhoc, cfg.edhoc_suite) {
-        (None, _) => (OscoreGateway::new(master, cfg.alg, &ids, &cfg.state_dir, store)?, None),
-        (Some(_), EdhocSuite::Suite2) => {
-            let (identity, ccs) = gateway_identity(master)?;
-            let creds =
-                ids.iter().map(|&d| Ok((d, device_credential(master, d)?))).collect::<Result<Vec<_>, String>>()?;
-            (OscoreGateway::new_edhoc(identity, &creds, &cfg.state_dir, store)?, Some(GatewayCred::Suite2(ccs)))
-        }
-        (Some(_), EdhocSuite::Suite0) => {
-            let identity = gateway_identity_x25519(master)?;
-            let cred = identity.credential().clone();
-            let creds = ids
-                .iter()
-                .map(|&d| Ok((d, device_credential_x25519(master, d)?)))
-                .collect::<Result<Vec<_>, String>>()?;
-            (OscoreGateway::new_edhoc_suite0(identity, &creds, &cfg.state_dir, store)?, Some(GatewayCred::Suite0(cred)))
+    let (gw, gateway_cred) = match cfg.edhoc {
+        None => (OscoreGateway::new(master, cfg.alg, &ids, &cfg.state_dir, store)?, None),
+        Some(_) => {
+            let (gw, ccs) = OscoreGateway::edhoc(master, cfg.edhoc_suite, &ids, &cfg.state_dir, store)?;
+            (gw, Some(gateway_credential(&ccs, cfg.edhoc_suite)?))
         }
     };
     let server = OscoreServer::start(gw, &cfg.listen, cfg.batch)?;
@@ -182,13 +163,10 @@ pub fn run(cfg: &OscoreConfig, master: &MasterKey) -> Result<OscoreOutcome, Stri
         let t = match (cfg.edhoc, &gateway_cred) {
             (Some(rekey_after), Some(gw)) => {
                 let key = master.device(Family::Sensor, d);
-                let client = match gw {
-                    GatewayCred::Suite2(ccs) => {
-                        let gw_cred = lwcbench_oscore::edhoc::credential(ccs).map_err(|e| e.to_string())?;
-                        EdhocClient::new(device_identity(&key)?, gw_cred, rekey_after)?
-                    }
-                    GatewayCred::Suite0(c) => {
-                        EdhocClient::new_suite0(device_identity_x25519(&key)?, c.clone(), rekey_after)?
+                let client = match gw.clone() {
+                    GatewayCredential::Suite2(c) => EdhocClient::new(device_identity(&key)?, c, rekey_after)?,
+                    GatewayCredential::Suite0(c) => {
+                        EdhocClient::new_suite0(device_identity_x25519(&key)?, c, rekey_after)?
                     }
                 };
                 let mut dev = CoapDevice::new_edhoc(client, addr)?;
