@@ -751,7 +751,11 @@ pub const ERR_WRONG_SUITE: u8 = 2;
 /// to [`own::messages::MAX_SUITES`] suites, each 0 to 23 as the registry's suites here are).
 pub fn wrong_suite_message(suites_r: &[u8]) -> Result<Vec<u8>, Error> {
     if suites_r.is_empty() || suites_r.len() > own::messages::MAX_SUITES {
-        return Err(Error::Transport(format!("SUITES_R of {} suites (1 to 10)", suites_r.len())));
+        return Err(Error::Transport(format!(
+            "SUITES_R of {} suites (1 to {})",
+            suites_r.len(),
+            own::messages::MAX_SUITES
+        )));
     }
     let mut out = alloc::vec![ERR_WRONG_SUITE];
     if let [s] = suites_r {
@@ -779,7 +783,11 @@ impl ErrorMessage {
     /// anything else is refused, named in one line.
     pub fn parse(message: &[u8]) -> Result<ErrorMessage, String> {
         if message.len() > own::messages::MAX_MESSAGE {
-            return Err(format!("an EDHOC error message of {} bytes (at most 1024)", message.len()));
+            return Err(format!(
+                "an EDHOC error message of {} bytes (at most {})",
+                message.len(),
+                own::messages::MAX_MESSAGE
+            ));
         }
         let mut r = own::cbor::Reader::new(message);
         let bad = |what: &str| format!("malformed EDHOC error message: {what}");
@@ -791,7 +799,8 @@ impl ErrorMessage {
                         let n = r.container(4).map_err(|e| bad(&format!("SUITES_R: {e}")))?;
                         // CDDL `[ 2* suite ]`: one suite travels as an integer.
                         if !(2..=own::messages::MAX_SUITES).contains(&n) {
-                            return Err(bad(&format!("SUITES_R array of {n} suites (2 to 10)")));
+                            let max = own::messages::MAX_SUITES;
+                            return Err(bad(&format!("SUITES_R array of {n} suites (2 to {max})")));
                         }
                         (0..n)
                             .map(|_| r.int().map_err(|e| bad(&format!("SUITES_R holds a non-integer ({e})"))))
