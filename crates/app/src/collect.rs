@@ -126,7 +126,7 @@ pub fn collect(a: &CollectArgs) -> Result<PathBuf, String> {
     // the report crate's renderer: report.html in the unit, as a host run has it
     let src = Source {
         description,
-        args: crate::mcu::invocation(&a.invocation),
+        args: crate::invocation(&a.invocation),
         started,
         report: Some(lwcbench_report::render_html),
     };

@@ -91,6 +91,12 @@ pub fn classify(msg: &str) -> ErrorKind {
     ErrorKind::Input
 }
 
+/// The command line run.json records: `given` (the Python binding's call), else this
+/// process's argv.
+pub(crate) fn invocation(given: &Option<Vec<String>>) -> Vec<String> {
+    given.clone().unwrap_or_else(|| std::env::args().collect())
+}
+
 /// Parse an argument vector (without the program and verb names) into a verb's options, as
 /// the command line does; an error is clap's first line, without its `error: ` prefix.
 pub fn parse<T: clap::FromArgMatches + clap::Args>(verb: &'static str, argv: &[String]) -> Result<T, String> {

@@ -144,7 +144,7 @@ fn python(root: &Path) -> PathBuf {
 /// `lwcbench mcu`: the tables of `--preset` (or the NIST LWC table) into `--out`.
 pub fn run(a: &McuArgs) -> Result<(), String> {
     match &a.sub {
-        Some(McuSub::NistLwc(n)) => return run_nist_lwc(n, invocation(&a.invocation)),
+        Some(McuSub::NistLwc(n)) => return run_nist_lwc(n, crate::invocation(&a.invocation)),
         Some(McuSub::CheckBoard(c)) => {
             print!("{}", crate::check_board::check_path(&c.run, &c.board, c.emulated.as_deref())?);
             return Ok(());
@@ -205,11 +205,6 @@ fn check_python(root: &Path, script: &Path) -> Result<PathBuf, String> {
         return Err(format!("mcu: no Python venv with unicorn/capstone/pyelftools at {}; {SETUP_HINT}", py.display()));
     }
     Ok(py)
-}
-
-/// The command line run.json records: `given` (the Python call), else this process's argv.
-pub(crate) fn invocation(given: &Option<Vec<String>>) -> Vec<String> {
-    given.clone().unwrap_or_else(|| std::env::args().collect())
 }
 
 fn run_nist_lwc(n: &NistLwcArgs, args: Vec<String>) -> Result<(), String> {
@@ -317,7 +312,7 @@ fn run_into(a: &McuArgs, dest: &Path, root: &Path, script: &Path, py: &Path, tmp
         "preset": match a.preset { McuPreset::Sizes => "sizes", McuPreset::Counts => "counts" },
         "started_utc": lwcbench_engine::results::rfc3339(started),
         "duration_s": t0.elapsed().as_secs_f64(),
-        "args": invocation(&a.invocation),
+        "args": crate::invocation(&a.invocation),
         "tool_version": env!("CARGO_PKG_VERSION"),
         "profiles": a.profiles,
         "board": a.board,

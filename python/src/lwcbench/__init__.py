@@ -268,7 +268,6 @@ def run(
         "weights": weights, "budget": budget, "repeat": repeat if repeat != 1 else None,
         "counter": counter if counter != "time" else None, "twin": twin,
     }
-    call = "lwcbench.run(" + ", ".join(f"{k}={v!r}" for k, v in given.items() if v is not None) + ")"
     return _native.run(
         preset=preset,
         cipher=_names(cipher),
@@ -284,7 +283,7 @@ def run(
         key=_material("key", key),
         iv=_material("iv", iv),
         min_sample_us=min_sample_us,
-        call=[f"python {_sys.version.split()[0]}", call],
+        call=_call("run", **given),
         progress=_stderr_progress if progress is True else (progress or None),
         all=bool(all),
         payload=payload,
